@@ -1,0 +1,200 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// ClientOptions configures a Client.
+type ClientOptions struct {
+	DialTimeout time.Duration // default 3 s
+	// OnRequest serves requests the peer initiates (e.g. NOTIFY_CONSUMER_IDS_CHANGED).
+	// A nil return sends no reply.
+	OnRequest func(addr string, req *Command) *Command
+	// SerializeType of the requests this client sends (JSON by default).
+	SerializeType byte
+	Logger        zerolog.Logger
+}
+
+// Client keeps one connection per address and matches responses by opaque, so
+// many requests may be in flight on one connection.
+type Client struct {
+	opts  ClientOptions
+	mu    sync.Mutex
+	conns map[string]*clientConn
+}
+
+// NewClient returns a client; connections are dialled on first use.
+func NewClient(opts ClientOptions) *Client {
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 3 * time.Second
+	}
+	return &Client{opts: opts, conns: make(map[string]*clientConn)}
+}
+
+type clientConn struct {
+	c       *Client
+	addr    string
+	nc      net.Conn
+	wmu     sync.Mutex
+	mu      sync.Mutex
+	pending map[int32]chan *Command
+	err     error
+	done    chan struct{}
+}
+
+func (c *Client) conn(addr string) (*clientConn, error) {
+	c.mu.Lock()
+	cc := c.conns[addr]
+	c.mu.Unlock()
+	if cc != nil {
+		select {
+		case <-cc.done:
+		default:
+			return cc, nil
+		}
+	}
+	nc, err := net.DialTimeout("tcp", addr, c.opts.DialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("remoting: connect to %s: %w", addr, err)
+	}
+	cc = &clientConn{c: c, addr: addr, nc: nc, pending: make(map[int32]chan *Command), done: make(chan struct{})}
+	c.mu.Lock()
+	if old := c.conns[addr]; old != nil && old != cc {
+		select {
+		case <-old.done:
+		default:
+			c.mu.Unlock()
+			nc.Close()
+			return old, nil
+		}
+	}
+	c.conns[addr] = cc
+	c.mu.Unlock()
+	go cc.readLoop()
+	return cc, nil
+}
+
+func (cc *clientConn) readLoop() {
+	var buf []byte
+	for {
+		cmd, b, err := ReadFrame(cc.nc, buf)
+		buf = b
+		if err != nil {
+			cc.fail(err)
+			return
+		}
+		if cmd.IsResponse() {
+			cc.mu.Lock()
+			ch := cc.pending[cmd.Opaque]
+			delete(cc.pending, cmd.Opaque)
+			cc.mu.Unlock()
+			if ch != nil {
+				ch <- cmd
+			}
+			continue
+		}
+		if h := cc.c.opts.OnRequest; h != nil {
+			go func(req *Command) {
+				if resp := h(cc.addr, req); resp != nil && !req.IsOneway() {
+					resp.Opaque = req.Opaque
+					resp.Flag |= FlagResponse
+					_ = cc.write(resp)
+				}
+			}(cmd)
+		}
+	}
+}
+
+func (cc *clientConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.err == nil {
+		cc.err = err
+		close(cc.done)
+		for k, ch := range cc.pending {
+			close(ch)
+			delete(cc.pending, k)
+		}
+	}
+	cc.mu.Unlock()
+	cc.nc.Close()
+}
+
+func (cc *clientConn) write(cmd *Command) error {
+	frame := EncodeFrame(cmd)
+	cc.wmu.Lock()
+	defer cc.wmu.Unlock()
+	_, err := cc.nc.Write(frame)
+	if err != nil {
+		cc.fail(err)
+	}
+	return err
+}
+
+// Invoke sends req to addr and waits for its response or ctx's end.
+func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
+	cc, err := c.conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	if req.SerializeType == 0 {
+		req.SerializeType = c.opts.SerializeType
+	}
+	ch := make(chan *Command, 1)
+	cc.mu.Lock()
+	if cc.err != nil {
+		cc.mu.Unlock()
+		return nil, cc.err
+	}
+	cc.pending[req.Opaque] = ch
+	cc.mu.Unlock()
+	if err := cc.write(req); err != nil {
+		return nil, fmt.Errorf("remoting: send to %s: %w", addr, err)
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("remoting: connection to %s closed before the response", addr)
+		}
+		return resp, nil
+	case <-ctx.Done():
+		cc.mu.Lock()
+		delete(cc.pending, req.Opaque)
+		cc.mu.Unlock()
+		return nil, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, addr, ctx.Err())
+	}
+}
+
+// InvokeTimeout is Invoke with a timeout.
+func (c *Client) InvokeTimeout(addr string, req *Command, d time.Duration) (*Command, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Invoke(ctx, addr, req)
+}
+
+// Oneway sends req with the oneway bit and does not wait.
+func (c *Client) Oneway(addr string, req *Command) error {
+	cc, err := c.conn(addr)
+	if err != nil {
+		return err
+	}
+	req.Flag |= FlagOneway
+	return cc.write(req)
+}
+
+// Close closes every connection.
+func (c *Client) Close() {
+	c.mu.Lock()
+	conns := c.conns
+	c.conns = make(map[string]*clientConn)
+	c.mu.Unlock()
+	for _, cc := range conns {
+		cc.fail(errors.New("remoting: client closed"))
+	}
+}

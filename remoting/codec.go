@@ -1,0 +1,272 @@
+package remoting
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	jsoniter "github.com/json-iterator/go"
+)
+
+// MaxFrameSize is the largest frame accepted, length prefix included
+// (com.rocketmq.remoting.frameMaxLength, 16 MiB).
+const MaxFrameSize = 16 << 20
+
+// Sentinel errors of the frame codec. Any of them means the peer sent a broken
+// frame; the server closes the connection as the Java NettyDecoder does.
+var (
+	ErrFrameTooLarge    = errors.New("remoting: frame exceeds 16 MiB")
+	ErrFrameTooShort    = errors.New("remoting: frame shorter than its header")
+	ErrBadHeaderLength  = errors.New("remoting: header length exceeds frame")
+	ErrBadSerializeType = errors.New("remoting: unknown serialize type")
+	ErrBadHeader        = errors.New("remoting: malformed header")
+)
+
+var json = jsoniter.ConfigCompatibleWithStandardLibrary
+
+// FrameLength validates the 4-byte length prefix of a frame and returns the
+// number of bytes that follow it.
+func FrameLength(prefix []byte) (int, error) {
+	n := int(int32(binary.BigEndian.Uint32(prefix)))
+	if n < 4 {
+		return 0, ErrFrameTooShort
+	}
+	if n+4 > MaxFrameSize {
+		return 0, ErrFrameTooLarge
+	}
+	return n, nil
+}
+
+// DecodeFrame decodes the bytes after the length prefix. The body is copied, so
+// the result does not alias frame.
+func DecodeFrame(frame []byte) (*Command, error) {
+	if len(frame) < 4 {
+		return nil, ErrFrameTooShort
+	}
+	word := binary.BigEndian.Uint32(frame)
+	st := byte(word >> 24)
+	hl := int(word & 0xFFFFFF)
+	if hl > len(frame)-4 {
+		return nil, ErrBadHeaderLength
+	}
+	header := frame[4 : 4+hl]
+	var cmd *Command
+	var err error
+	switch st {
+	case SerializeJSON:
+		cmd, err = decodeJSONHeader(header)
+	case SerializeRocketMQ:
+		cmd, err = decodeBinaryHeader(header)
+	default:
+		return nil, fmt.Errorf("%w: %d", ErrBadSerializeType, st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cmd.SerializeType = st
+	if body := frame[4+hl:]; len(body) > 0 {
+		cmd.Body = append([]byte(nil), body...)
+	}
+	return cmd, nil
+}
+
+type jsonHeader struct {
+	Code      int32             `json:"code"`
+	Language  string            `json:"language"`
+	Version   int32             `json:"version"`
+	Opaque    int32             `json:"opaque"`
+	Flag      int32             `json:"flag"`
+	Remark    *string           `json:"remark"`
+	ExtFields map[string]string `json:"extFields"`
+}
+
+func decodeJSONHeader(b []byte) (*Command, error) {
+	var h jsonHeader
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadHeader, err)
+	}
+	cmd := &Command{Code: h.Code, Language: h.Language, Version: h.Version, Opaque: h.Opaque, Flag: h.Flag, ExtFields: h.ExtFields}
+	if h.Remark != nil {
+		cmd.Remark = *h.Remark
+	}
+	return cmd, nil
+}
+
+func decodeBinaryHeader(b []byte) (*Command, error) {
+	if len(b) < 21 {
+		return nil, fmt.Errorf("%w: binary header of %d bytes", ErrBadHeader, len(b))
+	}
+	cmd := &Command{
+		Code:     int32(int16(binary.BigEndian.Uint16(b[0:]))),
+		Language: LanguageName(b[2]),
+		Version:  int32(int16(binary.BigEndian.Uint16(b[3:]))),
+		Opaque:   int32(binary.BigEndian.Uint32(b[5:])),
+		Flag:     int32(binary.BigEndian.Uint32(b[9:])),
+	}
+	p := 13
+	rl := int(int32(binary.BigEndian.Uint32(b[p:])))
+	p += 4
+	if rl < 0 || rl > len(b)-p {
+		return nil, fmt.Errorf("%w: remark length %d", ErrBadHeader, rl)
+	}
+	cmd.Remark = string(b[p : p+rl])
+	p += rl
+	if len(b)-p < 4 {
+		return nil, fmt.Errorf("%w: missing extFields length", ErrBadHeader)
+	}
+	el := int(int32(binary.BigEndian.Uint32(b[p:])))
+	p += 4
+	if el < 0 || el > len(b)-p {
+		return nil, fmt.Errorf("%w: extFields length %d", ErrBadHeader, el)
+	}
+	ext := b[p : p+el]
+	if el > 0 {
+		cmd.ExtFields = make(map[string]string, 8)
+	}
+	for q := 0; q < len(ext); {
+		if len(ext)-q < 2 {
+			return nil, fmt.Errorf("%w: truncated key length", ErrBadHeader)
+		}
+		kl := int(int16(binary.BigEndian.Uint16(ext[q:])))
+		q += 2
+		if kl < 0 || kl > len(ext)-q {
+			return nil, fmt.Errorf("%w: key length %d", ErrBadHeader, kl)
+		}
+		k := string(ext[q : q+kl])
+		q += kl
+		if len(ext)-q < 4 {
+			return nil, fmt.Errorf("%w: truncated value length", ErrBadHeader)
+		}
+		vl := int(int32(binary.BigEndian.Uint32(ext[q:])))
+		q += 4
+		if vl < 0 || vl > len(ext)-q {
+			return nil, fmt.Errorf("%w: value length %d", ErrBadHeader, vl)
+		}
+		cmd.ExtFields[k] = string(ext[q : q+vl])
+		q += vl
+	}
+	return cmd, nil
+}
+
+// AppendFrame appends the whole frame (length prefix included) for cmd, in
+// cmd.SerializeType.
+func AppendFrame(dst []byte, cmd *Command) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+	if cmd.SerializeType == SerializeRocketMQ {
+		dst = appendBinaryHeader(dst, cmd)
+	} else {
+		dst = appendJSONHeader(dst, cmd)
+	}
+	hl := len(dst) - start - 8
+	dst = append(dst, cmd.Body...)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	binary.BigEndian.PutUint32(dst[start+4:], uint32(cmd.SerializeType)<<24|uint32(hl)&0xFFFFFF)
+	return dst
+}
+
+// EncodeFrame returns the whole frame for cmd.
+func EncodeFrame(cmd *Command) []byte {
+	return AppendFrame(make([]byte, 0, 256+len(cmd.Body)), cmd)
+}
+
+func appendBinaryHeader(dst []byte, cmd *Command) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(cmd.Code))
+	dst = append(dst, LanguageCode(cmd.Language))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(cmd.Version))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(cmd.Opaque))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(cmd.Flag))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(cmd.Remark)))
+	dst = append(dst, cmd.Remark...)
+	lenAt := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	for k, v := range cmd.ExtFields {
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+		dst = append(dst, k...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+		dst = append(dst, v...)
+	}
+	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
+	return dst
+}
+
+// appendJSONHeader writes the compact JSON header the way fastjson does:
+// alphabetical keys, string-only extFields, no whitespace.
+func appendJSONHeader(dst []byte, cmd *Command) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(cmd.Code), 10)
+	if cmd.ExtFields != nil {
+		dst = append(dst, `,"extFields":{`...)
+		first := true
+		for k, v := range cmd.ExtFields {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = AppendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst = AppendJSONString(dst, v)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `,"flag":`...)
+	dst = strconv.AppendInt(dst, int64(cmd.Flag), 10)
+	lang := cmd.Language
+	if lang == "" {
+		lang = "GO"
+	}
+	dst = append(dst, `,"language":`...)
+	dst = AppendJSONString(dst, lang)
+	dst = append(dst, `,"opaque":`...)
+	dst = strconv.AppendInt(dst, int64(cmd.Opaque), 10)
+	if cmd.Remark != "" {
+		dst = append(dst, `,"remark":`...)
+		dst = AppendJSONString(dst, cmd.Remark)
+	}
+	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
+	dst = strconv.AppendInt(dst, int64(cmd.Version), 10)
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string literal. Control characters
+// (the \x01/\x02 property separators among them) are written as \u00XX and
+// invalid UTF-8 as U+FFFD, so any standard parser reads the result.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c < 0x20:
+				switch c {
+				case '\n':
+					dst = append(dst, '\\', 'n')
+				case '\r':
+					dst = append(dst, '\\', 'r')
+				case '\t':
+					dst = append(dst, '\\', 't')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				}
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}

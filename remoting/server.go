@@ -1,0 +1,351 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/ants/v2"
+	"github.com/panjf2000/gnet/v2"
+	"github.com/rs/zerolog"
+)
+
+// Handler serves requests. ServeRemoting runs on a worker goroutine, never on an
+// event loop, so it may block. It returns the response, or nil when it keeps the
+// request to answer later with Conn.WriteResponse (long polling) or when no reply
+// is due. Responses to oneway requests are dropped by the server.
+type Handler interface {
+	ServeRemoting(c *Conn, req *Command) *Command
+}
+
+// ConnObserver is optionally implemented by a Handler that tracks connections.
+type ConnObserver interface {
+	ConnClosed(c *Conn)
+}
+
+// ServerOptions configures a Server.
+type ServerOptions struct {
+	// Addrs are listen addresses such as "127.0.0.1:10911"; all share one handler.
+	Addrs []string
+	// Workers bounds concurrently running requests; past it a request gets SYSTEM_BUSY.
+	Workers int
+	// EventLoops is the number of gnet event loops (0 = 1).
+	EventLoops int
+	Logger     zerolog.Logger
+}
+
+// Server is a gnet/v2 remoting server.
+type Server struct {
+	gnet.BuiltinEventEngine
+	opts    ServerOptions
+	handler Handler
+	pool    *ants.Pool
+	log     zerolog.Logger
+	eng     gnet.Engine
+	booted  chan struct{}
+	done    chan error
+	conns   sync.Map // uint64 -> *Conn
+	connSeq atomic.Uint64
+}
+
+// NewServer builds a server; Start runs it.
+func NewServer(h Handler, opts ServerOptions) (*Server, error) {
+	if len(opts.Addrs) == 0 {
+		return nil, errors.New("remoting: no listen address")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4096
+	}
+	if opts.EventLoops <= 0 {
+		opts.EventLoops = 1
+	}
+	pool, err := ants.NewPool(opts.Workers, ants.WithNonblocking(true), ants.WithPanicHandler(func(p any) {
+		opts.Logger.Error().Interface("panic", p).Msg("remoting: handler panic")
+	}))
+	if err != nil {
+		return nil, err
+	}
+	return &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1)}, nil
+}
+
+// Start listens on every address and returns once the server accepts connections.
+func (s *Server) Start() error {
+	addrs := make([]string, len(s.opts.Addrs))
+	for i, a := range s.opts.Addrs {
+		addrs[i] = "tcp4://" + a
+	}
+	go func() {
+		s.done <- gnet.Rotate(s, addrs,
+			gnet.WithNumEventLoop(s.opts.EventLoops),
+			gnet.WithReuseAddr(true),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithReadBufferCap(256<<10),
+			gnet.WithLogger(gnetLogger{s.log}),
+		)
+	}()
+	select {
+	case <-s.booted:
+		return nil
+	case err := <-s.done:
+		if err == nil {
+			err = errors.New("remoting: server stopped during start")
+		}
+		return fmt.Errorf("remoting: listen %v: %w", s.opts.Addrs, err)
+	}
+}
+
+// Stop closes every connection and the listeners.
+func (s *Server) Stop() {
+	select {
+	case <-s.booted:
+	default:
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.eng.Stop(ctx)
+	s.pool.Release()
+}
+
+// OnBoot implements gnet.EventHandler.
+func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
+	s.eng = eng
+	close(s.booted)
+	return gnet.None
+}
+
+// OnOpen implements gnet.EventHandler.
+func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	c := &Conn{gc: gc, id: s.connSeq.Add(1), srv: s}
+	if ra := gc.RemoteAddr(); ra != nil {
+		c.remote = ra.String()
+	}
+	if la := gc.LocalAddr(); la != nil {
+		c.local = la.String()
+	}
+	gc.SetContext(c)
+	s.conns.Store(c.id, c)
+	return nil, gnet.None
+}
+
+// OnClose implements gnet.EventHandler.
+func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, _ := gc.Context().(*Conn)
+	if c == nil {
+		return gnet.None
+	}
+	c.closed.Store(true)
+	s.conns.Delete(c.id)
+	c.failPending()
+	if obs, ok := s.handler.(ConnObserver); ok {
+		_ = s.pool.Submit(func() { obs.ConnClosed(c) })
+	}
+	return gnet.None
+}
+
+// OnTraffic decodes every complete frame in the inbound buffer.
+func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
+	c, _ := gc.Context().(*Conn)
+	for {
+		if gc.InboundBuffered() < 4 {
+			return gnet.None
+		}
+		prefix, err := gc.Peek(4)
+		if err != nil {
+			return gnet.None
+		}
+		n, err := FrameLength(prefix)
+		if err != nil {
+			s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: bad frame length")
+			return gnet.Close
+		}
+		if gc.InboundBuffered() < 4+n {
+			return gnet.None
+		}
+		frame, err := gc.Peek(4 + n)
+		if err != nil {
+			return gnet.None
+		}
+		cmd, err := DecodeFrame(frame[4:])
+		_, _ = gc.Discard(4 + n)
+		if err != nil {
+			s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
+			return gnet.Close
+		}
+		s.dispatch(c, cmd)
+	}
+}
+
+func (s *Server) dispatch(c *Conn, cmd *Command) {
+	if cmd.IsResponse() {
+		c.deliver(cmd)
+		return
+	}
+	err := s.pool.Submit(func() { s.serve(c, cmd) })
+	if err != nil {
+		if !cmd.IsOneway() {
+			c.WriteResponse(NewResponse(cmd, SystemBusy, "[OVERLOAD]system busy, start flow control for a while"))
+		}
+	}
+}
+
+func (s *Server) serve(c *Conn, cmd *Command) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Interface("panic", p).Int32("code", cmd.Code).Msg("remoting: handler panic")
+			if !cmd.IsOneway() {
+				c.WriteResponse(NewResponse(cmd, SystemError, fmt.Sprintf("%v", p)))
+			}
+		}
+	}()
+	resp := s.handler.ServeRemoting(c, cmd)
+	if resp != nil && !cmd.IsOneway() {
+		c.WriteResponse(resp)
+	}
+}
+
+// Conn is one client connection. Its methods are safe for concurrent use.
+type Conn struct {
+	gc     gnet.Conn
+	srv    *Server
+	id     uint64
+	remote string
+	local  string
+	closed atomic.Bool
+
+	mu      sync.Mutex
+	pending map[int32]chan *Command
+}
+
+// ID is unique per connection for the life of the server.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr is the peer's "ip:port".
+func (c *Conn) RemoteAddr() string { return c.remote }
+
+// LocalAddr is our "ip:port" of this connection.
+func (c *Conn) LocalAddr() string { return c.local }
+
+// Closed reports whether the connection has closed.
+func (c *Conn) Closed() bool { return c.closed.Load() }
+
+// Close closes the connection after queued writes.
+func (c *Conn) Close() {
+	if !c.closed.Load() {
+		_ = c.gc.Close()
+	}
+}
+
+// ErrConnClosed is returned when writing to a closed connection.
+var ErrConnClosed = errors.New("remoting: connection closed")
+
+// WriteResponse queues cmd for writing. The response flag is forced on.
+func (c *Conn) WriteResponse(cmd *Command) error {
+	cmd.Flag |= FlagResponse
+	return c.write(cmd)
+}
+
+func (c *Conn) write(cmd *Command) error {
+	if c.closed.Load() {
+		return ErrConnClosed
+	}
+	return c.gc.AsyncWrite(EncodeFrame(cmd), nil)
+}
+
+// Oneway sends a server-initiated oneway request (flag bit 1 set).
+func (c *Conn) Oneway(cmd *Command) error {
+	cmd.Flag |= FlagOneway
+	return c.write(cmd)
+}
+
+// Invoke sends a server-initiated request and waits for the client's response.
+func (c *Conn) Invoke(ctx context.Context, cmd *Command) (*Command, error) {
+	ch := make(chan *Command, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		c.pending = make(map[int32]chan *Command)
+	}
+	c.pending[cmd.Opaque] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, cmd.Opaque)
+		c.mu.Unlock()
+	}()
+	if err := c.write(cmd); err != nil {
+		return nil, err
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, ErrConnClosed
+		}
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Conn) deliver(resp *Command) {
+	c.mu.Lock()
+	ch := c.pending[resp.Opaque]
+	delete(c.pending, resp.Opaque)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- resp
+	}
+}
+
+func (c *Conn) failPending() {
+	c.mu.Lock()
+	for k, ch := range c.pending {
+		close(ch)
+		delete(c.pending, k)
+	}
+	c.mu.Unlock()
+}
+
+// ReadFrame reads one whole frame from r (used by the client and tests).
+func ReadFrame(r net.Conn, buf []byte) (*Command, []byte, error) {
+	var prefix [4]byte
+	if _, err := readFull(r, prefix[:]); err != nil {
+		return nil, buf, err
+	}
+	n, err := FrameLength(prefix[:])
+	if err != nil {
+		return nil, buf, err
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := readFull(r, buf); err != nil {
+		return nil, buf, err
+	}
+	cmd, err := DecodeFrame(buf)
+	return cmd, buf, err
+}
+
+func readFull(r net.Conn, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+type gnetLogger struct{ l zerolog.Logger }
+
+func (g gnetLogger) Debugf(f string, a ...any) { g.l.Debug().Msgf(f, a...) }
+func (g gnetLogger) Infof(f string, a ...any)  { g.l.Debug().Msgf(f, a...) }
+func (g gnetLogger) Warnf(f string, a ...any)  { g.l.Warn().Msgf(f, a...) }
+func (g gnetLogger) Errorf(f string, a ...any) { g.l.Error().Msgf(f, a...) }
+func (g gnetLogger) Fatalf(f string, a ...any) { g.l.Error().Msgf(f, a...) }
