@@ -1,0 +1,123 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// Options configures a Broker. `conf` tags are the Java broker.conf key names
+// (BrokerConfig, MessageStoreConfig, NettyServerConfig).
+type Options struct {
+	BrokerClusterName                 string `conf:"brokerClusterName"`
+	BrokerName                        string `conf:"brokerName"`
+	BrokerID                          int64  `conf:"brokerId"`
+	NamesrvAddr                       string `conf:"namesrvAddr"` // "host:port;host:port"
+	ListenPort                        int    `conf:"listenPort"`
+	BrokerIP1                         string `conf:"brokerIP1"`
+	StorePathRootDir                  string `conf:"storePathRootDir"`
+	FlushDiskType                     string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
+	MappedFileSizeCommitLog           int64  `conf:"mappedFileSizeCommitLog"`
+	MappedFileSizeConsumeQueue        int64  `conf:"mappedFileSizeConsumeQueue"`
+	FlushIntervalCommitLog            int    `conf:"flushIntervalCommitLog"` // ms
+	SyncFlushTimeout                  int    `conf:"syncFlushTimeout"`       // ms
+	MaxMessageSize                    int    `conf:"maxMessageSize"`
+	AutoCreateTopicEnable             bool   `conf:"autoCreateTopicEnable"`
+	AutoCreateSubscriptionGroup       bool   `conf:"autoCreateSubscriptionGroup"`
+	DefaultTopicQueueNums             int32  `conf:"defaultTopicQueueNums"`
+	RegisterNameServerPeriod          int    `conf:"registerNameServerPeriod"` // ms, clamped to 10–60 s
+	LongPollingEnable                 bool   `conf:"longPollingEnable"`
+	ShortPollingTimeMills             int    `conf:"shortPollingTimeMills"`
+	BrokerPermission                  int32  `conf:"brokerPermission"`
+	RegionID                          string `conf:"regionId"`
+	TraceOn                           bool   `conf:"traceOn"`
+	MaxTransferCountOnMessageInMemory int    `conf:"maxTransferCountOnMessageInMemory"`
+	MaxTransferBytesOnMessageInMemory int    `conf:"maxTransferBytesOnMessageInMemory"`
+
+	// ListenHost is the bind address of both broker ports ("0.0.0.0" by default).
+	ListenHost string         `conf:"-"`
+	Logger     zerolog.Logger `conf:"-"`
+}
+
+// DefaultOptions returns the stock defaults.
+func DefaultOptions() Options {
+	return Options{
+		BrokerClusterName:                 "DefaultCluster",
+		BrokerName:                        "broker-a",
+		ListenPort:                        10911,
+		BrokerIP1:                         "127.0.0.1",
+		StorePathRootDir:                  "./store",
+		FlushDiskType:                     "ASYNC_FLUSH",
+		MappedFileSizeCommitLog:           1 << 30,
+		MappedFileSizeConsumeQueue:        300000 * 20,
+		FlushIntervalCommitLog:            500,
+		SyncFlushTimeout:                  5000,
+		MaxMessageSize:                    4 << 20,
+		AutoCreateTopicEnable:             true,
+		AutoCreateSubscriptionGroup:       true,
+		DefaultTopicQueueNums:             8,
+		RegisterNameServerPeriod:          30000,
+		LongPollingEnable:                 true,
+		ShortPollingTimeMills:             1000,
+		BrokerPermission:                  6,
+		RegionID:                          "DefaultRegion",
+		MaxTransferCountOnMessageInMemory: 32,
+		MaxTransferBytesOnMessageInMemory: 256 << 10,
+		ListenHost:                        "0.0.0.0",
+		Logger:                            zerolog.Nop(),
+	}
+}
+
+// Validate checks the options and normalises derived values.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.BrokerName == "" {
+		errs = append(errs, errors.New("brokerName is empty"))
+	}
+	if o.BrokerClusterName == "" {
+		errs = append(errs, errors.New("brokerClusterName is empty"))
+	}
+	if o.ListenPort <= 2 || o.ListenPort > 65535 {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range", o.ListenPort))
+	}
+	switch o.FlushDiskType {
+	case "ASYNC_FLUSH", "SYNC_FLUSH":
+	default:
+		errs = append(errs, fmt.Errorf("flushDiskType %q is neither ASYNC_FLUSH nor SYNC_FLUSH", o.FlushDiskType))
+	}
+	if o.MappedFileSizeCommitLog < 4096 {
+		errs = append(errs, fmt.Errorf("mappedFileSizeCommitLog %d too small", o.MappedFileSizeCommitLog))
+	}
+	if o.MappedFileSizeConsumeQueue < 20 || o.MappedFileSizeConsumeQueue%20 != 0 {
+		errs = append(errs, fmt.Errorf("mappedFileSizeConsumeQueue %d must be a positive multiple of 20", o.MappedFileSizeConsumeQueue))
+	}
+	if o.MaxMessageSize <= 0 || int64(o.MaxMessageSize) > o.MappedFileSizeCommitLog {
+		errs = append(errs, fmt.Errorf("maxMessageSize %d must be in (0, mappedFileSizeCommitLog]", o.MaxMessageSize))
+	}
+	if o.DefaultTopicQueueNums <= 0 {
+		errs = append(errs, fmt.Errorf("defaultTopicQueueNums %d must be positive", o.DefaultTopicQueueNums))
+	}
+	if o.BrokerIP1 == "" {
+		o.BrokerIP1 = "127.0.0.1"
+	}
+	if o.RegisterNameServerPeriod < 10000 {
+		o.RegisterNameServerPeriod = 10000
+	}
+	if o.RegisterNameServerPeriod > 60000 {
+		o.RegisterNameServerPeriod = 60000
+	}
+	return errors.Join(errs...)
+}
+
+// NamesrvAddrs splits NamesrvAddr on ';'.
+func (o *Options) NamesrvAddrs() []string {
+	var out []string
+	for _, a := range strings.Split(o.NamesrvAddr, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
