@@ -1,0 +1,137 @@
+// Package clock lets time-driven logic (delay levels, timer wheel) run on an
+// injected clock: the real one in production, a manual one in unit tests that
+// advance time instead of sleeping.
+package clock
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Clock is the time source of schedule and timer logic.
+type Clock interface {
+	Now() time.Time
+	// NewTimer returns a timer that fires once d has passed on this clock.
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a one-shot timer of a Clock.
+type Timer interface {
+	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it was pending.
+	Stop() bool
+}
+
+// Real is the wall clock.
+type Real struct{}
+
+// Now implements Clock.
+func (Real) Now() time.Time { return time.Now() }
+
+// NewTimer implements Clock.
+func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time { return r.t.C }
+func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+// Manual is a clock that moves only when told to. Timers fire (in deadline
+// order) when Advance or Set passes their deadline.
+type Manual struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*manualTimer
+	// waiters are notified whenever a timer is created, so tests can wait for
+	// a goroutine to block on the clock before advancing it.
+	waiters []chan struct{}
+}
+
+// NewManual returns a manual clock set to start.
+func NewManual(start time.Time) *Manual { return &Manual{now: start} }
+
+// Now implements Clock.
+func (m *Manual) Now() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now
+}
+
+// NewTimer implements Clock.
+func (m *Manual) NewTimer(d time.Duration) Timer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := &manualTimer{m: m, at: m.now.Add(d), c: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.c <- m.now
+		t.fired = true
+	} else {
+		m.timers = append(m.timers, t)
+	}
+	for _, w := range m.waiters {
+		close(w)
+	}
+	m.waiters = nil
+	return t
+}
+
+// TimerCreated returns a channel closed the next time a timer is created.
+func (m *Manual) TimerCreated() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch := make(chan struct{})
+	m.waiters = append(m.waiters, ch)
+	return ch
+}
+
+// Pending is the number of timers not yet fired or stopped.
+func (m *Manual) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.timers)
+}
+
+// Advance moves the clock forward by d.
+func (m *Manual) Advance(d time.Duration) { m.Set(m.Now().Add(d)) }
+
+// Set moves the clock to t (never backwards) and fires due timers.
+func (m *Manual) Set(t time.Time) {
+	m.mu.Lock()
+	if t.After(m.now) {
+		m.now = t
+	}
+	sort.Slice(m.timers, func(i, j int) bool { return m.timers[i].at.Before(m.timers[j].at) })
+	keep := m.timers[:0]
+	for _, tm := range m.timers {
+		if !tm.at.After(m.now) {
+			tm.fired = true
+			tm.c <- m.now
+		} else {
+			keep = append(keep, tm)
+		}
+	}
+	m.timers = keep
+	m.mu.Unlock()
+}
+
+type manualTimer struct {
+	m     *Manual
+	at    time.Time
+	c     chan time.Time
+	fired bool
+}
+
+func (t *manualTimer) C() <-chan time.Time { return t.c }
+
+func (t *manualTimer) Stop() bool {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	for i, x := range t.m.timers {
+		if x == t {
+			t.m.timers = append(t.m.timers[:i], t.m.timers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
