@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
 )
 
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
@@ -35,10 +37,15 @@ type Options struct {
 	TraceOn                           bool   `conf:"traceOn"`
 	MaxTransferCountOnMessageInMemory int    `conf:"maxTransferCountOnMessageInMemory"`
 	MaxTransferBytesOnMessageInMemory int    `conf:"maxTransferBytesOnMessageInMemory"`
+	// AccessMessageInMemoryMaxRatio is the share (percent) of physical memory
+	// within which the newest commitlog bytes count as "in memory".
+	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
 
 	// ListenHost is the bind address of both broker ports ("0.0.0.0" by default).
 	ListenHost string         `conf:"-"`
 	Logger     zerolog.Logger `conf:"-"`
+	// Clock drives every time-dependent decision (nil: the wall clock).
+	Clock clock.Clock `conf:"-"`
 }
 
 // DefaultOptions returns the stock defaults.
@@ -65,6 +72,7 @@ func DefaultOptions() Options {
 		RegionID:                          "DefaultRegion",
 		MaxTransferCountOnMessageInMemory: 32,
 		MaxTransferBytesOnMessageInMemory: 256 << 10,
+		AccessMessageInMemoryMaxRatio:     40,
 		ListenHost:                        "0.0.0.0",
 		Logger:                            zerolog.Nop(),
 	}
