@@ -1,0 +1,7 @@
+//go:build !linux
+
+package harness
+
+import "syscall"
+
+func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
