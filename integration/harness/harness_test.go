@@ -141,7 +141,7 @@ type recordTB struct {
 	fatal string
 }
 
-func (r *recordTB) Helper()            {}
+func (r *recordTB) Helper()           {}
 func (r *recordTB) Fatal(args ...any) { r.fatal = fmt.Sprint(args...) }
 
 func TestWaitForFailsWithLastError(t *testing.T) {

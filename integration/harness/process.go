@@ -144,7 +144,7 @@ func (p *Process) StoreDir() string { return filepath.Join(p.cfg.WorkDir, "store
 func (p *Process) Logs() string { return p.logs.since(0) }
 
 // LogMark and LogsSince select the output printed after a point in time.
-func (p *Process) LogMark() int               { return p.logs.mark() }
+func (p *Process) LogMark() int              { return p.logs.mark() }
 func (p *Process) LogsSince(mark int) string { return p.logs.since(mark) }
 
 func (p *Process) tail() string {
