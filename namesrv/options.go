@@ -1,0 +1,79 @@
+package namesrv
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Options configures a Server. `conf` tags are the Java namesrv.conf keys
+// (NamesrvConfig, NettyServerConfig); "-" marks Go-only settings.
+type Options struct {
+	ListenPort         int    `conf:"listenPort"`
+	ListenHost         string `conf:"-"`
+	OrderMessageEnable bool   `conf:"orderMessageEnable"`
+	// ScanNotActiveBrokerInterval is how often expired brokers are looked for.
+	ScanNotActiveBrokerInterval time.Duration `conf:"-"`
+	// BrokerChannelExpiredTime is how long a broker stays routed after its last
+	// registration (or unchanged QUERY_DATA_VERSION).
+	BrokerChannelExpiredTime time.Duration `conf:"-"`
+	// KVConfigPath is the JSON file holding the KV config; "" keeps it in memory only.
+	KVConfigPath string `conf:"kvConfigPath"`
+
+	Now    func() time.Time `conf:"-"`
+	Logger zerolog.Logger   `conf:"-"`
+}
+
+// Stock defaults (NamesrvStartup, NamesrvController, RouteInfoManager).
+const (
+	DefaultListenPort                  = 9876
+	DefaultScanNotActiveBrokerInterval = 10 * time.Second
+	DefaultBrokerChannelExpiredTime    = 120 * time.Second
+)
+
+// DefaultOptions returns the stock defaults with an in-memory KV config.
+func DefaultOptions() Options {
+	return Options{
+		ListenPort:                  DefaultListenPort,
+		ListenHost:                  "0.0.0.0",
+		ScanNotActiveBrokerInterval: DefaultScanNotActiveBrokerInterval,
+		BrokerChannelExpiredTime:    DefaultBrokerChannelExpiredTime,
+		Now:                         time.Now,
+		Logger:                      zerolog.Nop(),
+	}
+}
+
+// ErrInvalidOptions wraps every validation failure.
+var ErrInvalidOptions = errors.New("namesrv: invalid options")
+
+// Validate checks the options and fills unset (zero) values with the defaults.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.ListenPort <= 0 || o.ListenPort > 65535 {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range 1..65535", o.ListenPort))
+	}
+	if o.ListenHost == "" {
+		o.ListenHost = "0.0.0.0"
+	}
+	switch {
+	case o.ScanNotActiveBrokerInterval < 0:
+		errs = append(errs, fmt.Errorf("scanNotActiveBrokerInterval %v is negative", o.ScanNotActiveBrokerInterval))
+	case o.ScanNotActiveBrokerInterval == 0:
+		o.ScanNotActiveBrokerInterval = DefaultScanNotActiveBrokerInterval
+	}
+	switch {
+	case o.BrokerChannelExpiredTime < 0:
+		errs = append(errs, fmt.Errorf("brokerChannelExpiredTime %v is negative", o.BrokerChannelExpiredTime))
+	case o.BrokerChannelExpiredTime == 0:
+		o.BrokerChannelExpiredTime = DefaultBrokerChannelExpiredTime
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+package namesrv
+
+import (
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"time"
+
+	"rmq/remoting"
+)
+
+// versionV3_0_11 is MQVersion V3_0_11.ordinal(): brokers from this version on
+// send a RegisterBrokerBody; older ones sent a bare TopicConfigSerializeWrapper.
+const versionV3_0_11 = 37
+
+// ServeRemoting implements remoting.Handler.
+func (s *Server) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	switch req.Code {
+	case remoting.PutKVConfig:
+		return s.putKVConfig(req)
+	case remoting.GetKVConfig:
+		return s.getKVConfig(req)
+	case remoting.DeleteKVConfig:
+		return s.deleteKVConfig(req)
+	case remoting.QueryDataVersion:
+		return s.queryDataVersion(req)
+	case remoting.RegisterBroker:
+		return s.registerBroker(c, req)
+	case remoting.UnregisterBroker:
+		return s.unregisterBroker(req)
+	case remoting.GetRouteinfoByTopic:
+		return s.getRouteInfoByTopic(req)
+	case remoting.GetBrokerClusterInfo:
+		return ok(req, remoting.MarshalBody(s.routes.ClusterInfo()))
+	case remoting.WipeWritePermOfBroker:
+		return s.changeWritePerm(req, "wipeTopicCount", s.routes.WipeWritePerm)
+	case remoting.AddWritePermOfBroker:
+		return s.changeWritePerm(req, "addTopicCount", s.routes.AddWritePerm)
+	case remoting.GetAllTopicListFromNameserver:
+		return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.AllTopics()}))
+	case remoting.DeleteTopicInNamesrv:
+		return s.deleteTopic(req)
+	case remoting.RegisterTopicInNamesrv:
+		return s.registerTopic(req)
+	case remoting.GetKVListByNamespace:
+		return s.getKVList(req)
+	case remoting.GetTopicsByCluster:
+		return s.getTopicsByCluster(req)
+	case remoting.GetSystemTopicListFromNS:
+		topics, addr := s.routes.SystemTopics()
+		return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: topics, BrokerAddr: addr}))
+	}
+	return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
+}
+
+func ok(req *remoting.Command, body []byte) *remoting.Command {
+	r := remoting.NewResponse(req, remoting.Success, "")
+	r.Body = body
+	return r
+}
+
+func systemError(req *remoting.Command, err error) *remoting.Command {
+	return remoting.NewResponse(req, remoting.SystemError, err.Error())
+}
+
+func (s *Server) putKVConfig(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	ns, key, value := h.Str("namespace", true), h.Str("key", true), h.Str("value", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	// A failed write is logged by the store; like Java, the value is served anyway.
+	_ = s.kv.Put(ns, key, value)
+	return ok(req, nil)
+}
+
+func (s *Server) getKVConfig(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	ns, key := h.Str("namespace", true), h.Str("key", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	v, found := s.kv.Get(ns, key)
+	if !found {
+		return remoting.NewResponse(req, remoting.QueryNotFound, "No config item, Namespace: "+ns+" Key: "+key)
+	}
+	r := ok(req, nil)
+	r.SetExt("value", v)
+	return r
+}
+
+func (s *Server) deleteKVConfig(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	ns, key := h.Str("namespace", true), h.Str("key", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	_ = s.kv.Delete(ns, key)
+	return ok(req, nil)
+}
+
+func (s *Server) getKVList(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	ns := h.Str("namespace", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	kv, found := s.kv.List(ns)
+	if !found {
+		return remoting.NewResponse(req, remoting.QueryNotFound, "No config item, Namespace: "+ns)
+	}
+	return ok(req, remoting.MarshalBody(remoting.KVTable{Table: kv}))
+}
+
+// orderTopicConfigBody is the REGISTER_BROKER reply body: the ORDER_TOPIC_CONFIG
+// namespace as a KVTable, or nothing when that namespace was never written.
+func (s *Server) orderTopicConfigBody() []byte {
+	kv, found := s.kv.List(NamespaceOrderTopicConfig)
+	if !found {
+		return nil
+	}
+	return remoting.MarshalBody(remoting.KVTable{Table: kv})
+}
+
+func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	reg := BrokerRegistration{
+		BrokerName:   h.Str("brokerName", true),
+		BrokerAddr:   h.Str("brokerAddr", true),
+		ClusterName:  h.Str("clusterName", true),
+		HAServerAddr: h.Str("haServerAddr", true),
+		BrokerID:     h.Int64("brokerId", true, 0),
+	}
+	compressed := h.Bool("compressed")
+	crc := h.Int64("bodyCrc32", false, 0)
+	timeoutMs := h.Int64("heartbeatTimeoutMillis", false, 0)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	// UtilAll.crc32 masks the sign bit; the header carries that int value.
+	if crc != 0 && int64(crc32.ChecksumIEEE(req.Body)&0x7FFFFFFF) != crc {
+		s.log.Warn().Str("brokerAddr", reg.BrokerAddr).Msg("register broker: crc32 not match")
+		return remoting.NewResponse(req, remoting.SystemError, "crc32 not match")
+	}
+	if len(req.Body) > 0 {
+		if req.Version >= versionV3_0_11 {
+			body, err := decodeRegisterBody(req.Body, compressed)
+			if err != nil {
+				return systemError(req, err)
+			}
+			reg.Topics = &body.TopicConfigSerializeWrapper
+			reg.FilterServerList = body.FilterServerList
+			if reg.FilterServerList == nil {
+				reg.FilterServerList = []string{}
+			}
+		} else {
+			var w remoting.TopicConfigSerializeWrapper
+			if err := unmarshalLenient(req.Body, &w); err != nil {
+				return systemError(req, fmt.Errorf("%w: %w", ErrRegisterBody, err))
+			}
+			reg.Topics = &w
+		}
+	}
+	if timeoutMs > 0 {
+		reg.Timeout = time.Duration(timeoutMs) * time.Millisecond
+	}
+	if c != nil {
+		reg.ConnID = c.ID()
+		s.brokerConns.Store(c.ID(), c)
+	}
+	res := s.routes.RegisterBroker(reg)
+	if c != nil && c.Closed() {
+		// The connection closed while we registered; its ConnClosed may have
+		// run before the broker was recorded, so remove it here.
+		s.ConnClosed(c)
+	}
+	r := ok(req, s.orderTopicConfigBody())
+	if res.MasterAddr != "" {
+		r.SetExt("masterAddr", res.MasterAddr)
+	}
+	if res.HAServerAddr != "" {
+		r.SetExt("haServerAddr", res.HAServerAddr)
+	}
+	return r
+}
+
+func (s *Server) unregisterBroker(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	name, addr, cluster := h.Str("brokerName", true), h.Str("brokerAddr", true), h.Str("clusterName", true)
+	id := h.Int64("brokerId", true, 0)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	s.routes.UnregisterBroker(cluster, addr, name, id)
+	return ok(req, nil)
+}
+
+func (s *Server) queryDataVersion(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	h.Str("brokerName", true)
+	addr := h.Str("brokerAddr", true)
+	h.Str("clusterName", true)
+	h.Int64("brokerId", true, 0)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	var dv remoting.DataVersion
+	if len(req.Body) == 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "namesrv: QUERY_DATA_VERSION without a DataVersion body")
+	}
+	if err := unmarshalLenient(req.Body, &dv); err != nil {
+		return systemError(req, fmt.Errorf("namesrv: bad DataVersion body: %w", err))
+	}
+	changed := s.routes.IsBrokerTopicConfigChanged(addr, dv)
+	if !changed {
+		s.routes.TouchBroker(addr)
+	}
+	r := ok(req, nil)
+	if known, found := s.routes.BrokerDataVersion(addr); found {
+		r.Body = remoting.MarshalBody(known)
+	}
+	r.SetExt("changed", strconv.FormatBool(changed))
+	return r
+}
+
+func (s *Server) getRouteInfoByTopic(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	topic := h.Str("topic", true)
+	standardOnly := h.Bool("acceptStandardJsonOnly")
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	rd := s.routes.TopicRoute(topic)
+	if rd == nil {
+		return remoting.NewResponse(req, remoting.TopicNotExist, "No topic route info in name server for the topic: "+topic)
+	}
+	if s.opts.OrderMessageEnable {
+		rd.OrderTopicConf, _ = s.kv.Get(NamespaceOrderTopicConfig, topic)
+	}
+	return ok(req, encodeRoute(rd, standardOnly || req.Version >= versionV4_9_4))
+}
+
+func (s *Server) changeWritePerm(req *remoting.Command, countKey string, f func(string) int) *remoting.Command {
+	h := req.Header()
+	name := h.Str("brokerName", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	n := f(name)
+	s.log.Info().Str("brokerName", name).Int32("code", req.Code).Int("topics", n).Msg("broker write permission changed")
+	r := ok(req, nil)
+	r.SetExtInt(countKey, int64(n))
+	return r
+}
+
+func (s *Server) deleteTopic(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	topic := h.Str("topic", true)
+	cluster := h.Str("clusterName", false)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	s.routes.DeleteTopic(topic, cluster)
+	return ok(req, nil)
+}
+
+func (s *Server) registerTopic(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	topic := h.Str("topic", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	var rd struct {
+		QueueDatas []*remoting.QueueData `json:"queueDatas"`
+	}
+	if len(req.Body) == 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "namesrv: REGISTER_TOPIC_IN_NAMESRV without a TopicRouteData body")
+	}
+	if err := unmarshalLenient(req.Body, &rd); err != nil {
+		return systemError(req, fmt.Errorf("namesrv: bad TopicRouteData body: %w", err))
+	}
+	// Like Java, queue data naming an unknown broker is dropped with a warning
+	// and the request still succeeds.
+	if err := s.routes.RegisterTopic(topic, rd.QueueDatas); err != nil {
+		s.log.Warn().Err(err).Msg("register topic")
+	}
+	return ok(req, nil)
+}
+
+func (s *Server) getTopicsByCluster(req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	cluster := h.Str("cluster", true)
+	if err := h.Err(); err != nil {
+		return systemError(req, err)
+	}
+	return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.TopicsByCluster(cluster)}))
+}

@@ -1,0 +1,143 @@
+package namesrv
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/remoting"
+)
+
+// Server is the name server: a remoting server over a RouteInfoManager and a
+// KVConfigManager, plus the periodic scan that expires silent brokers.
+type Server struct {
+	opts   Options
+	log    zerolog.Logger
+	routes *RouteInfoManager
+	kv     *KVConfigManager
+	srv    *remoting.Server
+
+	brokerConns sync.Map // connection id → *remoting.Conn that registered a broker
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	stop    chan struct{}
+	scanned sync.WaitGroup
+}
+
+// New validates opts, loads the KV config and prepares the listener.
+func New(opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	kv, err := NewKVConfigManager(opts.KVConfigPath, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:   opts,
+		log:    opts.Logger,
+		routes: NewRouteInfoManager(opts.Now, opts.Logger),
+		kv:     kv,
+		stop:   make(chan struct{}),
+	}
+	listen := net.JoinHostPort(opts.ListenHost, strconv.Itoa(opts.ListenPort))
+	s.srv, err = remoting.NewServer(s, remoting.ServerOptions{Addrs: []string{listen}, Logger: opts.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("namesrv: %w", err)
+	}
+	return s, nil
+}
+
+// Start listens and starts the broker expiry scan; it returns once connections
+// are accepted. It prints nothing.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("namesrv: already started")
+	}
+	if err := s.srv.Start(); err != nil {
+		return fmt.Errorf("namesrv: %w", err)
+	}
+	s.started = true
+	s.scanned.Add(1)
+	go s.scanLoop()
+	s.log.Info().Str("addr", s.Addr()).Msg("name server started")
+	return nil
+}
+
+// Shutdown stops the scan and closes the listener and every connection. It may
+// be called more than once, and before Start.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = true
+	started := s.started
+	s.mu.Unlock()
+	close(s.stop)
+	s.scanned.Wait()
+	if started {
+		s.srv.Stop()
+	}
+	s.log.Info().Msg("name server stopped")
+}
+
+// Addr is the address clients should dial: the listen host, or 127.0.0.1
+// when listening on every interface.
+func (s *Server) Addr() string {
+	host := s.opts.ListenHost
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(s.opts.ListenPort))
+}
+
+// Routes exposes the route table (tests, diagnostics).
+func (s *Server) Routes() *RouteInfoManager { return s.routes }
+
+// KVConfig exposes the KV config store.
+func (s *Server) KVConfig() *KVConfigManager { return s.kv }
+
+func (s *Server) scanLoop() {
+	defer s.scanned.Done()
+	t := time.NewTicker(s.opts.ScanNotActiveBrokerInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.ScanNotActiveBroker()
+		}
+	}
+}
+
+// ScanNotActiveBroker runs one expiry pass now: brokers silent for longer than
+// BrokerChannelExpiredTime are dropped and their connections closed.
+func (s *Server) ScanNotActiveBroker() {
+	for _, e := range s.routes.ScanNotActiveBroker(s.opts.BrokerChannelExpiredTime) {
+		if v, ok := s.brokerConns.Load(e.ConnID); ok {
+			v.(*remoting.Conn).Close()
+		}
+	}
+}
+
+// ConnClosed implements remoting.ConnObserver: brokers registered over the
+// closed connection leave the route table at once.
+func (s *Server) ConnClosed(c *remoting.Conn) {
+	if _, ok := s.brokerConns.LoadAndDelete(c.ID()); !ok {
+		return
+	}
+	if gone := s.routes.ConnClosed(c.ID()); len(gone) > 0 {
+		s.log.Info().Strs("brokers", gone).Str("remote", c.RemoteAddr()).Msg("broker connection closed, routes removed")
+	}
+}
