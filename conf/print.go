@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Print writes key=value for every tagged field of each src (a struct or a
@@ -85,7 +86,13 @@ func printFields(w io.Writer, only []string, src []any) error {
 // would trim.
 func escape(s string, isKey bool) string {
 	var b strings.Builder
-	for i, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteByte(s[i]) // not UTF-8: kept as is, Load reads bytes
+			i++
+			continue
+		}
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
@@ -110,6 +117,7 @@ func escape(s string, isKey bool) string {
 		default:
 			b.WriteRune(r)
 		}
+		i += size
 	}
 	return b.String()
 }
