@@ -1,0 +1,113 @@
+// Package integration drives the stock Go client (apache/rocketmq-client-go/v2)
+// and raw remoting frames against a real `rmq standalone` process.
+//
+// TestMain builds ./cmd/rmq once. Most tests share one standalone process
+// (started on first use, stopped with SIGTERM at the end, which must exit 0)
+// and isolate themselves with unique topic and group names; the restart and
+// crash tests start their own. With -short every test is skipped.
+package integration
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/apache/rocketmq-client-go/v2/rlog"
+
+	"rmq/integration/harness"
+)
+
+var (
+	rmqBin  string // built by TestMain
+	tmpRoot string // removed by TestMain
+
+	sharedOnce sync.Once
+	sharedProc *harness.Process
+	sharedErr  error
+)
+
+// sharedConf is the broker.conf of the shared process. The commitlog files are
+// kept small so tests do not create gigabyte sparse files; 8 MiB still holds
+// the largest message the tests send.
+var sharedConf = []string{
+	"brokerClusterName=ItCluster",
+	"brokerName=it-broker-a",
+	"mappedFileSizeCommitLog=8388608",
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	os.Exit(runAll(m))
+}
+
+func runAll(m *testing.M) int {
+	var err error
+	tmpRoot, err = os.MkdirTemp("", "rmq-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmpRoot)
+	rmqBin, err = harness.BuildRMQ(tmpRoot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rlog.SetLogger(clientLog)
+	code := m.Run()
+	if sharedProc != nil {
+		if err := sharedProc.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "shared rmq did not stop cleanly on SIGTERM: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// skipShort skips integration tests under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test against the rmq binary; skipped with -short")
+	}
+}
+
+// sharedRMQ returns the process shared by the tests that need no restart,
+// starting it on first use.
+func sharedRMQ(t *testing.T) *harness.Process {
+	t.Helper()
+	skipShort(t)
+	sharedOnce.Do(func() {
+		dir := filepath.Join(tmpRoot, "shared")
+		if sharedErr = os.Mkdir(dir, 0o755); sharedErr != nil {
+			return
+		}
+		sharedProc, sharedErr = harness.Launch(harness.Config{Bin: rmqBin, WorkDir: dir, BrokerConf: sharedConf})
+	})
+	if sharedErr != nil {
+		t.Fatalf("shared rmq: %v", sharedErr)
+	}
+	if !sharedProc.Running() {
+		t.Fatalf("shared rmq is not running; output:\n%s", sharedProc.Logs())
+	}
+	sharedProc.AttachLogs(t)
+	attachClientLog(t)
+	return sharedProc
+}
+
+// ownRMQ starts a process for this test alone (restart and crash tests).
+func ownRMQ(t *testing.T, conf ...string) *harness.Process {
+	t.Helper()
+	skipShort(t)
+	p := harness.Start(t, harness.Config{Bin: rmqBin, BrokerConf: conf})
+	attachClientLog(t)
+	return p
+}
