@@ -172,7 +172,8 @@ func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoti
 	if c != nil && c.Closed() {
 		// The connection closed while we registered; its ConnClosed may have
 		// run before the broker was recorded, so remove it here.
-		s.ConnClosed(c)
+		s.brokerConns.Delete(c.ID())
+		s.routes.ConnClosed(c.ID())
 	}
 	r := ok(req, s.orderTopicConfigBody())
 	if res.MasterAddr != "" {

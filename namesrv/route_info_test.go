@@ -3,6 +3,8 @@ package namesrv
 import (
 	"errors"
 	"reflect"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -446,4 +448,32 @@ func TestRegisterTopic(t *testing.T) {
 			t.Errorf("%s: route = %v, want %v", tt.name, got, tt.wantRoute)
 		}
 	}
+}
+
+// TestRouteInfoManagerConcurrent is for -race: registrations, expiry and reads
+// from many goroutines must not race or panic.
+func TestRouteInfoManagerConcurrent(t *testing.T) {
+	clk := newFakeClock()
+	m := NewRouteInfoManager(clk.Now, zerolog.Nop())
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			name := "b" + strconv.Itoa(g%4)
+			for i := 0; i < 200; i++ {
+				m.RegisterBroker(BrokerRegistration{ClusterName: "C", BrokerAddr: name + ":" + strconv.Itoa(g), BrokerName: name,
+					BrokerID: int64(g / 4), Topics: topics(int64(i), tc("T", 4, 6)), ConnID: uint64(g + 1)})
+				_ = m.TopicRoute("T")
+				_ = m.ClusterInfo()
+				if i%50 == 0 {
+					clk.Advance(time.Minute)
+					m.ScanNotActiveBroker(120 * time.Second)
+					m.ConnClosed(uint64(g + 1))
+					m.WipeWritePerm(name)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
 }

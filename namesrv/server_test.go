@@ -485,3 +485,47 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("New accepted a directory as kvConfigPath")
 	}
 }
+
+func TestServerRegisterVariants(t *testing.T) {
+	clk := newFakeClock()
+	s := startServer(t, func(o *Options) { o.Now = clk.Now })
+	oldWrapper := remoting.MarshalBody(topics(1, tc("Old", 2, 6)))
+	tests := []struct {
+		name      string
+		ext       map[string]string
+		body      []byte
+		version   int32
+		wantTopic string
+	}{
+		{
+			name: "broker before 3.0.11 sends a bare topic wrapper", ext: registerExt("C", "old", "127.0.0.1:1", 0),
+			body: oldWrapper, version: 36, wantTopic: "Old",
+		},
+		{
+			name: "J5 broker with its own heartbeat timeout", ext: withExt(registerExt("C", "j5", "127.0.0.1:2", 0), "heartbeatTimeoutMillis", "5000", "enableActingMaster", "false"),
+			body: registerBody(1, tc("J5", 1, 6)), wantTopic: "J5",
+		},
+	}
+	for _, tt := range tests {
+		req := remoting.NewRequest(remoting.RegisterBroker, tt.ext, tt.body)
+		if tt.version != 0 {
+			req.Version = tt.version
+		}
+		// One connection per broker: expiring one closes its connection,
+		// which would take every broker registered over it along.
+		if resp := dialRaw(t, s.Addr()).invoke(req); resp.Code != remoting.Success {
+			t.Fatalf("%s: %v", tt.name, resp)
+		}
+		if s.Routes().TopicRoute(tt.wantTopic) == nil {
+			t.Errorf("%s: topic %s not routed", tt.name, tt.wantTopic)
+		}
+	}
+	clk.Advance(6 * time.Second)
+	s.ScanNotActiveBroker()
+	if s.Routes().TopicRoute("J5") != nil {
+		t.Errorf("broker with a 5 s heartbeat timeout still routed after 6 s")
+	}
+	if s.Routes().TopicRoute("Old") == nil {
+		t.Errorf("broker with the default 120 s expiry dropped after 6 s")
+	}
+}
