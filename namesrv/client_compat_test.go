@@ -1,12 +1,3 @@
-//go:build stockclient
-
-// This test needs github.com/apache/rocketmq-client-go/v2 in go.mod, which
-// namesrv does not own; until it is there, run it with
-//
-//	go test -tags stockclient ./namesrv/
-//
-// (or with -modfile pointing at a copy of go.mod that requires the client).
-
 package namesrv
 
 import (
