@@ -87,11 +87,44 @@ func decodeJSONHeader(b []byte) (*Command, error) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadHeader, err)
 	}
-	cmd := &Command{Code: h.Code, Language: h.Language, Version: h.Version, Opaque: h.Opaque, Flag: h.Flag, ExtFields: h.ExtFields}
+	cmd := &Command{Code: h.Code, Language: validUTF8(h.Language), Version: h.Version, Opaque: h.Opaque, Flag: h.Flag, ExtFields: h.ExtFields}
 	if h.Remark != nil {
-		cmd.Remark = *h.Remark
+		cmd.Remark = validUTF8(*h.Remark)
+	}
+	for k, v := range h.ExtFields {
+		if utf8.ValidString(k) && utf8.ValidString(v) {
+			continue
+		}
+		// Rebuild only when needed: the common header is all valid UTF-8.
+		clean := make(map[string]string, len(h.ExtFields))
+		for k, v := range h.ExtFields {
+			clean[validUTF8(k)] = validUTF8(v)
+		}
+		cmd.ExtFields = clean
+		break
 	}
 	return cmd, nil
+}
+
+// validUTF8 replaces every byte that is not part of a valid UTF-8 sequence by
+// U+FFFD. The JSON parser passes such bytes through raw; Java's decoder and
+// encoding/json replace them, and AppendJSONString writes them as \ufffd, so
+// replacing them here makes a decoded JSON header re-encode to itself.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
 }
 
 func decodeBinaryHeader(b []byte) (*Command, error) {
@@ -174,7 +207,7 @@ func EncodeFrame(cmd *Command) []byte {
 
 func appendBinaryHeader(dst []byte, cmd *Command) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(cmd.Code))
-	dst = append(dst, LanguageCode(cmd.Language))
+	dst = append(dst, LanguageCode(wireLanguage(cmd.Language)))
 	dst = binary.BigEndian.AppendUint16(dst, uint16(cmd.Version))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(cmd.Opaque))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(cmd.Flag))
@@ -213,12 +246,8 @@ func appendJSONHeader(dst []byte, cmd *Command) []byte {
 	}
 	dst = append(dst, `,"flag":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Flag), 10)
-	lang := cmd.Language
-	if lang == "" {
-		lang = "GO"
-	}
 	dst = append(dst, `,"language":`...)
-	dst = AppendJSONString(dst, lang)
+	dst = AppendJSONString(dst, wireLanguage(cmd.Language))
 	dst = append(dst, `,"opaque":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Opaque), 10)
 	if cmd.Remark != "" {
@@ -228,6 +257,15 @@ func appendJSONHeader(dst []byte, cmd *Command) []byte {
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Version), 10)
 	return append(dst, '}')
+}
+
+// wireLanguage is the language written for cmd: commands built without one
+// are ours, so both header types say GO.
+func wireLanguage(lang string) string {
+	if lang == "" {
+		return "GO"
+	}
+	return lang
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"net"
 	"testing"
 	"time"
 )
@@ -13,15 +12,6 @@ func (echoHandler) ServeRemoting(c *Conn, req *Command) *Command {
 	r.ExtFields = req.ExtFields
 	r.Body = req.Body
 	return r
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func TestSmokeRoundTrip(t *testing.T) {

@@ -1,0 +1,123 @@
+package remoting
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+// fuzzSeeds are hand-built streams: valid frames of both header types, and
+// the broken shapes a decoder has to survive.
+func fuzzSeeds() [][]byte {
+	jsonEx := exampleJSONFrame()
+	binEx := mustHex(exampleBinaryHex)
+	goForm := frameOf(SerializeJSON, []byte(`{"code":105,"language":"GO","version":317,"opaque":1,"flag":0,"remark":"","extFields":{"topic":"TopicTest"}}`), nil)
+	withBody := EncodeFrame(&Command{Code: SendMessageV2, Language: "JAVA", Opaque: -9, Remark: "r",
+		ExtFields: map[string]string{"a": "g", "b": "T", "i": "KEYS\x01k\x02"}, Body: []byte("payload"), SerializeType: SerializeRocketMQ})
+	okBin := binHeader{code: 10, lang: 9, version: 409, opaque: 1}
+	return [][]byte{
+		jsonEx,
+		binEx,
+		goForm,
+		withBody,
+		append(append([]byte(nil), jsonEx...), binEx...), // two frames in one stream
+		// truncated
+		jsonEx[:len(jsonEx)-1],
+		binEx[:len(binEx)-1],
+		binEx[:6],
+		binEx[:3],
+		// header length > total
+		frameBytes(10, SerializeJSON, 200, []byte(`{"code":1}`)),
+		frameBytes(4+21, SerializeRocketMQ, 0xFFFFFF, okBin.bytes()),
+		// lengths that lie or are negative
+		frameBytes(-1, SerializeJSON, 2, []byte("{}")),
+		frameBytes(math.MaxInt32, SerializeJSON, 2, []byte("{}")),
+		frameBytes(2, SerializeJSON, 0, nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, remarkLen: -1}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, remarkLen: math.MaxInt32}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, extLen: -1}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, extLen: math.MaxInt32, ext: extEntry(1, "a", 1, "b")}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, extLen: 8, ext: extEntry(math.MaxInt16, "a", 1, "b")}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, extLen: 8, ext: extEntry(-1, "a", 1, "b")}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, extLen: 8, ext: extEntry(1, "a", math.MaxInt32, "b")}.bytes(), nil),
+		frameOf(SerializeRocketMQ, binHeader{code: 1, extLen: 8, ext: extEntry(1, "a", -1, "b")}.bytes(), nil),
+		// invalid UTF-8 and odd escapes in JSON
+		frameOf(SerializeJSON, []byte("{\"code\":1,\"language\":\"J\xffAVA\",\"remark\":\"\xc3\",\"extFields\":{\"k\xfe\":\"v\x80\"}}"), nil),
+		frameOf(SerializeJSON, []byte(`{"code":1,"remark":"\ud800\udc00\ud800","extFields":{"\u0001":"\u0000"}}`), nil),
+		frameOf(SerializeJSON, []byte(`null`), nil),
+		frameOf(SerializeJSON, []byte(`{"code":32767,"opaque":-2147483648,"flag":-1,"version":-1}`), []byte{0}),
+		// unknown serialize type
+		frameBytes(6, 7, 2, []byte("{}")),
+	}
+}
+
+// FuzzDecodeFrame feeds a byte stream through the frame decoder the way the
+// server does: length prefix first, then each complete frame. It must never
+// panic, and a frame that decodes must re-encode to an equal command.
+func FuzzDecodeFrame(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		for len(stream) >= 4 {
+			n, err := FrameLength(stream[:4])
+			if err != nil {
+				return // the server closes the connection here
+			}
+			if len(stream)-4 < n {
+				return // the server waits for more bytes here
+			}
+			frame := stream[4 : 4+n]
+			stream = stream[4+n:]
+			cmd, err := DecodeFrame(frame)
+			if err != nil {
+				continue
+			}
+			checkReencode(t, cmd)
+		}
+	})
+}
+
+// checkReencode asserts that cmd survives encode → decode unchanged, except
+// that an empty language is written as GO.
+func checkReencode(t *testing.T, cmd *Command) {
+	t.Helper()
+	enc := EncodeFrame(cmd)
+	if got := binary.BigEndian.Uint32(enc); int(got) != len(enc)-4 {
+		t.Fatalf("encoded length prefix %d for %d bytes", got, len(enc)-4)
+	}
+	again, err := DecodeFrame(enc[4:])
+	if err != nil {
+		t.Fatalf("re-decoding %+v: %v\nframe %q", cmd, err, enc)
+	}
+	want := *cmd
+	want.Language = wireLanguage(want.Language)
+	if !sameCommand(again, &want) {
+		t.Fatalf("re-encode changed the command\n got %+v lang=%q ver=%d st=%d\nwant %+v lang=%q ver=%d st=%d",
+			again, again.Language, again.Version, again.SerializeType, &want, want.Language, want.Version, want.SerializeType)
+	}
+}
+
+// TestFuzzSeedsOutcome pins what the decoder makes of each seed, so the seeds
+// keep covering both the success and the error paths.
+func TestFuzzSeedsOutcome(t *testing.T) {
+	var decoded, rejected int
+	for _, s := range fuzzSeeds() {
+		for len(s) >= 4 {
+			n, err := FrameLength(s[:4])
+			if err != nil || len(s)-4 < n {
+				rejected++
+				break
+			}
+			if _, err := DecodeFrame(s[4 : 4+n]); err != nil {
+				rejected++
+			} else {
+				decoded++
+			}
+			s = s[4+n:]
+		}
+	}
+	if decoded < 8 || rejected < 15 {
+		t.Fatalf("seeds decode %d frames and reject %d; want both paths well covered", decoded, rejected)
+	}
+}
