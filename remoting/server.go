@@ -23,6 +23,8 @@ type Handler interface {
 }
 
 // ConnObserver is optionally implemented by a Handler that tracks connections.
+// ConnClosed runs once per connection on a goroutine of its own, possibly while
+// requests of that connection are still being served.
 type ConnObserver interface {
 	ConnClosed(c *Conn)
 }
@@ -50,6 +52,7 @@ type Server struct {
 	done    chan error
 	conns   sync.Map // uint64 -> *Conn
 	connSeq atomic.Uint64
+	stop    sync.Once
 }
 
 // NewServer builds a server; Start runs it.
@@ -98,17 +101,28 @@ func (s *Server) Start() error {
 	}
 }
 
-// Stop closes every connection and the listeners.
+// Stop closes every connection and the listeners. It returns once the
+// listening ports are free again (or after 5 s); later calls do nothing.
 func (s *Server) Stop() {
 	select {
 	case <-s.booted:
 	default:
-		return
+		return // never started, or Start failed
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = s.eng.Stop(ctx)
-	s.pool.Release()
+	s.stop.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// Engine.Stop only notices the end by polling every 500 ms; the
+		// engine's own goroutine returns as soon as every loop, connection
+		// and listener is closed, so wait for that instead.
+		go func() { _ = s.eng.Stop(ctx) }()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			s.log.Warn().Strs("addrs", s.opts.Addrs).Msg("remoting: server did not stop within 5s")
+		}
+		s.pool.Release()
+	})
 }
 
 // OnBoot implements gnet.EventHandler.
@@ -142,7 +156,9 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.conns.Delete(c.id)
 	c.failPending()
 	if obs, ok := s.handler.(ConnObserver); ok {
-		_ = s.pool.Submit(func() { obs.ConnClosed(c) })
+		// Not through the worker pool: a saturated pool would drop the
+		// notification, and the event loop must not block on the observer.
+		go obs.ConnClosed(c)
 	}
 	return gnet.None
 }
