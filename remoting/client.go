@@ -49,7 +49,7 @@ type clientConn struct {
 	done    chan struct{}
 }
 
-func (c *Client) conn(addr string) (*clientConn, error) {
+func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 	c.mu.Lock()
 	cc := c.conns[addr]
 	c.mu.Unlock()
@@ -60,7 +60,8 @@ func (c *Client) conn(addr string) (*clientConn, error) {
 			return cc, nil
 		}
 	}
-	nc, err := net.DialTimeout("tcp", addr, c.opts.DialTimeout)
+	d := net.Dialer{Timeout: c.opts.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("remoting: connect to %s: %w", addr, err)
 	}
@@ -139,18 +140,19 @@ func (cc *clientConn) write(cmd *Command) error {
 
 // Invoke sends req to addr and waits for its response or ctx's end.
 func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
-	cc, err := c.conn(addr)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, addr, err)
+	}
+	cc, err := c.conn(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	if req.SerializeType == 0 {
-		req.SerializeType = c.opts.SerializeType
-	}
+	c.defaultType(req)
 	ch := make(chan *Command, 1)
 	cc.mu.Lock()
-	if cc.err != nil {
+	if err := cc.err; err != nil {
 		cc.mu.Unlock()
-		return nil, cc.err
+		return nil, fmt.Errorf("remoting: connection to %s broke (%v): %w", addr, err, ErrConnClosed)
 	}
 	cc.pending[req.Opaque] = ch
 	cc.mu.Unlock()
@@ -160,7 +162,7 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 	select {
 	case resp, ok := <-ch:
 		if !ok {
-			return nil, fmt.Errorf("remoting: connection to %s closed before the response", addr)
+			return nil, fmt.Errorf("remoting: connection to %s closed before the response: %w", addr, ErrConnClosed)
 		}
 		return resp, nil
 	case <-ctx.Done():
@@ -180,12 +182,20 @@ func (c *Client) InvokeTimeout(addr string, req *Command, d time.Duration) (*Com
 
 // Oneway sends req with the oneway bit and does not wait.
 func (c *Client) Oneway(addr string, req *Command) error {
-	cc, err := c.conn(addr)
+	cc, err := c.conn(context.Background(), addr)
 	if err != nil {
 		return err
 	}
+	c.defaultType(req)
 	req.Flag |= FlagOneway
 	return cc.write(req)
+}
+
+// defaultType applies ClientOptions.SerializeType to a request left at JSON.
+func (c *Client) defaultType(req *Command) {
+	if req.SerializeType == SerializeJSON {
+		req.SerializeType = c.opts.SerializeType
+	}
 }
 
 // Close closes every connection.
