@@ -1,0 +1,100 @@
+package broker
+
+import (
+	"sort"
+
+	"rmq/remoting"
+)
+
+// Admin requests about groups (J4 AdminBrokerProcessor).
+
+func (b *Broker) getConsumerConnectionList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("consumerGroup", true)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	cc, ok := b.consumers.Connection(group)
+	if !ok {
+		return remoting.NewResponse(req, remoting.ConsumerNotOnline, "the consumer group["+group+"] not online")
+	}
+	return successResponse(req, remoting.MarshalBody(cc))
+}
+
+func (b *Broker) getProducerConnectionList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("producerGroup", true)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	pc, ok := b.producers.Connection(group)
+	if !ok {
+		return remoting.NewResponse(req, remoting.SystemError, "the producer group["+group+"] not exist")
+	}
+	return successResponse(req, remoting.MarshalBody(pc))
+}
+
+// updateAndCreateSubscriptionGroup stores the body's config; fields it leaves
+// out keep the stock defaults. An empty body changes nothing.
+func (b *Broker) updateAndCreateSubscriptionGroup(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	cfg, err := decodeSubscriptionGroupConfig(req.Body)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, "updateAndCreateSubscriptionGroup: bad body: "+err.Error())
+	}
+	if cfg == nil {
+		return successResponse(req, nil)
+	}
+	b.log.Info().Str("group", cfg.GroupName).Str("addr", c.RemoteAddr()).Msg("update subscription group")
+	if err := b.subGroups.Update(cfg); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	return successResponse(req, nil)
+}
+
+func (b *Broker) getAllSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return successResponse(req, remoting.MarshalBody(b.subGroups.Wrapper()))
+}
+
+func (b *Broker) deleteSubscriptionGroup(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("groupName", true)
+	removeOffset := h.Bool("removeOffset")
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	b.log.Info().Str("group", group).Bool("removeOffset", removeOffset).Str("addr", c.RemoteAddr()).Msg("delete subscription group")
+	if _, err := b.subGroups.Delete(group); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	if removeOffset {
+		b.offsets.RemoveGroup(group)
+	}
+	return successResponse(req, nil)
+}
+
+// queryTopicConsumeByWho lists the groups online with a subscription of the
+// topic together with the groups that have offsets for it.
+func (b *Broker) queryTopicConsumeByWho(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	topic := h.Str("topic", true)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	set := make(map[string]struct{})
+	for _, g := range b.consumers.GroupsByTopic(topic) {
+		set[g] = struct{}{}
+	}
+	for _, g := range b.offsets.GroupsByTopic(topic) {
+		set[g] = struct{}{}
+	}
+	groups := make([]string, 0, len(set))
+	for g := range set {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	return successResponse(req, remoting.MarshalBody(&remoting.GroupList{GroupList: groups}))
+}
+
+func (b *Broker) getAllConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return successResponse(req, b.offsets.Encode())
+}
