@@ -1,8 +1,7 @@
 package broker
 
 import (
-	"time"
-
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
@@ -33,17 +32,24 @@ func (b *Broker) clientConnClosed(c *remoting.Conn) {
 	b.producers.ConnClosed(c)
 }
 
-// startClientHousekeeping runs the channel expiry scan every clientScanInterval
-// until stop closes.
+// startClientHousekeeping runs the channel expiry scan every
+// clientScanInterval of the broker clock until stop closes; the loop counts
+// in b.bg, so shutdown waits for it.
 func (b *Broker) startClientHousekeeping(stop <-chan struct{}) {
+	clk := b.clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	b.bg.Add(1)
 	go func() {
-		t := time.NewTicker(clientScanInterval)
-		defer t.Stop()
+		defer b.bg.Done()
 		for {
+			t := clk.NewTimer(clientScanInterval)
 			select {
 			case <-stop:
+				t.Stop()
 				return
-			case <-t.C:
+			case <-t.C():
 				b.scanClients()
 			}
 		}

@@ -52,6 +52,7 @@ func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	b := &Broker{
 		opts:      opts,
 		log:       log,
+		clock:     clk,
 		topics:    topics,
 		consumers: NewConsumerManagerClock(log, clk.Now),
 		producers: NewProducerManagerClock(clk.Now),

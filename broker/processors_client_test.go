@@ -426,3 +426,35 @@ func TestClientExpiryScan(t *testing.T) {
 	env.waitFor("B's connection closed", bChan.Conn.Closed)
 	env.waitFor("A notified of B's expiry", func() bool { return clCount(a.notifications(), "G") == 3 })
 }
+
+func TestClientHousekeepingLoop(t *testing.T) {
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
+	a := env.client("A")
+	a.heartbeat([]string{"G"}, "T")
+	ch, ok := env.b.consumers.FindChannel("G", "A")
+	if !ok {
+		t.Fatal("A not registered")
+	}
+	stop := make(chan struct{})
+	created := env.clk.TimerCreated()
+	env.b.startClientHousekeeping(stop)
+	select {
+	case <-created:
+	case <-time.After(5 * time.Second):
+		t.Fatal("housekeeping never armed its timer")
+	}
+	env.clk.Advance(channelExpiredTimeout + clientScanInterval)
+	env.waitFor("A's idle connection closed by the scan", ch.Conn.Closed)
+	if len(env.b.consumers.Groups()) != 0 {
+		t.Fatalf("groups left after expiry: %v", env.b.consumers.Groups())
+	}
+
+	close(stop)
+	done := make(chan struct{})
+	go func() { env.b.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("housekeeping loop did not stop")
+	}
+}
