@@ -152,7 +152,9 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if c == nil {
 		return gnet.None
 	}
+	c.life.Lock()
 	c.closed.Store(true)
+	c.life.Unlock()
 	s.conns.Delete(c.id)
 	c.failPending()
 	if obs, ok := s.handler.(ConnObserver); ok {
@@ -232,6 +234,12 @@ type Conn struct {
 	remote string
 	local  string
 	closed atomic.Bool
+	// life is held shared around every call that queues work on gnet's
+	// event loop (AsyncWrite, Close) and exclusively by OnClose to set
+	// closed. No such call can then start after OnClose: once the engine
+	// stops, the loop's wake-up fd is closed and may be reused by another
+	// file, which a late AsyncWrite would write 8 bytes into.
+	life sync.RWMutex
 
 	mu      sync.Mutex
 	pending map[int32]chan *Command
@@ -251,6 +259,8 @@ func (c *Conn) Closed() bool { return c.closed.Load() }
 
 // Close closes the connection after queued writes.
 func (c *Conn) Close() {
+	c.life.RLock()
+	defer c.life.RUnlock()
 	if !c.closed.Load() {
 		_ = c.gc.Close()
 	}
@@ -266,10 +276,13 @@ func (c *Conn) WriteResponse(cmd *Command) error {
 }
 
 func (c *Conn) write(cmd *Command) error {
+	frame := EncodeFrame(cmd)
+	c.life.RLock()
+	defer c.life.RUnlock()
 	if c.closed.Load() {
 		return ErrConnClosed
 	}
-	return c.gc.AsyncWrite(EncodeFrame(cmd), nil)
+	return c.gc.AsyncWrite(frame, nil)
 }
 
 // Oneway sends a server-initiated oneway request (flag bit 1 set).

@@ -493,9 +493,17 @@ func TestServerStop(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		recv(t, h.closed, "ConnClosed during Stop")
 	}
+	// Every Conn method is safe after Stop, when gnet's event loops are gone.
 	if err := hd.conn.WriteResponse(NewResponse(hd.req, Success, "")); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("WriteResponse after Stop = %v, want ErrConnClosed", err)
 	}
+	if err := hd.conn.Oneway(NewRequest(NotifyConsumerIdsChanged, nil, nil)); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Oneway after Stop = %v, want ErrConnClosed", err)
+	}
+	if _, err := hd.conn.Invoke(context.Background(), NewRequest(CheckTransactionState, nil, nil)); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Invoke after Stop = %v, want ErrConnClosed", err)
+	}
+	hd.conn.Close()
 	// The port is free once Stop has returned.
 	l, err := net.Listen("tcp4", addr)
 	if err != nil {
