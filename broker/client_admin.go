@@ -55,6 +55,21 @@ func (b *Broker) getAllSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.C
 	return successResponse(req, remoting.MarshalBody(b.subGroups.Wrapper()))
 }
 
+// getSubscriptionGroupConfig returns one group's config (a 5.x admin
+// request), auto-creating it as a heartbeat would.
+func (b *Broker) getSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("group", true)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	cfg := b.subGroups.FindOrCreate(group)
+	if cfg == nil {
+		return remoting.NewResponse(req, remoting.SubscriptionGroupNotExist, "No group in this broker")
+	}
+	return successResponse(req, remoting.MarshalBody(cfg))
+}
+
 func (b *Broker) deleteSubscriptionGroup(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	group := h.Str("groupName", true)

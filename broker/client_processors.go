@@ -27,6 +27,8 @@ func (b *Broker) clientProcessors() map[int32]HandlerFunc {
 		remoting.GetConsumeStats:                  b.getConsumeStats,
 		remoting.GetConsumerRunningInfo:           b.getConsumerRunningInfo,
 		remoting.ConsumeMessageDirectly:           b.consumeMessageDirectly,
+		remoting.CheckClientConfig:                b.checkClientConfig,
+		remoting.GetSubscriptionGroupConfig:       b.getSubscriptionGroupConfig,
 	}
 }
 
@@ -139,5 +141,26 @@ func (b *Broker) unlockBatchMQ(_ *remoting.Conn, req *remoting.Command) *remotin
 		return remoting.NewResponse(req, remoting.SystemError, "unlockBatchMQ: bad body: "+err.Error())
 	}
 	b.locks.UnlockBatch(body.ConsumerGroup, body.MqSet, body.ClientID)
+	return successResponse(req, nil)
+}
+
+// checkClientConfig vets a subscription before a Java client uses it (sent for
+// non-tag expressions only). Tag expressions pass; this broker has no
+// property (SQL92) filtering, so any other type is refused as a stock broker
+// with enablePropertyFilter=false refuses it.
+func (b *Broker) checkClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var body struct {
+		ClientID         string                     `json:"clientId"`
+		Group            string                     `json:"group"`
+		SubscriptionData *remoting.SubscriptionData `json:"subscriptionData"`
+	}
+	if len(req.Body) > 0 {
+		if err := remoting.UnmarshalBody(req.Body, &body); err != nil {
+			return remoting.NewResponse(req, remoting.SystemError, "checkClientConfig: bad body: "+err.Error())
+		}
+	}
+	if sd := body.SubscriptionData; sd != nil && sd.ExpressionType != "" && sd.ExpressionType != "TAG" {
+		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+sd.ExpressionType)
+	}
 	return successResponse(req, nil)
 }

@@ -458,3 +458,53 @@ func TestClientHousekeepingLoop(t *testing.T) {
 		t.Fatal("housekeeping loop did not stop")
 	}
 }
+
+func TestCheckClientConfig(t *testing.T) {
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
+	c := env.client("A")
+	tests := []struct {
+		name       string
+		body       string
+		wantCode   int32
+		wantRemark string
+	}{
+		{name: "tag expression", body: `{"clientId":"A","group":"G","subscriptionData":{"expressionType":"TAG","subString":"a||b","topic":"T"}}`, wantCode: remoting.Success},
+		{name: "no expression type", body: `{"clientId":"A","group":"G","subscriptionData":{"subString":"*","topic":"T"}}`, wantCode: remoting.Success},
+		{name: "no subscription", body: `{"clientId":"A","group":"G"}`, wantCode: remoting.Success},
+		{name: "sql92", body: `{"clientId":"A","group":"G","subscriptionData":{"expressionType":"SQL92","subString":"a > 1","topic":"T"}}`,
+			wantCode: remoting.SystemError, wantRemark: "The broker does not support consumer to filter message by SQL92"},
+		{name: "broken body", body: `{"subscriptionData":`, wantCode: remoting.SystemError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clExpectCode(t, c.invoke(remoting.CheckClientConfig, nil, []byte(tc.body)), tc.wantCode, tc.wantRemark)
+		})
+	}
+}
+
+func TestGetSubscriptionGroupConfig(t *testing.T) {
+	tests := []struct {
+		name       string
+		autoCreate bool
+		ext        map[string]string
+		wantCode   int32
+	}{
+		{name: "built-in group", ext: map[string]string{"group": "TOOLS_CONSUMER"}, wantCode: remoting.Success},
+		{name: "auto-created group", autoCreate: true, ext: map[string]string{"group": "G"}, wantCode: remoting.Success},
+		{name: "unknown group", ext: map[string]string{"group": "G"}, wantCode: remoting.SubscriptionGroupNotExist},
+		{name: "no group header", ext: nil, wantCode: remoting.SystemError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: tc.autoCreate})
+			resp := env.client("admin").invoke(remoting.GetSubscriptionGroupConfig, tc.ext, nil)
+			clExpectCode(t, resp, tc.wantCode, "")
+			if tc.wantCode != remoting.Success {
+				return
+			}
+			if got := decodeBody[remoting.SubscriptionGroupConfig](t, resp); !reflect.DeepEqual(got, remoting.NewSubscriptionGroupConfig(tc.ext["group"])) {
+				t.Fatalf("config = %s", resp.Body)
+			}
+		})
+	}
+}
