@@ -3,10 +3,14 @@ package broker
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -17,9 +21,11 @@ type HandlerFunc func(c *remoting.Conn, req *remoting.Command) *remoting.Command
 
 // Broker is one broker node: request processors over a store.
 type Broker struct {
-	opts Options
-	log  zerolog.Logger
-	addr string // brokerIP1:listenPort, registered with the name server and written as STOREHOST
+	opts  Options
+	log   zerolog.Logger
+	clock clock.Clock
+	addr  string         // brokerIP1:listenPort, registered with the name server
+	host  netip.AddrPort // the same address, written as STOREHOST in every record
 
 	store  *store.Store
 	server *remoting.Server
@@ -28,6 +34,9 @@ type Broker struct {
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager
 	pullHold *PullRequestHoldService
+	// putHooks see every message before it is stored (putMessage).
+	putHooks []putHook
+	stats    brokerStats
 
 	// clients: heartbeats, groups, offsets, locks (client_*.go, consumer_*.go, offset_*.go, subscription_group.go, lock_manager.go)
 	consumers *ConsumerManager
@@ -37,6 +46,27 @@ type Broker struct {
 	locks     *RebalanceLockManager
 
 	handlers map[int32]HandlerFunc
+
+	// life guards closed; every request and woken pull runs inside inflight,
+	// entered under a read lock while !closed, so Shutdown can wait for all
+	// of them before it closes the store.
+	life     sync.RWMutex
+	closed   bool
+	inflight sync.WaitGroup
+
+	stop     chan struct{}  // closed by Shutdown: background loops end
+	bg       sync.WaitGroup // background loops
+	regKick  chan struct{}  // capacity 1: a registration is wanted soon
+	started  atomic.Bool
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// brokerStats are the counters behind GET_BROKER_RUNTIME_INFO.
+type brokerStats struct {
+	putMsgs atomic.Int64 // messages stored by sends
+	getMsgs atomic.Int64 // messages transferred by pulls
+	rates   rateSampler
 }
 
 // Addr is the broker's advertised "ip:port".
@@ -45,8 +75,18 @@ func (b *Broker) Addr() string { return b.addr }
 // Store exposes the message store (tests, admin).
 func (b *Broker) Store() *store.Store { return b.store }
 
+// Topics exposes the topic table.
+func (b *Broker) Topics() *TopicConfigManager { return b.topics }
+
+// storeHost is the address written as STOREHOST and encoded in offsetMsgIds.
+func (b *Broker) storeHost() netip.AddrPort { return b.host }
+
 // ServeRemoting implements remoting.Handler.
 func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if !b.enter() {
+		return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the broker is shutting down")
+	}
+	defer b.inflight.Done()
 	h := b.handlers[req.Code]
 	if h == nil {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
@@ -54,8 +94,21 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	return h(c, req)
 }
 
+// enter registers one unit of work; false once shutdown has begun. A true
+// result must be paired with b.inflight.Done().
+func (b *Broker) enter() bool {
+	b.life.RLock()
+	defer b.life.RUnlock()
+	if b.closed {
+		return false
+	}
+	b.inflight.Add(1)
+	return true
+}
+
 // ConnClosed implements remoting.ConnObserver.
 func (b *Broker) ConnClosed(c *remoting.Conn) {
+	b.pullHold.dropConn(c)
 	b.clientConnClosed(c)
 }
 

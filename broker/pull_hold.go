@@ -1,4 +1,271 @@
 package broker
 
-// PullRequestHoldService parks long-polling pulls. Owned by the broker-core work.
-type PullRequestHoldService struct{}
+import (
+	"container/heap"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
+	"rmq/remoting"
+)
+
+// heldPull is a parked long-polling pull.
+type heldPull struct {
+	conn    *remoting.Conn
+	req     *remoting.Command
+	topic   string
+	queueID int32
+	// offset is the queue offset the client asked for: any message at or past
+	// it that passes match ends the wait.
+	offset   int64
+	match    func(tagsCode int64) bool
+	deadline time.Time
+	heapIdx  int
+}
+
+type queueKey struct {
+	topic   string
+	queueID int32
+}
+
+// PullRequestHoldService parks pulls that found nothing until a message for
+// their queue arrives or their hold time ends. Arrivals come from the store's
+// dispatch (notify); one goroutine sleeps until the earliest deadline. Every
+// held pull is in exactly one per-queue waiter list and in the deadline heap,
+// and leaves both together, so it is answered at most once.
+type PullRequestHoldService struct {
+	clock clock.Clock
+	log   zerolog.Logger
+	// wake re-runs a pull; it is called on a fresh goroutine, never under mu.
+	wake func(*heldPull)
+
+	mu      sync.Mutex
+	queues  map[queueKey][]*heldPull
+	byDue   holdHeap
+	stopped bool
+
+	kick    chan struct{} // capacity 1: the earliest deadline changed
+	quit    chan struct{}
+	done    chan struct{}
+	running bool
+}
+
+func newPullRequestHoldService(clk clock.Clock, log zerolog.Logger, wake func(*heldPull)) *PullRequestHoldService {
+	return &PullRequestHoldService{
+		clock: clk, log: log, wake: wake,
+		queues: make(map[queueKey][]*heldPull),
+		kick:   make(chan struct{}, 1),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// start runs the deadline goroutine.
+func (s *PullRequestHoldService) start() {
+	s.mu.Lock()
+	s.running = true
+	s.mu.Unlock()
+	go s.run()
+}
+
+// shutdown stops the deadline goroutine and drops every held pull unanswered
+// (their connections are closing with the server).
+func (s *PullRequestHoldService) shutdown() {
+	s.mu.Lock()
+	running := s.running
+	s.running = false
+	s.stopped = true
+	s.queues = make(map[queueKey][]*heldPull)
+	s.byDue = nil
+	s.mu.Unlock()
+	if running {
+		close(s.quit)
+		<-s.done
+	}
+}
+
+// suspend parks hp. A message may have been dispatched between the pull's
+// read of the store and this call, with nobody waiting for it yet; so after
+// parking, maxOffset is read again and a queue already past hp.offset wakes
+// hp at once (the re-run then finds the message, or skips filtered ones).
+func (s *PullRequestHoldService) suspend(hp *heldPull, maxOffset func(topic string, queueID int32) int64) {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	key := queueKey{hp.topic, hp.queueID}
+	s.queues[key] = append(s.queues[key], hp)
+	heap.Push(&s.byDue, hp)
+	earliest := s.byDue[0] == hp
+	s.mu.Unlock()
+	if earliest {
+		s.poke()
+	}
+	if maxOffset(hp.topic, hp.queueID) > hp.offset && s.take(hp) {
+		go s.wake(hp)
+	}
+}
+
+func (s *PullRequestHoldService) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// notify reports that the queue now holds messages below maxOffset, the
+// newest with tagsCode. Waiters behind maxOffset whose filter accepts the
+// tag wake; the rest keep waiting. Called on the store's dispatch goroutine:
+// it only takes the lock briefly and never runs a pull itself.
+func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, tagsCode int64) {
+	key := queueKey{topic, queueID}
+	s.mu.Lock()
+	list := s.queues[key]
+	if len(list) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	var woken []*heldPull
+	keep := make([]*heldPull, 0, len(list))
+	for _, hp := range list {
+		if maxOffset > hp.offset && hp.match(tagsCode) {
+			heap.Remove(&s.byDue, hp.heapIdx)
+			woken = append(woken, hp)
+		} else {
+			keep = append(keep, hp)
+		}
+	}
+	s.setQueueLocked(key, keep)
+	s.mu.Unlock()
+	for _, hp := range woken {
+		go s.wake(hp)
+	}
+}
+
+// dropConn forgets every pull held for c (the client is gone).
+func (s *PullRequestHoldService) dropConn(c *remoting.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, list := range s.queues {
+		keep := list[:0:0]
+		for _, hp := range list {
+			if hp.conn == c {
+				heap.Remove(&s.byDue, hp.heapIdx)
+			} else {
+				keep = append(keep, hp)
+			}
+		}
+		if len(keep) != len(list) {
+			s.setQueueLocked(key, keep)
+		}
+	}
+}
+
+// take removes hp if it is still held; false means someone else woke it.
+func (s *PullRequestHoldService) take(hp *heldPull) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.takeLocked(hp)
+}
+
+func (s *PullRequestHoldService) takeLocked(hp *heldPull) bool {
+	key := queueKey{hp.topic, hp.queueID}
+	list := s.queues[key]
+	for i, x := range list {
+		if x == hp {
+			keep := make([]*heldPull, 0, len(list)-1)
+			keep = append(keep, list[:i]...)
+			keep = append(keep, list[i+1:]...)
+			s.setQueueLocked(key, keep)
+			heap.Remove(&s.byDue, hp.heapIdx)
+			return true
+		}
+	}
+	return false
+}
+
+func (s *PullRequestHoldService) setQueueLocked(key queueKey, list []*heldPull) {
+	if len(list) == 0 {
+		delete(s.queues, key)
+		return
+	}
+	s.queues[key] = list
+}
+
+// held is the number of parked pulls.
+func (s *PullRequestHoldService) held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byDue)
+}
+
+// run wakes pulls whose hold time ended. It sleeps until the earliest
+// deadline, or until suspend parks a pull due earlier than that.
+func (s *PullRequestHoldService) run() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		now := s.clock.Now()
+		var expired []*heldPull
+		for len(s.byDue) > 0 && !s.byDue[0].deadline.After(now) {
+			hp := s.byDue[0]
+			s.takeLocked(hp)
+			expired = append(expired, hp)
+		}
+		wait := time.Duration(-1)
+		if len(s.byDue) > 0 {
+			wait = s.byDue[0].deadline.Sub(now)
+		}
+		s.mu.Unlock()
+		for _, hp := range expired {
+			go s.wake(hp)
+		}
+
+		var timer clock.Timer
+		var fire <-chan time.Time
+		if wait >= 0 {
+			timer = s.clock.NewTimer(wait)
+			fire = timer.C()
+		}
+		select {
+		case <-fire:
+		case <-s.kick:
+		case <-s.quit:
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// holdHeap orders held pulls by deadline.
+type holdHeap []*heldPull
+
+func (h holdHeap) Len() int           { return len(h) }
+func (h holdHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h holdHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = i
+	h[j].heapIdx = j
+}
+func (h *holdHeap) Push(x any) {
+	hp := x.(*heldPull)
+	hp.heapIdx = len(*h)
+	*h = append(*h, hp)
+}
+func (h *holdHeap) Pop() any {
+	old := *h
+	n := len(old)
+	hp := old[n-1]
+	old[n-1] = nil
+	hp.heapIdx = -1
+	*h = old[:n-1]
+	return hp
+}

@@ -1,4 +1,401 @@
 package broker
 
-// TopicConfigManager owns topic configs (topics.json). Owned by the broker-core work.
-type TopicConfigManager struct{}
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Topic names and limits of the stock broker (TopicValidator.java, MixAll.java).
+const (
+	topicAutoCreateKey     = "TBW102"
+	topicSchedule          = "SCHEDULE_TOPIC_XXXX"
+	topicBenchmark         = "BenchmarkTest"
+	topicSelfTest          = "SELF_TEST_TOPIC"
+	topicOffsetMovedEvent  = "OFFSET_MOVED_EVENT"
+	topicTransHalf         = "RMQ_SYS_TRANS_HALF_TOPIC"
+	topicTransOpHalf       = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	topicTransCheckMaxTime = "TRANS_CHECK_MAX_TIME_TOPIC"
+	topicTrace             = "RMQ_SYS_TRACE_TOPIC"
+	topicSystemPrefix      = "rmq_sys_"
+	topicRetryPrefix       = "%RETRY%"
+	topicDLQPrefix         = "%DLQ%"
+	topicReplySuffix       = "_REPLY_TOPIC"
+
+	topicMaxLength         = 127
+	scheduleTopicQueueNums = 18
+	defaultTopicQueueNums  = 16 // new TopicConfig(name) in Java
+	filterTypeSingleTag    = "SINGLE_TAG"
+	filterTypeMultiTag     = "MULTI_TAG"
+	topicSysFlagUnit       = 1 << 0
+	topicSysFlagUnitSub    = 1 << 1
+	permReadWrite          = remoting.PermRead | remoting.PermWrite
+	permReadWriteInherit   = remoting.PermRead | remoting.PermWrite | remoting.PermInherit
+	topicConfigFileName    = "topics.json"
+)
+
+// builtinSystemTopics may be neither created nor deleted by admin requests
+// (TopicValidator.SYSTEM_TOPIC_SET before the broker adds its own).
+var builtinSystemTopics = map[string]bool{
+	topicAutoCreateKey: true, topicSchedule: true, topicBenchmark: true, topicTransHalf: true,
+	topicTrace: true, topicTransOpHalf: true, topicTransCheckMaxTime: true, topicSelfTest: true,
+	topicOffsetMovedEvent: true,
+}
+
+// notAllowedSendTopics refuse producer sends (TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
+var notAllowedSendTopics = map[string]bool{
+	topicSchedule: true, topicTransHalf: true, topicTransOpHalf: true, topicTransCheckMaxTime: true,
+	topicSelfTest: true, topicOffsetMovedEvent: true,
+}
+
+// ErrTopicConfig wraps failures to load or persist topics.json.
+var ErrTopicConfig = errors.New("broker: topic config")
+
+// TopicConfigManager owns the topic table (config/topics.json). Table entries
+// are never mutated in place: every change stores a fresh *TopicConfig, and
+// readers get copies, so a config handed out never changes under its holder.
+// Every change bumps the DataVersion (the name server only re-reads a
+// broker's topics when it changes), is persisted at once, and calls onChange.
+type TopicConfigManager struct {
+	path       string
+	autoCreate bool
+	now        func() time.Time
+	log        zerolog.Logger
+	// onChange asks for a registration with the name servers; it must not block.
+	onChange func()
+
+	mu      sync.RWMutex
+	table   map[string]*remoting.TopicConfig
+	version remoting.DataVersion
+	// system holds the topics this broker defines itself (cluster, broker
+	// name, reply topic) on top of builtinSystemTopics.
+	system map[string]bool
+}
+
+// topicConfigDefaults names what the stock constructor derives from BrokerConfig.
+type topicConfigDefaults struct {
+	clusterName      string
+	brokerName       string
+	autoCreate       bool
+	defaultQueueNums int32
+}
+
+func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
+	return &remoting.TopicConfig{
+		TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums,
+		Perm: perm, TopicFilterType: filterTypeSingleTag,
+	}
+}
+
+// newTopicConfigManager builds the stock default topics and then overlays
+// the persisted file (or its .bak copy when the file is missing or broken).
+func newTopicConfigManager(path string, d topicConfigDefaults, now func() time.Time, log zerolog.Logger) (*TopicConfigManager, error) {
+	m := &TopicConfigManager{
+		path: path, autoCreate: d.autoCreate, now: now, log: log, onChange: func() {},
+		table:   make(map[string]*remoting.TopicConfig),
+		version: remoting.DataVersion{Timestamp: now().UnixMilli()},
+		system:  make(map[string]bool),
+	}
+	add := func(tc *remoting.TopicConfig) {
+		m.table[tc.TopicName] = tc
+		m.system[tc.TopicName] = true
+	}
+	add(newTopicConfig(topicSelfTest, 1, permReadWrite))
+	if d.autoCreate {
+		add(newTopicConfig(topicAutoCreateKey, d.defaultQueueNums, permReadWriteInherit))
+	}
+	add(newTopicConfig(topicBenchmark, 1024, permReadWrite))
+	// clusterTopicEnable and brokerTopicEnable default to true.
+	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, permReadWriteInherit))
+	add(newTopicConfig(d.brokerName, 1, permReadWriteInherit))
+	add(newTopicConfig(topicOffsetMovedEvent, 1, permReadWrite))
+	add(newTopicConfig(topicSchedule, scheduleTopicQueueNums, permReadWrite))
+	add(newTopicConfig(d.clusterName+topicReplySuffix, 1, permReadWrite))
+
+	if err := m.load(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// load overlays topics.json, falling back to topics.json.bak as Java's
+// ConfigManager does. No file at all is not an error (first start). The
+// parse only builds a new table, so a broken file leaves no trace.
+func (m *TopicConfigManager) load() error {
+	err := store.ReadFileWithBackup(m.path, func(data []byte) error {
+		var w remoting.TopicConfigSerializeWrapper
+		if err := json.Unmarshal(data, &w); err != nil {
+			return err
+		}
+		for name, tc := range w.TopicConfigTable {
+			if tc == nil {
+				continue
+			}
+			if tc.TopicName == "" {
+				tc.TopicName = name
+			}
+			if tc.TopicFilterType == "" {
+				tc.TopicFilterType = filterTypeSingleTag
+			}
+			m.table[name] = tc
+		}
+		if w.DataVersion.Timestamp != 0 || w.DataVersion.Counter != 0 {
+			m.version = w.DataVersion
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: load %s: %w", ErrTopicConfig, m.path, err)
+	}
+	return nil
+}
+
+// Get returns a copy of the topic's config, nil if absent.
+func (m *TopicConfigManager) Get(topic string) *remoting.TopicConfig {
+	m.mu.RLock()
+	tc := m.table[topic]
+	m.mu.RUnlock()
+	if tc == nil {
+		return nil
+	}
+	cp := *tc
+	return &cp
+}
+
+// IsSystemTopic reports whether admin requests must leave topic alone.
+func (m *TopicConfigManager) IsSystemTopic(topic string) bool {
+	if builtinSystemTopics[topic] || strings.HasPrefix(topic, topicSystemPrefix) {
+		return true
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.system[topic]
+}
+
+// IsOrderTopic reports the order flag (learnt from the name server's
+// ORDER_TOPIC_CONFIG namespace at registration).
+func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	tc := m.table[topic]
+	return tc != nil && tc.Order
+}
+
+// CreateRetryTopic creates %RETRY%<group> unless it exists.
+func (m *TopicConfigManager) CreateRetryTopic(group string, queueNums int32, perm int32) (tc *remoting.TopicConfig, created bool) {
+	return m.createIfAbsent(newTopicConfig(topicRetryPrefix+group, queueNums, perm))
+}
+
+// CreateSystemTopic creates a broker-internal topic (DLQ, transaction
+// half/op topics, ...) unless it exists.
+func (m *TopicConfigManager) CreateSystemTopic(topic string, queueNums int32, perm int32) (tc *remoting.TopicConfig, created bool) {
+	return m.createIfAbsent(newTopicConfig(topic, queueNums, perm))
+}
+
+// createIfAbsent is Java's createTopicInSendMessageBackMethod.
+func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting.TopicConfig, bool) {
+	m.mu.Lock()
+	if old := m.table[tc.TopicName]; old != nil {
+		m.mu.Unlock()
+		cp := *old
+		return &cp, false
+	}
+	m.table[tc.TopicName] = tc
+	m.changedLocked()
+	m.mu.Unlock()
+	m.log.Info().Str("topic", tc.TopicName).Int32("queues", tc.WriteQueueNums).Int32("perm", tc.Perm).Msg("topic created")
+	m.onChange()
+	cp := *tc
+	return &cp, true
+}
+
+// createFromDefault is the send path's auto-creation from defaultTopic
+// (createTopicInSendMessageMethod): allowed only when the default topic
+// carries PERM_INHERIT, and for TBW102 only while auto-creation is enabled.
+// The new topic gets min(clientQueueNums, default write queues) queues and the
+// default's perm without INHERIT. nil means the topic may not be created.
+func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clientQueueNums, sysFlag int32) (*remoting.TopicConfig, bool) {
+	m.mu.Lock()
+	if old := m.table[topic]; old != nil {
+		m.mu.Unlock()
+		cp := *old
+		return &cp, false
+	}
+	def := m.table[defaultTopic]
+	if def == nil || def.Perm&remoting.PermInherit == 0 || (defaultTopic == topicAutoCreateKey && !m.autoCreate) {
+		m.mu.Unlock()
+		m.log.Warn().Str("topic", topic).Str("defaultTopic", defaultTopic).Msg("cannot create topic from default topic")
+		return nil, false
+	}
+	n := min(clientQueueNums, def.WriteQueueNums)
+	n = max(n, 0)
+	tc := &remoting.TopicConfig{
+		TopicName: topic, ReadQueueNums: n, WriteQueueNums: n,
+		Perm: def.Perm &^ remoting.PermInherit, TopicSysFlag: sysFlag, TopicFilterType: def.TopicFilterType,
+	}
+	m.table[topic] = tc
+	m.changedLocked()
+	m.mu.Unlock()
+	m.log.Info().Str("topic", topic).Str("defaultTopic", defaultTopic).Int32("queues", n).Msg("topic auto-created")
+	m.onChange()
+	cp := *tc
+	return &cp, true
+}
+
+// Update creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
+func (m *TopicConfigManager) Update(tc *remoting.TopicConfig) {
+	cp := *tc
+	m.mu.Lock()
+	m.table[cp.TopicName] = &cp
+	m.changedLocked()
+	m.mu.Unlock()
+	m.onChange()
+}
+
+// Delete removes a topic; false if it did not exist.
+func (m *TopicConfigManager) Delete(topic string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.table[topic] == nil {
+		return false
+	}
+	delete(m.table, topic)
+	m.changedLocked()
+	return true
+}
+
+// setOrderTopics applies the name server's ORDER_TOPIC_CONFIG keys: exactly
+// the listed topics are orderly (updateOrderTopicConfig).
+func (m *TopicConfigManager) setOrderTopics(order map[string]string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	changed := false
+	for name, tc := range m.table {
+		_, want := order[name]
+		if tc.Order != want {
+			cp := *tc
+			cp.Order = want
+			m.table[name] = &cp
+			changed = true
+		}
+	}
+	if changed {
+		m.changedLocked()
+	}
+}
+
+// changedLocked bumps the data version and persists. m.mu must be held.
+func (m *TopicConfigManager) changedLocked() {
+	m.version.Counter++
+	m.version.Timestamp = m.now().UnixMilli()
+	if err := m.persistLocked(); err != nil {
+		m.log.Error().Err(err).Msg("persist topic config")
+	}
+}
+
+// Snapshot returns a deep copy of the table and its version.
+func (m *TopicConfigManager) Snapshot() remoting.TopicConfigSerializeWrapper {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.snapshotLocked()
+}
+
+func (m *TopicConfigManager) snapshotLocked() remoting.TopicConfigSerializeWrapper {
+	w := remoting.TopicConfigSerializeWrapper{
+		DataVersion:      m.version,
+		TopicConfigTable: make(map[string]*remoting.TopicConfig, len(m.table)),
+	}
+	for name, tc := range m.table {
+		cp := *tc
+		w.TopicConfigTable[name] = &cp
+	}
+	return w
+}
+
+// DataVersion returns the current version.
+func (m *TopicConfigManager) DataVersion() remoting.DataVersion {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.version
+}
+
+// Topics returns the topic names, sorted.
+func (m *TopicConfigManager) Topics() []string {
+	m.mu.RLock()
+	out := make([]string, 0, len(m.table))
+	for name := range m.table {
+		out = append(out, name)
+	}
+	m.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// Persist writes topics.json.
+func (m *TopicConfigManager) Persist() error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.persistLocked()
+}
+
+func (m *TopicConfigManager) persistLocked() error {
+	data, err := json.MarshalIndent(m.snapshotLocked(), "", "\t")
+	if err != nil {
+		return fmt.Errorf("%w: encode: %v", ErrTopicConfig, err)
+	}
+	if err := store.WriteFileAtomic(m.path, data); err != nil {
+		return fmt.Errorf("%w: write %s: %w", ErrTopicConfig, m.path, err)
+	}
+	return nil
+}
+
+// validateTopicName applies TopicValidator.validateTopic; the remark is the
+// stock one, empty when the name is valid.
+func validateTopicName(topic string) string {
+	if strings.TrimSpace(topic) == "" {
+		return "The specified topic is blank."
+	}
+	for i := 0; i < len(topic); i++ {
+		c := topic[i]
+		ok := c == '%' || c == '-' || c == '_' || c == '|' ||
+			(c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+		if !ok {
+			return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+		}
+	}
+	if len(topic) > topicMaxLength {
+		return "The specified topic is longer than topic max length."
+	}
+	return ""
+}
+
+// permString renders perm as Java's PermName.perm2String ("RWX").
+func permString(perm int32) string {
+	b := []byte("---")
+	if perm&remoting.PermRead != 0 {
+		b[0] = 'R'
+	}
+	if perm&remoting.PermWrite != 0 {
+		b[1] = 'W'
+	}
+	if perm&remoting.PermInherit != 0 {
+		b[2] = 'X'
+	}
+	return string(b)
+}
+
+// topicConfigString renders tc as Java's TopicConfig.toString (used in remarks).
+func topicConfigString(tc *remoting.TopicConfig) string {
+	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%t]",
+		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, permString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
+}

@@ -1,0 +1,32 @@
+package broker
+
+import "rmq/remoting"
+
+// coreProcessors maps the request codes served by the core of the broker:
+// sends, pulls, offset/time/view queries and topic administration.
+func (b *Broker) coreProcessors() map[int32]HandlerFunc {
+	return map[int32]HandlerFunc{
+		remoting.SendMessage:        b.processSend,
+		remoting.SendMessageV2:      b.processSend,
+		remoting.SendBatchMessage:   b.processSend,
+		remoting.SendReplyMessage:   b.processSend,
+		remoting.SendReplyMessageV2: b.processSend,
+
+		remoting.PullMessage:     b.processPullRequest,
+		remoting.LitePullMessage: b.processPullRequest,
+
+		remoting.GetMaxOffset:            b.processGetMaxOffset,
+		remoting.GetMinOffset:            b.processGetMinOffset,
+		remoting.SearchOffsetByTimestamp: b.processSearchOffset,
+		remoting.GetEarliestMsgStoretime: b.processEarliestMsgStoreTime,
+		remoting.ViewMessageByID:         b.processViewMessageByID,
+		remoting.QueryConsumerOffset:     b.processQueryConsumerOffset,
+
+		remoting.UpdateAndCreateTopic: b.processUpdateAndCreateTopic,
+		remoting.DeleteTopicInBroker:  b.processDeleteTopic,
+		remoting.GetAllTopicConfig:    b.processGetAllTopicConfig,
+		remoting.GetTopicConfig:       b.processGetTopicConfig,
+		remoting.GetBrokerRuntimeInfo: b.processGetBrokerRuntimeInfo,
+		remoting.GetTopicStatsInfo:    b.processGetTopicStatsInfo,
+	}
+}

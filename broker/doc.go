@@ -1,0 +1,55 @@
+// Package broker is a RocketMQ 4.x broker: request processors over the
+// message store (package store), served by package remoting on ListenPort and
+// the VIP port ListenPort-2.
+//
+// # Request paths
+//
+//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE / SEND_REPLY_MESSAGE(_V2)
+//	  header (V2 letters → V1 names) ─► msgCheck (topic name, perms, auto-create
+//	  from TBW102, queue id) ─► %RETRY% limit → %DLQ% ─► putMessage (hooks)
+//	  ─► store ─► msgId(s), queueId, queueOffset, MSG_REGION, TRACE_ON
+//
+//	PULL_MESSAGE / LITE_PULL_MESSAGE
+//	  group, topic, queue checks ─► tag filter (request or heartbeat
+//	  subscription) ─► store.GetMessage ─► code per status ─┬─► answer
+//	                                                        └─► 19 + SUSPEND: park
+//
+// # Long polling
+//
+// A parked pull sits in one waiter list per queue and in a deadline heap.
+// The store's dispatch calls notify for every message it indexes; the hold
+// goroutine sleeps until the earliest deadline. Either way the pull is
+// re-run once (without suspend) and answered through Conn.WriteResponse.
+//
+//	 store dispatch ──notify(topic,qid,maxOffset,tagsCode)──┐
+//	                                                        ▼
+//	+----------------------------+      +-------------------------------+
+//	| queues: topic/qid → [held] |◄────►| byDue: min-heap of deadlines  |
+//	+----------------------------+      +-------------------------------+
+//	          │ maxOffset > offset && tag matches      │ deadline passed
+//	          └───────────────► wakePull ◄─────────────┘
+//
+// # Pull response body
+//
+// The body is the stored records of the commitlog, concatenated unchanged
+// (store.EncodeRecord's v1 layout); a client walks it by TOTALSIZE:
+//
+//	+-----------+------------+-----+-----------+------------+-----+
+//	| TOTALSIZE | record 1 … |     | TOTALSIZE | record n … |     |
+//	+-----------+------------+-----+-----------+------------+-----+
+//	 At most min(maxMsgNums, 32) records and 256 KiB, always at least one.
+//
+// # Registration
+//
+// REGISTER_BROKER goes to every name server at Start, every
+// registerNameServerPeriod and soon after a topic changes (requests coalesce).
+// Its body is RegisterBrokerBody JSON; bodyCrc32 is CRC32(body) & 0x7FFFFFFF:
+//
+//	{"filterServerList":[],
+//	 "topicConfigSerializeWrapper":{"dataVersion":{"counter":n,"timestamp":ms},
+//	                                "topicConfigTable":{"T":{TopicConfig},…}}}
+//
+// The same wrapper, pretty-printed, is config/topics.json. consumerOffset.json
+// and subscriptionGroup.json sit beside it (client_*.go, offset_manager.go,
+// subscription_group.go).
+package broker

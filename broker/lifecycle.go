@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"rmq/internal/clock"
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Background periods of the stock broker.
+const (
+	// offsetPersistInterval is flushConsumerOffsetInterval.
+	offsetPersistInterval = 5 * time.Second
+	// statsSampleInterval feeds the put/get rates of GET_BROKER_RUNTIME_INFO.
+	statsSampleInterval = time.Second
+	// drainTimeout bounds how long Shutdown waits for running requests.
+	drainTimeout = 10 * time.Second
+)
+
+// ErrOptions wraps invalid broker options.
+var ErrOptions = errors.New("broker: invalid options")
+
+// New validates opts, opens the store under StorePathRootDir (running its
+// recovery), loads the topic, offset and group files from <root>/config and
+// wires the request handlers. Nothing listens until Start.
+func New(opts Options) (*Broker, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	ip, err := netip.ParseAddr(opts.BrokerIP1)
+	if err != nil || !ip.Unmap().Is4() {
+		return nil, fmt.Errorf("%w: brokerIP1 %q is not an IPv4 address", ErrOptions, opts.BrokerIP1)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.ListenHost == "" {
+		opts.ListenHost = "0.0.0.0"
+	}
+	b := &Broker{
+		opts:    opts,
+		log:     opts.Logger,
+		clock:   opts.Clock,
+		addr:    joinHostPort(opts.BrokerIP1, opts.ListenPort),
+		host:    netip.AddrPortFrom(ip.Unmap(), uint16(opts.ListenPort)),
+		nsCli:   remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
+		stop:    make(chan struct{}),
+		regKick: make(chan struct{}, 1),
+	}
+	// The hold service exists before the store: recovery may already dispatch.
+	b.pullHold = newPullRequestHoldService(b.clock, b.log, b.wakePull)
+
+	configDir := filepath.Join(opts.StorePathRootDir, "config")
+	if err := os.MkdirAll(configDir, 0o755); err != nil {
+		return nil, fmt.Errorf("broker: create %s: %w", configDir, err)
+	}
+	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
+		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
+		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
+	}, b.clock.Now, b.log)
+	if err != nil {
+		return nil, err
+	}
+	b.topics.onChange = b.registerAsync
+
+	flush := store.AsyncFlush
+	if opts.FlushDiskType == "SYNC_FLUSH" {
+		flush = store.SyncFlush
+	}
+	b.store, err = store.Open(store.Options{
+		Dir:                        opts.StorePathRootDir,
+		MappedFileSizeCommitLog:    opts.MappedFileSizeCommitLog,
+		MappedFileSizeConsumeQueue: opts.MappedFileSizeConsumeQueue,
+		FlushDiskType:              flush,
+		FlushInterval:              time.Duration(opts.FlushIntervalCommitLog) * time.Millisecond,
+		SyncFlushTimeout:           time.Duration(opts.SyncFlushTimeout) * time.Millisecond,
+		MaxMessageSize:             opts.MaxMessageSize,
+		StoreHost:                  b.host,
+		OnDispatch:                 b.onDispatch,
+		Now:                        b.clock.Now,
+		Logger:                     b.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: open store: %w", err)
+	}
+	closeStore := func(err error) (*Broker, error) {
+		return nil, errors.Join(err, b.store.Close())
+	}
+
+	b.consumers = NewConsumerManager(b.log)
+	b.producers = NewProducerManager()
+	b.locks = NewRebalanceLockManager()
+	if b.offsets, err = NewConsumerOffsetManager(filepath.Join(configDir, "consumerOffset.json"), b.log); err != nil {
+		return closeStore(err)
+	}
+	if b.subGroups, err = NewSubscriptionGroupManager(filepath.Join(configDir, "subscriptionGroup.json"), opts.AutoCreateSubscriptionGroup, b.log); err != nil {
+		return closeStore(err)
+	}
+	b.registerHandlers()
+	return b, nil
+}
+
+// onDispatch runs on the store's dispatch goroutine for every message that
+// reached its consume queue; it only hands work to the hold service.
+func (b *Broker) onDispatch(d store.DispatchRequest) {
+	if hs := b.pullHold; hs != nil {
+		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
+	}
+}
+
+// Start listens on ListenHost:ListenPort and the VIP port ListenPort-2,
+// registers with the name servers (once now, then every
+// RegisterNameServerPeriod and whenever a topic changes) and starts the
+// background services.
+func (b *Broker) Start() error {
+	if !b.started.CompareAndSwap(false, true) {
+		return errors.New("broker: already started")
+	}
+	srv, err := remoting.NewServer(b, remoting.ServerOptions{
+		Addrs: []string{
+			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
+			joinHostPort(b.opts.ListenHost, b.opts.ListenPort-2),
+		},
+		Logger: b.log,
+	})
+	if err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	b.server = srv
+	b.pullHold.start()
+
+	b.bg.Add(2)
+	go b.persistLoop()
+	go b.statsLoop()
+	b.startClientHousekeeping(b.stop)
+	if len(b.opts.NamesrvAddrs()) > 0 {
+		b.registerAll(true)
+		b.bg.Add(1)
+		go b.registerLoop()
+	}
+	b.log.Info().Str("addr", b.addr).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
+	return nil
+}
+
+// persistLoop writes consumer offsets every offsetPersistInterval.
+func (b *Broker) persistLoop() {
+	defer b.bg.Done()
+	t := time.NewTicker(offsetPersistInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			if err := b.offsets.Persist(); err != nil {
+				b.log.Error().Err(err).Msg("persist consumer offsets")
+			}
+		}
+	}
+}
+
+// statsLoop samples the put/get counters for the runtime-info rates.
+func (b *Broker) statsLoop() {
+	defer b.bg.Done()
+	t := time.NewTicker(statsSampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.stats.rates.sample(b.clock.Now(), b.stats.putMsgs.Load(), b.stats.getMsgs.Load())
+		}
+	}
+}
+
+// Shutdown stops the broker so that nothing acknowledged is lost:
+// unregister (clients stop routing here), stop listening, wait for running
+// requests and woken pulls, stop background loops, persist offsets, topics and
+// groups, and finally close the store (which flushes and checkpoints). It is
+// safe to call more than once; a broker that never started only closes.
+func (b *Broker) Shutdown() error {
+	b.shutOnce.Do(func() { b.shutErr = b.shutdown() })
+	return b.shutErr
+}
+
+func (b *Broker) shutdown() error {
+	var errs []error
+	close(b.stop)
+	b.bg.Wait() // the registration loop must not re-register after the unregister
+	if b.started.Load() && len(b.opts.NamesrvAddrs()) > 0 {
+		b.unregisterAll()
+	}
+	b.pullHold.shutdown()
+	if b.server != nil {
+		b.server.Stop()
+	}
+	b.life.Lock()
+	b.closed = true
+	b.life.Unlock()
+	drained := make(chan struct{})
+	go func() { b.inflight.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		errs = append(errs, errors.New("broker: requests still running at shutdown"))
+	}
+	b.nsCli.Close()
+	if err := b.offsets.Persist(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: persist offsets: %w", err))
+	}
+	if err := b.topics.Persist(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := b.subGroups.Persist(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: persist subscription groups: %w", err))
+	}
+	if err := b.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: close store: %w", err))
+	}
+	b.log.Info().Str("addr", b.addr).Msg("broker stopped")
+	return errors.Join(errs...)
+}

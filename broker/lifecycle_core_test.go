@@ -1,0 +1,90 @@
+package broker
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+
+	"rmq/remoting"
+)
+
+func TestRestartKeepsState(t *testing.T) {
+	tb := startBroker(t, nil)
+	for i := range 5 {
+		tb.mustSend(sendArgs{topic: "Durable", body: []byte("m" + strconv.Itoa(i)), queueID: 1})
+	}
+	if resp := tb.invoke(remoting.UpdateAndCreateTopic, createTopicExt("Created", 2, 6, "SINGLE_TAG"), nil); resp.Code != remoting.Success {
+		t.Fatalf("create topic: %d", resp.Code)
+	}
+	tb.pull(pullArgs{group: "DG", topic: "Durable", queueID: 1, sysFlag: pullFlagSubscription | pullFlagCommitOffset, commitOffset: 3})
+	version := tb.Topics().DataVersion()
+
+	tb = tb.restart()
+	if got := tb.Topics().Get("Created"); got == nil || got.WriteQueueNums != 2 {
+		t.Fatalf("admin topic after restart: %+v", got)
+	}
+	if got := tb.Topics().Get("Durable"); got == nil {
+		t.Fatal("auto-created topic lost")
+	}
+	if got := tb.Topics().DataVersion(); got != version {
+		t.Errorf("data version %+v, want %+v", got, version)
+	}
+	resp := tb.pull(pullArgs{topic: "Durable", queueID: 1, sysFlag: pullFlagSubscription})
+	if resp.Code != remoting.Success {
+		t.Fatalf("pull after restart: %d %q", resp.Code, resp.Remark)
+	}
+	msgs := coreRecords(t, resp.Body)
+	if len(msgs) != 5 || string(msgs[4].Body) != "m4" {
+		t.Fatalf("%d messages after restart", len(msgs))
+	}
+	q := tb.invoke(remoting.QueryConsumerOffset, map[string]string{"consumerGroup": "DG", "topic": "Durable", "queueId": "1"}, nil)
+	if q.Code != remoting.Success || q.ExtFields["offset"] != "3" {
+		t.Fatalf("committed offset after restart: %d %v", q.Code, q.ExtFields)
+	}
+	next := tb.mustSend(sendArgs{topic: "Durable", body: []byte("m5"), queueID: 1})
+	if next.ExtFields["queueOffset"] != "5" {
+		t.Errorf("queue offset after restart %s, want 5", next.ExtFields["queueOffset"])
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*Options)
+	}{
+		{name: "empty broker name", mutate: func(o *Options) { o.BrokerName = "" }},
+		{name: "IPv6 brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "::1" }},
+		{name: "hostname brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "localhost" }},
+		{name: "bad flush type", mutate: func(o *Options) { o.FlushDiskType = "SOMETIMES" }},
+		{name: "port too small", mutate: func(o *Options) { o.ListenPort = 2 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.StorePathRootDir = t.TempDir()
+			tc.mutate(&o)
+			b, err := New(o)
+			if !errors.Is(err, ErrOptions) {
+				if b != nil {
+					_ = b.Shutdown()
+				}
+				t.Fatalf("New: %v, want ErrOptions", err)
+			}
+		})
+	}
+}
+
+func TestShutdownRefusesLateRequests(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "Late", body: []byte("x")})
+	if err := tb.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	resp := tb.ServeRemoting(nil, remoting.NewRequest(remoting.GetMaxOffset, map[string]string{"topic": "Late", "queueId": "0"}, nil))
+	if resp.Code != remoting.ServiceNotAvailable {
+		t.Fatalf("after shutdown: %d %q", resp.Code, resp.Remark)
+	}
+	if err := tb.Shutdown(); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}

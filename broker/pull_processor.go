@@ -1,0 +1,275 @@
+package broker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Pull sysFlag bits (PullSysFlag.java).
+const (
+	pullFlagCommitOffset = 0x1
+	pullFlagSuspend      = 0x2
+	pullFlagSubscription = 0x4
+	pullFlagClassFilter  = 0x8
+	pullFlagLitePull     = 0x10
+)
+
+// maxSuspend caps a long poll so the answer beats the clients' 30 s socket
+// timeouts (Java push holds 15 s, Go 20 s).
+const maxSuspend = 20 * time.Second
+
+const (
+	subAll             = "*"
+	expressionTypeTag  = "TAG"
+	pullHeaderSuggest  = "suggestWhichBrokerId"
+	pullHeaderNext     = "nextBeginOffset"
+	pullHeaderMin      = "minOffset"
+	pullHeaderMax      = "maxOffset"
+	masterBrokerIDText = "0"
+)
+
+// getStatusNames are the GetMessageStatus names Java puts in the pull remark.
+var getStatusNames = map[store.GetStatus]string{
+	store.Found:               "FOUND",
+	store.NoMatchedMessage:    "NO_MATCHED_MESSAGE",
+	store.MessageWasRemoving:  "MESSAGE_WAS_REMOVING",
+	store.OffsetFoundNull:     "OFFSET_FOUND_NULL",
+	store.OffsetOverflowBadly: "OFFSET_OVERFLOW_BADLY",
+	store.OffsetOverflowOne:   "OFFSET_OVERFLOW_ONE",
+	store.OffsetTooSmall:      "OFFSET_TOO_SMALL",
+	store.NoMatchedLogicQueue: "NO_MATCHED_LOGIC_QUEUE",
+	store.NoMessageInQueue:    "NO_MESSAGE_IN_QUEUE",
+}
+
+// pullHeader is PullMessageRequestHeader.
+type pullHeader struct {
+	group          string
+	topic          string
+	queueID        int32
+	queueOffset    int64
+	maxMsgNums     int32
+	sysFlag        int32
+	commitOffset   int64
+	suspendMillis  int64
+	subscription   string
+	subVersion     int64
+	expressionType string
+}
+
+func parsePullHeader(req *remoting.Command) (*pullHeader, error) {
+	h := req.Header()
+	ph := &pullHeader{
+		group:          h.Str("consumerGroup", true),
+		topic:          h.Str("topic", true),
+		queueID:        h.Int32("queueId", true, 0),
+		queueOffset:    h.Int64("queueOffset", true, 0),
+		maxMsgNums:     h.Int32("maxMsgNums", true, 0),
+		sysFlag:        h.Int32("sysFlag", true, 0),
+		commitOffset:   h.Int64("commitOffset", true, 0),
+		suspendMillis:  h.Int64("suspendTimeoutMillis", true, 0),
+		subscription:   h.Str("subscription", false),
+		subVersion:     h.Int64("subVersion", true, 0),
+		expressionType: h.Str("expressionType", false),
+	}
+	return ph, h.Err()
+}
+
+// tagFilter matches consume-queue tagsCodes against a TAG subscription.
+type tagFilter struct {
+	all   bool
+	codes map[int32]struct{}
+}
+
+// match compares as Java does: codeSet.contains(tagsCode.intValue()).
+func (f *tagFilter) match(tagsCode int64) bool {
+	if f.all {
+		return true
+	}
+	_, ok := f.codes[int32(tagsCode)]
+	return ok
+}
+
+// tagFilterFromExpression parses "a || b" as FilterAPI.buildSubscriptionData;
+// empty or "*" selects everything.
+func tagFilterFromExpression(expr string) *tagFilter {
+	if expr == "" || expr == subAll {
+		return &tagFilter{all: true}
+	}
+	f := &tagFilter{codes: make(map[int32]struct{})}
+	for _, tag := range strings.Split(expr, "||") {
+		if tag = strings.TrimSpace(tag); tag != "" {
+			f.codes[int32(store.TagsHash(tag))] = struct{}{}
+		}
+	}
+	return f
+}
+
+// tagFilterFromSubscription uses a heartbeat subscription. The client's
+// codeSet is trusted like stock; the tags it names are hashed here too, so a
+// client hashing differently still gets its messages (clients re-filter).
+func tagFilterFromSubscription(sub *remoting.SubscriptionData) *tagFilter {
+	if sub.ClassFilterMode || sub.SubString == "" || sub.SubString == subAll {
+		return &tagFilter{all: true}
+	}
+	f := &tagFilter{codes: make(map[int32]struct{}, len(sub.CodeSet)+len(sub.TagsSet))}
+	for _, c := range sub.CodeSet {
+		f.codes[int32(c)] = struct{}{}
+	}
+	for _, tag := range sub.TagsSet {
+		f.codes[int32(store.TagsHash(tag))] = struct{}{}
+	}
+	return f
+}
+
+func isTagType(expressionType string) bool {
+	return expressionType == "" || expressionType == expressionTypeTag
+}
+
+// processPullRequest serves PULL_MESSAGE and LITE_PULL_MESSAGE.
+func (b *Broker) processPullRequest(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return b.processPull(c, req, true)
+}
+
+// processPull is PullMessageProcessor.processRequest. allowSuspend is false
+// when a held request is re-run: it then neither parks again nor commits
+// the offset a second time.
+func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	ph, err := parsePullHeader(req)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	fail := func(code int32, remark string) *remoting.Command {
+		resp.Code, resp.Remark = code, remark
+		return resp
+	}
+	if b.opts.BrokerPermission&remoting.PermRead == 0 {
+		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
+	}
+	group := b.subGroups.FindOrCreate(ph.group)
+	if group == nil {
+		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", ph.group, faqSuggestion))
+	}
+	if !group.ConsumeEnable {
+		return fail(remoting.NoPermission, "subscription group no permission, "+ph.group)
+	}
+	tc := b.topics.Get(ph.topic)
+	if tc == nil {
+		return fail(remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", ph.topic, faqSuggestion))
+	}
+	if tc.Perm&remoting.PermRead == 0 {
+		return fail(remoting.NoPermission, "the topic["+ph.topic+"] pulling message is forbidden")
+	}
+	if ph.queueID < 0 || ph.queueID >= tc.ReadQueueNums {
+		return fail(remoting.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]",
+			ph.queueID, ph.topic, tc.ReadQueueNums, c.RemoteAddr()))
+	}
+
+	var filter *tagFilter
+	if ph.sysFlag&pullFlagSubscription != 0 {
+		if !isTagType(ph.expressionType) {
+			if ph.subscription == "" {
+				return fail(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
+			}
+			return fail(remoting.SystemError, "The broker does not support consumer to filter message by "+ph.expressionType)
+		}
+		filter = tagFilterFromExpression(ph.subscription)
+	} else {
+		sub := b.consumers.FindSubscription(ph.group, ph.topic)
+		if sub == nil {
+			return fail(remoting.SubscriptionNotExist, "the consumer's subscription not exist"+faqSuggestion)
+		}
+		if sub.SubVersion < ph.subVersion {
+			return fail(remoting.SubscriptionNotLatest, "the consumer's subscription not latest")
+		}
+		if !isTagType(sub.ExpressionType) {
+			return fail(remoting.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
+		}
+		filter = tagFilterFromSubscription(sub)
+	}
+
+	maxMsgs := max(1, min(int(ph.maxMsgNums), b.opts.MaxTransferCountOnMessageInMemory))
+	res := b.store.GetMessage(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, b.opts.MaxTransferBytesOnMessageInMemory,
+		func(tagsCode int64, _ func() map[string]string) bool { return filter.match(tagsCode) })
+	resp.Remark = getStatusNames[res.Status]
+	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
+	resp.SetExt(pullHeaderNext, strconv.FormatInt(res.NextBeginOffset, 10))
+	resp.SetExt(pullHeaderMin, strconv.FormatInt(res.MinOffset, 10))
+	resp.SetExt(pullHeaderMax, strconv.FormatInt(res.MaxOffset, 10))
+	resp.Code = pullCode(res.Status, ph.queueOffset)
+
+	switch resp.Code {
+	case remoting.Success:
+		size := 0
+		for _, m := range res.Messages {
+			size += len(m)
+		}
+		body := make([]byte, 0, size)
+		for _, m := range res.Messages {
+			body = append(body, m...)
+		}
+		resp.Body = body
+		b.stats.getMsgs.Add(int64(len(res.Messages)))
+	case remoting.PullNotFound:
+		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
+			hold := time.Duration(b.opts.ShortPollingTimeMills) * time.Millisecond
+			if b.opts.LongPollingEnable {
+				hold = min(time.Duration(max(ph.suspendMillis, 0))*time.Millisecond, maxSuspend)
+			}
+			b.pullHold.suspend(&heldPull{
+				conn: c, req: req, topic: ph.topic, queueID: ph.queueID, offset: ph.queueOffset,
+				match: filter.match, deadline: b.clock.Now().Add(hold),
+			}, b.store.MaxOffsetInQueue)
+			resp = nil
+		}
+	case remoting.PullOffsetMoved:
+		b.log.Info().Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
+			Int64("requestOffset", ph.queueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
+	}
+
+	if allowSuspend && ph.sysFlag&pullFlagCommitOffset != 0 {
+		b.offsets.Commit(ph.group, ph.topic, ph.queueID, ph.commitOffset)
+	}
+	return resp
+}
+
+// pullCode maps a store status to the stock pull response code.
+func pullCode(s store.GetStatus, requestOffset int64) int32 {
+	switch s {
+	case store.Found:
+		return remoting.Success
+	case store.MessageWasRemoving, store.NoMatchedMessage:
+		return remoting.PullRetryImmediately
+	case store.NoMatchedLogicQueue, store.NoMessageInQueue:
+		if requestOffset != 0 {
+			return remoting.PullOffsetMoved
+		}
+		return remoting.PullNotFound
+	case store.OffsetFoundNull, store.OffsetOverflowOne:
+		return remoting.PullNotFound
+	case store.OffsetOverflowBadly, store.OffsetTooSmall:
+		return remoting.PullOffsetMoved
+	}
+	return remoting.SystemError
+}
+
+// wakePull re-runs a held pull and writes its answer, unless the broker is
+// shutting down or the client went away.
+func (b *Broker) wakePull(hp *heldPull) {
+	if hp.conn.Closed() || !b.enter() {
+		return
+	}
+	defer b.inflight.Done()
+	resp := b.processPull(hp.conn, hp.req, false)
+	if resp == nil {
+		return
+	}
+	if err := hp.conn.WriteResponse(resp); err != nil {
+		b.log.Debug().Err(err).Str("remote", hp.conn.RemoteAddr()).Msg("held pull answer not delivered")
+	}
+}

@@ -1,0 +1,140 @@
+package broker
+
+import (
+	"context"
+	"hash/crc32"
+	"strconv"
+	"sync"
+	"time"
+
+	"rmq/remoting"
+)
+
+// registerTimeout is registerBrokerTimeoutMills.
+const registerTimeout = 6 * time.Second
+
+// registerLoop re-registers every RegisterNameServerPeriod, and soon after
+// registerAsync asks for it. Kicks coalesce: however many topics are created
+// while a registration runs, one more registration follows.
+func (b *Broker) registerLoop() {
+	defer b.bg.Done()
+	t := time.NewTicker(time.Duration(b.opts.RegisterNameServerPeriod) * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.registerAll(true)
+		case <-b.regKick:
+			b.registerAll(false)
+		}
+	}
+}
+
+// registerAsync asks for a registration with every name server soon (after
+// a topic was created or changed). It never blocks.
+func (b *Broker) registerAsync() {
+	select {
+	case b.regKick <- struct{}{}:
+	default:
+	}
+}
+
+// registerBody builds the REGISTER_BROKER body. A broker without read or
+// write permission advertises its own permission on every topic
+// (BrokerController.registerBrokerAll).
+func (b *Broker) registerBody() []byte {
+	w := b.topics.Snapshot()
+	if bp := b.opts.BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
+		for name, tc := range w.TopicConfigTable {
+			w.TopicConfigTable[name] = &remoting.TopicConfig{
+				TopicName: tc.TopicName, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,
+				Perm: bp, TopicFilterType: filterTypeSingleTag,
+			}
+		}
+	}
+	return remoting.MarshalBody(&remoting.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: w})
+}
+
+func (b *Broker) registerHeader(body []byte) map[string]string {
+	return map[string]string{
+		"brokerName":   b.opts.BrokerName,
+		"brokerAddr":   b.addr,
+		"clusterName":  b.opts.BrokerClusterName,
+		"haServerAddr": joinHostPort(b.opts.BrokerIP1, b.opts.ListenPort+1),
+		"brokerId":     strconv.FormatInt(b.opts.BrokerID, 10),
+		"compressed":   "false",
+		"bodyCrc32":    strconv.FormatInt(int64(crc32.ChecksumIEEE(body)&0x7FFFFFFF), 10),
+	}
+}
+
+// registerAll registers with every name server in parallel and waits for
+// all of them. With checkOrder, the first reply's ORDER_TOPIC_CONFIG table
+// (the body, when present) sets which topics are orderly.
+func (b *Broker) registerAll(checkOrder bool) {
+	addrs := b.opts.NamesrvAddrs()
+	if len(addrs) == 0 {
+		return
+	}
+	body := b.registerBody()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		replies []*remoting.Command
+	)
+	for _, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := remoting.NewRequest(remoting.RegisterBroker, b.registerHeader(body), body)
+			resp, err := b.nsCli.InvokeTimeout(addr, req, registerTimeout)
+			switch {
+			case err != nil:
+				b.log.Warn().Err(err).Str("namesrv", addr).Msg("register broker failed")
+			case resp.Code != remoting.Success:
+				b.log.Warn().Int32("code", resp.Code).Str("remark", resp.Remark).Str("namesrv", addr).Msg("register broker refused")
+			default:
+				b.log.Debug().Str("namesrv", addr).Msg("registered with name server")
+				mu.Lock()
+				replies = append(replies, resp)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if !checkOrder || len(replies) == 0 || len(replies[0].Body) == 0 {
+		return
+	}
+	var kv remoting.KVTable
+	if err := remoting.UnmarshalBody(replies[0].Body, &kv); err != nil {
+		b.log.Warn().Err(err).Msg("register broker: bad order topic table")
+		return
+	}
+	if kv.Table != nil {
+		b.topics.setOrderTopics(kv.Table)
+	}
+}
+
+// unregisterAll sends UNREGISTER_BROKER to every name server.
+func (b *Broker) unregisterAll() {
+	var wg sync.WaitGroup
+	for _, addr := range b.opts.NamesrvAddrs() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := remoting.NewRequest(remoting.UnregisterBroker, map[string]string{
+				"brokerName":  b.opts.BrokerName,
+				"brokerAddr":  b.addr,
+				"clusterName": b.opts.BrokerClusterName,
+				"brokerId":    strconv.FormatInt(b.opts.BrokerID, 10),
+			}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), registerTimeout)
+			defer cancel()
+			if _, err := b.nsCli.Invoke(ctx, addr, req); err != nil {
+				b.log.Warn().Err(err).Str("namesrv", addr).Msg("unregister broker failed")
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,159 @@
+package broker
+
+import (
+	"fmt"
+	"hash/crc32"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+
+	"rmq/remoting"
+)
+
+// fakeNamesrv records the requests a broker sends to a name server and
+// answers REGISTER_BROKER with an optional order-topic table.
+type fakeNamesrv struct {
+	addr string
+	mu   sync.Mutex
+	reqs []*remoting.Command
+	// orderTable is returned as the REGISTER_BROKER body when set.
+	orderTable map[string]string
+}
+
+func startFakeNamesrv(t *testing.T) *fakeNamesrv {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ns := &fakeNamesrv{addr: addr}
+	srv, err := remoting.NewServer(ns, remoting.ServerOptions{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return ns
+}
+
+func (ns *fakeNamesrv) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	ns.reqs = append(ns.reqs, req)
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	if req.Code == remoting.RegisterBroker && ns.orderTable != nil {
+		resp.Body = remoting.MarshalBody(&remoting.KVTable{Table: ns.orderTable})
+	}
+	return resp
+}
+
+func (ns *fakeNamesrv) setOrderTable(t map[string]string) {
+	ns.mu.Lock()
+	ns.orderTable = t
+	ns.mu.Unlock()
+}
+
+// requests returns the received requests with the given code.
+func (ns *fakeNamesrv) requests(code int32) []*remoting.Command {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	var out []*remoting.Command
+	for _, r := range ns.reqs {
+		if r.Code == code {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestRegisterWithNameServers(t *testing.T) {
+	ns1, ns2 := startFakeNamesrv(t), startFakeNamesrv(t)
+	tb := startBroker(t, func(o *Options) {
+		o.NamesrvAddr = ns1.addr + ";" + ns2.addr
+		o.BrokerName = "broker-x"
+		o.BrokerID = 0
+	})
+	port := tb.opts.ListenPort
+
+	for _, ns := range []*fakeNamesrv{ns1, ns2} {
+		regs := ns.requests(remoting.RegisterBroker)
+		if len(regs) != 1 {
+			t.Fatalf("name server %s got %d registrations at start, want 1", ns.addr, len(regs))
+		}
+		r := regs[0]
+		want := map[string]string{
+			"brokerName": "broker-x", "brokerAddr": fmt.Sprintf("127.0.0.1:%d", port), "clusterName": "DefaultCluster",
+			"haServerAddr": fmt.Sprintf("127.0.0.1:%d", port+1), "brokerId": "0", "compressed": "false",
+			"bodyCrc32": strconv.FormatInt(int64(crc32.ChecksumIEEE(r.Body)&0x7FFFFFFF), 10),
+		}
+		for k, v := range want {
+			if r.ExtFields[k] != v {
+				t.Errorf("header %s = %q, want %q", k, r.ExtFields[k], v)
+			}
+		}
+		var body remoting.RegisterBrokerBody
+		if err := remoting.UnmarshalBody(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if tc := body.TopicConfigSerializeWrapper.TopicConfigTable["TBW102"]; tc == nil || tc.Perm != 7 {
+			t.Errorf("TBW102 not registered with inherit perm: %+v", tc)
+		}
+		if body.FilterServerList == nil {
+			t.Error("filterServerList missing")
+		}
+	}
+
+	// A topic created by a send is registered at once (coalesced kicks).
+	ns1.setOrderTable(map[string]string{"NewTopic": "broker-x:4"})
+	tb.mustSend(sendArgs{topic: "NewTopic", body: []byte("x")})
+	coreWaitFor(t, "the new topic to be registered", func() bool {
+		for _, r := range ns1.requests(remoting.RegisterBroker) {
+			var body remoting.RegisterBrokerBody
+			if remoting.UnmarshalBody(r.Body, &body) == nil && body.TopicConfigSerializeWrapper.TopicConfigTable["NewTopic"] != nil {
+				return true
+			}
+		}
+		return false
+	})
+	// Registrations triggered by a change leave the order flags alone; the
+	// periodic one applies the name server's table.
+	if tb.Topics().IsOrderTopic("NewTopic") {
+		t.Error("order flag applied by a change-triggered registration")
+	}
+	tb.registerAll(true)
+	if !tb.Topics().IsOrderTopic("NewTopic") {
+		t.Error("order flag from the name server not applied")
+	}
+
+	if err := tb.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []*fakeNamesrv{ns1, ns2} {
+		un := ns.requests(remoting.UnregisterBroker)
+		if len(un) != 1 {
+			t.Fatalf("%d unregistrations, want 1", len(un))
+		}
+		if un[0].ExtFields["brokerAddr"] != tb.Addr() || un[0].ExtFields["brokerName"] != "broker-x" ||
+			un[0].ExtFields["clusterName"] != "DefaultCluster" || un[0].ExtFields["brokerId"] != "0" {
+			t.Errorf("unregister header %v", un[0].ExtFields)
+		}
+	}
+}
+
+func TestRegisterBodyMasksPermission(t *testing.T) {
+	tb := startBroker(t, func(o *Options) { o.BrokerPermission = remoting.PermRead })
+	var body remoting.RegisterBrokerBody
+	if err := remoting.UnmarshalBody(tb.registerBody(), &body); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range body.TopicConfigSerializeWrapper.TopicConfigTable {
+		if tc.Perm != remoting.PermRead {
+			t.Errorf("%s registered with perm %d, want the broker's 4", name, tc.Perm)
+		}
+	}
+}

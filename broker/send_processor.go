@@ -1,0 +1,349 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Property keys the send path reads or writes (MessageConst.java).
+const (
+	propCluster    = "CLUSTER"
+	propWait       = "WAIT"
+	propDelay      = "DELAY"
+	propMsgRegion  = "MSG_REGION"
+	propTraceOn    = "TRACE_ON"
+	maxPropsLength = 32767
+	// versionV3_4_9 is the first client version whose maxReconsumeTimes the
+	// broker honours.
+	versionV3_4_9 = 121
+	dlqQueueNums  = 1
+	// dlqPerm is the permission of %DLQ% topics created by the broker
+	// (4.9.8 SendMessageProcessor: PERM_WRITE | PERM_READ).
+	dlqPerm = permReadWrite
+
+	msgSysFlagMultiTags  = 0x2
+	msgSysFlagHostV6Mask = 0x10 | 0x20
+
+	faqSuggestion = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+)
+
+// v2SendKeys maps SendMessageRequestHeaderV2's letters to the V1 names.
+var v2SendKeys = [...]struct{ short, long string }{
+	{"a", "producerGroup"}, {"b", "topic"}, {"c", "defaultTopic"}, {"d", "defaultTopicQueueNums"},
+	{"e", "queueId"}, {"f", "sysFlag"}, {"g", "bornTimestamp"}, {"h", "flag"}, {"i", "properties"},
+	{"j", "reconsumeTimes"}, {"k", "unitMode"}, {"l", "maxReconsumeTimes"}, {"m", "batch"}, {"n", "bname"},
+}
+
+// sendHeader is SendMessageRequestHeader.
+type sendHeader struct {
+	producerGroup         string
+	topic                 string
+	defaultTopic          string
+	defaultTopicQueueNums int32
+	queueID               int32
+	sysFlag               int32
+	bornTimestamp         int64
+	flag                  int32
+	properties            string
+	reconsumeTimes        int32
+	unitMode              bool
+	batch                 bool
+	maxReconsumeTimes     int32
+	hasMaxReconsumeTimes  bool
+}
+
+// parseSendHeader decodes the V1 header, or the V2 letters for the codes
+// that use them (converted to V1 as AbstractSendMessageProcessor does).
+func parseSendHeader(req *remoting.Command) (*sendHeader, error) {
+	ext := req.ExtFields
+	if req.Code == remoting.SendMessageV2 || req.Code == remoting.SendBatchMessage || req.Code == remoting.SendReplyMessageV2 {
+		ext = make(map[string]string, len(req.ExtFields))
+		for _, k := range v2SendKeys {
+			if v, ok := req.ExtFields[k.short]; ok {
+				ext[k.long] = v
+			}
+		}
+	}
+	h := (&remoting.Command{ExtFields: ext}).Header()
+	sh := &sendHeader{
+		producerGroup:         h.Str("producerGroup", true),
+		topic:                 h.Str("topic", true),
+		defaultTopic:          h.Str("defaultTopic", true),
+		defaultTopicQueueNums: h.Int32("defaultTopicQueueNums", true, 0),
+		queueID:               h.Int32("queueId", true, 0),
+		sysFlag:               h.Int32("sysFlag", true, 0),
+		bornTimestamp:         h.Int64("bornTimestamp", true, 0),
+		flag:                  h.Int32("flag", true, 0),
+		properties:            h.Str("properties", false),
+		reconsumeTimes:        h.Int32("reconsumeTimes", false, 0),
+		unitMode:              h.Bool("unitMode"),
+		batch:                 h.Bool("batch"),
+		maxReconsumeTimes:     h.Int32("maxReconsumeTimes", false, 0),
+	}
+	sh.hasMaxReconsumeTimes = h.Has("maxReconsumeTimes") && ext["maxReconsumeTimes"] != ""
+	if err := h.Err(); err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
+
+// putHook sees every message before it is stored. It may rewrite the
+// message (delay levels, timer messages, transactions) or refuse it; a
+// *putError chooses the response code, any other error answers SYSTEM_ERROR.
+type putHook func(m *store.Message) error
+
+// putError is a refusal with a stock response code.
+type putError struct {
+	code   int32
+	remark string
+}
+
+func (e *putError) Error() string { return e.remark }
+
+// putMessage stores one message. Every producer-facing write goes through it
+// so hooks apply in one place.
+func (b *Broker) putMessage(m *store.Message) (*store.PutResult, error) {
+	for _, h := range b.putHooks {
+		if err := h(m); err != nil {
+			return nil, err
+		}
+	}
+	res, err := b.store.PutMessage(m)
+	if err == nil {
+		b.stats.putMsgs.Add(int64(res.Count))
+	}
+	return res, err
+}
+
+// putMessages stores a batch on one topic/queue; hooks see each message.
+func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
+	for _, m := range msgs {
+		for _, h := range b.putHooks {
+			if err := h(m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res, err := b.store.PutMessages(msgs)
+	if err == nil {
+		b.stats.putMsgs.Add(int64(res.Count))
+	}
+	return res, err
+}
+
+// processSend serves SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE and
+// SEND_REPLY_MESSAGE(_V2). Replies are stored like any send; pushing them to
+// the requesting client is not done here.
+func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	sh, err := parseSendHeader(req)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.SetExt(propMsgRegion, b.opts.RegionID)
+	resp.SetExt(propTraceOn, strconv.FormatBool(b.opts.TraceOn))
+	fail := func(code int32, remark string) *remoting.Command {
+		resp.Code, resp.Remark = code, remark
+		return resp
+	}
+
+	tc, code, remark := b.checkSend(c, sh)
+	if tc == nil {
+		return fail(code, remark)
+	}
+	if len(req.Body) > b.opts.MaxMessageSize {
+		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
+	}
+	if len(sh.properties) > maxPropsLength {
+		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
+	}
+	queueID := sh.queueID
+	if queueID < 0 {
+		if tc.WriteQueueNums <= 0 {
+			return fail(remoting.SystemError, fmt.Sprintf("topic[%s] has no write queue", sh.topic))
+		}
+		queueID = rand.Int32N(tc.WriteQueueNums)
+	}
+	sysFlag := sh.sysFlag &^ msgSysFlagHostV6Mask
+	if tc.TopicFilterType == filterTypeMultiTag {
+		sysFlag |= msgSysFlagMultiTags
+	}
+	bornHost := connHost(c)
+
+	var res *store.PutResult
+	if sh.batch {
+		entries, err := store.DecodeBatchBody(req.Body)
+		if err != nil || len(entries) == 0 {
+			if err == nil {
+				err = errors.New("empty batch")
+			}
+			return fail(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
+		}
+		batchProps := store.ParseProperties(sh.properties)
+		delete(batchProps, propWait)
+		batchProps[propCluster] = b.opts.BrokerClusterName
+		msgs := make([]*store.Message, len(entries))
+		for i, e := range entries {
+			props := e.Properties
+			if props == nil {
+				props = make(map[string]string, len(batchProps))
+			}
+			// Stock appends the batch-level string after each message's own,
+			// so on a duplicate key the batch-level value is the one read back.
+			for k, v := range batchProps {
+				props[k] = v
+			}
+			delete(props, propWait)
+			msgs[i] = &store.Message{
+				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
+				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
+				ReconsumeTimes: sh.reconsumeTimes,
+			}
+		}
+		res, err = b.putMessages(msgs)
+		if err != nil {
+			return b.putFailure(resp, err)
+		}
+	} else {
+		m := &store.Message{
+			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
+			Properties: store.ParseProperties(sh.properties), SysFlag: sysFlag,
+			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+		}
+		if m.Properties == nil {
+			m.Properties = make(map[string]string, 1)
+		}
+		if code, remark, ok := b.routeRetry(req, sh, m); !ok {
+			return fail(code, remark)
+		}
+		m.Properties[propCluster] = b.opts.BrokerClusterName
+		delete(m.Properties, propWait)
+		res, err = b.putMessage(m)
+		if err != nil {
+			return b.putFailure(resp, err)
+		}
+		queueID = m.QueueID
+	}
+
+	if res.Status == store.PutFlushDiskTimeout {
+		resp.Code = remoting.FlushDiskTimeout
+	}
+	resp.SetExt("msgId", strings.Join(res.MsgIDs, ","))
+	resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
+	resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
+	return resp
+}
+
+// checkSend is AbstractSendMessageProcessor.msgCheck: permissions, topic
+// validity, auto-creation and the queue id bound. A nil config comes with
+// the response code and remark.
+func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
+	if b.opts.BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
+		return nil, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
+	}
+	if remark := validateTopicName(sh.topic); remark != "" {
+		return nil, remoting.SystemError, remark
+	}
+	if notAllowedSendTopics[sh.topic] {
+		return nil, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.topic)
+	}
+	tc := b.topics.Get(sh.topic)
+	if tc == nil {
+		var sysFlag int32
+		if sh.unitMode {
+			sysFlag = topicSysFlagUnit
+			if strings.HasPrefix(sh.topic, topicRetryPrefix) {
+				sysFlag = topicSysFlagUnitSub
+			}
+		}
+		b.log.Warn().Str("topic", sh.topic).Str("producer", c.RemoteAddr()).Msg("send to a topic that does not exist")
+		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
+		if tc == nil && strings.HasPrefix(sh.topic, topicRetryPrefix) {
+			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
+				TopicName: sh.topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite,
+				TopicFilterType: filterTypeSingleTag, TopicSysFlag: sysFlag,
+			})
+		}
+		if tc == nil {
+			return nil, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!%s", sh.topic, faqSuggestion)
+		}
+	}
+	if tc.Perm&remoting.PermWrite == 0 {
+		return nil, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.topic)
+	}
+	if sh.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+		return nil, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
+			sh.queueID, topicConfigString(tc), c.RemoteAddr())
+	}
+	return tc, 0, ""
+}
+
+// routeRetry applies a consumer group's retry limit to sends on its
+// %RETRY% topic: once reconsumeTimes reaches the limit the message goes to
+// the group's %DLQ% topic instead (SendMessageProcessor.handleRetryAndDLQ).
+func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *store.Message) (int32, string, bool) {
+	group, ok := strings.CutPrefix(sh.topic, topicRetryPrefix)
+	if !ok {
+		return 0, "", true
+	}
+	cfg := b.subGroups.FindOrCreate(group)
+	if cfg == nil {
+		return remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion), false
+	}
+	maxTimes := cfg.RetryMaxTimes
+	if req.Version >= versionV3_4_9 && sh.hasMaxReconsumeTimes {
+		maxTimes = sh.maxReconsumeTimes
+	}
+	if sh.reconsumeTimes < maxTimes {
+		return 0, "", true
+	}
+	dlq := topicDLQPrefix + group
+	if tc, _ := b.topics.CreateSystemTopic(dlq, dlqQueueNums, dlqPerm); tc == nil {
+		return remoting.SystemError, fmt.Sprintf("topic[%s] not exist", dlq), false
+	}
+	m.Topic = dlq
+	m.QueueID = rand.Int32N(dlqQueueNums)
+	delete(m.Properties, propDelay)
+	return 0, "", true
+}
+
+// putFailure maps a store or hook error to the stock send reply.
+func (b *Broker) putFailure(resp *remoting.Command, err error) *remoting.Command {
+	var pe *putError
+	switch {
+	case errors.As(err, &pe):
+		resp.Code, resp.Remark = pe.code, pe.remark
+	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
+		resp.Code, resp.Remark = remoting.MessageIllegal, b.illegalMessageRemark()
+	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
+		resp.Code, resp.Remark = remoting.MessageIllegal, err.Error()
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+		resp.Code = remoting.ServiceNotAvailable
+		resp.Remark = "service not available now. It may be caused by one of the following reasons: " +
+			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
+	default:
+		resp.Code, resp.Remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
+	}
+	b.log.Warn().Err(err).Int32("code", resp.Code).Msg("send refused by the store")
+	return resp
+}
+
+func (b *Broker) illegalMessageRemark() string {
+	return fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.opts.MaxMessageSize)
+}
+
+// connHost is the peer's address as BORNHOST (IPv4; the listeners are tcp4).
+func connHost(c *remoting.Conn) netip.AddrPort {
+	ap, err := netip.ParseAddrPort(c.RemoteAddr())
+	if err != nil {
+		return netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}

@@ -1,0 +1,305 @@
+package broker
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// testBroker is an in-process broker on random 127.0.0.1 ports with one
+// client per serialize type.
+type testBroker struct {
+	*Broker
+	t    *testing.T
+	opts Options
+	json *remoting.Client
+	bin  *remoting.Client
+}
+
+// coreTestTimeout bounds every request a test makes.
+const coreTestTimeout = 5 * time.Second
+
+// startBroker starts a broker with small files under t.TempDir() and no
+// name server; mutate adjusts the options first. It stops with the test.
+func startBroker(t *testing.T, mutate func(*Options)) *testBroker {
+	t.Helper()
+	o := DefaultOptions()
+	o.StorePathRootDir = t.TempDir()
+	o.ListenHost = "127.0.0.1"
+	o.BrokerIP1 = "127.0.0.1"
+	o.ListenPort = corePortPair(t)
+	o.MappedFileSizeCommitLog = 1 << 20
+	o.MappedFileSizeConsumeQueue = 20 * 1024
+	o.MaxMessageSize = 64 << 10
+	o.Logger = coreTestLogger(t)
+	if mutate != nil {
+		mutate(&o)
+	}
+	return startBrokerWith(t, o)
+}
+
+// startBrokerWith starts a broker with exactly o (used to restart on a
+// store directory).
+func startBrokerWith(t *testing.T, o Options) *testBroker {
+	t.Helper()
+	b, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := b.Start(); err != nil {
+		_ = b.Shutdown()
+		t.Fatalf("Start: %v", err)
+	}
+	tb := &testBroker{
+		Broker: b, t: t, opts: o,
+		json: remoting.NewClient(remoting.ClientOptions{SerializeType: remoting.SerializeJSON}),
+		bin:  remoting.NewClient(remoting.ClientOptions{SerializeType: remoting.SerializeRocketMQ}),
+	}
+	t.Cleanup(tb.stop)
+	return tb
+}
+
+func (tb *testBroker) stop() {
+	tb.json.Close()
+	tb.bin.Close()
+	if err := tb.Shutdown(); err != nil {
+		tb.t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// restart shuts the broker down and starts a new one on the same store
+// directory and port.
+func (tb *testBroker) restart() *testBroker {
+	tb.t.Helper()
+	tb.stop()
+	return startBrokerWith(tb.t, tb.opts)
+}
+
+func coreTestLogger(t *testing.T) zerolog.Logger {
+	if os.Getenv("RMQ_TEST_LOG") != "" {
+		return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	}
+	return zerolog.Nop()
+}
+
+// corePortPair finds a free port p whose VIP port p-2 is free too.
+func corePortPair(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("listen: %v", err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if p < 1100 || p > 65000 {
+			continue
+		}
+		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
+		if err != nil {
+			continue
+		}
+		vip.Close()
+		return p
+	}
+	t.Fatal("no free port pair")
+	return 0
+}
+
+// invoke sends a request with the JSON client and fails the test on
+// transport errors.
+func (tb *testBroker) invoke(code int32, ext map[string]string, body []byte) *remoting.Command {
+	tb.t.Helper()
+	return tb.invokeWith(tb.json, code, ext, body)
+}
+
+func (tb *testBroker) invokeWith(cli *remoting.Client, code int32, ext map[string]string, body []byte) *remoting.Command {
+	tb.t.Helper()
+	resp, err := cli.InvokeTimeout(tb.Addr(), remoting.NewRequest(code, ext, body), coreTestTimeout)
+	if err != nil {
+		tb.t.Fatalf("request %d: %v", code, err)
+	}
+	return resp
+}
+
+// sendArgs describes one producer send.
+type sendArgs struct {
+	code              int32 // SendMessage (V1 names) or SendMessageV2/SendBatchMessage/... (letters)
+	topic             string
+	body              []byte
+	props             string // raw properties text
+	queueID           int32
+	sysFlag           int32
+	defaultTopic      string // "" → TBW102
+	defaultQueueNums  int32  // 0 → 4
+	reconsumeTimes    string // "" → absent
+	maxReconsumeTimes string // "" → absent
+	batch             bool
+	drop              string // V1 name of a header field to leave out
+}
+
+var v1ToV2 = func() map[string]string {
+	m := make(map[string]string, len(v2SendKeys))
+	for _, k := range v2SendKeys {
+		m[k.long] = k.short
+	}
+	return m
+}()
+
+func (a sendArgs) ext() map[string]string {
+	dt, dq := a.defaultTopic, a.defaultQueueNums
+	if dt == "" {
+		dt = topicAutoCreateKey
+	}
+	if dq == 0 {
+		dq = 4
+	}
+	v1 := map[string]string{
+		"producerGroup": "PG", "topic": a.topic, "defaultTopic": dt,
+		"defaultTopicQueueNums": strconv.Itoa(int(dq)), "queueId": strconv.Itoa(int(a.queueID)),
+		"sysFlag": strconv.Itoa(int(a.sysFlag)), "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
+		"flag": "7", "properties": a.props, "unitMode": "false", "batch": strconv.FormatBool(a.batch),
+	}
+	if a.reconsumeTimes != "" {
+		v1["reconsumeTimes"] = a.reconsumeTimes
+	}
+	if a.maxReconsumeTimes != "" {
+		v1["maxReconsumeTimes"] = a.maxReconsumeTimes
+	}
+	delete(v1, a.drop)
+	if a.code == remoting.SendMessage || a.code == remoting.SendReplyMessage {
+		return v1
+	}
+	v2 := make(map[string]string, len(v1))
+	for k, v := range v1 {
+		v2[v1ToV2[k]] = v
+	}
+	return v2
+}
+
+func (tb *testBroker) send(a sendArgs) *remoting.Command {
+	tb.t.Helper()
+	if a.code == 0 {
+		a.code = remoting.SendMessageV2
+	}
+	return tb.invoke(a.code, a.ext(), a.body)
+}
+
+// mustSend sends and requires SUCCESS.
+func (tb *testBroker) mustSend(a sendArgs) *remoting.Command {
+	tb.t.Helper()
+	resp := tb.send(a)
+	if resp.Code != remoting.Success {
+		tb.t.Fatalf("send to %s: code %d remark %q", a.topic, resp.Code, resp.Remark)
+	}
+	return resp
+}
+
+// pullArgs describes one pull request.
+type pullArgs struct {
+	group         string
+	topic         string
+	queueID       int32
+	offset        int64
+	maxMsgs       int32
+	sysFlag       int32
+	commitOffset  int64
+	suspendMillis int64
+	subscription  string
+	subVersion    int64
+}
+
+func (a pullArgs) ext() map[string]string {
+	if a.group == "" {
+		a.group = "CG"
+	}
+	if a.maxMsgs == 0 {
+		a.maxMsgs = 32
+	}
+	return map[string]string{
+		"consumerGroup": a.group, "topic": a.topic, "queueId": strconv.Itoa(int(a.queueID)),
+		"queueOffset": strconv.FormatInt(a.offset, 10), "maxMsgNums": strconv.Itoa(int(a.maxMsgs)),
+		"sysFlag": strconv.Itoa(int(a.sysFlag)), "commitOffset": strconv.FormatInt(a.commitOffset, 10),
+		"suspendTimeoutMillis": strconv.FormatInt(a.suspendMillis, 10), "subscription": a.subscription,
+		"subVersion": strconv.FormatInt(a.subVersion, 10), "expressionType": "TAG",
+	}
+}
+
+func (tb *testBroker) pull(a pullArgs) *remoting.Command {
+	tb.t.Helper()
+	return tb.invoke(remoting.PullMessage, a.ext(), nil)
+}
+
+// records decodes a pull or view body.
+func coreRecords(t *testing.T, body []byte) []*store.MessageExt {
+	t.Helper()
+	msgs, err := store.DecodeRecords(body)
+	if err != nil {
+		t.Fatalf("decode records: %v", err)
+	}
+	return msgs
+}
+
+func coreExtInt(t *testing.T, resp *remoting.Command, key string) int64 {
+	t.Helper()
+	v, ok := resp.ExtFields[key]
+	if !ok {
+		t.Fatalf("response (code %d) has no %q: %v", resp.Code, key, resp.ExtFields)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", key, v, err)
+	}
+	return n
+}
+
+// coreWaitFor polls cond until it holds or the deadline passes.
+func coreWaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(coreTestTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// coreProps renders properties Java-style (k\x01v pairs joined by \x02).
+func coreProps(kv ...string) string {
+	m := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return store.MarshalProperties(m)
+}
+
+// coreBatchBody encodes a SEND_BATCH_MESSAGE body (remoting-protocol §5.4).
+func coreBatchBody(entries ...store.BatchEntry) []byte {
+	var out []byte
+	for _, e := range entries {
+		props := store.MarshalProperties(e.Properties)
+		total := 4 + 4 + 4 + 4 + 4 + len(e.Body) + 2 + len(props)
+		out = coreAppendInt32(out, int32(total))
+		out = coreAppendInt32(out, 0) // magic
+		out = coreAppendInt32(out, 0) // body crc
+		out = coreAppendInt32(out, e.Flag)
+		out = coreAppendInt32(out, int32(len(e.Body)))
+		out = append(out, e.Body...)
+		out = append(out, byte(len(props)>>8), byte(len(props)))
+		out = append(out, props...)
+	}
+	return out
+}
+
+func coreAppendInt32(b []byte, v int32) []byte {
+	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}

@@ -1,0 +1,179 @@
+package broker
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/remoting"
+)
+
+var coreEpoch = time.Unix(1_700_000_000, 0)
+
+func newTestTopics(t *testing.T, dir string, autoCreate bool) *TopicConfigManager {
+	t.Helper()
+	m, err := newTopicConfigManager(filepath.Join(dir, "topics.json"), topicConfigDefaults{
+		clusterName: "C1", brokerName: "B1", autoCreate: autoCreate, defaultQueueNums: 8,
+	}, func() time.Time { return coreEpoch }, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestTopicConfigDefaults(t *testing.T) {
+	cases := []struct {
+		topic      string
+		autoCreate bool
+		want       *remoting.TopicConfig // nil: absent
+	}{
+		{"SELF_TEST_TOPIC", true, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		{"TBW102", true, &remoting.TopicConfig{ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}},
+		{"TBW102", false, nil},
+		{"BenchmarkTest", true, &remoting.TopicConfig{ReadQueueNums: 1024, WriteQueueNums: 1024, Perm: 6}},
+		{"C1", true, &remoting.TopicConfig{ReadQueueNums: 16, WriteQueueNums: 16, Perm: 7}},
+		{"B1", false, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 7}},
+		{"OFFSET_MOVED_EVENT", true, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		{"SCHEDULE_TOPIC_XXXX", true, &remoting.TopicConfig{ReadQueueNums: 18, WriteQueueNums: 18, Perm: 6}},
+		{"C1_REPLY_TOPIC", true, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+	}
+	for _, tc := range cases {
+		m := newTestTopics(t, t.TempDir(), tc.autoCreate)
+		got := m.Get(tc.topic)
+		if tc.want == nil {
+			if got != nil {
+				t.Errorf("%s (autoCreate=%t) exists: %+v", tc.topic, tc.autoCreate, got)
+			}
+			continue
+		}
+		tc.want.TopicName, tc.want.TopicFilterType = tc.topic, "SINGLE_TAG"
+		if got == nil || *got != *tc.want {
+			t.Errorf("%s = %+v, want %+v", tc.topic, got, tc.want)
+		}
+		if !m.IsSystemTopic(tc.topic) {
+			t.Errorf("%s is not a system topic", tc.topic)
+		}
+	}
+}
+
+func TestTopicConfigCreateFromDefault(t *testing.T) {
+	m := newTestTopics(t, t.TempDir(), true)
+	m.Update(&remoting.TopicConfig{TopicName: "NoInherit", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	m.Update(&remoting.TopicConfig{TopicName: "Parent", ReadQueueNums: 2, WriteQueueNums: 3, Perm: 5, TopicFilterType: "MULTI_TAG"})
+	cases := []struct {
+		name     string
+		topic    string
+		def      string
+		nums     int32
+		want     *remoting.TopicConfig
+		wantMade bool
+	}{
+		{name: "from TBW102", topic: "A", def: "TBW102", nums: 4, wantMade: true,
+			want: &remoting.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+		{name: "existing", topic: "A", def: "TBW102", nums: 1,
+			want: &remoting.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+		{name: "inherits perm and filter", topic: "B", def: "Parent", nums: 16, wantMade: true,
+			want: &remoting.TopicConfig{TopicName: "B", ReadQueueNums: 3, WriteQueueNums: 3, Perm: 4, TopicFilterType: "MULTI_TAG"}},
+		{name: "negative queue count", topic: "C", def: "TBW102", nums: -3, wantMade: true,
+			want: &remoting.TopicConfig{TopicName: "C", Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+		{name: "default without inherit", topic: "D", def: "NoInherit", nums: 4},
+		{name: "missing default", topic: "E", def: "Nope", nums: 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, made := m.createFromDefault(tc.topic, tc.def, tc.nums, 0)
+			if made != tc.wantMade {
+				t.Errorf("created %t, want %t", made, tc.wantMade)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTopicConfigPersistence(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestTopics(t, dir, true)
+	changes := 0
+	m.onChange = func() { changes++ }
+	if _, made := m.CreateRetryTopic("G", 1, 6); !made {
+		t.Fatal("retry topic not created")
+	}
+	if _, made := m.CreateRetryTopic("G", 1, 6); made {
+		t.Fatal("retry topic created twice")
+	}
+	m.CreateSystemTopic("%DLQ%G", 1, 6)
+	m.Update(&remoting.TopicConfig{TopicName: "U", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	m.Delete("B1")
+	m.setOrderTopics(map[string]string{"U": "B1:2"})
+	if changes != 3 {
+		t.Errorf("onChange ran %d times, want 3 (creations and updates)", changes)
+	}
+	wantVersion := m.DataVersion()
+	if wantVersion.Counter != 5 || wantVersion.Timestamp != coreEpoch.UnixMilli() {
+		t.Errorf("data version %+v, want counter 5", wantVersion)
+	}
+
+	var onDisk remoting.TopicConfigSerializeWrapper
+	data, err := os.ReadFile(filepath.Join(dir, "topics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &onDisk); err != nil {
+		t.Fatalf("topics.json is not the wrapper JSON: %v", err)
+	}
+	if onDisk.DataVersion != wantVersion || len(onDisk.TopicConfigTable) != len(m.Topics()) {
+		t.Errorf("file has version %+v and %d topics", onDisk.DataVersion, len(onDisk.TopicConfigTable))
+	}
+
+	re := newTestTopics(t, dir, true)
+	if re.DataVersion() != wantVersion {
+		t.Errorf("reloaded version %+v", re.DataVersion())
+	}
+	for _, name := range []string{"%RETRY%G", "%DLQ%G", "U"} {
+		if *re.Get(name) != *m.Get(name) {
+			t.Errorf("%s reloaded as %+v, want %+v", name, re.Get(name), m.Get(name))
+		}
+	}
+	if !re.IsOrderTopic("U") {
+		t.Error("order flag lost")
+	}
+	if re.Get("B1") == nil {
+		t.Error("a deleted default topic is built again at start, as stock does")
+	}
+
+	// A broken file falls back to the .bak copy the previous write kept.
+	if err := os.WriteFile(filepath.Join(dir, "topics.json"), []byte("{broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bak := newTestTopics(t, dir, true)
+	if bak.Get("%RETRY%G") == nil {
+		t.Error("backup not used for a broken topics.json")
+	}
+}
+
+func TestRateSampler(t *testing.T) {
+	var r rateSampler
+	for i := range 700 {
+		r.sample(coreEpoch.Add(time.Duration(i)*time.Second), int64(i*10), int64(i))
+	}
+	now := coreEpoch.Add(699 * time.Second)
+	if got := r.tps(now, 6990, true); got != "10.00 10.00 10.00" {
+		t.Errorf("put tps %q", got)
+	}
+	if got := r.tps(now, 699, false); got != "1.00 1.00 1.00" {
+		t.Errorf("get tps %q", got)
+	}
+	if len(r.samples) != 601 {
+		t.Errorf("kept %d samples, want 601", len(r.samples))
+	}
+	var empty rateSampler
+	if got := empty.tps(now, 5, true); got != "0.00 0.00 0.00" {
+		t.Errorf("empty sampler %q", got)
+	}
+}
