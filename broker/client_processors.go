@@ -67,6 +67,13 @@ func (b *Broker) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.Co
 		}
 		b.producers.Register(pd.GroupName, ch)
 	}
+	// The close observer runs asynchronously and may have swept the tables
+	// before this heartbeat registered the connection. The closed flag is set
+	// before that sweep is queued, so checking it after registering catches
+	// every such late registration.
+	if c.Closed() {
+		b.clientConnClosed(c)
+	}
 	return successResponse(req, nil)
 }
 
