@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+
+	"rmq/conf"
+	"rmq/namesrv"
+)
+
+// Flag names. The one-letter aliases and camelCase names are the stock
+// mqbroker/mqnamesrv options; the kebab-case ones are rmq's own.
+const (
+	flagConfigFile  = "configFile"
+	flagPrintAll    = "printConfigItem"
+	flagPrintImp    = "printImportantConfig"
+	flagNamesrvAddr = "namesrvAddr"
+	flagStoreDir    = "store-dir"
+	flagListenPort  = "listen-port"
+	flagNamesrvPort = "namesrv-port"
+	flagLogLevel    = "log-level"
+)
+
+func commonFlags(configUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: flagConfigFile, Aliases: []string{"c"}, Usage: configUsage, TakesFile: true},
+		&cli.BoolFlag{Name: flagPrintAll, Aliases: []string{"p"}, Usage: "print every config key=value and exit"},
+		&cli.BoolFlag{Name: flagPrintImp, Aliases: []string{"m"}, Usage: "print the important config keys and exit"},
+		&cli.StringFlag{Name: flagLogLevel, Value: "info", Usage: "trace, debug, info, warn, error or disabled (logs go to stderr)"},
+	}
+}
+
+func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *cli.App {
+	a := &action{ctx: ctx, stopSignals: stopSignals, stdout: stdout, stderr: stderr}
+	return &cli.App{
+		Name:            "rmq",
+		Usage:           "a RocketMQ " + protocolVersion + "-compatible name server and broker",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// Errors are printed once, by run.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			{
+				Name:  "standalone",
+				Usage: "run a name server and one broker in one process",
+				Flags: append(commonFlags("broker config file (broker.conf format)"),
+					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory (default ./store, or storePathRootDir from the config file)"},
+					&cli.IntFlag{Name: flagNamesrvPort, Value: namesrv.DefaultListenPort, Usage: "name server port (listens on 0.0.0.0; the broker registers at 127.0.0.1)"},
+					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too (default 10911, or listenPort from the config file)"},
+				),
+				Action: a.standalone,
+			},
+			{
+				Name:  "namesrv",
+				Usage: "run a name server",
+				Flags: append(commonFlags("name server config file (namesrv.properties format)"),
+					&cli.IntFlag{Name: flagListenPort, Usage: "listen port (default 9876, or listenPort from the config file)"},
+				),
+				Action: a.namesrv,
+			},
+			{
+				Name:  "broker",
+				Usage: "run a broker that registers with the given name servers",
+				Flags: append(commonFlags("broker config file (broker.conf format)"),
+					&cli.StringFlag{Name: flagNamesrvAddr, Aliases: []string{"n"}, Usage: "name server address list, e.g. 127.0.0.1:9876;192.168.0.1:9876 (default $NAMESRV_ADDR)"},
+					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory (default ./store, or storePathRootDir from the config file)"},
+					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too (default 10911, or listenPort from the config file)"},
+				),
+				Action: a.broker,
+			},
+			{
+				Name:  "version",
+				Usage: "print the version",
+				Action: func(*cli.Context) error {
+					printVersion(stdout)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// action holds what every command needs besides its flags.
+type action struct {
+	ctx         context.Context
+	stopSignals func()
+	stdout      io.Writer
+	stderr      io.Writer
+}
+
+func (a *action) logger(c *cli.Context) (zerolog.Logger, error) {
+	return newLogger(a.stderr, c.String(flagLogLevel))
+}
+
+func (a *action) standalone(c *cli.Context) error {
+	log, err := a.logger(c)
+	if err != nil {
+		return err
+	}
+	bs, err := loadBrokerSettings(brokerFlagsOf(c, false), log)
+	if err != nil {
+		return err
+	}
+	nsPort := c.Int(flagNamesrvPort)
+	nsOpts, err := loadNamesrvSettings(namesrvFlags{listenPort: &nsPort}, log)
+	if err != nil {
+		return err
+	}
+	if nsOpts.KVConfigPath == "" {
+		nsOpts.KVConfigPath = filepath.Join(bs.opts.StorePathRootDir, "namesrv", "kvConfig.json")
+	}
+	// The broker always registers with the name server of this process.
+	own := fmt.Sprintf("127.0.0.1:%d", nsPort)
+	if bs.opts.NamesrvAddr != "" && bs.opts.NamesrvAddr != own {
+		log.Warn().Str("ignored", bs.opts.NamesrvAddr).Str("namesrvAddr", own).Msg("standalone: the broker registers with its own name server only")
+	}
+	bs.opts.NamesrvAddr = own
+	if a.printConfig(c, nsOpts, bs) {
+		return nil
+	}
+	if err := bs.check(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(nsOpts.KVConfigPath), 0o755); err != nil {
+		return fmt.Errorf("kvConfigPath: %w", err)
+	}
+	nsOpts.Logger = log.With().Str("component", "namesrv").Logger()
+	bs.opts.Logger = log.With().Str("component", "broker").Logger()
+	s := &servers{stdout: a.stdout, log: log}
+	return s.run(a.ctx, a.stopSignals, nsOpts, &bs.opts)
+}
+
+func (a *action) namesrv(c *cli.Context) error {
+	log, err := a.logger(c)
+	if err != nil {
+		return err
+	}
+	f := namesrvFlags{configFile: c.String(flagConfigFile)}
+	if c.IsSet(flagListenPort) {
+		p := c.Int(flagListenPort)
+		f.listenPort = &p
+	}
+	nsOpts, err := loadNamesrvSettings(f, log)
+	if err != nil {
+		return err
+	}
+	if a.printConfig(c, nsOpts, nil) {
+		return nil
+	}
+	nsOpts.Logger = log.With().Str("component", "namesrv").Logger()
+	s := &servers{stdout: a.stdout, log: log}
+	return s.run(a.ctx, a.stopSignals, nsOpts, nil)
+}
+
+func (a *action) broker(c *cli.Context) error {
+	log, err := a.logger(c)
+	if err != nil {
+		return err
+	}
+	bs, err := loadBrokerSettings(brokerFlagsOf(c, true), log)
+	if err != nil {
+		return err
+	}
+	if a.printConfig(c, nil, bs) {
+		return nil
+	}
+	if err := bs.check(); err != nil {
+		return err
+	}
+	if len(bs.opts.NamesrvAddrs()) == 0 {
+		log.Warn().Msg("no name server address (-n or NAMESRV_ADDR): the broker will not register, clients cannot find it")
+	}
+	bs.opts.Logger = log.With().Str("component", "broker").Logger()
+	s := &servers{stdout: a.stdout, log: log}
+	return s.run(a.ctx, a.stopSignals, nil, &bs.opts)
+}
+
+func brokerFlagsOf(c *cli.Context, withNamesrv bool) brokerFlags {
+	f := brokerFlags{configFile: c.String(flagConfigFile)}
+	if withNamesrv && c.IsSet(flagNamesrvAddr) {
+		v := c.String(flagNamesrvAddr)
+		f.namesrvAddr = &v
+	}
+	if c.IsSet(flagStoreDir) {
+		v := c.String(flagStoreDir)
+		f.storeDir = &v
+	}
+	if c.IsSet(flagListenPort) {
+		v := c.Int(flagListenPort)
+		f.listenPort = &v
+	}
+	return f
+}
+
+// printConfig handles -p and -m: it prints the effective configuration of
+// whichever of ns and bs is non-nil and reports whether it did (the command
+// then exits without starting anything, as the stock scripts do).
+func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSettings) bool {
+	all, imp := c.Bool(flagPrintAll), c.Bool(flagPrintImp)
+	if !all && !imp {
+		return false
+	}
+	both := ns != nil && bs != nil
+	if ns != nil {
+		if both {
+			fmt.Fprintln(a.stdout, "# name server")
+		}
+		if all {
+			conf.Print(a.stdout, ns)
+		} else {
+			conf.PrintKeys(a.stdout, importantNamesrvKeys, ns)
+		}
+	}
+	if bs != nil {
+		if both {
+			fmt.Fprintln(a.stdout, "# broker")
+		}
+		if all {
+			conf.Print(a.stdout, &bs.opts, &bs.stock)
+		} else {
+			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock)
+		}
+	}
+	return true
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"rmq/broker"
+	"rmq/conf"
+	"rmq/namesrv"
+)
+
+// stockBrokerKeys holds stock broker.conf keys that rmq accepts without acting
+// on them, so that the stock sample file loads without warnings. brokerRole
+// is checked: rmq has no replication, so only master roles are accepted.
+type stockBrokerKeys struct {
+	BrokerRole       string `conf:"brokerRole"`
+	BrokerIP2        string `conf:"brokerIP2"`
+	DeleteWhen       string `conf:"deleteWhen"`
+	FileReservedTime int    `conf:"fileReservedTime"`
+}
+
+func defaultStockBrokerKeys() stockBrokerKeys {
+	return stockBrokerKeys{BrokerRole: "ASYNC_MASTER", DeleteWhen: "04", FileReservedTime: 72}
+}
+
+// importantBrokerKeys are the keys -m prints: the stock @ImportantField keys
+// of BrokerConfig and MessageStoreConfig that rmq knows, plus listenPort.
+var importantBrokerKeys = []string{
+	"namesrvAddr", "brokerIP1", "brokerIP2", "brokerName", "brokerClusterName", "brokerId",
+	"brokerPermission", "defaultTopicQueueNums", "autoCreateTopicEnable", "clusterTopicEnable",
+	"autoCreateSubscriptionGroup", "traceTopicEnable", "listenPort",
+	"storePathRootDir", "flushIntervalCommitLog", "deleteWhen", "fileReservedTime",
+	"maxTransferBytesOnMessageInMemory", "maxTransferCountOnMessageInMemory",
+	"brokerRole", "flushDiskType", "syncFlushTimeout",
+}
+
+// importantNamesrvKeys: the stock name server marks none important; these
+// are the ones an operator looks for.
+var importantNamesrvKeys = []string{"listenPort", "kvConfigPath", "orderMessageEnable"}
+
+// brokerSettings is everything the broker and standalone commands configure.
+type brokerSettings struct {
+	opts  broker.Options
+	stock stockBrokerKeys
+}
+
+// brokerFlags are the command-line values that override the config file; a
+// nil pointer means the flag was not given.
+type brokerFlags struct {
+	configFile  string
+	namesrvAddr *string
+	storeDir    *string
+	listenPort  *int
+}
+
+// loadBrokerSettings applies, in order: stock defaults, the NAMESRV_ADDR
+// environment variable (the Java default for namesrvAddr), the config file,
+// then flags. Config file warnings are logged.
+func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
+	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys()}
+	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
+		s.opts.NamesrvAddr = env
+	}
+	if f.configFile != "" {
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock)
+		for _, w := range warnings {
+			log.Warn().Msg(w)
+		}
+		if err != nil {
+			return nil, err
+		}
+		log.Info().Str("file", f.configFile).Msg("loaded broker config")
+	}
+	if f.namesrvAddr != nil {
+		s.opts.NamesrvAddr = *f.namesrvAddr
+	}
+	if f.storeDir != nil {
+		s.opts.StorePathRootDir = *f.storeDir
+	}
+	if f.listenPort != nil {
+		s.opts.ListenPort = *f.listenPort
+	}
+	return s, nil
+}
+
+// check applies the stock start-up rules that live outside broker.Options:
+// masters always have brokerId 0, slaves are refused, and every name server
+// address must be host:port.
+func (s *brokerSettings) check() error {
+	var errs []error
+	switch s.stock.BrokerRole {
+	case "ASYNC_MASTER", "SYNC_MASTER":
+		s.opts.BrokerID = 0
+	case "SLAVE":
+		errs = append(errs, errors.New("brokerRole SLAVE is not supported: rmq runs masters only"))
+	default:
+		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", s.stock.BrokerRole))
+	}
+	if err := checkNamesrvAddr(s.opts.NamesrvAddr); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkNamesrvAddr validates a "host:port;host:port" list, as BrokerStartup
+// does before it starts.
+func checkNamesrvAddr(list string) error {
+	for _, a := range strings.Split(list, ";") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(a)
+		p, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || p <= 0 || p > 65535 {
+			return fmt.Errorf("the name server address [%s] is illegal, please set it as \"127.0.0.1:9876;192.168.0.1:9876\"", a)
+		}
+	}
+	return nil
+}
+
+// namesrvFlags are the name server command-line overrides.
+type namesrvFlags struct {
+	configFile string
+	listenPort *int
+}
+
+// loadNamesrvSettings applies stock defaults, the config file, then flags.
+func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, error) {
+	opts := namesrv.DefaultOptions()
+	if f.configFile != "" {
+		warnings, err := conf.LoadFile(f.configFile, &opts)
+		for _, w := range warnings {
+			log.Warn().Msg(w)
+		}
+		if err != nil {
+			return nil, err
+		}
+		log.Info().Str("file", f.configFile).Msg("loaded name server config")
+	}
+	if f.listenPort != nil {
+		opts.ListenPort = *f.listenPort
+	}
+	return &opts, nil
+}
