@@ -1,0 +1,221 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+)
+
+// commitLog is the sequence of fixed-size segment files holding every record
+// back to back, addressed by a global byte offset.
+//
+// Writers (the put path, under Store.putMu) copy a record into the mapping and
+// then publish the new end in maxOffset; readers load maxOffset and read only
+// below it, so they never see a partial record. files only grows at the tail
+// (under mu) while the store is open; segments are unmapped only by close,
+// after every goroutine that reads them has stopped.
+type commitLog struct {
+	dir      string
+	fileSize int64
+	log      zerolog.Logger
+
+	mu     sync.RWMutex
+	files  []*mappedFile // contiguous: files[i].start == files[0].start + i*fileSize
+	closed bool
+
+	maxOffset     atomic.Int64 // end of the last record or BLANK written
+	flushedOffset atomic.Int64 // every byte below is durable
+	flushMu       sync.Mutex   // serialises flush
+}
+
+func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
+	return &commitLog{dir: dir, fileSize: fileSize, log: log}
+}
+
+// load maps every segment file. The files must be contiguous and aligned to
+// the file size; a gap means lost data the store cannot address around.
+func (c *commitLog) load() error {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	starts, err := listSegments(c.dir)
+	if err != nil {
+		return err
+	}
+	for i, start := range starts {
+		if start%c.fileSize != 0 {
+			return fmt.Errorf("%w: commitlog file %s is not aligned to the file size %d", ErrCorrupt, segmentName(start), c.fileSize)
+		}
+		if i > 0 && start != starts[i-1]+c.fileSize {
+			return fmt.Errorf("%w: commitlog files %s and %s are not contiguous", ErrCorrupt, segmentName(starts[i-1]), segmentName(start))
+		}
+		f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize)
+		if err != nil {
+			return err
+		}
+		c.files = append(c.files, f)
+	}
+	return nil
+}
+
+// minOffset is the first addressable offset (the start of the oldest file),
+// or maxOffset when there are no files.
+func (c *commitLog) minOffset() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.files) == 0 {
+		return c.maxOffset.Load()
+	}
+	return c.files[0].start
+}
+
+// fileAt returns the file holding off; mu must be held.
+func (c *commitLog) fileAt(off int64) *mappedFile {
+	if len(c.files) == 0 || off < c.files[0].start {
+		return nil
+	}
+	i := (off - c.files[0].start) / c.fileSize
+	if i >= int64(len(c.files)) {
+		return nil
+	}
+	return c.files[i]
+}
+
+// read calls fn with the published bytes of the file holding off, from off to
+// the lower of maxOffset and the file end. fn runs under the read lock and must
+// not keep b.
+func (c *commitLog) read(off int64, fn func(b []byte) error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return ErrClosed
+	}
+	max := c.maxOffset.Load()
+	f := c.fileAt(off)
+	if f == nil || off >= max {
+		return fmt.Errorf("%w: commitlog offset %d outside [%d, %d)", ErrNotFound, off, c.minLocked(), max)
+	}
+	return fn(f.data[off-f.start : min(max, f.end())-f.start])
+}
+
+func (c *commitLog) minLocked() int64 {
+	if len(c.files) == 0 {
+		return c.maxOffset.Load()
+	}
+	return c.files[0].start
+}
+
+// record calls fn with the record at off after checking its framing (magic,
+// sizes) and, when wantSize > 0, that its TOTALSIZE equals wantSize.
+func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *recordLayout) error) error {
+	return c.read(off, func(b []byte) error {
+		if len(b) >= 8 && binary.BigEndian.Uint32(b[offMagic:]) == BlankMagicCode {
+			return fmt.Errorf("%w: commitlog offset %d is end-of-file padding", ErrNotFound, off)
+		}
+		l, err := parseLayout(b)
+		if err != nil {
+			return fmt.Errorf("commitlog offset %d: %w", off, err)
+		}
+		if wantSize > 0 && int32(l.total) != wantSize {
+			return fmt.Errorf("%w: record at %d has size %d, consume queue says %d", ErrCorrupt, off, l.total, wantSize)
+		}
+		return fn(b[:l.total], &l)
+	})
+}
+
+// appendLocked reserves n bytes at the write position and calls write with
+// them and their global offset. When fewer than n+8 bytes remain in the current
+// file, the rest of it becomes a BLANK record and the bytes go to a new file.
+// n+8 must not exceed the file size. Store.putMu must be held.
+func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64, error) {
+	cur := c.maxOffset.Load()
+	f := c.last()
+	if f == nil || cur >= f.end() {
+		var err error
+		if f, err = c.roll(cur); err != nil {
+			return 0, err
+		}
+	}
+	rel := cur - f.start
+	if rest := f.size() - rel; int64(n)+blankRecordLength > rest {
+		binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
+		binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
+		c.maxOffset.Store(f.end())
+		cur = f.end()
+		var err error
+		if f, err = c.roll(cur); err != nil {
+			return 0, err
+		}
+		rel = 0
+	}
+	write(f.data[rel:rel+int64(n)], cur)
+	c.maxOffset.Store(cur + int64(n))
+	return cur, nil
+}
+
+// last returns the newest file; only the put path (and recovery) changes the
+// tail, so it may read files without the lock.
+func (c *commitLog) last() *mappedFile {
+	if len(c.files) == 0 {
+		return nil
+	}
+	return c.files[len(c.files)-1]
+}
+
+// roll creates the file starting at the file boundary at or below at.
+func (c *commitLog) roll(at int64) (*mappedFile, error) {
+	start := at - at%c.fileSize
+	f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize)
+	if err != nil {
+		return nil, fmt.Errorf("store: create commitlog file %s: %w", segmentName(start), err)
+	}
+	c.mu.Lock()
+	c.files = append(c.files, f)
+	c.mu.Unlock()
+	c.log.Info().Str("file", f.path).Msg("commitlog file created")
+	return f, nil
+}
+
+// flush makes every published byte durable and advances flushedOffset.
+func (c *commitLog) flush() error {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	from, to := c.flushedOffset.Load(), c.maxOffset.Load()
+	if to <= from {
+		return nil
+	}
+	// Files are unmapped only after the flushers stop, so the snapshot stays valid.
+	c.mu.RLock()
+	files := c.files
+	c.mu.RUnlock()
+	for _, f := range files {
+		if f.end() <= from || f.start >= to {
+			continue
+		}
+		if err := f.sync(max(from, f.start)-f.start, min(to, f.end())-f.start); err != nil {
+			return err
+		}
+	}
+	c.flushedOffset.Store(to)
+	return nil
+}
+
+// close unmaps every file; later reads fail with ErrClosed.
+func (c *commitLog) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var first error
+	for _, f := range c.files {
+		if err := f.close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.files = nil
+	return first
+}

@@ -1,0 +1,375 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+)
+
+// cqUnitSize is the size of one consume-queue unit: int64 commitlog offset,
+// int32 record size, int64 tagsCode.
+const cqUnitSize = 20
+
+// Filler units pad a queue whose first unit is not at the start of its file
+// (Java writes the same {0, Integer.MAX_VALUE, 0}); readers skip them.
+const fillerSize = math.MaxInt32
+
+func isFiller(phy int64, size int32) bool { return phy == 0 && size == fillerSize }
+
+// cqRecoverFiles is how many trailing files are scanned for the write position
+// on load; older files are full by construction (Java does the same).
+const cqRecoverFiles = 3
+
+// errQueueDestroyed tells the dispatcher that the queue was deleted under it.
+var errQueueDestroyed = errors.New("store: consume queue destroyed")
+
+// cqFile is a consume-queue segment and its write/flush positions (bytes).
+type cqFile struct {
+	*mappedFile
+	wrote   atomic.Int64
+	flushed int64 // flusher only
+}
+
+// consumeQueue indexes one topic/queue: unit i sits at byte i*20 of the queue,
+// in the file whose name is the byte offset of its first unit.
+//
+// Only the dispatcher (or recovery, before it starts) writes units; it takes
+// mu shared for unit writes, which only touch bytes above the published write
+// position, and exclusive to change the file list. Readers hold mu shared.
+type consumeQueue struct {
+	topic    string
+	queueID  int32
+	dir      string
+	fileSize int64
+	log      zerolog.Logger
+
+	mu        sync.RWMutex
+	files     []*cqFile // ascending by start; gaps are possible after damage
+	minLogic  int64     // byte offset of the first readable unit
+	destroyed bool
+}
+
+func newConsumeQueue(root, topic string, queueID int32, fileSize int64, log zerolog.Logger) *consumeQueue {
+	return &consumeQueue{
+		topic:    topic,
+		queueID:  queueID,
+		dir:      filepath.Join(root, topic, strconv.Itoa(int(queueID))),
+		fileSize: fileSize,
+		log:      log.With().Str("topic", topic).Int32("queueId", queueID).Logger(),
+	}
+}
+
+// unitAt decodes the unit at b[0:20].
+func unitAt(b []byte) (phy int64, size int32, tags int64) {
+	be := binary.BigEndian
+	return int64(be.Uint64(b)), int32(be.Uint32(b[8:])), int64(be.Uint64(b[12:]))
+}
+
+func putUnit(b []byte, phy int64, size int32, tags int64) {
+	be := binary.BigEndian
+	be.PutUint64(b, uint64(phy))
+	be.PutUint32(b[8:], uint32(size))
+	be.PutUint64(b[12:], uint64(tags))
+}
+
+// load maps the queue's files and finds the write position: the last
+// cqRecoverFiles files are scanned up to their first unit with a negative
+// offset or a non-positive size.
+func (q *consumeQueue) load() error {
+	starts, err := listSegments(q.dir)
+	if err != nil {
+		return err
+	}
+	for i, start := range starts {
+		if start%q.fileSize != 0 {
+			q.log.Warn().Str("file", segmentName(start)).Msg("consume queue file not aligned to the file size; ignored")
+			continue
+		}
+		mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
+		if err != nil {
+			return err
+		}
+		f := &cqFile{mappedFile: mf}
+		w := q.fileSize
+		if i >= len(starts)-cqRecoverFiles {
+			w = scanUnits(mf.data)
+		}
+		f.wrote.Store(w)
+		f.flushed = w
+		q.files = append(q.files, f)
+	}
+	q.resetMin()
+	return nil
+}
+
+// scanUnits returns the byte length of the valid prefix of a queue file.
+func scanUnits(data []byte) int64 {
+	var p int64
+	for ; p+cqUnitSize <= int64(len(data)); p += cqUnitSize {
+		phy, size, _ := unitAt(data[p:])
+		if phy < 0 || size <= 0 {
+			break
+		}
+	}
+	return p
+}
+
+// resetMin points minLogic at the first unit of the first file that is not a
+// filler. mu must be held exclusively (or the queue not yet shared).
+func (q *consumeQueue) resetMin() {
+	if len(q.files) == 0 {
+		q.minLogic = 0
+		return
+	}
+	f := q.files[0]
+	w := f.wrote.Load()
+	p := int64(0)
+	for ; p < w; p += cqUnitSize {
+		if phy, size, _ := unitAt(f.data[p:]); !isFiller(phy, size) {
+			break
+		}
+	}
+	q.minLogic = f.start + p
+}
+
+// endLocked is the byte offset just past the last unit. mu must be held.
+func (q *consumeQueue) endLocked() int64 {
+	if len(q.files) == 0 {
+		return 0
+	}
+	f := q.files[len(q.files)-1]
+	return f.start + f.wrote.Load()
+}
+
+// maxOffset is the logical offset the next unit gets (the unit count for a
+// queue that starts at 0).
+func (q *consumeQueue) maxOffset() int64 {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.endLocked() / cqUnitSize
+}
+
+func (q *consumeQueue) minOffset() int64 {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.minLogic / cqUnitSize
+}
+
+// fileIndex returns the index of the file holding byte offset pos, or -1.
+func (q *consumeQueue) fileIndex(pos int64) int {
+	i := sort.Search(len(q.files), func(i int) bool { return q.files[i].end() > pos })
+	if i < len(q.files) && q.files[i].start <= pos {
+		return i
+	}
+	return -1
+}
+
+// units calls fn with the written units of the file holding logical offset
+// idx, from idx to that file's write position, under the read lock. It reports
+// false when no file holds idx or idx is not written.
+func (q *consumeQueue) units(idx int64, fn func(b []byte)) bool {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.destroyed {
+		return false
+	}
+	pos := idx * cqUnitSize
+	i := q.fileIndex(pos)
+	if i < 0 {
+		return false
+	}
+	f := q.files[i]
+	rel, w := pos-f.start, f.wrote.Load()
+	if rel >= w {
+		return false
+	}
+	fn(f.data[rel:w])
+	return true
+}
+
+// unit returns the unit at logical offset idx.
+func (q *consumeQueue) unit(idx int64) (phy int64, size int32, tags int64, ok bool) {
+	ok = q.units(idx, func(b []byte) { phy, size, tags = unitAt(b) })
+	return
+}
+
+// nextFileStart is the logical offset of the first unit of the file after the
+// one holding idx (Java rollNextFile).
+func (q *consumeQueue) nextFileStart(idx int64) int64 {
+	per := q.fileSize / cqUnitSize
+	return idx + per - idx%per
+}
+
+// put writes the unit of logical offset idx. Re-putting an identical unit is a
+// no-op, so recovery can replay records the queue already holds; a different
+// unit at a written position is overwritten (the commitlog is the source of
+// truth). A position past the end is reached by padding with filler units.
+func (q *consumeQueue) put(idx, phy int64, size int32, tags int64) error {
+	pos := idx * cqUnitSize
+	fstart := pos - pos%q.fileSize
+	q.mu.RLock()
+	if q.destroyed {
+		q.mu.RUnlock()
+		return errQueueDestroyed
+	}
+	i := q.fileIndex(pos)
+	wasEmpty := q.minLogic >= q.endLocked()
+	q.mu.RUnlock()
+	if i < 0 {
+		if err := q.addFile(fstart); err != nil {
+			return err
+		}
+		q.mu.RLock()
+		i = q.fileIndex(pos)
+		q.mu.RUnlock()
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.destroyed {
+		return errQueueDestroyed
+	}
+	f := q.files[i]
+	rel, w := pos-f.start, f.wrote.Load()
+	switch {
+	case rel < w:
+		if p, s, t := unitAt(f.data[rel:]); p == phy && s == size && t == tags {
+			return nil
+		}
+		q.log.Warn().Int64("queueOffset", idx).Int64("phyOffset", phy).Msg("consume queue unit differs from the commitlog; overwritten")
+		putUnit(f.data[rel:], phy, size, tags)
+		return nil
+	case rel > w:
+		for p := w; p < rel; p += cqUnitSize {
+			putUnit(f.data[p:], 0, fillerSize, 0)
+		}
+		q.log.Warn().Int64("from", (f.start+w)/cqUnitSize).Int64("to", idx).Msg("consume queue gap padded")
+	}
+	putUnit(f.data[rel:], phy, size, tags)
+	f.wrote.Store(rel + cqUnitSize)
+	if wasEmpty {
+		// A queue without units starts at its first real unit.
+		q.minLogic = pos
+	}
+	return nil
+}
+
+// addFile creates the file starting at byte offset start.
+func (q *consumeQueue) addFile(start int64) error {
+	if err := os.MkdirAll(q.dir, 0o755); err != nil {
+		return err
+	}
+	mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
+	if err != nil {
+		return fmt.Errorf("store: create consume queue file %s: %w", filepath.Join(q.dir, segmentName(start)), err)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.destroyed {
+		mf.remove()
+		return errQueueDestroyed
+	}
+	f := &cqFile{mappedFile: mf}
+	i := sort.Search(len(q.files), func(i int) bool { return q.files[i].start > start })
+	q.files = append(q.files, nil)
+	copy(q.files[i+1:], q.files[i:])
+	q.files[i] = f
+	if len(q.files) == 1 {
+		q.minLogic = start
+	}
+	return nil
+}
+
+// truncateAfter drops trailing units that are fillers or point at records
+// ending past phyEnd (the recovered end of the commitlog), zeroing their bytes
+// and deleting files left empty. It reports how many units were dropped.
+func (q *consumeQueue) truncateAfter(phyEnd int64) int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var dropped int64
+	for len(q.files) > 0 {
+		f := q.files[len(q.files)-1]
+		w := f.wrote.Load()
+		for w > 0 {
+			phy, size, _ := unitAt(f.data[w-cqUnitSize:])
+			if !isFiller(phy, size) && phy+int64(size) <= phyEnd {
+				break
+			}
+			w -= cqUnitSize
+			dropped++
+		}
+		if w < f.wrote.Load() {
+			f.zero(w, f.wrote.Load())
+			if err := f.sync(w, f.wrote.Load()); err != nil {
+				q.log.Error().Err(err).Msg("sync truncated consume queue file")
+			}
+			f.wrote.Store(w)
+			f.flushed = min(f.flushed, w)
+		}
+		if w > 0 || len(q.files) == 1 {
+			break
+		}
+		if err := f.remove(); err != nil {
+			q.log.Error().Err(err).Str("file", f.path).Msg("remove empty consume queue file")
+		}
+		q.files = q.files[:len(q.files)-1]
+	}
+	if q.minLogic > q.endLocked() {
+		q.resetMin()
+	}
+	return dropped
+}
+
+// flush makes written units durable.
+func (q *consumeQueue) flush() error {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.destroyed {
+		return nil
+	}
+	for _, f := range q.files {
+		w := f.wrote.Load()
+		if f.flushed >= w {
+			continue
+		}
+		if err := f.sync(f.flushed, w); err != nil {
+			return err
+		}
+		f.flushed = w
+	}
+	return nil
+}
+
+// destroy deletes the queue's files and directory.
+func (q *consumeQueue) destroy() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.destroyed = true
+	var errs []error
+	for _, f := range q.files {
+		errs = append(errs, f.remove())
+	}
+	q.files = nil
+	errs = append(errs, os.RemoveAll(q.dir))
+	return errors.Join(errs...)
+}
+
+func (q *consumeQueue) close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.destroyed = true
+	var errs []error
+	for _, f := range q.files {
+		errs = append(errs, f.close())
+	}
+	q.files = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,95 @@
+// Package store is the message store of the broker: an append-only commitlog
+// of Java-compatible records, per-queue consume queues built from it by a
+// dispatch goroutine, commitlog and queue flushing, a checkpoint, and crash
+// recovery. It imports no other package of this module.
+//
+// # Directory layout (Options.Dir, Java storePathRootDir)
+//
+//	commitlog/<20-digit start offset>                    MappedFileSizeCommitLog bytes each
+//	consumequeue/<topic>/<queueId>/<20-digit start byte>  MappedFileSizeConsumeQueue bytes each
+//	checkpoint                                           durable progress (below)
+//	abort                                                present while open; left behind by a crash
+//	lock                                                 flock'ed by the owning process
+//	config/                                              broker JSON files (WriteFileAtomic)
+//
+// Segment files are created at full size and mapped shared, so bytes copied in
+// are in the page cache immediately and survive the death of the process; an
+// fsync (msync) makes them survive the machine.
+//
+// # Commitlog record (v1, IPv4 hosts; big-endian) — also the pull wire format
+//
+//	 0 +-----------------------+
+//	   | TOTALSIZE      int32  |  whole record, this field included
+//	 4 | MAGICCODE      int32  |  0xDAA320A7 (v1)
+//	 8 | BODYCRC        int32  |  CRC-32 IEEE of BODY & 0x7FFFFFFF
+//	12 | QUEUEID        int32  |
+//	16 | FLAG           int32  |
+//	20 | QUEUEOFFSET    int64  |  index in the consume queue (0 for prepared/rollback)
+//	28 | PHYSICALOFFSET int64  |  this record's own commitlog offset
+//	36 | SYSFLAG        int32  |  0x10/0x20: born/store host is IPv6 (20 bytes)
+//	40 | BORNTIMESTAMP  int64  |
+//	48 | BORNHOST   4+4 bytes  |  IPv4 + int32 port
+//	56 | STORETIMESTAMP int64  |  clock under the put lock
+//	64 | STOREHOST  4+4 bytes  |  Options.StoreHost
+//	72 | RECONSUMETIMES int32  |
+//	76 | PREPARED_TX_OFF int64 |
+//	84 | BODY   int32 len + n  |
+//	   | TOPIC  int8 len + n   |  (v2 0xDAA320AB: int16 length, written for topics > 127 bytes)
+//	   | PROPS  int16 len + n  |  "k\x01v\x02k\x01v" (no trailing \x02), keys sorted
+//	   +-----------------------+  TOTALSIZE = 91 + body + topic + props
+//
+// A record never spans files. When a record (or a whole batch) plus 8 bytes
+// does not fit in the rest of the file, the rest becomes a BLANK record and
+// the record goes to the next file:
+//
+//	+--------------------------+---------------------------+
+//	| TOTALSIZE = bytes left   | MAGICCODE 0xCBD43194      |  rest of the file unused
+//	+--------------------------+---------------------------+
+//
+// # Consume-queue unit (20 bytes; unit i at byte i*20 of the queue)
+//
+//	+-----------------------+---------------+-----------------------+
+//	| commitlog offset int64| size    int32 | tagsCode        int64 |
+//	+-----------------------+---------------+-----------------------+
+//
+// tagsCode is TagsHash(TAGS) unless Options.TagsCode says otherwise. Units
+// {0, 2147483647, 0} are fillers before the first unit of a queue whose first
+// file does not start at its first message; readers skip them.
+//
+// # Checkpoint file (1024 bytes: two 512-byte slots, written alternately)
+//
+//	 0 +---------------------------+
+//	   | magic "RMQCKPT1"   uint64 |
+//	 8 | sequence           uint64 |  slot = sequence % 2; the higher valid one wins
+//	16 | physicOffset       int64  |  commitlog bytes below are fsynced
+//	24 | logicsOffset       int64  |  records below have fsynced consume-queue units
+//	32 | writtenAtMs        int64  |  informational
+//	40 | CRC-32 IEEE of 0..39 uint32|
+//	   +---------------------------+
+//
+// # Writing, dispatch and flush
+//
+// Puts take one mutex, assign queue offsets from an in-memory table (rebuilt
+// from the consume queues at Open), take the store timestamp, copy the record
+// into the mapping and publish the new end. The dispatch goroutine, woken by
+// every put, parses the new records, writes their consume-queue units and
+// calls Options.OnDispatch. ASYNC_FLUSH fsyncs the commitlog every
+// FlushInterval; SYNC_FLUSH puts wake a group-commit goroutine whose single
+// fsync acknowledges every put waiting at that moment. Consume queues are
+// fsynced every FlushConsumeQueueInterval, then the checkpoint is rewritten.
+//
+// # Recovery
+//
+// Open creates the abort marker; Close flushes everything, writes the
+// checkpoint and removes it. If the marker is absent at Open and the checkpoint
+// is valid, the checkpoint's physicOffset is the commitlog end and records
+// after logicsOffset are re-dispatched. Otherwise every record from
+// min(physicOffset, logicsOffset) (or the first file) is verified — magic,
+// sizes, PHYSICALOFFSET equal to its position, body CRC — and re-dispatched.
+// A damaged span followed by valid records is skipped (counted and logged; the
+// scanner resynchronises on the next position that verifies, and a file whose
+// damage runs to its end gets a BLANK there); bytes after the last valid record
+// are zeroed and later files deleted. Finally consume-queue units pointing at
+// or past the commitlog end are dropped, and queue offsets are taken from the
+// queues.
+package store

@@ -1,0 +1,32 @@
+package store
+
+import "errors"
+
+// Sentinel errors. Callers test them with errors.Is; most are returned wrapped
+// with the offending value.
+var (
+	// ErrMessageTooLarge: the body exceeds Options.MaxMessageSize, or the record
+	// (or batch) does not fit in one commitlog file.
+	ErrMessageTooLarge = errors.New("store: message too large")
+	// ErrPropertiesTooLarge: the encoded properties exceed 32767 bytes (int16 length).
+	ErrPropertiesTooLarge = errors.New("store: properties too large")
+	// ErrTopicTooLong: the topic exceeds 127 bytes (int8 length of the v1 record).
+	ErrTopicTooLong = errors.New("store: topic too long")
+	// ErrInvalidTopic: the topic is empty or cannot be used as a directory name.
+	ErrInvalidTopic = errors.New("store: invalid topic name")
+	// ErrInvalidBatch: a batch is empty, mixes topics or queues, or carries a
+	// prepared/rollback transaction flag.
+	ErrInvalidBatch = errors.New("store: invalid batch")
+	// ErrHostNotIPv4: the store only writes IPv4 born and store hosts.
+	ErrHostNotIPv4 = errors.New("store: host is not IPv4")
+	// ErrClosed: the store has been closed.
+	ErrClosed = errors.New("store: closed")
+	// ErrCorrupt: bytes that should hold a record, unit or checkpoint do not.
+	ErrCorrupt = errors.New("store: corrupt data")
+	// ErrNotFound: no record, unit or queue at the requested position.
+	ErrNotFound = errors.New("store: not found")
+	// ErrDiskFull: a new segment file could not be allocated (ENOSPC).
+	ErrDiskFull = errors.New("store: disk full")
+	// ErrLocked: another process holds the store directory's lock file.
+	ErrLocked = errors.New("store: directory is locked by another process")
+)

@@ -1,0 +1,315 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// GetStatus is the outcome of GetMessage (Java GetMessageStatus).
+type GetStatus int
+
+const (
+	Found               GetStatus = iota // at least one message returned
+	NoMatchedMessage                     // every unit scanned was filtered out
+	MessageWasRemoving                   // the first units point at records that cannot be read
+	OffsetFoundNull                      // no consume-queue file holds the offset
+	OffsetOverflowBadly                  // offset > max
+	OffsetOverflowOne                    // offset == max: nothing new yet
+	OffsetTooSmall                       // offset < min
+	NoMatchedLogicQueue                  // no consume queue for topic/queue
+	NoMessageInQueue                     // the queue exists but max == 0
+)
+
+var getStatusNames = [...]string{
+	"FOUND", "NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING", "OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_BADLY",
+	"OFFSET_OVERFLOW_ONE", "OFFSET_TOO_SMALL", "NO_MATCHED_LOGIC_QUEUE", "NO_MESSAGE_IN_QUEUE",
+}
+
+// String returns the Java enum name.
+func (g GetStatus) String() string {
+	if g >= 0 && int(g) < len(getStatusNames) {
+		return getStatusNames[g]
+	}
+	return fmt.Sprintf("GetStatus(%d)", int(g))
+}
+
+// GetResult is what GetMessage found.
+type GetResult struct {
+	Status GetStatus
+	// Messages are raw records, each a sub-slice of one buffer that holds them
+	// back to back (see Body); the caller owns them.
+	Messages        [][]byte
+	NextBeginOffset int64
+	MinOffset       int64
+	MaxOffset       int64
+	body            []byte
+}
+
+// Body returns the messages concatenated: a PULL_MESSAGE response body. It
+// shares memory with Messages.
+func (r *GetResult) Body() []byte { return r.body }
+
+// maxFilterUnits is Java's floor on consume-queue units scanned per call.
+const maxFilterUnits = 16000
+
+// GetMessage reads up to maxMsgs messages (and about maxBytes bytes, but always
+// at least one message) from topic/queueID starting at the logical offset,
+// following Java DefaultMessageStore.getMessage: only the consume-queue file
+// holding offset is scanned, at most max(16000, 20*maxMsgs) units; units whose
+// tagsCode (and lazily parsed properties) filter rejects are skipped but
+// counted in NextBeginOffset, as are units whose record cannot be read. A nil
+// filter accepts everything. It returns nil after Close (Java returns null
+// when the store is shut down).
+func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *GetResult {
+	if s.closed.Load() {
+		return nil
+	}
+	s.stats.getCalls.Add(1)
+	r := &GetResult{Status: NoMatchedLogicQueue, NextBeginOffset: 0}
+	q, _ := s.queueFor(topic, queueID, false)
+	if q == nil {
+		return r
+	}
+	r.MinOffset, r.MaxOffset = q.minOffset(), q.maxOffset()
+	switch {
+	case r.MaxOffset == 0:
+		r.Status, r.NextBeginOffset = NoMessageInQueue, 0
+		return r
+	case offset < r.MinOffset:
+		r.Status, r.NextBeginOffset = OffsetTooSmall, r.MinOffset
+		return r
+	case offset == r.MaxOffset:
+		r.Status, r.NextBeginOffset = OffsetOverflowOne, offset
+		return r
+	case offset > r.MaxOffset:
+		r.Status, r.NextBeginOffset = OffsetOverflowBadly, r.MaxOffset
+		return r
+	}
+	limit := max(maxFilterUnits, maxMsgs*cqUnitSize) // Java compares bytes scanned with this unit count
+	var offs []int                                   // start of each record in r.body
+	scanned := 0
+	found := q.units(offset, func(units []byte) {
+		r.Status = NoMatchedMessage
+		nextPhyFileStart := int64(math.MinInt64)
+		for ; scanned < len(units) && scanned < limit; scanned += cqUnitSize {
+			phy, size, tags := unitAt(units[scanned:])
+			if nextPhyFileStart != math.MinInt64 && phy < nextPhyFileStart {
+				continue
+			}
+			if len(offs) > 0 && (len(offs) >= maxMsgs || len(r.body)+int(size) > maxBytes) {
+				break
+			}
+			if isFiller(phy, size) {
+				if len(offs) == 0 {
+					r.Status = MessageWasRemoving
+				}
+				continue
+			}
+			missing := false
+			if filter != nil {
+				var accepted bool
+				if accepted, missing = s.filterUnit(filter, phy, size, tags); !accepted && !missing {
+					if len(offs) == 0 {
+						r.Status = NoMatchedMessage
+					}
+					continue
+				}
+			}
+			if !missing {
+				start := len(r.body)
+				err := s.cl.record(phy, size, func(b []byte, _ *recordLayout) error {
+					r.body = append(r.body, b...)
+					return nil
+				})
+				if err == nil {
+					offs = append(offs, start)
+					r.Status = Found
+					nextPhyFileStart = math.MinInt64
+					continue
+				}
+				missing = true
+				if errors.Is(err, ErrNotFound) && phy < s.cl.minOffset() {
+					// Expired commitlog file: skip every unit pointing into it.
+					nextPhyFileStart = phy + s.cl.fileSize - phy%s.cl.fileSize
+				}
+			}
+			if len(offs) == 0 {
+				r.Status = MessageWasRemoving
+			}
+		}
+	})
+	if !found {
+		r.Status = OffsetFoundNull
+		r.NextBeginOffset = q.nextFileStart(offset)
+		s.log.Warn().Str("topic", topic).Int32("queueId", queueID).Int64("offset", offset).
+			Int64("minOffset", r.MinOffset).Int64("maxOffset", r.MaxOffset).Msg("consume queue has no file for the offset")
+		return r
+	}
+	r.NextBeginOffset = offset + int64(scanned/cqUnitSize)
+	if len(offs) > 0 {
+		r.Messages = make([][]byte, len(offs))
+		for i, o := range offs {
+			end := len(r.body)
+			if i+1 < len(offs) {
+				end = offs[i+1]
+			}
+			r.Messages[i] = r.body[o:end:end]
+		}
+		s.stats.getFound.Add(1)
+		s.stats.getMessages.Add(int64(len(offs)))
+	}
+	return r
+}
+
+// filterUnit runs filter on one unit, parsing the record's properties only if
+// the filter asks for them; missing reports that the record could not be read.
+func (s *Store) filterUnit(filter func(int64, func() map[string]string) bool, phy int64, size int32, tags int64) (accepted, missing bool) {
+	var props map[string]string
+	accepted = filter(tags, func() map[string]string {
+		if props == nil && !missing {
+			err := s.cl.record(phy, size, func(b []byte, l *recordLayout) error {
+				props = ParseProperties(string(b[l.propsOff : l.propsOff+l.propsLen]))
+				return nil
+			})
+			missing = err != nil
+		}
+		return props
+	})
+	return accepted, missing
+}
+
+// MaxOffsetInQueue is the logical offset the next message of the queue gets
+// (its message count when it starts at 0); 0 for an unknown queue.
+func (s *Store) MaxOffsetInQueue(topic string, queueID int32) int64 {
+	if q, _ := s.queueFor(topic, queueID, false); q != nil {
+		return q.maxOffset()
+	}
+	return 0
+}
+
+// MinOffsetInQueue is the first readable logical offset; 0 for an unknown queue.
+func (s *Store) MinOffsetInQueue(topic string, queueID int32) int64 {
+	if q, _ := s.queueFor(topic, queueID, false); q != nil {
+		return q.minOffset()
+	}
+	return 0
+}
+
+// CommitLogOffsetOf returns the commitlog offset of the message at a logical
+// offset of the queue.
+func (s *Store) CommitLogOffsetOf(topic string, queueID int32, queueOffset int64) (int64, bool) {
+	q, _ := s.queueFor(topic, queueID, false)
+	if q == nil || queueOffset < 0 {
+		return 0, false
+	}
+	phy, size, _, ok := q.unit(queueOffset)
+	if !ok || isFiller(phy, size) {
+		return 0, false
+	}
+	return phy, true
+}
+
+// storeTimestampAt reads STORETIMESTAMP of the record at phy.
+func (s *Store) storeTimestampAt(phy int64, size int32) (int64, error) {
+	var ts int64
+	err := s.cl.record(phy, size, func(b []byte, l *recordLayout) error {
+		ts = int64(binary.BigEndian.Uint64(b[l.storeTS:]))
+		return nil
+	})
+	return ts, err
+}
+
+// MessageStoreTimeStamp returns the store time of the message at a logical
+// offset of the queue.
+func (s *Store) MessageStoreTimeStamp(topic string, queueID int32, queueOffset int64) (int64, error) {
+	q, _ := s.queueFor(topic, queueID, false)
+	if q == nil || queueOffset < 0 {
+		return 0, fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, queueOffset)
+	}
+	phy, size, _, ok := q.unit(queueOffset)
+	if !ok || isFiller(phy, size) {
+		return 0, fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, queueOffset)
+	}
+	return s.storeTimestampAt(phy, size)
+}
+
+// EarliestMessageTime returns the store time of the first message of the queue.
+func (s *Store) EarliestMessageTime(topic string, queueID int32) (int64, error) {
+	return s.MessageStoreTimeStamp(topic, queueID, s.MinOffsetInQueue(topic, queueID))
+}
+
+// OffsetInQueueByTime returns the logical offset whose message was stored
+// closest to ts, as Java getOffsetInQueueByTime: an exact match wins (the first
+// one here), otherwise the nearer neighbour, the earlier one on a tie; all
+// older → the last message, all newer → the first. Units whose record cannot be
+// read make it return 0, like Java; an unknown or empty queue gives 0.
+func (s *Store) OffsetInQueueByTime(topic string, queueID int32, ts int64) int64 {
+	q, _ := s.queueFor(topic, queueID, false)
+	if q == nil {
+		return 0
+	}
+	lo, hi := q.minOffset(), q.maxOffset()
+	if lo >= hi {
+		return 0
+	}
+	failed := false
+	timeAt := func(idx int64) int64 {
+		phy, size, _, ok := q.unit(idx)
+		if !ok || isFiller(phy, size) {
+			failed = true
+			return 0
+		}
+		t, err := s.storeTimestampAt(phy, size)
+		if err != nil {
+			failed = true
+		}
+		return t
+	}
+	// First unit stored at or after ts; store times follow queue order.
+	n := int(hi - lo)
+	i := sort.Search(n, func(i int) bool { return failed || timeAt(lo+int64(i)) >= ts })
+	if failed {
+		return 0
+	}
+	switch {
+	case i == n:
+		return hi - 1
+	case i == 0:
+		return lo
+	}
+	right := timeAt(lo + int64(i))
+	if right == ts {
+		return lo + int64(i)
+	}
+	left := timeAt(lo + int64(i) - 1)
+	if failed {
+		return 0
+	}
+	if ts-left > right-ts {
+		return lo + int64(i)
+	}
+	return lo + int64(i) - 1
+}
+
+// LookMessageByOffset returns a copy of the record at a commitlog offset.
+func (s *Store) LookMessageByOffset(phyOffset int64) ([]byte, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	var out []byte
+	err := s.cl.record(phyOffset, 0, func(b []byte, _ *recordLayout) error {
+		out = append([]byte(nil), b...)
+		return nil
+	})
+	return out, err
+}
+
+// MaxPhyOffset is the commitlog end: the offset the next record gets, unless
+// it has to move to a new file.
+func (s *Store) MaxPhyOffset() int64 { return s.cl.maxOffset.Load() }
+
+// MinPhyOffset is the first commitlog offset still stored.
+func (s *Store) MinPhyOffset() int64 { return s.cl.minOffset() }

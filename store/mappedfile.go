@@ -1,0 +1,194 @@
+//go:build unix
+
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// fileNameDigits is the width of segment file names (UtilAll.offset2FileName).
+const fileNameDigits = 20
+
+// segmentName formats a segment's start offset as its file name.
+func segmentName(start int64) string {
+	return fmt.Sprintf("%0*d", fileNameDigits, start)
+}
+
+// parseSegmentName returns the start offset encoded in a segment file name.
+func parseSegmentName(name string) (int64, bool) {
+	if len(name) != fileNameDigits {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(name, 10, 64)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// mappedFile is one fixed-size segment file mapped read-write and shared, so
+// that bytes copied into data are in the page cache at once (a killed process
+// loses nothing written) and msync makes them durable. The owner serialises
+// writes, flushes and unmap; readers may read data below the published write
+// position of the owner concurrently.
+type mappedFile struct {
+	path  string
+	start int64 // global offset of data[0]
+	file  *os.File
+	data  []byte
+}
+
+// openMappedFile opens (creating if needed) the segment file at path, sized to
+// size bytes, and maps it. A shorter file (a crash while creating it) is
+// extended with zeros; a longer one is refused. New space is allocated on disk
+// up front where the OS supports it, so a full disk shows as ErrDiskFull here
+// rather than as SIGBUS on a later write.
+func openMappedFile(path string, start, size int64) (*mappedFile, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() > size {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorrupt, path, st.Size(), size)
+	}
+	if st.Size() < size {
+		if err := f.Truncate(size); err != nil {
+			f.Close()
+			return nil, diskErr(err)
+		}
+		if err := preallocate(f, size); err != nil {
+			f.Close()
+			return nil, diskErr(err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("store: mmap %s: %w", path, err)
+	}
+	return &mappedFile{path: path, start: start, file: f, data: data}, nil
+}
+
+func diskErr(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w: %v", ErrDiskFull, err)
+	}
+	return err
+}
+
+func (m *mappedFile) size() int64 { return int64(len(m.data)) }
+
+// end is the global offset just past the file.
+func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
+
+// sync makes data[from:to) durable. from is rounded down to a page boundary
+// because msync works on whole pages.
+func (m *mappedFile) sync(from, to int64) error {
+	if to <= from {
+		return nil
+	}
+	from &^= pageSize - 1
+	b := m.data[from:to]
+	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC)
+	if e != 0 {
+		return fmt.Errorf("store: msync %s: %w", m.path, e)
+	}
+	return nil
+}
+
+// zero clears data[from:to), skipping pages that are already zero so that a
+// mostly empty file is not dirtied. It reports whether anything changed.
+func (m *mappedFile) zero(from, to int64) bool {
+	changed := false
+	for p := from; p < to; {
+		q := min((p|(pageSize-1))+1, to)
+		chunk := m.data[p:q]
+		if !allZero(chunk) {
+			clear(chunk)
+			changed = true
+		}
+		p = q
+	}
+	return changed
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// close unmaps and closes the file. data must not be touched afterwards.
+func (m *mappedFile) close() error {
+	var errs []error
+	if m.data != nil {
+		errs = append(errs, syscall.Munmap(m.data))
+		m.data = nil
+	}
+	errs = append(errs, m.file.Close())
+	return errors.Join(errs...)
+}
+
+// remove closes and deletes the file.
+func (m *mappedFile) remove() error {
+	err := m.close()
+	if rerr := os.Remove(m.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	return err
+}
+
+// listSegments returns the segment files of dir ordered by start offset,
+// ignoring names that are not 20-digit offsets.
+func listSegments(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []int64
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if off, ok := parseSegmentName(e.Name()); ok {
+			out = append(out, off)
+		}
+	}
+	// ReadDir sorts by name and names are fixed-width, so out is ascending.
+	return out, nil
+}

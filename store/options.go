@@ -1,0 +1,134 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// FlushDiskType selects how puts are made durable (Java flushDiskType).
+type FlushDiskType int
+
+const (
+	// AsyncFlush acknowledges puts at once and fsyncs every FlushInterval.
+	AsyncFlush FlushDiskType = iota
+	// SyncFlush acknowledges a put only after its bytes are fsynced; concurrent
+	// puts share one fsync (group commit).
+	SyncFlush
+)
+
+// String returns the Java name.
+func (t FlushDiskType) String() string {
+	if t == SyncFlush {
+		return "SYNC_FLUSH"
+	}
+	return "ASYNC_FLUSH"
+}
+
+// ParseFlushDiskType accepts the Java names ASYNC_FLUSH and SYNC_FLUSH.
+func ParseFlushDiskType(s string) (FlushDiskType, error) {
+	switch s {
+	case "ASYNC_FLUSH":
+		return AsyncFlush, nil
+	case "SYNC_FLUSH":
+		return SyncFlush, nil
+	}
+	return 0, fmt.Errorf("store: unknown flushDiskType %q", s)
+}
+
+// Defaults applied by Open to zero-valued options.
+const (
+	DefaultMappedFileSizeCommitLog    = 1 << 30
+	DefaultMappedFileSizeConsumeQueue = 300000 * cqUnitSize
+	DefaultFlushInterval              = 500 * time.Millisecond
+	DefaultFlushConsumeQueueInterval  = time.Second
+	DefaultSyncFlushTimeout           = 5 * time.Second
+	DefaultMaxMessageSize             = 4 << 20
+)
+
+// minCommitLogFileSize keeps room for at least a few records per file.
+const minCommitLogFileSize = 4096
+
+// Options configures a Store. Zero values take the defaults above.
+type Options struct {
+	// Dir is storePathRootDir: commitlog/, consumequeue/, checkpoint, abort,
+	// lock and config/ live under it.
+	Dir                        string
+	MappedFileSizeCommitLog    int64 // bytes per commitlog file
+	MappedFileSizeConsumeQueue int64 // bytes per consume-queue file, rounded up to a multiple of 20
+	FlushDiskType              FlushDiskType
+	FlushInterval              time.Duration // ASYNC_FLUSH commitlog fsync period
+	// FlushConsumeQueueInterval is the period of the consume-queue fsync, after
+	// which the checkpoint is rewritten.
+	FlushConsumeQueueInterval time.Duration
+	// SyncFlushTimeout bounds how long a SYNC_FLUSH put waits for its fsync
+	// before answering PutFlushDiskTimeout.
+	SyncFlushTimeout time.Duration
+	MaxMessageSize   int // largest body in bytes
+	// StoreHost is written as STOREHOST in every record and is part of every
+	// message id: the broker's registered address. It must be IPv4 (or unset).
+	StoreHost netip.AddrPort
+	// TagsCode computes the consume-queue tagsCode of a message at dispatch,
+	// including when queues are rebuilt at recovery. nil means
+	// TagsHash(props["TAGS"]).
+	TagsCode func(topic string, props map[string]string, storeTimestamp int64) int64
+	// OnDispatch is called on the dispatch goroutine for every stored message,
+	// after its consume-queue unit (if it gets one) is written; during recovery
+	// it is called on the Open goroutine for each re-dispatched record. Records
+	// near the end of the log may be dispatched again after a crash. It must not
+	// block for long: dispatch of later messages waits for it.
+	OnDispatch func(d DispatchRequest)
+	// Now is the clock for store timestamps (time.Now when nil).
+	Now    func() time.Time
+	Logger zerolog.Logger // the zero Logger is silent
+}
+
+// normalized returns o with defaults applied, or an error for unusable values.
+func (o Options) normalized() (Options, error) {
+	var errs []error
+	if o.Dir == "" {
+		errs = append(errs, errors.New("store: Dir is empty"))
+	}
+	if o.MappedFileSizeCommitLog == 0 {
+		o.MappedFileSizeCommitLog = DefaultMappedFileSizeCommitLog
+	}
+	if o.MappedFileSizeCommitLog < minCommitLogFileSize {
+		errs = append(errs, fmt.Errorf("store: MappedFileSizeCommitLog %d is below %d", o.MappedFileSizeCommitLog, minCommitLogFileSize))
+	}
+	if o.MappedFileSizeConsumeQueue == 0 {
+		o.MappedFileSizeConsumeQueue = DefaultMappedFileSizeConsumeQueue
+	}
+	if o.MappedFileSizeConsumeQueue < 0 {
+		errs = append(errs, fmt.Errorf("store: MappedFileSizeConsumeQueue %d is negative", o.MappedFileSizeConsumeQueue))
+	} else if r := o.MappedFileSizeConsumeQueue % cqUnitSize; r != 0 {
+		o.MappedFileSizeConsumeQueue += cqUnitSize - r
+	}
+	if o.FlushDiskType != AsyncFlush && o.FlushDiskType != SyncFlush {
+		errs = append(errs, fmt.Errorf("store: unknown FlushDiskType %d", o.FlushDiskType))
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
+	if o.FlushConsumeQueueInterval <= 0 {
+		o.FlushConsumeQueueInterval = DefaultFlushConsumeQueueInterval
+	}
+	if o.SyncFlushTimeout <= 0 {
+		o.SyncFlushTimeout = DefaultSyncFlushTimeout
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.StoreHost.IsValid() && hostIsV6(o.StoreHost) {
+		errs = append(errs, fmt.Errorf("%w: StoreHost %s", ErrHostNotIPv4, o.StoreHost))
+	}
+	if a := o.StoreHost.Addr(); a.Is4In6() {
+		o.StoreHost = netip.AddrPortFrom(a.Unmap(), o.StoreHost.Port())
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o, errors.Join(errs...)
+}

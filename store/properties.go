@@ -1,0 +1,87 @@
+package store
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+)
+
+// Separators of the properties text (MessageDecoder NAME_VALUE_SEPARATOR and
+// PROPERTY_SEPARATOR).
+const (
+	NameValueSeparator = '\x01'
+	PropertySeparator  = '\x02'
+)
+
+// MaxPropertiesLength is the largest properties text a record can hold (int16 length).
+const MaxPropertiesLength = 32767
+
+// ParseProperties decodes "k\x01v\x02k\x01v[\x02]" the way Java
+// string2messageProperties does: split on \x02; a segment is kept only when its
+// first \x01 is strictly inside it (non-empty name and value); the value is the
+// rest of the segment (it may contain \x01); later duplicates win. Both the
+// 4.9.x form without a trailing \x02 and the Go/5.x form with one are accepted.
+func ParseProperties(s string) map[string]string {
+	m := make(map[string]string, strings.Count(s, "\x02")+1)
+	for len(s) > 0 {
+		seg := s
+		if i := strings.IndexByte(s, PropertySeparator); i >= 0 {
+			seg, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if k := strings.IndexByte(seg, NameValueSeparator); k > 0 && k < len(seg)-1 {
+			m[seg[:k]] = seg[k+1:]
+		}
+	}
+	return m
+}
+
+// lookupProperty returns the value ParseProperties(string(b))[key] would have,
+// without building the map.
+func lookupProperty(b []byte, key string) (string, bool) {
+	var val []byte
+	found := false
+	for len(b) > 0 {
+		seg := b
+		if i := bytes.IndexByte(b, PropertySeparator); i >= 0 {
+			seg, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		k := bytes.IndexByte(seg, NameValueSeparator)
+		if k > 0 && k < len(seg)-1 && string(seg[:k]) == key {
+			val, found = seg[k+1:], true
+		}
+	}
+	return string(val), found
+}
+
+// MarshalProperties encodes m Java 4.9.x style: "k\x01v" pairs joined by \x02,
+// with no trailing \x02, keys in sorted order so equal maps give equal bytes.
+// Like Java it writes every entry as given; pairs with an empty name or value
+// are dropped again by ParseProperties.
+func MarshalProperties(m map[string]string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var small [16]string
+	keys := small[:0]
+	n := 0
+	for k, v := range m {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 2
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.Grow(n - 1)
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(PropertySeparator)
+		}
+		b.WriteString(k)
+		b.WriteByte(NameValueSeparator)
+		b.WriteString(m[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,184 @@
+package store
+
+import (
+	"fmt"
+)
+
+// PutStatus is the outcome of a successful append.
+type PutStatus int
+
+const (
+	// PutOK: stored (and, under SYNC_FLUSH, durable).
+	PutOK PutStatus = iota
+	// PutFlushDiskTimeout: stored, but the SYNC_FLUSH fsync did not complete
+	// within SyncFlushTimeout.
+	PutFlushDiskTimeout
+)
+
+// String returns the Java PutMessageStatus name.
+func (s PutStatus) String() string {
+	switch s {
+	case PutOK:
+		return "PUT_OK"
+	case PutFlushDiskTimeout:
+		return "FLUSH_DISK_TIMEOUT"
+	}
+	return fmt.Sprintf("PutStatus(%d)", int(s))
+}
+
+// PutResult describes stored messages.
+type PutResult struct {
+	Status         PutStatus
+	PhysicalOffset int64    // of the first message
+	QueueOffset    int64    // of the first message
+	MsgIDs         []string // offsetMsgId of each stored message
+	StoreTimestamp int64
+	Count          int
+	// WroteBytes is the commitlog bytes the messages occupy.
+	WroteBytes int
+}
+
+// PutMessage appends one message. Prepared and rollback transaction records
+// (SysFlag transaction bits) get queue offset 0 and never a consume-queue
+// unit, as in Java.
+func (s *Store) PutMessage(m *Message) (*PutResult, error) {
+	ms := [1]*Message{m}
+	return s.put(ms[:], false)
+}
+
+// PutMessages stores a batch atomically on one topic/queue with consecutive
+// queue offsets: all records land in one commitlog file, in order, or none
+// does. Transactional prepared/rollback flags are refused in a batch.
+func (s *Store) PutMessages(msgs []*Message) (*PutResult, error) {
+	return s.put(msgs, true)
+}
+
+// prepare validates m and builds its record fields (everything except the
+// offsets and store timestamp, which are set under the put lock).
+func (s *Store) prepare(m *Message, f *recordFields) error {
+	if err := checkTopic(m.Topic); err != nil {
+		return err
+	}
+	if len(m.Body) > s.opts.MaxMessageSize {
+		return fmt.Errorf("%w: body of %d bytes exceeds %d", ErrMessageTooLarge, len(m.Body), s.opts.MaxMessageSize)
+	}
+	if m.BornHost.IsValid() && hostIsV6(m.BornHost) {
+		return fmt.Errorf("%w: born host %s", ErrHostNotIPv4, m.BornHost)
+	}
+	props := MarshalProperties(m.Properties)
+	if len(props) > MaxPropertiesLength {
+		return fmt.Errorf("%w: %d bytes", ErrPropertiesTooLarge, len(props))
+	}
+	*f = recordFields{
+		topic:          m.Topic,
+		props:          props,
+		body:           m.Body,
+		bodyCRC:        BodyCRC(m.Body),
+		queueID:        m.QueueID,
+		flag:           m.Flag,
+		sysFlag:        m.SysFlag &^ (SysFlagBornHostV6 | SysFlagStoreHostV6),
+		reconsumeTimes: m.ReconsumeTimes,
+		bornTimestamp:  m.BornTimestamp,
+		preparedTxOff:  m.PreparedTransactionOffset,
+		bornHost:       m.BornHost,
+		storeHost:      s.opts.StoreHost,
+	}
+	return nil
+}
+
+func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("%w: no messages", ErrInvalidBatch)
+	}
+	var one [1]recordFields
+	fields := one[:]
+	if len(msgs) > 1 {
+		fields = make([]recordFields, len(msgs))
+	}
+	total := 0
+	wait := s.opts.FlushDiskType == SyncFlush
+	for i, m := range msgs {
+		if batch && (m.Topic != msgs[0].Topic || m.QueueID != msgs[0].QueueID) {
+			return nil, fmt.Errorf("%w: message %d is for %s/%d, not %s/%d", ErrInvalidBatch, i, m.Topic, m.QueueID, msgs[0].Topic, msgs[0].QueueID)
+		}
+		if batch {
+			if tt := TransactionType(m.SysFlag); tt == TransactionPreparedType || tt == TransactionRollbackType {
+				return nil, fmt.Errorf("%w: message %d is a prepared or rollback transaction record", ErrInvalidBatch, i)
+			}
+		}
+		if err := s.prepare(m, &fields[i]); err != nil {
+			return nil, err
+		}
+		total += fields[i].size()
+		if m.SkipFlushWait || m.Properties["WAIT"] == "false" {
+			wait = false
+		}
+	}
+	if int64(total)+blankRecordLength > s.cl.fileSize {
+		return nil, fmt.Errorf("%w: %d record bytes do not fit in a %d-byte commitlog file", ErrMessageTooLarge, total, s.cl.fileSize)
+	}
+	// Prepared and rollback records are stored but never consumed: they take
+	// queue offset 0 and do not advance the queue.
+	tt := TransactionType(msgs[0].SysFlag)
+	counted := tt != TransactionPreparedType && tt != TransactionRollbackType
+
+	s.putMu.Lock()
+	if s.closed.Load() {
+		s.putMu.Unlock()
+		return nil, ErrClosed
+	}
+	key := queueKey{msgs[0].Topic, msgs[0].QueueID}
+	queueOffset := int64(0)
+	if counted {
+		queueOffset = s.queueOffsets[key]
+	}
+	// Store timestamps come from the clock under the lock, so they follow
+	// commitlog order as closely as the clock allows.
+	storeTS := s.opts.Now().UnixMilli()
+	phy, err := s.cl.appendLocked(total, func(b []byte, at int64) {
+		off := 0
+		for i := range fields {
+			f := &fields[i]
+			n := f.size()
+			f.phyOffset = at + int64(off)
+			if counted {
+				f.queueOffset = queueOffset + int64(i)
+			}
+			f.storeTimestamp = storeTS
+			f.encode(b[off : off+n])
+			off += n
+		}
+	})
+	if err == nil && counted {
+		s.queueOffsets[key] = queueOffset + int64(len(fields))
+	}
+	s.putMu.Unlock()
+	if err != nil {
+		s.stats.putFailures.Add(1)
+		return nil, err
+	}
+	s.stats.putMessages.Add(int64(len(fields)))
+	s.stats.putBytes.Add(int64(total))
+	s.wakeDispatcher()
+
+	res := &PutResult{
+		Status:         PutOK,
+		PhysicalOffset: phy,
+		QueueOffset:    queueOffset,
+		MsgIDs:         make([]string, len(fields)),
+		StoreTimestamp: storeTS,
+		Count:          len(fields),
+		WroteBytes:     total,
+	}
+	for i := range fields {
+		res.MsgIDs[i] = CreateMessageID(s.opts.StoreHost, fields[i].phyOffset)
+	}
+	if wait && !s.waitFlushed(phy+int64(total)) {
+		s.stats.flushTimeouts.Add(1)
+		res.Status = PutFlushDiskTimeout
+	}
+	return res, nil
+}

@@ -1,0 +1,232 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// recoveryStats counts what recovery found.
+type recoveryStats struct {
+	scannedFrom    int64
+	records        int64 // valid records re-dispatched
+	corruptRegions int64 // damaged spans followed by valid records
+	skippedBytes   int64 // bytes in those spans
+	tornTailBytes  int64 // non-zero bytes cleared after the last valid record
+	droppedUnits   int64 // consume-queue units pointing past the commitlog end
+	clean          bool  // the checkpoint of a clean shutdown was trusted
+}
+
+// recover establishes the commitlog end, consume queues consistent with it,
+// the next queue offsets and the dispatch position. It runs in Open before any
+// goroutine starts.
+//
+// After a clean shutdown (no abort marker, valid checkpoint inside the files)
+// the checkpoint's commitlog offset is the end. Otherwise every record from
+// the checkpoint's lower offset (or the first file) on is verified (framing,
+// own offset, CRC) and re-dispatched; damaged spans followed by valid records
+// are skipped and counted; everything after the last valid record is zeroed
+// and files past it are deleted.
+func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
+	cl := s.cl
+	var end, dispatchFrom int64
+	switch {
+	case len(cl.files) == 0:
+		if ckOK && ck.physicOffset > 0 {
+			s.log.Warn().Int64("checkpoint", ck.physicOffset).Msg("recovery: checkpoint points into a commitlog that has no files")
+		}
+	case clean && ckOK && ck.physicOffset >= cl.files[0].start && ck.physicOffset <= cl.last().end() && ck.logicsOffset <= ck.physicOffset:
+		end = ck.physicOffset
+		dispatchFrom = max(ck.logicsOffset, cl.files[0].start)
+		s.recovery.clean = true
+		s.log.Info().Int64("commitlogEnd", end).Int64("dispatchFrom", dispatchFrom).Msg("recovery: clean shutdown, checkpoint trusted")
+		s.dropFilesAfter(end)
+	default:
+		start := cl.files[0].start
+		if ckOK {
+			if p := min(ck.physicOffset, ck.logicsOffset); p >= start && p <= cl.last().end() {
+				start = p
+			}
+		}
+		var err error
+		if end, err = s.scanAndRebuild(start); err != nil {
+			return err
+		}
+		dispatchFrom = end
+	}
+	cl.maxOffset.Store(end)
+	cl.flushedOffset.Store(end)
+	s.reput.Store(dispatchFrom)
+	// Records the checkpoint says were not dispatched yet go into their queues
+	// before queue offsets are derived from the queues.
+	s.dispatchAvailable()
+
+	for _, q := range s.allQueues() {
+		if n := q.truncateAfter(end); n > 0 {
+			s.recovery.droppedUnits += n
+			s.log.Warn().Str("topic", q.topic).Int32("queueId", q.queueID).Int64("units", n).Msg("recovery: dropped consume queue units past the commitlog end")
+		}
+	}
+	for _, q := range s.allQueues() {
+		if next := q.maxOffset(); next > 0 {
+			s.queueOffsets[queueKey{q.topic, q.queueID}] = next
+		}
+	}
+	if err := s.flushQueues(); err != nil {
+		return err
+	}
+	return s.ckpt.write(end, s.reput.Load(), s.opts.Now().UnixMilli())
+}
+
+// dropFilesAfter deletes commitlog files that start past end.
+func (s *Store) dropFilesAfter(end int64) {
+	cl := s.cl
+	for len(cl.files) > 0 && cl.last().start > end {
+		f := cl.last()
+		if err := f.remove(); err != nil {
+			s.log.Error().Err(err).Str("file", f.path).Msg("recovery: remove commitlog file")
+		}
+		cl.files = cl.files[:len(cl.files)-1]
+		s.log.Warn().Str("file", f.path).Msg("recovery: removed commitlog file past the end")
+	}
+}
+
+// scanAndRebuild verifies and re-dispatches every record from start and
+// returns the end of the last valid one.
+func (s *Store) scanAndRebuild(start int64) (int64, error) {
+	cl := s.cl
+	s.recovery.scannedFrom = start
+	s.log.Warn().Int64("from", start).Msg("recovery: abnormal shutdown, verifying commitlog")
+	end := start
+	badFrom := int64(-1) // start of the damaged span being skipped, -1 if none
+	first := int((start - cl.files[0].start) / cl.fileSize)
+	for i := first; i < len(cl.files); i++ {
+		f := cl.files[i]
+		p := 0
+		if i == first {
+			p = int(start - f.start)
+		}
+		for p < len(f.data) {
+			l, kind := checkRecord(f.data, p, f.start)
+			if kind == recBad {
+				if badFrom < 0 {
+					badFrom = f.start + int64(p)
+				}
+				q := resync(f.data, p+1, f.start)
+				if q < 0 {
+					break
+				}
+				p = q
+				continue
+			}
+			if badFrom >= 0 {
+				s.skipDamaged(badFrom, f.start+int64(p))
+				badFrom = -1
+			}
+			if kind == recBlank {
+				p = len(f.data)
+				end = f.end()
+				break
+			}
+			var d pendingDispatch
+			parseDispatch(f.data[p:p+l.total], &l, &d)
+			s.dispatch(&d)
+			s.recovery.records++
+			p += l.total
+			end = f.start + int64(p)
+		}
+	}
+	if err := s.truncateTail(end); err != nil {
+		return 0, err
+	}
+	// Make the recovered span durable so the checkpoint written next is true
+	// even though the pages came from a crashed process's page cache.
+	for _, f := range cl.files {
+		if f.end() <= start {
+			continue
+		}
+		if err := f.sync(max(start, f.start)-f.start, min(end, f.end())-f.start); err != nil {
+			return 0, err
+		}
+	}
+	s.log.Info().Int64("commitlogEnd", end).Int64("records", s.recovery.records).
+		Int64("corruptRegions", s.recovery.corruptRegions).Int64("skippedBytes", s.recovery.skippedBytes).
+		Int64("tornTailBytes", s.recovery.tornTailBytes).Msg("recovery: commitlog verified")
+	return end, nil
+}
+
+// skipDamaged accounts for the damaged span [from, to) that a valid record
+// follows. When the span crosses into later files, each earlier file gets a
+// BLANK record where its damage starts, so it ends the way the writer ends
+// files and later scans and readers move on to the next file.
+func (s *Store) skipDamaged(from, to int64) {
+	s.recovery.corruptRegions++
+	s.recovery.skippedBytes += to - from
+	s.log.Error().Int64("from", from).Int64("to", to).Msg("recovery: skipped damaged commitlog span")
+	for at := from; ; {
+		f := s.cl.fileAt(at)
+		if f == nil || to >= f.start && to < f.end() {
+			return
+		}
+		if rest := f.end() - at; rest >= blankRecordLength {
+			rel := at - f.start
+			binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
+			binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
+			if err := f.sync(rel, rel+blankRecordLength); err != nil {
+				s.log.Error().Err(err).Str("file", f.path).Msg("recovery: sync BLANK")
+			}
+		}
+		at = f.end()
+	}
+}
+
+// truncateTail zeroes everything after end in its file and deletes the files
+// after it.
+func (s *Store) truncateTail(end int64) error {
+	cl := s.cl
+	for len(cl.files) > 0 {
+		f := cl.last()
+		if f.start < end || f.start == cl.files[0].start && f.start >= end {
+			break
+		}
+		s.recovery.tornTailBytes += int64(len(f.data)) - zeroCount(f.data)
+		if err := f.remove(); err != nil {
+			return fmt.Errorf("store: remove commitlog file past the end: %w", err)
+		}
+		cl.files = cl.files[:len(cl.files)-1]
+		s.log.Warn().Str("file", f.path).Msg("recovery: removed commitlog file past the last valid record")
+	}
+	f := cl.fileAt(end)
+	if f == nil {
+		return nil // end is the end of the last file (it closed with a BLANK)
+	}
+	rel := end - f.start
+	nonZero := int64(len(f.data[rel:])) - zeroCount(f.data[rel:])
+	if nonZero > 0 {
+		s.recovery.tornTailBytes += nonZero
+		f.zero(rel, int64(len(f.data)))
+		if err := f.sync(rel, int64(len(f.data))); err != nil {
+			return err
+		}
+		s.log.Warn().Int64("from", end).Int64("nonZeroBytes", nonZero).Msg("recovery: cleared torn tail")
+	}
+	return nil
+}
+
+// zeroCount counts zero bytes, page by page so that all-zero pages are cheap.
+func zeroCount(b []byte) int64 {
+	var n int64
+	for len(b) > 0 {
+		chunk := b[:min(len(b), int(pageSize))]
+		if allZero(chunk) {
+			n += int64(len(chunk))
+		} else {
+			for _, c := range chunk {
+				if c == 0 {
+					n++
+				}
+			}
+		}
+		b = b[len(chunk):]
+	}
+	return n
+}

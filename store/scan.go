@@ -1,0 +1,85 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// recKind classifies the bytes at a position of a commitlog file.
+type recKind int
+
+const (
+	recBad   recKind = iota // not a record we wrote
+	recValid                // a message record
+	recBlank                // the end-of-file BLANK record
+)
+
+// checkRecord verifies the record at data[p:] of a file whose first byte has
+// global offset base: framing (parseLayout), PHYSICALOFFSET equal to its own
+// position, and body CRC. A BLANK is valid when its TOTALSIZE covers exactly
+// the rest of the file (data must then extend to the file end). Requiring the
+// record's own offset makes a stray magic number in garbage practically never
+// pass, which is what lets resync skip damaged regions.
+func checkRecord(data []byte, p int, base int64) (recordLayout, recKind) {
+	rest := data[p:]
+	if len(rest) < 8 {
+		return recordLayout{}, recBad
+	}
+	be := binary.BigEndian
+	if be.Uint32(rest[offMagic:]) == BlankMagicCode {
+		if int(int32(be.Uint32(rest))) == len(rest) {
+			return recordLayout{total: len(rest)}, recBlank
+		}
+		return recordLayout{}, recBad
+	}
+	l, err := parseLayout(rest)
+	if err != nil {
+		return l, recBad
+	}
+	if int64(be.Uint64(rest[offPhyOffset:])) != base+int64(p) {
+		return l, recBad
+	}
+	if BodyCRC(rest[l.bodyOff:l.bodyOff+l.bodyLen]) != int32(be.Uint32(rest[offBodyCRC:])) {
+		return l, recBad
+	}
+	return l, recValid
+}
+
+var (
+	magicV1Bytes    = []byte{0xDA, 0xA3, 0x20, 0xA7}
+	magicV2Bytes    = []byte{0xDA, 0xA3, 0x20, 0xAB}
+	magicBlankBytes = []byte{0xCB, 0xD4, 0x31, 0x94}
+)
+
+// resync returns the first position q >= from in data at which checkRecord
+// finds a record or BLANK, or -1. Candidates are the places where a magic
+// code sits 4 bytes after q.
+func resync(data []byte, from int, base int64) int {
+	pats := [...][]byte{magicV1Bytes, magicV2Bytes, magicBlankBytes}
+	var next [len(pats)]int // next candidate per pattern; -1 when exhausted
+	for i := range next {
+		next[i] = -2
+	}
+	for q := from; q+8 <= len(data); {
+		best := -1
+		for i, pat := range pats {
+			if next[i] == -2 || next[i] != -1 && next[i] < q {
+				next[i] = -1
+				if j := bytes.Index(data[q+4:], pat); j >= 0 {
+					next[i] = q + j
+				}
+			}
+			if next[i] >= 0 && (best < 0 || next[i] < best) {
+				best = next[i]
+			}
+		}
+		if best < 0 {
+			return -1
+		}
+		if _, k := checkRecord(data, best, base); k != recBad {
+			return best
+		}
+		q = best + 1
+	}
+	return -1
+}

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"strconv"
+	"sync/atomic"
+)
+
+// storeStats are monotonic counters since Open.
+type storeStats struct {
+	putMessages    atomic.Int64
+	putBytes       atomic.Int64
+	putFailures    atomic.Int64
+	flushTimeouts  atomic.Int64
+	flushErrors    atomic.Int64
+	dispatchErrors atomic.Int64
+	getCalls       atomic.Int64
+	getFound       atomic.Int64
+	getMessages    atomic.Int64
+}
+
+// RuntimeInfo returns counters and positions, keyed like Java's
+// getRuntimeInfo where an equivalent exists.
+func (s *Store) RuntimeInfo() map[string]string {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	st := &s.stats
+	s.cqMu.RLock()
+	queues := 0
+	for _, m := range s.cqs {
+		queues += len(m)
+	}
+	s.cqMu.RUnlock()
+	return map[string]string{
+		"bootTimestamp":                i(s.bootTime.UnixMilli()),
+		"commitLogMinOffset":           i(s.MinPhyOffset()),
+		"commitLogMaxOffset":           i(s.MaxPhyOffset()),
+		"commitLogFlushedOffset":       i(s.cl.flushedOffset.Load()),
+		"dispatchBehindBytes":          i(s.DispatchBehind()),
+		"consumeQueueCount":            i(int64(queues)),
+		"putMessageTimesTotal":         i(st.putMessages.Load()),
+		"putMessageSizeTotal":          i(st.putBytes.Load()),
+		"putMessageFailedTimes":        i(st.putFailures.Load()),
+		"putMessageFlushTimeouts":      i(st.flushTimeouts.Load()),
+		"flushErrors":                  i(st.flushErrors.Load()),
+		"dispatchErrors":               i(st.dispatchErrors.Load()),
+		"getMessageTimesTotal":         i(st.getCalls.Load()),
+		"getMessageTimesTotalFound":    i(st.getFound.Load()),
+		"getMessageTransferedMsgCount": i(st.getMessages.Load()),
+		"flushDiskType":                s.opts.FlushDiskType.String(),
+		"recoveryCleanShutdown":        strconv.FormatBool(s.recovery.clean),
+		"recoveryRecords":              i(s.recovery.records),
+		"recoveryCorruptRegions":       i(s.recovery.corruptRegions),
+		"recoverySkippedBytes":         i(s.recovery.skippedBytes),
+		"recoveryTornTailBytes":        i(s.recovery.tornTailBytes),
+		"recoveryDroppedUnits":         i(s.recovery.droppedUnits),
+	}
+}

@@ -1,0 +1,410 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Paths under Options.Dir.
+const (
+	commitLogDir    = "commitlog"
+	consumeQueueDir = "consumequeue"
+	configDir       = "config"
+	checkpointName  = "checkpoint"
+	abortName       = "abort"
+	lockName        = "lock"
+)
+
+// queueKey names one consume queue.
+type queueKey struct {
+	topic   string
+	queueID int32
+}
+
+// Store is the message store: a commitlog, consume queues fed from it by a
+// dispatch goroutine, flush goroutines and a checkpoint. All methods are safe
+// for concurrent use.
+type Store struct {
+	opts Options
+	log  zerolog.Logger
+	cl   *commitLog
+	ckpt *checkpointFile
+	lock *os.File
+
+	// putMu serialises appends; queue offsets are assigned under it.
+	putMu        sync.Mutex
+	queueOffsets map[queueKey]int64 // next queue offset per queue
+
+	cqMu      sync.RWMutex
+	cqs       map[string]map[int32]*consumeQueue
+	cqFlushMu sync.Mutex // serialises consume-queue flushes and checkpoint writes
+
+	// Dispatch: reput is the commitlog offset below which every record has been
+	// dispatched.
+	reput           atomic.Int64
+	pending         []pendingDispatch // dispatcher-owned batch buffer
+	dispatchWake    chan struct{}
+	stopDispatch    chan struct{}
+	dispatchWG      sync.WaitGroup
+	dispatchStopped atomic.Bool
+	progressMu      sync.Mutex
+	progress        chan struct{} // closed and replaced after each dispatch pass
+
+	// Flush: flushEpoch is closed and replaced after each commitlog flush.
+	flushWake    chan struct{}
+	flushEpochMu sync.Mutex
+	flushEpoch   chan struct{}
+	stopFlush    chan struct{}
+	flushWG      sync.WaitGroup
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	stats    storeStats
+	recovery recoveryStats
+	bootTime time.Time
+}
+
+// Open creates the directories if needed, locks the store, recovers the
+// commitlog and consume queues, and starts the dispatch and flush goroutines.
+func Open(opts Options) (*Store, error) {
+	o, err := opts.normalized()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		opts:         o,
+		log:          o.Logger.With().Str("component", "store").Logger(),
+		queueOffsets: make(map[queueKey]int64),
+		cqs:          make(map[string]map[int32]*consumeQueue),
+		dispatchWake: make(chan struct{}, 1),
+		stopDispatch: make(chan struct{}),
+		progress:     make(chan struct{}),
+		flushWake:    make(chan struct{}, 1),
+		flushEpoch:   make(chan struct{}),
+		stopFlush:    make(chan struct{}),
+		bootTime:     o.Now(),
+	}
+	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if s.lock, err = lockDir(filepath.Join(o.Dir, lockName)); err != nil {
+		return nil, err
+	}
+	s.cl = newCommitLog(filepath.Join(o.Dir, commitLogDir), o.MappedFileSizeCommitLog, s.log)
+	ok := false
+	defer func() {
+		if !ok {
+			s.releaseAll()
+		}
+	}()
+	abortPath := filepath.Join(o.Dir, abortName)
+	_, statErr := os.Stat(abortPath)
+	clean := errors.Is(statErr, fs.ErrNotExist)
+	ckpt, ck, ckOK, err := openCheckpoint(filepath.Join(o.Dir, checkpointName))
+	if err != nil {
+		return nil, err
+	}
+	s.ckpt = ckpt
+	if err := s.cl.load(); err != nil {
+		return nil, err
+	}
+	if err := s.loadQueues(); err != nil {
+		return nil, err
+	}
+	if err := s.recover(clean, ck, ckOK); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(abortPath, nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := syncDir(o.Dir); err != nil {
+		return nil, err
+	}
+	ok = true
+	s.dispatchWG.Add(1)
+	go s.dispatchLoop()
+	s.flushWG.Add(2)
+	if o.FlushDiskType == SyncFlush {
+		go s.groupCommitLoop()
+	} else {
+		go s.asyncFlushLoop()
+	}
+	go s.queueFlushLoop()
+	return s, nil
+}
+
+// lockDir takes an exclusive, non-blocking flock on path (Java's ${root}/lock).
+// The kernel drops it when the process dies, so a crashed owner does not
+// block the next Open.
+func lockDir(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// loadQueues maps every consumequeue/<topic>/<queueId> directory.
+func (s *Store) loadQueues() error {
+	root := filepath.Join(s.opts.Dir, consumeQueueDir)
+	topics, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, t := range topics {
+		if !t.IsDir() {
+			continue
+		}
+		qdirs, err := os.ReadDir(filepath.Join(root, t.Name()))
+		if err != nil {
+			return err
+		}
+		for _, qd := range qdirs {
+			id, err := strconv.ParseInt(qd.Name(), 10, 32)
+			if !qd.IsDir() || err != nil {
+				s.log.Warn().Str("path", filepath.Join(root, t.Name(), qd.Name())).Msg("not a consume queue directory; ignored")
+				continue
+			}
+			q := newConsumeQueue(root, t.Name(), int32(id), s.opts.MappedFileSizeConsumeQueue, s.log)
+			if err := q.load(); err != nil {
+				return err
+			}
+			if s.cqs[t.Name()] == nil {
+				s.cqs[t.Name()] = make(map[int32]*consumeQueue)
+			}
+			s.cqs[t.Name()][int32(id)] = q
+		}
+	}
+	return nil
+}
+
+// queueFor returns the consume queue of topic/queueID, creating it (without
+// files yet) when create is set.
+func (s *Store) queueFor(topic string, queueID int32, create bool) (*consumeQueue, error) {
+	s.cqMu.RLock()
+	q := s.cqs[topic][queueID]
+	s.cqMu.RUnlock()
+	if q != nil || !create {
+		return q, nil
+	}
+	if err := checkTopic(topic); err != nil {
+		return nil, err
+	}
+	s.cqMu.Lock()
+	defer s.cqMu.Unlock()
+	if q = s.cqs[topic][queueID]; q != nil {
+		return q, nil
+	}
+	q = newConsumeQueue(filepath.Join(s.opts.Dir, consumeQueueDir), topic, queueID, s.opts.MappedFileSizeConsumeQueue, s.log)
+	if s.cqs[topic] == nil {
+		s.cqs[topic] = make(map[int32]*consumeQueue)
+	}
+	s.cqs[topic][queueID] = q
+	return q, nil
+}
+
+// checkTopic refuses names that cannot be a single directory name. Java
+// brokers only allow [%|a-zA-Z0-9_-]; the store only guards the filesystem.
+func checkTopic(topic string) error {
+	if topic == "" || topic == "." || topic == ".." || strings.ContainsAny(topic, "/\\\x00") {
+		return fmt.Errorf("%w: %q", ErrInvalidTopic, topic)
+	}
+	if len(topic) > MaxTopicLength {
+		return fmt.Errorf("%w: %d bytes", ErrTopicTooLong, len(topic))
+	}
+	return nil
+}
+
+func (s *Store) allQueues() []*consumeQueue {
+	s.cqMu.RLock()
+	defer s.cqMu.RUnlock()
+	var out []*consumeQueue
+	for _, m := range s.cqs {
+		for _, q := range m {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// QueueIDs lists the queue ids of topic that have a consume queue, ascending.
+func (s *Store) QueueIDs(topic string) []int32 {
+	s.cqMu.RLock()
+	defer s.cqMu.RUnlock()
+	ids := make([]int32, 0, len(s.cqs[topic]))
+	for id := range s.cqs[topic] {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Topics lists the topics that have consume queues, sorted.
+func (s *Store) Topics() []string {
+	s.cqMu.RLock()
+	defer s.cqMu.RUnlock()
+	out := make([]string, 0, len(s.cqs))
+	for t := range s.cqs {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deleteTopicsWait bounds how long DeleteTopics waits for records already
+// written to reach their queues before deleting them.
+const deleteTopicsWait = 3 * time.Second
+
+// DeleteTopics drops the consume queues of the topics (files and memory) and
+// restarts their queue offsets at 0. The commitlog keeps the records; a
+// checkpoint is written afterwards so that crash recovery does not rebuild the
+// deleted queues from them.
+func (s *Store) DeleteTopics(topics ...string) {
+	if s.closed.Load() || len(topics) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTopicsWait)
+	s.WaitDispatched(ctx, s.cl.maxOffset.Load())
+	cancel()
+	var doomed []*consumeQueue
+	s.cqMu.Lock()
+	for _, t := range topics {
+		for _, q := range s.cqs[t] {
+			doomed = append(doomed, q)
+		}
+		delete(s.cqs, t)
+	}
+	s.cqMu.Unlock()
+	s.putMu.Lock()
+	for k := range s.queueOffsets {
+		if slices.Contains(topics, k.topic) {
+			delete(s.queueOffsets, k)
+		}
+	}
+	s.putMu.Unlock()
+	for _, q := range doomed {
+		if err := q.destroy(); err != nil {
+			s.log.Error().Err(err).Str("topic", q.topic).Int32("queueId", q.queueID).Msg("delete consume queue")
+		}
+	}
+	for _, t := range topics {
+		if checkTopic(t) == nil {
+			os.Remove(filepath.Join(s.opts.Dir, consumeQueueDir, t))
+		}
+	}
+	s.log.Info().Strs("topics", topics).Int("queues", len(doomed)).Msg("topics deleted")
+	if err := s.cl.flush(); err != nil {
+		s.log.Error().Err(err).Msg("flush commitlog after topic deletion")
+		return
+	}
+	s.broadcastFlushed()
+	if err := s.checkpointNow(); err != nil {
+		s.log.Error().Err(err).Msg("checkpoint after topic deletion")
+	}
+}
+
+// flushQueues fsyncs every consume queue.
+func (s *Store) flushQueues() error {
+	var errs []error
+	for _, q := range s.allQueues() {
+		if err := q.flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkpointNow flushes the consume queues and records the durable commitlog
+// and dispatch positions. The dispatch position is read before the queue
+// flush, so every unit below it is covered by that flush.
+func (s *Store) checkpointNow() error {
+	s.cqFlushMu.Lock()
+	defer s.cqFlushMu.Unlock()
+	logics := s.reput.Load()
+	if err := s.flushQueues(); err != nil {
+		return err
+	}
+	return s.ckpt.write(s.cl.flushedOffset.Load(), logics, s.opts.Now().UnixMilli())
+}
+
+// Close stops the goroutines after everything written is dispatched, flushes
+// the commitlog and consume queues, writes the checkpoint and removes the
+// abort marker, so the next Open trusts the checkpoint. Puts and reads after
+// Close fail with ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.shutdown() })
+	return s.closeErr
+}
+
+func (s *Store) shutdown() error {
+	s.closed.Store(true)
+	// Taking the lock once is the barrier: appends in flight finish, later ones
+	// see closed under the lock.
+	s.putMu.Lock()
+	s.putMu.Unlock()
+	close(s.stopDispatch)
+	s.dispatchWG.Wait()
+	close(s.stopFlush)
+	s.flushWG.Wait()
+
+	var errs []error
+	if err := s.cl.flush(); err != nil {
+		errs = append(errs, err)
+	}
+	s.broadcastFlushed()
+	if err := s.checkpointNow(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		// Only a fully flushed, checkpointed store counts as a clean shutdown.
+		if err := os.Remove(filepath.Join(s.opts.Dir, abortName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		} else if err := syncDir(s.opts.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, s.releaseAll())
+	return errors.Join(errs...)
+}
+
+// releaseAll unmaps and closes every file and drops the directory lock.
+func (s *Store) releaseAll() error {
+	var errs []error
+	for _, q := range s.allQueues() {
+		errs = append(errs, q.close())
+	}
+	if s.cl != nil {
+		errs = append(errs, s.cl.close())
+	}
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close()) // closing the descriptor releases the flock
+	}
+	return errors.Join(errs...)
+}
