@@ -1,15 +1,3 @@
-// Command rmq runs a RocketMQ 4.x-compatible name server and broker.
-//
-//	rmq standalone [-c broker.conf] [--store-dir DIR] [--namesrv-port 9876] [--listen-port 10911]
-//	rmq namesrv    [-c namesrv.conf] [--listen-port 9876]
-//	rmq broker     [-n 127.0.0.1:9876] [-c broker.conf] [--store-dir DIR] [--listen-port 10911]
-//	rmq version
-//
-// Each server command also takes -p (print every config key and exit), -m
-// (print the important keys and exit) and --log-level. Readiness is announced
-// on stdout with the stock "... boot success ..." lines that RocketMQ scripts
-// grep for; logs go to stderr. SIGINT or SIGTERM shuts down cleanly (broker
-// first, then name server) and exits 0; a second signal kills at once.
 package main
 
 import (
