@@ -84,6 +84,7 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 func TestDeleteTopic(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "Doomed", body: []byte("x")})
+	tb.waitDispatched()
 	tb.offsets.Commit("G", "Doomed", 0, 1)
 	cases := []struct {
 		name       string
@@ -123,6 +124,7 @@ func TestTopicStatsInfo(t *testing.T) {
 	for range 3 {
 		tb.mustSend(sendArgs{topic: "Stats", body: []byte("x"), queueID: 2})
 	}
+	tb.waitDispatched()
 	resp := tb.invoke(remoting.GetTopicStatsInfo, map[string]string{"topic": "Stats"}, nil)
 	if resp.Code != remoting.Success {
 		t.Fatalf("code %d %q", resp.Code, resp.Remark)
@@ -150,6 +152,7 @@ func TestTopicStatsInfo(t *testing.T) {
 func TestBrokerRuntimeInfo(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "RT", body: []byte("x")})
+	tb.waitDispatched()
 	tb.pull(pullArgs{topic: "RT", sysFlag: pullFlagSubscription})
 	resp := tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
 	var kv remoting.KVTable

@@ -13,6 +13,7 @@ func TestRestartKeepsState(t *testing.T) {
 	for i := range 5 {
 		tb.mustSend(sendArgs{topic: "Durable", body: []byte("m" + strconv.Itoa(i)), queueID: 1})
 	}
+	tb.waitDispatched()
 	if resp := tb.invoke(remoting.UpdateAndCreateTopic, createTopicExt("Created", 2, 6, "SINGLE_TAG"), nil); resp.Code != remoting.Success {
 		t.Fatalf("create topic: %d", resp.Code)
 	}
@@ -20,6 +21,7 @@ func TestRestartKeepsState(t *testing.T) {
 	version := tb.Topics().DataVersion()
 
 	tb = tb.restart()
+	tb.waitDispatched()
 	if got := tb.Topics().Get("Created"); got == nil || got.WriteQueueNums != 2 {
 		t.Fatalf("admin topic after restart: %+v", got)
 	}

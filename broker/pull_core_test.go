@@ -19,6 +19,7 @@ func TestPullStatuses(t *testing.T) {
 		tb.mustSend(sendArgs{topic: "PullT", body: []byte("m" + strconv.Itoa(i)), props: coreProps("TAGS", tag)})
 	}
 	tb.mustSend(sendArgs{topic: "Empty", body: []byte("x"), queueID: 1}) // queue 0 of Empty stays empty
+	tb.waitDispatched()
 
 	const subFlag = pullFlagSubscription
 	cases := []struct {
@@ -129,6 +130,7 @@ func TestPullHeartbeatSubscription(t *testing.T) {
 	for _, tag := range []string{"x", "y"} {
 		tb.mustSend(sendArgs{topic: "HB", body: []byte(tag), props: coreProps("TAGS", tag)})
 	}
+	tb.waitDispatched()
 	hb := remoting.HeartbeatData{ClientID: "c1", ConsumerDataSet: []*remoting.ConsumerData{{
 		GroupName: "HG", ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING", ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
 		SubscriptionDataSet: []*remoting.SubscriptionData{{
@@ -155,6 +157,7 @@ func TestPullHeartbeatSubscription(t *testing.T) {
 func TestPullCommitsOffset(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "CT", body: []byte("x")})
+	tb.waitDispatched()
 	tb.pull(pullArgs{group: "G", topic: "CT", sysFlag: pullFlagSubscription, commitOffset: 9})
 	if off, ok := tb.offsets.Query("G", "CT", 0); ok {
 		t.Fatalf("offset %d committed without the flag", off)
@@ -199,6 +202,7 @@ func coreAwait(t *testing.T, ch <-chan *remoting.Command, within time.Duration) 
 func TestLongPollWokenBySend(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "LP", body: []byte("first")})
+	tb.waitDispatched()
 
 	start := time.Now()
 	ch := tb.pullAsync(pullArgs{topic: "LP", offset: 1, sysFlag: pullFlagSubscription | pullFlagSuspend,
@@ -245,6 +249,7 @@ func TestLongPollTimesOut(t *testing.T) {
 				o.ShortPollingTimeMills = 200
 			})
 			tb.mustSend(sendArgs{topic: "TO", body: []byte("x")})
+			tb.waitDispatched()
 			start := time.Now()
 			ch := tb.pullAsync(pullArgs{topic: "TO", offset: 1, sysFlag: pullFlagSubscription | pullFlagSuspend | pullFlagCommitOffset,
 				suspendMillis: tc.suspend, commitOffset: 1})
@@ -267,6 +272,7 @@ func TestLongPollTimesOut(t *testing.T) {
 func TestLongPollDroppedOnClose(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "DC", body: []byte("x")})
+	tb.waitDispatched()
 	cli := remoting.NewClient(remoting.ClientOptions{})
 	go func() {
 		a := pullArgs{topic: "DC", offset: 1, sysFlag: pullFlagSubscription | pullFlagSuspend, suspendMillis: 15000}

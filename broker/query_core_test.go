@@ -21,6 +21,7 @@ func TestQueueOffsetQueries(t *testing.T) {
 		}
 		storeTimes = append(storeTimes, coreRecords(t, rec)[0].StoreTimestamp)
 	}
+	tb.waitDispatched()
 	q := func(topic string, qid int) map[string]string {
 		return map[string]string{"topic": topic, "queueId": strconv.Itoa(qid)}
 	}
@@ -121,6 +122,7 @@ func TestQueryConsumerOffset(t *testing.T) {
 			for range tc.sends {
 				tb.mustSend(sendArgs{topic: "OT", body: []byte("x")})
 			}
+			tb.waitDispatched()
 			if tc.commit >= 0 {
 				tb.offsets.Commit("OG", "OT", 0, tc.commit)
 			}

@@ -109,7 +109,9 @@ func TestRegisterWithNameServers(t *testing.T) {
 	}
 
 	// A topic created by a send is registered at once (coalesced kicks).
-	ns1.setOrderTable(map[string]string{"NewTopic": "broker-x:4"})
+	for _, ns := range []*fakeNamesrv{ns1, ns2} {
+		ns.setOrderTable(map[string]string{"NewTopic": "broker-x:4"})
+	}
 	tb.mustSend(sendArgs{topic: "NewTopic", body: []byte("x")})
 	coreWaitFor(t, "the new topic to be registered", func() bool {
 		for _, r := range ns1.requests(remoting.RegisterBroker) {

@@ -100,13 +100,13 @@ func (tb *testBroker) cli2TypeOf(cli *remoting.Client) byte {
 // properties and CLUSTER, consecutive offsets, comma-joined ids.
 func TestSendBatch(t *testing.T) {
 	tb := startBroker(t, nil)
+	before := int64(0) // queue offset of the next batch's first member
 	for _, cli := range []*remoting.Client{tb.json, tb.bin} {
 		entries := []store.BatchEntry{
 			{Flag: 1, Body: []byte("one"), Properties: map[string]string{"TAGS": "a", "UNIQ_KEY": "u1"}},
 			{Flag: 2, Body: []byte("two"), Properties: map[string]string{"TAGS": "b", "batchKey": "inner"}},
 			{Flag: 3, Body: []byte("three")},
 		}
-		before := tb.Store().MaxOffsetInQueue("TopicBatch", 0)
 		a := sendArgs{code: remoting.SendBatchMessage, topic: "TopicBatch", props: coreProps("batchKey", "outer", "WAIT", "true"), batch: true}
 		resp := tb.invokeWith(cli, remoting.SendBatchMessage, a.ext(), coreBatchBody(entries...))
 		if resp.Code != remoting.Success {
@@ -144,6 +144,7 @@ func TestSendBatch(t *testing.T) {
 				}
 			}
 		}
+		before += int64(len(entries))
 	}
 }
 
@@ -343,8 +344,7 @@ func TestSendSysFlags(t *testing.T) {
 
 // TestSendPutHooks runs hooks on every put and maps their refusals.
 func TestSendPutHooks(t *testing.T) {
-	tb := startBroker(t, nil)
-	tb.putHooks = append(tb.putHooks, func(m *store.Message) error {
+	hook := func(m *store.Message) error {
 		switch m.Properties["hook"] {
 		case "reroute":
 			m.Topic = "Rerouted"
@@ -354,7 +354,8 @@ func TestSendPutHooks(t *testing.T) {
 			return errors.New("hook broke")
 		}
 		return nil
-	})
+	}
+	tb := startBrokerWith(t, coreTestOptions(t, nil), func(b *Broker) { b.putHooks = append(b.putHooks, hook) })
 	cases := []struct {
 		name       string
 		hook       string

@@ -31,6 +31,12 @@ const coreTestTimeout = 5 * time.Second
 // name server; mutate adjusts the options first. It stops with the test.
 func startBroker(t *testing.T, mutate func(*Options)) *testBroker {
 	t.Helper()
+	return startBrokerWith(t, coreTestOptions(t, mutate), nil)
+}
+
+// coreTestOptions are the options startBroker uses.
+func coreTestOptions(t *testing.T, mutate func(*Options)) Options {
+	t.Helper()
 	o := DefaultOptions()
 	o.StorePathRootDir = t.TempDir()
 	o.ListenHost = "127.0.0.1"
@@ -43,16 +49,19 @@ func startBroker(t *testing.T, mutate func(*Options)) *testBroker {
 	if mutate != nil {
 		mutate(&o)
 	}
-	return startBrokerWith(t, o)
+	return o
 }
 
 // startBrokerWith starts a broker with exactly o (used to restart on a
-// store directory).
-func startBrokerWith(t *testing.T, o Options) *testBroker {
+// store directory); setup, if set, runs between New and Start.
+func startBrokerWith(t *testing.T, o Options, setup func(*Broker)) *testBroker {
 	t.Helper()
 	b, err := New(o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	if setup != nil {
+		setup(b)
 	}
 	if err := b.Start(); err != nil {
 		_ = b.Shutdown()
@@ -80,7 +89,14 @@ func (tb *testBroker) stop() {
 func (tb *testBroker) restart() *testBroker {
 	tb.t.Helper()
 	tb.stop()
-	return startBrokerWith(tb.t, tb.opts)
+	return startBrokerWith(tb.t, tb.opts, nil)
+}
+
+// waitDispatched waits until every stored message is in its consume queue
+// (dispatch is asynchronous, as in the stock store).
+func (tb *testBroker) waitDispatched() {
+	tb.t.Helper()
+	coreWaitFor(tb.t, "dispatch to catch up", func() bool { return tb.Store().DispatchBehind() == 0 })
 }
 
 func coreTestLogger(t *testing.T) zerolog.Logger {
