@@ -74,6 +74,7 @@ func FuzzDecodeFrame(f *testing.F) {
 				continue
 			}
 			checkReencode(t, cmd)
+			checkCrossType(t, cmd)
 		}
 	})
 }
@@ -119,5 +120,47 @@ func TestFuzzSeedsOutcome(t *testing.T) {
 	}
 	if decoded < 8 || rejected < 15 {
 		t.Fatalf("seeds decode %d frames and reject %d; want both paths well covered", decoded, rejected)
+	}
+}
+
+// checkCrossType re-encodes cmd in the other header type, as a handler does
+// when it copies fields into a reply, and checks that only the documented
+// losses happen: ROCKETMQ narrows code and version to int16 and languages to
+// known names and drops empty ext maps; JSON replaces invalid UTF-8.
+func checkCrossType(t *testing.T, cmd *Command) {
+	t.Helper()
+	other := *cmd
+	other.SerializeType = SerializeRocketMQ + SerializeJSON - cmd.SerializeType
+	enc := EncodeFrame(&other)
+	got, err := DecodeFrame(enc[4:])
+	if err != nil {
+		t.Fatalf("decoding %+v as type %d: %v", &other, other.SerializeType, err)
+	}
+	want := other
+	want.Language = wireLanguage(want.Language)
+	if other.SerializeType == SerializeRocketMQ {
+		want.Code = int32(int16(want.Code))
+		want.Version = int32(int16(want.Version))
+		want.Language = LanguageName(LanguageCode(want.Language))
+		if len(want.ExtFields) == 0 {
+			want.ExtFields = nil
+		}
+	} else {
+		want.Language = validUTF8(want.Language)
+		want.Remark = validUTF8(want.Remark)
+		if want.ExtFields != nil {
+			clean := make(map[string]string, len(want.ExtFields))
+			for k, v := range want.ExtFields {
+				clean[validUTF8(k)] = validUTF8(v)
+			}
+			if len(clean) < len(want.ExtFields) {
+				return // keys that differ only in invalid bytes collide; map order picks the winner
+			}
+			want.ExtFields = clean
+		}
+	}
+	if !sameCommand(got, &want) {
+		t.Fatalf("type %d → %d changed the command\n got %+v lang=%q ver=%d\nwant %+v lang=%q ver=%d",
+			cmd.SerializeType, other.SerializeType, got, got.Language, got.Version, &want, want.Language, want.Version)
 	}
 }
