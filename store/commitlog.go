@@ -31,6 +31,11 @@ type commitLog struct {
 	maxOffset     atomic.Int64 // end of the last record or BLANK written
 	flushedOffset atomic.Int64 // every byte below is durable
 	flushMu       sync.Mutex   // serialises flush
+	flushes       atomic.Int64 // flush calls that synced something
+
+	// beforeFlush, when set (tests only), runs at the start of every flush,
+	// before the range to sync is read.
+	beforeFlush func()
 }
 
 func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
@@ -185,6 +190,9 @@ func (c *commitLog) roll(at int64) (*mappedFile, error) {
 func (c *commitLog) flush() error {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
+	if c.beforeFlush != nil {
+		c.beforeFlush()
+	}
 	from, to := c.flushedOffset.Load(), c.maxOffset.Load()
 	if to <= from {
 		return nil
@@ -202,6 +210,7 @@ func (c *commitLog) flush() error {
 		}
 	}
 	c.flushedOffset.Store(to)
+	c.flushes.Add(1)
 	return nil
 }
 

@@ -99,14 +99,14 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, m
 			if nextPhyFileStart != math.MinInt64 && phy < nextPhyFileStart {
 				continue
 			}
-			if len(offs) > 0 && (len(offs) >= maxMsgs || len(r.body)+int(size) > maxBytes) {
-				break
-			}
 			if isFiller(phy, size) {
 				if len(offs) == 0 {
 					r.Status = MessageWasRemoving
 				}
 				continue
+			}
+			if len(offs) > 0 && (len(offs) >= maxMsgs || len(r.body)+int(size) > maxBytes) {
+				break
 			}
 			missing := false
 			if filter != nil {

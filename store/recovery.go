@@ -155,27 +155,29 @@ func (s *Store) scanAndRebuild(start int64) (int64, error) {
 }
 
 // skipDamaged accounts for the damaged span [from, to) that a valid record
-// follows. When the span crosses into later files, each earlier file gets a
-// BLANK record where its damage starts, so it ends the way the writer ends
-// files and later scans and readers move on to the next file.
+// follows, and zeroes it: consume-queue units still pointing into it then fail
+// the read-time framing check and are skipped instead of serving damaged
+// bytes. When the span runs to the end of a file, that file gets a BLANK record
+// where the damage starts, so it ends the way the writer ends files.
 func (s *Store) skipDamaged(from, to int64) {
 	s.recovery.corruptRegions++
 	s.recovery.skippedBytes += to - from
 	s.log.Error().Int64("from", from).Int64("to", to).Msg("recovery: skipped damaged commitlog span")
-	for at := from; ; {
+	for at := from; at < to; {
 		f := s.cl.fileAt(at)
-		if f == nil || to >= f.start && to < f.end() {
+		if f == nil {
 			return
 		}
-		if rest := f.end() - at; rest >= blankRecordLength {
-			rel := at - f.start
-			binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
+		rel, stop := at-f.start, min(to, f.end())-f.start
+		f.zero(rel, stop)
+		if stop == f.size() && stop-rel >= blankRecordLength {
+			binary.BigEndian.PutUint32(f.data[rel:], uint32(stop-rel))
 			binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
-			if err := f.sync(rel, rel+blankRecordLength); err != nil {
-				s.log.Error().Err(err).Str("file", f.path).Msg("recovery: sync BLANK")
-			}
 		}
-		at = f.end()
+		if err := f.sync(rel, stop); err != nil {
+			s.log.Error().Err(err).Str("file", f.path).Msg("recovery: sync repaired span")
+		}
+		at = f.start + stop
 	}
 }
 

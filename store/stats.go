@@ -34,6 +34,7 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"commitLogMinOffset":           i(s.MinPhyOffset()),
 		"commitLogMaxOffset":           i(s.MaxPhyOffset()),
 		"commitLogFlushedOffset":       i(s.cl.flushedOffset.Load()),
+		"commitLogFlushTimes":          i(s.cl.flushes.Load()),
 		"dispatchBehindBytes":          i(s.DispatchBehind()),
 		"consumeQueueCount":            i(int64(queues)),
 		"putMessageTimesTotal":         i(st.putMessages.Load()),
