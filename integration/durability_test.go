@@ -22,7 +22,7 @@ import (
 // and ports, and checks that the messages, the topic and the committed offsets
 // survived.
 func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
-	p := ownRMQ(t, "mappedFileSizeCommitLog=1048576")
+	p := ownRMQ(t, "mappedFileSizeCommitLog=1048576", "maxMessageSize=262144")
 	topic, committed, fresh := uniqueName(t, "t"), uniqueName(t, "cg"), uniqueName(t, "cg")
 
 	prod, stopProd := newProducer(t, p.NamesrvAddr())
@@ -57,6 +57,7 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 	for i, id := range beforeIDs {
 		checkSameMessage(t, before[i], all.first(id))
 	}
+	checkContiguousQueues(t, all.all())
 
 	// The group that committed before the restart resumes after its offsets.
 	c2 := newCollector()
@@ -77,7 +78,7 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 // sends under SYNC_FLUSH; after a restart every acknowledged message must be
 // consumable, intact, and new messages must append after them.
 func TestKillDuringSyncFlushSends(t *testing.T) {
-	p := ownRMQ(t, "flushDiskType=SYNC_FLUSH", "mappedFileSizeCommitLog=1048576")
+	p := ownRMQ(t, "flushDiskType=SYNC_FLUSH", "mappedFileSizeCommitLog=1048576", "maxMessageSize=262144")
 	topic := uniqueName(t, "t")
 	prod, stopProd := newProducer(t, p.NamesrvAddr(), producer.WithRetry(0), producer.WithSendMsgTimeout(3*time.Second))
 
@@ -162,4 +163,5 @@ func TestKillDuringSyncFlushSends(t *testing.T) {
 	for i, id := range afterIDs {
 		checkSameMessage(t, after[i], col.first(id))
 	}
+	checkContiguousQueues(t, col.all())
 }

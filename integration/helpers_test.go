@@ -358,6 +358,30 @@ func checkOffsetMsgID(id string, brokerPort int) error {
 	return nil
 }
 
+// checkContiguousQueues verifies that the queue offsets received per queue
+// form the gapless range 0..n-1: after a restart or a crash the consume
+// queues must be rebuilt without holes. Call it once the last message sent to
+// every queue has arrived, so every earlier offset has been delivered.
+func checkContiguousQueues(t *testing.T, msgs []*primitive.MessageExt) {
+	t.Helper()
+	seen := make(map[int]map[int64]bool)
+	for _, m := range msgs {
+		q := m.Queue.QueueId
+		if seen[q] == nil {
+			seen[q] = make(map[int64]bool)
+		}
+		seen[q][m.QueueOffset] = true
+	}
+	for q, offs := range seen {
+		for o := int64(0); o < int64(len(offs)); o++ {
+			if !offs[o] {
+				t.Errorf("queue %d: offset %d never delivered, though %d distinct offsets were", q, o, len(offs))
+				break
+			}
+		}
+	}
+}
+
 // removeLocalOffsets deletes the Go client's broadcasting offset files of
 // group ($HOME/.rocketmq_client_go/<clientID>/<group>/offset.json) at cleanup.
 func removeLocalOffsets(t *testing.T, group string) {

@@ -1,10 +1,3 @@
-// Package integration drives the stock Go client (apache/rocketmq-client-go/v2)
-// and raw remoting frames against a real `rmq standalone` process.
-//
-// TestMain builds ./cmd/rmq once. Most tests share one standalone process
-// (started on first use, stopped with SIGTERM at the end, which must exit 0)
-// and isolate themselves with unique topic and group names; the restart and
-// crash tests start their own. With -short every test is skipped.
 package integration
 
 import (
