@@ -1,0 +1,61 @@
+package schedule
+
+import (
+	"errors"
+	"testing"
+
+	"rmq/store"
+)
+
+func TestRewriteClampsAndKeepsDestination(t *testing.T) {
+	l, _ := ParseLevels(DefaultLevels)
+	m := &store.Message{Topic: "Orders", QueueID: 3, Properties: map[string]string{"DELAY": "40", "TAGS": "a"}}
+	ok, err := l.Rewrite(m)
+	if err != nil || !ok {
+		t.Fatalf("ok=%v err=%v", ok, err)
+	}
+	if m.Topic != Topic || m.QueueID != 17 {
+		t.Fatalf("topic/queue = %s/%d", m.Topic, m.QueueID)
+	}
+	if m.Properties["DELAY"] != "18" || m.Properties["REAL_TOPIC"] != "Orders" || m.Properties["REAL_QID"] != "3" || m.Properties["TAGS"] != "a" {
+		t.Fatalf("props = %v", m.Properties)
+	}
+}
+
+func TestRewriteLeavesOthersAlone(t *testing.T) {
+	l, _ := ParseLevels(DefaultLevels)
+	for _, tc := range []struct {
+		name    string
+		sysFlag int32
+		props   map[string]string
+	}{
+		{name: "no delay", props: map[string]string{}},
+		{name: "zero", props: map[string]string{"DELAY": "0"}},
+		{name: "negative", props: map[string]string{"DELAY": "-1"}},
+		{name: "prepared", sysFlag: 0x4, props: map[string]string{"DELAY": "2"}},
+		{name: "rollback", sysFlag: 0xC, props: map[string]string{"DELAY": "2"}},
+	} {
+		m := &store.Message{Topic: "T", SysFlag: tc.sysFlag, Properties: tc.props}
+		ok, err := l.Rewrite(m)
+		if ok || err != nil || m.Topic != "T" {
+			t.Errorf("%s: ok=%v err=%v topic=%s", tc.name, ok, err, m.Topic)
+		}
+	}
+	m := &store.Message{Topic: "T", SysFlag: 0x8, Properties: map[string]string{"DELAY": "1"}}
+	if ok, _ := l.Rewrite(m); !ok {
+		t.Error("commit-type messages are eligible")
+	}
+	if _, err := l.Rewrite(&store.Message{Topic: "T", Properties: map[string]string{"DELAY": "x"}}); !errors.Is(err, ErrBadDelayLevel) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestTagsCodeIsDeliverTime(t *testing.T) {
+	l, _ := ParseLevels(DefaultLevels)
+	if c, ok := l.TagsCode(Topic, map[string]string{"DELAY": "3"}, 1000); !ok || c != 11000 {
+		t.Fatalf("c=%d ok=%v", c, ok)
+	}
+	if _, ok := l.TagsCode("Other", map[string]string{"DELAY": "3"}, 1000); ok {
+		t.Fatal("other topics are not schedule codes")
+	}
+}

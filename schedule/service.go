@@ -1,0 +1,365 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
+	"rmq/store"
+)
+
+// Store is what the service needs of the message store.
+type Store interface {
+	GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *store.GetResult
+	PutMessage(m *store.Message) (*store.PutResult, error)
+	MinOffsetInQueue(topic string, queueID int32) int64
+	MaxOffsetInQueue(topic string, queueID int32) int64
+}
+
+// Options configures the Service.
+type Options struct {
+	Levels     Levels
+	Store      Store
+	OffsetPath string // config/delayOffset.json
+	Clock      clock.Clock
+	// PersistInterval is how often changed offsets are written (flushDelayOffsetInterval).
+	PersistInterval time.Duration
+	// RetryInterval is the pause after a failed delivery (stock DELAY_FOR_A_WHILE).
+	RetryInterval time.Duration
+	Logger        zerolog.Logger
+}
+
+// Service delivers delay-level messages when they are due. Each level is a
+// FIFO queue with one fixed delay, so its head gates the rest: one goroutine
+// per level sleeps exactly until its head is due (or until a message arrives
+// in an empty level) instead of polling.
+type Service struct {
+	opts    Options
+	log     zerolog.Logger
+	mu      sync.Mutex
+	offsets map[int]int64 // level → next consume-queue offset to deliver
+	dirty   bool
+	notify  []chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	started bool
+
+	delivered atomic.Int64
+	skipped   atomic.Int64
+}
+
+// errNotReady means the queue had a hole or was being cleaned: retry shortly.
+var errNotReady = errors.New("schedule: consume queue not readable yet")
+
+// New loads delayOffset.json and corrects offsets outside their queue's range
+// (persisting the correction) so that no level stalls.
+func New(opts Options) (*Service, error) {
+	if len(opts.Levels) == 0 {
+		return nil, fmt.Errorf("%w: no levels", ErrBadLevels)
+	}
+	if opts.Store == nil {
+		return nil, errors.New("schedule: no store")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.PersistInterval <= 0 {
+		opts.PersistInterval = 10 * time.Second
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = 100 * time.Millisecond
+	}
+	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}}
+	s.notify = make([]chan struct{}, len(opts.Levels)+1)
+	for i := range s.notify {
+		s.notify[i] = make(chan struct{}, 1)
+	}
+	if opts.OffsetPath != "" {
+		loaded, err := loadOffsets(opts.OffsetPath)
+		if err != nil {
+			return nil, err
+		}
+		for level, off := range loaded {
+			if level >= 1 && level <= len(opts.Levels) {
+				s.offsets[level] = off
+			}
+		}
+	}
+	corrected := false
+	for level := 1; level <= len(opts.Levels); level++ {
+		qid := int32(level - 1)
+		lo, hi := opts.Store.MinOffsetInQueue(Topic, qid), opts.Store.MaxOffsetInQueue(Topic, qid)
+		off := s.offsets[level]
+		fixed := off
+		if fixed < lo {
+			fixed = lo
+		}
+		if fixed > hi {
+			fixed = hi
+		}
+		if fixed != off {
+			s.log.Warn().Int("level", level).Int64("offset", off).Int64("min", lo).Int64("max", hi).Int64("corrected", fixed).
+				Msg("schedule: delay offset outside its queue, corrected")
+			s.offsets[level] = fixed
+			corrected = true
+		}
+	}
+	if corrected {
+		s.dirty = true
+		if err := s.persist(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Start runs one delivery goroutine per level and the offset persister.
+func (s *Service) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return
+	}
+	s.started = true
+	for level := 1; level <= len(s.opts.Levels); level++ {
+		s.wg.Add(1)
+		go s.runLevel(level)
+	}
+	s.wg.Add(1)
+	go s.runPersist()
+}
+
+// Stop ends delivery and persists the offsets.
+func (s *Service) Stop() error {
+	s.mu.Lock()
+	started := s.started
+	s.started = false
+	s.mu.Unlock()
+	if started {
+		close(s.stop)
+		s.wg.Wait()
+	}
+	return s.persist()
+}
+
+// Notify tells the service that a message was dispatched to the schedule
+// queue queueID (wired to the store's OnDispatch).
+func (s *Service) Notify(queueID int32) {
+	level := int(queueID) + 1
+	if level < 1 || level >= len(s.notify) {
+		return
+	}
+	select {
+	case s.notify[level] <- struct{}{}:
+	default:
+	}
+}
+
+// Offsets returns a copy of the per-level progress.
+func (s *Service) Offsets() map[int]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int]int64, len(s.offsets))
+	for k, v := range s.offsets {
+		out[k] = v
+	}
+	return out
+}
+
+// Stats reports delivered and skipped message counts since start.
+func (s *Service) Stats() (delivered, skipped int64) { return s.delivered.Load(), s.skipped.Load() }
+
+// Pending is the number of messages stored on the schedule topic not yet delivered.
+func (s *Service) Pending() int64 {
+	var n int64
+	for level := 1; level <= len(s.opts.Levels); level++ {
+		hi := s.opts.Store.MaxOffsetInQueue(Topic, int32(level-1))
+		n += hi - s.offset(level)
+	}
+	return n
+}
+
+func (s *Service) offset(level int) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offsets[level]
+}
+
+func (s *Service) setOffset(level int, off int64) {
+	s.mu.Lock()
+	if s.offsets[level] != off {
+		s.offsets[level] = off
+		s.dirty = true
+	}
+	s.mu.Unlock()
+}
+
+func (s *Service) persist() error {
+	if s.opts.OffsetPath == "" {
+		return nil
+	}
+	s.mu.Lock()
+	if !s.dirty {
+		s.mu.Unlock()
+		return nil
+	}
+	snap := make(map[int]int64, len(s.offsets))
+	for k, v := range s.offsets {
+		snap[k] = v
+	}
+	s.dirty = false
+	s.mu.Unlock()
+	if err := saveOffsets(s.opts.OffsetPath, snap); err != nil {
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (s *Service) runPersist() {
+	defer s.wg.Done()
+	for {
+		t := s.opts.Clock.NewTimer(s.opts.PersistInterval)
+		select {
+		case <-t.C():
+			if err := s.persist(); err != nil {
+				s.log.Error().Err(err).Msg("schedule: persist delay offsets")
+			}
+		case <-s.stop:
+			t.Stop()
+			return
+		}
+	}
+}
+
+func (s *Service) runLevel(level int) {
+	defer s.wg.Done()
+	for {
+		now := s.opts.Clock.Now()
+		next, idle, err := s.deliverDue(level, now)
+		var t clock.Timer
+		switch {
+		case err != nil:
+			s.log.Warn().Err(err).Int("level", level).Msg("schedule: delivery paused")
+			t = s.opts.Clock.NewTimer(s.opts.RetryInterval)
+		case idle:
+			// nothing stored: wait for a dispatch notification
+		default:
+			t = s.opts.Clock.NewTimer(time.UnixMilli(next).Sub(now))
+		}
+		var tc <-chan time.Time
+		if t != nil {
+			tc = t.C()
+		}
+		select {
+		case <-tc:
+		case <-s.notify[level]:
+			if t != nil {
+				t.Stop()
+			}
+		case <-s.stop:
+			if t != nil {
+				t.Stop()
+			}
+			return
+		}
+	}
+}
+
+// deliverDue delivers every message of level due at now. It returns the
+// deliver time (ms) of the first message not yet due, or idle when the level
+// has nothing left to deliver.
+func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, err error) {
+	nowMs := now.UnixMilli()
+	qid := int32(level - 1)
+	off := s.offset(level)
+	for {
+		res := s.opts.Store.GetMessage(Topic, qid, off, 32, 4<<20, nil)
+		switch res.Status {
+		case store.Found:
+			for i, raw := range res.Messages {
+				ext, derr := store.DecodeRecord(raw)
+				if derr != nil {
+					s.skipped.Add(1)
+					s.log.Error().Err(derr).Int("level", level).Int64("offset", off+int64(i)).Msg("schedule: undecodable record skipped")
+					off++
+					s.setOffset(level, off)
+					continue
+				}
+				due := s.opts.Levels.DeliverAt(level, ext.StoreTimestamp)
+				if due > nowMs {
+					return due, false, nil
+				}
+				if err := s.deliver(ext); err != nil {
+					return 0, false, err
+				}
+				off = ext.QueueOffset + 1
+				s.setOffset(level, off)
+			}
+		case store.OffsetOverflowOne:
+			return 0, true, nil
+		case store.NoMessageInQueue, store.NoMatchedLogicQueue:
+			if off != 0 {
+				s.correct(level, off, 0)
+			}
+			return 0, true, nil
+		case store.OffsetTooSmall, store.OffsetOverflowBadly:
+			s.correct(level, off, res.NextBeginOffset)
+			off = res.NextBeginOffset
+		default:
+			if res.NextBeginOffset > off {
+				off = res.NextBeginOffset
+				s.setOffset(level, off)
+				continue
+			}
+			return 0, false, errNotReady
+		}
+	}
+}
+
+func (s *Service) correct(level int, from, to int64) {
+	s.log.Warn().Int("level", level).Int64("offset", from).Int64("corrected", to).Msg("schedule: delay offset outside its queue, corrected")
+	s.setOffset(level, to)
+	if err := s.persist(); err != nil {
+		s.log.Error().Err(err).Msg("schedule: persist corrected delay offset")
+	}
+}
+
+// deliver stores the message on its real topic and queue. Like stock
+// messageTimeup it keeps body, flag, properties, sysFlag, born fields and
+// reconsumeTimes; DELAY is dropped so that a consumer re-sending the message
+// object does not delay it again.
+func (s *Service) deliver(ext *store.MessageExt) error {
+	props := ext.Properties
+	realTopic := props[PropRealTopic]
+	qid, qerr := strconv.Atoi(props[PropRealQueueID])
+	if realTopic == "" || qerr != nil || realTopic == transHalfTopic {
+		s.skipped.Add(1)
+		s.log.Error().Str("realTopic", realTopic).Str("realQid", props[PropRealQueueID]).Int64("phyOffset", ext.PhysicalOffset).
+			Msg("schedule: message without a deliverable destination skipped")
+		return nil
+	}
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		out[k] = v
+	}
+	delete(out, PropDelay)
+	m := &store.Message{
+		Topic: realTopic, QueueID: int32(qid), Flag: ext.Flag, Body: ext.Body, Properties: out,
+		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
+		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
+	}
+	if _, err := s.opts.Store.PutMessage(m); err != nil {
+		return fmt.Errorf("schedule: deliver to %s/%d: %w", realTopic, qid, err)
+	}
+	s.delivered.Add(1)
+	return nil
+}

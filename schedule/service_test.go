@@ -1,0 +1,281 @@
+package schedule
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"rmq/internal/clock"
+	"rmq/store"
+)
+
+var t0 = time.UnixMilli(1_700_000_000_000)
+
+type harness struct {
+	t      *testing.T
+	dir    string
+	clk    *clock.Manual
+	levels Levels
+	st     *store.Store
+	svc    *Service
+}
+
+func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
+	t.Helper()
+	levels, err := ParseLevels(DefaultLevels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, dir: dir, clk: clk, levels: levels}
+	st, err := store.Open(store.Options{
+		Dir: dir, MappedFileSizeCommitLog: 64 << 10, MappedFileSizeConsumeQueue: 20 * 64,
+		Now: clk.Now,
+		TagsCode: func(topic string, props map[string]string, storeMs int64) int64 {
+			if c, ok := levels.TagsCode(topic, props, storeMs); ok {
+				return c
+			}
+			return store.TagsHash(props["TAGS"])
+		},
+		OnDispatch: func(d store.DispatchRequest) {
+			if d.Topic == Topic && h.svc != nil {
+				h.svc.Notify(d.QueueID)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.st = st
+	svc, err := New(Options{Levels: levels, Store: st, OffsetPath: filepath.Join(dir, "config", "delayOffset.json"), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc = svc
+	return h
+}
+
+func (h *harness) close() {
+	if err := h.svc.Stop(); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.st.Close(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// putDelayed stores a message for topic with a delay level, through Rewrite as the broker does.
+func (h *harness) putDelayed(topic string, level int, body string) {
+	h.t.Helper()
+	m := &store.Message{Topic: topic, QueueID: 1, Body: []byte(body), BornTimestamp: h.clk.Now().UnixMilli(),
+		Properties: map[string]string{"DELAY": strconv.Itoa(level), "TAGS": "tag-" + body, "UNIQ_KEY": "U" + body}}
+	if ok, err := h.levels.Rewrite(m); !ok || err != nil {
+		h.t.Fatalf("rewrite: %v %v", ok, err)
+	}
+	res, err := h.st.PutMessage(m)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.st.WaitDispatched(ctx, res.PhysicalOffset+int64(res.WroteBytes)); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// delivered returns the bodies stored on topic queue 1.
+func (h *harness) delivered(topic string) []*store.MessageExt {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.st.WaitDispatched(ctx, h.st.MaxPhyOffset()); err != nil {
+		h.t.Fatal(err)
+	}
+	res := h.st.GetMessage(topic, 1, 0, 1000, 64<<20, nil)
+	if res.Status != store.Found {
+		return nil
+	}
+	var out []*store.MessageExt
+	for _, raw := range res.Messages {
+		ext, err := store.DecodeRecord(raw)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		out = append(out, ext)
+	}
+	return out
+}
+
+func TestDeliverDueIsNeverEarlyAndRestoresTheMessage(t *testing.T) {
+	h := newHarness(t, t.TempDir(), clock.NewManual(t0))
+	defer h.close()
+	h.putDelayed("Orders", 2, "a") // 5 s
+	h.putDelayed("Orders", 2, "b")
+
+	next, idle, err := h.svc.deliverDue(2, t0.Add(5*time.Second-time.Millisecond))
+	if err != nil || idle || next != t0.Add(5*time.Second).UnixMilli() {
+		t.Fatalf("next=%d idle=%v err=%v", next, idle, err)
+	}
+	if got := h.delivered("Orders"); len(got) != 0 {
+		t.Fatalf("delivered %d messages 1 ms early", len(got))
+	}
+	if _, idle, err = h.svc.deliverDue(2, t0.Add(5*time.Second)); !idle || err != nil {
+		t.Fatalf("idle=%v err=%v", idle, err)
+	}
+	got := h.delivered("Orders")
+	if len(got) != 2 {
+		t.Fatalf("delivered %d", len(got))
+	}
+	m := got[0]
+	if string(m.Body) != "a" || m.Properties["TAGS"] != "tag-a" || m.Properties["UNIQ_KEY"] != "Ua" || m.QueueID != 1 {
+		t.Fatalf("restored message %+v props %v", m.Message, m.Properties)
+	}
+	if _, has := m.Properties["DELAY"]; has {
+		t.Fatal("DELAY must be dropped on delivery")
+	}
+	if m.Properties["REAL_TOPIC"] != "Orders" {
+		t.Fatalf("REAL_TOPIC = %q", m.Properties["REAL_TOPIC"])
+	}
+	if off := h.svc.Offsets()[2]; off != 2 {
+		t.Fatalf("offset = %d", off)
+	}
+}
+
+func TestDeliverKeepsReconsumeTimes(t *testing.T) {
+	h := newHarness(t, t.TempDir(), clock.NewManual(t0))
+	defer h.close()
+	m := &store.Message{Topic: "%RETRY%g", QueueID: 1, Body: []byte("x"), ReconsumeTimes: 3,
+		Properties: map[string]string{"DELAY": "1", "RETRY_TOPIC": "Orders"}}
+	h.levels.Rewrite(m)
+	if _, err := h.st.PutMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(Topic, 0) == 1 })
+	h.svc.deliverDue(1, t0.Add(time.Second))
+	got := h.delivered("%RETRY%g")
+	if len(got) != 1 || got[0].ReconsumeTimes != 3 || got[0].Properties["RETRY_TOPIC"] != "Orders" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestRunnerDeliversWhenClockReachesDueTime(t *testing.T) {
+	clk := clock.NewManual(t0)
+	h := newHarness(t, t.TempDir(), clk)
+	defer h.close()
+	h.svc.Start()
+	h.putDelayed("Late", 1, "x") // 1 s
+	h.putDelayed("Late", 3, "y") // 10 s
+	// Each level goroutine parks on a timer for its head; advance in steps and
+	// check that nothing arrives before its time.
+	waitFor(t, func() bool { return clk.Pending() >= 3 }) // the persister and the heads of levels 1 and 3
+	clk.Advance(999 * time.Millisecond)
+	clk.Advance(time.Millisecond)
+	waitFor(t, func() bool { return len(h.delivered("Late")) == 1 })
+	if got := h.delivered("Late"); string(got[0].Body) != "x" {
+		t.Fatalf("first delivery %q", got[0].Body)
+	}
+	clk.Advance(8 * time.Second)
+	// 9 s after the put: level 3 (10 s) must still be pending.
+	if d, _ := h.svc.Stats(); d != 1 {
+		t.Fatalf("delivered %d before due", d)
+	}
+	clk.Advance(time.Second)
+	waitFor(t, func() bool { return len(h.delivered("Late")) == 2 })
+}
+
+func TestRestartResumesWithoutLossOrDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewManual(t0)
+	h := newHarness(t, dir, clk)
+	for i := 0; i < 5; i++ {
+		h.putDelayed("R", 1, strconv.Itoa(i))
+	}
+	clk.Advance(time.Second)
+	h.putDelayed("R", 1, "late") // due 1 s after now
+	if _, _, err := h.svc.deliverDue(1, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.delivered("R")); n != 5 {
+		t.Fatalf("delivered %d before restart", n)
+	}
+	h.close() // persists delayOffset.json
+
+	h2 := newHarness(t, dir, clk)
+	defer h2.close()
+	if off := h2.svc.Offsets()[1]; off != 5 {
+		t.Fatalf("offset after restart = %d", off)
+	}
+	h2.svc.deliverDue(1, clk.Now().Add(time.Second))
+	got := h2.delivered("R")
+	if len(got) != 6 || string(got[5].Body) != "late" {
+		t.Fatalf("after restart: %d messages", len(got))
+	}
+}
+
+func TestOffsetOutsideQueueIsCorrectedAndPersisted(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewManual(t0)
+	h := newHarness(t, dir, clk)
+	h.putDelayed("C", 1, "a")
+	h.putDelayed("C", 1, "b")
+	h.close()
+	path := filepath.Join(dir, "config", "delayOffset.json")
+	if err := os.WriteFile(path, []byte(`{"offsetTable":{1:99,2:-5}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h2 := newHarness(t, dir, clk)
+	defer h2.close()
+	if off := h2.svc.Offsets(); off[1] != 2 || off[2] != 0 {
+		t.Fatalf("corrected offsets = %v", off)
+	}
+	saved, err := loadOffsets(path)
+	if err != nil || saved[1] != 2 || saved[2] != 0 {
+		t.Fatalf("persisted correction = %v %v", saved, err)
+	}
+}
+
+func TestStopPersistsProgress(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewManual(t0)
+	h := newHarness(t, dir, clk)
+	h.putDelayed("S", 1, "a")
+	h.svc.deliverDue(1, t0.Add(time.Second))
+	h.close()
+	saved, err := loadOffsets(filepath.Join(dir, "config", "delayOffset.json"))
+	if err != nil || saved[1] != 1 {
+		t.Fatalf("saved = %v err = %v", saved, err)
+	}
+}
+
+func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
+	h := newHarness(t, t.TempDir(), clock.NewManual(t0))
+	defer h.close()
+	// A half message carrying DELAY, and a record with no REAL_TOPIC.
+	for _, props := range []map[string]string{
+		{"DELAY": "1", "REAL_TOPIC": "RMQ_SYS_TRANS_HALF_TOPIC", "REAL_QID": "0"},
+		{"DELAY": "1"},
+	} {
+		if _, err := h.st.PutMessage(&store.Message{Topic: Topic, QueueID: 0, Body: []byte("z"), Properties: props}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(Topic, 0) == 2 })
+	if _, idle, err := h.svc.deliverDue(1, t0.Add(time.Second)); !idle || err != nil {
+		t.Fatalf("idle=%v err=%v", idle, err)
+	}
+	if d, s := h.svc.Stats(); d != 0 || s != 2 {
+		t.Fatalf("delivered=%d skipped=%d", d, s)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met before the deadline")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
