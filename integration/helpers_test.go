@@ -383,14 +383,18 @@ func checkContiguousQueues(t *testing.T, msgs []*primitive.MessageExt) {
 }
 
 // removeLocalOffsets deletes the Go client's broadcasting offset files of
-// group ($HOME/.rocketmq_client_go/<clientID>/<group>/offset.json) at cleanup.
+// group at cleanup. The client writes them under
+// $HOME/.rocketmq_client_go/<group>/<clientID>/offset.json (its source names
+// the path the other way round; both layouts are removed).
 func removeLocalOffsets(t *testing.T, group string) {
 	t.Cleanup(func() {
 		root := filepath.Join(os.Getenv("HOME"), ".rocketmq_client_go")
+		os.RemoveAll(filepath.Join(root, group))
 		dirs, _ := filepath.Glob(filepath.Join(root, "*", group))
 		for _, d := range dirs {
 			os.RemoveAll(d)
 			os.Remove(filepath.Dir(d)) // the client-id directory, when now empty
 		}
+		os.Remove(root) // only when nothing else is kept there
 	})
 }
