@@ -117,7 +117,7 @@ func (b *Broker) onDispatch(d store.DispatchRequest) {
 // Start listens on ListenHost:ListenPort and the VIP port ListenPort-2,
 // registers with the name servers (once now, then every
 // RegisterNameServerPeriod and whenever a topic changes) and starts the
-// background services.
+// background services. After a failed Start, Shutdown still closes the store.
 func (b *Broker) Start() error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("broker: already started")
@@ -130,9 +130,11 @@ func (b *Broker) Start() error {
 		Logger: b.log,
 	})
 	if err != nil {
+		b.started.Store(false)
 		return fmt.Errorf("broker: %w", err)
 	}
 	if err := srv.Start(); err != nil {
+		b.started.Store(false)
 		return fmt.Errorf("broker: %w", err)
 	}
 	b.server = srv

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"net"
 	"strconv"
 	"testing"
 
@@ -88,5 +89,24 @@ func TestShutdownRefusesLateRequests(t *testing.T) {
 	}
 	if err := tb.Shutdown(); err != nil {
 		t.Fatalf("second Shutdown: %v", err)
+	}
+}
+
+func TestStartFailsOnBusyPort(t *testing.T) {
+	o := coreTestOptions(t, nil)
+	busy, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ListenPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	b, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err == nil {
+		t.Fatal("Start succeeded on a busy port")
+	}
+	if err := b.Shutdown(); err != nil {
+		t.Fatalf("Shutdown after a failed Start: %v", err)
 	}
 }

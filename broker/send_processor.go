@@ -142,16 +142,16 @@ func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
 // SEND_REPLY_MESSAGE(_V2). Replies are stored like any send; pushing them to
 // the requesting client is not done here.
 func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	sh, err := parseSendHeader(req)
-	if err != nil {
-		return errorResponse(req, err)
-	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt(propMsgRegion, b.opts.RegionID)
 	resp.SetExt(propTraceOn, strconv.FormatBool(b.opts.TraceOn))
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
 		return resp
+	}
+	sh, err := parseSendHeader(req)
+	if err != nil {
+		return fail(remoting.SystemError, err.Error())
 	}
 
 	tc, code, remark := b.checkSend(c, sh)
