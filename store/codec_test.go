@@ -57,7 +57,7 @@ func TestParsePropertiesJavaRules(t *testing.T) {
 				t.Fatalf("ParseProperties(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 			for _, key := range []string{"A", "B", "k", "TAGS", "missing"} {
-				v, ok := lookupProperty([]byte(tt.in), key)
+				v, ok := lookupProperty(tt.in, key)
 				if wv, wok := tt.want[key]; v != wv || ok != wok {
 					t.Fatalf("lookupProperty(%q, %q) = %q,%v want %q,%v", tt.in, key, v, ok, wv, wok)
 				}

@@ -215,29 +215,46 @@ func (q *consumeQueue) nextFileStart(idx int64) int64 {
 // truth). A position past the end is reached by padding with filler units.
 func (q *consumeQueue) put(idx, phy int64, size int32, tags int64) error {
 	pos := idx * cqUnitSize
-	fstart := pos - pos%q.fileSize
 	q.mu.RLock()
-	if q.destroyed {
-		q.mu.RUnlock()
+	destroyed, i := q.destroyed, q.fileIndex(pos)
+	q.mu.RUnlock()
+	if destroyed {
 		return errQueueDestroyed
 	}
-	i := q.fileIndex(pos)
-	wasEmpty := q.minLogic >= q.endLocked()
-	q.mu.RUnlock()
 	if i < 0 {
-		if err := q.addFile(fstart); err != nil {
+		if err := q.addFile(pos - pos%q.fileSize); err != nil {
 			return err
 		}
-		q.mu.RLock()
-		i = q.fileIndex(pos)
-		q.mu.RUnlock()
 	}
 	q.mu.RLock()
-	defer q.mu.RUnlock()
+	if q.minLogic < q.endLocked() {
+		defer q.mu.RUnlock()
+		return q.putLocked(pos, phy, size, tags)
+	}
+	q.mu.RUnlock()
+	// The queue has no unit yet: its minimum moves to this one, which needs
+	// the exclusive lock (readers read minLogic).
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	wasEmpty := q.minLogic >= q.endLocked()
+	if err := q.putLocked(pos, phy, size, tags); err != nil {
+		return err
+	}
+	if wasEmpty {
+		q.minLogic = pos
+	}
+	return nil
+}
+
+// putLocked writes the unit at byte offset pos, whose file exists. mu must be
+// held (shared is enough: only bytes above the write position change, or a
+// replayed unit is rewritten in place).
+func (q *consumeQueue) putLocked(pos, phy int64, size int32, tags int64) error {
 	if q.destroyed {
 		return errQueueDestroyed
 	}
-	f := q.files[i]
+	idx := pos / cqUnitSize
+	f := q.files[q.fileIndex(pos)]
 	rel, w := pos-f.start, f.wrote.Load()
 	switch {
 	case rel < w:
@@ -255,10 +272,6 @@ func (q *consumeQueue) put(idx, phy int64, size int32, tags int64) error {
 	}
 	putUnit(f.data[rel:], phy, size, tags)
 	f.wrote.Store(rel + cqUnitSize)
-	if wasEmpty {
-		// A queue without units starts at its first real unit.
-		q.minLogic = pos
-	}
 	return nil
 }
 

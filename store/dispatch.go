@@ -58,7 +58,7 @@ func (s *Store) dispatch(d *pendingDispatch) {
 	case d.Properties != nil:
 		d.TagsCode = TagsHash(d.Properties["TAGS"])
 	default:
-		tag, _ := lookupProperty([]byte(d.props), "TAGS")
+		tag, _ := lookupProperty(d.props, "TAGS")
 		d.TagsCode = TagsHash(tag)
 	}
 	if tt := TransactionType(d.SysFlag); tt == TransactionNotType || tt == TransactionCommitType {

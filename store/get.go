@@ -120,6 +120,11 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, m
 			}
 			if !missing {
 				start := len(r.body)
+				if r.body == nil {
+					// Size the buffer for the likely batch, within the byte budget.
+					est := int(size) * min(max(maxMsgs, 1), 32)
+					r.body = make([]byte, 0, max(min(est, maxBytes), int(size)))
+				}
 				err := s.cl.record(phy, size, func(b []byte, _ *recordLayout) error {
 					r.body = append(r.body, b...)
 					return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
-	"strings"
 )
 
 // CreateMessageID builds the server message id ("offsetMsgId"): upper-case hex
@@ -16,9 +15,12 @@ func CreateMessageID(host netip.AddrPort, phyOffset int64) string {
 	n := putHost(b[:], host)
 	binary.BigEndian.PutUint64(b[n:], uint64(phyOffset))
 	n += 8
+	const digits = "0123456789ABCDEF"
 	var out [56]byte
-	hex.Encode(out[:], b[:n])
-	return strings.ToUpper(string(out[:2*n]))
+	for i, c := range b[:n] {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&0xF]
+	}
+	return string(out[:2*n])
 }
 
 // DecodeMessageID parses an id made by CreateMessageID (case-insensitive).

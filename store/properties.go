@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 )
@@ -37,24 +36,22 @@ func ParseProperties(s string) map[string]string {
 	return m
 }
 
-// lookupProperty returns the value ParseProperties(string(b))[key] would have,
+// lookupProperty returns the value ParseProperties(s)[key] would have,
 // without building the map.
-func lookupProperty(b []byte, key string) (string, bool) {
-	var val []byte
-	found := false
-	for len(b) > 0 {
-		seg := b
-		if i := bytes.IndexByte(b, PropertySeparator); i >= 0 {
-			seg, b = b[:i], b[i+1:]
+func lookupProperty(s, key string) (string, bool) {
+	val, found := "", false
+	for len(s) > 0 {
+		seg := s
+		if i := strings.IndexByte(s, PropertySeparator); i >= 0 {
+			seg, s = s[:i], s[i+1:]
 		} else {
-			b = nil
+			s = ""
 		}
-		k := bytes.IndexByte(seg, NameValueSeparator)
-		if k > 0 && k < len(seg)-1 && string(seg[:k]) == key {
+		if k := strings.IndexByte(seg, NameValueSeparator); k > 0 && k < len(seg)-1 && seg[:k] == key {
 			val, found = seg[k+1:], true
 		}
 	}
-	return string(val), found
+	return val, found
 }
 
 // MarshalProperties encodes m Java 4.9.x style: "k\x01v" pairs joined by \x02,

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func syncOptions(t *testing.T) Options {
+	o := testOptions(t.TempDir())
+	o.FlushDiskType = SyncFlush
+	o.SyncFlushTimeout = 10 * time.Second
+	return o
+}
+
+func TestSyncFlushGroupCommitOneFsyncForAllWaiters(t *testing.T) {
+	s := openStore(t, syncOptions(t))
+	gate := make(chan struct{})
+	var entered atomic.Int32
+	s.cl.beforeFlush = func() {
+		if entered.Add(1) == 1 {
+			<-gate // hold the first flush until every putter is waiting
+		}
+	}
+	const putters = 9
+	results := make(chan *PutResult, putters)
+	var wg sync.WaitGroup
+	put := func(i int) {
+		defer wg.Done()
+		r, err := s.PutMessage(testMessage("Sync", int32(i%3), i))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		results <- r
+	}
+	wg.Add(1)
+	go put(0)
+	waitFor(t, 5*time.Second, "first flush to start", func() bool { return entered.Load() == 1 })
+	for i := 1; i < putters; i++ {
+		wg.Add(1)
+		go put(i)
+	}
+	waitFor(t, 5*time.Second, "all puts written", func() bool { return s.stats.putMessages.Load() == putters })
+	select {
+	case r := <-results:
+		t.Fatalf("put returned %v before its flush", r.Status)
+	default:
+	}
+	close(gate)
+	wg.Wait()
+	close(results)
+	n := 0
+	for r := range results {
+		n++
+		if r.Status != PutOK {
+			t.Fatalf("status %v", r.Status)
+		}
+	}
+	if n != putters {
+		t.Fatalf("%d puts returned", n)
+	}
+	if f := s.cl.flushes.Load(); f != 1 {
+		t.Fatalf("%d fsyncs for %d puts, want 1", f, putters)
+	}
+	if s.cl.flushedOffset.Load() != s.MaxPhyOffset() {
+		t.Fatalf("flushed %d of %d", s.cl.flushedOffset.Load(), s.MaxPhyOffset())
+	}
+}
+
+func TestSyncFlushConcurrentPutters(t *testing.T) {
+	s := openStore(t, syncOptions(t))
+	const goroutines, each = 8, 40
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r, err := s.PutMessage(testMessage("Conc", int32(g), i))
+				if err != nil || r.Status != PutOK {
+					t.Errorf("put: %v %v", r, err)
+					return
+				}
+				if s.cl.flushedOffset.Load() < r.PhysicalOffset+int64(r.WroteBytes) {
+					t.Errorf("put acknowledged before its bytes were flushed")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if f := s.cl.flushes.Load(); f == 0 || f > goroutines*each {
+		t.Fatalf("%d fsyncs for %d puts", f, goroutines*each)
+	}
+	waitDispatched(t, s)
+	for g := int32(0); g < goroutines; g++ {
+		msgs := readQueue(t, s, "Conc", g)
+		if len(msgs) != each {
+			t.Fatalf("queue %d: %d messages", g, len(msgs))
+		}
+		for i, m := range msgs {
+			if m.Flag != int32(i) {
+				t.Fatalf("queue %d offset %d holds message %d", g, i, m.Flag)
+			}
+		}
+	}
+}
+
+func TestSyncFlushTimeoutAndNoWait(t *testing.T) {
+	o := syncOptions(t)
+	o.SyncFlushTimeout = 50 * time.Millisecond
+	s := openStore(t, o)
+	gate := make(chan struct{})
+	s.cl.beforeFlush = func() { <-gate } // the disk never finishes
+	t.Cleanup(func() { close(gate) })    // runs before the store's Close
+	tests := []struct {
+		name   string
+		mutate func(m *Message)
+		want   PutStatus
+	}{
+		{name: "waits and times out", mutate: func(*Message) {}, want: PutFlushDiskTimeout},
+		{name: "SkipFlushWait", mutate: func(m *Message) { m.SkipFlushWait = true }, want: PutOK},
+		{name: "WAIT=false property", mutate: func(m *Message) { m.Properties["WAIT"] = "false" }, want: PutOK},
+	}
+	for i, tt := range tests {
+		m := testMessage("Slow", 0, i)
+		tt.mutate(m)
+		start := time.Now()
+		r, err := s.PutMessage(m)
+		if err != nil || r.Status != tt.want {
+			t.Fatalf("%s: %v %v", tt.name, r, err)
+		}
+		if tt.want == PutOK && time.Since(start) > 40*time.Millisecond {
+			t.Fatalf("%s: took %v", tt.name, time.Since(start))
+		}
+	}
+	waitDispatched(t, s)
+	if got := len(readQueue(t, s, "Slow", 0)); got != 3 {
+		t.Fatalf("%d messages stored", got)
+	}
+	if s.RuntimeInfo()["putMessageFlushTimeouts"] != "1" {
+		t.Fatalf("RuntimeInfo = %v", s.RuntimeInfo())
+	}
+}
+
+func TestPutAllocations(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.MappedFileSizeCommitLog = 8 << 20
+	o.FlushInterval = time.Hour
+	o.FlushConsumeQueueInterval = time.Hour
+	// Park the dispatcher so that only the put path allocates while measuring.
+	parked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	o.OnDispatch = func(DispatchRequest) {
+		once.Do(func() { close(parked); <-release })
+	}
+	s := openStore(t, o)
+	t.Cleanup(func() { close(release) })
+	mustPut(t, s, testMessage("Alloc", 0, 0))
+	<-parked
+	m := testMessage("Alloc", 0, 1)
+	m.Properties = map[string]string{"TAGS": "a", "KEYS": "k"}
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := s.PutMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%.1f allocations per PutMessage", allocs)
+	// Properties text, result, its id slice and the id string.
+	if allocs > 4 {
+		t.Fatalf("PutMessage allocates %.1f times per call", allocs)
+	}
+}
