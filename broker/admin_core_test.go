@@ -184,6 +184,9 @@ func TestBrokerRuntimeInfo(t *testing.T) {
 	if ts, _ := strconv.ParseInt(kv.Table["earliestMessageTimeStamp"], 10, 64); ts <= 0 {
 		t.Errorf("earliestMessageTimeStamp %d", ts)
 	}
+	if !strings.HasPrefix(kv.Table["runtime"], "[ 0 days, 0 hours, 0 minutes, ") {
+		t.Errorf("runtime %q", kv.Table["runtime"])
+	}
 	if n := len(strings.Fields(kv.Table["putTps"])); n != 3 {
 		t.Errorf("putTps %q: want three windows", kv.Table["putTps"])
 	}

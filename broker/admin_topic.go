@@ -167,7 +167,7 @@ func (b *Broker) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Com
 	t["earliestMessageTimeStamp"] = strconv.FormatInt(b.earliestMessageTime(), 10)
 	t["commitLogMaxOffset"] = strconv.FormatInt(b.store.MaxPhyOffset(), 10)
 	t["commitLogMinOffset"] = strconv.FormatInt(b.store.MinPhyOffset(), 10)
-	t["runtime"] = "[ " + formatUptime(now.Sub(b.stats.rates.startTime(now))) + " ]"
+	t["runtime"] = "[ " + formatUptime(now.Sub(b.stats.bootTime)) + " ]"
 	if total, free, err := diskSpace(b.opts.StorePathRootDir); err == nil && total > 0 {
 		t["commitLogDiskRatio"] = strconv.FormatFloat(float64(total-free)/float64(total), 'f', -1, 64)
 		t["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(total), humanBytes(free))
@@ -235,7 +235,6 @@ var rateWindows = [...]int{10, 60, 600}
 type rateSampler struct {
 	mu      sync.Mutex
 	samples []rateSample // oldest first
-	started time.Time
 }
 
 type rateSample struct {
@@ -246,22 +245,10 @@ type rateSample struct {
 func (r *rateSampler) sample(now time.Time, puts, gets int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.started.IsZero() {
-		r.started = now
-	}
 	r.samples = append(r.samples, rateSample{now, puts, gets})
 	if n := len(r.samples) - (rateWindows[len(rateWindows)-1] + 1); n > 0 {
 		r.samples = append(r.samples[:0], r.samples[n:]...)
 	}
-}
-
-func (r *rateSampler) startTime(now time.Time) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.started.IsZero() {
-		return now
-	}
-	return r.started
 }
 
 // tps renders the rates over each window as "%.2f %.2f %.2f", measured from

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -65,9 +66,10 @@ type Broker struct {
 
 // brokerStats are the counters behind GET_BROKER_RUNTIME_INFO.
 type brokerStats struct {
-	putMsgs atomic.Int64 // messages stored by sends
-	getMsgs atomic.Int64 // messages transferred by pulls
-	rates   rateSampler
+	bootTime time.Time    // set by Start before the listeners open
+	putMsgs  atomic.Int64 // messages stored by sends
+	getMsgs  atomic.Int64 // messages transferred by pulls
+	rates    rateSampler
 }
 
 // Addr is the broker's advertised "ip:port".

@@ -122,6 +122,7 @@ func (b *Broker) Start() error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("broker: already started")
 	}
+	b.stats.bootTime = b.clock.Now()
 	srv, err := remoting.NewServer(b, remoting.ServerOptions{
 		Addrs: []string{
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
