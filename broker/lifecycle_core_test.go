@@ -110,3 +110,15 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 		t.Fatalf("Shutdown after a failed Start: %v", err)
 	}
 }
+
+// TestProcessorCodesDisjoint: a request code served by both processor sets
+// would silently lose its core handler in registerHandlers.
+func TestProcessorCodesDisjoint(t *testing.T) {
+	b := &Broker{}
+	core := b.coreProcessors()
+	for code := range b.clientProcessors() {
+		if _, ok := core[code]; ok {
+			t.Errorf("code %d is served by both the core and the client processors", code)
+		}
+	}
+}
