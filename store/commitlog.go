@@ -42,8 +42,9 @@ func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
 	return &commitLog{dir: dir, fileSize: fileSize, log: log}
 }
 
-// load maps every segment file. The files must be contiguous and aligned to
-// the file size; a gap means lost data the store cannot address around.
+// load maps every segment file. The files must be contiguous and sized as
+// configured (checkSegments); a gap means lost data the store cannot address
+// around.
 func (c *commitLog) load() error {
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return err
@@ -52,10 +53,10 @@ func (c *commitLog) load() error {
 	if err != nil {
 		return err
 	}
+	if err := checkSegments(c.dir, starts, c.fileSize); err != nil {
+		return err
+	}
 	for i, start := range starts {
-		if start%c.fileSize != 0 {
-			return fmt.Errorf("%w: commitlog file %s is not aligned to the file size %d", ErrCorrupt, segmentName(start), c.fileSize)
-		}
 		if i > 0 && start != starts[i-1]+c.fileSize {
 			return fmt.Errorf("%w: commitlog files %s and %s are not contiguous", ErrCorrupt, segmentName(starts[i-1]), segmentName(start))
 		}

@@ -89,11 +89,10 @@ func (q *consumeQueue) load() error {
 	if err != nil {
 		return err
 	}
+	if err := checkSegments(q.dir, starts, q.fileSize); err != nil {
+		return err
+	}
 	for i, start := range starts {
-		if start%q.fileSize != 0 {
-			q.log.Warn().Str("file", segmentName(start)).Msg("consume queue file not aligned to the file size; ignored")
-			continue
-		}
 		mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
 		if err != nil {
 			return err

@@ -61,11 +61,11 @@ const maxFilterUnits = 16000
 // holding offset is scanned, at most max(16000, 20*maxMsgs) units; units whose
 // tagsCode (and lazily parsed properties) filter rejects are skipped but
 // counted in NextBeginOffset, as are units whose record cannot be read. A nil
-// filter accepts everything. It returns nil after Close (Java returns null
-// when the store is shut down).
+// filter accepts everything. The result is never nil; after Close every queue
+// reads as NoMatchedLogicQueue (Java returns null once shut down).
 func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *GetResult {
 	if s.closed.Load() {
-		return nil
+		return &GetResult{Status: NoMatchedLogicQueue}
 	}
 	s.stats.getCalls.Add(1)
 	r := &GetResult{Status: NoMatchedLogicQueue, NextBeginOffset: 0}

@@ -48,8 +48,9 @@ type mappedFile struct {
 }
 
 // openMappedFile opens (creating if needed) the segment file at path, sized to
-// size bytes, and maps it. A shorter file (a crash while creating it) is
-// extended with zeros; a longer one is refused. New space is allocated on disk
+// size bytes, and maps it. A shorter file is extended with zeros (loaders
+// allow that only for the newest file, see checkSegments); a longer one is
+// refused. New space is allocated on disk
 // up front where the OS supports it, so a full disk shows as ErrDiskFull here
 // rather than as SIGBUS on a later write.
 func openMappedFile(path string, start, size int64) (*mappedFile, error) {
@@ -168,6 +169,30 @@ func (m *mappedFile) remove() error {
 		err = errors.Join(err, rerr)
 	}
 	return err
+}
+
+// checkSegments verifies the segment files of dir before any is opened: each
+// name is a multiple of size and every file has exactly size bytes, except
+// that the newest may be shorter — and is then extended with zeros — when it
+// is empty (a crash while creating it) or when older files prove the size (a
+// cut tail). Anything else usually means the configured file size changed,
+// which would misplace every offset, so nothing is touched.
+func checkSegments(dir string, starts []int64, size int64) error {
+	for i, start := range starts {
+		name := segmentName(start)
+		if start%size != 0 {
+			return fmt.Errorf("%w: %s is not a multiple of the file size %d (was the file size changed?)", ErrCorrupt, filepath.Join(dir, name), size)
+		}
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		shortOK := i == len(starts)-1 && (st.Size() == 0 || i > 0)
+		if n := st.Size(); n > size || n < size && !shortOK {
+			return fmt.Errorf("%w: %s has %d bytes, want %d (was the file size changed?)", ErrCorrupt, filepath.Join(dir, name), n, size)
+		}
+	}
+	return nil
 }
 
 // listSegments returns the segment files of dir ordered by start offset,

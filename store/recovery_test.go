@@ -346,6 +346,13 @@ func TestKillStyleReopen(t *testing.T) {
 		{name: "consume queues lost, checkpoint kept", damage: func(t *testing.T, dir string) {
 			os.RemoveAll(filepath.Join(dir, consumeQueueDir))
 		}},
+		{name: "empty newest commitlog file from a crash while creating it", damage: func(t *testing.T, dir string) {
+			starts, _ := listSegments(filepath.Join(dir, commitLogDir))
+			next := starts[len(starts)-1] + testOptions(dir).MappedFileSizeCommitLog
+			if err := os.WriteFile(filepath.Join(dir, commitLogDir, segmentName(next)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -533,4 +540,38 @@ func TestAsyncFlushAdvancesCheckpoint(t *testing.T) {
 		_, d, ok, err := openCheckpoint(filepath.Join(o.Dir, checkpointName))
 		return err == nil && ok && d.physicOffset == max && d.logicsOffset == max
 	})
+}
+
+func TestChangedFileSizeIsRefusedWithoutDamage(t *testing.T) {
+	o := testOptions(t.TempDir())
+	s := openStore(t, o)
+	for i := 0; i < 300; i++ {
+		mustPut(t, s, testMessage(recoveryTopic, int32(i%3), i))
+	}
+	waitDispatched(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(o *Options)
+	}{
+		{name: "bigger commitlog files", mutate: func(o *Options) { o.MappedFileSizeCommitLog *= 2 }},
+		{name: "smaller commitlog files", mutate: func(o *Options) { o.MappedFileSizeCommitLog /= 2 }},
+		{name: "bigger consume queue files", mutate: func(o *Options) { o.MappedFileSizeConsumeQueue *= 2 }},
+	}
+	for _, tt := range tests {
+		changed := o
+		tt.mutate(&changed)
+		if s, err := Open(changed); !errors.Is(err, ErrCorrupt) {
+			if err == nil {
+				s.Close()
+			}
+			t.Fatalf("%s: Open err = %v, want ErrCorrupt", tt.name, err)
+		}
+	}
+	s = openStore(t, o)
+	if got := queueContents(t, s); len(got) != 300 {
+		t.Fatalf("%d messages after the refused opens", len(got))
+	}
 }

@@ -348,7 +348,7 @@ func TestPutValidation(t *testing.T) {
 	if _, err := s.PutMessage(testMessage("V", 0, 2)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("put after Close: %v", err)
 	}
-	if r := s.GetMessage("V", 0, 0, 1, 100, nil); r != nil {
+	if r := s.GetMessage("V", 0, 0, 1, 100, nil); r.Status != NoMatchedLogicQueue || len(r.Messages) != 0 {
 		t.Fatalf("GetMessage after Close = %+v", r)
 	}
 	if _, err := s.LookMessageByOffset(0); !errors.Is(err, ErrClosed) {
