@@ -414,7 +414,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		// The recovery scanner must cope with any bytes too.
 		if len(b) > 0 {
 			checkRecord(b, 0, 0)
-			resync(b, 0, 0)
+			resync(b, 0, len(b), 0)
 		}
 	})
 }

@@ -138,7 +138,7 @@ func (s *Store) dispatchAvailable() {
 				if kind == recBad {
 					// Published bytes the put path wrote should never fail; skip
 					// to the next verifiable record rather than stall dispatch.
-					q := resync(b, p+1, from)
+					q := resync(b, p+1, len(b), from)
 					s.stats.dispatchErrors.Add(1)
 					s.log.Error().Int64("phyOffset", from+int64(p)).Int("resyncAt", q).Msg("dispatch: unreadable record skipped")
 					if q < 0 {

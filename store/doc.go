@@ -89,7 +89,8 @@
 // A damaged span followed by valid records is skipped (counted and logged; the
 // scanner resynchronises on the next position that verifies, and a file whose
 // damage runs to its end gets a BLANK there); bytes after the last valid record
-// are zeroed and later files deleted. Finally consume-queue units pointing at
-// or past the commitlog end are dropped, and queue offsets are taken from the
-// queues.
+// are zeroed and later files deleted. Only data regions are read (SEEK_DATA),
+// so the preallocated, never-written tail of a segment costs nothing. Finally
+// consume-queue units pointing at or past the commitlog end are dropped, and
+// queue offsets are taken from the queues.
 package store

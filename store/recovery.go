@@ -7,7 +7,7 @@ import (
 
 // recoveryStats counts what recovery found.
 type recoveryStats struct {
-	scannedFrom    int64
+	scannedFrom    int64 // where the verifying scan started (0 if none ran)
 	records        int64 // valid records re-dispatched
 	corruptRegions int64 // damaged spans followed by valid records
 	skippedBytes   int64 // bytes in those spans
@@ -111,7 +111,7 @@ func (s *Store) scanAndRebuild(start int64) (int64, error) {
 				if badFrom < 0 {
 					badFrom = f.start + int64(p)
 				}
-				q := resync(f.data, p+1, f.start)
+				q := resyncFile(f, p+1)
 				if q < 0 {
 					break
 				}
@@ -169,7 +169,7 @@ func (s *Store) skipDamaged(from, to int64) {
 			return
 		}
 		rel, stop := at-f.start, min(to, f.end())-f.start
-		f.zero(rel, stop)
+		zeroData(f, rel, stop)
 		if stop == f.size() && stop-rel >= blankRecordLength {
 			binary.BigEndian.PutUint32(f.data[rel:], uint32(stop-rel))
 			binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
@@ -190,7 +190,7 @@ func (s *Store) truncateTail(end int64) error {
 		if f.start < end || f.start == cl.files[0].start && f.start >= end {
 			break
 		}
-		s.recovery.tornTailBytes += int64(len(f.data)) - zeroCount(f.data)
+		s.recovery.tornTailBytes += nonZeroBytes(f, 0, f.size())
 		if err := f.remove(); err != nil {
 			return fmt.Errorf("store: remove commitlog file past the end: %w", err)
 		}
@@ -202,11 +202,10 @@ func (s *Store) truncateTail(end int64) error {
 		return nil // end is the end of the last file (it closed with a BLANK)
 	}
 	rel := end - f.start
-	nonZero := int64(len(f.data[rel:])) - zeroCount(f.data[rel:])
-	if nonZero > 0 {
+	if nonZero := nonZeroBytes(f, rel, f.size()); nonZero > 0 {
 		s.recovery.tornTailBytes += nonZero
-		f.zero(rel, int64(len(f.data)))
-		if err := f.sync(rel, int64(len(f.data))); err != nil {
+		zeroData(f, rel, f.size())
+		if err := f.sync(rel, f.size()); err != nil {
 			return err
 		}
 		s.log.Warn().Int64("from", end).Int64("nonZeroBytes", nonZero).Msg("recovery: cleared torn tail")

@@ -51,21 +51,22 @@ var (
 	magicBlankBytes = []byte{0xCB, 0xD4, 0x31, 0x94}
 )
 
-// resync returns the first position q >= from in data at which checkRecord
-// finds a record or BLANK, or -1. Candidates are the places where a magic
-// code sits 4 bytes after q.
-func resync(data []byte, from int, base int64) int {
+// resync returns the first position q in [from, limit) at which checkRecord
+// finds a record or BLANK in data, or -1. Candidates are the places where a
+// magic code sits 4 bytes after q.
+func resync(data []byte, from, limit int, base int64) int {
 	pats := [...][]byte{magicV1Bytes, magicV2Bytes, magicBlankBytes}
-	var next [len(pats)]int // next candidate per pattern; -1 when exhausted
+	windowEnd := min(len(data), limit+8)
+	var next [len(pats)]int // next candidate per pattern; -1 when exhausted, -2 unknown
 	for i := range next {
 		next[i] = -2
 	}
-	for q := from; q+8 <= len(data); {
+	for q := from; q < limit && q+8 <= len(data); {
 		best := -1
 		for i, pat := range pats {
 			if next[i] == -2 || next[i] != -1 && next[i] < q {
 				next[i] = -1
-				if j := bytes.Index(data[q+4:], pat); j >= 0 {
+				if j := bytes.Index(data[q+4:windowEnd], pat); j >= 0 {
 					next[i] = q + j
 				}
 			}
@@ -73,7 +74,7 @@ func resync(data []byte, from int, base int64) int {
 				best = next[i]
 			}
 		}
-		if best < 0 {
+		if best < 0 || best >= limit {
 			return -1
 		}
 		if _, k := checkRecord(data, best, base); k != recBad {
@@ -82,4 +83,37 @@ func resync(data []byte, from int, base int64) int {
 		q = best + 1
 	}
 	return -1
+}
+
+// resyncFile is resync over the data regions of f from byte from on, so that
+// holes and never-written preallocated space are not read.
+func resyncFile(f *mappedFile, from int) int {
+	for _, r := range f.dataRegions(int64(from)) {
+		if q := resync(f.data, max(from, int(r[0])), int(r[1]), f.start); q >= 0 {
+			return q
+		}
+	}
+	return -1
+}
+
+// nonZeroBytes counts the non-zero bytes of f in [from, to), reading only its
+// data regions.
+func nonZeroBytes(f *mappedFile, from, to int64) int64 {
+	var n int64
+	for _, r := range f.dataRegions(from) {
+		a, b := max(r[0], from), min(r[1], to)
+		if a < b {
+			n += (b - a) - zeroCount(f.data[a:b])
+		}
+	}
+	return n
+}
+
+// zeroData clears f's bytes in [from, to), touching only its data regions.
+func zeroData(f *mappedFile, from, to int64) {
+	for _, r := range f.dataRegions(from) {
+		if a, b := max(r[0], from), min(r[1], to); a < b {
+			f.zero(a, b)
+		}
+	}
 }

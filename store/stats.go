@@ -48,6 +48,7 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"getMessageTransferedMsgCount": i(st.getMessages.Load()),
 		"flushDiskType":                s.opts.FlushDiskType.String(),
 		"recoveryCleanShutdown":        strconv.FormatBool(s.recovery.clean),
+		"recoveryScannedFrom":          i(s.recovery.scannedFrom),
 		"recoveryRecords":              i(s.recovery.records),
 		"recoveryCorruptRegions":       i(s.recovery.corruptRegions),
 		"recoverySkippedBytes":         i(s.recovery.skippedBytes),
