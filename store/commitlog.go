@@ -60,7 +60,7 @@ func (c *commitLog) load() error {
 		if i > 0 && start != starts[i-1]+c.fileSize {
 			return fmt.Errorf("%w: commitlog files %s and %s are not contiguous", ErrCorrupt, segmentName(starts[i-1]), segmentName(start))
 		}
-		f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize)
+		f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, true)
 		if err != nil {
 			return err
 		}
@@ -149,17 +149,25 @@ func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64,
 	}
 	rel := cur - f.start
 	if rest := f.size() - rel; int64(n)+blankRecordLength > rest {
-		binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
-		binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
+		err := guardFault(func() {
+			binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
+			binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
+		})
+		if err != nil {
+			return 0, err
+		}
 		c.maxOffset.Store(f.end())
 		cur = f.end()
-		var err error
 		if f, err = c.roll(cur); err != nil {
 			return 0, err
 		}
 		rel = 0
 	}
-	write(f.data[rel:rel+int64(n)], cur)
+	// Segments are preallocated, but where the filesystem cannot do that a
+	// full disk faults the write; nothing is published then.
+	if err := guardFault(func() { write(f.data[rel:rel+int64(n)], cur) }); err != nil {
+		return 0, err
+	}
 	c.maxOffset.Store(cur + int64(n))
 	return cur, nil
 }
@@ -176,7 +184,7 @@ func (c *commitLog) last() *mappedFile {
 // roll creates the file starting at the file boundary at or below at.
 func (c *commitLog) roll(at int64) (*mappedFile, error) {
 	start := at - at%c.fileSize
-	f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize)
+	f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, true)
 	if err != nil {
 		return nil, fmt.Errorf("store: create commitlog file %s: %w", segmentName(start), err)
 	}

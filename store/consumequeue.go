@@ -93,7 +93,7 @@ func (q *consumeQueue) load() error {
 		return err
 	}
 	for i, start := range starts {
-		mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
+		mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
 		if err != nil {
 			return err
 		}
@@ -255,21 +255,26 @@ func (q *consumeQueue) putLocked(pos, phy int64, size int32, tags int64) error {
 	idx := pos / cqUnitSize
 	f := q.files[q.fileIndex(pos)]
 	rel, w := pos-f.start, f.wrote.Load()
-	switch {
-	case rel < w:
+	if rel < w {
 		if p, s, t := unitAt(f.data[rel:]); p == phy && s == size && t == tags {
 			return nil
 		}
 		q.log.Warn().Int64("queueOffset", idx).Int64("phyOffset", phy).Msg("consume queue unit differs from the commitlog; overwritten")
-		putUnit(f.data[rel:], phy, size, tags)
-		return nil
-	case rel > w:
+		return guardFault(func() { putUnit(f.data[rel:], phy, size, tags) })
+	}
+	if rel > w {
+		q.log.Warn().Int64("from", (f.start+w)/cqUnitSize).Int64("to", idx).Msg("consume queue gap padded")
+	}
+	// Queue files are sparse: the first write to a page allocates it.
+	err := guardFault(func() {
 		for p := w; p < rel; p += cqUnitSize {
 			putUnit(f.data[p:], 0, fillerSize, 0)
 		}
-		q.log.Warn().Int64("from", (f.start+w)/cqUnitSize).Int64("to", idx).Msg("consume queue gap padded")
+		putUnit(f.data[rel:], phy, size, tags)
+	})
+	if err != nil {
+		return err
 	}
-	putUnit(f.data[rel:], phy, size, tags)
 	f.wrote.Store(rel + cqUnitSize)
 	return nil
 }
@@ -279,7 +284,7 @@ func (q *consumeQueue) addFile(start int64) error {
 	if err := os.MkdirAll(q.dir, 0o755); err != nil {
 		return err
 	}
-	mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
+	mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
 	if err != nil {
 		return fmt.Errorf("store: create consume queue file %s: %w", filepath.Join(q.dir, segmentName(start)), err)
 	}

@@ -14,7 +14,10 @@
 //
 // Segment files are created at full size and mapped shared, so bytes copied in
 // are in the page cache immediately and survive the death of the process; an
-// fsync (msync) makes them survive the machine.
+// fsync (msync) makes them survive the machine. Commitlog files are
+// preallocated (fallocate), so a full disk shows up as ErrDiskFull when a file
+// is created; consume-queue files stay sparse, and a write that faults on a
+// full disk is turned into ErrDiskFull instead of killing the process.
 //
 // # Commitlog record (v1, IPv4 hosts; big-endian) — also the pull wire format
 //

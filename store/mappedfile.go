@@ -50,10 +50,11 @@ type mappedFile struct {
 // openMappedFile opens (creating if needed) the segment file at path, sized to
 // size bytes, and maps it. A shorter file is extended with zeros (loaders
 // allow that only for the newest file, see checkSegments); a longer one is
-// refused. New space is allocated on disk
-// up front where the OS supports it, so a full disk shows as ErrDiskFull here
-// rather than as SIGBUS on a later write.
-func openMappedFile(path string, start, size int64) (*mappedFile, error) {
+// refused. With prealloc the new space is reserved on disk up front where the
+// OS supports it, so a full disk shows as ErrDiskFull here; without it the
+// file stays sparse and a write into it on a full disk faults, which callers
+// turn into ErrDiskFull with guardFault.
+func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -72,9 +73,11 @@ func openMappedFile(path string, start, size int64) (*mappedFile, error) {
 			f.Close()
 			return nil, diskErr(err)
 		}
-		if err := preallocate(f, size); err != nil {
-			f.Close()
-			return nil, diskErr(err)
+		if prealloc {
+			if err := preallocate(f, size); err != nil {
+				f.Close()
+				return nil, diskErr(err)
+			}
 		}
 		if err := f.Sync(); err != nil {
 			f.Close()
