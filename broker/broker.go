@@ -13,6 +13,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/remoting"
+	"rmq/schedule"
 	"rmq/store"
 )
 
@@ -38,7 +39,12 @@ type Broker struct {
 	// putHooks see every message before it is stored (putMessage); they are
 	// installed before Start and never change afterwards.
 	putHooks []putHook
-	stats    brokerStats
+	levels   schedule.Levels   // messageDelayLevel
+	sched    *schedule.Service // delivers delay-level messages
+	// schedLive is sched once started: the store's dispatch goroutine, which
+	// runs from Open on, reads it to wake the level that got a message.
+	schedLive atomic.Pointer[schedule.Service]
+	stats     brokerStats
 
 	// clients: heartbeats, groups, offsets, locks (client_*.go, consumer_*.go, offset_*.go, subscription_group.go, lock_manager.go)
 	consumers *ConsumerManager

@@ -12,6 +12,8 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.SendReplyMessage:   b.processSend,
 		remoting.SendReplyMessageV2: b.processSend,
 
+		remoting.ConsumerSendMsgBack: b.processConsumerSendMsgBack,
+
 		remoting.PullMessage:     b.processPullRequest,
 		remoting.LitePullMessage: b.processPullRequest,
 

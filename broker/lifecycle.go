@@ -10,6 +10,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/remoting"
+	"rmq/schedule"
 	"rmq/store"
 )
 
@@ -68,6 +69,9 @@ func New(opts Options) (*Broker, error) {
 		return nil, err
 	}
 	b.topics.onChange = b.registerAsync
+	if b.levels, err = schedule.ParseLevels(opts.MessageDelayLevel); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
 
 	flush := store.AsyncFlush
 	if opts.FlushDiskType == "SYNC_FLUSH" {
@@ -83,6 +87,7 @@ func New(opts Options) (*Broker, error) {
 		MaxMessageSize:             opts.MaxMessageSize,
 		StoreHost:                  b.host,
 		OnDispatch:                 b.onDispatch,
+		TagsCode:                   b.tagsCode,
 		Now:                        b.clock.Now,
 		Logger:                     b.log,
 	})
@@ -93,15 +98,23 @@ func New(opts Options) (*Broker, error) {
 		return nil, errors.Join(err, b.store.Close())
 	}
 
-	b.consumers = NewConsumerManager(b.log)
-	b.producers = NewProducerManager()
-	b.locks = NewRebalanceLockManager()
+	b.consumers = NewConsumerManagerClock(b.log, b.clock.Now)
+	b.producers = NewProducerManagerClock(b.clock.Now)
+	b.locks = NewRebalanceLockManagerClock(b.clock.Now)
 	if b.offsets, err = NewConsumerOffsetManager(filepath.Join(configDir, "consumerOffset.json"), b.log); err != nil {
 		return closeStore(err)
 	}
 	if b.subGroups, err = NewSubscriptionGroupManager(filepath.Join(configDir, "subscriptionGroup.json"), opts.AutoCreateSubscriptionGroup, b.log); err != nil {
 		return closeStore(err)
 	}
+	b.sched, err = schedule.New(schedule.Options{
+		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.clock,
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+	})
+	if err != nil {
+		return closeStore(err)
+	}
+	b.putHooks = append(b.putHooks, b.delayHook)
 	b.registerHandlers()
 	return b, nil
 }
@@ -111,6 +124,11 @@ func New(opts Options) (*Broker, error) {
 func (b *Broker) onDispatch(d store.DispatchRequest) {
 	if hs := b.pullHold; hs != nil {
 		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
+	}
+	if d.Topic == schedule.Topic {
+		if s := b.schedLive.Load(); s != nil {
+			s.Notify(d.QueueID)
+		}
 	}
 }
 
@@ -140,6 +158,8 @@ func (b *Broker) Start() error {
 	}
 	b.server = srv
 	b.pullHold.start()
+	b.sched.Start()
+	b.schedLive.Store(b.sched)
 
 	b.bg.Add(2)
 	go b.persistLoop()
@@ -218,6 +238,9 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
+	if err := b.sched.Stop(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := b.offsets.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist offsets: %w", err))
 	}

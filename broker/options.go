@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/schedule"
 )
 
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
@@ -40,6 +41,15 @@ type Options struct {
 	// AccessMessageInMemoryMaxRatio is the share (percent) of physical memory
 	// within which the newest commitlog bytes count as "in memory".
 	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
+	// MessageDelayLevel lists the 4.x delay levels ("1s 5s ... 2h"; units s, m, h, d).
+	MessageDelayLevel string `conf:"messageDelayLevel"`
+	// FlushDelayOffsetInterval is how often delayOffset.json is written (ms).
+	FlushDelayOffsetInterval int `conf:"flushDelayOffsetInterval"`
+	// Transactions: first check after TransactionTimeOut ms, then every
+	// TransactionCheckInterval ms, at most TransactionCheckMax times.
+	TransactionTimeOut       int64 `conf:"transactionTimeOut"`
+	TransactionCheckMax      int   `conf:"transactionCheckMax"`
+	TransactionCheckInterval int64 `conf:"transactionCheckInterval"`
 
 	// ListenHost is the bind address of both broker ports ("0.0.0.0" by default).
 	ListenHost string         `conf:"-"`
@@ -73,6 +83,11 @@ func DefaultOptions() Options {
 		MaxTransferCountOnMessageInMemory: 32,
 		MaxTransferBytesOnMessageInMemory: 256 << 10,
 		AccessMessageInMemoryMaxRatio:     40,
+		MessageDelayLevel:                 schedule.DefaultLevels,
+		FlushDelayOffsetInterval:          10000,
+		TransactionTimeOut:                6000,
+		TransactionCheckMax:               15,
+		TransactionCheckInterval:          60000,
 		ListenHost:                        "0.0.0.0",
 		Logger:                            zerolog.Nop(),
 	}
@@ -81,6 +96,16 @@ func DefaultOptions() Options {
 // Validate checks the options and normalises derived values.
 func (o *Options) Validate() error {
 	var errs []error
+	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {
+		errs = append(errs, fmt.Errorf("messageDelayLevel: %w", err))
+	}
+	if o.FlushDelayOffsetInterval <= 0 {
+		o.FlushDelayOffsetInterval = 10000
+	}
+	if o.TransactionTimeOut <= 0 || o.TransactionCheckInterval <= 0 || o.TransactionCheckMax <= 0 {
+		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must be positive",
+			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax))
+	}
 	if o.BrokerName == "" {
 		errs = append(errs, errors.New("brokerName is empty"))
 	}

@@ -124,6 +124,9 @@ func (b *Broker) putMessage(m *store.Message) (*store.PutResult, error) {
 
 // putMessages stores a batch on one topic/queue; hooks see each message.
 func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
+	if err := checkBatch(msgs); err != nil {
+		return nil, err
+	}
 	for _, m := range msgs {
 		for _, h := range b.putHooks {
 			if err := h(m); err != nil {

@@ -1,0 +1,49 @@
+package broker
+
+import (
+	"fmt"
+
+	"rmq/remoting"
+	"rmq/schedule"
+	"rmq/store"
+)
+
+const transHalfTopic = "RMQ_SYS_TRANS_HALF_TOPIC"
+
+// delayHook rewrites a message carrying DELAY > 0 onto SCHEDULE_TOPIC_XXXX
+// (clamped to the highest level). Half messages are not delayed: their DELAY
+// stays in the properties and applies when the transaction commits, which
+// re-stores the message through this hook as a COMMIT-typed message.
+func (b *Broker) delayHook(m *store.Message) error {
+	if m.Topic == transHalfTopic {
+		return nil
+	}
+	if _, err := b.levels.Rewrite(m); err != nil {
+		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
+	}
+	return nil
+}
+
+// checkBatch refuses what stock refuses in a batch: a delay level or a
+// transaction flag on any member (CommitLog.asyncPutMessages).
+func checkBatch(msgs []*store.Message) error {
+	for _, m := range msgs {
+		level, err := schedule.DelayLevel(m.Properties)
+		if err != nil || level > 0 {
+			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot carry a delay level", m.Topic)}
+		}
+		if store.TransactionType(m.SysFlag) != 0 {
+			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot be transactional", m.Topic)}
+		}
+	}
+	return nil
+}
+
+// tagsCode is the consume-queue tagsCode: the deliver time for schedule-topic
+// messages, the tag hash for the rest.
+func (b *Broker) tagsCode(topic string, props map[string]string, storeMs int64) int64 {
+	if code, ok := b.levels.TagsCode(topic, props, storeMs); ok {
+		return code
+	}
+	return store.TagsHash(props["TAGS"])
+}

@@ -1,0 +1,195 @@
+package broker
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"rmq/internal/clock"
+	"rmq/remoting"
+	"rmq/schedule"
+	"rmq/store"
+)
+
+// startDelayBroker runs a broker on a manual clock so delay levels are
+// crossed by advancing time, never by sleeping.
+func startDelayBroker(t *testing.T) (*testBroker, *clock.Manual) {
+	t.Helper()
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	tb := startBroker(t, func(o *Options) { o.Clock = clk })
+	return tb, clk
+}
+
+// messagesOn returns the messages of topic/queue from offset 0.
+func (tb *testBroker) messagesOn(topic string, queueID int32) []*store.MessageExt {
+	tb.t.Helper()
+	tb.waitDispatched()
+	res := tb.Store().GetMessage(topic, queueID, 0, 1000, 64<<20, nil)
+	if res.Status != store.Found {
+		return nil
+	}
+	out := make([]*store.MessageExt, 0, len(res.Messages))
+	for _, raw := range res.Messages {
+		m, err := store.DecodeRecord(raw)
+		if err != nil {
+			tb.t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	resp := tb.mustSend(sendArgs{topic: "DelayT", body: []byte("d"), queueID: 2, props: coreProps("DELAY", "2", "TAGS", "tA", "UNIQ_KEY", "U1")})
+	if resp.ExtFields["msgId"] == "" {
+		t.Fatal("no msgId")
+	}
+	sched := tb.messagesOn(schedule.Topic, 1)
+	if len(sched) != 1 || sched[0].Properties["REAL_TOPIC"] != "DelayT" || sched[0].Properties["REAL_QID"] != "2" {
+		t.Fatalf("schedule queue holds %d messages", len(sched))
+	}
+	if unit, ok := tb.Store().CommitLogOffsetOf(schedule.Topic, 1, 0); !ok || unit != sched[0].PhysicalOffset {
+		t.Fatalf("consume-queue unit %d %v", unit, ok)
+	}
+	clk.Advance(5*time.Second - time.Millisecond)
+	if got := tb.messagesOn("DelayT", 2); len(got) != 0 {
+		t.Fatal("delivered before its delay")
+	}
+	clk.Advance(time.Millisecond)
+	coreWaitFor(t, "delivery", func() bool { return len(tb.messagesOn("DelayT", 2)) == 1 })
+	m := tb.messagesOn("DelayT", 2)[0]
+	if string(m.Body) != "d" || m.Properties["TAGS"] != "tA" || m.Properties["UNIQ_KEY"] != "U1" || m.Properties["DELAY"] != "" {
+		t.Fatalf("delivered %q %v", m.Body, m.Properties)
+	}
+	// The delivered message is pullable by consumers (and woke long polls through dispatch).
+	pr := tb.pull(pullArgs{topic: "DelayT", queueID: 2, sysFlag: 4, subscription: "*"})
+	if pr.Code != remoting.Success {
+		t.Fatalf("pull code %d %q", pr.Code, pr.Remark)
+	}
+}
+
+func TestDelayLevelAboveMaxIsClamped(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	tb.mustSend(sendArgs{topic: "Clamp", body: []byte("x"), props: coreProps("DELAY", "99")})
+	sched := tb.messagesOn(schedule.Topic, 17)
+	if len(sched) != 1 || sched[0].Properties["DELAY"] != "18" {
+		t.Fatalf("level 18 queue: %d messages", len(sched))
+	}
+}
+
+func TestDelayLevelRefusals(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	if r := tb.send(sendArgs{topic: "Bad", body: []byte("x"), props: coreProps("DELAY", "soon")}); r.Code != remoting.MessageIllegal {
+		t.Fatalf("non-numeric DELAY: code %d", r.Code)
+	}
+	body := coreBatchBody(store.BatchEntry{Body: []byte("a"), Properties: map[string]string{"DELAY": "1"}})
+	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "Bad", body: body, batch: true}); r.Code != remoting.MessageIllegal {
+		t.Fatalf("delayed batch: code %d %q", r.Code, r.Remark)
+	}
+}
+
+func TestDelayedMessagesSurviveRestart(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	for i := 0; i < 3; i++ {
+		tb.mustSend(sendArgs{topic: "Persist", body: []byte(strconv.Itoa(i)), props: coreProps("DELAY", "3")})
+	}
+	tb.waitDispatched()
+	tb = tb.restart()
+	clk.Advance(10 * time.Second)
+	coreWaitFor(t, "delivery after restart", func() bool { return len(tb.messagesOn("Persist", 0)) == 3 })
+}
+
+// sendBack runs CONSUMER_SEND_MSG_BACK for a stored message.
+func (tb *testBroker) sendBack(msgID, group string, delayLevel int, maxTimes string) *remoting.Command {
+	tb.t.Helper()
+	_, off, err := store.DecodeMessageID(msgID)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	ext := map[string]string{"offset": strconv.FormatInt(off, 10), "group": group, "delayLevel": strconv.Itoa(delayLevel), "originMsgId": msgID}
+	if maxTimes != "" {
+		ext["maxReconsumeTimes"] = maxTimes
+	}
+	return tb.invoke(remoting.ConsumerSendMsgBack, ext, nil)
+}
+
+func TestConsumerSendMsgBackRetriesAfterLevel3(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	resp := tb.mustSend(sendArgs{topic: "Work", body: []byte("job"), props: coreProps("TAGS", "t", "UNIQ_KEY", "UK")})
+	msgID := resp.ExtFields["msgId"]
+	if r := tb.sendBack(msgID, "G1", 0, "16"); r.Code != remoting.Success {
+		t.Fatalf("send back: %d %q", r.Code, r.Remark)
+	}
+	sched := tb.messagesOn(schedule.Topic, 2) // level 3 = 10 s
+	if len(sched) != 1 {
+		t.Fatalf("level 3 queue holds %d", len(sched))
+	}
+	p := sched[0].Properties
+	if p["REAL_TOPIC"] != "%RETRY%G1" || p["RETRY_TOPIC"] != "Work" || p["ORIGIN_MESSAGE_ID"] != msgID || sched[0].ReconsumeTimes != 1 {
+		t.Fatalf("retry message props %v reconsume %d", p, sched[0].ReconsumeTimes)
+	}
+	clk.Advance(10 * time.Second)
+	coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%G1", 0)) == 1 })
+	retry := tb.messagesOn("%RETRY%G1", 0)[0]
+	if retry.ReconsumeTimes != 1 || string(retry.Body) != "job" || retry.Properties["UNIQ_KEY"] != "UK" {
+		t.Fatalf("retry delivered %+v", retry.Message)
+	}
+	// Failing the retried message again: level 3+1, reconsumeTimes 2, origin kept.
+	retryID := store.CreateMessageID(tb.host, retry.PhysicalOffset)
+	if r := tb.sendBack(retryID, "G1", 0, "16"); r.Code != remoting.Success {
+		t.Fatalf("second send back: %d", r.Code)
+	}
+	second := tb.messagesOn(schedule.Topic, 3)
+	if len(second) != 1 || second[0].ReconsumeTimes != 2 || second[0].Properties["ORIGIN_MESSAGE_ID"] != msgID {
+		t.Fatalf("second retry %v", second)
+	}
+}
+
+func TestConsumerSendMsgBackToDLQ(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	for _, tc := range []struct {
+		name       string
+		delayLevel int
+		maxTimes   string
+	}{
+		{name: "budget spent", delayLevel: 0, maxTimes: "0"},
+		{name: "client asks for DLQ", delayLevel: -1, maxTimes: "16"},
+	} {
+		resp := tb.mustSend(sendArgs{topic: "Dead", body: []byte(tc.name)})
+		if r := tb.sendBack(resp.ExtFields["msgId"], "G2", tc.delayLevel, tc.maxTimes); r.Code != remoting.Success {
+			t.Fatalf("%s: %d %q", tc.name, r.Code, r.Remark)
+		}
+	}
+	dlq := tb.messagesOn("%DLQ%G2", 0)
+	if len(dlq) != 2 || dlq[0].Properties["DELAY"] != "" {
+		t.Fatalf("DLQ holds %d", len(dlq))
+	}
+	if tc := tb.Topics().Get("%DLQ%G2"); tc == nil || tc.Perm != 6 {
+		t.Fatalf("DLQ topic config %+v", tc)
+	}
+}
+
+func TestConsumerSendMsgBackErrors(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	r := tb.invoke(remoting.ConsumerSendMsgBack, map[string]string{"offset": "123456789", "group": "G", "delayLevel": "0"}, nil)
+	if r.Code != remoting.SystemError {
+		t.Fatalf("bad offset: %d", r.Code)
+	}
+	r = tb.invoke(remoting.ConsumerSendMsgBack, map[string]string{"group": "G", "delayLevel": "0"}, nil)
+	if r.Code != remoting.SystemError {
+		t.Fatalf("missing offset: %d", r.Code)
+	}
+}
+
+// A plain send to %RETRY%<group> carrying DELAY (the Go client's fallback) is delayed.
+func TestRetryFallbackSendIsDelayed(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	tb.mustSend(sendArgs{topic: "%RETRY%G3", body: []byte("fb"), reconsumeTimes: "1", maxReconsumeTimes: "16",
+		props: coreProps("DELAY", "4", "RETRY_TOPIC", "Orig")})
+	if n := len(tb.messagesOn(schedule.Topic, 3)); n != 1 {
+		t.Fatalf("level 4 queue holds %d", n)
+	}
+	clk.Advance(30 * time.Second)
+	coreWaitFor(t, "fallback delivery", func() bool { return len(tb.messagesOn("%RETRY%G3", 0)) == 1 })
+}

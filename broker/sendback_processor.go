@@ -1,0 +1,115 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Properties of the retry path (MessageConst.java).
+const (
+	propRetryTopic      = "RETRY_TOPIC"
+	propOriginMessageID = "ORIGIN_MESSAGE_ID"
+)
+
+// processConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK: a consumer that
+// failed a message hands back its commitlog offset, and the stored original
+// goes to %RETRY%<group> with delay level 3+reconsumeTimes (or the requested
+// level), or to %DLQ%<group> once the group's retry budget is spent or the
+// client asks for it with a negative level
+// (SendMessageProcessor.asyncConsumerSendMsgBack).
+func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	offset := h.Int64("offset", true, 0)
+	group := h.Str("group", true)
+	delayLevel := int(h.Int32("delayLevel", true, 0))
+	hasMax := h.Has("maxReconsumeTimes") && req.ExtFields["maxReconsumeTimes"] != ""
+	headerMax := h.Int32("maxReconsumeTimes", false, 0)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	fail := func(code int32, remark string) *remoting.Command {
+		resp.Code, resp.Remark = code, remark
+		return resp
+	}
+
+	cfg := b.subGroups.FindOrCreate(group)
+	if cfg == nil {
+		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))
+	}
+	if b.opts.BrokerPermission&remoting.PermWrite == 0 {
+		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1))
+	}
+	if cfg.RetryQueueNums <= 0 {
+		return resp // stock: nothing is stored and the consumer is told it worked
+	}
+
+	retryTopic := topicRetryPrefix + group
+	tc, _ := b.topics.CreateRetryTopic(group, cfg.RetryQueueNums, permReadWrite)
+	if tc == nil {
+		return fail(remoting.SystemError, fmt.Sprintf("topic[%s] not exist", retryTopic))
+	}
+	if tc.Perm&remoting.PermWrite == 0 {
+		return fail(remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", retryTopic))
+	}
+
+	raw, err := b.store.LookMessageByOffset(offset)
+	if err != nil {
+		return fail(remoting.SystemError, fmt.Sprintf("look message by offset failed, %d", offset))
+	}
+	orig, err := store.DecodeRecord(raw)
+	if err != nil {
+		return fail(remoting.SystemError, fmt.Sprintf("look message by offset failed, %d: %v", offset, err))
+	}
+
+	props := make(map[string]string, len(orig.Properties)+4)
+	for k, v := range orig.Properties {
+		props[k] = v
+	}
+	if props[propRetryTopic] == "" {
+		props[propRetryTopic] = orig.Topic
+	}
+	if props[propOriginMessageID] == "" {
+		props[propOriginMessageID] = orig.MsgID
+	}
+	delete(props, propWait)
+
+	maxTimes := cfg.RetryMaxTimes
+	if req.Version >= versionV3_4_9 && hasMax {
+		maxTimes = headerMax
+	}
+	topic := retryTopic
+	queueID := rand.Int32N(tc.WriteQueueNums)
+	if orig.ReconsumeTimes >= maxTimes || delayLevel < 0 {
+		topic = topicDLQPrefix + group
+		queueID = rand.Int32N(dlqQueueNums)
+		if dlq, _ := b.topics.CreateSystemTopic(topic, dlqQueueNums, dlqPerm); dlq == nil {
+			return fail(remoting.SystemError, fmt.Sprintf("topic[%s] not exist", topic))
+		}
+		delete(props, propDelay)
+	} else {
+		if delayLevel == 0 {
+			delayLevel = 3 + int(orig.ReconsumeTimes)
+		}
+		props[propDelay] = strconv.Itoa(delayLevel)
+	}
+
+	m := &store.Message{
+		Topic: topic, QueueID: queueID, Flag: orig.Flag, Body: orig.Body, Properties: props,
+		SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost,
+		ReconsumeTimes: orig.ReconsumeTimes + 1,
+	}
+	if _, err := b.putMessage(m); err != nil {
+		var pe *putError
+		if errors.As(err, &pe) {
+			return fail(pe.code, pe.remark)
+		}
+		return fail(remoting.SystemError, err.Error())
+	}
+	return resp
+}
