@@ -36,9 +36,21 @@ func commonFlags(configUsage string) []cli.Flag {
 	}
 }
 
+// extraCommands build the commands defined in other files of this package
+// (admin, bench), in registration order.
+var extraCommands []func(a *action) *cli.Command
+
+// registerCommand adds a command to the app; call it from an init function.
+// build gets the process context: a.ctx ends at SIGINT/SIGTERM, a.stdout and
+// a.stderr are the outputs to write to, and a.logger(c) reads --log-level if
+// the command defines that flag.
+func registerCommand(build func(a *action) *cli.Command) {
+	extraCommands = append(extraCommands, build)
+}
+
 func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *cli.App {
 	a := &action{ctx: ctx, stopSignals: stopSignals, stdout: stdout, stderr: stderr}
-	return &cli.App{
+	app := &cli.App{
 		Name:            "rmq",
 		Usage:           "a RocketMQ " + protocolVersion + "-compatible name server and broker",
 		Writer:          stdout,
@@ -75,16 +87,20 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 				),
 				Action: a.broker,
 			},
-			{
-				Name:  "version",
-				Usage: "print the version",
-				Action: func(*cli.Context) error {
-					printVersion(stdout)
-					return nil
-				},
-			},
 		},
 	}
+	for _, build := range extraCommands {
+		app.Commands = append(app.Commands, build(a))
+	}
+	app.Commands = append(app.Commands, &cli.Command{
+		Name:  "version",
+		Usage: "print the version",
+		Action: func(*cli.Context) error {
+			printVersion(stdout)
+			return nil
+		},
+	})
+	return app
 }
 
 // action holds what every command needs besides its flags.
