@@ -1,0 +1,189 @@
+package timer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"rmq/store"
+)
+
+// ErrIllegal is returned (wrapped, with a remark saying why) for a timer
+// message the broker must refuse with MESSAGE_ILLEGAL (13).
+var ErrIllegal = errors.New("timer: illegal timer message")
+
+// Defaults of the admission limits (MessageStoreConfig).
+const (
+	// DefaultMaxDelaySec is timerMaxDelaySec: 3 days.
+	DefaultMaxDelaySec int64 = 3 * 24 * 3600
+)
+
+// Admit decides whether a message with properties props is a timer message and
+// when it is due. It is the single admission rule of every entry point (send,
+// batch, consumer send-back, recall markers); the caller handles a DELAY level
+// first, and a DELAY > 0 wins over all timer properties (stock clears them).
+//
+//   - timer=false, err=nil: not a timer message: none of TIMER_DELAY_SEC,
+//     TIMER_DELAY_MS, TIMER_DELIVER_MS is set, or TIMER_OUT_MS is (the message
+//     was admitted before: a re-put).
+//   - The first present of TIMER_DELAY_SEC, TIMER_DELAY_MS, TIMER_DELIVER_MS
+//     decides (stock precedence). Relative delays count from nowMs.
+//   - A value that is not a decimal int64, a relative delay whose arithmetic
+//     overflows int64, or a time more than maxDelaySec seconds after nowMs is
+//     ErrIllegal. An overflow is never taken for "due now".
+//   - due=true: the time is at or before nowMs; the message is stored on its
+//     own topic at once. A delete marker (TIMER_DEL_UNIQKEY) with such a time
+//     is ErrIllegal, as in stock.
+//
+// deliverMs is the exact requested time; nothing is rounded. maxDelaySec <= 0
+// means DefaultMaxDelaySec.
+func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs int64, timer bool, due bool, err error) {
+	if _, ok := props[PropOutMs]; ok {
+		return 0, false, false, nil
+	}
+	key := ""
+	for _, k := range [...]string{PropDelaySec, PropDelayMs, PropDeliverMs} {
+		if _, ok := props[k]; ok {
+			key = k
+			break
+		}
+	}
+	if key == "" {
+		return 0, false, false, nil
+	}
+	raw := props[key]
+	n, perr := strconv.ParseInt(raw, 10, 64)
+	if perr != nil {
+		return 0, true, false, fmt.Errorf("%w: %s=%q is not a 64-bit decimal integer", ErrIllegal, key, raw)
+	}
+	switch key {
+	case PropDelaySec:
+		ms, ok := mulExact(n, 1000)
+		if ok {
+			deliverMs, ok = addExact(nowMs, ms)
+		}
+		if !ok {
+			return 0, true, false, fmt.Errorf("%w: %s=%d overflows a 64-bit millisecond time", ErrIllegal, key, n)
+		}
+	case PropDelayMs:
+		var ok bool
+		if deliverMs, ok = addExact(nowMs, n); !ok {
+			return 0, true, false, fmt.Errorf("%w: %s=%d overflows a 64-bit millisecond time", ErrIllegal, key, n)
+		}
+	default:
+		deliverMs = n
+	}
+	if deliverMs <= nowMs {
+		if _, del := props[PropDelUniqKey]; del {
+			return 0, true, false, fmt.Errorf("%w: a delete marker (%s) must have a delivery time after now, got %d <= %d",
+				ErrIllegal, PropDelUniqKey, deliverMs, nowMs)
+		}
+		return deliverMs, true, true, nil
+	}
+	if maxDelaySec <= 0 {
+		maxDelaySec = DefaultMaxDelaySec
+	}
+	maxMs := satMul(maxDelaySec, 1000)
+	if delay, ok := subExact(deliverMs, nowMs); !ok || delay > maxMs {
+		return 0, true, false, fmt.Errorf("%w: the delay time should not be bigger than the max delay %dms (%s=%s asks for %d ms from now)",
+			ErrIllegal, maxMs, key, raw, satSub(deliverMs, nowMs))
+	}
+	return deliverMs, true, false, nil
+}
+
+// Rewrite turns an admitted, not yet due message into its wheel form: it is
+// stored on Topic queue 0 with TIMER_OUT_MS = deliverMs and its destination in
+// REAL_TOPIC/REAL_QID. The user's TIMER_* properties stay (stock keeps them).
+func Rewrite(m *store.Message, deliverMs int64) {
+	if m.Properties == nil {
+		m.Properties = make(map[string]string, 3)
+	}
+	m.Properties[PropOutMs] = strconv.FormatInt(deliverMs, 10)
+	m.Properties[PropRealTopic] = m.Topic
+	m.Properties[PropRealQueueID] = strconv.FormatInt(int64(m.QueueID), 10)
+	m.Topic = Topic
+	m.QueueID = 0
+}
+
+// AdmitMessage runs Admit on m the way the send path should and rewrites m when
+// it is a timer message not yet due. Prepared and rollback transaction records
+// are never timer messages (their commit is admitted when it is stored), nor
+// are records already on Topic. rewritten=false with err=nil means "store m
+// as it is" (not a timer message, or due now).
+func AdmitMessage(m *store.Message, nowMs, maxDelaySec int64) (deliverMs int64, rewritten bool, err error) {
+	if tt := store.TransactionType(m.SysFlag); tt == store.TransactionPreparedType || tt == store.TransactionRollbackType {
+		return 0, false, nil
+	}
+	if m.Topic == Topic {
+		return 0, false, nil
+	}
+	deliverMs, timer, due, err := Admit(m.Properties, nowMs, maxDelaySec)
+	if err != nil || !timer || due {
+		return deliverMs, false, err
+	}
+	Rewrite(m, deliverMs)
+	return deliverMs, true, nil
+}
+
+// IssueRecallHandle returns the recall handle a SEND response carries for m,
+// a message Rewrite put into the wheel (stock: only single sends, and never
+// for retry topics). The timestamp is TIMER_OUT_MS+1 as in stock.
+func IssueRecallHandle(m *store.Message, brokerName string) (string, bool) {
+	if m.Topic != Topic {
+		return "", false
+	}
+	realTopic := m.Properties[PropRealTopic]
+	uniq := m.Properties[PropUniqKey]
+	out, err := strconv.ParseInt(m.Properties[PropOutMs], 10, 64)
+	if err != nil || realTopic == "" || uniq == "" || strings.HasPrefix(realTopic, retryTopicPrefix) || out == math.MaxInt64 {
+		return "", false
+	}
+	return EncodeRecallHandle(realTopic, brokerName, out+1, uniq), true
+}
+
+func mulExact(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	c := a * b
+	if c/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		return 0, false
+	}
+	return c, true
+}
+
+func addExact(a, b int64) (int64, bool) {
+	c := a + b
+	if (c > a) != (b > 0) {
+		return 0, false
+	}
+	return c, true
+}
+
+func subExact(a, b int64) (int64, bool) {
+	c := a - b
+	if (c < a) != (b > 0) {
+		return 0, false
+	}
+	return c, true
+}
+
+// satMul multiplies non-negative a by positive b, saturating at MaxInt64.
+func satMul(a, b int64) int64 {
+	if c, ok := mulExact(a, b); ok {
+		return c
+	}
+	return math.MaxInt64
+}
+
+func satSub(a, b int64) int64 {
+	if c, ok := subExact(a, b); ok {
+		return c
+	}
+	if b < 0 {
+		return math.MaxInt64
+	}
+	return math.MinInt64
+}

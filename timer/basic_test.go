@@ -1,0 +1,42 @@
+package timer
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestDeliverAtExactTime(t *testing.T) {
+	e := newEnv(t, nil)
+	now := e.nowMs()
+	m := e.sendAt("Orders", now+1500)
+	if m.Topic != Topic {
+		t.Fatalf("not rewritten: %s", m.Topic)
+	}
+	e.settle()
+	e.advance(1499 * time.Millisecond)
+	e.settle()
+	if got := e.got("Orders"); len(got) != 0 {
+		t.Fatalf("delivered %d messages 1 ms early", len(got))
+	}
+	e.advance(time.Millisecond)
+	got := e.waitCount("Orders", 1)
+	d := got[0]
+	if d.Properties[PropUniqKey] != m.Properties[PropUniqKey] || string(d.Body) != string(m.Body) {
+		t.Fatalf("wrong message %v", d.Properties)
+	}
+	deq, _ := strconv.ParseInt(d.Properties[PropDequeueMs], 10, 64)
+	if deq != now+1500 {
+		t.Fatalf("TIMER_DEQUEUE_MS = %d, want %d", deq, now+1500)
+	}
+	if d.Properties[PropRealTopic] != "Orders" || d.Properties[PropOutMs] != strconv.FormatInt(now+1500, 10) {
+		t.Fatalf("stock keeps REAL_TOPIC and TIMER_OUT_MS: %v", d.Properties)
+	}
+	if enq, _ := strconv.ParseInt(d.Properties[PropEnqueueMs], 10, 64); enq != now {
+		t.Fatalf("TIMER_ENQUEUE_MS = %d, want the write slot %d", enq, now)
+	}
+	st := e.ts().Stats()
+	if st.Delivered != 1 || st.Enqueued != 1 || st.Pending != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}

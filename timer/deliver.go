@@ -1,0 +1,225 @@
+package timer
+
+import (
+	"errors"
+	"maps"
+	"math"
+	"strconv"
+
+	"rmq/store"
+)
+
+// prepared is an item whose message was read and checked.
+type prepared struct {
+	it        item
+	ext       *store.MessageExt
+	due       int64 // TIMER_OUT_MS of the record
+	realTopic string
+	realQID   int32
+	key       string // "<realTopic>+<uniqKey>", empty without a uniq key
+}
+
+// load reads and checks the message of a wheel entry. A record that cannot be
+// what the entry was written for (gone, resized, another topic, another time)
+// is skipped and counted: a corrupt or stale entry never blocks the wheel.
+func (t *TimerStore) load(it item) (prepared, bool) {
+	if it.pos >= 0 && it.pos < t.tlOpenEnd && it.offsetPy+int64(it.sizePy) > t.clMaxAtOpen {
+		return t.skip(it, "refers to commitlog bytes lost before this start")
+	}
+	raw, err := t.opts.Store.LookMessageByOffset(it.offsetPy)
+	if err != nil {
+		return t.skip(it, "commitlog record unreadable: "+err.Error())
+	}
+	ext, err := store.DecodeRecord(raw)
+	if err != nil {
+		return t.skip(it, "commitlog record undecodable: "+err.Error())
+	}
+	if ext.StoreSize != it.sizePy || ext.PhysicalOffset != it.offsetPy {
+		return t.skip(it, "commitlog record does not match the entry")
+	}
+	return t.check(it, ext)
+}
+
+// check validates a decoded timer-topic record for item it.
+func (t *TimerStore) check(it item, ext *store.MessageExt) (prepared, bool) {
+	if ext.Topic != Topic {
+		return t.skip(it, "record is not on the timer topic")
+	}
+	due, err := strconv.ParseInt(ext.Properties[PropOutMs], 10, 64)
+	if err != nil {
+		return t.skip(it, "record has no valid "+PropOutMs)
+	}
+	if it.pos >= 0 && !it.roll && due != it.target {
+		return t.skip(it, "record's delivery time does not match the entry")
+	}
+	p := prepared{it: it, ext: ext, due: due, realTopic: ext.Properties[PropRealTopic]}
+	qid, err := strconv.ParseInt(ext.Properties[PropRealQueueID], 10, 32)
+	if p.realTopic == "" || err != nil || qid < 0 {
+		return t.skip(it, "record has no valid "+PropRealTopic+"/"+PropRealQueueID)
+	}
+	p.realQID = int32(qid)
+	if uk := ext.Properties[PropUniqKey]; uk != "" {
+		p.key = p.realTopic + "+" + uk
+	}
+	return p, true
+}
+
+func (t *TimerStore) skip(it item, why string) (prepared, bool) {
+	t.c.skipped.Add(1)
+	t.log.Error().Int64("pos", it.pos).Int64("offsetPy", it.offsetPy).Int32("sizePy", it.sizePy).Int64("target", it.target).
+		Str("reason", why).Msg("timer: entry skipped")
+	return prepared{}, false
+}
+
+// deliverItems loads and delivers items in order and returns how many were
+// handled (delivered, rolled, dropped or skipped). Fewer than len(items) means
+// the store is stopping or dead and the rest was left untouched.
+func (t *TimerStore) deliverItems(items []item) int {
+	ps := make([]prepared, 0, len(items))
+	idx := make([]int, 0, len(items)) // items index of each prepared
+	for i, it := range items {
+		if p, ok := t.load(it); ok {
+			ps = append(ps, p)
+			idx = append(idx, i)
+		}
+	}
+	n := t.deliverPrepared(ps)
+	if n == len(ps) {
+		return len(items)
+	}
+	return idx[n]
+}
+
+// deliverPrepared stores each message on its real topic (or back on the timer
+// topic for a roll) and returns how many were handled. Delete markers are
+// consulted under mu, in the same critical section that records the delivery
+// for Recall, so a recall either drops the message or learns it was
+// delivered. Only a failed put is retried (never the batch); a put the store
+// refuses for good is retried without the timer bookkeeping properties once,
+// then dropped with an error log.
+func (t *TimerStore) deliverPrepared(ps []prepared) int {
+	drop := make([]bool, len(ps))
+	t.mu.Lock()
+	for i := range ps {
+		p := &ps[i]
+		if p.it.roll || p.key == "" {
+			continue
+		}
+		dueSlot := t.slotOf(p.due)
+		if t.dels.matches(p.key, dueSlot, t.slotOf) {
+			drop[i] = true
+			continue
+		}
+		if dueSlot >= t.readTime {
+			t.delivered[p.key] = p.due
+		}
+	}
+	t.mu.Unlock()
+	last := -1
+	for i := range ps {
+		if !drop[i] {
+			last = i
+		}
+	}
+	for i := range ps {
+		p := &ps[i]
+		if drop[i] {
+			t.c.deleted.Add(1)
+			t.log.Debug().Str("key", p.key).Int64("due", p.due).Msg("timer: recalled message dropped")
+			continue
+		}
+		m, plain := t.outMessage(p)
+		// One fsync for the batch: under SYNC_FLUSH only the last put waits,
+		// and its flush covers every earlier byte.
+		m.SkipFlushWait = i != last
+		ok, abort := t.put(m, plain)
+		if abort {
+			return i
+		}
+		if ok {
+			if p.it.roll {
+				t.c.rolled.Add(1)
+			} else {
+				t.c.delivered.Add(1)
+			}
+		}
+	}
+	return len(ps)
+}
+
+// outMessage builds the message to store for p, and the properties to fall
+// back to when the store refuses the bookkeeping additions.
+func (t *TimerStore) outMessage(p *prepared) (*store.Message, map[string]string) {
+	ext := p.ext
+	props := maps.Clone(ext.Properties)
+	enq := p.it.writeMs
+	if p.it.pos < 0 {
+		enq = math.MaxInt64
+	}
+	props[PropEnqueueMs] = strconv.FormatInt(enq, 10)
+	props[PropDequeueMs] = strconv.FormatInt(t.nowMs(), 10)
+	m := &store.Message{
+		Topic: p.realTopic, QueueID: p.realQID, Flag: ext.Flag, Body: ext.Body, Properties: props,
+		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
+		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
+	}
+	if p.it.roll {
+		n, _ := strconv.ParseInt(ext.Properties[PropRollTimes], 10, 64)
+		props[PropRollTimes] = strconv.FormatInt(n+1, 10)
+		m.Topic, m.QueueID = Topic, 0
+		// A roll must keep its bookkeeping (TIMER_OUT_MS is in the original).
+		return m, nil
+	}
+	return m, ext.Properties
+}
+
+// permanent reports store errors that retrying the same message cannot fix.
+func permanent(err error) bool {
+	for _, e := range []error{store.ErrMessageTooLarge, store.ErrPropertiesTooLarge, store.ErrTopicTooLong,
+		store.ErrInvalidTopic, store.ErrInvalidBatch, store.ErrHostNotIPv4} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// put stores m, retrying transient failures every RetryInterval until it
+// succeeds or the store stops (abort: the message is left for after the
+// restart). ok is false when m was dropped.
+func (t *TimerStore) put(m *store.Message, fallback map[string]string) (ok, abort bool) {
+	for attempt := 0; ; attempt++ {
+		if t.dead.Load() {
+			return false, true
+		}
+		res, err := t.opts.Store.PutMessage(m)
+		switch {
+		case err == nil:
+			if res != nil && res.Status != store.PutOK {
+				t.log.Warn().Str("topic", m.Topic).Str("status", res.Status.String()).Msg("timer: delivery stored but not flushed in time")
+			}
+			return true, false
+		case errors.Is(err, store.ErrClosed):
+			return false, true
+		case permanent(err):
+			if fallback != nil {
+				t.log.Warn().Err(err).Str("topic", m.Topic).Msg("timer: delivery refused, retrying without timer bookkeeping properties")
+				m.Properties, fallback = fallback, nil
+				continue
+			}
+			t.c.skipped.Add(1)
+			t.log.Error().Err(err).Str("topic", m.Topic).Str("uniqKey", m.Properties[PropUniqKey]).Msg("timer: delivery refused by the store, message dropped")
+			return false, false
+		default:
+			t.c.putRetries.Add(1)
+			ev := t.log.Debug()
+			if attempt == 0 {
+				ev = t.log.Warn()
+			}
+			ev.Err(err).Str("topic", m.Topic).Int("attempt", attempt+1).Msg("timer: delivery failed, retrying")
+			if !t.waitUntil(t.nowMs()+t.opts.RetryInterval.Milliseconds(), nil) {
+				return false, true
+			}
+		}
+	}
+}

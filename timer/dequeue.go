@@ -1,0 +1,229 @@
+package timer
+
+import (
+	"math"
+	"runtime"
+	"sort"
+)
+
+// item is one wheel entry (or a message delivered without entering the wheel)
+// waiting to be processed.
+type item struct {
+	pos      int64 // TimerLog position; -1 for a message that bypassed the wheel
+	target   int64 // exact due time (a roll entry: when to roll)
+	roll     bool
+	writeMs  int64 // TIMER_ENQUEUE_MS to report
+	offsetPy int64
+	sizePy   int32
+}
+
+// keyLE orders entries of a slot by (target, pos).
+func keyLE(target, pos, cT, cP int64) bool { return target < cT || (target == cT && pos <= cP) }
+
+// openSlot is the slot being read: readTime. Its entries are processed in
+// (target, pos) order, each at its exact target, so the slot is read as soon
+// as its time begins but nothing leaves before it is due. Entries linked while
+// the slot is open are absorbed from the chain; the slot closes once the clock
+// has passed its end and nothing is left.
+//
+// Durable meaning (checkpointed): every entry at a position <= scanned whose
+// key is <= cursor has been delivered. Entries absorbed with a key at or below
+// the cursor (late arrivals) go to imm and are delivered before scanned moves
+// past them.
+type openSlot struct {
+	t                int64
+	items            []item // sorted by (target, pos), not processed
+	imm              []item // absorbed at or below the cursor, not processed
+	scanned          int64
+	scannedNext      int64 // highest position absorbed
+	cursorT, cursorP int64
+	processed        int64 // entries of the slot done (for Pending)
+	skip             *resumePoint
+}
+
+// resumePoint is the checkpointed progress inside slot t.
+type resumePoint struct {
+	t, cursorT, cursorP, scanned int64
+}
+
+func (t *TimerStore) newOpenSlot(st int64) *openSlot {
+	o := &openSlot{t: st, scanned: -1, scannedNext: -1, cursorT: math.MinInt64, cursorP: -1}
+	if r := t.resume; r != nil && r.t == st {
+		o.skip = r
+		o.cursorT, o.cursorP, o.scanned = r.cursorT, r.cursorP, r.scanned
+	}
+	t.resume = nil
+	return o
+}
+
+// absorb reads the units linked into o since the last call. mu must be held.
+func (t *TimerStore) absorb(o *openSlot) {
+	if len(o.imm) > 0 {
+		return
+	}
+	s, live := t.wh.get(o.t)
+	if !live || s.last <= o.scannedNext {
+		return
+	}
+	var fresh []item
+	for pos := s.last; pos > o.scannedNext && pos >= 0; {
+		u, ok := t.tl.read(pos)
+		if !ok || t.slotOf(u.target()) != o.t || u.prevPos >= pos {
+			// The rest of the chain cannot be reached; its entries are lost
+			// to this slot, which is counted and logged, never retried.
+			t.c.skipped.Add(1)
+			t.log.Error().Int64("slot", o.t).Int64("pos", pos).Msg("timer: broken wheel chain, older entries of the slot skipped")
+			break
+		}
+		fresh = append(fresh, item{pos: pos, target: u.target(), roll: u.roll(), writeMs: u.writeMs, offsetPy: u.offsetPy, sizePy: u.sizePy})
+		pos = u.prevPos
+	}
+	o.scannedNext = s.last
+	sk := o.skip
+	o.skip = nil
+	added := false
+	for _, f := range fresh {
+		switch {
+		case sk != nil && f.pos <= sk.scanned && keyLE(f.target, f.pos, sk.cursorT, sk.cursorP):
+			o.processed++ // delivered before the restart
+		case keyLE(f.target, f.pos, o.cursorT, o.cursorP):
+			o.imm = append(o.imm, f)
+		default:
+			o.items = append(o.items, f)
+			added = true
+		}
+	}
+	less := func(a, b item) bool { return keyLE(a.target, a.pos, b.target, b.pos) }
+	if added {
+		sort.Slice(o.items, func(i, j int) bool { return less(o.items[i], o.items[j]) })
+	}
+	sort.Slice(o.imm, func(i, j int) bool { return less(o.imm[i], o.imm[j]) })
+	if len(o.imm) == 0 {
+		o.scanned = o.scannedNext
+	}
+}
+
+// setReadTime moves the read cursor forward. mu must be held.
+func (t *TimerStore) setReadTime(rt int64) {
+	if rt <= t.readTime {
+		return
+	}
+	t.readTime = rt
+	for k, due := range t.delivered {
+		if t.slotOf(due) < rt {
+			delete(t.delivered, k)
+		}
+	}
+	if t.resume != nil && t.resume.t < rt {
+		t.resume = nil
+	}
+	if t.enqPaused {
+		t.enqPaused = false
+		signal(t.enqWake)
+	}
+}
+
+func (t *TimerStore) runDequeue() {
+	defer t.wg.Done()
+	for !t.stopping() {
+		wakeAt, busy := t.dequeueStep()
+		if t.dead.Load() {
+			return
+		}
+		if busy {
+			runtime.Gosched() // between bounded batches: let sends and the enqueue in
+			continue
+		}
+		if !t.waitUntil(wakeAt, t.deqWake) {
+			return
+		}
+	}
+}
+
+// dequeueStep does one bounded unit of dequeue work. busy means more may be
+// ready at once; otherwise wakeAt is when to look again.
+func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
+	t.mu.Lock()
+	now := t.nowMs()
+	o := t.open
+	if o == nil {
+		next, ok := t.nonEmpty.min(t.readTime)
+		if ok && next <= now {
+			t.setReadTime(next)
+			t.open = t.newOpenSlot(next)
+			t.mu.Unlock()
+			return 0, true
+		}
+		// Nothing due: skip the empty slots up to the present.
+		if nowSlot := t.slotOf(now); nowSlot > t.readTime && (!ok || nowSlot <= next) {
+			t.setReadTime(nowSlot)
+		}
+		t.deqWakeAt = math.MaxInt64
+		if ok {
+			t.deqWakeAt = next
+		}
+		wakeAt = t.deqWakeAt
+		t.mu.Unlock()
+		return wakeAt, false
+	}
+	t.absorb(o)
+	b := t.opts.BatchSize
+	nImm := min(len(o.imm), b)
+	batch := append(make([]item, 0, b), o.imm[:nImm]...)
+	o.imm = o.imm[nImm:]
+	nSorted := 0
+	for len(batch) < b && nSorted < len(o.items) && o.items[nSorted].target <= now {
+		batch = append(batch, o.items[nSorted])
+		nSorted++
+	}
+	o.items = o.items[nSorted:]
+	if len(batch) == 0 {
+		if len(o.items) == 0 && now >= o.t+t.p {
+			if s, live := t.wh.get(o.t); live && s.last > o.scannedNext {
+				t.mu.Unlock()
+				return 0, true // linked meanwhile: absorb first
+			} else if live {
+				t.liveNum -= int64(s.num)
+			}
+			t.open = nil
+			t.setReadTime(o.t + t.p)
+			t.mu.Unlock()
+			return 0, true
+		}
+		wakeAt = o.t + t.p
+		if len(o.items) > 0 {
+			wakeAt = min(wakeAt, o.items[0].target)
+		}
+		t.deqWakeAt = wakeAt
+		t.mu.Unlock()
+		return wakeAt, false
+	}
+	t.deqWakeAt = math.MinInt64 // busy: no need to be woken
+	t.mu.Unlock()
+
+	done := t.deliverItems(batch)
+	if done < len(batch) && t.dead.Load() {
+		return 0, false
+	}
+	if done == len(batch) && t.fp("dequeue:after-deliver") {
+		return 0, false
+	}
+	t.mu.Lock()
+	o.processed += int64(done)
+	if done < len(batch) {
+		// Stopping: put back what was not done so the checkpoint stays exact.
+		restImm := batch[min(done, nImm):nImm]
+		restSorted := batch[max(done, nImm):]
+		o.imm = append(append([]item(nil), restImm...), o.imm...)
+		o.items = append(append([]item(nil), restSorted...), o.items...)
+	}
+	if doneSorted := done - nImm; doneSorted > 0 {
+		last := batch[nImm+doneSorted-1]
+		o.cursorT, o.cursorP = last.target, last.pos
+	}
+	if len(o.imm) == 0 {
+		o.scanned = o.scannedNext
+	}
+	t.mu.Unlock()
+	return 0, done == len(batch)
+}

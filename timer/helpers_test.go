@@ -1,0 +1,240 @@
+package timer
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"rmq/internal/clock"
+	"rmq/store"
+)
+
+// epoch is the manual clock's start: a whole second, so tests can aim at
+// slot boundaries.
+var epoch = time.UnixMilli(1_700_000_000_000)
+
+// env is a real message store plus a timer store on a manual clock.
+type env struct {
+	t      *testing.T
+	dir    string
+	clk    *clock.Manual
+	st     *store.Store
+	opts   Options
+	cur    atomic.Pointer[TimerStore]
+	seq    atomic.Int64
+	mu     sync.Mutex
+	putErr func(m *store.Message) error // injected put failures (faultStore)
+}
+
+// faultStore is the store as the timer store sees it, with injectable put
+// failures.
+type faultStore struct{ e *env }
+
+func (f faultStore) PutMessage(m *store.Message) (*store.PutResult, error) {
+	f.e.mu.Lock()
+	fn := f.e.putErr
+	f.e.mu.Unlock()
+	if fn != nil {
+		if err := fn(m); err != nil {
+			return nil, err
+		}
+	}
+	return f.e.st.PutMessage(m)
+}
+
+func (f faultStore) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(int64, func() map[string]string) bool) *store.GetResult {
+	return f.e.st.GetMessage(topic, queueID, offset, maxMsgs, maxBytes, filter)
+}
+func (f faultStore) LookMessageByOffset(o int64) ([]byte, error) { return f.e.st.LookMessageByOffset(o) }
+func (f faultStore) MinOffsetInQueue(t string, q int32) int64    { return f.e.st.MinOffsetInQueue(t, q) }
+func (f faultStore) MaxOffsetInQueue(t string, q int32) int64    { return f.e.st.MaxOffsetInQueue(t, q) }
+func (f faultStore) MaxPhyOffset() int64                         { return f.e.st.MaxPhyOffset() }
+
+// newEnv opens a store and a started timer store in a temp dir. mutate may
+// change the timer options (defaults: precision 100 ms, 1200 slots = 120 s
+// ring, roll window 60 s, 4 KiB TimerLog segments).
+func newEnv(t *testing.T, mutate func(*Options)) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), clk: clock.NewManual(epoch)}
+	e.openStore()
+	e.opts = Options{
+		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,
+		MappedFileSizeTimerLog: 4096, Clock: e.clk, BrokerName: "broker-a", Store: faultStore{e},
+	}
+	if mutate != nil {
+		mutate(&e.opts)
+	}
+	e.openTimer()
+	t.Cleanup(func() {
+		if ts := e.cur.Load(); ts != nil {
+			ts.Stop()
+		}
+		e.st.Close()
+	})
+	return e
+}
+
+func (e *env) openStore() {
+	e.t.Helper()
+	st, err := store.Open(store.Options{
+		Dir: e.dir, MappedFileSizeCommitLog: 1 << 20, MappedFileSizeConsumeQueue: 20 * 1024,
+		StoreHost:  netip.MustParseAddrPort("127.0.0.1:10911"),
+		OnDispatch: func(d store.DispatchRequest) { e.cur.Load().Notify() },
+	})
+	if err != nil {
+		e.t.Fatalf("store.Open: %v", err)
+	}
+	e.st = st
+}
+
+func (e *env) openTimer() *TimerStore {
+	e.t.Helper()
+	ts, err := Open(e.opts)
+	if err != nil {
+		e.t.Fatalf("timer.Open: %v", err)
+	}
+	e.cur.Store(ts)
+	ts.Start()
+	return ts
+}
+
+func (e *env) ts() *TimerStore { return e.cur.Load() }
+
+// restart stops the timer store cleanly and opens it again.
+func (e *env) restart() *TimerStore {
+	e.t.Helper()
+	if err := e.ts().Stop(); err != nil {
+		e.t.Fatalf("Stop: %v", err)
+	}
+	return e.openTimer()
+}
+
+// crashRestart abandons the timer store as a killed process would and opens
+// it again.
+func (e *env) crashRestart() *TimerStore {
+	e.t.Helper()
+	e.ts().crash()
+	return e.openTimer()
+}
+
+func (e *env) nowMs() int64 { return e.clk.Now().UnixMilli() }
+
+// advance moves the manual clock.
+func (e *env) advance(d time.Duration) { e.clk.Advance(d) }
+
+// send admits and stores a message on topic like the broker's send path and
+// returns it with its uniq key set.
+func (e *env) send(topic string, props map[string]string) *store.Message {
+	e.t.Helper()
+	m, err := e.trySend(topic, props)
+	if err != nil {
+		e.t.Fatalf("send: %v", err)
+	}
+	return m
+}
+
+func (e *env) trySend(topic string, props map[string]string) (*store.Message, error) {
+	n := e.seq.Add(1)
+	p := map[string]string{PropUniqKey: fmt.Sprintf("UK%08d", n)}
+	for k, v := range props {
+		p[k] = v
+	}
+	m := &store.Message{Topic: topic, QueueID: 0, Body: []byte("body-" + strconv.FormatInt(n, 10)), Properties: p,
+		BornTimestamp: e.nowMs(), BornHost: netip.MustParseAddrPort("127.0.0.1:5555")}
+	if _, _, err := AdmitMessage(m, e.nowMs(), e.opts.MaxDelaySec); err != nil {
+		return nil, err
+	}
+	if _, err := e.st.PutMessage(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// sendAt sends a message with TIMER_DELIVER_MS = at (ms).
+func (e *env) sendAt(topic string, at int64) *store.Message {
+	return e.send(topic, map[string]string{PropDeliverMs: strconv.FormatInt(at, 10)})
+}
+
+// got returns every message stored on topic queue 0.
+func (e *env) got(topic string) []*store.MessageExt {
+	e.t.Helper()
+	var out []*store.MessageExt
+	for off := int64(0); ; {
+		r := e.st.GetMessage(topic, 0, off, 1024, 64<<20, nil)
+		if r == nil || r.Status != store.Found {
+			return out
+		}
+		for _, raw := range r.Messages {
+			m, err := store.DecodeRecord(raw)
+			if err != nil {
+				e.t.Fatalf("decode delivered: %v", err)
+			}
+			out = append(out, m)
+		}
+		off = r.NextBeginOffset
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s; stats %+v", what, e.ts().Stats())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// waitCount waits until topic holds n messages.
+func (e *env) waitCount(topic string, n int) []*store.MessageExt {
+	e.t.Helper()
+	var got []*store.MessageExt
+	e.waitFor(fmt.Sprintf("%d messages on %s", n, topic), func() bool {
+		got = e.got(topic)
+		return len(got) >= n
+	})
+	return got
+}
+
+// settle waits until the timer store has read the whole timer queue and has
+// nothing due at the current clock left to do.
+func (e *env) settle() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.st.WaitDispatched(ctx, e.st.MaxPhyOffset()); err != nil {
+		e.t.Fatalf("WaitDispatched: %v", err)
+	}
+	e.waitFor("timer store to settle", func() bool {
+		ts := e.ts()
+		st := ts.Stats()
+		if st.EnqueueBehind != 0 {
+			return false
+		}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		now := ts.nowMs()
+		if ts.open != nil {
+			o := ts.open
+			return len(o.imm) == 0 && (len(o.items) == 0 || o.items[0].target > now) && now < o.t+ts.p
+		}
+		next, ok := ts.nonEmpty.min(ts.readTime)
+		return !ok || next > now
+	})
+}
+
+// uniqCounts maps uniq key → deliveries.
+func uniqCounts(ms []*store.MessageExt) map[string]int {
+	out := map[string]int{}
+	for _, m := range ms {
+		out[m.Properties[PropUniqKey]]++
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package timer
+
+import (
+	"fmt"
+	"math"
+
+	"rmq/store"
+)
+
+// recover rebuilds the in-memory state from the checkpoint (ok: one was read),
+// the TimerLog, the wheel file (wheelFresh: unusable, rebuild it) and the
+// consume queue. See Open.
+func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
+	now := t.nowMs()
+	rebuild := wheelFresh
+	wheelCreated := wheelFresh && !t.wh.allDirty
+	if ok && (ck.precisionMs != t.p || ck.wheelSlots != t.opts.WheelSlots) {
+		t.log.Warn().Int64("oldPrecisionMs", ck.precisionMs).Int64("precisionMs", t.p).Int64("oldWheelSlots", ck.wheelSlots).
+			Int64("wheelSlots", t.opts.WheelSlots).Msg("timer: wheel geometry changed, rebuilding the wheel from the timer log")
+		rebuild = true
+		ck.readTimeMs = t.slotOf(ck.readTimeMs)
+		ck.scannedPos = -1
+	}
+
+	// The TimerLog is trusted up to the checkpoint's flushPos: later units are
+	// dropped and their messages read again from the consume queue.
+	var tlEnd int64
+	if ok {
+		flushPos := ck.flushPos
+		if flushPos < t.tl.first() {
+			t.log.Error().Int64("flushPos", flushPos).Int64("timerLogStart", t.tl.first()).Msg("timer: checkpoint points below the timer log")
+			flushPos = t.tl.first()
+			rebuild = true
+		}
+		from := t.tl.first()
+		if s := t.tl.segFor(flushPos - 1); s != nil {
+			from = s.start
+		}
+		tlEnd = t.tl.scan(from, func(pos int64, _ unit) bool { return pos < flushPos })
+		if tlEnd < flushPos {
+			t.log.Error().Int64("flushPos", flushPos).Int64("intactEnd", tlEnd).Msg("timer: timer log lost units the checkpoint covers, rebuilding the wheel")
+			rebuild = true
+		} else {
+			tlEnd = flushPos
+		}
+	} else {
+		tlEnd = t.tl.scan(t.tl.first(), nil)
+	}
+	t.tl.end = t.tl.scan(tlEnd, nil) // units beyond tlEnd stay readable until truncated below
+
+	if ok {
+		t.readTime, t.queueOffset = ck.readTimeMs, ck.queueOffset
+		if ck.scannedPos >= 0 {
+			t.resume = &resumePoint{t: ck.readTimeMs, cursorT: ck.cursorTarget, cursorP: ck.cursorPos, scanned: min(ck.scannedPos, tlEnd)}
+		}
+		if t.readTime > now+t.p {
+			t.log.Warn().Int64("readTime", t.readTime).Int64("now", now).Msg("timer: checkpoint read time is ahead of the clock; waiting for it")
+		}
+	} else {
+		t.recoverWithoutCheckpoint(now, tlEnd)
+		rebuild = true
+	}
+
+	if !rebuild && !t.repairWheel(tlEnd) {
+		t.log.Error().Msg("timer: wheel inconsistent with the timer log, rebuilding it")
+		rebuild = true
+	}
+	synced := tlEnd
+	if rebuild {
+		synced = min(synced, t.rebuildWheel(tlEnd, wheelCreated))
+	}
+	if err := t.tl.truncate(tlEnd); err != nil {
+		return fmt.Errorf("timer: truncate timer log: %w", err)
+	}
+	t.tl.synced = synced
+
+	for i := int64(0); i < t.wh.n; i++ {
+		st, live := t.wh.slotTime(i)
+		if !live {
+			continue
+		}
+		s, _ := t.wh.get(st)
+		switch {
+		case st >= t.readTime+t.span:
+			t.c.skipped.Add(int64(s.num))
+			t.log.Error().Int64("slot", st).Int32("entries", s.num).Msg("timer: wheel slot beyond the ring window dropped")
+			t.wh.clear(st)
+		case st >= t.readTime:
+			t.nonEmpty.push(st)
+			t.liveNum += int64(s.num)
+		}
+	}
+
+	lo, hi := t.opts.Store.MinOffsetInQueue(Topic, 0), t.opts.Store.MaxOffsetInQueue(Topic, 0)
+	if q := t.queueOffset; q < lo || q > hi {
+		t.queueOffset = min(max(q, lo), hi)
+		t.log.Warn().Int64("checkpoint", q).Int64("min", lo).Int64("max", hi).Int64("corrected", t.queueOffset).
+			Msg("timer: timer queue offset outside the consume queue, clamped")
+	}
+	t.dels.prune(t.readTime, t.slotOf)
+	t.tlOpenEnd = tlEnd
+	t.clMaxAtOpen = t.opts.Store.MaxPhyOffset()
+	t.lastClean = now
+	if ok {
+		t.lastCkpt = ck
+	}
+	t.log.Info().Int64("readTime", t.readTime).Int64("queueOffset", t.queueOffset).Int64("timerLogEnd", tlEnd).
+		Int64("pending", t.liveNum).Bool("rebuilt", rebuild).Msg("timer: recovered")
+	return nil
+}
+
+// recoverWithoutCheckpoint picks a read time and queue offset when no
+// checkpoint survived. With units in the TimerLog it replays them all
+// (duplicates rather than loss) and continues the consume queue after the
+// message of the last unit.
+func (t *TimerStore) recoverWithoutCheckpoint(now, tlEnd int64) {
+	t.readTime = t.slotOf(now)
+	t.queueOffset = t.opts.Store.MinOffsetInQueue(Topic, 0)
+	if tlEnd <= t.tl.first() {
+		return
+	}
+	minSlot := int64(math.MaxInt64)
+	var last unit
+	t.tl.scan(t.tl.first(), func(pos int64, u unit) bool {
+		if pos >= tlEnd {
+			return false
+		}
+		minSlot = min(minSlot, t.slotOf(u.target()))
+		last = u
+		return true
+	})
+	// The ring must hold every slot from the read time to now+roll.
+	floor := t.slotOf(now) + t.roll + (blankSlots+1)*t.p - t.span
+	t.readTime = max(min(minSlot, t.readTime), floor)
+	if raw, err := t.opts.Store.LookMessageByOffset(last.offsetPy); err == nil {
+		if ext, err := store.DecodeRecord(raw); err == nil && ext.Topic == Topic {
+			t.queueOffset = ext.QueueOffset + 1
+		}
+	}
+	t.log.Error().Int64("readTime", t.readTime).Int64("queueOffset", t.queueOffset).
+		Msg("timer: no valid checkpoint; replaying the timer log, deliveries may be duplicated")
+}
+
+// repairWheel cuts every chain back to the units below tlEnd and checks the
+// live slots. It reports false when the wheel cannot be trusted.
+func (t *TimerStore) repairWheel(tlEnd int64) bool {
+	for i := int64(0); i < t.wh.n; i++ {
+		st, live := t.wh.slotTime(i)
+		if !live {
+			continue
+		}
+		s, _ := t.wh.get(st)
+		if s.last >= tlEnd {
+			pos, removed := s.last, int32(0)
+			for pos >= tlEnd {
+				u, ok := t.tl.read(pos)
+				if !ok || u.prevPos >= pos || t.slotOf(u.target()) != st {
+					return false
+				}
+				pos, removed = u.prevPos, removed+1
+			}
+			if pos < 0 || pos < s.first {
+				t.wh.clear(st)
+				continue
+			}
+			s.last, s.num = pos, s.num-removed
+			t.wh.put(st, s)
+		}
+		if st < t.readTime || st >= t.readTime+t.span {
+			continue
+		}
+		if s.num <= 0 || s.first < t.tl.first() || s.first > s.last {
+			return false
+		}
+		for _, pos := range [2]int64{s.first, s.last} {
+			if u, ok := t.tl.read(pos); !ok || t.slotOf(u.target()) != st {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rebuildWheel relinks every TimerLog unit below tlEnd due at or after the
+// read time. Units are rewritten where their prevPos does not match the
+// rebuilt chain, so every chain is exactly the slot's units in log order. It
+// returns the lowest rewritten position (MaxInt64 if none), from which the
+// TimerLog must be synced again.
+func (t *TimerStore) rebuildWheel(tlEnd int64, wheelCreated bool) int64 {
+	t.wh.reset()
+	rewritten := int64(math.MaxInt64)
+	linked := 0
+	t.tl.scan(t.tl.first(), func(pos int64, u unit) bool {
+		if pos >= tlEnd {
+			return false
+		}
+		st := t.slotOf(u.target())
+		if st < t.readTime || st >= t.readTime+t.span {
+			return true
+		}
+		s, live := t.wh.get(st)
+		if !live {
+			s = slot{first: pos, last: -1}
+		}
+		if u.prevPos != s.last {
+			u.prevPos = s.last
+			seg := t.tl.segFor(pos)
+			u.encode(seg.data[pos-seg.start : pos-seg.start+unitSize])
+			rewritten = min(rewritten, pos)
+		}
+		s.last = pos
+		s.num++
+		t.wh.put(st, s)
+		linked++
+		return true
+	})
+	if wheelCreated && linked == 0 {
+		t.wh.allDirty = false // a new file is already all zero
+	}
+	t.log.Info().Int("entries", linked).Msg("timer: wheel rebuilt from the timer log")
+	return rewritten
+}

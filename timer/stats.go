@@ -1,0 +1,94 @@
+package timer
+
+import "math"
+
+// Stats are the runtime figures of the timer store (admin and metrics).
+type Stats struct {
+	// Pending is the number of wheel entries (messages, and roll entries of
+	// messages due beyond the roll window) not yet processed.
+	Pending int64
+	// EnqueueBehind is the number of timer-queue messages not yet read into
+	// the wheel (stock rocketmq_timer_enqueue_lag).
+	EnqueueBehind int64
+	// DeleteMarkers is the number of live delete markers (recalls).
+	DeleteMarkers int
+	// ReadTimeMs is the read cursor: every slot before it is done.
+	ReadTimeMs int64
+	// ReadLagMs is how long the oldest unprocessed due slot has been due
+	// (0 when nothing is overdue).
+	ReadLagMs   int64
+	QueueOffset int64 // next timer-queue offset to read
+	TimerLogEnd int64
+	// Counters since Open.
+	Enqueued   int64 // messages taken from the timer queue (incl. bypassed)
+	Delivered  int64 // messages stored on their real topic
+	Rolled     int64 // roll re-puts
+	Bypassed   int64 // delivered without entering the wheel (already due when read)
+	Deleted    int64 // dropped by a delete marker
+	Markers    int64 // delete markers read
+	Skipped    int64 // corrupt, stale or undeliverable entries skipped
+	PutRetries int64 // transient store failures retried
+	// EnqueueRate and DequeueRate are per second over the last ~10 flushes.
+	EnqueueRate float64
+	DequeueRate float64
+}
+
+// Stats returns the current figures.
+func (t *TimerStore) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.nowMs()
+	st := Stats{
+		Pending: t.liveNum, DeleteMarkers: len(t.dels.m), ReadTimeMs: t.readTime, QueueOffset: t.queueOffset,
+		Enqueued: t.c.enqueued.Load(), Delivered: t.c.delivered.Load(), Rolled: t.c.rolled.Load(),
+		Bypassed: t.c.bypassed.Load(), Deleted: t.c.deleted.Load(), Markers: t.c.markers.Load(),
+		Skipped: t.c.skipped.Load(), PutRetries: t.c.putRetries.Load(),
+	}
+	if t.tl != nil {
+		st.TimerLogEnd = t.tl.end
+	}
+	if t.open != nil {
+		st.Pending -= t.open.processed
+	}
+	if !t.closed {
+		st.EnqueueBehind = max(0, t.opts.Store.MaxOffsetInQueue(Topic, 0)-t.queueOffset)
+	}
+	oldest := int64(math.MaxInt64)
+	if t.open != nil {
+		oldest = t.open.t
+	} else if next, ok := t.nonEmpty.min(t.readTime); ok {
+		oldest = next
+	}
+	if oldest < now {
+		st.ReadLagMs = now - oldest
+	}
+	st.EnqueueRate, st.DequeueRate = t.rates.rates(now, st.Enqueued, st.Delivered)
+	return st
+}
+
+// rateWindow keeps the last samples of the enqueue and delivery counters.
+type rateWindow struct {
+	samples [10]rateSample
+	n, next int
+}
+
+type rateSample struct{ atMs, enq, deq int64 }
+
+func (r *rateWindow) add(atMs, enq, deq int64) {
+	r.samples[r.next] = rateSample{atMs, enq, deq}
+	r.next = (r.next + 1) % len(r.samples)
+	r.n = min(r.n+1, len(r.samples))
+}
+
+// rates compares the current counters with the oldest sample.
+func (r *rateWindow) rates(nowMs, enq, deq int64) (float64, float64) {
+	if r.n == 0 {
+		return 0, 0
+	}
+	oldest := r.samples[(r.next-r.n+len(r.samples))%len(r.samples)]
+	dt := float64(nowMs-oldest.atMs) / 1000
+	if dt <= 0 {
+		return 0, 0
+	}
+	return float64(enq-oldest.enq) / dt, float64(deq-oldest.deq) / dt
+}

@@ -1,0 +1,322 @@
+package timer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// timerLog is the append-only sequence of 52-byte units in segment files
+// named by their 20-digit start position. Segments are mapped shared, so an
+// appended unit is in the page cache at once; sync makes it durable. A unit
+// never spans files: when fewer than unit+blank bytes are left, the rest of the
+// file becomes a blank filler and the unit goes to the next file.
+//
+// The owner serialises all calls (TimerStore.mu).
+type timerLog struct {
+	dir      string
+	fileSize int64 // size of new segments
+	segs     []*segment
+	end      int64 // append position: global offset of the next unit
+	synced   int64 // everything below is durable
+}
+
+type segment struct {
+	path  string
+	start int64
+	f     *os.File
+	data  []byte
+}
+
+func (s *segment) endPos() int64 { return s.start + int64(len(s.data)) }
+
+var errTimerLogFull = errors.New("timer: timer log segment size too small")
+
+func segmentName(start int64) string { return fmt.Sprintf("%020d", start) }
+
+// openTimerLog maps every segment of dir. Segments must follow each other
+// without gaps; anything after a gap is removed (it cannot be reached).
+// end is left at the start of the first segment: recovery finds the real end.
+func openTimerLog(dir string, fileSize int64) (*timerLog, error) {
+	if fileSize < unitSize+blankSize {
+		return nil, fmt.Errorf("%w: %d bytes, need at least %d", errTimerLogFull, fileSize, unitSize+blankSize)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var starts []int64
+	for _, e := range ents {
+		if n, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && len(e.Name()) == 20 && !e.IsDir() && n >= 0 {
+			starts = append(starts, n)
+		}
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	l := &timerLog{dir: dir, fileSize: fileSize}
+	for i, st := range starts {
+		path := filepath.Join(dir, segmentName(st))
+		if i > 0 && st != l.segs[len(l.segs)-1].endPos() {
+			for _, rest := range starts[i:] {
+				os.Remove(filepath.Join(dir, segmentName(rest)))
+			}
+			break
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		size := info.Size()
+		if size < unitSize+blankSize {
+			size = fileSize
+		}
+		seg, err := mapSegment(path, st, size)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.segs = append(l.segs, seg)
+	}
+	if len(l.segs) > 0 {
+		l.end = l.segs[0].start
+		l.synced = l.end
+	}
+	return l, nil
+}
+
+func mapSegment(path string, start, size int64) (*segment, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if info.Size() != size {
+		if err := f.Truncate(size); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("timer: mmap %s: %w", path, err)
+	}
+	return &segment{path: path, start: start, f: f, data: data}, nil
+}
+
+func (s *segment) close() error {
+	var errs []error
+	if s.data != nil {
+		errs = append(errs, syscall.Munmap(s.data))
+		s.data = nil
+	}
+	errs = append(errs, s.f.Close())
+	return errors.Join(errs...)
+}
+
+// msync makes data[from:to) durable.
+func (s *segment) msync(from, to int64) error {
+	if to <= from {
+		return nil
+	}
+	page := int64(os.Getpagesize())
+	from &^= page - 1
+	b := s.data[from:to]
+	if _, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC); e != 0 {
+		return fmt.Errorf("timer: msync %s: %w", s.path, e)
+	}
+	return nil
+}
+
+// first is the lowest position still stored.
+func (l *timerLog) first() int64 {
+	if len(l.segs) == 0 {
+		return l.end
+	}
+	return l.segs[0].start
+}
+
+func (l *timerLog) segFor(pos int64) *segment {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].endPos() > pos })
+	if i == len(l.segs) || pos < l.segs[i].start {
+		return nil
+	}
+	return l.segs[i]
+}
+
+// read returns the intact unit at pos, which must be below end.
+func (l *timerLog) read(pos int64) (unit, bool) {
+	if pos < 0 || pos+unitSize > l.end {
+		return unit{}, false
+	}
+	s := l.segFor(pos)
+	if s == nil || pos+unitSize > s.endPos() {
+		return unit{}, false
+	}
+	off := pos - s.start
+	return decodeUnit(s.data[off : off+unitSize])
+}
+
+// append writes u at the end and returns its position.
+func (l *timerLog) append(u *unit) (int64, error) {
+	s := l.segFor(l.end)
+	if s != nil && s.endPos()-l.end < unitSize+blankSize {
+		putBlank(s.data[l.end-s.start:])
+		l.end = s.endPos()
+		s = nil
+	}
+	if s == nil {
+		var err error
+		if s, err = l.addSegment(l.end); err != nil {
+			return 0, err
+		}
+	}
+	pos := l.end
+	off := pos - s.start
+	u.encode(s.data[off : off+unitSize])
+	l.end += unitSize
+	return pos, nil
+}
+
+func (l *timerLog) addSegment(start int64) (*segment, error) {
+	seg, err := mapSegment(filepath.Join(l.dir, segmentName(start)), start, l.fileSize)
+	if err != nil {
+		return nil, err
+	}
+	l.segs = append(l.segs, seg)
+	return seg, nil
+}
+
+// scan calls fn for every intact unit from pos on (crossing fillers) and
+// returns the position after the last one: the first byte that is neither a
+// unit nor a filler. It reads past end: recovery uses it to find end.
+func (l *timerLog) scan(pos int64, fn func(pos int64, u unit) bool) int64 {
+	for {
+		s := l.segFor(pos)
+		if s == nil {
+			return pos
+		}
+		rest := s.data[pos-s.start:]
+		if isBlank(rest) {
+			pos = s.endPos()
+			continue
+		}
+		u, ok := decodeUnit(rest)
+		if !ok {
+			return pos
+		}
+		if fn != nil && !fn(pos, u) {
+			return pos
+		}
+		pos += unitSize
+	}
+}
+
+// truncate makes pos the end: bytes after it are zeroed and later segments
+// removed. The zeroing is synced so that a unit cut off here cannot come back.
+func (l *timerLog) truncate(pos int64) error {
+	if pos < l.first() {
+		pos = l.first()
+	}
+	var errs []error
+	keep := l.segs[:0]
+	for _, s := range l.segs {
+		switch {
+		case s.start > pos || (s.start == pos && s != l.segs[0]):
+			errs = append(errs, s.close(), os.Remove(s.path))
+			continue
+		case s.endPos() > pos:
+			clear(s.data[pos-s.start:])
+			errs = append(errs, s.msync(pos-s.start, int64(len(s.data))))
+		}
+		keep = append(keep, s)
+	}
+	l.segs = keep
+	l.end = pos
+	if l.synced > pos {
+		l.synced = pos
+	}
+	return errors.Join(errs...)
+}
+
+// sync makes every unit below end durable.
+func (l *timerLog) sync() error {
+	return l.syncTo(l.end)
+}
+
+func (l *timerLog) syncTo(to int64) error {
+	for _, s := range l.segs {
+		if s.endPos() <= l.synced || s.start >= to {
+			continue
+		}
+		from := max(l.synced, s.start) - s.start
+		if err := s.msync(from, min(to, s.endPos())-s.start); err != nil {
+			return err
+		}
+	}
+	if to > l.synced {
+		l.synced = to
+	}
+	return nil
+}
+
+// removeBelow deletes whole segments that end at or before pos, never the one
+// holding end. It returns how many were removed.
+func (l *timerLog) removeBelow(pos int64) (int, error) {
+	n := 0
+	var errs []error
+	for len(l.segs) > 1 && l.segs[0].endPos() <= pos && l.segs[0].endPos() <= l.end {
+		s := l.segs[0]
+		errs = append(errs, s.close(), os.Remove(s.path))
+		l.segs = l.segs[1:]
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func (l *timerLog) close() error {
+	var errs []error
+	for _, s := range l.segs {
+		errs = append(errs, s.close())
+	}
+	l.segs = nil
+	return errors.Join(errs...)
+}
+
+// syncRange is part of a segment to msync.
+type syncRange struct {
+	seg      *segment
+	from, to int64 // offsets inside the segment
+}
+
+// pendingSyncs lists what must be synced for every unit below to to be
+// durable. The msyncs run without the store lock; segments are only unmapped
+// by cleanup, which is serialised with them.
+func (l *timerLog) pendingSyncs(to int64) []syncRange {
+	var out []syncRange
+	for _, s := range l.segs {
+		if s.endPos() <= l.synced || s.start >= to {
+			continue
+		}
+		out = append(out, syncRange{seg: s, from: max(l.synced, s.start) - s.start, to: min(to, s.endPos()) - s.start})
+	}
+	return out
+}
+
+func (l *timerLog) markSynced(to int64) {
+	if to > l.synced {
+		l.synced = to
+	}
+}

@@ -1,0 +1,293 @@
+package timer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// ErrClosed is returned by calls on a stopped TimerStore.
+var ErrClosed = errors.New("timer: closed")
+
+// errCrashed is returned internally after a failpoint simulated a crash.
+var errCrashed = errors.New("timer: simulated crash")
+
+// TimerStore delivers timer messages at their time. See doc.go for the design.
+type TimerStore struct {
+	opts Options
+	log  zerolog.Logger
+	p    int64 // precision (ms)
+	span int64 // ring span (ms)
+	roll int64 // roll window (ms)
+
+	delPath string
+	ckf     *checkpointFile
+
+	// flushMu serialises flush and TimerLog cleanup (which unmaps segments
+	// that flush syncs without holding mu).
+	flushMu sync.Mutex
+
+	mu          sync.Mutex
+	tl          *timerLog
+	wh          *wheel
+	dels        *deleteSet
+	queueOffset int64 // next timer consume-queue offset to read
+	readTime    int64 // every slot before it is done; the only slot being read is readTime
+	open        *openSlot
+	resume      *resumePoint     // checkpointed progress inside slot resume.t
+	nonEmpty    slotHeap         // times of slots that got units, lazily pruned below readTime
+	liveNum     int64            // units linked into slots at or after readTime
+	delivered   map[string]int64 // key → due time of deliveries from slots not yet closed
+	deqWakeAt   int64            // the dequeue sleeps until then; earlier links wake it
+	enqPaused   bool             // the enqueue waits for readTime to move
+	lastCkpt    checkpoint       // the durable checkpoint
+	lastClean   int64
+	// Units below tlOpenEnd were written before this Open; a unit there
+	// pointing beyond clMaxAtOpen refers to commitlog bytes lost since.
+	tlOpenEnd   int64
+	clMaxAtOpen int64
+	rates       rateWindow
+
+	enqWake  chan struct{}
+	deqWake  chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	started  bool
+	closed   bool
+	dead     atomic.Bool
+
+	c counters
+}
+
+type counters struct {
+	enqueued, delivered, rolled, bypassed, deleted, skipped, putRetries, markers atomic.Int64
+}
+
+// Open opens the timer store under opts.Dir and recovers it: TimerLog units
+// not covered by the checkpoint are discarded (their messages are read again
+// from the timer consume queue), wheel slots pointing at them are repaired or
+// the wheel is rebuilt from the TimerLog, and every checkpoint value is clamped
+// to what the TimerLog and the consume queue really hold. The recovered state
+// is made durable before Open returns. Call Start to run it.
+func Open(opts Options) (*TimerStore, error) {
+	opts, err := opts.normalized()
+	if err != nil {
+		return nil, err
+	}
+	t := &TimerStore{
+		opts: opts, log: opts.Logger, p: opts.PrecisionMs, span: opts.WheelSlots * opts.PrecisionMs,
+		roll:      opts.RollWindow.Milliseconds(),
+		delPath:   filepath.Join(opts.Dir, "config", "timerdelete.json"),
+		delivered: map[string]int64{},
+		deqWakeAt: math.MaxInt64,
+		enqWake:   make(chan struct{}, 1),
+		deqWake:   make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "config"), 0o755); err != nil {
+		return nil, err
+	}
+	var ok bool
+	var ck checkpoint
+	ok = false
+	t.ckf, ck, ok, err = openCheckpoint(filepath.Join(opts.Dir, "config", "timercheck"))
+	if err != nil {
+		return nil, err
+	}
+	if t.tl, err = openTimerLog(filepath.Join(opts.Dir, "timerlog"), opts.MappedFileSizeTimerLog); err != nil {
+		t.closeFiles()
+		return nil, err
+	}
+	var wheelFresh bool
+	if t.wh, wheelFresh, err = openWheel(filepath.Join(opts.Dir, "timerwheel"), opts.WheelSlots, opts.PrecisionMs); err != nil {
+		t.closeFiles()
+		return nil, err
+	}
+	if t.dels, err = loadDeleteSet(t.delPath); err != nil {
+		t.closeFiles()
+		return nil, fmt.Errorf("timer: load %s: %w", t.delPath, err)
+	}
+	if err := t.recover(ck, ok, wheelFresh); err != nil {
+		t.closeFiles()
+		return nil, err
+	}
+	if err := t.flush(); err != nil {
+		t.closeFiles()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Start runs the enqueue, dequeue and flush goroutines.
+func (t *TimerStore) Start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started || t.closed {
+		return
+	}
+	t.started = true
+	t.wg.Add(3)
+	go t.runEnqueue()
+	go t.runDequeue()
+	go t.runFlush()
+}
+
+// Stop ends the goroutines (a delivery batch in progress is finished), makes
+// everything durable, writes the checkpoint and closes the files.
+func (t *TimerStore) Stop() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	t.halt()
+	t.wg.Wait()
+	var err error
+	if !t.dead.Load() {
+		err = t.flush()
+	}
+	return errors.Join(err, t.closeFiles())
+}
+
+// Flush makes the current progress durable now (the flush goroutine does it
+// every FlushInterval).
+func (t *TimerStore) Flush() error {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return t.flush()
+}
+
+// Notify wakes the enqueue stage: new messages reached the timer consume
+// queue. Wire it to the store's OnDispatch for Topic. A nil TimerStore ignores
+// it, so the hook may be installed before the timer store is opened.
+func (t *TimerStore) Notify() {
+	if t == nil {
+		return
+	}
+	signal(t.enqWake)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (t *TimerStore) halt() { t.stopOnce.Do(func() { close(t.stop) }) }
+
+func (t *TimerStore) stopping() bool {
+	select {
+	case <-t.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// fp runs the named failpoint; true means the process is to be considered
+// dead from here on: the caller abandons its work without further effects.
+func (t *TimerStore) fp(name string) bool {
+	if t.dead.Load() {
+		return true
+	}
+	if t.opts.failpoint == nil {
+		return false
+	}
+	if err := t.opts.failpoint(name); err != nil {
+		t.log.Warn().Str("failpoint", name).Err(err).Msg("timer: failpoint fired")
+		t.dead.Store(true)
+		t.halt()
+		return true
+	}
+	return false
+}
+
+// crash simulates the death of the process (tests): goroutines end at their
+// next step, nothing more is flushed, files are closed as they are.
+func (t *TimerStore) crash() {
+	t.dead.Store(true)
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.halt()
+	t.wg.Wait()
+	t.closeFiles()
+}
+
+func (t *TimerStore) closeFiles() error {
+	var errs []error
+	if t.tl != nil {
+		errs = append(errs, t.tl.close())
+	}
+	if t.wh != nil {
+		errs = append(errs, t.wh.close())
+	}
+	if t.ckf != nil {
+		errs = append(errs, t.ckf.close())
+	}
+	return errors.Join(errs...)
+}
+
+func (t *TimerStore) nowMs() int64 { return t.opts.Clock.Now().UnixMilli() }
+
+// slotOf is the time of the slot holding ms.
+func (t *TimerStore) slotOf(ms int64) int64 {
+	s := ms / t.p * t.p
+	if ms < 0 && ms%t.p != 0 {
+		s -= t.p
+	}
+	return s
+}
+
+// waitUntil blocks until the clock reaches deadlineMs (MaxInt64: no deadline),
+// wake is signalled, or the store stops. It reports false on stop.
+func (t *TimerStore) waitUntil(deadlineMs int64, wake <-chan struct{}) bool {
+	for {
+		var tc <-chan time.Time
+		var tm interface{ Stop() bool }
+		if deadlineMs != math.MaxInt64 {
+			now := t.opts.Clock.Now()
+			d := time.UnixMilli(deadlineMs).Sub(now)
+			if d <= 0 {
+				return !t.stopping()
+			}
+			timer := t.opts.Clock.NewTimer(d)
+			// A clock moved between Now and NewTimer (a manual clock in tests)
+			// would push the timer past the deadline: measure again.
+			if t.opts.Clock.Now().Sub(now) > time.Millisecond {
+				timer.Stop()
+				continue
+			}
+			tc, tm = timer.C(), timer
+		}
+		select {
+		case <-tc:
+			return true
+		case <-wake:
+			if tm != nil {
+				tm.Stop()
+			}
+			return true
+		case <-t.stop:
+			if tm != nil {
+				tm.Stop()
+			}
+			return false
+		}
+	}
+}
