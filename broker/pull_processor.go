@@ -205,15 +205,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 
 	switch resp.Code {
 	case remoting.Success:
-		size := 0
-		for _, m := range res.Messages {
-			size += len(m)
-		}
-		body := make([]byte, 0, size)
-		for _, m := range res.Messages {
-			body = append(body, m...)
-		}
-		resp.Body = body
+		resp.Body = res.Body()
 		b.stats.getMsgs.Add(int64(len(res.Messages)))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {

@@ -94,6 +94,13 @@ func parseSendHeader(req *remoting.Command) (*sendHeader, error) {
 	return sh, nil
 }
 
+// noWait reports WAIT=false: the producer does not wait for a SYNC_FLUSH
+// fsync (absent means wait, as stock).
+func noWait(props map[string]string) bool {
+	v, ok := props[propWait]
+	return ok && !strings.EqualFold(v, "true")
+}
+
 // putHook sees every message before it is stored. It may rewrite the
 // message (delay levels, timer messages, transactions) or refuse it; a
 // *putError chooses the response code, any other error answers SYSTEM_ERROR.
@@ -190,6 +197,7 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 			return fail(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
 		}
 		batchProps := store.ParseProperties(sh.properties)
+		skipWait := noWait(batchProps)
 		delete(batchProps, propWait)
 		batchProps[propCluster] = b.opts.BrokerClusterName
 		msgs := make([]*store.Message, len(entries))
@@ -207,7 +215,7 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 			msgs[i] = &store.Message{
 				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
 				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
-				ReconsumeTimes: sh.reconsumeTimes,
+				ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait,
 			}
 		}
 		res, err = b.putMessages(msgs)
@@ -227,12 +235,15 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 			return fail(code, remark)
 		}
 		m.Properties[propCluster] = b.opts.BrokerClusterName
+		m.SkipFlushWait = noWait(m.Properties)
 		delete(m.Properties, propWait)
+		// The reply names the queue the producer addressed (or the DLQ), not
+		// the schedule or timer queue a hook may move the message to.
+		queueID = m.QueueID
 		res, err = b.putMessage(m)
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
-		queueID = m.QueueID
 	}
 
 	if res.Status == store.PutFlushDiskTimeout {
