@@ -50,10 +50,12 @@ func (f faultStore) PutMessage(m *store.Message) (*store.PutResult, error) {
 func (f faultStore) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(int64, func() map[string]string) bool) *store.GetResult {
 	return f.e.st.GetMessage(topic, queueID, offset, maxMsgs, maxBytes, filter)
 }
-func (f faultStore) LookMessageByOffset(o int64) ([]byte, error) { return f.e.st.LookMessageByOffset(o) }
-func (f faultStore) MinOffsetInQueue(t string, q int32) int64    { return f.e.st.MinOffsetInQueue(t, q) }
-func (f faultStore) MaxOffsetInQueue(t string, q int32) int64    { return f.e.st.MaxOffsetInQueue(t, q) }
-func (f faultStore) MaxPhyOffset() int64                         { return f.e.st.MaxPhyOffset() }
+func (f faultStore) LookMessageByOffset(o int64) ([]byte, error) {
+	return f.e.st.LookMessageByOffset(o)
+}
+func (f faultStore) MinOffsetInQueue(t string, q int32) int64 { return f.e.st.MinOffsetInQueue(t, q) }
+func (f faultStore) MaxOffsetInQueue(t string, q int32) int64 { return f.e.st.MaxOffsetInQueue(t, q) }
+func (f faultStore) MaxPhyOffset() int64                      { return f.e.st.MaxPhyOffset() }
 
 // newEnv opens a store and a started timer store in a temp dir. mutate may
 // change the timer options (defaults: precision 100 ms, 1200 slots = 120 s
