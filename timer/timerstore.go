@@ -2,7 +2,6 @@ package timer
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -112,8 +111,10 @@ func Open(opts Options) (*TimerStore, error) {
 		return nil, err
 	}
 	if t.dels, err = loadDeleteSet(t.delPath); err != nil {
-		t.closeFiles()
-		return nil, fmt.Errorf("timer: load %s: %w", t.delPath, err)
+		// Refusing to start would stop every timer message for the sake of
+		// some recalls: go on without them, loudly.
+		t.log.Error().Err(err).Str("path", t.delPath).Msg("timer: delete set unreadable, pending recalls are lost")
+		t.dels = &deleteSet{m: map[string]int64{}, dirty: true}
 	}
 	if err := t.recover(ck, ok, wheelFresh); err != nil {
 		t.closeFiles()

@@ -1,0 +1,184 @@
+package timer
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"rmq/store"
+)
+
+func TestAdmit(t *testing.T) {
+	const now = int64(1_700_000_000_000)
+	const maxSec = DefaultMaxDelaySec
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	tests := []struct {
+		name      string
+		props     map[string]string
+		maxSec    int64
+		wantMs    int64
+		wantTimer bool
+		wantDue   bool
+		wantErr   string // substring of the remark; empty: no error
+	}{
+		{name: "no timer property", props: map[string]string{"TAGS": "a"}},
+		{name: "already admitted", props: map[string]string{PropOutMs: i(now + 5), PropDelaySec: "9"}},
+		{name: "deliver ms", props: map[string]string{PropDeliverMs: i(now + 1234)}, wantMs: now + 1234, wantTimer: true},
+		{name: "delay sec", props: map[string]string{PropDelaySec: "10"}, wantMs: now + 10_000, wantTimer: true},
+		{name: "delay ms", props: map[string]string{PropDelayMs: "250"}, wantMs: now + 250, wantTimer: true},
+		{name: "plus sign accepted like Long.parseLong", props: map[string]string{PropDelayMs: "+250"}, wantMs: now + 250, wantTimer: true},
+		{name: "sec beats ms and deliver", props: map[string]string{PropDelaySec: "3", PropDelayMs: "1", PropDeliverMs: i(now + 7)},
+			wantMs: now + 3000, wantTimer: true},
+		{name: "ms beats deliver", props: map[string]string{PropDelayMs: "40", PropDeliverMs: i(now + 7)}, wantMs: now + 40, wantTimer: true},
+		{name: "garbage in the winning property is illegal even if a lower one is fine",
+			props: map[string]string{PropDelaySec: "soon", PropDeliverMs: i(now + 7)}, wantTimer: true, wantErr: "TIMER_DELAY_SEC=\"soon\""},
+		{name: "deliver now is due", props: map[string]string{PropDeliverMs: i(now)}, wantMs: now, wantTimer: true, wantDue: true},
+		{name: "deliver in the past is due", props: map[string]string{PropDeliverMs: "5"}, wantMs: 5, wantTimer: true, wantDue: true},
+		{name: "negative deliver is due", props: map[string]string{PropDeliverMs: "-1"}, wantMs: -1, wantTimer: true, wantDue: true},
+		{name: "zero delay is due", props: map[string]string{PropDelaySec: "0"}, wantMs: now, wantTimer: true, wantDue: true},
+		{name: "negative delay is due", props: map[string]string{PropDelaySec: "-30"}, wantMs: now - 30_000, wantTimer: true, wantDue: true},
+		{name: "issue 10872: Long.MAX seconds overflows, illegal not due", props: map[string]string{PropDelaySec: i(math.MaxInt64)},
+			wantTimer: true, wantErr: "overflows"},
+		{name: "Long.MAX ms overflows", props: map[string]string{PropDelayMs: i(math.MaxInt64)}, wantTimer: true, wantErr: "overflows"},
+		{name: "Long.MIN seconds overflows", props: map[string]string{PropDelaySec: i(math.MinInt64)}, wantTimer: true, wantErr: "overflows"},
+		{name: "seconds just past the multiply limit", props: map[string]string{PropDelaySec: i(math.MaxInt64/1000 + 1)},
+			wantTimer: true, wantErr: "overflows"},
+		{name: "seconds that multiply but overflow the add", props: map[string]string{PropDelaySec: i(math.MaxInt64 / 1000)},
+			wantTimer: true, wantErr: "overflows"},
+		{name: "deliver Long.MAX is beyond the max delay", props: map[string]string{PropDeliverMs: i(math.MaxInt64)},
+			wantTimer: true, wantErr: "max delay 259200000ms"},
+		{name: "exactly the max delay", props: map[string]string{PropDelaySec: i(maxSec)}, wantMs: now + maxSec*1000, wantTimer: true},
+		{name: "one ms beyond the max delay", props: map[string]string{PropDelayMs: i(maxSec*1000 + 1)}, wantTimer: true,
+			wantErr: "should not be bigger than the max delay"},
+		{name: "issue 5376: 30-day max delay", maxSec: 30 * 86400, props: map[string]string{PropDelaySec: i(30 * 86400)},
+			wantMs: now + 30*86400*1000, wantTimer: true},
+		{name: "90-day max delay", maxSec: 90 * 86400, props: map[string]string{PropDelaySec: i(90 * 86400)},
+			wantMs: now + 90*86400*1000, wantTimer: true},
+		{name: "huge max delay saturates instead of overflowing", maxSec: math.MaxInt64, props: map[string]string{PropDeliverMs: i(math.MaxInt64)},
+			wantMs: math.MaxInt64, wantTimer: true},
+		{name: "empty value", props: map[string]string{PropDeliverMs: ""}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "spaces", props: map[string]string{PropDelayMs: " 5"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "fraction", props: map[string]string{PropDelaySec: "1.5"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "hex", props: map[string]string{PropDelayMs: "0x10"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "beyond int64", props: map[string]string{PropDeliverMs: "99999999999999999999"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "delete marker in the future", props: map[string]string{PropDeliverMs: i(now + 1), PropDelUniqKey: "T+U"},
+			wantMs: now + 1, wantTimer: true},
+		{name: "delete marker due now is illegal", props: map[string]string{PropDeliverMs: i(now), PropDelUniqKey: "T+U"},
+			wantTimer: true, wantErr: "delete marker"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			max := tc.maxSec
+			if max == 0 {
+				max = maxSec
+			}
+			ms, timer, due, err := Admit(tc.props, now, max)
+			if tc.wantErr != "" {
+				if !errors.Is(err, ErrIllegal) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want ErrIllegal mentioning %q", err, tc.wantErr)
+				}
+				if due {
+					t.Fatal("an illegal message must never be due")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if ms != tc.wantMs || timer != tc.wantTimer || due != tc.wantDue {
+				t.Fatalf("got (%d, timer=%v, due=%v), want (%d, %v, %v)", ms, timer, due, tc.wantMs, tc.wantTimer, tc.wantDue)
+			}
+		})
+	}
+}
+
+func TestAdmitDefaultsMaxDelay(t *testing.T) {
+	_, _, _, err := Admit(map[string]string{PropDelaySec: strconv.FormatInt(DefaultMaxDelaySec+1, 10)}, 0, 0)
+	if !errors.Is(err, ErrIllegal) {
+		t.Fatalf("maxDelaySec 0 must mean the 3-day default, err = %v", err)
+	}
+}
+
+func TestAdmitMessageRewrites(t *testing.T) {
+	const now = int64(1_000_000)
+	tests := []struct {
+		name          string
+		topic         string
+		sysFlag       int32
+		props         map[string]string
+		wantRewritten bool
+	}{
+		{name: "future timer message", topic: "T", props: map[string]string{PropDelayMs: "5"}, wantRewritten: true},
+		{name: "commit type is eligible", topic: "T", sysFlag: store.TransactionCommitType, props: map[string]string{PropDelayMs: "5"}, wantRewritten: true},
+		{name: "due now stays on its topic", topic: "T", props: map[string]string{PropDelayMs: "0"}},
+		{name: "prepared half message", topic: "T", sysFlag: store.TransactionPreparedType, props: map[string]string{PropDelayMs: "5"}},
+		{name: "rollback", topic: "T", sysFlag: store.TransactionRollbackType, props: map[string]string{PropDelayMs: "5"}},
+		{name: "roll re-put on the timer topic", topic: Topic, props: map[string]string{PropDelayMs: "5"}},
+		{name: "plain message", topic: "T", props: map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &store.Message{Topic: tc.topic, QueueID: 3, SysFlag: tc.sysFlag, Properties: tc.props}
+			ms, rewritten, err := AdmitMessage(m, now, 0)
+			if err != nil || rewritten != tc.wantRewritten {
+				t.Fatalf("rewritten=%v err=%v", rewritten, err)
+			}
+			if !rewritten {
+				if m.Topic != tc.topic || m.QueueID != 3 {
+					t.Fatal("message changed although not rewritten")
+				}
+				return
+			}
+			if m.Topic != Topic || m.QueueID != 0 || m.Properties[PropRealTopic] != tc.topic || m.Properties[PropRealQueueID] != "3" ||
+				m.Properties[PropOutMs] != strconv.FormatInt(ms, 10) || m.Properties[PropDelayMs] != "5" {
+				t.Fatalf("rewrite: %s/%d %v", m.Topic, m.QueueID, m.Properties)
+			}
+		})
+	}
+	if _, _, err := AdmitMessage(&store.Message{Topic: "T", Properties: map[string]string{PropDelaySec: "x"}}, now, 0); !errors.Is(err, ErrIllegal) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRewriteNilProperties(t *testing.T) {
+	m := &store.Message{Topic: "T", QueueID: 7}
+	Rewrite(m, 42)
+	if m.Topic != Topic || m.Properties[PropOutMs] != "42" || m.Properties[PropRealQueueID] != "7" {
+		t.Fatalf("%+v", m)
+	}
+}
+
+func TestIssueRecallHandle(t *testing.T) {
+	rewritten := func(topic string, props map[string]string) *store.Message {
+		m := &store.Message{Topic: topic, Properties: props}
+		Rewrite(m, 1000)
+		return m
+	}
+	tests := []struct {
+		name   string
+		m      *store.Message
+		wantOK bool
+	}{
+		{name: "timer message", m: rewritten("T", map[string]string{PropUniqKey: "U1"}), wantOK: true},
+		{name: "retry topic", m: rewritten("%RETRY%g", map[string]string{PropUniqKey: "U1"})},
+		{name: "no uniq key", m: rewritten("T", map[string]string{})},
+		{name: "not rewritten", m: &store.Message{Topic: "T", Properties: map[string]string{PropUniqKey: "U1"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, ok := IssueRecallHandle(tc.m, "b1")
+			if ok != tc.wantOK {
+				t.Fatalf("ok = %v", ok)
+			}
+			if !ok {
+				return
+			}
+			topic, b, ts, uk, err := DecodeRecallHandle(h)
+			if err != nil || topic != "T" || b != "b1" || ts != 1001 || uk != "U1" {
+				t.Fatalf("decode %q: %s %s %d %s %v", h, topic, b, ts, uk, err)
+			}
+		})
+	}
+}
