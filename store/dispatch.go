@@ -64,6 +64,9 @@ func (s *Store) dispatch(d *pendingDispatch) {
 	if tt := TransactionType(d.SysFlag); tt == TransactionNotType || tt == TransactionCommitType {
 		s.putUnit(&d.DispatchRequest)
 	}
+	if s.index != nil {
+		s.index.addRecord(d)
+	}
 	if s.opts.OnDispatch != nil {
 		s.opts.OnDispatch(d.DispatchRequest)
 	}

@@ -26,7 +26,9 @@ func testOptions(dir string) Options {
 		FlushInterval:              10 * time.Millisecond,
 		FlushConsumeQueueInterval:  20 * time.Millisecond,
 		StoreHost:                  testStoreHost,
-		Logger:                     zerolog.Nop(),
+		// A small index: copyDir copies files whole, and the default one is 420 MB.
+		Index:  IndexOptions{HashSlotNum: 512, MaxIndexNum: 4096},
+		Logger: zerolog.Nop(),
 	}
 }
 

@@ -81,6 +81,8 @@ type Options struct {
 	// near the end of the log may be dispatched again after a crash. It must not
 	// block for long: dispatch of later messages waits for it.
 	OnDispatch func(d DispatchRequest)
+	// Index configures the key index behind QueryMessage (index_service.go).
+	Index IndexOptions
 	// Now is the clock for store timestamps (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger // the zero Logger is silent

@@ -74,6 +74,10 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// index is set by Open after recovery (nil when disabled); only the
+	// dispatch goroutine writes to it.
+	index *indexService
+
 	stats    storeStats
 	recovery recoveryStats
 	bootTime time.Time
@@ -129,6 +133,9 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.recover(clean, ck, ckOK); err != nil {
+		return nil, err
+	}
+	if err := s.openIndexAndCatchUp(); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(abortPath, nil, 0o644); err != nil {
@@ -394,6 +401,7 @@ func (s *Store) shutdown() error {
 // releaseAll unmaps and closes every file and drops the directory lock.
 func (s *Store) releaseAll() error {
 	var errs []error
+	errs = append(errs, s.index.close())
 	for _, q := range s.allQueues() {
 		errs = append(errs, q.close())
 	}

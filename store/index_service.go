@@ -1,0 +1,477 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Index defaults (Java MessageStoreConfig maxHashSlotNum, maxIndexNum,
+// DefaultMessageStore maxMsgsNumBatch): a 420 000 040-byte sparse file.
+const (
+	DefaultIndexHashSlotNum = 5_000_000
+	DefaultIndexMaxNum      = 20_000_000
+	// MaxQueryMessages caps the messages one QueryMessage call returns.
+	MaxQueryMessages = 64
+)
+
+const indexDir = "index"
+
+// indexNameLayout is Java's yyyyMMddHHmmssSSS file name.
+const indexNameLayout = "20060102150405.000"
+
+// IndexOptions configures the message index (Java messageIndexEnable,
+// maxHashSlotNum, maxIndexNum). Zero values take the defaults.
+type IndexOptions struct {
+	Disabled    bool
+	HashSlotNum int // hash slots per file
+	MaxIndexNum int // entries per file
+}
+
+func (o IndexOptions) normalized() IndexOptions {
+	if o.HashSlotNum <= 0 {
+		o.HashSlotNum = DefaultIndexHashSlotNum
+	}
+	if o.MaxIndexNum <= 1 {
+		o.MaxIndexNum = DefaultIndexMaxNum
+	}
+	return o
+}
+
+// indexService keeps the index files under <Dir>/index: the dispatch
+// goroutine adds every message's keys (after recovery, see catchUp), queries
+// read concurrently.
+type indexService struct {
+	dir  string
+	opts IndexOptions
+	log  zerolog.Logger
+	now  func() time.Time
+
+	mu     sync.RWMutex
+	files  []*indexFile // oldest first; only the last one takes entries
+	closed bool
+	// failures counts keys that could not be written (disk full faults).
+	failures int64
+
+	syncs sync.WaitGroup // background msyncs of files that filled up
+}
+
+// openIndex loads the index files, dropping the first damaged file and every
+// file after it (catchUp rebuilds what they held).
+func openIndex(root string, opts IndexOptions, now func() time.Time, log zerolog.Logger) (*indexService, error) {
+	x := &indexService{dir: filepath.Join(root, indexDir), opts: opts.normalized(), log: log, now: now}
+	if err := os.MkdirAll(x.dir, 0o755); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(x.dir)
+	if err != nil {
+		return nil, err
+	}
+	size := indexFileSize(x.opts.HashSlotNum, x.opts.MaxIndexNum)
+	var names []string
+	for _, e := range ents {
+		if _, err := parseIndexName(e.Name()); err == nil && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		path := filepath.Join(x.dir, name)
+		var f *indexFile
+		st, err := os.Stat(path)
+		if err == nil && st.Size() == size {
+			var mf *mappedFile
+			if mf, err = openMappedFile(path, 0, size, false); err == nil {
+				f = &indexFile{mf: mf, slots: x.opts.HashSlotNum, entries: x.opts.MaxIndexNum}
+				err = f.check()
+			}
+		} else if err == nil {
+			err = fmt.Errorf("%w: index %s has %d bytes, want %d (index geometry changed?)", ErrCorrupt, path, st.Size(), size)
+		}
+		if err != nil {
+			x.log.Warn().Err(err).Int("dropped", len(names)-i).Msg("index: dropping damaged index files; they are rebuilt from the commitlog")
+			if f != nil {
+				f.mf.close()
+			}
+			for _, n := range names[i:] {
+				if rerr := os.Remove(filepath.Join(x.dir, n)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+					x.closeFiles()
+					return nil, rerr
+				}
+			}
+			break
+		}
+		x.files = append(x.files, f)
+	}
+	return x, nil
+}
+
+func parseIndexName(name string) (time.Time, error) {
+	if len(name) != 17 {
+		return time.Time{}, fmt.Errorf("store: %q is not an index file name", name)
+	}
+	return time.ParseInLocation(indexNameLayout, name[:14]+"."+name[14:], time.Local)
+}
+
+func formatIndexName(t time.Time) string {
+	return strings.Replace(t.Format(indexNameLayout), ".", "", 1)
+}
+
+func (x *indexService) last() *indexFile {
+	if len(x.files) == 0 {
+		return nil
+	}
+	return x.files[len(x.files)-1]
+}
+
+// resumeFrom repairs the index against a commitlog spanning [minPhy, maxPhy)
+// and returns where indexing must resume: entries at or past maxPhy (a cut
+// commitlog) are dropped, files left empty are deleted, and the scan resumes
+// at the newest indexed record or, with no index at all, at minPhy.
+func (x *indexService) resumeFrom(minPhy, maxPhy int64) (int64, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for f := x.last(); f != nil; f = x.last() {
+		if !f.empty() && f.endPhyOffset() >= maxPhy {
+			n := f.truncateFrom(maxPhy)
+			x.log.Warn().Str("file", f.mf.path).Int("entries", n).Int64("commitlogEnd", maxPhy).Msg("index: dropped entries past the commitlog end")
+		}
+		if !f.empty() {
+			return max(f.endPhyOffset(), minPhy), nil
+		}
+		if err := f.mf.remove(); err != nil {
+			return 0, err
+		}
+		x.files = x.files[:len(x.files)-1]
+	}
+	return minPhy, nil
+}
+
+// writable returns the file new entries go to, rolling over to a new one
+// when the newest is full. Holds x.mu.
+func (x *indexService) writable() (*indexFile, error) {
+	if f := x.last(); f != nil && !f.full() {
+		return f, nil
+	}
+	t := x.now()
+	name := formatIndexName(t)
+	if f := x.last(); f != nil {
+		// Names must sort in creation order even when two files are made
+		// within one millisecond (or the clock stepped back).
+		prev, _ := parseIndexName(filepath.Base(f.mf.path))
+		for name <= filepath.Base(f.mf.path) {
+			prev = prev.Add(time.Millisecond)
+			name = formatIndexName(prev)
+		}
+	}
+	size := indexFileSize(x.opts.HashSlotNum, x.opts.MaxIndexNum)
+	mf, err := openMappedFile(filepath.Join(x.dir, name), 0, size, false)
+	if err != nil {
+		return nil, err
+	}
+	nf := &indexFile{mf: mf, slots: x.opts.HashSlotNum, entries: x.opts.MaxIndexNum}
+	if old := x.last(); old != nil {
+		// The header of a fresh file starts where the previous one ended
+		// (overwritten by the first entry), as Java's does.
+		nf.put64(ihBeginPhyOffset, old.endPhyOffset())
+		nf.put64(ihEndPhyOffset, old.endPhyOffset())
+		nf.put64(ihBeginTimestamp, old.endTimestamp())
+		nf.put64(ihEndTimestamp, old.endTimestamp())
+		// A full file takes no more writes; it is flushed off the dispatch
+		// goroutine and without the lock. close waits for the flush before it
+		// unmaps, and only the dispatch goroutine (stopped before close) rolls.
+		x.syncs.Add(1)
+		go func() {
+			defer x.syncs.Done()
+			if err := old.mf.sync(0, old.mf.size()); err != nil {
+				x.log.Error().Err(err).Str("file", old.mf.path).Msg("index: flush full index file")
+			}
+		}()
+	}
+	x.files = append(x.files, nf)
+	x.log.Info().Str("file", mf.path).Msg("index: new index file")
+	return nf, nil
+}
+
+// addRecord indexes one dispatched record: its UNIQ_KEY and each
+// space-separated KEYS word, as "topic#key". Rolled-back transaction records
+// and records before the newest indexed one are skipped. The newest indexed
+// record itself is indexed again when catch-up resumes there: its keys may
+// have been split across a file that was lost; queries drop the duplicates.
+func (x *indexService) addRecord(d *pendingDispatch) {
+	if TransactionType(d.SysFlag) == TransactionRollbackType {
+		return
+	}
+	var uniq, keys string
+	if d.Properties != nil {
+		uniq, keys = d.Properties[propUniqKey], d.Properties[propKeys]
+	} else {
+		uniq, _ = lookupProperty(d.props, propUniqKey)
+		keys, _ = lookupProperty(d.props, propKeys)
+	}
+	if uniq == "" && strings.TrimSpace(keys) == "" {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return
+	}
+	if f := x.last(); f != nil && !f.empty() && d.PhysicalOffset < f.endPhyOffset() {
+		return
+	}
+	if uniq != "" {
+		x.addKey(d.Topic+"#"+uniq, d.PhysicalOffset, d.StoreTimestamp)
+	}
+	for _, k := range strings.Split(keys, " ") {
+		if k != "" {
+			x.addKey(d.Topic+"#"+k, d.PhysicalOffset, d.StoreTimestamp)
+		}
+	}
+}
+
+// Property names the index reads (MessageConst).
+const (
+	propKeys    = "KEYS"
+	propUniqKey = "UNIQ_KEY"
+)
+
+func (x *indexService) addKey(key string, phy, storeTimestamp int64) {
+	f, err := x.writable()
+	if err == nil {
+		err = guardFault(func() { f.add(javaKeyHash(key), phy, storeTimestamp) })
+	}
+	if err != nil {
+		x.failures++
+		x.log.Error().Err(err).Str("key", key).Int64("phyOffset", phy).Msg("index: cannot add key")
+	}
+}
+
+// lookup collects the commitlog offsets of up to maxNum entries for key
+// stored within [begin, end], newest file first, and also returns the newest
+// file's end timestamp and offset (the response header fields).
+func (x *indexService) lookup(key string, maxNum int, begin, end int64, accept func(phy int64) bool) (lastTS, lastPhy int64, err error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return 0, 0, ErrClosed
+	}
+	if f := x.last(); f != nil {
+		lastTS, lastPhy = f.endTimestamp(), f.endPhyOffset()
+	}
+	hash := javaKeyHash(key)
+	n := 0
+	for i := len(x.files) - 1; i >= 0 && n < maxNum; i-- {
+		f := x.files[i]
+		if f.empty() {
+			continue
+		}
+		if f.timeMatched(begin, end) {
+			f.lookup(hash, begin, end, func(phy int64) bool {
+				if accept(phy) {
+					n++
+				}
+				return n < maxNum
+			})
+		}
+		if f.beginTimestamp() < begin {
+			break
+		}
+	}
+	return lastTS, lastPhy, nil
+}
+
+// close waits for background flushes, then flushes and unmaps every file.
+func (x *indexService) close() error {
+	if x == nil {
+		return nil
+	}
+	x.syncs.Wait()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	var errs []error
+	if f := x.last(); f != nil {
+		errs = append(errs, f.mf.sync(0, f.mf.size()))
+	}
+	errs = append(errs, x.closeFiles())
+	return errors.Join(errs...)
+}
+
+func (x *indexService) closeFiles() error {
+	var errs []error
+	for _, f := range x.files {
+		errs = append(errs, f.mf.close())
+	}
+	x.files = nil
+	return errors.Join(errs...)
+}
+
+// openIndexAndCatchUp opens the index after recovery and indexes every record
+// between where the index ends and the dispatch position, so that later
+// records go through addRecord on the dispatch goroutine. Recovery itself
+// does not index: the index may lag the consume queues (it is not part of
+// the checkpoint) and must be filled in commitlog order.
+func (s *Store) openIndexAndCatchUp() error {
+	if s.opts.Index.Disabled {
+		return nil
+	}
+	x, err := openIndex(s.opts.Dir, s.opts.Index, s.opts.Now, s.log)
+	if err != nil {
+		return err
+	}
+	to := s.reput.Load()
+	from, err := x.resumeFrom(s.cl.minOffset(), s.cl.maxOffset.Load())
+	if err != nil {
+		x.close()
+		return err
+	}
+	var records int64
+	for from < to {
+		var batch []pendingDispatch
+		next := from
+		err := s.cl.read(from, func(b []byte) error {
+			p := 0
+			for p < len(b) && len(batch) < dispatchBatch && from+int64(p) < to {
+				l, kind := checkRecordFast(b, p)
+				if kind == recBlank {
+					p = len(b)
+					break
+				}
+				if kind == recBad {
+					q := resync(b, p+1, len(b), from)
+					if q < 0 {
+						p = len(b)
+						break
+					}
+					p = q
+					continue
+				}
+				batch = append(batch, pendingDispatch{})
+				parseDispatch(b[p:p+l.total], &l, &batch[len(batch)-1])
+				p += l.total
+			}
+			next = from + int64(p)
+			return nil
+		})
+		if err != nil {
+			s.log.Error().Err(err).Int64("from", from).Msg("index: catch-up cannot read the commitlog")
+			break
+		}
+		for i := range batch {
+			x.addRecord(&batch[i])
+		}
+		records += int64(len(batch))
+		if next <= from {
+			break
+		}
+		from = next
+	}
+	if records > 0 {
+		s.log.Info().Int64("records", records).Int64("to", to).Msg("index: caught up with the commitlog")
+	}
+	s.index = x
+	return nil
+}
+
+// QueryResult is what QueryMessage found.
+type QueryResult struct {
+	// Messages are raw stored records in commitlog order (a QUERY_MESSAGE
+	// response body is their concatenation).
+	Messages [][]byte
+	// IndexLastUpdateTimestamp and IndexLastUpdatePhyOffset are the store
+	// time and commitlog offset of the newest indexed message.
+	IndexLastUpdateTimestamp int64
+	IndexLastUpdatePhyOffset int64
+}
+
+// QueryMessage finds up to maxNum (at most MaxQueryMessages) messages of
+// topic whose UNIQ_KEY or one of whose KEYS words is key, stored within
+// [begin, end] (ms; the index keeps store times to the second). Unlike Java,
+// hash collisions are filtered here: every returned record really has the
+// topic and key.
+func (s *Store) QueryMessage(topic, key string, maxNum int, begin, end int64) (*QueryResult, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	res := &QueryResult{}
+	if s.index == nil {
+		return res, nil
+	}
+	maxNum = min(max(maxNum, 1), MaxQueryMessages)
+	seen := make(map[int64]bool)
+	lastTS, lastPhy, err := s.index.lookup(topic+"#"+key, maxNum, begin, end, func(phy int64) bool {
+		if seen[phy] {
+			return false
+		}
+		seen[phy] = true
+		rec, err := s.LookMessageByOffset(phy)
+		if err != nil || !recordHasKey(rec, topic, key) {
+			return false
+		}
+		res.Messages = append(res.Messages, rec)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.IndexLastUpdateTimestamp, res.IndexLastUpdatePhyOffset = lastTS, lastPhy
+	slices.SortFunc(res.Messages, func(a, b []byte) int {
+		pa, pb := recordPhyOffset(a), recordPhyOffset(b)
+		switch {
+		case pa < pb:
+			return -1
+		case pa > pb:
+			return 1
+		}
+		return 0
+	})
+	return res, nil
+}
+
+// recordHasKey reports whether the record is of topic and has key as its
+// UNIQ_KEY or as one of its KEYS words.
+func recordHasKey(rec []byte, topic, key string) bool {
+	l, err := parseLayout(rec)
+	if err != nil || string(rec[l.topicOff:l.topicOff+l.topicLen]) != topic {
+		return false
+	}
+	props := string(rec[l.propsOff : l.propsOff+l.propsLen])
+	if u, ok := lookupProperty(props, propUniqKey); ok && u == key {
+		return true
+	}
+	keys, _ := lookupProperty(props, propKeys)
+	for _, k := range strings.Split(keys, " ") {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+func recordPhyOffset(rec []byte) int64 {
+	return int64(binary.BigEndian.Uint64(rec[offPhyOffset:]))
+}
+
+// IndexStats reports the number of index files and of keys that could not
+// be indexed.
+func (s *Store) IndexStats() (files int, failures int64) {
+	if s.index == nil {
+		return 0, 0
+	}
+	s.index.mu.RLock()
+	defer s.index.mu.RUnlock()
+	return len(s.index.files), s.index.failures
+}
