@@ -1,0 +1,65 @@
+// Package admin is the library behind `rmq admin`: the stock mqadmin
+// commands spoken directly over the remoting protocol (remoting.Client), for
+// any RocketMQ 4.x-compatible name server and broker, with no JVM.
+//
+// One file per command family: topic.go (updateTopic, deleteTopic,
+// topicList, topicRoute, topicStatus), cluster.go (clusterList,
+// brokerStatus), group.go (updateSubGroup, deleteSubGroup,
+// consumerProgress, consumerConnection), message.go (queryMsgById,
+// queryMsgByKey, sendMessage, consumeMessage, printMsg), config.go
+// (getBrokerConfig, updateBrokerConfig) and timer.go (timerStatus,
+// recallMessage). Each operation returns a result value that prints as the
+// stock table (Print… helpers, output.go) or as JSON (WriteJSON).
+// sendpull.go holds the send and pull request builders that the load
+// generator (package bench) shares.
+//
+// Errors name the peer, the request and the answer:
+//
+//	broker 127.0.0.1:10911 answered GET_BROKER_CONFIG(26) with CODE 3 (REQUEST_CODE_NOT_SUPPORTED) DESC:  request type 26 not supported
+//
+// # Bodies written by fastjson
+//
+// Java brokers and name servers serialize maps with non-string keys in
+// fastjson's own form, which is not JSON. NormalizeJSON rewrites it before
+// decoding:
+//
+//	Map<Long,String>          {0:"127.0.0.1:10911"}            -> {"0":"127.0.0.1:10911"}
+//	Map<MessageQueue,V>       {{"brokerName":"b","queueId":0,"topic":"T"}:{...}}
+//	                          -> {"{\"brokerName\":\"b\",\"queueId\":0,\"topic\":\"T\"}":{...}}
+//
+// and ParseMessageQueueKey turns such a key back into a MessageQueue
+// (TopicStatsTable, ConsumeStats, ConsumerRunningInfo.mqTable).
+//
+// # Message ids
+//
+// queryMsgById decodes the offset message id to find the broker and the
+// commitlog offset, then asks that broker (VIEW_MESSAGE_BY_ID):
+//
+//	+----------------+-------------+--------------------------+
+//	| store host IP  | port int32  | commitlog offset int64   |   uppercase hex:
+//	| 4 (or 16) B    |             |                          |   32 (or 56) chars
+//	+----------------+-------------+--------------------------+
+//
+// # Message records
+//
+// Pull, query and view bodies are stored records back to back
+// (DecodeMessages); all integers big-endian:
+//
+//	+-------+-------+-------+-------+------+--------+--------+---------+
+//	| size  | magic | crc   | queue | flag | queue  | phys.  | sysFlag |
+//	| i32   | i32   | i32   | i32   | i32  | off i64| off i64| i32     |
+//	+-------+-------+-------+-------+------+--------+--------+---------+
+//	| born ts i64 | born host 8/20 | store ts i64 | store host 8/20     |
+//	+-------------+----------------+--------------+---------------------+
+//	| reconsume i32 | prepared tx off i64 | body len i32 | body         |
+//	+---------------+---------------------+--------------+--------------+
+//	| topic len i8 (i16 for magic v2) | topic | props len i16 | props   |
+//	+---------------------------------+-------+---------------+---------+
+//
+// # Timer status
+//
+// timerStatus reads the timer keys of GET_BROKER_RUNTIME_INFO that a 5.x
+// broker reports (timerCongestNum, timerReadBehind, timerOffsetBehind,
+// timerEnqueueTps, timerDequeueTps; see timer.go), so it works unchanged
+// against a Java 5.x broker; a broker without them has no timer wheel.
+package admin
