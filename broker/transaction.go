@@ -1,0 +1,243 @@
+package broker
+
+// Transactional messages (4.9.8 TransactionalMessageBridge,
+// TransactionalMessageServiceImpl, EndTransactionProcessor).
+//
+// A send whose TRAN_MSG property is "true" is stored as a half message: the
+// real destination moves into properties and the record lands on the half
+// topic, where no consumer subscribes. The producer ends it with
+// END_TRANSACTION, or the broker asks a producer of the group with
+// CHECK_TRANSACTION_STATE until one answers or the check budget runs out.
+//
+//	producer ──send TRAN_MSG=true, topic T, queue q──▶ transactionHook
+//	                                                      │ REAL_TOPIC=T  REAL_QID=q
+//	                                                      │ tran bits → NOT_TYPE
+//	                                                      ▼
+//	   RMQ_SYS_TRANS_HALF_TOPIC queue 0   [h0][h1][h2][h1'][h3] …  (ordinary offsets)
+//	                                        ▲    ▲         │
+//	   END_TRANSACTION(commitLogOffset,     │    │         │ check copy of h1 (put back)
+//	     tranStateTableOffset=h offset) ────┘    │         │ TRANSACTION_CHECK_TIMES+1
+//	        │ commit: re-store on T/q,           │         │ TRAN_PREPARED_QUEUE_OFFSET=1
+//	        │   sysFlag COMMIT, DELAY applies    │         ▼
+//	        │ rollback: nothing stored           │   CHECK_TRANSACTION_STATE ──▶ a live
+//	        ▼                                    │   (body: h1' with topic T, queue q)   producer
+//	   RMQ_SYS_TRANS_OP_HALF_TOPIC queue 0  [op "0"][op "2"] …   of PGROUP
+//	     tag "d", body = decided half offset as decimal text
+//
+// Progress of the check walk is kept as consumer offsets of the system group
+// CID_RMQ_SYS_TRANS on both topics (consumerOffset.json), as in stock:
+//
+//	half queue: [ passed ........ | halfOffset → not yet walked ... | max ]
+//	op queue:   [ released ...... | opOffset → still needed ...... | max ]
+//
+// Every copy of a half message carries its chain's origin offset (the first
+// half offset) in TRAN_PREPARED_QUEUE_OFFSET; a message without it is its own
+// origin. A decision is applied at most once per chain: the origins decided by
+// the op entries at or after opOffset, plus those decided since, form the
+// decided set, so a duplicate or late END_TRANSACTION, or an answer to a check
+// of another copy, is acknowledged without storing anything. An op entry stays
+// needed (opOffset does not pass it) until the walk has passed every copy its
+// chain could still have and transactionTimeOut + transactionCheckInterval have
+// gone by; after a restart the decided set is rebuilt from the op queue.
+//
+// Deviations from 4.9.8, all kept compatible on the wire and on disk:
+//   - decisions are applied once per chain (stock re-commits on a duplicate
+//     END_TRANSACTION or an answer to a second check);
+//   - every check copy, not only immunity copies, carries
+//     TRAN_PREPARED_QUEUE_OFFSET;
+//   - a half message's age is measured from its born timestamp, or from its
+//     store timestamp when the producer's clock is ahead (stock checks a message
+//     born "in the future" at once);
+//   - immunity copies (CHECK_IMMUNITY_TIME_IN_SECONDS) do not count as checks.
+//   - Delay levels: stock lets CommitLog delay the half message itself (the
+//     half topic becomes REAL_TOPIC and the message never reaches its topic);
+//     here the DELAY property rides along on the half message and the delay
+//     hook applies it when the commit re-stores the message (the Java client
+//     drops DELAY from transactional sends; the Go client keeps it).
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Topics, groups and property keys of the transaction path (TopicValidator,
+// MixAll, MessageConst, TransactionalMessageUtil).
+const (
+	txHalfTopic      = "RMQ_SYS_TRANS_HALF_TOPIC"
+	txOpTopic        = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	txCheckMaxTopic  = "TRANS_CHECK_MAX_TIME_TOPIC"
+	txSysGroup       = "CID_RMQ_SYS_TRANS"
+	txOpRemoveTag    = "d"
+	txHalfQueueID    = 0
+	txCheckMaxQueues = 1
+
+	txPropTranMsg        = "TRAN_MSG"
+	txPropProducerGroup  = "PGROUP"
+	txPropUniqKey        = "UNIQ_KEY"
+	txPropRealTopic      = "REAL_TOPIC"
+	txPropRealQueueID    = "REAL_QID"
+	txPropOrigin         = "TRAN_PREPARED_QUEUE_OFFSET"
+	txPropCheckTimes     = "TRANSACTION_CHECK_TIMES"
+	txPropImmunitySecond = "CHECK_IMMUNITY_TIME_IN_SECONDS"
+	txPropTags           = "TAGS"
+	txPropWait           = "WAIT"
+
+	// txResumeCheckHalfMessage is RESUME_CHECK_HALF_MESSAGE (RequestCode 323),
+	// which remoting/codes.go does not name.
+	txResumeCheckHalfMessage int32 = 323
+
+	// txMaxHalfAge is the stock fileReservedTime (72 h): a half message older
+	// than this is discarded rather than checked (needSkip).
+	txMaxHalfAge = 72 * time.Hour
+	// txReadBatch is how many records one store read of the walk returns.
+	txReadBatch = 32
+)
+
+// ErrTransactionService is returned when the transaction state cannot be
+// rebuilt from the op queue.
+var ErrTransactionService = errors.New("broker: transaction service")
+
+// transactionService holds the decided set and runs the check loop. The
+// lead's Broker keeps it as b.tx.
+type transactionService struct {
+	b        *Broker
+	timeout  time.Duration // transactionTimeOut
+	interval time.Duration // transactionCheckInterval
+	checkMax int           // transactionCheckMax
+
+	// mu orders decisions: looking a chain up in decided, storing the commit
+	// and the op entry, and recording the chain happen under it, so one chain
+	// is decided once. The check walk takes it only to read decided.
+	mu      sync.Mutex
+	decided map[int64]*txDecision // chain origin → decision
+	ops     []txOpEntry           // op entries from opOffset up to opRead, in order
+	opRead  int64                 // next op queue offset not yet read into ops
+
+	// walkMu serialises check passes and lets stop wait for one in flight.
+	walkMu sync.Mutex
+	passes atomic.Int64 // completed passes
+	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// txDecision is one decided chain.
+type txDecision struct {
+	atMs int64 // when it was decided (op record store time after a restart)
+	// fence is the half queue end after the first pass that started with the
+	// chain decided: no copy of the chain can sit at or beyond it. -1 until
+	// that pass ends.
+	fence int64
+}
+
+// txOpEntry is one op record the walk still has to account for.
+type txOpEntry struct {
+	offset int64 // in the op queue
+	origin int64 // chain origin of the half message it decided
+}
+
+// newTransactionService builds the transaction state from the op queue. It
+// runs in New, after the store, topics and offsets are loaded.
+func (b *Broker) newTransactionService() error {
+	s := &transactionService{
+		b:        b,
+		timeout:  time.Duration(b.txOptions().timeoutMs) * time.Millisecond,
+		interval: time.Duration(b.txOptions().intervalMs) * time.Millisecond,
+		checkMax: b.txOptions().checkMax,
+		decided:  make(map[int64]*txDecision),
+		stop:     make(chan struct{}),
+	}
+	if err := s.load(); err != nil {
+		return err
+	}
+	b.setTxService(s)
+	return nil
+}
+
+// startTransactionService starts the check loop: a pass every
+// transactionCheckInterval of the broker clock, counted from now.
+func (b *Broker) startTransactionService() {
+	s := b.txService()
+	first := b.clock.Now().Add(s.interval)
+	go s.loop(first)
+}
+
+// stopTransactionService ends the check loop and waits for a running pass;
+// it must run before the store closes. Calling it again, or without a
+// start, is harmless.
+func (b *Broker) stopTransactionService() {
+	s := b.txService()
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.walkMu.Lock() // a pass in flight finishes first; later ones see stop
+	s.walkMu.Unlock()
+}
+
+// transactionProcessors maps END_TRANSACTION and RESUME_CHECK_HALF_MESSAGE.
+func (b *Broker) transactionProcessors() map[int32]HandlerFunc {
+	return map[int32]HandlerFunc{
+		remoting.EndTransaction:  b.processEndTransaction,
+		txResumeCheckHalfMessage: b.processResumeCheckHalfMessage,
+	}
+}
+
+// loop runs a pass at first, first+interval, ... on the broker clock; a pass
+// that overruns its slot skips the slots it missed.
+func (s *transactionService) loop(next time.Time) {
+	clk := s.b.clock
+	for {
+		t := clk.NewTimer(next.Sub(clk.Now()))
+		select {
+		case <-s.stop:
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		s.checkNow()
+		now := clk.Now()
+		for next = next.Add(s.interval); !next.After(now); next = next.Add(s.interval) {
+		}
+	}
+}
+
+// transactionHook is the first put hook: a send carrying TRAN_MSG=true
+// (Boolean.parseBoolean, as SendMessageProcessor reads it) becomes a half
+// message on RMQ_SYS_TRANS_HALF_TOPIC queue 0 with its destination in
+// REAL_TOPIC/REAL_QID and its transaction bits reset to NOT_TYPE, so the store
+// gives it an ordinary queue offset (TransactionalMessageBridge
+// .parseHalfMessageInner). Stock keys on the property, not on the sysFlag: a
+// PREPARED or ROLLBACK sysFlag without TRAN_MSG is stored as such (queue
+// offset 0, no consume-queue unit). Hooks must not see batches with TRAN_MSG.
+func (b *Broker) transactionHook(m *store.Message) error {
+	if m.Topic == txHalfTopic || !parseJavaBool(m.Properties[txPropTranMsg]) {
+		return nil
+	}
+	m.Properties[txPropRealTopic] = m.Topic
+	m.Properties[txPropRealQueueID] = strconv.Itoa(int(m.QueueID))
+	m.SysFlag = m.SysFlag&^store.TransactionRollbackType | store.TransactionNotType
+	m.Topic = txHalfTopic
+	m.QueueID = txHalfQueueID
+	return nil
+}
+
+// transactionIDFor is the send response's transactionId: the UNIQ_KEY of a
+// message the hook turned into a half message, "" otherwise (4.9.8 leaves the
+// field null; 5.x sets UNIQ_KEY on every send). Clients copy it into
+// END_TRANSACTION and the local __transactionId__ property only.
+func transactionIDFor(m *store.Message, res *store.PutResult) string {
+	if res == nil || m.Topic != txHalfTopic {
+		return ""
+	}
+	return m.Properties[txPropUniqKey]
+}
+
+// parseJavaBool is Boolean.parseBoolean: case-insensitive "true".
+func parseJavaBool(v string) bool {
+	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
+}
