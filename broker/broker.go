@@ -54,6 +54,8 @@ type Broker struct {
 	locks     *RebalanceLockManager
 
 	handlers map[int32]HandlerFunc
+	// live holds the options UPDATE_BROKER_CONFIG changes at run time (admin_config.go).
+	live atomic.Pointer[runtimeConfig]
 
 	// life guards closed; every request and woken pull runs inside inflight,
 	// entered under a read lock while !closed, so Shutdown can wait for all

@@ -30,5 +30,9 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.GetTopicConfig:       b.processGetTopicConfig,
 		remoting.GetBrokerRuntimeInfo: b.processGetBrokerRuntimeInfo,
 		remoting.GetTopicStatsInfo:    b.processGetTopicStatsInfo,
+
+		remoting.QueryMessage:       b.processQueryMessage,
+		remoting.GetBrokerConfig:    b.processGetBrokerConfig,
+		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
 	}
 }

@@ -148,7 +148,8 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 		resp.Code, resp.Remark = code, remark
 		return resp
 	}
-	if b.opts.BrokerPermission&remoting.PermRead == 0 {
+	rc := b.runtime()
+	if rc.BrokerPermission&remoting.PermRead == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
 	}
 	group := b.subGroups.FindOrCreate(ph.group)
@@ -193,8 +194,8 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 		filter = tagFilterFromSubscription(sub)
 	}
 
-	maxMsgs := max(1, min(int(ph.maxMsgNums), b.opts.MaxTransferCountOnMessageInMemory))
-	res := b.store.GetMessage(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, b.opts.MaxTransferBytesOnMessageInMemory,
+	maxMsgs := max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory))
+	res := b.store.GetMessage(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, rc.MaxTransferBytesOnMessageInMemory,
 		func(tagsCode int64, _ func() map[string]string) bool { return filter.match(tagsCode) })
 	resp.Remark = getStatusNames[res.Status]
 	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
@@ -209,8 +210,8 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 		b.stats.getMsgs.Add(int64(len(res.Messages)))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
-			hold := time.Duration(b.opts.ShortPollingTimeMills) * time.Millisecond
-			if b.opts.LongPollingEnable {
+			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond
+			if rc.LongPollingEnable {
 				hold = min(time.Duration(max(ph.suspendMillis, 0))*time.Millisecond, maxSuspend)
 			}
 			b.pullHold.suspend(&heldPull{

@@ -46,7 +46,7 @@ func (b *Broker) registerAsync() {
 // (BrokerController.registerBrokerAll).
 func (b *Broker) registerBody() []byte {
 	w := b.topics.Snapshot()
-	if bp := b.opts.BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
+	if bp := b.runtime().BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
 		for name, tc := range w.TopicConfigTable {
 			w.TopicConfigTable[name] = &remoting.TopicConfig{
 				TopicName: tc.TopicName, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,

@@ -153,8 +153,9 @@ func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
 // the requesting client is not done here.
 func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt(propMsgRegion, b.opts.RegionID)
-	resp.SetExt(propTraceOn, strconv.FormatBool(b.opts.TraceOn))
+	rc := b.runtime()
+	resp.SetExt(propMsgRegion, rc.RegionID)
+	resp.SetExt(propTraceOn, strconv.FormatBool(rc.TraceOn))
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
 		return resp
@@ -259,7 +260,7 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 // validity, auto-creation and the queue id bound. A nil config comes with
 // the response code and remark.
 func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
-	if b.opts.BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
+	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
 		return nil, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
 	}
 	if remark := validateTopicName(sh.topic); remark != "" {

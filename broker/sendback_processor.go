@@ -42,7 +42,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	if cfg == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))
 	}
-	if b.opts.BrokerPermission&remoting.PermWrite == 0 {
+	if b.runtime().BrokerPermission&remoting.PermWrite == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1))
 	}
 	if cfg.RetryQueueNums <= 0 {
