@@ -44,6 +44,7 @@ type Broker struct {
 	// schedLive is sched once started: the store's dispatch goroutine, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
+	tx        *transactionService // half messages and check-back (transaction*.go)
 	stats     brokerStats
 
 	// clients: heartbeats, groups, offsets, locks (client_*.go, consumer_*.go, offset_*.go, subscription_group.go, lock_manager.go)
@@ -129,6 +130,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.clientProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.transactionProcessors() {
 		b.handlers[code] = h
 	}
 }

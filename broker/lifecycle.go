@@ -114,7 +114,12 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return closeStore(err)
 	}
-	b.putHooks = append(b.putHooks, b.delayHook)
+	if err := b.newTransactionService(); err != nil {
+		return closeStore(err)
+	}
+	// Transactions first: a half message is not delayed (its DELAY applies
+	// when the commit re-stores it).
+	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook)
 	b.registerHandlers()
 	return b, nil
 }
@@ -160,6 +165,7 @@ func (b *Broker) Start() error {
 	b.pullHold.start()
 	b.sched.Start()
 	b.schedLive.Store(b.sched)
+	b.startTransactionService()
 
 	b.bg.Add(2)
 	go b.persistLoop()
@@ -238,6 +244,7 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
+	b.stopTransactionService()
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)
 	}

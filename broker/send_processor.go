@@ -245,6 +245,9 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
+		if id := transactionIDFor(m, res); id != "" {
+			resp.SetExt("transactionId", id)
+		}
 	}
 
 	if res.Status == store.PutFlushDiskTimeout {

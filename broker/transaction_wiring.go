@@ -1,7 +1,5 @@
 package broker
 
-import "sync"
-
 // txOpts are the transaction settings read from Options.
 type txOpts struct {
 	timeoutMs  int64 // transactionTimeOut
@@ -25,17 +23,8 @@ func (b *Broker) txOptions() txOpts {
 	return o
 }
 
-// txRegistry maps a Broker to its transaction service until the Broker
-// struct has its own field for it (b.tx).
-var txRegistry sync.Map // *Broker → *transactionService
-
 // txService returns the broker's transaction service, nil before
 // newTransactionService.
-func (b *Broker) txService() *transactionService {
-	if v, ok := txRegistry.Load(b); ok {
-		return v.(*transactionService)
-	}
-	return nil
-}
+func (b *Broker) txService() *transactionService { return b.tx }
 
-func (b *Broker) setTxService(s *transactionService) { txRegistry.Store(b, s) }
+func (b *Broker) setTxService(s *transactionService) { b.tx = s }
