@@ -9,20 +9,26 @@ package broker
 // END_TRANSACTION, or the broker asks a producer of the group with
 // CHECK_TRANSACTION_STATE until one answers or the check budget runs out.
 //
-//	producer ──send TRAN_MSG=true, topic T, queue q──▶ transactionHook
-//	                                                      │ REAL_TOPIC=T  REAL_QID=q
-//	                                                      │ tran bits → NOT_TYPE
-//	                                                      ▼
-//	   RMQ_SYS_TRANS_HALF_TOPIC queue 0   [h0][h1][h2][h1'][h3] …  (ordinary offsets)
-//	                                        ▲    ▲         │
-//	   END_TRANSACTION(commitLogOffset,     │    │         │ check copy of h1 (put back)
-//	     tranStateTableOffset=h offset) ────┘    │         │ TRANSACTION_CHECK_TIMES+1
-//	        │ commit: re-store on T/q,           │         │ TRAN_PREPARED_QUEUE_OFFSET=1
-//	        │   sysFlag COMMIT, DELAY applies    │         ▼
-//	        │ rollback: nothing stored           │   CHECK_TRANSACTION_STATE ──▶ a live
-//	        ▼                                    │   (body: h1' with topic T, queue q)   producer
-//	   RMQ_SYS_TRANS_OP_HALF_TOPIC queue 0  [op "0"][op "2"] …   of PGROUP
-//	     tag "d", body = decided half offset as decimal text
+//	producer ── send T/q, TRAN_MSG=true ──▶ transactionHook: REAL_TOPIC=T, REAL_QID=q,
+//	                                          tran bits NOT_TYPE, topic/queue below
+//	RMQ_SYS_TRANS_HALF_TOPIC queue 0:
+//	    +------+------+------+-------+------+
+//	    |  h0  |  h1  |  h2  |  h1'  |  h3  | …   ordinary queue offsets 0, 1, 2, …
+//	    +------+------+------+-------+------+
+//	       │      │              ▲
+//	       │      └── check ─────┘ h1 copied to the end: TRANSACTION_CHECK_TIMES+1,
+//	       │                       TRAN_PREPARED_QUEUE_OFFSET=1; CHECK_TRANSACTION_STATE
+//	       │                       about h1' (body: record with topic T, queue q) goes
+//	       │                       oneway to one live producer connection of PGROUP
+//	       │
+//	  END_TRANSACTION(commitLogOffset, tranStateTableOffset) of h0, or of h1' when
+//	  answering a check: commit re-stores the message on T/q (COMMIT type,
+//	  preparedTransactionOffset = the half record's offset); rollback stores nothing
+//	       ▼
+//	RMQ_SYS_TRANS_OP_HALF_TOPIC queue 0:
+//	    +-------+-------+
+//	    |  "0"  |  "3"  | …   tag "d", body = the decided half offset in decimal
+//	    +-------+-------+
 //
 // Progress of the check walk is kept as consumer offsets of the system group
 // CID_RMQ_SYS_TRANS on both topics (consumerOffset.json), as in stock:
@@ -48,12 +54,21 @@ package broker
 //   - a half message's age is measured from its born timestamp, or from its
 //     store timestamp when the producer's clock is ahead (stock checks a message
 //     born "in the future" at once);
-//   - immunity copies (CHECK_IMMUNITY_TIME_IN_SECONDS) do not count as checks.
-//   - Delay levels: stock lets CommitLog delay the half message itself (the
-//     half topic becomes REAL_TOPIC and the message never reaches its topic);
-//     here the DELAY property rides along on the half message and the delay
-//     hook applies it when the commit re-stores the message (the Java client
-//     drops DELAY from transactional sends; the Go client keeps it).
+//   - immunity copies (CHECK_IMMUNITY_TIME_IN_SECONDS) do not count as checks;
+//   - check copies keep the flag and reconsumeTimes (stock's renewHalfMessageInner
+//     drops both, so a message committed from a check loses its flag);
+//   - END_TRANSACTION naming a record that is not on the half topic is refused
+//     (stock would "commit" any record carrying the producer group);
+//   - delay levels and timer properties: stock lets CommitLog delay the half
+//     message itself, which overwrites REAL_TOPIC with the half topic, so the
+//     message never reaches its topic; here DELAY (or TIMER_*) rides along on
+//     the half message and applies when the commit re-stores the message
+//     through the put hooks (the Java client drops DELAY from transactional
+//     sends; the Go client keeps it).
+//
+// A chain checked transactionCheckMax times without an answer is discarded:
+// moved to TRANS_CHECK_MAX_TIME_TOPIC with an error log line, as stock, from
+// where RESUME_CHECK_HALF_MESSAGE puts it back with its check count reset.
 
 import (
 	"errors"

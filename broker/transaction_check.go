@@ -59,6 +59,11 @@ func (s *transactionService) checkNow() {
 
 // examine decides one half message of the walk; false stops the walk before it.
 func (s *transactionService) examine(m *store.MessageExt, p *txPass) bool {
+	select {
+	case <-s.stop: // shutting down: keep the progress made so far
+		return false
+	default:
+	}
 	origin := txOrigin(m)
 	if s.isDecided(origin) {
 		return true

@@ -60,7 +60,11 @@ func (b *Broker) processEndTransaction(c *remoting.Conn, req *remoting.Command) 
 		log.Warn().Msg("transaction: producer reports the transaction still unknown")
 		return nil
 	}
-	code, remark := b.txService().end(&eh)
+	s := b.txService()
+	if s == nil {
+		return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the transaction service is not running")
+	}
+	code, remark := s.end(&eh)
 	if code != remoting.Success {
 		log.Warn().Int32("code", code).Str("reason", remark).Int32("decision", eh.decision).Msg("transaction: end transaction refused")
 	} else if eh.fromCheck || eh.decision == store.TransactionRollbackType {

@@ -528,7 +528,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 				t.Fatalf("check body holds %d records", len(body))
 			}
 			m := body[0]
-			if m.Topic != "TxS" || m.QueueID != 3 || string(m.Body) != "body-U-check" || m.QueueOffset != cr.queueOffset ||
+			if m.Topic != "TxS" || m.QueueID != 3 || string(m.Body) != "body-U-check" || m.Flag != 7 || m.QueueOffset != cr.queueOffset ||
 				m.PhysicalOffset != cr.phyOffset || m.Properties["PGROUP"] != "PG" || m.Properties["TRANSACTION_CHECK_TIMES"] != "1" ||
 				m.Properties["k"] != "v" || m.Properties["UNIQ_KEY"] != "U-check" {
 				t.Fatalf("check body %+v props %v", m, m.Properties)
@@ -541,7 +541,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 			}
 			e.waitChecks(e.prod, 1)
 			got := e.messages("TxS", 3)
-			if len(got) != 1 || got[0].PreparedTransactionOffset != cr.phyOffset {
+			if len(got) != 1 || got[0].PreparedTransactionOffset != cr.phyOffset || got[0].Flag != 7 || got[0].Properties["TRANSACTION_CHECK_TIMES"] != "1" {
 				t.Fatalf("committed %+v", got)
 			}
 		})
