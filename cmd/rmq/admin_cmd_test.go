@@ -519,6 +519,22 @@ brokerName                                        =  broker-a`,
 			want: "delete subscription group [AdminG] from broker [<BROKER>] success.\n",
 		},
 		{
+			name: "deleteSubGroup from a cluster with its retry and DLQ topics",
+			args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "AdminG"},
+			want: `delete subscription group [AdminG] from broker [<BROKER>] in cluster [DefaultCluster] success.
+delete topic [%RETRY%AdminG] from cluster [DefaultCluster] success.
+delete topic [%RETRY%AdminG] from NameServer success.
+delete topic [%DLQ%AdminG] from cluster [DefaultCluster] success.
+delete topic [%DLQ%AdminG] from NameServer success.
+`,
+		},
+		{
+			name:     "consumerProgress of a deleted group",
+			args:     []string{"consumerProgress", "-g", "AdminG"},
+			wantCode: 1,
+			wantErr:  `^rmq: consumerProgress: name server <NS> answered GET_ROUTEINFO_BY_TOPIC\(105\) with CODE 17 \(TOPIC_NOT_EXIST\) DESC: .*%RETRY%AdminG\n$`,
+		},
+		{
 			name: "deleteTopic",
 			args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "AdminO"},
 			want: "delete topic [AdminO] from cluster [DefaultCluster] success.\ndelete topic [AdminO] from NameServer success.\n",
