@@ -40,8 +40,8 @@ pids_of() {
 # alive PID: the process exists and is not a zombie awaiting its parent.
 alive() {
 	local st
-	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	[[ -n $st && $st != Z* ]]
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+	[[ -n $st && $st != Z ]]
 }
 
 # Servers stopped however the test ends.
