@@ -337,7 +337,7 @@ func TestTransactionEndDecisions(t *testing.T) {
 			e.sendHalf("TxT", 0, "warmup") // the half queue offset of the next one is 1, not 0
 			resp := e.sendHalf("TxT", 2, "U-"+c.name)
 			ref := e.refOf(resp)
-			if ref.queueOffset != 1 || resp.ExtFields["queueId"] == "" {
+			if ref.queueOffset != 1 || resp.ExtFields["queueId"] != "2" || resp.ExtFields["transactionId"] != "U-"+c.name {
 				t.Fatalf("half send reply %v", resp.ExtFields)
 			}
 			halves := e.messages(txHalfTopic, 0)
