@@ -208,9 +208,10 @@ func latencySummary(ds []time.Duration) (p50, p99, maxD time.Duration) {
 }
 
 // startWarmConsumer starts a push consumer of group on topic calling fn, and
-// returns once it has received a plain warm-up message: from then on its
-// queues are assigned and pulls are parked on the broker, so a delivery's
-// arrival time measures the broker, not the client's first rebalance.
+// returns once it has received a plain warm-up message from every queue of
+// the topic: from then on every queue is assigned and its pull parked on the
+// broker, so a delivery's arrival time measures the broker, not the client's
+// first rebalance.
 func startWarmConsumer(t *testing.T, p *harness.Process, send func(context.Context, ...*primitive.Message) (*primitive.SendResult, error), cc consumerConf, fn func(*primitive.MessageExt)) func() {
 	t.Helper()
 	return startWarmConsumerResult(t, p, send, cc, func(m *primitive.MessageExt) consumer.ConsumeResult {
@@ -220,29 +221,44 @@ func startWarmConsumer(t *testing.T, p *harness.Process, send func(context.Conte
 }
 
 // startWarmConsumerResult is startWarmConsumer with a listener that decides
-// each message's result. The warm-up message is acknowledged without calling fn.
+// each message's result. Warm-up messages are acknowledged without calling fn.
 func startWarmConsumerResult(t *testing.T, p *harness.Process, send func(context.Context, ...*primitive.Message) (*primitive.SendResult, error), cc consumerConf, fn func(*primitive.MessageExt) consumer.ConsumeResult) func() {
 	t.Helper()
+	queues := int(waitRoute(t, p, cc.topic).QueueDatas[0].ReadQueueNums)
 	warmID := "warm-" + cc.group
-	var once sync.Once
-	warm := make(chan struct{})
+	var mu sync.Mutex
+	warmQueues := make(map[int]bool)
 	stop := startConsumerResult(t, p.NamesrvAddr(), cc, func(m *primitive.MessageExt) consumer.ConsumeResult {
 		if m.GetProperty(idProp) == warmID {
-			once.Do(func() { close(warm) })
+			mu.Lock()
+			warmQueues[m.Queue.QueueId] = true
+			mu.Unlock()
 			return consumer.ConsumeSuccess
 		}
 		return fn(m)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-	defer cancel()
-	if _, err := send(ctx, testMsg(cc.topic, warmID, bodyFor(warmID))); err != nil {
-		t.Fatalf("send warm-up: %v", err)
+	sendWarm := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+		defer cancel()
+		if _, err := send(ctx, testMsg(cc.topic, warmID, bodyFor(warmID))); err != nil {
+			t.Fatalf("send warm-up: %v", err)
+		}
 	}
-	select {
-	case <-warm:
-	case <-time.After(consumeTimeout):
-		t.Fatalf("warm-up message not consumed by %s within %v", cc.group, consumeTimeout)
+	// The producer spreads sends round-robin; each poll that still misses a
+	// queue sends one more, in case other sends shared the rotation.
+	for range queues {
+		sendWarm()
 	}
+	harness.WaitFor(t, consumeTimeout, func() error {
+		mu.Lock()
+		n := len(warmQueues)
+		mu.Unlock()
+		if n < queues {
+			sendWarm()
+			return fmt.Errorf("consumer %s got warm-up messages from %d of %d queues", cc.group, n, queues)
+		}
+		return nil
+	})
 	return stop
 }
 

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -112,17 +113,35 @@ class DelayTest {
     }
 
     /**
-     * Starts the consumer and returns once it received a plain warm-up message: its queues are then
-     * assigned and its pulls parked on the broker, so arrival times measure the broker, not the first
-     * rebalance.
+     * Starts the consumer and returns once it received a plain warm-up message from every queue of the
+     * topic: each queue is then assigned and its pull parked on the broker, so arrival times measure the
+     * broker, not the first rebalance. The producer picks queues round-robin; while a queue is still
+     * missing, another warm-up goes out every ~0.5 s in case other sends shared the rotation.
      */
     static void startWarm(DefaultMQPushConsumer consumer, Recorder recorder, DefaultMQProducer producer, String topic)
         throws Exception {
         consumer.registerMessageListener(recorder);
         consumer.start();
         String warmId = "warm-" + consumer.getConsumerGroup();
-        sendOk(producer, message(topic, warmId, 0));
-        Await.until("the warm-up message", Clients.DEADLINE, () -> !recorder.get(warmId).isEmpty(), recorder::describe);
+        int queues = producer.fetchPublishMessageQueues(topic).size();
+        for (int i = 0; i < queues; i++) {
+            sendOk(producer, message(topic, warmId, 0));
+        }
+        AtomicInteger polls = new AtomicInteger();
+        Await.until("warm-up messages from all " + queues + " queues", Clients.DEADLINE, () -> {
+            long seen = recorder.get(warmId).stream().map(a -> a.msg().getQueueId()).distinct().count();
+            if (seen >= queues) {
+                return true;
+            }
+            if (polls.incrementAndGet() % 10 == 0) {
+                try {
+                    sendOk(producer, message(topic, warmId, 0));
+                } catch (Exception e) {
+                    throw new IllegalStateException("warm-up send", e);
+                }
+            }
+            return false;
+        }, recorder::describe);
     }
 
     @Test
