@@ -202,8 +202,9 @@ func (b *Broker) transactionProcessors() map[int32]HandlerFunc {
 	}
 }
 
-// loop runs a pass at first, first+interval, ... on the broker clock; a pass
-// that overruns its slot skips the slots it missed.
+// loop runs a pass at first, first+interval, ... on the broker clock. The
+// next slot is chosen when a pass starts (slots already gone are skipped), so
+// a pass that overruns its interval is followed at once by the next one.
 func (s *transactionService) loop(next time.Time) {
 	clk := s.b.clock
 	for {
@@ -214,10 +215,10 @@ func (s *transactionService) loop(next time.Time) {
 			return
 		case <-t.C():
 		}
-		s.checkNow()
-		now := clk.Now()
-		for next = next.Add(s.interval); !next.After(now); next = next.Add(s.interval) {
+		for now := clk.Now(); !next.After(now); {
+			next = next.Add(s.interval)
 		}
+		s.checkNow()
 	}
 }
 
