@@ -13,6 +13,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -98,9 +99,24 @@ class DelayTest {
         return r;
     }
 
-    /** Creates the topic with a first message and waits until the name server routes it. */
+    /**
+     * Creates the topic with a first message and waits until the name server routes it. The first send is
+     * retried while the client finds no route: a broker that has just booted may not have registered its
+     * auto-create template (TBW102) yet.
+     */
     static void createTopic(DefaultMQProducer producer, String topic) throws Exception {
-        sendOk(producer, message(topic, "create", 0));
+        AtomicReference<Exception> last = new AtomicReference<>();
+        Await.until("a first send to " + topic, Clients.DEADLINE, () -> {
+            try {
+                sendOk(producer, message(topic, "create", 0));
+                return true;
+            } catch (MQClientException e) {
+                last.set(e);
+                return false;
+            } catch (Exception e) {
+                throw new IllegalStateException("first send to " + topic, e);
+            }
+        }, () -> "last error: " + last.get());
         Await.until("a name-server route for " + topic, Clients.DEADLINE, () -> routed(producer, topic), () -> "no route");
     }
 
