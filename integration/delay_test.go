@@ -420,12 +420,15 @@ func queueMaxOffsets(cl *remoting.Client, brokerAddr, topic string, n int) (map[
 // with delayed messages in three states and checks, by reading the real
 // topic from the start with a fresh group after the restart:
 //
-//	A  level 1, delivered and its progress persisted in delayOffset.json  → exactly once
-//	C  level 1, delivered but progress not yet persisted                   → once, or twice for
-//	                                                                          each CQ offset ≥ the persisted one
-//	B  level 3 (10 s), acknowledged and still pending at the kill          → all delivered after the restart
+//	A  level 1, delivered, progress persisted in delayOffset.json   → exactly one copy
+//	C  level 1, delivered just before the kill                      → two copies if its schedule-queue
+//	                                                                  offset ≥ the persisted one, else one
+//	B  level 3 (10 s), acknowledged and still pending at the kill   → one copy each (two only for a B
+//	                                                                  stored before the kill past the
+//	                                                                  persisted offset)
 //
-// and that no copy was delivered before its due time.
+// and that no copy was stored before its due time, every copy keeps its
+// UNIQ_KEY, and the consumer that lived through the crash receives every B.
 func TestDelayedMessagesSurviveKill(t *testing.T) {
 	t.Parallel()
 	// delayOffset.json every 2 s: A can be waited for, and C's progress is
