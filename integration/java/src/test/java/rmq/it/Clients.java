@@ -43,8 +43,21 @@ final class Clients {
         return what + "_" + serializeType() + "_" + RUN + "_" + SEQ.incrementAndGet();
     }
 
+    /** "rmq" for the broker under test, "java" when run.sh runs the suite against the Java broker (oracle). */
+    static String brokerKind() {
+        return System.getProperty("rmq.brokerKind", "rmq");
+    }
+
+    static boolean againstJavaBroker() {
+        return "java".equals(brokerKind());
+    }
+
     static DefaultMQProducer startProducer() throws MQClientException {
-        DefaultMQProducer producer = new DefaultMQProducer(unique("pg"));
+        return startProducer(unique("pg"));
+    }
+
+    static DefaultMQProducer startProducer(String group) throws MQClientException {
+        DefaultMQProducer producer = new DefaultMQProducer(group);
         producer.setNamesrvAddr(namesrv());
         producer.setInstanceName(unique("producer"));
         // The first send also pays for the route lookups and the connection; a cold JVM on a shared

@@ -1,0 +1,100 @@
+package rmq.it;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A second broker in its own process, started through the launcher script run.sh passes as {@code rmq.brokerLauncher}
+ * (rmq, or the Java broker for the oracle run). The script takes {@code NAME CLUSTER PORT STORE_DIR NAMESRV}, runs the
+ * broker in the foreground (exec, so this process is the broker) and prints the stock "boot success" line.
+ */
+final class BrokerProcess {
+    private static final Duration BOOT_DEADLINE = Duration.ofSeconds(60);
+
+    final String name;
+    final String cluster;
+    final int port;
+    final Path storeDir;
+    private final Path log;
+    private Process process;
+
+    BrokerProcess(String name, String cluster, Path storeDir) throws IOException {
+        this.name = name;
+        this.cluster = cluster;
+        this.port = freePortTriple();
+        this.storeDir = storeDir;
+        this.log = storeDir.resolveSibling(storeDir.getFileName() + ".log");
+    }
+
+    static String launcher() {
+        String l = System.getProperty("rmq.brokerLauncher", "");
+        return l.isBlank() ? null : l;
+    }
+
+    String addr() {
+        return "127.0.0.1:" + port;
+    }
+
+    /** Starts the broker and waits for its boot line. */
+    void start() throws IOException, InterruptedException {
+        Files.createDirectories(storeDir);
+        process = new ProcessBuilder(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()))
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        long end = System.nanoTime() + BOOT_DEADLINE.toNanos();
+        while (!Files.readString(log).contains("boot success")) {
+            if (!process.isAlive()) {
+                throw new AssertionError("broker " + name + " exited with " + process.exitValue() + ":\n" + Files.readString(log));
+            }
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("broker " + name + " not up after " + BOOT_DEADLINE + ":\n" + Files.readString(log));
+            }
+            Thread.sleep(100);
+        }
+        Files.writeString(log, "");
+    }
+
+    /** SIGKILL: the broker neither unregisters nor flushes, as in a crash. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM and wait: the broker unregisters from the name server and shuts down cleanly. */
+    void stop() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    String output() throws IOException {
+        return Files.readString(log);
+    }
+
+    /** A port p with p-2 (VIP) and p+1 (HA) free too, below the ephemeral range. */
+    private static int freePortTriple() throws IOException {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int p = 12000 + (int) (Math.random() * 20000);
+            if (free(p) && free(p - 2) && free(p + 1)) {
+                return p;
+            }
+        }
+        throw new IOException("no free port triple");
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
