@@ -57,3 +57,11 @@ fuzz:
 
 clean:
 	rm -rf bin .run
+
+# The Java suite of test-java against the stock Java name server and broker (Maven Central jars, version
+# ORACLE_VERSION, default 4.9.8) instead of rmq, so that differences show up side by side. Not part of test.
+ORACLE_VERSION ?= 4.9.8
+
+.PHONY: java-oracle
+java-oracle:
+	ORACLE_VERSION=$(ORACLE_VERSION) bash integration/java/run.sh --oracle
