@@ -25,14 +25,14 @@ func (b *Broker) delayHook(m *store.Message) error {
 }
 
 // checkBatch refuses what stock refuses in a batch: a delay level or a
-// transaction flag on any member (CommitLog.asyncPutMessages).
+// transaction flag (sysFlag or TRAN_MSG) on any member (CommitLog.asyncPutMessages).
 func checkBatch(msgs []*store.Message) error {
 	for _, m := range msgs {
 		level, err := schedule.DelayLevel(m.Properties)
 		if err != nil || level > 0 {
 			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot carry a delay level", m.Topic)}
 		}
-		if store.TransactionType(m.SysFlag) != 0 {
+		if store.TransactionType(m.SysFlag) != 0 || parseJavaBool(m.Properties[txPropTranMsg]) {
 			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot be transactional", m.Topic)}
 		}
 	}

@@ -193,3 +193,11 @@ func TestRetryFallbackSendIsDelayed(t *testing.T) {
 	clk.Advance(30 * time.Second)
 	coreWaitFor(t, "fallback delivery", func() bool { return len(tb.messagesOn("%RETRY%G3", 0)) == 1 })
 }
+
+func TestTransactionalBatchIsRefused(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	body := coreBatchBody(store.BatchEntry{Body: []byte("a"), Properties: map[string]string{"TRAN_MSG": "true"}})
+	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TxBatch", body: body, batch: true}); r.Code != remoting.MessageIllegal {
+		t.Fatalf("TRAN_MSG batch: code %d %q", r.Code, r.Remark)
+	}
+}
