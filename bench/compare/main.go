@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	workDir      string
+	out          string
+	rmqBin       string
+	pom          string
+	cacheDir     string
+	java4        string
+	java5        string
+	only         map[int]bool
+	noJava       bool
+	duration     time.Duration
+	warmup       time.Duration
+	idleWait     time.Duration
+	samplePeriod time.Duration
+	conns        int
+	inflight     int
+	e2eRate      float64
+	delayCount   int64
+	delayGrace   time.Duration
+	timerWarm    int64
+	timerCount   int64
+	timerWindow  time.Duration
+	floodCount   int64
+	args         []string
+}
+
+func (c *config) has(w int) bool { return len(c.only) == 0 || c.only[w] }
+
+func parseOnly(s string) (map[int]bool, error) {
+	out := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 7 {
+			return nil, fmt.Errorf("compare: -only %q: workloads are 1..7", s)
+		}
+		out[n] = true
+	}
+	return out, nil
+}
+
+func parseFlags(args []string) (*config, error) {
+	home, _ := os.UserHomeDir()
+	c := &config{args: args}
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.StringVar(&c.workDir, "workdir", filepath.Join(os.TempDir(), "rmq-bench-compare"), "scratch directory: stores, configs, logs (emptied per broker)")
+	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "Markdown file whose generated section gets the results (\"\": none)")
+	fs.StringVar(&c.rmqBin, "rmq", "bin/rmq", "rmq binary (broker, name server and `rmq bench`)")
+	fs.StringVar(&c.pom, "pom", "bench/compare/peer-pom.xml", "dependency list used to fetch the Java jars")
+	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
+	fs.StringVar(&c.java4, "java4", "4.9.7", "Java broker for the 4.x workloads (1-4, startup)")
+	fs.StringVar(&c.java5, "java5", "5.3.3", "Java broker for the timer workloads (5-7)")
+	only := fs.String("only", "", "comma-separated workloads to run (default all: 1,2,3,4,5,6,7)")
+	fs.BoolVar(&c.noJava, "no-java", false, "run rmq only (no comparison; for profiling the driver)")
+	fs.DurationVar(&c.duration, "duration", 20*time.Second, "length of workloads 1-3")
+	fs.DurationVar(&c.warmup, "warmup", 8*time.Second, "saturating warm-up before workloads 1 and 2 (JIT)")
+	fs.DurationVar(&c.idleWait, "idle-wait", 3*time.Second, "settling time before the idle RSS reading")
+	fs.DurationVar(&c.samplePeriod, "sample", 200*time.Millisecond, "/proc sampling period")
+	fs.IntVar(&c.conns, "conns", 2, "client connections of the load")
+	fs.IntVar(&c.inflight, "inflight", 64, "sends in flight per connection when saturating")
+	fs.Float64Var(&c.e2eRate, "e2e-rate", 2000, "message rate of workload 3 (msg/s)")
+	fs.Int64Var(&c.delayCount, "delay-count", 100_000, "messages of workload 4")
+	fs.DurationVar(&c.delayGrace, "delay-grace", 60*time.Second, "wait for late delay-level deliveries")
+	fs.Int64Var(&c.timerWarm, "timer-warm", 20_000, "timer messages of the warm-up that measures the enqueue rate")
+	fs.Int64Var(&c.timerCount, "timer-count", 1_000_000, "timer messages of workloads 5 and 7")
+	fs.DurationVar(&c.timerWindow, "timer-window", 2*time.Minute, "window the workload-5 timers are due in")
+	fs.Int64Var(&c.floodCount, "flood-count", 100_000, "timers of workload 6, all due within one second")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.only, err = parseOnly(*only); err != nil {
+		return nil, err
+	}
+	if c.rmqBin, err = filepath.Abs(c.rmqBin); err != nil {
+		return nil, err
+	}
+	if c.workDir, err = filepath.Abs(c.workDir); err != nil {
+		return nil, err
+	}
+	if c.timerCount%spreadPrime == 0 || c.floodCount%spreadPrime == 0 {
+		return nil, fmt.Errorf("compare: counts must not be multiples of %d", spreadPrime)
+	}
+	return c, nil
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg *config, w io.Writer) error {
+	began := time.Now()
+	mach := describeMachine(cfg.workDir)
+	r := &runner{cfg: cfg, log: w, m: map[string]measures{}}
+	rmq := &target{name: "rmq", rmqBin: cfg.rmqBin, timers: true}
+	j4 := &target{name: "Java " + cfg.java4, version: cfg.java4, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java4, "lib")}
+	j5 := &target{name: "Java " + cfg.java5, version: cfg.java5, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java5, "lib"), timers: true}
+	if _, err := os.Stat(cfg.rmqBin); err != nil {
+		return fmt.Errorf("compare: rmq binary: %w (make build)", err)
+	}
+	if err := os.MkdirAll(cfg.workDir, 0o755); err != nil {
+		return err
+	}
+	delayTargets, timerTargets := []*target{rmq}, []*target{rmq}
+	if !cfg.noJava {
+		for _, t := range []*target{j4, j5} {
+			r.logf("fetching the %s jars (Maven Central, cached in %s)", t.name, t.lib)
+			if err := fetchJars(cfg.pom, t.version, t.lib); err != nil {
+				return err
+			}
+		}
+		delayTargets, timerTargets = append(delayTargets, j4), append(timerTargets, j5)
+	}
+	if cfg.has(1) || cfg.has(2) || cfg.has(3) || cfg.has(4) || cfg.has(7) {
+		for _, t := range delayTargets {
+			if err := r.delayPhase(ctx, t); err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+	}
+	if cfg.has(5) || cfg.has(6) || cfg.has(7) {
+		for _, t := range timerTargets {
+			if err := r.timerPhase(ctx, t); err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+	}
+	mach.loadAfter = loadAvg()
+	rows := r.rows(rmq, j4, j5)
+	fmt.Fprintln(w)
+	writeText(w, rows)
+	r.logf("done in %v", time.Since(began).Round(time.Second))
+	if cfg.out == "" {
+		return nil
+	}
+	var md strings.Builder
+	r.report(&md, rows, mach, began, time.Since(began))
+	return replaceSection(cfg.out, md.String())
+}
+
+// rows turns the measurements into the comparison table.
+func (r *runner) rows(rmq, j4, j5 *target) []row {
+	var out []row
+	get := func(t *target, k string) float64 {
+		if v, ok := r.m[t.name][k]; ok {
+			return v
+		}
+		return math.NaN()
+	}
+	add := func(wl, metric, unit string, peer *target, rk, jk string, g goal) {
+		rv, jv := get(rmq, rk), get(peer, jk)
+		if math.IsNaN(rv) && math.IsNaN(jv) {
+			return
+		}
+		out = append(out, row{workload: wl, metric: metric, unit: unit, rmq: rv, java: jv, peer: peer.name, goal: g})
+	}
+	same := func(wl, metric, unit string, peer *target, k string, g goal) { add(wl, metric, unit, peer, k, k, g) }
+	for _, w := range []struct{ key, name string }{{"w1", "1 send 1 KiB, ASYNC_FLUSH"}, {"w2", "2 send 1 KiB, SYNC_FLUSH"}} {
+		same(w.name, "throughput", "msg/s", j4, w.key+".tps", atLeast(1.5))
+		same(w.name, "msg per broker CPU-second", "msg/CPU-s", j4, w.key+".tpcpu", atLeast(2))
+		same(w.name, "send p99", "ms", j4, w.key+".p99", noGoal)
+		same(w.name, "broker CPU", "s", j4, w.key+".cpu", noGoal)
+		same(w.name, "peak RSS", "MiB", j4, w.key+".rss", atMost(0.1))
+		same(w.name, "peak anonymous RSS", "MiB", j4, w.key+".anon", atMost(0.1))
+		same(w.name, "failed sends", "", j4, w.key+".failed", noGoal)
+	}
+	e2e := fmt.Sprintf("3 produce+consume at %.0f msg/s", r.cfg.e2eRate)
+	same(e2e, "end-to-end p50", "ms", j4, "w3.p50", noGoal)
+	same(e2e, "end-to-end p99", "ms", j4, "w3.p99", atMost(0.5))
+	same(e2e, "end-to-end max", "ms", j4, "w3.max", noGoal)
+	same(e2e, "broker CPU", "s", j4, "w3.cpu", noGoal)
+	late := func(wl, key string, peer *target) {
+		same(wl, "send rate", "msg/s", peer, key+".rate", noGoal)
+		same(wl, "lateness p50", "ms", peer, key+".p50", noGoal)
+		same(wl, "lateness p99", "ms", peer, key+".p99", atMost(0.1))
+		same(wl, "lateness max", "ms", peer, key+".max", noGoal)
+		same(wl, "delivered early", "msgs", peer, key+".early", zeroRMQ)
+		same(wl, "lost", "msgs", peer, key+".lost", zeroRMQ)
+		same(wl, "broker CPU", "s", peer, key+".cpu", noGoal)
+		same(wl, "peak RSS", "MiB", peer, key+".rss", atMost(0.1))
+	}
+	late(fmt.Sprintf("4 delay levels 2-3, %d msgs", r.cfg.delayCount), "w4", j4)
+	t5 := fmt.Sprintf("5 timers, %d due over %v", r.cfg.timerCount, r.cfg.timerWindow)
+	late(t5, "w5", j5)
+	f6 := fmt.Sprintf("6 flood, %d timers due in 1 s", r.cfg.floodCount)
+	same(f6, "time to drain", "s", j5, "w6.drain", noGoal)
+	late(f6, "w6", j5)
+	st := "7 startup"
+	same(st, "start to ready, empty store", "ms", j4, "boot", atMost(0.05))
+	add(st, "start to ready, empty store", "ms", j5, "boot5", "boot5", atMost(0.05))
+	same(st, "idle RSS", "MiB", j4, "idle.rss", noGoal)
+	add(st, "idle RSS", "MiB", j5, "idle5.rss", "idle5.rss", noGoal)
+	same(st, fmt.Sprintf("restart with %d pending timers: start to ready", r.cfg.timerCount), "s", j5, "w7.restart", atMost(0.05))
+	same(st, "restart: orderly stop", "s", j5, "w7.stop", noGoal)
+	return out
+}
+
+// machine describes where the run happened.
+type machine struct {
+	cpu, mem, kernel, disk, goVersion, java string
+	cores                                   int
+	loadBefore, loadAfter                   string
+}
+
+func describeMachine(dir string) *machine {
+	m := &machine{loadBefore: loadAvg()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.cpu = strings.TrimSpace(v)
+				m.cores++
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if l, _, ok := strings.Cut(string(b), "\n"); ok {
+			m.mem = strings.Join(strings.Fields(l)[1:], " ")
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.kernel = strings.TrimSpace(string(b))
+	}
+	m.disk = mountOf(dir)
+	m.goVersion = goVersion()
+	m.java = javaVersion()
+	return m
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// mountOf returns "device fstype" of the mount holding dir.
+func mountOf(dir string) string {
+	b, err := os.ReadFile("/proc/mounts")
+	if err != nil {
+		return "?"
+	}
+	best, what := -1, "?"
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			continue
+		}
+		if (dir == f[1] || strings.HasPrefix(dir, strings.TrimSuffix(f[1], "/")+"/")) && len(f[1]) > best {
+			best, what = len(f[1]), f[0]+" "+f[2]
+		}
+	}
+	return what
+}
+
+// sortedKeys lists a measures map in key order.
+func sortedKeys(m measures) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
