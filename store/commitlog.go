@@ -36,6 +36,10 @@ type commitLog struct {
 	// beforeFlush, when set (tests only), runs at the start of every flush,
 	// before the range to sync is read.
 	beforeFlush func()
+
+	// warm, when set (SYNC_FLUSH), zero-fills ahead of the writer; every
+	// range is reserved with it before bytes are copied in.
+	warm *warmer
 }
 
 func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
@@ -140,6 +144,9 @@ func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *recor
 // n+8 must not exceed the file size. Store.putMu must be held.
 func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64, error) {
 	cur := c.maxOffset.Load()
+	if c.warm != nil {
+		c.warm.reserve(cur, cur+int64(n))
+	}
 	f := c.last()
 	if f == nil || cur >= f.end() {
 		var err error
@@ -162,6 +169,9 @@ func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64,
 			return 0, err
 		}
 		rel = 0
+		if c.warm != nil {
+			c.warm.reserve(cur, cur+int64(n))
+		}
 	}
 	// Segments are preallocated, but where the filesystem cannot do that a
 	// full disk faults the write; nothing is published then.

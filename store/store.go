@@ -149,6 +149,12 @@ func Open(opts Options) (*Store, error) {
 	go s.dispatchLoop()
 	s.flushWG.Add(2)
 	if o.FlushDiskType == SyncFlush {
+		s.cl.warm = newWarmer(s.cl, s.cl.maxOffset.Load())
+		s.flushWG.Add(1)
+		go func() {
+			defer s.flushWG.Done()
+			s.cl.warm.run(s.stopFlush)
+		}()
 		go s.groupCommitLoop()
 	} else {
 		go s.asyncFlushLoop()

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"sync"
+	"syscall"
+)
+
+// Warm-up of the commitlog ahead of the writer (SYNC_FLUSH only).
+//
+// A new segment is fallocated, so its blocks are "unwritten" extents: the
+// first sync of every range has to convert them, which costs a filesystem
+// journal commit on each group-commit flush, and a put that first touches a
+// page the last flush cleaned may wait for that commit while it holds putMu.
+// The warmer writes zeros through the file descriptor (never through the
+// mapping, so they do not count in the broker's resident memory) a little
+// ahead of the write position and syncs them, which turns those blocks into
+// ordinary written extents: group-commit flushes are then pure data
+// writeback.
+//
+//	commitlog:  | records ... |<- reserved      | zeroed, synced | fallocated ...
+//	                                       done ->|<- busy chunk ->|
+//
+// The writer reserves every range before copying into it; a reservation that
+// overlaps the chunk being zeroed waits for it, and the warmer never starts a
+// chunk below the highest reservation, so zeros never overwrite a record.
+const (
+	warmChunk = 4 << 20  // bytes zeroed and synced per step
+	warmAhead = 64 << 20 // bytes kept ready beyond the write position
+)
+
+type warmer struct {
+	cl    *commitLog
+	chunk int64
+	ahead int64
+	wake  chan struct{}
+	zeros []byte
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	reserved int64 // end of the highest range an append reserved
+	done     int64 // bytes in [reserved, done) are zeroed and synced
+	busyFrom int64 // chunk being zeroed: [busyFrom, busyTo); busyTo 0: none
+	busyTo   int64
+	failed   bool
+}
+
+func newWarmer(cl *commitLog, from int64) *warmer {
+	w := &warmer{
+		cl: cl, chunk: min(warmChunk, cl.fileSize), ahead: min(warmAhead, max(cl.fileSize/4, pageSize)),
+		wake: make(chan struct{}, 1), reserved: from, done: from,
+	}
+	w.zeros = make([]byte, min(w.chunk, 1<<20))
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// reserve is called by the writer (under Store.putMu) before it copies into
+// [from, to): it waits while that range is being zeroed and keeps the warmer
+// away from it afterwards.
+func (w *warmer) reserve(from, to int64) {
+	w.mu.Lock()
+	for w.busyTo > from && w.busyFrom < to {
+		w.cond.Wait()
+	}
+	w.reserved = max(w.reserved, to)
+	lagging := !w.failed && w.done-w.reserved < w.ahead/2
+	w.mu.Unlock()
+	if lagging {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run zeroes chunk after chunk until ahead bytes beyond the reservations are
+// ready, then sleeps until a reservation eats into them. It stops on stop, or
+// for good on the first I/O error (the writer does not depend on it).
+func (w *warmer) run(stop <-chan struct{}) {
+	for {
+		f, from, to, ok := w.next()
+		if !ok {
+			select {
+			case <-stop:
+				return
+			case <-w.wake:
+				continue
+			}
+		}
+		err := w.zeroRange(f, from-f.start, to-f.start)
+		w.mu.Lock()
+		w.busyFrom, w.busyTo = 0, 0
+		if err == nil {
+			w.done = max(w.done, to)
+		} else {
+			w.failed = true
+		}
+		w.cond.Broadcast()
+		w.mu.Unlock()
+		if err != nil {
+			w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up stopped")
+			<-stop
+			return
+		}
+		select {
+		case <-stop:
+			return
+		default:
+		}
+	}
+}
+
+// next claims the chunk to zero, if one is due: it starts at the first page
+// past both the reservations and what is already done, and stays in the
+// segment holding that position (the writer creates segments).
+func (w *warmer) next() (*mappedFile, int64, int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed {
+		return nil, 0, 0, false
+	}
+	from := max(w.done, (w.reserved+pageSize-1)&^(pageSize-1))
+	if from-w.reserved >= w.ahead {
+		return nil, 0, 0, false
+	}
+	w.cl.mu.RLock()
+	f := w.cl.fileAt(from)
+	w.cl.mu.RUnlock()
+	if f == nil {
+		return nil, 0, 0, false
+	}
+	to := min(from+w.chunk, f.end())
+	w.busyFrom, w.busyTo = from, to
+	return f, from, to, true
+}
+
+// zeroRange writes zeros over f's bytes [from, to) with pwrite and syncs
+// them (fdatasync: the extent conversion is the metadata that matters).
+func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
+	for off := from; off < to; {
+		n := min(int64(len(w.zeros)), to-off)
+		if _, err := f.file.WriteAt(w.zeros[:n], off); err != nil {
+			return err
+		}
+		off += n
+	}
+	return syscall.Fdatasync(int(f.file.Fd()))
+}

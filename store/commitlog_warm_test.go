@@ -1,0 +1,142 @@
+package store
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestWarmerNext(t *testing.T) {
+	const size = 64 << 10
+	tests := []struct {
+		name       string
+		reserved   int64
+		done       int64
+		files      int // segments that exist
+		wantOK     bool
+		wantFrom   int64
+		wantTo     int64
+		wantFailed bool
+	}{
+		{name: "fresh store starts at the write position", reserved: 0, done: 0, files: 1, wantOK: true, wantFrom: 0, wantTo: 16 << 10},
+		{name: "starts at the next page past a reservation", reserved: 5000, done: 0, files: 1, wantOK: true, wantFrom: 8192, wantTo: 8192 + 16<<10},
+		{name: "continues after what is done", reserved: 5000, done: 12288, files: 1, wantOK: true, wantFrom: 12288, wantTo: 12288 + 16<<10},
+		{name: "stops at the segment end", reserved: size - 8292, done: size - 4096, files: 1, wantOK: true, wantFrom: size - 4096, wantTo: size},
+		{name: "enough ready ahead", reserved: 1000, done: 1000 + 32<<10, files: 1, wantOK: false},
+		{name: "next segment not created yet", reserved: size - 10, done: size, files: 1, wantOK: false},
+		{name: "next segment created", reserved: size - 10, done: size, files: 2, wantOK: true, wantFrom: size, wantTo: size + 16<<10},
+		{name: "failed warmer claims nothing", reserved: 0, done: 0, files: 1, wantFailed: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := newCommitLog(t.TempDir(), size, testOptions("").Logger)
+			for i := range tc.files {
+				cl.files = append(cl.files, &mappedFile{start: int64(i) * size, data: make([]byte, size)})
+			}
+			w := newWarmer(cl, 0)
+			w.chunk, w.ahead = 16<<10, 32<<10
+			w.reserved, w.done, w.failed = tc.reserved, tc.done, tc.wantFailed
+			_, from, to, ok := w.next()
+			if ok != tc.wantOK || ok && (from != tc.wantFrom || to != tc.wantTo) {
+				t.Fatalf("next() = [%d, %d) %v; want [%d, %d) %v", from, to, ok, tc.wantFrom, tc.wantTo, tc.wantOK)
+			}
+			if ok && (w.busyFrom != from || w.busyTo != to) {
+				t.Fatalf("busy [%d, %d), want the claimed chunk", w.busyFrom, w.busyTo)
+			}
+		})
+	}
+}
+
+func TestWarmerReserveWaitsForOverlappingChunk(t *testing.T) {
+	cl := newCommitLog(t.TempDir(), 64<<10, testOptions("").Logger)
+	w := newWarmer(cl, 0)
+	w.busyFrom, w.busyTo = 8192, 12288
+	tests := []struct {
+		name     string
+		from, to int64
+		blocks   bool
+	}{
+		{name: "below the chunk", from: 0, to: 8192, blocks: false},
+		{name: "above the chunk", from: 12288, to: 20000, blocks: false},
+		{name: "overlapping the chunk", from: 8000, to: 9000, blocks: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			returned := make(chan struct{})
+			go func() {
+				w.reserve(tc.from, tc.to)
+				close(returned)
+			}()
+			select {
+			case <-returned:
+				if tc.blocks {
+					t.Fatal("reserve returned while the chunk it overlaps was being zeroed")
+				}
+			case <-time.After(100 * time.Millisecond):
+				if !tc.blocks {
+					t.Fatal("reserve blocked on a chunk it does not overlap")
+				}
+				w.mu.Lock()
+				w.busyFrom, w.busyTo = 0, 0
+				w.cond.Broadcast()
+				w.mu.Unlock()
+				<-returned
+			}
+		})
+	}
+}
+
+// The warmer runs beside concurrent SYNC_FLUSH putters across many segment
+// rolls; every record must read back intact, and the region past the end must
+// have been zeroed ahead.
+func TestWarmerNeverOverwritesRecords(t *testing.T) {
+	s := openStore(t, syncOptions(t))
+	if s.cl.warm == nil {
+		t.Fatal("no warmer under SYNC_FLUSH")
+	}
+	const goroutines, each = 6, 120
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := s.PutMessage(testMessage("Warm", int32(g), i)); err != nil {
+					t.Errorf("put: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if files := len(s.cl.files); files < 4 {
+		t.Fatalf("only %d segments: the test needs rolls", files)
+	}
+	waitDispatched(t, s)
+	for g := range int32(goroutines) {
+		msgs := readQueue(t, s, "Warm", g)
+		if len(msgs) != each {
+			t.Fatalf("queue %d: %d messages, want %d", g, len(msgs), each)
+		}
+		for i, m := range msgs {
+			if want := testMessage("Warm", g, i).Body; !bytes.Equal(m.Body, want) {
+				t.Fatalf("queue %d message %d: body %q, want %q", g, i, m.Body, want)
+			}
+		}
+	}
+	end := s.MaxPhyOffset()
+	waitFor(t, 5*time.Second, "the warmer to zero past the end", func() bool {
+		s.cl.warm.mu.Lock()
+		defer s.cl.warm.mu.Unlock()
+		return s.cl.warm.done > end || s.cl.last().end() <= (end+pageSize-1)&^(pageSize-1)
+	})
+}
+
+func TestNoWarmerUnderAsyncFlush(t *testing.T) {
+	s := openStore(t, testOptions(t.TempDir()))
+	if s.cl.warm != nil {
+		t.Fatal("ASYNC_FLUSH store has a warmer")
+	}
+	mustPut(t, s, testMessage("NoWarm", 0, 0))
+}
