@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -99,7 +100,24 @@ class Client5SendReceiveTest {
             () -> assertEquals("TagS", got.getTags()),
             () -> assertEquals("green", got.getUserProperty("color")),
             () -> assertEquals("sync", new String(got.getBody(), StandardCharsets.UTF_8)));
+    }
 
+    @Test
+    void litePullConsumerPullsWithTheFiveXCode() throws Exception {
+        // The 5.x lite pull consumer pulls with LITE_PULL_MESSAGE (361), which a 4.x Java broker answers with
+        // REQUEST_CODE_NOT_SUPPORTED: it never gets a message there. rmq serves the code.
+        assumeFalse(Clients.againstJava4Broker(), "a 4.x Java broker does not serve LITE_PULL_MESSAGE");
+        String topic = Clients.unique("c5lite");
+        DefaultMQProducer producer = Clients.startProducer();
+        try {
+            for (int i = 0; i < 4; i++) {
+                SendResult r = producer.send(new Message(topic, i % 2 == 0 ? "TagB" : "TagX", "c5-batch-" + i,
+                    ("lite " + i).getBytes(StandardCharsets.UTF_8)));
+                assertEquals(SendStatus.SEND_OK, r.getSendStatus(), r::toString);
+            }
+        } finally {
+            producer.shutdown();
+        }
         DefaultLitePullConsumer lite = new DefaultLitePullConsumer(Clients.unique("c5lite"));
         lite.setNamesrvAddr(Clients.namesrv());
         lite.setInstanceName(Clients.unique("c5lite"));
@@ -108,13 +126,14 @@ class Client5SendReceiveTest {
         lite.start();
         try {
             Set<String> pulled = new HashSet<>();
-            Await.until("the batch through lite pull (TagB only)", Clients.DEADLINE, () -> {
+            Await.until("the TagB messages through lite pull", Clients.DEADLINE, () -> {
                 for (MessageExt m : lite.poll(500)) {
                     assertEquals("TagB", m.getTags());
                     pulled.add(m.getKeys());
                 }
-                return pulled.size() >= 4;
+                return pulled.size() >= 2;
             }, pulled::toString);
+            assertEquals(Set.of("c5-batch-0", "c5-batch-2"), pulled);
         } finally {
             lite.shutdown();
         }

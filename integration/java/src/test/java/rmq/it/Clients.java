@@ -43,13 +43,18 @@ final class Clients {
         return what + "_" + serializeType() + "_" + RUN + "_" + SEQ.incrementAndGet();
     }
 
-    /** "rmq" for the broker under test, "java" when run.sh runs the suite against the Java broker (oracle). */
+    /** "rmq", or "java-VERSION" when run.sh runs the suite against the stock Java broker (the oracle). */
     static String brokerKind() {
         return System.getProperty("rmq.brokerKind", "rmq");
     }
 
     static boolean againstJavaBroker() {
-        return "java".equals(brokerKind());
+        return brokerKind().startsWith("java");
+    }
+
+    /** The oracle is a 4.x Java broker, which knows no 5.x request codes. */
+    static boolean againstJava4Broker() {
+        return brokerKind().startsWith("java-4.");
     }
 
     static DefaultMQProducer startProducer() throws MQClientException {

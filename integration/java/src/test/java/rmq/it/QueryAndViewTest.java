@@ -56,7 +56,7 @@ class QueryAndViewTest {
             Await.until("the key index to cover the last send", Clients.DEADLINE, () -> {
                 try {
                     return !producer.queryMessage(topic, "order-4", 32, 0, Long.MAX_VALUE).getMessageList().isEmpty();
-                } catch (MQClientException e) {
+                } catch (MQClientException | InterruptedException e) {
                     return false;
                 }
             }, () -> "");
