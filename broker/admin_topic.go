@@ -163,6 +163,7 @@ func (b *Broker) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Com
 	t["pullThreadPoolQueueCapacity"] = "100000"
 	t["queryThreadPoolQueueCapacity"] = "20000"
 	t["EndTransactionThreadPoolQueueCapacity"] = "100000"
+	b.timerRuntimeInfo(t)
 	t["dispatchBehindBytes"] = strconv.FormatInt(b.store.DispatchBehind(), 10)
 	t["earliestMessageTimeStamp"] = strconv.FormatInt(b.earliestMessageTime(), 10)
 	t["commitLogMaxOffset"] = strconv.FormatInt(b.store.MaxPhyOffset(), 10)

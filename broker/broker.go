@@ -15,6 +15,7 @@ import (
 	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
+	"rmq/timer"
 )
 
 // HandlerFunc serves one request code. It returns the response, or nil when
@@ -45,7 +46,10 @@ type Broker struct {
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
 	tx        *transactionService // half messages and check-back (transaction*.go)
-	stats     brokerStats
+	timers    *timer.TimerStore   // 5.x timer messages (timer.go)
+	// timersLive is timers once started (read by the dispatch goroutine).
+	timersLive atomic.Pointer[timer.TimerStore]
+	stats      brokerStats
 
 	// clients: heartbeats, groups, offsets, locks (client_*.go, consumer_*.go, offset_*.go, subscription_group.go, lock_manager.go)
 	consumers *ConsumerManager

@@ -13,6 +13,7 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.SendReplyMessageV2: b.processSend,
 
 		remoting.ConsumerSendMsgBack: b.processConsumerSendMsgBack,
+		remoting.RecallMessage:       b.processRecallMessage,
 
 		remoting.PullMessage:     b.processPullRequest,
 		remoting.LitePullMessage: b.processPullRequest,

@@ -12,6 +12,7 @@ import (
 	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
+	"rmq/timer"
 )
 
 // Background periods of the stock broker.
@@ -119,7 +120,18 @@ func New(opts Options) (*Broker, error) {
 	}
 	// Transactions first: a half message is not delayed (its DELAY applies
 	// when the commit re-stores it).
-	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook)
+	b.timers, err = timer.Open(timer.Options{
+		Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
+		RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
+		MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
+		FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
+		Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
+	})
+	if err != nil {
+		_ = b.sched.Stop()
+		return closeStore(fmt.Errorf("broker: open timer store: %w", err))
+	}
+	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook, b.timerHook)
 	b.registerHandlers()
 	return b, nil
 }
@@ -130,9 +142,14 @@ func (b *Broker) onDispatch(d store.DispatchRequest) {
 	if hs := b.pullHold; hs != nil {
 		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
 	}
-	if d.Topic == schedule.Topic {
+	switch d.Topic {
+	case schedule.Topic:
 		if s := b.schedLive.Load(); s != nil {
 			s.Notify(d.QueueID)
+		}
+	case timer.Topic:
+		if t := b.timersLive.Load(); t != nil {
+			t.Notify()
 		}
 	}
 }
@@ -165,6 +182,8 @@ func (b *Broker) Start() error {
 	b.pullHold.start()
 	b.sched.Start()
 	b.schedLive.Store(b.sched)
+	b.timers.Start()
+	b.timersLive.Store(b.timers)
 	b.startTransactionService()
 
 	b.bg.Add(2)
@@ -247,6 +266,9 @@ func (b *Broker) shutdown() error {
 	b.stopTransactionService()
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := b.timers.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: stop timer store: %w", err))
 	}
 	if err := b.offsets.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist offsets: %w", err))

@@ -9,6 +9,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/schedule"
+	"rmq/timer"
 )
 
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
@@ -50,6 +51,13 @@ type Options struct {
 	TransactionTimeOut       int64 `conf:"transactionTimeOut"`
 	TransactionCheckMax      int   `conf:"transactionCheckMax"`
 	TransactionCheckInterval int64 `conf:"transactionCheckInterval"`
+	// 5.x timer messages (TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS).
+	TimerPrecisionMs       int64 `conf:"timerPrecisionMs"`
+	TimerMaxDelaySec       int64 `conf:"timerMaxDelaySec"`
+	TimerRollWindowSlot    int64 `conf:"timerRollWindowSlot"` // 0: half the wheel
+	TimerFlushIntervalMs   int   `conf:"timerFlushIntervalMs"`
+	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
+	RecallMessageEnable    bool  `conf:"recallMessageEnable"`
 
 	// ListenHost is the bind address of both broker ports ("0.0.0.0" by default).
 	ListenHost string         `conf:"-"`
@@ -88,6 +96,11 @@ func DefaultOptions() Options {
 		TransactionTimeOut:                6000,
 		TransactionCheckMax:               15,
 		TransactionCheckInterval:          60000,
+		TimerPrecisionMs:                  timer.DefaultPrecisionMs,
+		TimerMaxDelaySec:                  timer.DefaultMaxDelaySec,
+		TimerFlushIntervalMs:              1000,
+		MappedFileSizeTimerLog:            100 << 20,
+		RecallMessageEnable:               true,
 		ListenHost:                        "0.0.0.0",
 		Logger:                            zerolog.Nop(),
 	}
@@ -105,6 +118,18 @@ func (o *Options) Validate() error {
 	if o.TransactionTimeOut <= 0 || o.TransactionCheckInterval <= 0 || o.TransactionCheckMax <= 0 {
 		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must be positive",
 			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax))
+	}
+	if o.TimerPrecisionMs <= 0 || o.TimerPrecisionMs > 60000 {
+		errs = append(errs, fmt.Errorf("timerPrecisionMs %d must be in 1..60000", o.TimerPrecisionMs))
+	}
+	if o.TimerMaxDelaySec <= 0 {
+		errs = append(errs, fmt.Errorf("timerMaxDelaySec %d must be positive", o.TimerMaxDelaySec))
+	}
+	if o.TimerFlushIntervalMs <= 0 {
+		o.TimerFlushIntervalMs = 1000
+	}
+	if o.MappedFileSizeTimerLog < 4096 {
+		errs = append(errs, fmt.Errorf("mappedFileSizeTimerLog %d too small", o.MappedFileSizeTimerLog))
 	}
 	if o.BrokerName == "" {
 		errs = append(errs, errors.New("brokerName is empty"))

@@ -141,6 +141,9 @@ func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
 			}
 		}
 	}
+	if err := checkBatchTimers(msgs); err != nil {
+		return nil, err
+	}
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
 		b.stats.putMsgs.Add(int64(res.Count))
@@ -247,6 +250,11 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 		}
 		if id := transactionIDFor(m, res); id != "" {
 			resp.SetExt("transactionId", id)
+		}
+		if req.Code != remoting.SendBatchMessage {
+			if h := b.recallHandle(m); h != "" {
+				resp.SetExt("recallHandle", h)
+			}
 		}
 	}
 

@@ -56,6 +56,9 @@ var builtinSystemTopics = map[string]bool{
 var notAllowedSendTopics = map[string]bool{
 	topicSchedule: true, topicTransHalf: true, topicTransOpHalf: true, topicTransCheckMaxTime: true,
 	topicSelfTest: true, topicOffsetMovedEvent: true,
+	// A record on the wheel topic without TIMER_OUT_MS would stall the timer
+	// pipeline (stock leaves this open): only the broker writes there.
+	"rmq_sys_wheel_timer": true,
 }
 
 // ErrTopicConfig wraps failures to load or persist topics.json.

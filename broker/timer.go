@@ -1,0 +1,116 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"rmq/remoting"
+	"rmq/schedule"
+	"rmq/store"
+	"rmq/timer"
+)
+
+// timerProps are the user properties that make a 5.x timer message.
+var timerProps = [...]string{timer.PropDeliverMs, timer.PropDelaySec, timer.PropDelayMs}
+
+// timerHook admits 5.x timer messages (TIMER_DELAY_SEC > TIMER_DELAY_MS >
+// TIMER_DELIVER_MS) after the delay hook: a DELAY level wins, so a message
+// already moved to SCHEDULE_TOPIC_XXXX only loses its timer properties. Half
+// messages keep theirs until the commit re-stores them. A time at or before
+// now leaves the message as it is (delivered at once); a time not yet due
+// moves it to rmq_sys_wheel_timer.
+func (b *Broker) timerHook(m *store.Message) error {
+	switch m.Topic {
+	case transHalfTopic:
+		return nil
+	case schedule.Topic:
+		for _, k := range timerProps {
+			delete(m.Properties, k)
+		}
+		return nil
+	}
+	if _, _, err := timer.AdmitMessage(m, b.clock.Now().UnixMilli(), b.opts.TimerMaxDelaySec); err != nil {
+		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
+	}
+	return nil
+}
+
+// checkBatchTimers refuses a batch that mixes members bound for the wheel
+// with members stored at once: a batch is stored atomically on one queue.
+func checkBatchTimers(msgs []*store.Message) error {
+	wheel := 0
+	for _, m := range msgs {
+		if m.Topic == timer.Topic {
+			wheel++
+		}
+	}
+	if wheel != 0 && wheel != len(msgs) {
+		return &putError{code: remoting.MessageIllegal,
+			remark: fmt.Sprintf("a batch must not mix timer messages with messages due now (%d of %d are timers)", wheel, len(msgs))}
+	}
+	return nil
+}
+
+// recallHandle is the send reply's recallHandle of a message the timer hook
+// moved into the wheel ("" otherwise).
+func (b *Broker) recallHandle(m *store.Message) string {
+	h, ok := timer.IssueRecallHandle(m, b.opts.BrokerName)
+	if !ok {
+		return ""
+	}
+	return h
+}
+
+// processRecallMessage serves RECALL_MESSAGE (370): the recall handle names a
+// timer message not yet delivered, which is then never delivered.
+func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	topic := h.Str("topic", true)
+	handle := h.Str("recallHandle", true)
+	group := h.Str("producerGroup", false)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.SetExt(propMsgRegion, b.opts.RegionID)
+	fail := func(code int32, remark string) *remoting.Command {
+		resp.Code, resp.Remark = code, remark
+		return resp
+	}
+	switch {
+	case !b.opts.RecallMessageEnable:
+		return fail(remoting.NoPermission, "recall failed, operation is forbidden")
+	case b.opts.BrokerPermission&remoting.PermWrite == 0:
+		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")
+	case b.topics.Get(topic) == nil:
+		return fail(remoting.TopicNotExist, fmt.Sprintf("recall failed, the topic %s not exist", topic))
+	}
+	uniq, err := b.timers.Recall(topic, handle, group)
+	switch {
+	case errors.Is(err, timer.ErrRecallRefused):
+		return fail(remoting.IllegalOperation, err.Error())
+	case err != nil:
+		return fail(remoting.SystemError, "recall failed, execute error: "+err.Error())
+	}
+	resp.SetExt("msgId", uniq)
+	return resp
+}
+
+// timerRuntimeInfo adds the 5.x timer figures to GET_BROKER_RUNTIME_INFO
+// under the keys the 5.x broker uses (and rmq admin timerStatus reads).
+func (b *Broker) timerRuntimeInfo(t map[string]string) {
+	if b.timers == nil {
+		return
+	}
+	s := b.timers.Stats()
+	t["timerCongestNum"] = strconv.FormatInt(s.Pending, 10)
+	t["timerOffsetBehind"] = strconv.FormatInt(s.EnqueueBehind, 10)
+	t["timerReadBehind"] = strconv.FormatInt(s.ReadLagMs/1000, 10)
+	t["timerReadBehindMs"] = strconv.FormatInt(s.ReadLagMs, 10)
+	t["timerEnqueueTps"] = strconv.FormatFloat(s.EnqueueRate, 'f', 2, 64)
+	t["timerDequeueTps"] = strconv.FormatFloat(s.DequeueRate, 'f', 2, 64)
+	t["timerDeleteMarkers"] = strconv.Itoa(s.DeleteMarkers)
+	t["timerDelivered"] = strconv.FormatInt(s.Delivered, 10)
+	t["timerSkipped"] = strconv.FormatInt(s.Skipped, 10)
+}

@@ -1,0 +1,167 @@
+package broker
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"rmq/remoting"
+	"rmq/schedule"
+	"rmq/store"
+	"rmq/timer"
+)
+
+func TestTimerMessageDeliveredAtItsTimeNeverEarly(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	due := clk.Now().Add(5 * time.Second).UnixMilli()
+	resp := tb.mustSend(sendArgs{topic: "TimerT", body: []byte("t"), queueID: 1,
+		props: coreProps(timer.PropDeliverMs, strconv.FormatInt(due, 10), "UNIQ_KEY", "TU1", "TAGS", "x")})
+	if resp.ExtFields["recallHandle"] == "" {
+		t.Fatalf("send reply has no recallHandle: %v", resp.ExtFields)
+	}
+	if resp.ExtFields["queueId"] != "1" {
+		t.Fatalf("reply queueId %q, want the addressed queue", resp.ExtFields["queueId"])
+	}
+	wheel := tb.messagesOn(timer.Topic, 0)
+	if len(wheel) != 1 || wheel[0].Properties["REAL_TOPIC"] != "TimerT" || wheel[0].Properties["REAL_QID"] != "1" {
+		t.Fatalf("wheel topic holds %d", len(wheel))
+	}
+	coreWaitFor(t, "enqueue into the wheel", func() bool { return tb.timers.Stats().Pending == 1 })
+	clk.Advance(5*time.Second - time.Millisecond)
+	if n := len(tb.messagesOn("TimerT", 1)); n != 0 {
+		t.Fatal("timer message delivered before its time")
+	}
+	clk.Advance(time.Millisecond)
+	coreWaitFor(t, "timer delivery", func() bool { return len(tb.messagesOn("TimerT", 1)) == 1 })
+	m := tb.messagesOn("TimerT", 1)[0]
+	if string(m.Body) != "t" || m.Properties["UNIQ_KEY"] != "TU1" || m.Properties["TAGS"] != "x" || m.Properties[timer.PropDequeueMs] == "" {
+		t.Fatalf("delivered %q %v", m.Body, m.Properties)
+	}
+	if m.StoreTimestamp < due {
+		t.Fatalf("stored at %d, before its time %d", m.StoreTimestamp, due)
+	}
+}
+
+func TestTimerAdmissionAtTheBroker(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	for _, tc := range []struct {
+		name     string
+		props    string
+		wantCode int32
+		wantOn   string // topic the message is stored on when accepted
+	}{
+		{name: "garbage", props: coreProps(timer.PropDelaySec, "soon"), wantCode: remoting.MessageIllegal},
+		{name: "beyond max delay", props: coreProps(timer.PropDelaySec, strconv.Itoa(4*24*3600)), wantCode: remoting.MessageIllegal},
+		{name: "overflowing delay", props: coreProps(timer.PropDelaySec, "9223372036854775807"), wantCode: remoting.MessageIllegal},
+		{name: "in the past is due now", props: coreProps(timer.PropDeliverMs, "1000"), wantOn: "Adm"},
+		{name: "delay level wins", props: coreProps("DELAY", "1", timer.PropDelaySec, "60"), wantOn: schedule.Topic},
+		{name: "relative seconds", props: coreProps(timer.PropDelaySec, "30"), wantOn: timer.Topic},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := tb.send(sendArgs{topic: "Adm", body: []byte(tc.name), props: tc.props})
+			if resp.Code != tc.wantCode {
+				t.Fatalf("code %d %q, want %d", resp.Code, resp.Remark, tc.wantCode)
+			}
+			if tc.wantCode != remoting.Success {
+				return
+			}
+			_, phy, _ := store.DecodeMessageID(resp.ExtFields["msgId"])
+			raw, err := tb.Store().LookMessageByOffset(phy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := store.DecodeRecord(raw)
+			if m.Topic != tc.wantOn {
+				t.Fatalf("stored on %s, want %s", m.Topic, tc.wantOn)
+			}
+			if tc.wantOn == schedule.Topic && m.Properties[timer.PropDelaySec] != "" {
+				t.Fatal("a delay-level message keeps no timer property")
+			}
+		})
+	}
+}
+
+func TestRecallBeforeAndAfterDelivery(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	send := func(body string, delay time.Duration) string {
+		resp := tb.mustSend(sendArgs{topic: "RecallT", body: []byte(body),
+			props: coreProps(timer.PropDelayMs, strconv.FormatInt(delay.Milliseconds(), 10), "UNIQ_KEY", "U-"+body)})
+		return resp.ExtFields["recallHandle"]
+	}
+	recall := func(handle string) *remoting.Command {
+		return tb.invoke(remoting.RecallMessage, map[string]string{"topic": "RecallT", "recallHandle": handle, "producerGroup": "PG"}, nil)
+	}
+	h1 := send("cancelled", 2*time.Second)
+	h2 := send("kept", time.Second)
+	if r := recall(h1); r.Code != remoting.Success || r.ExtFields["msgId"] != "U-cancelled" {
+		t.Fatalf("recall: %d %q %v", r.Code, r.Remark, r.ExtFields)
+	}
+	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().EnqueueBehind == 0 })
+	clk.Advance(3 * time.Second)
+	coreWaitFor(t, "delivery of the kept message", func() bool { return len(tb.messagesOn("RecallT", 0)) >= 1 })
+	coreWaitFor(t, "the wheel to drain", func() bool { return tb.timers.Stats().Pending == 0 })
+	got := tb.messagesOn("RecallT", 0)
+	if len(got) != 1 || string(got[0].Body) != "kept" {
+		t.Fatalf("delivered %d messages; the recalled one must never arrive", len(got))
+	}
+	if r := recall(h2); r.Code != remoting.IllegalOperation {
+		t.Fatalf("recall after delivery: %d %q", r.Code, r.Remark)
+	}
+	for _, bad := range []string{"", "not-base64!", "djEgUmVjYWxsVA=="} {
+		if r := recall(bad); r.Code == remoting.Success {
+			t.Fatalf("bad handle %q accepted", bad)
+		}
+	}
+	if r := tb.invoke(remoting.RecallMessage, map[string]string{"topic": "NoSuchTopic", "recallHandle": h1}, nil); r.Code != remoting.TopicNotExist {
+		t.Fatalf("unknown topic: %d", r.Code)
+	}
+}
+
+func TestTimerFiguresInRuntimeInfo(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	tb.mustSend(sendArgs{topic: "Fig", body: []byte("f"), props: coreProps(timer.PropDelaySec, "60")})
+	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().Pending == 1 })
+	resp := tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
+	var kv remoting.KVTable
+	if err := remoting.UnmarshalBody(resp.Body, &kv); err != nil {
+		t.Fatal(err)
+	}
+	if kv.Table["timerCongestNum"] != "1" || kv.Table["timerOffsetBehind"] != "0" || kv.Table["timerReadBehind"] == "" {
+		t.Fatalf("timer keys %v", kv.Table)
+	}
+}
+
+func TestTimerBatchRules(t *testing.T) {
+	tb, _ := startDelayBroker(t)
+	mixed := coreBatchBody(
+		store.BatchEntry{Body: []byte("a"), Properties: map[string]string{timer.PropDelaySec: "30"}},
+		store.BatchEntry{Body: []byte("b")},
+	)
+	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TB", body: mixed, batch: true}); r.Code != remoting.MessageIllegal {
+		t.Fatalf("mixed batch: %d %q", r.Code, r.Remark)
+	}
+	all := coreBatchBody(
+		store.BatchEntry{Body: []byte("a"), Properties: map[string]string{timer.PropDelaySec: "30"}},
+		store.BatchEntry{Body: []byte("b"), Properties: map[string]string{timer.PropDelaySec: "40"}},
+	)
+	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TB", body: all, batch: true}); r.Code != remoting.Success {
+		t.Fatalf("timer batch: %d %q", r.Code, r.Remark)
+	}
+	if n := len(tb.messagesOn(timer.Topic, 0)); n != 2 {
+		t.Fatalf("wheel topic holds %d", n)
+	}
+	if r := tb.send(sendArgs{topic: timer.Topic, body: []byte("x")}); r.Code != remoting.NoPermission {
+		t.Fatalf("direct send to the wheel topic: %d", r.Code)
+	}
+}
+
+func TestTimerMessagesSurviveRestart(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	for i := 0; i < 5; i++ {
+		tb.mustSend(sendArgs{topic: "TR", body: []byte(strconv.Itoa(i)), props: coreProps(timer.PropDelaySec, "20")})
+	}
+	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().Pending == 5 })
+	tb = tb.restart()
+	clk.Advance(20 * time.Second)
+	coreWaitFor(t, "delivery after restart", func() bool { return len(tb.messagesOn("TR", 0)) == 5 })
+}
