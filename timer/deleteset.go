@@ -9,21 +9,32 @@ import (
 )
 
 // deleteSet holds the live delete markers: "<realTopic>+<uniqKey>" → the
-// marker's time. A message due at D with key k is dropped at delivery when
-// the set holds k with slot(D) <= slot(marker time). Entries are kept until the
-// durable read time has passed their slot, so a replay after a crash from the
-// previous checkpoint still sees them.
+// marker's time and its offset in the timer consume queue. A message due at D
+// with key k is dropped at delivery when the set holds k with slot(D) <=
+// slot(marker time).
+//
+// An entry may be dropped once the durable checkpoint has both read past the
+// marker in the consume queue and moved its read time past the marker's
+// slot: a recalled message is stored before its recall marker (its handle
+// comes from its send response), so by then it has been read and, being due
+// no later than the marker, dropped. Keeping entries that long also lets a
+// replay after a crash, from that checkpoint, see them.
 type deleteSet struct {
-	m     map[string]int64
+	m     map[string]deleteEntry
 	dirty bool
 }
 
+type deleteEntry struct {
+	AtMs        int64 `json:"at"`   // marker time (TIMER_OUT_MS of the marker)
+	QueueOffset int64 `json:"qoff"` // marker's timer consume-queue offset
+}
+
 type deleteFile struct {
-	Deletes map[string]int64 `json:"deletes"`
+	Deletes map[string]deleteEntry `json:"deletes"`
 }
 
 func loadDeleteSet(path string) (*deleteSet, error) {
-	d := &deleteSet{m: map[string]int64{}}
+	d := &deleteSet{m: map[string]deleteEntry{}}
 	err := store.ReadFileWithBackup(path, func(b []byte) error {
 		var f deleteFile
 		if err := json.Unmarshal(b, &f); err != nil {
@@ -40,23 +51,29 @@ func loadDeleteSet(path string) (*deleteSet, error) {
 	return d, nil
 }
 
-func (d *deleteSet) add(key string, atMs int64) {
-	if old, ok := d.m[key]; !ok || old < atMs {
-		d.m[key] = atMs
-		d.dirty = true
+func (d *deleteSet) add(key string, atMs, queueOffset int64) {
+	old, ok := d.m[key]
+	if ok && old.AtMs >= atMs && old.QueueOffset >= queueOffset {
+		return
 	}
+	if ok {
+		atMs, queueOffset = max(atMs, old.AtMs), max(queueOffset, old.QueueOffset)
+	}
+	d.m[key] = deleteEntry{AtMs: atMs, QueueOffset: queueOffset}
+	d.dirty = true
 }
 
 // matches reports whether a message with key due in slot dueSlot is deleted.
 func (d *deleteSet) matches(key string, dueSlot int64, slotOf func(int64) int64) bool {
-	at, ok := d.m[key]
-	return ok && dueSlot <= slotOf(at)
+	e, ok := d.m[key]
+	return ok && dueSlot <= slotOf(e.AtMs)
 }
 
-// prune drops entries whose slot is before readTime.
-func (d *deleteSet) prune(readTime int64, slotOf func(int64) int64) {
-	for k, at := range d.m {
-		if slotOf(at) < readTime {
+// prune drops the entries a checkpoint with this read time and queue offset
+// no longer needs.
+func (d *deleteSet) prune(readTime, queueOffset int64, slotOf func(int64) int64) {
+	for k, e := range d.m {
+		if slotOf(e.AtMs) < readTime && e.QueueOffset < queueOffset {
 			delete(d.m, k)
 			d.dirty = true
 		}

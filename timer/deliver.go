@@ -72,9 +72,10 @@ func (t *TimerStore) skip(it item, why string) (prepared, bool) {
 }
 
 // deliverItems loads and delivers items in order and returns how many were
-// handled (delivered, rolled, dropped or skipped). Fewer than len(items) means
-// the store is stopping or dead and the rest was left untouched.
-func (t *TimerStore) deliverItems(items []item) int {
+// handled (delivered, rolled, dropped or skipped) and how many of those were
+// stored or dropped by a marker (effects). Fewer than len(items) means the
+// store is stopping or dead and the rest was left untouched.
+func (t *TimerStore) deliverItems(items []item) (handled, effects int) {
 	ps := make([]prepared, 0, len(items))
 	idx := make([]int, 0, len(items)) // items index of each prepared
 	for i, it := range items {
@@ -83,26 +84,28 @@ func (t *TimerStore) deliverItems(items []item) int {
 			idx = append(idx, i)
 		}
 	}
-	n := t.deliverPrepared(ps)
+	n, effects := t.deliverPrepared(ps)
 	if n == len(ps) {
-		return len(items)
+		return len(items), effects
 	}
-	return idx[n]
+	return idx[n], effects
 }
 
 // deliverPrepared stores each message on its real topic (or back on the timer
 // topic for a roll) and returns how many were handled. Delete markers are
 // consulted under mu, in the same critical section that records the delivery
 // for Recall, so a recall either drops the message or learns it was
-// delivered. Only a failed put is retried (never the batch); a put the store
+// delivered. A roll is checked too: a copy put after the marker would follow
+// it in the consume queue, where the marker's pruning rule assumes none. Only a failed put is retried (never the batch); a put the store
 // refuses for good is retried without the timer bookkeeping properties once,
-// then dropped with an error log.
-func (t *TimerStore) deliverPrepared(ps []prepared) int {
+// then dropped with an error log. effects counts deliveries, rolls and
+// drops by a delete marker.
+func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 	drop := make([]bool, len(ps))
 	t.mu.Lock()
 	for i := range ps {
 		p := &ps[i]
-		if p.it.roll || p.key == "" {
+		if p.key == "" {
 			continue
 		}
 		dueSlot := t.slotOf(p.due)
@@ -110,7 +113,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) int {
 			drop[i] = true
 			continue
 		}
-		if dueSlot >= t.readTime {
+		if !p.it.roll && dueSlot >= t.readTime {
 			t.delivered[p.key] = p.due
 		}
 	}
@@ -124,6 +127,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) int {
 	for i := range ps {
 		p := &ps[i]
 		if drop[i] {
+			effects++
 			t.c.deleted.Add(1)
 			t.log.Debug().Str("key", p.key).Int64("due", p.due).Msg("timer: recalled message dropped")
 			continue
@@ -134,9 +138,10 @@ func (t *TimerStore) deliverPrepared(ps []prepared) int {
 		m.SkipFlushWait = i != last
 		ok, abort := t.put(m, plain)
 		if abort {
-			return i
+			return i, effects
 		}
 		if ok {
+			effects++
 			if p.it.roll {
 				t.c.rolled.Add(1)
 			} else {
@@ -144,7 +149,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) int {
 			}
 		}
 	}
-	return len(ps)
+	return len(ps), effects
 }
 
 // outMessage builds the message to store for p, and the properties to fall

@@ -201,7 +201,7 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 	t.deqWakeAt = math.MinInt64 // busy: no need to be woken
 	t.mu.Unlock()
 
-	done := t.deliverItems(batch)
+	done, effects := t.deliverItems(batch)
 	if done < len(batch) && t.dead.Load() {
 		return 0, false
 	}
@@ -210,6 +210,9 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 	}
 	t.mu.Lock()
 	o.processed += int64(done)
+	if done == len(batch) {
+		t.committed += int64(effects)
+	}
 	if done < len(batch) {
 		// Stopping: put back what was not done so the checkpoint stays exact.
 		restImm := batch[min(done, nImm):nImm]

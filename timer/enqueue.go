@@ -139,7 +139,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 			r := &recs[i]
 			if r.marker != "" {
 				if t.slotOf(r.due) >= t.readTime {
-					t.dels.add(r.marker, r.due)
+					t.dels.add(r.marker, r.due, r.qoff)
 				}
 				t.c.markers.Add(1)
 			} else {
@@ -232,9 +232,13 @@ func (t *TimerStore) bypass(r *record) bool {
 	if !ok {
 		return true
 	}
-	if t.deliverPrepared([]prepared{p}) != 1 {
+	n, effects := t.deliverPrepared([]prepared{p})
+	if n != 1 {
 		return false
 	}
+	t.mu.Lock()
+	t.committed += int64(effects)
+	t.mu.Unlock()
 	t.c.enqueued.Add(1)
 	t.c.bypassed.Add(1)
 	return true

@@ -282,9 +282,9 @@ func TestDeleteSetFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	slotOf := func(ms int64) int64 { return ms / 100 * 100 }
-	d.add("T+U1", 1050)
-	d.add("T+U1", 900) // an older marker does not shorten the entry
-	d.add("T+U2", 2000)
+	d.add("T+U1", 1050, 7)
+	d.add("T+U1", 900, 3) // an older marker does not shorten the entry
+	d.add("T+U2", 2000, 9)
 	if !d.matches("T+U1", 1000, slotOf) || d.matches("T+U1", 1100, slotOf) || d.matches("T+U3", 0, slotOf) {
 		t.Fatal("matches")
 	}
@@ -300,14 +300,29 @@ func TestDeleteSetFile(t *testing.T) {
 		t.Fatal("dirty after snapshot")
 	}
 	d2, err := loadDeleteSet(path)
-	if err != nil || d2.m["T+U1"] != 1050 || d2.m["T+U2"] != 2000 {
+	if err != nil || d2.m["T+U1"] != (deleteEntry{AtMs: 1050, QueueOffset: 7}) || d2.m["T+U2"].AtMs != 2000 {
 		t.Fatalf("reload %v %v", d2.m, err)
 	}
-	d2.prune(1100, slotOf)
-	if _, ok := d2.m["T+U1"]; ok || len(d2.m) != 1 || !d2.dirty {
-		t.Fatalf("prune %v", d2.m)
+	tests := []struct {
+		name        string
+		readTime    int64
+		queueOffset int64
+		wantKept    int
+	}{
+		{name: "read time not past the marker", readTime: 1000, queueOffset: 100, wantKept: 2},
+		{name: "marker not read yet", readTime: 1100, queueOffset: 7, wantKept: 2},
+		{name: "both past the first", readTime: 1100, queueOffset: 8, wantKept: 1},
+		{name: "both past both", readTime: 2100, queueOffset: 10, wantKept: 0},
+	}
+	for _, tc := range tests {
+		d3, _ := loadDeleteSet(path)
+		d3.prune(tc.readTime, tc.queueOffset, slotOf)
+		if len(d3.m) != tc.wantKept || d3.dirty != (tc.wantKept != 2) {
+			t.Errorf("%s: kept %v dirty %v", tc.name, d3.m, d3.dirty)
+		}
 	}
 	os.WriteFile(path, []byte("{garbage"), 0o644)
+	os.Remove(path + ".bak")
 	if _, err := loadDeleteSet(path); err == nil {
 		t.Fatal("garbage delete set accepted")
 	}

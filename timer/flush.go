@@ -38,6 +38,7 @@ func (t *TimerStore) flush() error {
 	case t.resume != nil && t.resume.t == t.readTime:
 		c.cursorTarget, c.cursorPos, c.scannedPos = t.resume.cursorT, t.resume.cursorP, t.resume.scanned
 	}
+	committed := t.committed
 	ww := t.wh.snapshot()
 	delBytes, delChanged := t.dels.snapshot()
 	syncs := t.tl.pendingSyncs(c.flushPos)
@@ -88,8 +89,9 @@ func (t *TimerStore) flush() error {
 	}
 	t.mu.Lock()
 	t.lastCkpt = t.ckf.last
+	t.durableCommitted = committed
 	// Delete markers are needed until the durable read time passes them.
-	t.dels.prune(c.readTimeMs, t.slotOf)
+	t.dels.prune(c.readTimeMs, c.queueOffset, t.slotOf)
 	t.mu.Unlock()
 	return nil
 }

@@ -210,27 +210,29 @@ func (e *env) waitCount(topic string, n int) []*store.MessageExt {
 // to do.
 func (e *env) settle() {
 	e.t.Helper()
-	e.waitFor("timer store to settle", func() bool {
-		if e.st.DispatchBehind() != 0 {
-			return false
-		}
-		ts := e.ts()
-		if ts.Stats().EnqueueBehind != 0 {
-			return false
-		}
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		if ts.deqWakeAt == math.MinInt64 { // a batch is being delivered
-			return false
-		}
-		now := ts.nowMs()
-		if ts.open != nil {
-			o := ts.open
-			return len(o.imm) == 0 && (len(o.items) == 0 || o.items[0].target > now) && now < o.t+ts.p
-		}
-		next, ok := ts.nonEmpty.min(ts.readTime)
-		return !ok || next > now
-	})
+	e.waitFor("timer store to settle", func() bool { return settled(e) })
+}
+
+func settled(e *env) bool {
+	if e.st.DispatchBehind() != 0 {
+		return false
+	}
+	ts := e.ts()
+	if ts.Stats().EnqueueBehind != 0 {
+		return false
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.deqWakeAt == math.MinInt64 { // a batch is being delivered
+		return false
+	}
+	now := ts.nowMs()
+	if ts.open != nil {
+		o := ts.open
+		return len(o.imm) == 0 && (len(o.items) == 0 || o.items[0].target > now) && now < o.t+ts.p
+	}
+	next, ok := ts.nonEmpty.min(ts.readTime)
+	return !ok || next > now
 }
 
 // uniqCounts maps uniq key → deliveries.

@@ -67,7 +67,8 @@ func (t *TimerStore) Recall(topic, handle string, producerGroup string) (uniqKey
 	}
 	m := &store.Message{Topic: topic, QueueID: 0, Body: []byte("0"), Properties: props, BornTimestamp: now}
 	Rewrite(m, ts)
-	if _, err := t.opts.Store.PutMessage(m); err != nil {
+	res, err := t.opts.Store.PutMessage(m)
+	if err != nil {
 		return "", fmt.Errorf("timer: recall: store the delete marker: %w", err)
 	}
 	t.mu.Lock()
@@ -77,7 +78,7 @@ func (t *TimerStore) Recall(topic, handle string, producerGroup string) (uniqKey
 	if err := t.checkRecallable(key, due); err != nil {
 		return "", err
 	}
-	t.dels.add(key, ts)
+	t.dels.add(key, ts, res.QueueOffset)
 	return uniq, nil
 }
 

@@ -97,7 +97,7 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 		t.log.Warn().Int64("checkpoint", q).Int64("min", lo).Int64("max", hi).Int64("corrected", t.queueOffset).
 			Msg("timer: timer queue offset outside the consume queue, clamped")
 	}
-	t.dels.prune(t.readTime, t.slotOf)
+	t.dels.prune(t.readTime, t.queueOffset, t.slotOf)
 	t.tlOpenEnd = tlEnd
 	t.clMaxAtOpen = t.opts.Store.MaxPhyOffset()
 	t.lastClean = now

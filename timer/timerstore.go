@@ -48,6 +48,11 @@ type TimerStore struct {
 	enqPaused   bool             // the enqueue waits for readTime to move
 	lastCkpt    checkpoint       // the durable checkpoint
 	lastClean   int64
+	// committed counts deliveries, rolls and marker drops the in-memory
+	// progress (cursor, read time, queue offset) covers; durableCommitted is
+	// its value in the last durable checkpoint. Their difference is what a
+	// crash now would redo (tests bound duplicates with it).
+	committed, durableCommitted int64
 	// Units below tlOpenEnd were written before this Open; a unit there
 	// pointing beyond clMaxAtOpen refers to commitlog bytes lost since.
 	tlOpenEnd   int64
@@ -114,7 +119,7 @@ func Open(opts Options) (*TimerStore, error) {
 		// Refusing to start would stop every timer message for the sake of
 		// some recalls: go on without them, loudly.
 		t.log.Error().Err(err).Str("path", t.delPath).Msg("timer: delete set unreadable, pending recalls are lost")
-		t.dels = &deleteSet{m: map[string]int64{}, dirty: true}
+		t.dels = &deleteSet{m: map[string]deleteEntry{}, dirty: true}
 	}
 	if err := t.recover(ck, ok, wheelFresh); err != nil {
 		t.closeFiles()
@@ -221,13 +226,18 @@ func (t *TimerStore) fp(name string) bool {
 // crash simulates the death of the process (tests): goroutines end at their
 // next step, nothing more is flushed, files are closed as they are.
 func (t *TimerStore) crash() {
+	t.kill()
+	t.closeFiles()
+}
+
+// kill stops every goroutine without any further effect (tests).
+func (t *TimerStore) kill() {
 	t.dead.Store(true)
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
 	t.halt()
 	t.wg.Wait()
-	t.closeFiles()
 }
 
 func (t *TimerStore) closeFiles() error {
