@@ -263,7 +263,7 @@ TOTAL_RUN=0 TOTAL_FAIL=0 TOTAL_ERR=0 TOTAL_SKIP=0
 # mvn -q hides surefire's INFO summary, so the per-class and total lines are printed from its reports.
 run_suite() {
   local client="$1" type="$2" rc=0 run="$1-$2"
-  local reports="$HERE/target/surefire-reports/$run" clientlogs="$HERE/target/client-logs/$run"
+  local reports="$HERE/target/surefire-reports/$BROKER_KIND/$run" clientlogs="$HERE/target/client-logs/$BROKER_KIND/$run"
   rm -rf "$reports" "$clientlogs"
   log "running the suite: $client, $type headers, against $MODE (excluded tags: ${EXCLUDED_GROUPS:-none})"
   # Debian's Maven 3.8.7 prints stray colour resets even in batch mode; strip them.
