@@ -42,14 +42,16 @@ func (t *TimerStore) enqueueOnce() bool {
 	// The furthest slot a new entry may use must not reach the part of the
 	// ring still holding unread slots: wait for the dequeue to catch up.
 	if t.slotOf(now)+t.roll >= t.readTime+t.span-blankSlots*t.p {
-		if !t.enqPaused {
+		if !t.lagWarned {
 			t.log.Warn().Int64("readTime", t.readTime).Int64("now", now).Msg("timer: dequeue lags a whole wheel window, enqueue waits")
+			t.lagWarned = true
 		}
 		t.enqPaused = true
 		signal(t.deqWake)
 		t.mu.Unlock()
 		return false
 	}
+	t.lagWarned = false
 	t.mu.Unlock()
 	res := t.opts.Store.GetMessage(Topic, 0, off, t.opts.BatchSize, maxGetBytes, nil)
 	if res == nil {

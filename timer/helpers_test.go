@@ -2,6 +2,7 @@ package timer
 
 import (
 	"fmt"
+	"github.com/rs/zerolog"
 	"math"
 	"net/netip"
 	"strconv"
@@ -17,6 +18,9 @@ import (
 // epoch is the manual clock's start: a whole second, so tests can aim at
 // slot boundaries.
 var epoch = time.UnixMilli(1_700_000_000_000)
+
+// testLogger, when set, gives each env a logger (debugging).
+var testLogger func(t *testing.T) zerolog.Logger
 
 // env is a real message store plus a timer store on a manual clock.
 type env struct {
@@ -67,6 +71,9 @@ func newEnv(t *testing.T, mutate func(*Options)) *env {
 	e.opts = Options{
 		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,
 		MappedFileSizeTimerLog: 4096, Clock: e.clk, BrokerName: "broker-a", Store: faultStore{e},
+	}
+	if testLogger != nil {
+		e.opts.Logger = testLogger(t)
 	}
 	if mutate != nil {
 		mutate(&e.opts)

@@ -46,6 +46,7 @@ type TimerStore struct {
 	delivered   map[string]int64 // key → due time of deliveries from slots not yet closed
 	deqWakeAt   int64            // the dequeue sleeps until then; earlier links wake it
 	enqPaused   bool             // the enqueue waits for readTime to move
+	lagWarned   bool
 	lastCkpt    checkpoint       // the durable checkpoint
 	lastClean   int64
 	// committed counts deliveries, rolls and marker drops the in-memory
