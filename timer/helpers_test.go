@@ -33,6 +33,14 @@ type env struct {
 	seq    atomic.Int64
 	mu     sync.Mutex
 	putErr func(m *store.Message) error // injected put failures (faultStore)
+
+	storeMutate func(*store.Options)
+}
+
+func (e *env) setPutErr(fn func(m *store.Message) error) {
+	e.mu.Lock()
+	e.putErr = fn
+	e.mu.Unlock()
 }
 
 // faultStore is the store as the timer store sees it, with injectable put
@@ -66,7 +74,13 @@ func (f faultStore) MaxPhyOffset() int64                      { return f.e.st.Ma
 // ring, roll window 60 s, 4 KiB TimerLog segments).
 func newEnv(t *testing.T, mutate func(*Options)) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), clk: clock.NewManual(epoch)}
+	return newEnvStore(t, nil, mutate)
+}
+
+// newEnvStore is newEnv with changes to the message store's options too.
+func newEnvStore(t *testing.T, storeMutate func(*store.Options), mutate func(*Options)) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), clk: clock.NewManual(epoch), storeMutate: storeMutate}
 	e.openStore()
 	e.opts = Options{
 		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,
@@ -90,11 +104,19 @@ func newEnv(t *testing.T, mutate func(*Options)) *env {
 
 func (e *env) openStore() {
 	e.t.Helper()
-	st, err := store.Open(store.Options{
+	so := store.Options{
 		Dir: e.dir, MappedFileSizeCommitLog: 1 << 20, MappedFileSizeConsumeQueue: 20 * 1024,
-		StoreHost:  netip.MustParseAddrPort("127.0.0.1:10911"),
-		OnDispatch: func(d store.DispatchRequest) { e.cur.Load().Notify() },
-	})
+		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"),
+		OnDispatch: func(d store.DispatchRequest) {
+			if d.Topic == Topic {
+				e.cur.Load().Notify()
+			}
+		},
+	}
+	if e.storeMutate != nil {
+		e.storeMutate(&so)
+	}
+	st, err := store.Open(so)
 	if err != nil {
 		e.t.Fatalf("store.Open: %v", err)
 	}
@@ -131,7 +153,7 @@ func (e *env) crashRestart() *TimerStore {
 	return e.openTimer()
 }
 
-func (e *env) nowMs() int64 { return e.clk.Now().UnixMilli() }
+func (e *env) nowMs() int64 { return e.opts.Clock.Now().UnixMilli() }
 
 // advance moves the manual clock.
 func (e *env) advance(d time.Duration) { e.clk.Advance(d) }

@@ -4,8 +4,10 @@ import "math"
 
 // Stats are the runtime figures of the timer store (admin and metrics).
 type Stats struct {
-	// Pending is the number of wheel entries (messages, and roll entries of
-	// messages due beyond the roll window) not yet processed.
+	// Pending is the number of wheel entries not yet processed: one per timer
+	// message not yet due (its own entry, or the roll entry of a message due
+	// beyond the roll window). A recalled message stays until its time or its
+	// next roll, whichever comes first; DeleteMarkers counts the recalls.
 	Pending int64
 	// EnqueueBehind is the number of timer-queue messages not yet read into
 	// the wheel (stock rocketmq_timer_enqueue_lag).

@@ -47,7 +47,7 @@ type TimerStore struct {
 	deqWakeAt   int64            // the dequeue sleeps until then; earlier links wake it
 	enqPaused   bool             // the enqueue waits for readTime to move
 	lagWarned   bool
-	lastCkpt    checkpoint       // the durable checkpoint
+	lastCkpt    checkpoint // the durable checkpoint
 	lastClean   int64
 	// committed counts deliveries, rolls and marker drops the in-memory
 	// progress (cursor, read time, queue offset) covers; durableCommitted is

@@ -50,7 +50,7 @@ func decodeUnit(b []byte) (u unit, ok bool) {
 		return unit{}, false
 	}
 	be := binary.BigEndian
-	if be.Uint32(b[0:]) != unitSize || be.Uint32(b[44:]) != crc32.ChecksumIEEE(b[:unitCRCSpan]) {
+	if be.Uint32(b[0:]) != unitSize || be.Uint32(b[44:]) != crc32.ChecksumIEEE(b[:unitCRCSpan]) || be.Uint32(b[48:]) != 0 {
 		return unit{}, false
 	}
 	u = unit{

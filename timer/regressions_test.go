@@ -1,0 +1,216 @@
+package timer
+
+import (
+	"errors"
+	"math/rand"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"rmq/store"
+)
+
+// TestTimer_Issue6984_FailedPutRetriedAlone: one delivery of a batch fails
+// once. Only that message is retried (upstream #6984 re-put the whole batch,
+// duplicating the others), and every message arrives exactly once.
+func TestTimer_Issue6984_FailedPutRetriedAlone(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.BatchSize = 16 })
+	at := e.nowMs() + 1000
+	var sent []*store.Message
+	for i := 0; i < 10; i++ {
+		sent = append(sent, e.sendAt("Orders", at))
+	}
+	e.settle()
+	var puts atomic.Int64
+	e.setPutErr(func(m *store.Message) error {
+		if m.Topic == "Orders" && puts.Add(1) == 4 {
+			return errors.New("injected: disk hiccup")
+		}
+		return nil
+	})
+	e.advance(time.Second)
+	e.waitFor("the failed put to wait for its retry", func() bool { return e.ts().Stats().PutRetries == 1 })
+	e.waitFor("dispatch", func() bool { return e.st.DispatchBehind() == 0 })
+	if n := len(e.got("Orders")); n != 3 {
+		t.Fatalf("%d delivered before the retry, want the 3 before the failure", n)
+	}
+	e.advance(DefaultRetryInterval)
+	e.waitCount("Orders", 10)
+	e.settle()
+	counts := uniqCounts(e.got("Orders"))
+	for _, m := range sent {
+		if counts[m.Properties[PropUniqKey]] != 1 {
+			t.Fatalf("delivery counts %v", counts)
+		}
+	}
+	if st := e.ts().Stats(); st.PutRetries != 1 || st.Delivered != 10 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestPermanentPutFailureDropsOnlyThatMessage: a delivery the store refuses
+// for good is dropped and counted; the wheel does not stall behind it.
+func TestPermanentPutFailureDropsOnlyThatMessage(t *testing.T) {
+	e := newEnv(t, nil)
+	at := e.nowMs() + 500
+	bad := e.sendAt("Orders", at)
+	good := e.sendAt("Orders", at)
+	e.setPutErr(func(m *store.Message) error {
+		if m.Properties[PropUniqKey] == bad.Properties[PropUniqKey] {
+			return store.ErrTopicTooLong
+		}
+		return nil
+	})
+	e.settle()
+	e.advance(time.Second)
+	got := e.waitCount("Orders", 1)
+	e.settle()
+	if got = e.got("Orders"); len(got) != 1 || got[0].Properties[PropUniqKey] != good.Properties[PropUniqKey] {
+		t.Fatalf("delivered %v", uniqCounts(got))
+	}
+	if st := e.ts().Stats(); st.Skipped != 1 || st.PutRetries != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestTimer_Issue9654_MaxSizeMessageWithLongProperties: a timer message at
+// the body limit whose properties leave no room for the delivery bookkeeping
+// is still delivered (upstream #9654 blocked the pipeline on a read buffer
+// sized maxMessageSize+100). The bookkeeping properties are dropped instead.
+func TestTimer_Issue9654_MaxSizeMessageWithLongProperties(t *testing.T) {
+	const maxBody = 64 << 10
+	e := newEnvStore(t, func(o *store.Options) { o.MaxMessageSize = maxBody }, nil)
+	at := e.nowMs() + 1000
+	probe := &store.Message{Topic: "Orders", Properties: map[string]string{PropUniqKey: "UK00000001", PropDeliverMs: strconv.FormatInt(at, 10), "BIG": ""}}
+	Rewrite(probe, at)
+	room := store.MaxPropertiesLength - len(store.MarshalProperties(probe.Properties))
+	m := &store.Message{
+		Topic: "Orders", Body: []byte(strings.Repeat("x", maxBody)),
+		Properties: map[string]string{PropUniqKey: "UK00000001", PropDeliverMs: strconv.FormatInt(at, 10), "BIG": strings.Repeat("p", room-8)},
+	}
+	if _, rewritten, err := AdmitMessage(m, e.nowMs(), 0); err != nil || !rewritten {
+		t.Fatal(rewritten, err)
+	}
+	if _, err := e.st.PutMessage(m); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	e.settle()
+	e.advance(time.Second)
+	got := e.waitCount("Orders", 1)
+	if len(got[0].Body) != maxBody || got[0].Properties["BIG"] != m.Properties["BIG"] {
+		t.Fatal("delivered message differs")
+	}
+	if _, ok := got[0].Properties[PropDequeueMs]; ok {
+		t.Fatal("bookkeeping properties should have been dropped to fit")
+	}
+}
+
+// TestTimer_Issue7641_GarbageEntriesSkipped links wheel entries with random
+// commitlog offsets and sizes: each is skipped and counted, never retried,
+// and the real messages around them are delivered.
+func TestTimer_Issue7641_GarbageEntriesSkipped(t *testing.T) {
+	e := newEnv(t, nil)
+	at := e.nowMs() + 1000
+	var sent []*store.Message
+	for i := 0; i < 5; i++ {
+		sent = append(sent, e.sendAt("Orders", at))
+	}
+	e.settle()
+	ts := e.ts()
+	rng := rand.New(rand.NewSource(7641))
+	ts.mu.Lock()
+	w := ts.slotOf(ts.nowMs())
+	for i := 0; i < 50; i++ {
+		ext := &store.MessageExt{PhysicalOffset: rng.Int63n(1 << 40), StoreSize: rng.Int31()}
+		if i%3 == 0 {
+			ext.PhysicalOffset = e.phyOfLocked(sent[i%5]) + int64(rng.Intn(40)) // inside real records
+		}
+		if err := ts.link(at+int64(rng.Intn(300)), magicDefault, w, ext); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts.mu.Unlock()
+	e.advance(2 * time.Second)
+	e.settle()
+	got := e.got("Orders")
+	if len(got) != 5 {
+		t.Fatalf("delivered %d", len(got))
+	}
+	if st := ts.Stats(); st.Skipped != 50 || st.Pending != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// phyOfLocked is phyOf for use while the timer store lock is held (it only
+// reads the message store).
+func (e *env) phyOfLocked(m *store.Message) int64 { return e.phyOf(m) }
+
+// TestTimer_Issue7381_PendingMatchesLiveTimers: after any interleaving of
+// sends (due now, soon, beyond the roll window), recalls, clock moves and
+// restarts, Pending equals the number of timer messages not yet due (each has
+// exactly one live wheel entry; recalls here are of messages that never roll,
+// since a recalled message leaves the wheel at its next roll), DeleteMarkers
+// the recalls not yet past, and the topic holds exactly the due messages not
+// recalled (upstream #7381/#10019: backlog metrics skipped increments and never
+// subtracted deletes).
+func TestTimer_Issue7381_PendingMatchesLiveTimers(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.RollWindow = 5 * time.Second })
+	rng := rand.New(rand.NewSource(7381))
+	type msg struct {
+		m        *store.Message
+		at, sent int64
+		timer    bool
+		recalled bool
+	}
+	var all []*msg
+	for step := 0; step < 60; step++ {
+		now := e.nowMs()
+		switch op := rng.Intn(10); {
+		case op < 5:
+			at := now + int64(rng.Intn(12_000)) - 1000
+			m := e.sendAt("Live", at)
+			all = append(all, &msg{m: m, at: at, sent: now, timer: m.Topic == Topic})
+		case op < 7:
+			for _, c := range all {
+				if c.timer && !c.recalled && c.at > now+200 && c.at-c.sent < 4000 {
+					if _, err := e.ts().Recall("Live", handleOf(t, c.m), ""); err != nil {
+						t.Fatal(err)
+					}
+					c.recalled = true
+					break
+				}
+			}
+		case op == 7:
+			e.settle()
+			e.restart()
+		default:
+			e.settle()
+			e.advance(time.Duration(rng.Intn(1500)) * time.Millisecond)
+		}
+		e.settle()
+		now = e.nowMs()
+		wantPending, wantDelivered, wantMarkers := int64(0), 0, 0
+		for _, c := range all {
+			switch {
+			case c.timer && c.at > now:
+				wantPending++
+			case !c.recalled:
+				wantDelivered++
+			}
+			if c.recalled && c.at > now {
+				wantMarkers++
+			}
+		}
+		if got := e.ts().Stats().DeleteMarkers; got < wantMarkers {
+			t.Fatalf("step %d: %d delete markers, want at least %d", step, got, wantMarkers)
+		}
+		if got := e.ts().Stats().Pending; got != wantPending {
+			t.Fatalf("step %d: Pending %d, want %d", step, got, wantPending)
+		}
+		if got := len(e.got("Live")); got != wantDelivered {
+			t.Fatalf("step %d: %d on the topic, want %d", step, got, wantDelivered)
+		}
+	}
+}
