@@ -32,13 +32,19 @@ type commitLog struct {
 	flushedOffset atomic.Int64 // every byte below is durable
 	flushMu       sync.Mutex   // serialises flush
 	flushes       atomic.Int64 // flush calls that synced something
+	// releaseMu guards released, the end of the last range unmapped
+	// (commitlog_release.go). readUpTo, when set, bounds what may be
+	// released: the dispatch position.
+	releaseMu sync.Mutex
+	released  int64
+	readUpTo  func() int64
 
 	// beforeFlush, when set (tests only), runs at the start of every flush,
 	// before the range to sync is read.
 	beforeFlush func()
 
-	// warm, when set (SYNC_FLUSH), zero-fills ahead of the writer; every
-	// range is reserved with it before bytes are copied in.
+	// warm, when set (while the store is open), zero-fills ahead of the
+	// writer; every range is reserved with it before bytes are copied in.
 	warm *warmer
 }
 
@@ -144,15 +150,17 @@ func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *recor
 // n+8 must not exceed the file size. Store.putMu must be held.
 func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64, error) {
 	cur := c.maxOffset.Load()
-	if c.warm != nil {
-		c.warm.reserve(cur, cur+int64(n))
-	}
 	f := c.last()
 	if f == nil || cur >= f.end() {
 		var err error
 		if f, err = c.roll(cur); err != nil {
 			return 0, err
 		}
+	}
+	// Reserved once the segment exists, so that the warmer finds it. The
+	// range covers the BLANK header too when it comes to that (n > 8).
+	if c.warm != nil {
+		c.warm.reserve(cur, cur+int64(n))
 	}
 	rel := cur - f.start
 	if rest := f.size() - rel; int64(n)+blankRecordLength > rest {
@@ -214,6 +222,8 @@ func (c *commitLog) flush() error {
 	}
 	from, to := c.flushedOffset.Load(), c.maxOffset.Load()
 	if to <= from {
+		// The dispatcher may have moved on since the last flush.
+		c.releaseBehind()
 		return nil
 	}
 	// Files are unmapped only after the flushers stop, so the snapshot stays valid.
@@ -230,6 +240,7 @@ func (c *commitLog) flush() error {
 	}
 	c.flushedOffset.Store(to)
 	c.flushes.Add(1)
+	c.releaseBehind()
 	return nil
 }
 

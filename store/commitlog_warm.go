@@ -5,17 +5,17 @@ import (
 	"syscall"
 )
 
-// Warm-up of the commitlog ahead of the writer (SYNC_FLUSH only).
+// Warm-up of the commitlog ahead of the writer.
 //
 // A new segment is fallocated, so its blocks are "unwritten" extents: the
 // first sync of every range has to convert them, which costs a filesystem
-// journal commit on each group-commit flush, and a put that first touches a
-// page the last flush cleaned may wait for that commit while it holds putMu.
+// journal commit on each flush (each group commit under SYNC_FLUSH, every
+// FlushInterval under ASYNC_FLUSH), and a put that touches a page while that
+// commit runs can wait for it, for tens of milliseconds, holding putMu.
 // The warmer writes zeros through the file descriptor (never through the
 // mapping, so they do not count in the broker's resident memory) a little
 // ahead of the write position and syncs them, which turns those blocks into
-// ordinary written extents: group-commit flushes are then pure data
-// writeback.
+// ordinary written extents: flushes are then pure data writeback.
 //
 //	commitlog:  | records ... |<- reserved      | zeroed, synced | fallocated ...
 //	                                       done ->|<- busy chunk ->|
@@ -102,6 +102,9 @@ func (w *warmer) run(stop <-chan struct{}) {
 			<-stop
 			return
 		}
+		// A chunk is zeroed per chunk written: release behind at that pace
+		// too, not only at the (ASYNC_FLUSH: 500 ms) flushes.
+		w.cl.releaseBehind()
 		select {
 		case <-stop:
 			return

@@ -133,10 +133,16 @@ func TestWarmerNeverOverwritesRecords(t *testing.T) {
 	})
 }
 
-func TestNoWarmerUnderAsyncFlush(t *testing.T) {
+func TestWarmerUnderAsyncFlush(t *testing.T) {
 	s := openStore(t, testOptions(t.TempDir()))
-	if s.cl.warm != nil {
-		t.Fatal("ASYNC_FLUSH store has a warmer")
+	if s.cl.warm == nil {
+		t.Fatal("ASYNC_FLUSH store has no warmer")
 	}
-	mustPut(t, s, testMessage("NoWarm", 0, 0))
+	r := mustPut(t, s, testMessage("AsyncWarm", 0, 0))
+	end := r.PhysicalOffset + int64(r.WroteBytes)
+	waitFor(t, 5*time.Second, "the warmer to zero past the first record", func() bool {
+		s.cl.warm.mu.Lock()
+		defer s.cl.warm.mu.Unlock()
+		return s.cl.warm.done > end
+	})
 }

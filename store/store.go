@@ -147,14 +147,14 @@ func Open(opts Options) (*Store, error) {
 	ok = true
 	s.dispatchWG.Add(1)
 	go s.dispatchLoop()
-	s.flushWG.Add(2)
+	s.cl.readUpTo = s.reput.Load
+	s.cl.warm = newWarmer(s.cl, s.cl.maxOffset.Load())
+	s.flushWG.Add(3)
+	go func() {
+		defer s.flushWG.Done()
+		s.cl.warm.run(s.stopFlush)
+	}()
 	if o.FlushDiskType == SyncFlush {
-		s.cl.warm = newWarmer(s.cl, s.cl.maxOffset.Load())
-		s.flushWG.Add(1)
-		go func() {
-			defer s.flushWG.Done()
-			s.cl.warm.run(s.stopFlush)
-		}()
 		go s.groupCommitLoop()
 	} else {
 		go s.asyncFlushLoop()

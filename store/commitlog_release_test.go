@@ -1,0 +1,81 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// mappedRSS returns the resident kilobytes /proc/self/smaps reports for the
+// mapping that starts at b's first byte.
+func mappedRSS(t *testing.T, b []byte) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	defer f.Close()
+	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(&b[0])))
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		l := sc.Text()
+		// A mapping's header is "start-end perms ..."; its fields are "Key: value".
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasSuffix(f[0], ":") {
+			in = strings.HasPrefix(l, start)
+			continue
+		}
+		if in && strings.HasPrefix(l, "Rss:") {
+			n, err := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no mapping at %s in smaps", start)
+	return 0
+}
+
+func TestFlushReleasesOldPages(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.MappedFileSizeCommitLog = 1 << 20
+	s := openStore(t, o)
+	// Over three segments: the first is entirely older than the kept window.
+	var i int
+	for s.MaxPhyOffset() < 3<<20+100<<10 {
+		mustPut(t, s, testMessage("Rel", int32(i%4), i))
+		i++
+	}
+	waitFor(t, 5*time.Second, "a flush that releases the first segment", func() bool {
+		s.cl.releaseMu.Lock()
+		defer s.cl.releaseMu.Unlock()
+		return s.cl.released >= 1<<20
+	})
+	first := s.cl.files[0]
+	if kb := mappedRSS(t, first.data); kb != 0 {
+		t.Fatalf("first segment still has %d kB resident after its release", kb)
+	}
+	if kb := mappedRSS(t, s.cl.last().data); kb == 0 {
+		t.Fatal("the segment being written has nothing resident: released too much")
+	}
+	// Released pages read back from the page cache.
+	waitDispatched(t, s)
+	for q := range int32(4) {
+		msgs := readQueue(t, s, "Rel", q)
+		for k, m := range msgs {
+			if want := testMessage("Rel", q, int(q)+4*k).Body; !bytes.Equal(m.Body, want) {
+				t.Fatalf("queue %d message %d: body %q, want %q", q, k, m.Body, want)
+			}
+		}
+	}
+	if kb := mappedRSS(t, first.data); kb == 0 {
+		t.Fatal("reading the first segment did not map it again")
+	}
+}
