@@ -259,9 +259,17 @@ func (s *Service) runLevel(level int) {
 		if t != nil {
 			tc = t.C()
 		}
+		// A level is FIFO with one delay, so a message stored after the head
+		// is never due before it: while a head is timed, arrivals need not
+		// wake the level (at a high send rate every dispatch would otherwise
+		// re-read the queue head). Its notification stays buffered.
+		notify := s.notify[level]
+		if !idle && err == nil {
+			notify = nil
+		}
 		select {
 		case <-tc:
-		case <-s.notify[level]:
+		case <-notify:
 			if t != nil {
 				t.Stop()
 			}
