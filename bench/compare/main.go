@@ -36,6 +36,7 @@ type config struct {
 	inflight     int
 	e2eRate      float64
 	delayCount   int64
+	delayRate    float64
 	delayGrace   time.Duration
 	timerWarm    int64
 	timerCount   int64
@@ -82,6 +83,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.inflight, "inflight", 64, "sends in flight per connection when saturating")
 	fs.Float64Var(&c.e2eRate, "e2e-rate", 2000, "message rate of workload 3 (msg/s)")
 	fs.Int64Var(&c.delayCount, "delay-count", 100_000, "messages of workload 4")
+	fs.Float64Var(&c.delayRate, "delay-rate", 10_000, "send rate of workload 4 (msg/s)")
 	fs.DurationVar(&c.delayGrace, "delay-grace", 60*time.Second, "wait for late delay-level deliveries")
 	fs.Int64Var(&c.timerWarm, "timer-warm", 20_000, "timer messages of the warm-up that measures the enqueue rate")
 	fs.Int64Var(&c.timerCount, "timer-count", 1_000_000, "timer messages of workloads 5 and 7")
@@ -214,7 +216,7 @@ func (r *runner) rows(rmq, j4, j5 *target) []row {
 		same(wl, "broker CPU", "s", peer, key+".cpu", noGoal)
 		same(wl, "peak RSS", "MiB", peer, key+".rss", atMost(0.1))
 	}
-	late(fmt.Sprintf("4 delay levels 2-3, %d msgs", r.cfg.delayCount), "w4", j4)
+	late(fmt.Sprintf("4 delay levels 2-3, %d msgs at %.0f/s", r.cfg.delayCount, r.cfg.delayRate), "w4", j4)
 	t5 := fmt.Sprintf("5 timers, %d due over %v", r.cfg.timerCount, r.cfg.timerWindow)
 	late(t5, "w5", j5)
 	f6 := fmt.Sprintf("6 flood, %d timers due in 1 s", r.cfg.floodCount)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -89,6 +90,11 @@ func BenchmarkBroker(b *testing.B) {
 				Count: int64(b.N), DelayLevel: tc.delay, ReportInterval: -1, Grace: 30 * time.Second,
 			}
 			ctx := context.Background()
+			flushes := func() float64 {
+				v, _ := strconv.ParseFloat(p.b.Store().RuntimeInfo()["commitLogFlushTimes"], 64)
+				return v
+			}
+			f0 := flushes()
 			b.ResetTimer()
 			sum, err := bench.Run(ctx, opts)
 			b.StopTimer()
@@ -100,6 +106,9 @@ func BenchmarkBroker(b *testing.B) {
 			}
 			b.ReportMetric(sum.SendTps, "msg/s")
 			b.ReportMetric(sum.Latency.P99, "p99-ms")
+			if n := flushes() - f0; n > 0 {
+				b.ReportMetric(float64(sum.Sent)/n, "msg/flush")
+			}
 			if sum.Lateness != nil {
 				b.ReportMetric(sum.Lateness.P99, "late-p99-ms")
 			}

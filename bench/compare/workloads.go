@@ -146,12 +146,16 @@ func (r *runner) endToEnd(ctx context.Context, t *target, c *cluster) error {
 }
 
 // delayLevels is workload 4: delayCount messages at levels 2 and 3
-// (alternating; 5 s and 10 s), sent as fast as possible.
+// (alternating; 5 s and 10 s), paced at delayRate. A message is due its
+// level's delay after the millisecond its send started; sends are paced
+// rather than saturating so that the lateness measures the delivery, not a
+// send queue (both brokers count the delay from their store time, which
+// follows the send's start by the send latency).
 func (r *runner) delayLevels(ctx context.Context, t *target, c *cluster) error {
 	levels := map[int]time.Duration{2: 5 * time.Second, 3: 10 * time.Second}
 	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
 	res, err := runLoad(ctx, c, loadSpec{
-		topic: topicDelay, count: r.cfg.delayCount, inflight: r.cfg.conns * r.cfg.inflight, size: 1024,
+		topic: topicDelay, count: r.cfg.delayCount, rate: r.cfg.delayRate, size: 1024,
 		grace: r.cfg.delayGrace,
 		mark: func(seq int64, now time.Time) (map[string]string, time.Time) {
 			lv := 2 + int(seq%2)
