@@ -81,7 +81,7 @@ func (t *TimerStore) absorb(o *openSlot) {
 	o.scannedNext = s.last
 	sk := o.skip
 	o.skip = nil
-	added := false
+	var later []item
 	for _, f := range fresh {
 		switch {
 		case sk != nil && f.pos <= sk.scanned && keyLE(f.target, f.pos, sk.cursorT, sk.cursorP):
@@ -89,18 +89,37 @@ func (t *TimerStore) absorb(o *openSlot) {
 		case keyLE(f.target, f.pos, o.cursorT, o.cursorP):
 			o.imm = append(o.imm, f)
 		default:
-			o.items = append(o.items, f)
-			added = true
+			later = append(later, f)
 		}
 	}
-	less := func(a, b item) bool { return keyLE(a.target, a.pos, b.target, b.pos) }
-	if added {
-		sort.Slice(o.items, func(i, j int) bool { return less(o.items[i], o.items[j]) })
+	sortItems(o.imm)
+	if len(later) > 0 {
+		sortItems(later)
+		o.items = mergeItems(o.items, later)
 	}
-	sort.Slice(o.imm, func(i, j int) bool { return less(o.imm[i], o.imm[j]) })
 	if len(o.imm) == 0 {
 		o.scanned = o.scannedNext
 	}
+}
+
+func sortItems(s []item) {
+	sort.Slice(s, func(i, j int) bool { return keyLE(s[i].target, s[i].pos, s[j].target, s[j].pos) })
+}
+
+// mergeItems merges two sorted lists.
+func mergeItems(a, b []item) []item {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]item, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if keyLE(a[0].target, a[0].pos, b[0].target, b[0].pos) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // setReadTime moves the read cursor forward. mu must be held.
@@ -205,6 +224,10 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 	if done < len(batch) && t.dead.Load() {
 		return 0, false
 	}
+	if done < len(batch) {
+		// The store refused as closed or we are stopping: do not spin.
+		wakeAt = t.nowMs() + t.opts.RetryInterval.Milliseconds()
+	}
 	if done == len(batch) && t.fp("dequeue:after-deliver") {
 		return 0, false
 	}
@@ -228,5 +251,5 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		o.scanned = o.scannedNext
 	}
 	t.mu.Unlock()
-	return 0, done == len(batch)
+	return wakeAt, done == len(batch)
 }

@@ -80,9 +80,12 @@ func TestTimerLog_Issue9947_BlankNearFileEnd(t *testing.T) {
 	if _, ok := l.read(pos[2] + unitSize); ok {
 		t.Fatal("the filler read as a unit")
 	}
-	if err := l.sync(); err != nil {
-		t.Fatal(err)
+	for _, s := range l.pendingSyncs(l.end) {
+		if err := s.seg.msync(s.from, s.to); err != nil {
+			t.Fatal(err)
+		}
 	}
+	l.markSynced(l.end)
 	l.close()
 
 	l, err = openTimerLog(dir, fileSize)

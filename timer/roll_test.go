@@ -68,10 +68,10 @@ func TestRoll_Issue11156_OncePerWindowAcrossRestarts(t *testing.T) {
 	}
 }
 
-// TestMaxDelay90Days: a 90-day delay is admitted with timerMaxDelaySec =
+// TestTimer_Issue5376_MaxDelay90Days: a 90-day delay is admitted with timerMaxDelaySec =
 // 90 days and arrives after many rolls (upstream #5376 overflowed int32 above
 // 24.8 days).
-func TestMaxDelay90Days(t *testing.T) {
+func TestTimer_Issue5376_MaxDelay90Days(t *testing.T) {
 	const days90 = 90 * 86400
 	e := newEnv(t, func(o *Options) {
 		o.MaxDelaySec = days90
@@ -103,7 +103,9 @@ func TestMaxDelay90Days(t *testing.T) {
 		t.Fatal("wrong message")
 	}
 	rolls, _ := strconv.Atoi(got[0].Properties[PropRollTimes])
-	if rolls < 59 || rolls > 61 {
+	// At most once per 36 h window; at least once per window plus the 12 h
+	// clock step by which a roll can be late here.
+	if rolls < 45 || rolls > 60 {
 		t.Fatalf("rolled %d times over 90 days with a 36 h window", rolls)
 	}
 }

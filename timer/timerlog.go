@@ -251,27 +251,6 @@ func (l *timerLog) truncate(pos int64) error {
 	return errors.Join(errs...)
 }
 
-// sync makes every unit below end durable.
-func (l *timerLog) sync() error {
-	return l.syncTo(l.end)
-}
-
-func (l *timerLog) syncTo(to int64) error {
-	for _, s := range l.segs {
-		if s.endPos() <= l.synced || s.start >= to {
-			continue
-		}
-		from := max(l.synced, s.start) - s.start
-		if err := s.msync(from, min(to, s.endPos())-s.start); err != nil {
-			return err
-		}
-	}
-	if to > l.synced {
-		l.synced = to
-	}
-	return nil
-}
-
 // removeBelow deletes whole segments that end at or before pos, never the one
 // holding end. It returns how many were removed.
 func (l *timerLog) removeBelow(pos int64) (int, error) {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"rmq/store"
 )
 
 // TestNeverEarlyRandomTimes sends messages due at random times (many on exact
@@ -89,5 +91,97 @@ func checkDeliveries(t *testing.T, e *env, due map[string]int64, all bool) {
 	}
 	if all && len(seen) != len(due) {
 		t.Fatalf("delivered %d of %d", len(seen), len(due))
+	}
+}
+
+// TestTimer_RustIssue9154_ExactTickNeverEarly: a deliver time on an exact
+// second or slot boundary is not delivered one tick early (stock's
+// "target minus one precision" rounding plus reading slot T after T+p let
+// rocketmq-rust deliver such messages early), for both precisions.
+func TestTimer_RustIssue9154_ExactTickNeverEarly(t *testing.T) {
+	for _, precision := range []int64{100, 1000} {
+		t.Run("precision="+strconv.FormatInt(precision, 10), func(t *testing.T) {
+			e := newEnv(t, func(o *Options) {
+				o.PrecisionMs = precision
+				o.WheelSlots = 1200
+				o.RollWindow = time.Duration(600*precision) * time.Millisecond
+			})
+			second := (e.nowMs()/1000 + 2) * 1000
+			tick := second + precision
+			a := e.sendAt("Tick", second)
+			b := e.sendAt("Tick", tick)
+			for _, at := range []int64{second, tick} {
+				e.settle()
+				e.clk.Set(time.UnixMilli(at - 1))
+				e.settle()
+				for _, m := range e.got("Tick") {
+					if due, _ := strconv.ParseInt(m.Properties[PropOutMs], 10, 64); due >= at {
+						t.Fatalf("due %d delivered at %d", due, at-1)
+					}
+				}
+				e.clk.Set(time.UnixMilli(at))
+			}
+			got := e.waitCount("Tick", 2)
+			for i, m := range []*store.Message{a, b} {
+				if got[i].Properties[PropUniqKey] != m.Properties[PropUniqKey] {
+					t.Fatal("order")
+				}
+			}
+		})
+	}
+}
+
+func TestStatsRatesAndLag(t *testing.T) {
+	e := newEnv(t, nil)
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 20; i++ {
+			e.sendAt("Orders", e.nowMs()+int64(500+i*10))
+		}
+		e.settle()
+		e.advance(time.Second)
+		e.settle()
+	}
+	e.waitFor("rate samples", func() bool { st := e.ts().Stats(); return st.DequeueRate > 0 && st.EnqueueRate > 0 })
+	st := e.ts().Stats()
+	if st.Delivered != 60 || st.Enqueued != 60 || st.Pending != 0 || st.ReadLagMs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Lag: messages due while nothing dequeues (opened, not started).
+	for i := 0; i < 5; i++ {
+		e.sendAt("Orders", e.nowMs()+100)
+	}
+	e.settle()
+	if err := e.ts().Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := Open(e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cur.Store(ts)
+	e.advance(3 * time.Second)
+	st = ts.Stats()
+	if st.Pending != 5 || st.ReadLagMs < 2800 || st.ReadLagMs > 3000 {
+		t.Fatalf("stats of a stalled wheel %+v", st)
+	}
+	ts.Start()
+	e.waitCount("Orders", 65)
+	e.settle()
+	if st = ts.Stats(); st.ReadLagMs != 0 || st.Pending != 0 {
+		t.Fatalf("after catching up %+v", st)
+	}
+}
+
+func TestRateWindow(t *testing.T) {
+	var r rateWindow
+	if e, d := r.rates(1000, 5, 5); e != 0 || d != 0 {
+		t.Fatal("rates without samples")
+	}
+	for i := int64(0); i < 15; i++ {
+		r.add(i*1000, i*10, i*20)
+	}
+	// The oldest kept sample is at 5 s (10 kept): 10 s later 100 more enqueued.
+	if e, d := r.rates(15_000, 150, 300); e != 10 || d != 20 {
+		t.Fatalf("rates %v %v", e, d)
 	}
 }
