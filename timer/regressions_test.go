@@ -214,3 +214,19 @@ func TestTimer_Issue7381_PendingMatchesLiveTimers(t *testing.T) {
 		}
 	}
 }
+
+// TestTimer_Issue10872_OverflowingDelayRefused: TIMER_DELAY_SEC or
+// TIMER_DELAY_MS of Long.MAX overflowed into a past time upstream and the
+// message went out at once. Here the send is refused and nothing is stored.
+func TestTimer_Issue10872_OverflowingDelayRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, key := range []string{PropDelaySec, PropDelayMs} {
+		if _, err := e.trySend("Orders", map[string]string{key: "9223372036854775807"}); !errors.Is(err, ErrIllegal) {
+			t.Fatalf("%s: err = %v", key, err)
+		}
+	}
+	e.settle()
+	if e.st.MaxOffsetInQueue("Orders", 0) != 0 || e.st.MaxOffsetInQueue(Topic, 0) != 0 {
+		t.Fatal("an overflowing timer message was stored")
+	}
+}

@@ -100,11 +100,9 @@ func Open(opts Options) (*TimerStore, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "config"), 0o755); err != nil {
 		return nil, err
 	}
-	var ok bool
 	var ck checkpoint
-	ok = false
-	t.ckf, ck, ok, err = openCheckpoint(filepath.Join(opts.Dir, "config", "timercheck"))
-	if err != nil {
+	var ok bool
+	if t.ckf, ck, ok, err = openCheckpoint(filepath.Join(opts.Dir, "config", "timercheck")); err != nil {
 		return nil, err
 	}
 	if t.tl, err = openTimerLog(filepath.Join(opts.Dir, "timerlog"), opts.MappedFileSizeTimerLog); err != nil {
