@@ -124,7 +124,8 @@ wait_for_line() {
 
 start_rmq() {
   mkdir -p "$WORK/store"
-  printf 'brokerIP1=127.0.0.1\n' >"$WORK/broker.conf"
+  # A short check interval keeps the transaction check-back tests to seconds (stock: 60 s).
+  printf 'brokerIP1=127.0.0.1\ntransactionCheckInterval=5000\n' >"$WORK/broker.conf"
   log "starting rmq standalone: namesrv 127.0.0.1:$NP, broker 127.0.0.1:$BP, store $WORK/store"
   "$RMQ_BIN" standalone --store-dir "$WORK/store" --namesrv-port "$NP" --listen-port "$BP" \
     -c "$WORK/broker.conf" >"$WORK/rmq.out" 2>"$WORK/rmq.err" &
@@ -202,6 +203,7 @@ storePathRootDir=\$4
 storePathCommitLog=\$4/commitlog
 autoCreateTopicEnable=true
 rocketmqHome=$PEER_HOME
+transactionCheckInterval=5000
 mappedFileSizeCommitLog=67108864
 CONF
 mkdir -p "\$4"
