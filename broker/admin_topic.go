@@ -197,8 +197,10 @@ func diskSpace(path string) (total, free uint64, err error) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return 0, 0, err
 	}
+	// Java's File.getFreeSpace is f_bfree (blocks reserved for root count as
+	// free), so the used ratio matches the Java broker's on the same disk.
 	bs := uint64(st.Bsize)
-	return st.Blocks * bs, st.Bavail * bs, nil
+	return st.Blocks * bs, st.Bfree * bs, nil
 }
 
 // humanBytes is MixAll.humanReadableByteCount(bytes, false).

@@ -89,8 +89,11 @@ func New(opts Options) (*Broker, error) {
 		StoreHost:                  b.host,
 		OnDispatch:                 b.onDispatch,
 		TagsCode:                   b.tagsCode,
-		Now:                        b.clock.Now,
-		Logger:                     b.log,
+		Index: store.IndexOptions{
+			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
+		},
+		Now:    b.clock.Now,
+		Logger: b.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: open store: %w", err)

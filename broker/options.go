@@ -9,6 +9,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/schedule"
+	"rmq/store"
 	"rmq/timer"
 )
 
@@ -58,6 +59,10 @@ type Options struct {
 	TimerFlushIntervalMs   int   `conf:"timerFlushIntervalMs"`
 	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
 	RecallMessageEnable    bool  `conf:"recallMessageEnable"`
+	// Key index for QUERY_MESSAGE (IndexFile).
+	MessageIndexEnable bool `conf:"messageIndexEnable"`
+	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`
+	MaxIndexNum        int  `conf:"maxIndexNum"`
 
 	// ListenHost is the bind address of both broker ports ("0.0.0.0" by default).
 	ListenHost string         `conf:"-"`
@@ -101,6 +106,9 @@ func DefaultOptions() Options {
 		TimerFlushIntervalMs:              1000,
 		MappedFileSizeTimerLog:            100 << 20,
 		RecallMessageEnable:               true,
+		MessageIndexEnable:                true,
+		MaxHashSlotNum:                    store.DefaultIndexHashSlotNum,
+		MaxIndexNum:                       store.DefaultIndexMaxNum,
 		ListenHost:                        "0.0.0.0",
 		Logger:                            zerolog.Nop(),
 	}
