@@ -63,6 +63,13 @@ func (c *Command) String() string {
 // ErrMissingField is returned (wrapped) when a required header field is absent.
 var ErrMissingField = errors.New("remoting: the custom field is null")
 
+// missingFieldError reads exactly as Java's RemotingCommandException for a
+// null @CFNotNull field, which is what the stock reply's remark carries.
+type missingFieldError string
+
+func (e missingFieldError) Error() string        { return "the custom field <" + string(e) + "> is null" }
+func (e missingFieldError) Is(target error) bool { return target == ErrMissingField }
+
 // Header reads typed custom header fields the way Java's decodeCommandCustomHeader
 // does: required fields that are absent, and numbers that do not parse, record the
 // first error, which Err returns (the stock reply is SYSTEM_ERROR with that text).
@@ -80,7 +87,7 @@ func (h *Header) Err() error { return h.err }
 func (h *Header) get(key string, required bool) (string, bool) {
 	v, ok := h.ext[key]
 	if !ok && required && h.err == nil {
-		h.err = fmt.Errorf("%w: the custom field <%s> is null", ErrMissingField, key)
+		h.err = missingFieldError(key)
 	}
 	return v, ok
 }

@@ -20,7 +20,7 @@ func TestHeaderReader(t *testing.T) {
 		{name: "string present", read: func(h *Header) any { return h.Str("topic", true) }, want: "T"},
 		{name: "string absent optional", read: func(h *Header) any { return h.Str("nope", false) }, want: ""},
 		{name: "string absent required", read: func(h *Header) any { return h.Str("nope", true) }, want: "",
-			wantErr: "remoting: the custom field is null: the custom field <nope> is null", missing: true},
+			wantErr: "the custom field <nope> is null", missing: true},
 		{name: "int64", read: func(h *Header) any { return h.Int64("big", true, 0) }, want: int64(9223372036854775807)},
 		{name: "int64 negative", read: func(h *Header) any { return h.Int64("neg", true, 0) }, want: int64(-5)},
 		{name: "int64 default", read: func(h *Header) any { return h.Int64("nope", false, 42) }, want: int64(42)},
@@ -62,7 +62,7 @@ func TestHeaderKeepsFirstError(t *testing.T) {
 	h.Str("a", true)
 	h.Int64("n", true, 0)
 	h.Str("b", true)
-	if err := h.Err(); err == nil || err.Error() != "remoting: the custom field is null: the custom field <a> is null" {
+	if err := h.Err(); err == nil || err.Error() != "the custom field <a> is null" {
 		t.Fatalf("Err = %v, want the error about <a>", err)
 	}
 }
