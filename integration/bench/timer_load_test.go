@@ -21,9 +21,11 @@ import (
 // Properties every benchmark timer message carries besides TIMER_DELIVER_MS:
 // its sequence number and its due time (which the delivered copy must also
 // carry as TIMER_OUT_MS).
+// The message that creates the topic carries timerCreateProp instead.
 const (
-	timerSeqProp = "tbseq"
-	timerDueProp = "tbdue"
+	timerSeqProp    = "tbseq"
+	timerDueProp    = "tbdue"
+	timerCreateProp = "tbcreate"
 )
 
 // timerPlan spreads n due times over [first, first+window): the window is cut
@@ -184,6 +186,9 @@ func newTimerSink(n int) *timerSink {
 
 func (k *timerSink) record(msgs []*admin.Message, at time.Time) {
 	for _, m := range msgs {
+		if m.Properties[timerCreateProp] != "" {
+			continue
+		}
 		seq, err := strconv.Atoi(m.Properties[timerSeqProp])
 		due, derr := strconv.ParseInt(m.Properties[timerDueProp], 10, 64)
 		if err != nil || derr != nil || seq < 0 || seq >= k.n {
