@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -84,8 +85,11 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 
 func (cc *clientConn) readLoop() {
 	var buf []byte
+	// Buffered: under load one read takes many frames instead of two reads
+	// (length, then frame) for each.
+	r := bufio.NewReaderSize(cc.nc, 64<<10)
 	for {
-		cmd, b, err := ReadFrame(cc.nc, buf)
+		cmd, b, err := ReadFrame(r, buf)
 		buf = b
 		if err != nil {
 			cc.fail(err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,9 +165,15 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
-// OnTraffic decodes every complete frame in the inbound buffer.
+// OnTraffic writes the frames queued for the connection, then decodes every
+// complete frame in the inbound buffer. It also runs when a writer wakes the
+// connection (Conn.write).
 func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	c, _ := gc.Context().(*Conn)
+	if c == nil {
+		return gnet.None
+	}
+	c.flushOut(gc)
 	for {
 		if gc.InboundBuffered() < 4 {
 			return gnet.None
@@ -243,7 +249,20 @@ type Conn struct {
 
 	mu      sync.Mutex
 	pending map[int32]chan *Command
+
+	// Outbound frames wait in out until the event loop writes them all with
+	// one write (flushOut); woken records that a wake-up of the loop is on
+	// its way, so writers between two flushes queue no further wake-up.
+	// spare is the buffer of the previous flush, reused; only the event
+	// loop touches it.
+	outMu sync.Mutex
+	out   []byte
+	woken bool
+	spare []byte
 }
+
+// outRetain bounds the buffers kept between flushes.
+const outRetain = 256 << 10
 
 // ID is unique per connection for the life of the server.
 func (c *Conn) ID() uint64 { return c.id }
@@ -262,7 +281,9 @@ func (c *Conn) Close() {
 	c.life.RLock()
 	defer c.life.RUnlock()
 	if !c.closed.Load() {
-		_ = c.gc.Close()
+		// Through a wake-up of the loop, which first writes the frames
+		// queued before (flushOut), then closes.
+		_ = c.gc.Wake(func(gc gnet.Conn, _ error) error { return gc.Close() })
 	}
 }
 
@@ -275,14 +296,43 @@ func (c *Conn) WriteResponse(cmd *Command) error {
 	return c.write(cmd)
 }
 
+// write queues cmd's frame. Frames queued while the event loop is busy go out
+// together in one write: under load that is one syscall and one loop
+// wake-up for many responses instead of one each.
 func (c *Conn) write(cmd *Command) error {
-	frame := EncodeFrame(cmd)
 	c.life.RLock()
 	defer c.life.RUnlock()
 	if c.closed.Load() {
 		return ErrConnClosed
 	}
-	return c.gc.AsyncWrite(frame, nil)
+	c.outMu.Lock()
+	c.out = AppendFrame(c.out, cmd)
+	wake := !c.woken
+	c.woken = true
+	c.outMu.Unlock()
+	if !wake {
+		return nil
+	}
+	return c.gc.Wake(nil)
+}
+
+// flushOut writes every queued frame; it runs on the connection's event loop.
+// gnet keeps what the socket does not take in its own outbound buffer, so the
+// buffer is free again when Write returns.
+// Only the loop touches spare.
+func (c *Conn) flushOut(gc gnet.Conn) {
+	c.outMu.Lock()
+	buf := c.out
+	c.out = c.spare[:0]
+	c.woken = false
+	c.outMu.Unlock()
+	c.spare = nil
+	if len(buf) > 0 {
+		_, _ = gc.Write(buf)
+	}
+	if cap(buf) <= outRetain {
+		c.spare = buf[:0]
+	}
 }
 
 // Oneway sends a server-initiated oneway request (flag bit 1 set).
@@ -339,7 +389,7 @@ func (c *Conn) failPending() {
 }
 
 // ReadFrame reads one whole frame from r (used by the client and tests).
-func ReadFrame(r net.Conn, buf []byte) (*Command, []byte, error) {
+func ReadFrame(r io.Reader, buf []byte) (*Command, []byte, error) {
 	var prefix [4]byte
 	if _, err := readFull(r, prefix[:]); err != nil {
 		return nil, buf, err
@@ -359,7 +409,7 @@ func ReadFrame(r net.Conn, buf []byte) (*Command, []byte, error) {
 	return cmd, buf, err
 }
 
-func readFull(r net.Conn, b []byte) (int, error) {
+func readFull(r io.Reader, b []byte) (int, error) {
 	n := 0
 	for n < len(b) {
 		m, err := r.Read(b[n:])
