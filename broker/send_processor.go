@@ -190,6 +190,11 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 		sysFlag |= msgSysFlagMultiTags
 	}
 	bornHost := connHost(c)
+	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
+	// on this goroutine: the store returns after the append and the
+	// group-commit flusher sends the answer (answerAfterFlush).
+	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
+	awaitFlush := false
 
 	var res *store.PutResult
 	if sh.batch {
@@ -219,9 +224,10 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 			msgs[i] = &store.Message{
 				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
 				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
-				ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait,
+				ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
 			}
 		}
+		awaitFlush = deferFlush && !skipWait
 		res, err = b.putMessages(msgs)
 		if err != nil {
 			return b.putFailure(resp, err)
@@ -239,7 +245,9 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 			return fail(code, remark)
 		}
 		m.Properties[propCluster] = b.opts.BrokerClusterName
-		m.SkipFlushWait = noWait(m.Properties)
+		skipWait := noWait(m.Properties)
+		m.SkipFlushWait = skipWait || deferFlush
+		awaitFlush = deferFlush && !skipWait
 		delete(m.Properties, propWait)
 		// The reply names the queue the producer addressed (or the DLQ), not
 		// the schedule or timer queue a hook may move the message to.
@@ -264,7 +272,26 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 	resp.SetExt("msgId", strings.Join(res.MsgIDs, ","))
 	resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
 	resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
+	if awaitFlush {
+		return b.answerAfterFlush(c, resp, res.PhysicalOffset+int64(res.WroteBytes))
+	}
 	return resp
+}
+
+// answerAfterFlush writes resp once the commitlog is durable up to end, with
+// FLUSH_DISK_TIMEOUT if that takes longer than syncFlushTimeout, and returns
+// nil (the reply is written later). The pending reply counts as work in
+// flight, so a shutdown waits for it.
+func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end int64) *remoting.Command {
+	b.inflight.Add(1) // inside the handler's own unit of work, so never after shutdown began
+	b.store.OnFlushed(end, func(ok bool) {
+		defer b.inflight.Done()
+		if !ok && resp.Code == remoting.Success {
+			resp.Code = remoting.FlushDiskTimeout
+		}
+		_ = c.WriteResponse(resp)
+	})
+	return nil
 }
 
 // checkSend is AbstractSendMessageProcessor.msgCheck: permissions, topic

@@ -21,13 +21,32 @@ func (s *Store) asyncFlushLoop() {
 
 // groupCommitLoop is the SYNC_FLUSH flusher: each wake-up fsyncs everything
 // published so far, which acknowledges every put waiting at that moment with
-// a single fsync.
+// a single fsync, and runs the OnFlushed callbacks that flush covers.
 func (s *Store) groupCommitLoop() {
 	defer s.flushWG.Done()
 	for {
 		select {
 		case <-s.flushWake:
 			s.flushCommitLog()
+			s.completeWaiters(false)
+		case <-s.stopFlush:
+			return
+		}
+	}
+}
+
+// expireWaitersLoop fails the OnFlushed callbacks that waited longer than
+// SyncFlushTimeout; it is not the flusher, which a hung disk holds.
+func (s *Store) expireWaitersLoop() {
+	defer s.flushWG.Done()
+	tick := time.NewTicker(flushWaitTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if s.pendingWaiters() {
+				s.completeWaiters(true)
+			}
 		case <-s.stopFlush:
 			return
 		}

@@ -69,6 +69,7 @@ type Store struct {
 	flushEpoch   chan struct{}
 	stopFlush    chan struct{}
 	flushWG      sync.WaitGroup
+	waiters      flushWaiters // OnFlushed callbacks (commitlog_flushwait.go)
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -155,6 +156,8 @@ func Open(opts Options) (*Store, error) {
 		s.cl.warm.run(s.stopFlush)
 	}()
 	if o.FlushDiskType == SyncFlush {
+		s.flushWG.Add(1)
+		go s.expireWaitersLoop()
 		go s.groupCommitLoop()
 	} else {
 		go s.asyncFlushLoop()
@@ -389,6 +392,8 @@ func (s *Store) shutdown() error {
 		errs = append(errs, err)
 	}
 	s.broadcastFlushed()
+	s.completeWaiters(false)
+	s.failWaiters()
 	if err := s.checkpointNow(); err != nil {
 		errs = append(errs, err)
 	}
