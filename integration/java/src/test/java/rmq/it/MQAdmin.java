@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -33,6 +34,12 @@ final class MQAdmin {
     /** What one command printed. */
     record Output(List<String> args, String out, String err, int exitCode) {
         /** The command printed no exception, and, for a separate JVM, exited 0. */
+        /** No exception printed and, for a separate JVM, exit status 0. */
+        boolean ok() {
+            String all = out + err;
+            return !(all.contains("Exception") || all.contains("\tat org.apache")) && exitCode == 0;
+        }
+
         Output assertOk() {
             String all = out + err;
             assertFalse(all.contains("Exception") || all.contains("\tat org.apache"),
@@ -95,6 +102,23 @@ final class MQAdmin {
     }
 
     /** Runs one subcommand in this JVM; {@code -n <namesrv>} is appended. */
+    /**
+     * Runs a command until it succeeds and {@code done} accepts its output, or the deadline passes (then the last
+     * output must pass assertOk). Used where the answer depends on client state the broker learns asynchronously: a
+     * Java client whose sync call timed out closes its channel, and the broker forgets it until its next heartbeat.
+     */
+    static Output runUntil(Duration deadline, java.util.function.Predicate<Output> done, String... args)
+        throws InterruptedException {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (true) {
+            Output o = run(args);
+            if ((o.ok() && done.test(o)) || System.nanoTime() - end > 0) {
+                return o.assertOk();
+            }
+            Thread.sleep(500);
+        }
+    }
+
     static Output run(String... args) {
         home();
         List<String> all = withNamesrv(args);

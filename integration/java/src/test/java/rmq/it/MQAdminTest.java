@@ -256,11 +256,12 @@ class MQAdminTest {
     void consumerProgress() throws Exception {
         // Offsets reach the broker with the consumer's next commit (every second here).
         Pattern diffTotal = Pattern.compile("Diff Total: (\\d+)");
-        Await.until("consumerProgress to show the group caught up", Clients.DEADLINE, () -> {
-            Matcher m = diffTotal.matcher(MQAdmin.run("consumerProgress", "-g", GROUP).assertOk().out());
+        MQAdmin.runUntil(Clients.DEADLINE, o -> {
+            Matcher m = diffTotal.matcher(o.out());
             return m.find() && m.group(1).equals("0");
-        }, () -> "");
-        MQAdmin.Output out = MQAdmin.run("consumerProgress", "-g", GROUP, "-s", "true").assertOk();
+        }, "consumerProgress", "-g", GROUP);
+        MQAdmin.Output out = MQAdmin.runUntil(Clients.DEADLINE, o -> o.out().contains("#Topic"), "consumerProgress", "-g", GROUP,
+            "-s", "true");
         String header = lineWith(out, "#Topic");
         for (String col : List.of("#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Client IP", "#Diff",
             "#LastTime")) {
@@ -281,7 +282,7 @@ class MQAdminTest {
         assertEquals(MESSAGES, consumed, out::toString);
         assertTrue(out.out().contains("Consume TPS:"), out::toString);
 
-        MQAdmin.Output all = MQAdmin.run("consumerProgress").assertOk();
+        MQAdmin.Output all = MQAdmin.runUntil(Clients.DEADLINE, o -> o.out().contains(GROUP), "consumerProgress");
         lineWith(all, "#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff Total");
         String[] row = columns(lineWith(all, GROUP));
         assertAll(
@@ -293,8 +294,9 @@ class MQAdminTest {
 
     @Test
     @Order(12)
-    void producerConnection() {
-        MQAdmin.Output out = MQAdmin.run("producerConnection", "-g", PRODUCER_GROUP, "-t", TOPIC).assertOk();
+    void producerConnection() throws InterruptedException {
+        MQAdmin.Output out = MQAdmin.runUntil(Clients.DEADLINE, o -> o.out().contains("0001"), "producerConnection", "-g",
+            PRODUCER_GROUP, "-t", TOPIC);
         String row = lineWith(out, "0001");
         String[] cols = columns(row);
         assertAll(
@@ -313,9 +315,10 @@ class MQAdminTest {
 
     @Test
     @Order(13)
-    void queryMsgById() {
+    void queryMsgById() throws InterruptedException {
         SendResult sent = SENT.get(1);
-        MQAdmin.Output out = MQAdmin.run("queryMsgById", "-i", sent.getOffsetMsgId()).assertOk();
+        MQAdmin.Output out = MQAdmin.runUntil(Clients.DEADLINE, o -> o.out().contains("CONSUMED") && o.out().contains(GROUP),
+            "queryMsgById", "-i", sent.getOffsetMsgId());
         Map<String, String> f = messageFields(out);
         assertAll(
             () -> assertEquals(TOPIC, f.get("Topic"), out::toString),
