@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"rmq/remoting"
 	"rmq/store"
@@ -41,6 +42,9 @@ var v2SendKeys = [...]struct{ short, long string }{
 	{"j", "reconsumeTimes"}, {"k", "unitMode"}, {"l", "maxReconsumeTimes"}, {"m", "batch"}, {"n", "bname"},
 }
 
+// v2HeaderMaps recycles the maps parseSendHeader renames V2 letters into.
+var v2HeaderMaps = sync.Pool{New: func() any { return make(map[string]string, len(v2SendKeys)) }}
+
 // sendHeader is SendMessageRequestHeader.
 type sendHeader struct {
 	producerGroup         string
@@ -64,7 +68,13 @@ type sendHeader struct {
 func parseSendHeader(req *remoting.Command) (*sendHeader, error) {
 	ext := req.ExtFields
 	if req.Code == remoting.SendMessageV2 || req.Code == remoting.SendBatchMessage || req.Code == remoting.SendReplyMessageV2 {
-		ext = make(map[string]string, len(req.ExtFields))
+		// The V1-named copy only lives while the fields are read, so its map
+		// is recycled: this is the hottest request of a broker.
+		ext = v2HeaderMaps.Get().(map[string]string)
+		defer func() {
+			clear(ext)
+			v2HeaderMaps.Put(ext)
+		}()
 		for _, k := range v2SendKeys {
 			if v, ok := req.ExtFields[k.short]; ok {
 				ext[k.long] = v
