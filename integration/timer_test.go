@@ -266,10 +266,23 @@ func TestTimerIllegalValuesRefused(t *testing.T) {
 	route := waitRoute(t, p, topic)
 	queues := int(route.QueueDatas[0].WriteQueueNums)
 	cl := rawClient(t)
-	before, err := queueMaxOffsets(cl, p.BrokerAddr(), topic, queues)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Dispatch to the consume queues is asynchronous (as in the Java broker):
+	// wait until the create message counts before taking the baseline.
+	var before map[int]int64
+	harness.WaitFor(t, 10*time.Second, func() error {
+		var err error
+		if before, err = queueMaxOffsets(cl, p.BrokerAddr(), topic, queues); err != nil {
+			return err
+		}
+		var total int64
+		for _, n := range before {
+			total += n
+		}
+		if total != 1 {
+			return fmt.Errorf("%d messages visible, want the create message", total)
+		}
+		return nil
+	})
 
 	maxMs := int64(defaultTimerMaxDelaySec) * 1000
 	longMax := strconv.FormatInt(math.MaxInt64, 10)
