@@ -156,8 +156,11 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 	}
 	ext := b[p : p+el]
 	if el > 0 {
-		cmd.ExtFields = make(map[string]string, 8)
+		cmd.ExtFields = make(map[string]string, countBinaryFields(ext))
 	}
+	// Keys and values are substrings of one copy of the whole area: one
+	// allocation per header instead of two per field.
+	all := string(ext)
 	for q := 0; q < len(ext); {
 		if len(ext)-q < 2 {
 			return nil, fmt.Errorf("%w: truncated key length", ErrBadHeader)
@@ -167,7 +170,7 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 		if kl < 0 || kl > len(ext)-q {
 			return nil, fmt.Errorf("%w: key length %d", ErrBadHeader, kl)
 		}
-		k := string(ext[q : q+kl])
+		k := all[q : q+kl]
 		q += kl
 		if len(ext)-q < 4 {
 			return nil, fmt.Errorf("%w: truncated value length", ErrBadHeader)
@@ -177,10 +180,30 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 		if vl < 0 || vl > len(ext)-q {
 			return nil, fmt.Errorf("%w: value length %d", ErrBadHeader, vl)
 		}
-		cmd.ExtFields[k] = string(ext[q : q+vl])
+		cmd.ExtFields[k] = all[q : q+vl]
 		q += vl
 	}
 	return cmd, nil
+}
+
+// countBinaryFields counts the key/value pairs of a binary extFields area,
+// to size the map once; it stops at the first malformed length (the decoder
+// then reports it).
+func countBinaryFields(ext []byte) int {
+	n := 0
+	for q := 0; len(ext)-q >= 2; n++ {
+		kl := int(int16(binary.BigEndian.Uint16(ext[q:])))
+		q += 2 + kl
+		if kl < 0 || len(ext)-q < 4 {
+			break
+		}
+		vl := int(int32(binary.BigEndian.Uint32(ext[q:])))
+		q += 4 + vl
+		if vl < 0 {
+			break
+		}
+	}
+	return n
 }
 
 // AppendFrame appends the whole frame (length prefix included) for cmd, in
