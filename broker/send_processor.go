@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 
 	"rmq/remoting"
 	"rmq/store"
@@ -42,9 +41,6 @@ var v2SendKeys = [...]struct{ short, long string }{
 	{"j", "reconsumeTimes"}, {"k", "unitMode"}, {"l", "maxReconsumeTimes"}, {"m", "batch"}, {"n", "bname"},
 }
 
-// v2HeaderMaps recycles the maps parseSendHeader renames V2 letters into.
-var v2HeaderMaps = sync.Pool{New: func() any { return make(map[string]string, len(v2SendKeys)) }}
-
 // sendHeader is SendMessageRequestHeader.
 type sendHeader struct {
 	producerGroup         string
@@ -66,38 +62,74 @@ type sendHeader struct {
 // parseSendHeader decodes the V1 header, or the V2 letters for the codes
 // that use them (converted to V1 as AbstractSendMessageProcessor does).
 func parseSendHeader(req *remoting.Command) (*sendHeader, error) {
-	ext := req.ExtFields
 	if req.Code == remoting.SendMessageV2 || req.Code == remoting.SendBatchMessage || req.Code == remoting.SendReplyMessageV2 {
-		// The V1-named copy only lives while the fields are read, so its map
-		// is recycled: this is the hottest request of a broker.
-		ext = v2HeaderMaps.Get().(map[string]string)
-		defer func() {
-			clear(ext)
-			v2HeaderMaps.Put(ext)
-		}()
+		// The hottest request of a broker: read the letters in place, and
+		// rename them to V1 names only to report a bad header with the
+		// field names the V1 path reports.
+		sh := readSendHeader(req.ExtFields, v2Letters)
+		if sh != nil {
+			return sh, nil
+		}
+		ext := make(map[string]string, len(req.ExtFields))
 		for _, k := range v2SendKeys {
 			if v, ok := req.ExtFields[k.short]; ok {
 				ext[k.long] = v
 			}
 		}
+		_, err := readSendHeaderErr(ext, v1Names)
+		return nil, err
 	}
+	return readSendHeaderErr(req.ExtFields, v1Names)
+}
+
+// sendHeaderKeys names the header fields in one of the two spellings.
+type sendHeaderKeys struct {
+	producerGroup, topic, defaultTopic, defaultTopicQueueNums, queueID, sysFlag, bornTimestamp,
+	flag, properties, reconsumeTimes, unitMode, batch, maxReconsumeTimes string
+}
+
+var (
+	v1Names = sendHeaderKeys{
+		producerGroup: "producerGroup", topic: "topic", defaultTopic: "defaultTopic",
+		defaultTopicQueueNums: "defaultTopicQueueNums", queueID: "queueId", sysFlag: "sysFlag",
+		bornTimestamp: "bornTimestamp", flag: "flag", properties: "properties", reconsumeTimes: "reconsumeTimes",
+		unitMode: "unitMode", batch: "batch", maxReconsumeTimes: "maxReconsumeTimes",
+	}
+	v2Letters = sendHeaderKeys{
+		producerGroup: "a", topic: "b", defaultTopic: "c", defaultTopicQueueNums: "d", queueID: "e",
+		sysFlag: "f", bornTimestamp: "g", flag: "h", properties: "i", reconsumeTimes: "j",
+		unitMode: "k", maxReconsumeTimes: "l", batch: "m",
+	}
+)
+
+// readSendHeader reads the fields named by keys; nil when one is missing or
+// malformed.
+func readSendHeader(ext map[string]string, keys sendHeaderKeys) *sendHeader {
+	sh, err := readSendHeaderErr(ext, keys)
+	if err != nil {
+		return nil
+	}
+	return sh
+}
+
+func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, error) {
 	h := (&remoting.Command{ExtFields: ext}).Header()
 	sh := &sendHeader{
-		producerGroup:         h.Str("producerGroup", true),
-		topic:                 h.Str("topic", true),
-		defaultTopic:          h.Str("defaultTopic", true),
-		defaultTopicQueueNums: h.Int32("defaultTopicQueueNums", true, 0),
-		queueID:               h.Int32("queueId", true, 0),
-		sysFlag:               h.Int32("sysFlag", true, 0),
-		bornTimestamp:         h.Int64("bornTimestamp", true, 0),
-		flag:                  h.Int32("flag", true, 0),
-		properties:            h.Str("properties", false),
-		reconsumeTimes:        h.Int32("reconsumeTimes", false, 0),
-		unitMode:              h.Bool("unitMode"),
-		batch:                 h.Bool("batch"),
-		maxReconsumeTimes:     h.Int32("maxReconsumeTimes", false, 0),
+		producerGroup:         h.Str(k.producerGroup, true),
+		topic:                 h.Str(k.topic, true),
+		defaultTopic:          h.Str(k.defaultTopic, true),
+		defaultTopicQueueNums: h.Int32(k.defaultTopicQueueNums, true, 0),
+		queueID:               h.Int32(k.queueID, true, 0),
+		sysFlag:               h.Int32(k.sysFlag, true, 0),
+		bornTimestamp:         h.Int64(k.bornTimestamp, true, 0),
+		flag:                  h.Int32(k.flag, true, 0),
+		properties:            h.Str(k.properties, false),
+		reconsumeTimes:        h.Int32(k.reconsumeTimes, false, 0),
+		unitMode:              h.Bool(k.unitMode),
+		batch:                 h.Bool(k.batch),
+		maxReconsumeTimes:     h.Int32(k.maxReconsumeTimes, false, 0),
 	}
-	sh.hasMaxReconsumeTimes = h.Has("maxReconsumeTimes") && ext["maxReconsumeTimes"] != ""
+	sh.hasMaxReconsumeTimes = h.Has(k.maxReconsumeTimes) && ext[k.maxReconsumeTimes] != ""
 	if err := h.Err(); err != nil {
 		return nil, err
 	}
