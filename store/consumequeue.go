@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/rs/zerolog"
 )
@@ -361,8 +362,26 @@ func (q *consumeQueue) flush() error {
 			return err
 		}
 		f.flushed = w
+		f.releaseBelow(w - cqReleaseKeep)
 	}
 	return nil
+}
+
+// cqReleaseKeep is how much of a consume-queue file stays mapped behind its
+// write position after a flush (3 276 units: what consumers that keep up
+// read). The pages below are dropped from the page tables as the
+// commitlog's are (commitlog_release.go): they stay in the page cache, and a
+// lagging reader faults them back in without I/O.
+const cqReleaseKeep = 64 << 10
+
+// releaseBelow unmaps the file's whole pages below rel (a byte offset in
+// the file). The caller holds the queue's lock, so the mapping stays valid.
+func (f *cqFile) releaseBelow(rel int64) {
+	end := rel &^ (pageSize - 1)
+	if end <= 0 {
+		return
+	}
+	_ = syscall.Madvise(f.data[:min(end, f.size())], syscall.MADV_DONTNEED)
 }
 
 // destroy deletes the queue's files and directory.
