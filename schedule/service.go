@@ -254,6 +254,13 @@ func (s *Service) runLevel(level int) {
 			// nothing stored: wait for a dispatch notification
 		default:
 			t = s.opts.Clock.NewTimer(time.UnixMilli(next).Sub(now))
+			// The clock may have moved on since now was read (a slow wake-up,
+			// or a test advancing its clock): a timer made from the old
+			// reading would fire late, so a head already due is served at once.
+			if !s.opts.Clock.Now().Before(time.UnixMilli(next)) {
+				t.Stop()
+				continue
+			}
 		}
 		var tc <-chan time.Time
 		if t != nil {
