@@ -26,7 +26,7 @@ type inProcess struct {
 	b  *broker.Broker
 }
 
-func startInProcess(tb testing.TB, flush string) *inProcess {
+func startInProcess(tb testing.TB, flush string, mutate func(*broker.Options)) *inProcess {
 	tb.Helper()
 	nsPort, err := freePort()
 	if err != nil {
@@ -50,6 +50,9 @@ func startInProcess(tb testing.TB, flush string) *inProcess {
 	bopts.NamesrvAddr = fmt.Sprintf("127.0.0.1:%d", nsPort)
 	bopts.StorePathRootDir = tb.TempDir()
 	bopts.FlushDiskType = flush
+	if mutate != nil {
+		mutate(&bopts)
+	}
 	b, err := broker.New(bopts)
 	if err != nil {
 		ns.Shutdown()
@@ -84,7 +87,7 @@ func BenchmarkBroker(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			p := startInProcess(b, tc.flush)
+			p := startInProcess(b, tc.flush, nil)
 			opts := bench.Options{
 				Mode: tc.mode, NamesrvAddr: p.nsAddr(), Topic: "ProfileTopic", MessageSize: 1024,
 				Count: int64(b.N), DelayLevel: tc.delay, ReportInterval: -1, Grace: 30 * time.Second,
@@ -118,7 +121,8 @@ func BenchmarkBroker(b *testing.B) {
 
 // inProcessCluster wraps the in-process broker in the driver's cluster type.
 func inProcessCluster(tb testing.TB, flush string) *cluster {
-	p := startInProcess(tb, flush)
+	// Small segments: the test needs no 1 GiB file (nor its warm-up writes).
+	p := startInProcess(tb, flush, func(o *broker.Options) { o.MappedFileSizeCommitLog = 16 << 20 })
 	var nsPort, port int
 	if _, err := fmt.Sscanf(p.nsAddr(), "127.0.0.1:%d", &nsPort); err != nil {
 		tb.Fatal(err)
