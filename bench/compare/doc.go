@@ -6,16 +6,16 @@
 // One broker runs at a time, on loopback, on fresh random ports, each with its
 // own name server and store directory, from the same broker.conf:
 //
-//	 rmq namesrv + rmq broker ──┐          ┌── Java 4.9.7 namesrv + broker   workloads 1-4, startup
-//	                            ├─ load ───┤
-//	 rmq namesrv + rmq broker ──┘          └── Java 5.3.3 namesrv + broker   workloads 5-7 (timers)
+//	rmq namesrv + rmq broker ──┐          ┌── Java 4.9.7 namesrv + broker   workloads 1-4, startup
+//	                           ├─ load ───┤
+//	rmq namesrv + rmq broker ──┘          └── Java 5.3.3 namesrv + broker   workloads 5-7 (timers)
 //
-//	 load:   `rmq bench produce` (separate process)        workloads 1, 2
-//	         in-process driver (driver.go): paced or        workloads 3-6
-//	         saturating sends with CMP_RUN/CMP_SEQ/CMP_DUE_US,
-//	         long-polling consumer, lateness = receipt - due
-//	 probe:  /proc/<broker pid>/stat (utime+stime) and /status (VmRSS,
-//	         RssAnon) every 200 ms over each workload
+//	load:   `rmq bench produce` (separate process)        workloads 1, 2
+//	        in-process driver (driver.go): paced or        workloads 3-6
+//	        saturating sends with CMP_RUN/CMP_SEQ/CMP_DUE_US,
+//	        long-polling consumer, lateness = receipt - due
+//	probe:  /proc/<broker pid>/stat (utime+stime) and /status (VmRSS,
+//	        RssAnon) every 200 ms over each workload
 //
 // The Java jars come from Maven Central through peer-pom.xml into
 // ~/.cache/rmq-bench-compare/rocketmq-<version>/lib. The in-process
