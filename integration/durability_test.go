@@ -18,7 +18,7 @@ import (
 )
 
 // TestRestartKeepsMessagesAndOffsets sends messages and commits a group's
-// offsets, stops the process with SIGTERM, starts it again on the same store
+// offsets (waiting until the broker holds them all), stops the process with SIGTERM, starts it again on the same store
 // and ports, and checks that the messages, the topic and the committed offsets
 // survived.
 func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
@@ -28,10 +28,11 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 	prod, stopProd := newProducer(t, p.NamesrvAddr())
 	before, beforeIDs := makeMsgs(topic, "before", 30)
 	sendAll(t, prod, before)
-	waitRoute(t, p, topic)
+	route := waitRoute(t, p, topic)
 	c1 := newCollector()
 	stopC1 := startConsumer(t, p.NamesrvAddr(), consumerConf{group: committed, topic: topic}, c1)
 	waitAll(t, consumeTimeout, beforeIDs, c1)
+	waitCommitted(t, p, committed, topic, int(route.QueueDatas[0].ReadQueueNums))
 	stopC1()
 	stopProd()
 
@@ -69,7 +70,7 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 			again = append(again, id)
 		}
 	}
-	if len(again) > 4 {
+	if len(again) > 0 {
 		t.Errorf("group %s re-consumed %d messages committed before the restart: %v", committed, len(again), again)
 	}
 }

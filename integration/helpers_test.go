@@ -398,3 +398,36 @@ func removeLocalOffsets(t *testing.T, group string) {
 		os.Remove(root) // only when nothing else is kept there
 	})
 }
+
+// waitCommitted waits until the broker holds, for every queue of topic, a
+// committed offset of group equal to the queue's max offset. The Go client
+// updates its offset table only after a consume callback returns and sends it
+// every 5 s and at shutdown, so a test that stops a consumer right after its
+// callbacks saw the last message can lose the final offsets in the client —
+// not in the broker. Waiting here makes "committed before" a fact on the
+// broker side.
+func waitCommitted(t *testing.T, p *harness.Process, group, topic string, queues int) {
+	t.Helper()
+	cl := rawClient(t)
+	harness.WaitFor(t, consumeTimeout, func() error {
+		maxes, err := queueMaxOffsets(cl, p.BrokerAddr(), topic, queues)
+		if err != nil {
+			return err
+		}
+		for q := 0; q < queues; q++ {
+			req := remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+				"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q)}, nil)
+			resp, err := cl.InvokeTimeout(p.BrokerAddr(), req, 3*time.Second)
+			if err != nil {
+				return err
+			}
+			if resp.Code != remoting.Success {
+				return fmt.Errorf("QUERY_CONSUMER_OFFSET %s/%d: code %d %q", topic, q, resp.Code, resp.Remark)
+			}
+			if off := resp.ExtFields["offset"]; off != strconv.FormatInt(maxes[q], 10) {
+				return fmt.Errorf("group %s queue %d: committed offset %s, max offset %d", group, q, off, maxes[q])
+			}
+		}
+		return nil
+	})
+}
