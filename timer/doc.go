@@ -70,8 +70,12 @@
 //	28 | crc            int32 |  CRC-32 IEEE of bytes 0..27 (stock: magic)
 //	32 +----------------------+  all-zero = never used
 //
-// The ring is held in memory; changed slots are written back at each flush,
-// only after the TimerLog units they point at are synced.
+// The ring is held in memory in chunks of 1024 slots (32 KiB), allocated
+// when a slot in them is set and released when their last slot is cleared;
+// changed slots are written back at each flush, only after the TimerLog units
+// they point at are synced, and a released chunk is punched out of the file.
+// The file stays sparse and Open reads only its data regions, so memory, boot
+// and restart cost follow the slots in use rather than the ring's span.
 //
 // # Checkpoint (config/timercheck: two 512-byte slots written alternately)
 //

@@ -3,7 +3,10 @@ package timer
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"rmq/store"
 )
 
 func testUnit(i int64) unit {
@@ -237,6 +240,132 @@ func TestWheelWriteCoalesces(t *testing.T) {
 		if s, live := w.get(st); !live || s.first != st {
 			t.Fatalf("slot %d: %+v %v", st, s, live)
 		}
+	}
+}
+
+// TestWheelSparse checks that the ring holds memory only for chunks with a
+// set slot, releases a chunk with its last slot, punches released chunks out
+// of the file (which stays sparse), and reopens from the data regions alone.
+func TestWheelSparse(t *testing.T) {
+	const n, p = 8 * chunkSlots, 10
+	path := filepath.Join(t.TempDir(), "timerwheel")
+	w, _, err := openWheel(path, n, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func() (out []int) {
+		for c, ch := range w.chunks {
+			if ch != nil {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	// Slots in chunks 1 and 5 (two in chunk 5).
+	times := []int64{(1*chunkSlots + 3) * p, (5*chunkSlots + 7) * p, (5*chunkSlots + 8) * p}
+	for _, st := range times {
+		w.put(st, slot{first: st, last: st, num: 1})
+	}
+	if got := allocated(); !slices.Equal(got, []int{1, 5}) {
+		t.Fatalf("chunks allocated %v, want [1 5]", got)
+	}
+	var live []int64
+	w.forEachLive(func(st int64) { live = append(live, st) })
+	if !slices.Equal(live, times) {
+		t.Fatalf("forEachLive %v, want %v", live, times)
+	}
+	if err := w.write(w.snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	regions := func() [][2]int64 {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return store.DataRegions(f, 0, n*slotSize)
+	}
+	dataBytes := func() (sum int64) {
+		for _, r := range regions() {
+			sum += r[1] - r[0]
+		}
+		return sum
+	}
+	if got := dataBytes(); got > 2*chunkSlots*slotSize {
+		t.Fatalf("file holds %d data bytes for two chunks (regions %v)", got, regions())
+	}
+
+	// Clearing chunk 1's only slot releases it; the next write punches it.
+	w.clear(times[0])
+	w.clear(times[0]) // clearing an empty slot changes nothing
+	if got := allocated(); !slices.Equal(got, []int{5}) {
+		t.Fatalf("after clear: chunks %v, want [5]", got)
+	}
+	if err := w.write(w.snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if got := dataBytes(); got > chunkSlots*slotSize && got != n*slotSize {
+		t.Fatalf("after release: %d data bytes (regions %v)", got, regions())
+	}
+	w.close()
+
+	w, fresh, err := openWheel(path, n, p)
+	if err != nil || fresh {
+		t.Fatalf("reopen: fresh=%v err=%v", fresh, err)
+	}
+	defer w.close()
+	if got := allocated(); !slices.Equal(got, []int{5}) {
+		t.Fatalf("after reopen: chunks %v, want [5]", got)
+	}
+	if _, live := w.get(times[0]); live {
+		t.Fatal("released slot live after reopen")
+	}
+	for _, st := range times[1:] {
+		if s, live := w.get(st); !live || s.first != st {
+			t.Fatalf("slot %d after reopen: %+v %v", st, s, live)
+		}
+	}
+	if w.used[5] != 2 {
+		t.Fatalf("chunk 5 counts %d set slots, want 2", w.used[5])
+	}
+}
+
+// TestWheelFailedWriteRestored checks that a write that failed is redone by
+// the next one, including a chunk released in between.
+func TestWheelFailedWriteRestored(t *testing.T) {
+	const n, p = 2 * chunkSlots, 10
+	path := filepath.Join(t.TempDir(), "timerwheel")
+	w, _, err := openWheel(path, n, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := int64(5*p), int64((chunkSlots+9)*p)
+	w.put(a, slot{first: 1, last: 1, num: 1})
+	w.put(b, slot{first: 2, last: 2, num: 1})
+	if err := w.write(w.snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	w.clear(a)                                // chunk 0 released
+	w.put(b, slot{first: 2, last: 3, num: 2}) // chunk 1 changed
+	ww := w.snapshot()
+	if len(ww.release) != 1 || len(ww.idx) != 1 {
+		t.Fatalf("snapshot: release %v idx %v", ww.release, ww.idx)
+	}
+	w.restore(ww) // as flush does when the write fails
+	if err := w.write(w.snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	w.close()
+	w, fresh, err := openWheel(path, n, p)
+	if err != nil || fresh {
+		t.Fatalf("reopen: fresh=%v err=%v", fresh, err)
+	}
+	defer w.close()
+	if _, live := w.get(a); live {
+		t.Fatal("cleared slot came back")
+	}
+	if s, live := w.get(b); !live || s.num != 2 || s.last != 3 {
+		t.Fatalf("changed slot: %+v %v", s, live)
 	}
 }
 

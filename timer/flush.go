@@ -78,7 +78,7 @@ func (t *TimerStore) flush() error {
 	if t.fp("flush:after-deletes") {
 		return errCrashed
 	}
-	if c.sameProgress(t.ckf.last) && !delChanged && len(ww.idx) == 0 && ww.all == nil {
+	if c.sameProgress(t.ckf.last) && !delChanged && ww.empty() {
 		return nil
 	}
 	if err := t.ckf.write(c); err != nil {
@@ -112,15 +112,14 @@ func (t *TimerStore) clean() error {
 	defer t.mu.Unlock()
 	limit := min(t.lastCkpt.flushPos, t.tl.end)
 	from := t.lastCkpt.readTimeMs
-	for i := int64(0); i < t.wh.n; i++ {
-		st, ok := t.wh.slotTime(i)
-		if !ok || st < from || st >= from+t.span {
-			continue
+	t.wh.forEachLive(func(st int64) {
+		if st < from || st >= from+t.span {
+			return
 		}
 		if s, live := t.wh.get(st); live && s.first >= 0 && s.first < limit {
 			limit = s.first
 		}
-	}
+	})
 	n, err := t.tl.removeBelow(limit)
 	if n > 0 {
 		t.log.Debug().Int("segments", n).Int64("below", limit).Msg("timer: removed old timer log segments")

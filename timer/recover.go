@@ -74,11 +74,7 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 	}
 	t.tl.synced = synced
 
-	for i := int64(0); i < t.wh.n; i++ {
-		st, live := t.wh.slotTime(i)
-		if !live {
-			continue
-		}
+	t.wh.forEachLive(func(st int64) {
 		s, _ := t.wh.get(st)
 		switch {
 		case st >= t.readTime+t.span:
@@ -89,7 +85,7 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 			t.nonEmpty.push(st)
 			t.liveNum += int64(s.num)
 		}
-	}
+	})
 
 	lo, hi := t.opts.Store.MinOffsetInQueue(Topic, 0), t.opts.Store.MaxOffsetInQueue(Topic, 0)
 	if q := t.queueOffset; q < lo || q > hi {
@@ -144,38 +140,43 @@ func (t *TimerStore) recoverWithoutCheckpoint(now, tlEnd int64) {
 // repairWheel cuts every chain back to the units below tlEnd and checks the
 // live slots. It reports false when the wheel cannot be trusted.
 func (t *TimerStore) repairWheel(tlEnd int64) bool {
-	for i := int64(0); i < t.wh.n; i++ {
-		st, live := t.wh.slotTime(i)
-		if !live {
-			continue
+	ok := true
+	t.wh.forEachLive(func(st int64) {
+		if ok {
+			ok = t.repairSlot(st, tlEnd)
 		}
-		s, _ := t.wh.get(st)
-		if s.last >= tlEnd {
-			pos, removed := s.last, int32(0)
-			for pos >= tlEnd {
-				u, ok := t.tl.read(pos)
-				if !ok || u.prevPos >= pos || t.slotOf(u.target()) != st {
-					return false
-				}
-				pos, removed = u.prevPos, removed+1
-			}
-			if pos < 0 || pos < s.first {
-				t.wh.clear(st)
-				continue
-			}
-			s.last, s.num = pos, s.num-removed
-			t.wh.put(st, s)
-		}
-		if st < t.readTime || st >= t.readTime+t.span {
-			continue
-		}
-		if s.num <= 0 || s.first < t.tl.first() || s.first > s.last {
-			return false
-		}
-		for _, pos := range [2]int64{s.first, s.last} {
-			if u, ok := t.tl.read(pos); !ok || t.slotOf(u.target()) != st {
+	})
+	return ok
+}
+
+// repairSlot cuts the chain of slot st back below tlEnd and checks it.
+func (t *TimerStore) repairSlot(st, tlEnd int64) bool {
+	s, _ := t.wh.get(st)
+	if s.last >= tlEnd {
+		pos, removed := s.last, int32(0)
+		for pos >= tlEnd {
+			u, ok := t.tl.read(pos)
+			if !ok || u.prevPos >= pos || t.slotOf(u.target()) != st {
 				return false
 			}
+			pos, removed = u.prevPos, removed+1
+		}
+		if pos < 0 || pos < s.first {
+			t.wh.clear(st)
+			return true
+		}
+		s.last, s.num = pos, s.num-removed
+		t.wh.put(st, s)
+	}
+	if st < t.readTime || st >= t.readTime+t.span {
+		return true
+	}
+	if s.num <= 0 || s.first < t.tl.first() || s.first > s.last {
+		return false
+	}
+	for _, pos := range [2]int64{s.first, s.last} {
+		if u, ok := t.tl.read(pos); !ok || t.slotOf(u.target()) != st {
+			return false
 		}
 	}
 	return true
