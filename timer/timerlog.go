@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"unsafe"
+
+	"rmq/store"
 )
 
 // timerLog is the append-only sequence of 52-byte units in segment files
@@ -238,8 +240,7 @@ func (l *timerLog) truncate(pos int64) error {
 			errs = append(errs, s.close(), os.Remove(s.path))
 			continue
 		case s.endPos() > pos:
-			clear(s.data[pos-s.start:])
-			errs = append(errs, s.msync(pos-s.start, int64(len(s.data))))
+			errs = append(errs, s.zeroFrom(pos-s.start))
 		}
 		keep = append(keep, s)
 	}
@@ -249,6 +250,32 @@ func (l *timerLog) truncate(pos int64) error {
 		l.synced = pos
 	}
 	return errors.Join(errs...)
+}
+
+// zeroFrom zeroes data[from:] and syncs what it changed. Only the file's data
+// regions are read and only pages holding a non-zero byte are written: after a
+// clean stop the tail is a hole or zero, and rewriting the rest of a 100 MiB
+// segment on every start would cost a large synced write.
+func (s *segment) zeroFrom(from int64) error {
+	page := int64(os.Getpagesize())
+	lo, hi := int64(-1), int64(-1)
+	for _, r := range store.DataRegions(s.f, from, int64(len(s.data))) {
+		for p := r[0]; p < r[1]; {
+			e := min((p/page+1)*page, r[1])
+			if b := s.data[p:e]; !allZero(b) {
+				clear(b)
+				if lo < 0 {
+					lo = p
+				}
+				hi = e
+			}
+			p = e
+		}
+	}
+	if lo < 0 {
+		return nil
+	}
+	return s.msync(lo, hi)
 }
 
 // removeBelow deletes whole segments that end at or before pos, never the one

@@ -134,12 +134,13 @@ func (w *wheel) loadChunk(c int64, b []byte) error {
 }
 
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	for len(b) > len(zeroChunk) {
+		if !bytes.Equal(b[:len(zeroChunk)], zeroChunk[:]) {
 			return false
 		}
+		b = b[len(zeroChunk):]
 	}
-	return true
+	return bytes.Equal(b, zeroChunk[:len(b)])
 }
 
 func (w *wheel) index(t int64) int64 { return (t / w.precision) % w.n }
