@@ -304,6 +304,9 @@ func (s *Store) LookMessageByOffset(phyOffset int64) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	if rec, ok, err := s.cl.lookCold(phyOffset); ok {
+		return rec, err
+	}
 	var out []byte
 	err := s.cl.record(phyOffset, 0, func(b []byte, _ *recordLayout) error {
 		out = append([]byte(nil), b...)
