@@ -325,3 +325,75 @@ func TestTimerLogSegmentsCleaned(t *testing.T) {
 	e.advance(time.Second)
 	e.waitCount("Orders", 101)
 }
+
+// TestCorruptUnitBelowVerifiedTail damages a pending unit far below the
+// checkpointed end, where open does not check units one by one: the broken
+// slot is found by the wheel check, the wheel is rebuilt around the damaged
+// unit (skipped and counted), and every other timer is still delivered once.
+func TestCorruptUnitBelowVerifiedTail(t *testing.T) {
+	defer func(v int64) { verifyTailBytes = v }(verifyTailBytes)
+	verifyTailBytes = 2 * unitSize
+
+	e := newEnv(t, func(o *Options) { o.MappedFileSizeTimerLog = 30 * unitSize })
+	start := e.nowMs()
+	var sent []*store.Message
+	due := map[string]int64{}
+	for i := 0; i < 40; i++ {
+		at := start + int64(500+i*100)
+		m := e.sendAt("Orders", at)
+		sent = append(sent, m)
+		due[m.Properties[PropUniqKey]] = at
+	}
+	e.settle()
+	e.advance(1200 * time.Millisecond)
+	e.settle()
+	if err := e.ts().Stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.cur.Store(nil)
+
+	// Damage the unit of the message due at start+2500 (pending, in the
+	// first segments, far below the end).
+	victim := sent[20].Properties[PropUniqKey]
+	dir := filepath.Join(e.dir, "timerlog")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := false
+	for _, ent := range ents {
+		path := filepath.Join(dir, ent.Name())
+		b, _ := os.ReadFile(path)
+		for off := 0; off+unitSize <= len(b) && !damaged; off += unitSize {
+			if u, ok := decodeUnit(b[off:]); ok && u.target() == due[victim] {
+				b[off+20] ^= 0xFF
+				os.WriteFile(path, b, 0o644)
+				damaged = true
+			}
+		}
+	}
+	if !damaged {
+		t.Fatal("unit of the victim not found")
+	}
+	if end := e.timerLogEnd(); end < 5*verifyTailBytes {
+		t.Fatalf("checkpointed end %d too close to the start for the test", end)
+	}
+
+	e.openTimer()
+	e.settle()
+	e.advance(10 * time.Second)
+	e.settle()
+	counts := uniqCounts(e.got("Orders"))
+	for _, m := range sent {
+		k := m.Properties[PropUniqKey]
+		switch n := counts[k]; {
+		case k == victim && n != 0:
+			t.Errorf("the damaged unit's message was delivered %d times", n)
+		case k != victim && n != 1:
+			t.Errorf("%s delivered %d times, want once", k, n)
+		}
+	}
+	if n := e.ts().c.skipped.Load(); n < 1 {
+		t.Fatalf("skipped counter %d, want the damaged unit counted", n)
+	}
+}
