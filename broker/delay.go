@@ -41,9 +41,9 @@ func checkBatch(msgs []*store.Message) error {
 
 // tagsCode is the consume-queue tagsCode: the deliver time for schedule-topic
 // messages, the tag hash for the rest.
-func (b *Broker) tagsCode(topic string, props map[string]string, storeMs int64) int64 {
+func (b *Broker) tagsCode(topic string, props store.Props, storeMs int64) int64 {
 	if code, ok := b.levels.TagsCode(topic, props, storeMs); ok {
 		return code
 	}
-	return store.TagsHash(props["TAGS"])
+	return store.TagsHash(props.Get("TAGS"))
 }

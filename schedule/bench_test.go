@@ -71,11 +71,11 @@ func benchDeliveryRound(b *testing.B, levels Levels) {
 	var svcRef atomic.Pointer[Service]
 	st, err := store.Open(store.Options{
 		Dir: b.TempDir(), MappedFileSizeCommitLog: 32 << 20,
-		TagsCode: func(topic string, props map[string]string, storeMs int64) int64 {
+		TagsCode: func(topic string, props store.Props, storeMs int64) int64 {
 			if c, ok := levels.TagsCode(topic, props, storeMs); ok {
 				return c
 			}
-			return store.TagsHash(props["TAGS"])
+			return store.TagsHash(props.Get("TAGS"))
 		},
 		OnDispatch: func(d store.DispatchRequest) {
 			if s := svcRef.Load(); s != nil && d.Topic == Topic {

@@ -25,8 +25,12 @@ var ErrBadDelayLevel = errors.New("schedule: DELAY property is not a number")
 
 // DelayLevel returns the DELAY property as a level (0 when absent).
 func DelayLevel(props map[string]string) (int, error) {
-	v, ok := props[PropDelay]
-	if !ok || v == "" {
+	return parseDelayLevel(props[PropDelay])
+}
+
+// parseDelayLevel reads a DELAY property value ("" is level 0).
+func parseDelayLevel(v string) (int, error) {
+	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
@@ -65,11 +69,11 @@ func (l Levels) Rewrite(m *store.Message) (bool, error) {
 
 // TagsCode is the consume-queue tagsCode of a schedule-topic message: its
 // deliver timestamp in ms. ok is false for other topics.
-func (l Levels) TagsCode(topic string, props map[string]string, storeMs int64) (code int64, ok bool) {
+func (l Levels) TagsCode(topic string, props store.Props, storeMs int64) (code int64, ok bool) {
 	if topic != Topic {
 		return 0, false
 	}
-	level, err := DelayLevel(props)
+	level, err := parseDelayLevel(props.Get(PropDelay))
 	if err != nil || level <= 0 {
 		return storeMs, true
 	}

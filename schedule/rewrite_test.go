@@ -52,10 +52,17 @@ func TestRewriteLeavesOthersAlone(t *testing.T) {
 
 func TestTagsCodeIsDeliverTime(t *testing.T) {
 	l, _ := ParseLevels(DefaultLevels)
-	if c, ok := l.TagsCode(Topic, map[string]string{"DELAY": "3"}, 1000); !ok || c != 11000 {
+	props := store.Props("KEYS\x01k\x02DELAY\x013\x02TAGS\x01t")
+	if c, ok := l.TagsCode(Topic, props, 1000); !ok || c != 11000 {
 		t.Fatalf("c=%d ok=%v", c, ok)
 	}
-	if _, ok := l.TagsCode("Other", map[string]string{"DELAY": "3"}, 1000); ok {
+	if c, ok := l.TagsCode(Topic, store.Props("DELAY\x0199"), 1000); !ok || c != 1000+2*3600*1000 {
+		t.Fatalf("level above the highest: c=%d ok=%v, want clamped to 2h", c, ok)
+	}
+	if c, ok := l.TagsCode(Topic, store.Props("TAGS\x01t"), 1000); !ok || c != 1000 {
+		t.Fatalf("no DELAY: c=%d ok=%v, want the store time", c, ok)
+	}
+	if _, ok := l.TagsCode("Other", props, 1000); ok {
 		t.Fatal("other topics are not schedule codes")
 	}
 }

@@ -33,11 +33,11 @@ func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 	st, err := store.Open(store.Options{
 		Dir: dir, MappedFileSizeCommitLog: 64 << 10, MappedFileSizeConsumeQueue: 20 * 64,
 		Now: clk.Now,
-		TagsCode: func(topic string, props map[string]string, storeMs int64) int64 {
+		TagsCode: func(topic string, props store.Props, storeMs int64) int64 {
 			if c, ok := levels.TagsCode(topic, props, storeMs); ok {
 				return c
 			}
-			return store.TagsHash(props["TAGS"])
+			return store.TagsHash(props.Get("TAGS"))
 		},
 		OnDispatch: func(d store.DispatchRequest) {
 			if d.Topic == Topic && h.svc != nil {

@@ -61,6 +61,9 @@ func TestParsePropertiesJavaRules(t *testing.T) {
 				if wv, wok := tt.want[key]; v != wv || ok != wok {
 					t.Fatalf("lookupProperty(%q, %q) = %q,%v want %q,%v", tt.in, key, v, ok, wv, wok)
 				}
+				if pv, pok := Props(tt.in).Lookup(key); pv != v || pok != ok || Props(tt.in).Get(key) != v {
+					t.Fatalf("Props(%q).Lookup(%q) = %q,%v want %q,%v", tt.in, key, pv, pok, v, ok)
+				}
 			}
 		})
 	}

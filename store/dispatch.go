@@ -15,10 +15,9 @@ type DispatchRequest struct {
 	Size           int32
 	TagsCode       int64
 	StoreTimestamp int64
-	// Properties is parsed from the record when OnDispatch or TagsCode is set
-	// (nil otherwise).
-	Properties map[string]string
-	SysFlag    int32
+	// Props is the record's properties text (look keys up with Props.Get).
+	Props   Props
+	SysFlag int32
 }
 
 // dispatchBatch bounds how many records are parsed under one commitlog read lock.
@@ -28,7 +27,6 @@ const dispatchBatch = 256
 // decoding and the hooks run outside the commitlog lock.
 type pendingDispatch struct {
 	DispatchRequest
-	props string
 }
 
 // parseDispatch fills d from the record b with layout l.
@@ -41,25 +39,17 @@ func parseDispatch(b []byte, l *recordLayout, d *pendingDispatch) {
 	d.Size = int32(l.total)
 	d.StoreTimestamp = int64(be.Uint64(b[l.storeTS:]))
 	d.SysFlag = l.sysFlag
-	d.props = string(b[l.propsOff : l.propsOff+l.propsLen])
-	d.Properties = nil
+	d.Props = Props(b[l.propsOff : l.propsOff+l.propsLen])
 	d.TagsCode = 0
 }
 
 // dispatch decodes what d needs, writes its consume-queue unit (prepared and
 // rollback transaction records get none) and calls OnDispatch.
 func (s *Store) dispatch(d *pendingDispatch) {
-	if s.opts.OnDispatch != nil || s.opts.TagsCode != nil {
-		d.Properties = ParseProperties(d.props)
-	}
-	switch {
-	case s.opts.TagsCode != nil:
-		d.TagsCode = s.opts.TagsCode(d.Topic, d.Properties, d.StoreTimestamp)
-	case d.Properties != nil:
-		d.TagsCode = TagsHash(d.Properties["TAGS"])
-	default:
-		tag, _ := lookupProperty(d.props, "TAGS")
-		d.TagsCode = TagsHash(tag)
+	if s.opts.TagsCode != nil {
+		d.TagsCode = s.opts.TagsCode(d.Topic, d.Props, d.StoreTimestamp)
+	} else {
+		d.TagsCode = TagsHash(d.Props.Get("TAGS"))
 	}
 	if tt := TransactionType(d.SysFlag); tt == TransactionNotType || tt == TransactionCommitType {
 		s.putUnit(&d.DispatchRequest)

@@ -211,13 +211,7 @@ func (x *indexService) addRecord(d *pendingDispatch) {
 	if TransactionType(d.SysFlag) == TransactionRollbackType {
 		return
 	}
-	var uniq, keys string
-	if d.Properties != nil {
-		uniq, keys = d.Properties[propUniqKey], d.Properties[propKeys]
-	} else {
-		uniq, _ = lookupProperty(d.props, propUniqKey)
-		keys, _ = lookupProperty(d.props, propKeys)
-	}
+	uniq, keys := d.Props.Get(propUniqKey), d.Props.Get(propKeys)
 	if uniq == "" && strings.TrimSpace(keys) == "" {
 		return
 	}

@@ -73,8 +73,8 @@ type Options struct {
 	StoreHost netip.AddrPort
 	// TagsCode computes the consume-queue tagsCode of a message at dispatch,
 	// including when queues are rebuilt at recovery. nil means
-	// TagsHash(props["TAGS"]).
-	TagsCode func(topic string, props map[string]string, storeTimestamp int64) int64
+	// TagsHash(props.Get("TAGS")).
+	TagsCode func(topic string, props Props, storeTimestamp int64) int64
 	// OnDispatch is called on the dispatch goroutine for every stored message,
 	// after its consume-queue unit (if it gets one) is written; during recovery
 	// it is called on the Open goroutine for each re-dispatched record. Records

@@ -36,6 +36,18 @@ func ParseProperties(s string) map[string]string {
 	return m
 }
 
+// Props is a record's properties text, read without building a map.
+type Props string
+
+// Get returns the value ParseProperties(p)[key] would have ("" if absent).
+func (p Props) Get(key string) string {
+	v, _ := lookupProperty(string(p), key)
+	return v
+}
+
+// Lookup is Get that also reports whether key is present.
+func (p Props) Lookup(key string) (string, bool) { return lookupProperty(string(p), key) }
+
 // lookupProperty returns the value ParseProperties(s)[key] would have,
 // without building the map.
 func lookupProperty(s, key string) (string, bool) {

@@ -405,7 +405,7 @@ func TestTransactionRecordsGetNoQueueUnit(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 5 || TransactionType(seen[1].SysFlag) != TransactionPreparedType || seen[1].Properties["TAGS"] != "tag1" {
+	if len(seen) != 5 || TransactionType(seen[1].SysFlag) != TransactionPreparedType || seen[1].Props.Get("TAGS") != "tag1" {
 		t.Fatalf("OnDispatch saw %+v", seen)
 	}
 }
@@ -416,11 +416,11 @@ func TestDispatchHooks(t *testing.T) {
 	var order []int64
 	o := testOptions(t.TempDir())
 	o.Now = func() time.Time { return now }
-	o.TagsCode = func(topic string, props map[string]string, storeTS int64) int64 {
+	o.TagsCode = func(topic string, props Props, storeTS int64) int64 {
 		if topic == "SCHEDULE_TOPIC_XXXX" {
 			return storeTS + 10_000
 		}
-		return TagsHash(props["TAGS"])
+		return TagsHash(props.Get("TAGS"))
 	}
 	o.OnDispatch = func(d DispatchRequest) {
 		mu.Lock()
