@@ -14,8 +14,9 @@ import (
 // commitLog is the sequence of fixed-size segment files holding every record
 // back to back, addressed by a global byte offset.
 //
-// Writers (the put path, under Store.putMu) copy a record into the mapping and
-// then publish the new end in maxOffset; readers load maxOffset and read only
+// Writers (the put path, under Store.putMu) copy a record into the mapping,
+// or pwrite it under SYNC_FLUSH (commitlog_pwrite.go), and then publish the
+// new end in maxOffset; readers load maxOffset and read the mapping only
 // below it, so they never see a partial record. files only grows at the tail
 // (under mu) while the store is open; segments are unmapped only by close,
 // after every goroutine that reads them has stopped.
@@ -46,6 +47,10 @@ type commitLog struct {
 	// warm, when set (while the store is open), zero-fills ahead of the
 	// writer; every range is reserved with it before bytes are copied in.
 	warm *warmer
+
+	// wbuf is the scratch buffer of direct appends (commitlog_pwrite.go);
+	// Store.putMu guards it.
+	wbuf []byte
 }
 
 func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
@@ -145,10 +150,12 @@ func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *recor
 }
 
 // appendLocked reserves n bytes at the write position and calls write with
-// them and their global offset. When fewer than n+8 bytes remain in the current
-// file, the rest of it becomes a BLANK record and the bytes go to a new file.
-// n+8 must not exceed the file size. Store.putMu must be held.
-func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64, error) {
+// them and their global offset: the mapped bytes themselves, or with direct
+// a scratch buffer that is then pwritten there. When fewer than n+8 bytes
+// remain in the current file, the rest of it becomes a BLANK record and the
+// bytes go to a new file. n+8 must not exceed the file size. Store.putMu must
+// be held.
+func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy int64)) (int64, error) {
 	cur := c.maxOffset.Load()
 	f := c.last()
 	if f == nil || cur >= f.end() {
@@ -164,10 +171,15 @@ func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64,
 	}
 	rel := cur - f.start
 	if rest := f.size() - rel; int64(n)+blankRecordLength > rest {
-		err := guardFault(func() {
-			binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
-			binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
-		})
+		var err error
+		if direct {
+			err = pwriteBlank(f, rel, rest)
+		} else {
+			err = guardFault(func() {
+				binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
+				binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
+			})
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -181,9 +193,15 @@ func (c *commitLog) appendLocked(n int, write func(b []byte, phy int64)) (int64,
 			c.warm.reserve(cur, cur+int64(n))
 		}
 	}
-	// Segments are preallocated, but where the filesystem cannot do that a
-	// full disk faults the write; nothing is published then.
-	if err := guardFault(func() { write(f.data[rel:rel+int64(n)], cur) }); err != nil {
+	if direct {
+		b := c.scratch(n)
+		write(b, cur)
+		if err := pwriteAt(f, b, rel); err != nil {
+			return 0, err
+		}
+	} else if err := guardFault(func() { write(f.data[rel:rel+int64(n)], cur) }); err != nil {
+		// Segments are preallocated, but where the filesystem cannot do that
+		// a full disk faults the write; nothing is published then.
 		return 0, err
 	}
 	c.maxOffset.Store(cur + int64(n))

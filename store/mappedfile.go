@@ -109,7 +109,9 @@ func (m *mappedFile) size() int64 { return int64(len(m.data)) }
 func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 
 // sync makes data[from:to) durable. from is rounded down to a page boundary
-// because msync works on whole pages.
+// because msync works on whole pages. msync syncs that range of the file
+// (vfs_fsync_range), so it covers bytes pwritten there as well as bytes
+// copied into the mapping.
 func (m *mappedFile) sync(from, to int64) error {
 	if to <= from {
 		return nil

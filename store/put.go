@@ -138,7 +138,7 @@ func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
 	// Store timestamps come from the clock under the lock, so they follow
 	// commitlog order as closely as the clock allows.
 	storeTS := s.opts.Now().UnixMilli()
-	phy, err := s.cl.appendLocked(total, func(b []byte, at int64) {
+	phy, err := s.cl.appendLocked(total, s.directAppend(), func(b []byte, at int64) {
 		off := 0
 		for i := range fields {
 			f := &fields[i]
