@@ -40,8 +40,12 @@ type Broker struct {
 	// putHooks see every message before it is stored (putMessage); they are
 	// installed before Start and never change afterwards.
 	putHooks []putHook
-	levels   schedule.Levels   // messageDelayLevel
-	sched    *schedule.Service // delivers delay-level messages
+	// keyedHooks is len(putHooks) while every hook is one hookPropertyKey
+	// describes; a send with none of those keys then skips the hooks and
+	// the properties map (plainProperties). Another hook disables that.
+	keyedHooks int
+	levels     schedule.Levels   // messageDelayLevel
+	sched      *schedule.Service // delivers delay-level messages
 	// schedLive is sched once started: the store's dispatch goroutine, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"rmq/remoting"
+	"rmq/schedule"
 	"rmq/store"
+	"rmq/timer"
 )
 
 // Property keys the send path reads or writes (MessageConst.java).
@@ -134,6 +136,55 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 		return nil, err
 	}
 	return sh, nil
+}
+
+// plainProperties returns the properties text to store for a single send
+// that no put hook and no retry routing acts on: the producer's pairs without
+// WAIT, then CLUSTER (which, last, wins over a producer's own), and whether
+// WAIT asked not to wait for the flush. ok is false when the topic is a
+// retry or system topic the hooks handle, or a pair carries a key a hook
+// reads (hookPropertyKey); the caller then takes the map path.
+func (b *Broker) plainProperties(sh *sendHeader) (props string, skipWait, ok bool) {
+	switch {
+	case len(b.putHooks) != b.keyedHooks,
+		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic:
+		return "", false, false
+	}
+	raw := sh.properties
+	var out strings.Builder
+	out.Grow(len(raw) + len(propCluster) + len(b.opts.BrokerClusterName) + 2)
+	for s := raw; len(s) > 0; {
+		seg := s
+		if i := strings.IndexByte(s, store.PropertySeparator); i >= 0 {
+			seg, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		k := strings.IndexByte(seg, store.NameValueSeparator)
+		if k <= 0 || k >= len(seg)-1 {
+			continue // a pair readers drop anyway
+		}
+		switch key := seg[:k]; {
+		case hookPropertyKey(key):
+			return "", false, false
+		case key == propWait:
+			skipWait = !strings.EqualFold(seg[k+1:], "true") // the last WAIT wins, as in a map
+			continue
+		}
+		out.WriteString(seg)
+		out.WriteByte(store.PropertySeparator)
+	}
+	out.WriteString(propCluster)
+	out.WriteByte(store.NameValueSeparator)
+	out.WriteString(b.opts.BrokerClusterName)
+	return out.String(), skipWait, true
+}
+
+// hookPropertyKey reports a property some put hook reads: a delay level, a
+// transaction flag, or a timer property (TIMER_*). Keep it in step with
+// putHooks (lifecycle.go).
+func hookPropertyKey(key string) bool {
+	return key == propDelay || key == txPropTranMsg || strings.HasPrefix(key, "TIMER_")
 }
 
 // noWait reports WAIT=false: the producer does not wait for a SYNC_FLUSH
@@ -274,6 +325,19 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
+	} else if raw, skipWait, ok := b.plainProperties(sh); ok {
+		// No put hook acts on this message: store the producer's properties
+		// text as it came (less WAIT, plus CLUSTER) without a map.
+		m := &store.Message{
+			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
+			RawProperties: raw, SysFlag: sysFlag, SkipFlushWait: skipWait || deferFlush,
+			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+		}
+		awaitFlush = deferFlush && !skipWait
+		if res, err = b.store.PutMessage(m); err != nil {
+			return b.putFailure(resp, err)
+		}
+		b.stats.putMsgs.Add(int64(res.Count))
 	} else {
 		m := &store.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,

@@ -65,7 +65,10 @@ func (s *Store) prepare(m *Message, f *recordFields) error {
 	if m.BornHost.IsValid() && hostIsV6(m.BornHost) {
 		return fmt.Errorf("%w: born host %s", ErrHostNotIPv4, m.BornHost)
 	}
-	props := MarshalProperties(m.Properties)
+	props := m.RawProperties
+	if m.Properties != nil {
+		props = MarshalProperties(m.Properties)
+	}
 	if len(props) > MaxPropertiesLength {
 		return fmt.Errorf("%w: %d bytes", ErrPropertiesTooLarge, len(props))
 	}

@@ -61,7 +61,10 @@ type Message struct {
 	Body    []byte
 	// Properties are stored Java-style (MarshalProperties). The TAGS entry feeds
 	// the default consume-queue tagsCode.
-	Properties                map[string]string
+	Properties map[string]string
+	// RawProperties is stored as the properties text, as given, when
+	// Properties is nil (a sender that already has the text saves the map).
+	RawProperties             string
 	SysFlag                   int32
 	BornTimestamp             int64
 	BornHost                  netip.AddrPort
