@@ -173,3 +173,61 @@ func TestPutAllocations(t *testing.T) {
 		t.Fatalf("PutMessage allocates %.1f times per call", allocs)
 	}
 }
+
+// TestGroupCommitPacing: once a sync covered groupCommitPaceBytes, the next
+// one starts at least groupCommitPeriod after it, so while 64 putters keep
+// the flusher busy the syncs that follow big ones are at most one per
+// period (a disk whose syncs take longer than the period passes anyway);
+// every put still returns only after its bytes are synced.
+func TestGroupCommitPacing(t *testing.T) {
+	o := syncOptions(t)
+	o.MappedFileSizeCommitLog = 8 << 20
+	s := openStore(t, o)
+	var mu sync.Mutex
+	var starts []int64 // flushedOffset at the start of each sync
+	s.cl.beforeFlush = func() {
+		mu.Lock()
+		starts = append(starts, s.cl.flushedOffset.Load())
+		mu.Unlock()
+	}
+	// Two puts in a sync reach the threshold, so without pacing nearly every
+	// sync would be followed at once by the next.
+	body := make([]byte, groupCommitPaceBytes/2)
+	const putters, each = 64, 20
+	var wg sync.WaitGroup
+	began := time.Now()
+	for g := range putters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				r, err := s.PutMessage(&Message{Topic: "Pace", QueueID: int32(g % 4), Body: body})
+				if err != nil || r.Status != PutOK {
+					t.Errorf("put: %v %v", r, err)
+					return
+				}
+				if s.cl.flushedOffset.Load() < r.PhysicalOffset+int64(r.WroteBytes) {
+					t.Errorf("put acknowledged before its bytes were synced")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	mu.Lock()
+	defer mu.Unlock()
+	paced := 0 // syncs that started after one that covered the pace threshold
+	for k := 2; k < len(starts); k++ {
+		if starts[k-1]-starts[k-2] >= groupCommitPaceBytes {
+			paced++
+		}
+	}
+	if paced == 0 {
+		t.Fatalf("no sync covered %d bytes in %d syncs of %d puts", groupCommitPaceBytes, len(starts), putters*each)
+	}
+	if limit := int(elapsed/groupCommitPeriod) + 1; paced > limit {
+		t.Fatalf("%d paced syncs in %v, want at most one per %v (%d)", paced, elapsed, groupCommitPeriod, limit)
+	}
+	t.Logf("%d puts in %v: %d syncs, %d of them paced", putters*each, elapsed, len(starts), paced)
+}
