@@ -6,9 +6,10 @@ import (
 
 // Release of commitlog pages from the broker's page tables.
 //
-// Records are copied into a shared mapping, so every page the broker ever
-// wrote would stay mapped and count in its resident set, which would grow by
-// the whole write volume. Pages more than releaseKeep behind both the write
+// Records are copied into a shared mapping (under SYNC_FLUSH pwritten, and
+// then mapped by the readers that read them back), so every page the broker
+// ever wrote or read would stay mapped and count in its resident set, which
+// would grow by the whole write volume. Pages more than releaseKeep behind both the write
 // position and the dispatcher are unmapped with madvise(MADV_DONTNEED). For a
 // shared file mapping that only drops this process's page-table entries: the
 // pages stay in the page cache (a dirty page stays dirty, and msync of the
