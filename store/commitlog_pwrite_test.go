@@ -210,6 +210,15 @@ func TestDirectAppendFailurePublishesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
+	// Park the warmer for good (it writes through the same descriptor):
+	// once its chunk in progress is done it claims no other.
+	w := s.cl.warm
+	w.mu.Lock()
+	w.failed = true
+	for w.busyTo != 0 {
+		w.cond.Wait()
+	}
+	w.mu.Unlock()
 	s.putMu.Lock()
 	rw := f.file
 	f.file = ro
