@@ -167,7 +167,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 	// Reserved once the segment exists, so that the warmer finds it. The
 	// range covers the BLANK header too when it comes to that (n > 8).
 	if c.warm != nil {
-		c.warm.reserve(cur, cur+int64(n))
+		c.warm.reserve(cur, cur+int64(n), direct)
 	}
 	rel := cur - f.start
 	if rest := f.size() - rel; int64(n)+blankRecordLength > rest {
@@ -190,7 +190,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 		}
 		rel = 0
 		if c.warm != nil {
-			c.warm.reserve(cur, cur+int64(n))
+			c.warm.reserve(cur, cur+int64(n), direct)
 		}
 	}
 	if direct {

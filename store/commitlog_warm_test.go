@@ -65,7 +65,7 @@ func TestWarmerReserveWaitsForOverlappingChunk(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			returned := make(chan struct{})
 			go func() {
-				w.reserve(tc.from, tc.to)
+				w.reserve(tc.from, tc.to, false)
 				close(returned)
 			}()
 			select {
@@ -145,4 +145,51 @@ func TestWarmerUnderAsyncFlush(t *testing.T) {
 		defer s.cl.warm.mu.Unlock()
 		return s.cl.warm.done > end
 	})
+}
+
+// TestWarmerWriteSizeFollowsTheWriter: the chunk claimed after a direct
+// (pwrite) reservation is zeroed in small writes, after a mapping one in big
+// writes, and the zeros land either way.
+func TestWarmerWriteSizeFollowsTheWriter(t *testing.T) {
+	tests := []struct {
+		name      string
+		direct    bool
+		wantWrite int64
+	}{
+		{name: "pwrite appends", direct: true, wantWrite: warmWriteDirect},
+		{name: "mapping appends", direct: false, wantWrite: warmWriteMapped},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const size = 4 << 20
+			dir := t.TempDir()
+			cl := newCommitLog(dir, size, testOptions("").Logger)
+			f, err := cl.roll(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cl.close() })
+			if _, err := f.file.WriteAt(bytes.Repeat([]byte{0xAB}, size), 0); err != nil {
+				t.Fatal(err)
+			}
+			w := newWarmer(cl, 0)
+			w.reserve(0, 100, tc.direct)
+			g, from, to, ok := w.next()
+			if !ok {
+				t.Fatal("no chunk claimed")
+			}
+			if w.busyWrite != tc.wantWrite {
+				t.Fatalf("zero writes of %d bytes, want %d", w.busyWrite, tc.wantWrite)
+			}
+			if err := w.zeroRange(g, from-g.start, to-g.start); err != nil {
+				t.Fatal(err)
+			}
+			if !allZero(g.data[from-g.start : to-g.start]) {
+				t.Fatalf("[%d, %d) not zeroed", from, to)
+			}
+			if g.data[from-g.start-1] != 0xAB {
+				t.Fatal("zeroed below the chunk")
+			}
+		})
+	}
 }
