@@ -440,3 +440,38 @@ func FuzzDecodeBatchBody(f *testing.F) {
 		}
 	})
 }
+
+func TestEditProperties(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		drop []string
+		set  [][2]string
+		want string
+	}{
+		{name: "append", in: "A\x011\x02B\x012", set: [][2]string{{"C", "3"}}, want: "A\x011\x02B\x012\x02C\x013"},
+		{name: "replace", in: "A\x011\x02B\x012\x02", drop: []string{"A"}, set: [][2]string{{"A", "9"}}, want: "B\x012\x02A\x019"},
+		{name: "drop every duplicate", in: "A\x011\x02B\x012\x02A\x013", drop: []string{"A"}, want: "B\x012"},
+		{name: "malformed pairs dropped", in: "junk\x02\x01x\x02A\x01\x02B\x012", want: "B\x012"},
+		{name: "empty text", in: "", set: [][2]string{{"K", "v"}}, want: "K\x01v"},
+		{name: "nothing", in: "", want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := EditProperties(tt.in, tt.drop, tt.set...)
+			if got != tt.want {
+				t.Fatalf("EditProperties = %q, want %q", got, tt.want)
+			}
+			want := ParseProperties(tt.in)
+			for _, k := range tt.drop {
+				delete(want, k)
+			}
+			for _, kv := range tt.set {
+				want[kv[0]] = kv[1]
+			}
+			if !maps.Equal(ParseProperties(got), want) {
+				t.Fatalf("reads as %v, want %v", ParseProperties(got), want)
+			}
+		})
+	}
+}

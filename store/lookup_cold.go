@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 )
 
 // Cold lookups: a record looked up by its commitlog offset (timer delivery,
@@ -15,6 +16,9 @@ import (
 
 // coldHeaderRead is the first read of a cold record: most records fit whole.
 const coldHeaderRead = 2048
+
+// coldBufs holds first-read buffers; the record returned is an exact copy.
+var coldBufs = sync.Pool{New: func() any { return new([coldHeaderRead]byte) }}
 
 // lookCold copies the record at off with pread when off is outside the
 // mapped window. ok is false when the caller should read through the mapping.
@@ -33,7 +37,9 @@ func (c *commitLog) lookCold(off int64) (out []byte, ok bool, err error) {
 		return nil, true, fmt.Errorf("%w: commitlog offset %d outside [%d, %d)", ErrNotFound, off, c.minLocked(), max)
 	}
 	end := min(max, f.end()) // published bytes of this file
-	buf := make([]byte, min(int64(coldHeaderRead), end-off))
+	first := coldBufs.Get().(*[coldHeaderRead]byte)
+	defer coldBufs.Put(first)
+	buf := first[:min(int64(coldHeaderRead), end-off)]
 	if _, err := f.file.ReadAt(buf, off-f.start); err != nil {
 		return nil, true, fmt.Errorf("commitlog offset %d: read: %w", off, err)
 	}
@@ -53,6 +59,9 @@ func (c *commitLog) lookCold(off int64) (out []byte, ok bool, err error) {
 	l, err := parseLayout(buf)
 	if err != nil {
 		return nil, true, fmt.Errorf("commitlog offset %d: %w", off, err)
+	}
+	if &buf[0] == &first[0] {
+		buf = append([]byte(nil), buf[:l.total]...) // out of the pooled buffer
 	}
 	return buf[:l.total:l.total], true, nil
 }

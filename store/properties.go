@@ -48,6 +48,54 @@ func (p Props) Get(key string) string {
 // Lookup is Get that also reports whether key is present.
 func (p Props) Lookup(key string) (string, bool) { return lookupProperty(string(p), key) }
 
+// EditProperties returns text without the pairs whose key is in drop (and
+// without malformed pairs, which ParseProperties drops too), followed by the
+// pairs of set, in order: ParseProperties of the result equals
+// ParseProperties(text) with drop deleted and set applied. It spares a map
+// and a sorted marshal when a few keys change.
+func EditProperties(text string, drop []string, set ...[2]string) string {
+	n := len(text)
+	for _, kv := range set {
+		n += len(kv[0]) + len(kv[1]) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for s := text; len(s) > 0; {
+		seg := s
+		if i := strings.IndexByte(s, PropertySeparator); i >= 0 {
+			seg, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		k := strings.IndexByte(seg, NameValueSeparator)
+		if k <= 0 || k >= len(seg)-1 || slices.Contains(drop, seg[:k]) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(PropertySeparator)
+		}
+		b.WriteString(seg)
+	}
+	for _, kv := range set {
+		if b.Len() > 0 {
+			b.WriteByte(PropertySeparator)
+		}
+		b.WriteString(kv[0])
+		b.WriteByte(NameValueSeparator)
+		b.WriteString(kv[1])
+	}
+	return b.String()
+}
+
+// PropertiesText returns the properties text of the record rec.
+func PropertiesText(rec []byte) (string, error) {
+	l, err := parseLayout(rec)
+	if err != nil {
+		return "", err
+	}
+	return string(rec[l.propsOff : l.propsOff+l.propsLen]), nil
+}
+
 // lookupProperty returns the value ParseProperties(s)[key] would have,
 // without building the map.
 func lookupProperty(s, key string) (string, bool) {

@@ -17,6 +17,10 @@ type prepared struct {
 	realTopic string
 	realQID   int32
 	key       string // "<realTopic>+<uniqKey>", empty without a uniq key
+	// propsText is the record's properties text when load read it (a
+	// timer-topic record always has some): delivery edits it instead of
+	// marshalling the map.
+	propsText string
 }
 
 // load reads and checks the message of a wheel entry. A record that cannot be
@@ -37,7 +41,11 @@ func (t *TimerStore) load(it item) (prepared, bool) {
 	if ext.StoreSize != it.sizePy || ext.PhysicalOffset != it.offsetPy {
 		return t.skip(it, "commitlog record does not match the entry")
 	}
-	return t.check(it, ext)
+	p, ok := t.check(it, ext)
+	if ok {
+		p.propsText, _ = store.PropertiesText(raw) // raw decoded above
+	}
+	return p, ok
 }
 
 // check validates a decoded timer-topic record for item it.
@@ -156,18 +164,24 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 // back to when the store refuses the bookkeeping additions.
 func (t *TimerStore) outMessage(p *prepared) (*store.Message, map[string]string) {
 	ext := p.ext
-	props := maps.Clone(ext.Properties)
 	enq := p.it.writeMs
 	if p.it.pos < 0 {
 		enq = math.MaxInt64
 	}
-	props[PropEnqueueMs] = strconv.FormatInt(enq, 10)
-	props[PropDequeueMs] = strconv.FormatInt(t.nowMs(), 10)
 	m := &store.Message{
-		Topic: p.realTopic, QueueID: p.realQID, Flag: ext.Flag, Body: ext.Body, Properties: props,
+		Topic: p.realTopic, QueueID: p.realQID, Flag: ext.Flag, Body: ext.Body,
 		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
 	}
+	enqS, deqS := strconv.FormatInt(enq, 10), strconv.FormatInt(t.nowMs(), 10)
+	if !p.it.roll && p.propsText != "" {
+		m.RawProperties = store.EditProperties(p.propsText, []string{PropEnqueueMs, PropDequeueMs},
+			[2]string{PropEnqueueMs, enqS}, [2]string{PropDequeueMs, deqS})
+		return m, ext.Properties
+	}
+	props := maps.Clone(ext.Properties)
+	props[PropEnqueueMs], props[PropDequeueMs] = enqS, deqS
+	m.Properties = props
 	if p.it.roll {
 		n, _ := strconv.ParseInt(ext.Properties[PropRollTimes], 10, 64)
 		props[PropRollTimes] = strconv.FormatInt(n+1, 10)
@@ -176,6 +190,14 @@ func (t *TimerStore) outMessage(p *prepared) (*store.Message, map[string]string)
 		return m, nil
 	}
 	return m, ext.Properties
+}
+
+// messageProp reads key from m's properties, map or text.
+func messageProp(m *store.Message, key string) string {
+	if m.Properties != nil {
+		return m.Properties[key]
+	}
+	return store.Props(m.RawProperties).Get(key)
 }
 
 // permanent reports store errors that retrying the same message cannot fix.
@@ -213,7 +235,7 @@ func (t *TimerStore) put(m *store.Message, fallback map[string]string) (ok, abor
 				continue
 			}
 			t.c.skipped.Add(1)
-			t.log.Error().Err(err).Str("topic", m.Topic).Str("uniqKey", m.Properties[PropUniqKey]).Msg("timer: delivery refused by the store, message dropped")
+			t.log.Error().Err(err).Str("topic", m.Topic).Str("uniqKey", messageProp(m, PropUniqKey)).Msg("timer: delivery refused by the store, message dropped")
 			return false, false
 		default:
 			t.c.putRetries.Add(1)

@@ -58,7 +58,7 @@ func TestPermanentPutFailureDropsOnlyThatMessage(t *testing.T) {
 	bad := e.sendAt("Orders", at)
 	good := e.sendAt("Orders", at)
 	e.setPutErr(func(m *store.Message) error {
-		if m.Properties[PropUniqKey] == bad.Properties[PropUniqKey] {
+		if messageProp(m, PropUniqKey) == bad.Properties[PropUniqKey] {
 			return store.ErrTopicTooLong
 		}
 		return nil
