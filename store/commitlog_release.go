@@ -30,8 +30,9 @@ const (
 )
 
 // releaseBehind unmaps every page below the kept window, once the window
-// has moved by a batch since the last pass. It runs after each flush and
-// each warm-up chunk; ranges with nothing mapped cost a page-table walk.
+// has moved by a batch since the last pass. It runs after each flush, each
+// warm-up chunk and each dispatch pass; ranges with nothing mapped cost a
+// page-table walk.
 func (c *commitLog) releaseBehind() {
 	c.releaseMu.Lock()
 	defer c.releaseMu.Unlock()

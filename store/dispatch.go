@@ -90,6 +90,10 @@ func (s *Store) dispatchLoop() {
 	defer s.dispatchWG.Done()
 	for {
 		s.dispatchAvailable()
+		// Also release here, not only after flushes: at a high write rate
+		// (a timer flood stores every message twice) a flush interval's worth
+		// of written pages would otherwise stay mapped.
+		s.cl.releaseBehind()
 		select {
 		case <-s.dispatchWake:
 		case <-s.stopDispatch:
