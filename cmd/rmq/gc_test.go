@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -10,17 +11,26 @@ import (
 func TestTuneGC(t *testing.T) {
 	prevPercent := debug.SetGCPercent(100)
 	prevLimit := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetGCPercent(prevPercent); debug.SetMemoryLimit(prevLimit) })
+	prevProcs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+		runtime.GOMAXPROCS(prevProcs)
+	})
 
 	tests := []struct {
 		name        string
 		env         map[string]string
+		syncFlush   bool
 		wantPercent int
 		wantLimit   int64
+		wantProcs   int
 	}{
-		{name: "defaults", env: nil, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit},
-		{name: "GOGC set", env: map[string]string{"GOGC": "150"}, wantPercent: 150, wantLimit: serverMemoryLimit},
-		{name: "GOMEMLIMIT set", env: map[string]string{"GOMEMLIMIT": "1GiB"}, wantPercent: serverGCPercent, wantLimit: 1 << 30},
+		{name: "defaults", env: nil, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
+		{name: "GOGC set", env: map[string]string{"GOGC": "150"}, wantPercent: 150, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
+		{name: "GOMEMLIMIT set", env: map[string]string{"GOMEMLIMIT": "1GiB"}, wantPercent: serverGCPercent, wantLimit: 1 << 30, wantProcs: runtime.NumCPU()},
+		{name: "SYNC_FLUSH", syncFlush: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU() + 1},
+		{name: "SYNC_FLUSH with GOMAXPROCS set", env: map[string]string{"GOMAXPROCS": "1"}, syncFlush: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -33,7 +43,11 @@ func TestTuneGC(t *testing.T) {
 			if tc.env["GOMEMLIMIT"] != "" {
 				debug.SetMemoryLimit(1 << 30)
 			}
-			p, l := tuneGC(func(k string) string { return tc.env[k] }, zerolog.Nop())
+			runtime.GOMAXPROCS(runtime.NumCPU())
+			p, l := tuneGC(func(k string) string { return tc.env[k] }, zerolog.Nop(), tc.syncFlush)
+			if got := runtime.GOMAXPROCS(0); got != tc.wantProcs {
+				t.Fatalf("GOMAXPROCS %d, want %d", got, tc.wantProcs)
+			}
 			if p != tc.wantPercent || l != tc.wantLimit {
 				t.Fatalf("tuneGC = %d, %d; want %d, %d", p, l, tc.wantPercent, tc.wantLimit)
 			}
