@@ -40,7 +40,7 @@ type Broker struct {
 	// putHooks see every message before it is stored (putMessage); they are
 	// installed before Start and never change afterwards.
 	putHooks []putHook
-	// keyedHooks is len(putHooks) while every hook is one hookPropertyKey
+	// keyedHooks is len(putHooks) while every hook is one hookProperties
 	// describes; a send with none of those keys then skips the hooks and
 	// the properties map (plainProperties). Another hook disables that.
 	keyedHooks int

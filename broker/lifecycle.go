@@ -135,7 +135,7 @@ func New(opts Options) (*Broker, error) {
 		return closeStore(fmt.Errorf("broker: open timer store: %w", err))
 	}
 	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook, b.timerHook)
-	// hookPropertyKey names every property these three act on.
+	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
 	b.registerHandlers()
 	return b, nil

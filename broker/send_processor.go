@@ -142,49 +142,34 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 // that no put hook and no retry routing acts on: the producer's pairs without
 // WAIT, then CLUSTER (which, last, wins over a producer's own), and whether
 // WAIT asked not to wait for the flush. ok is false when the topic is a
-// retry or system topic the hooks handle, or a pair carries a key a hook
-// reads (hookPropertyKey); the caller then takes the map path.
+// retry or system topic the hooks handle, or the text may carry a property a
+// hook reads (hookProperties); the caller then takes the map path.
 func (b *Broker) plainProperties(sh *sendHeader) (props string, skipWait, ok bool) {
 	switch {
 	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic:
+		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic,
+		hookProperties(sh.properties):
 		return "", false, false
 	}
-	raw := sh.properties
-	var out strings.Builder
-	out.Grow(len(raw) + len(propCluster) + len(b.opts.BrokerClusterName) + 2)
-	for s := raw; len(s) > 0; {
-		seg := s
-		if i := strings.IndexByte(s, store.PropertySeparator); i >= 0 {
-			seg, s = s[:i], s[i+1:]
-		} else {
-			s = ""
-		}
-		k := strings.IndexByte(seg, store.NameValueSeparator)
-		if k <= 0 || k >= len(seg)-1 {
-			continue // a pair readers drop anyway
-		}
-		switch key := seg[:k]; {
-		case hookPropertyKey(key):
-			return "", false, false
-		case key == propWait:
-			skipWait = !strings.EqualFold(seg[k+1:], "true") // the last WAIT wins, as in a map
-			continue
-		}
-		out.WriteString(seg)
-		out.WriteByte(store.PropertySeparator)
+	if v, ok := store.Props(sh.properties).Lookup(propWait); ok {
+		skipWait = !strings.EqualFold(v, "true")
 	}
-	out.WriteString(propCluster)
-	out.WriteByte(store.NameValueSeparator)
-	out.WriteString(b.opts.BrokerClusterName)
-	return out.String(), skipWait, true
+	return store.EditProperties(sh.properties, []string{propWait}, [2]string{propCluster, b.opts.BrokerClusterName}), skipWait, true
 }
 
-// hookPropertyKey reports a property some put hook reads: a delay level, a
-// transaction flag, or a timer property (TIMER_*). Keep it in step with
-// putHooks (lifecycle.go).
-func hookPropertyKey(key string) bool {
-	return key == propDelay || key == txPropTranMsg || strings.HasPrefix(key, "TIMER_")
+// hookProperties reports text that may carry a property some put hook reads:
+// a delay level, a transaction flag or a timer property (any TIMER_ text, even
+// inside a value, counts: the map path is always correct). Keep it in step
+// with putHooks (lifecycle.go).
+func hookProperties(text string) bool {
+	p := store.Props(text)
+	if _, ok := p.Lookup(propDelay); ok {
+		return true
+	}
+	if _, ok := p.Lookup(txPropTranMsg); ok {
+		return true
+	}
+	return strings.Contains(text, "TIMER_")
 }
 
 // noWait reports WAIT=false: the producer does not wait for a SYNC_FLUSH

@@ -217,8 +217,9 @@ func (w *wheel) reset() {
 	w.allDirty = true
 }
 
-// forEachLive calls fn with the time of every valid non-empty slot, in index
-// order. fn may put or clear the slot it is given.
+// forEachLive calls fn with the time of every non-empty slot, in index
+// order. fn may put or clear the slot it is given. Every slot in memory has a
+// valid CRC (loadChunk checked the file's, put writes its own).
 func (w *wheel) forEachLive(fn func(slotTime int64)) {
 	for c := range w.chunks {
 		for j := int64(0); ; j++ {
@@ -227,9 +228,6 @@ func (w *wheel) forEachLive(fn func(slotTime int64)) {
 				break
 			}
 			b := ch[j*slotSize : (j+1)*slotSize]
-			if allZero(b) || binary.BigEndian.Uint32(b[slotCRCSpan:]) != crc32.ChecksumIEEE(b[:slotCRCSpan]) {
-				continue
-			}
 			if u := int64(binary.BigEndian.Uint64(b)); u != 0 {
 				fn(u * w.precision)
 			}

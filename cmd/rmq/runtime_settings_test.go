@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-func TestTuneGC(t *testing.T) {
+func TestTuneRuntime(t *testing.T) {
 	prevPercent := debug.SetGCPercent(100)
 	prevLimit := debug.SetMemoryLimit(-1)
 	prevProcs := runtime.GOMAXPROCS(0)
@@ -44,12 +44,12 @@ func TestTuneGC(t *testing.T) {
 				debug.SetMemoryLimit(1 << 30)
 			}
 			runtime.GOMAXPROCS(runtime.NumCPU())
-			p, l := tuneGC(func(k string) string { return tc.env[k] }, zerolog.Nop(), tc.syncFlush)
+			p, l := tuneRuntime(func(k string) string { return tc.env[k] }, zerolog.Nop(), tc.syncFlush)
 			if got := runtime.GOMAXPROCS(0); got != tc.wantProcs {
 				t.Fatalf("GOMAXPROCS %d, want %d", got, tc.wantProcs)
 			}
 			if p != tc.wantPercent || l != tc.wantLimit {
-				t.Fatalf("tuneGC = %d, %d; want %d, %d", p, l, tc.wantPercent, tc.wantLimit)
+				t.Fatalf("tuneRuntime = %d, %d; want %d, %d", p, l, tc.wantPercent, tc.wantLimit)
 			}
 			if got := debug.SetGCPercent(p); got != tc.wantPercent {
 				t.Fatalf("GC percent in force %d, want %d", got, tc.wantPercent)

@@ -19,10 +19,10 @@ const (
 	serverMemoryLimit = 512 << 20
 )
 
-// tuneGC applies the server GC settings where the environment does not set
+// tuneRuntime applies the server GC settings where the environment does not set
 // its own (and, for a SYNC_FLUSH broker, one P more than CPUs), and returns
 // the GC percentage and memory limit in force.
-func tuneGC(getenv func(string) string, log zerolog.Logger, syncFlush bool) (gcPercent int, memoryLimit int64) {
+func tuneRuntime(getenv func(string) string, log zerolog.Logger, syncFlush bool) (gcPercent int, memoryLimit int64) {
 	gcPercent = debug.SetGCPercent(serverGCPercent)
 	if getenv("GOGC") != "" {
 		debug.SetGCPercent(gcPercent) // keep the environment's
