@@ -289,6 +289,8 @@ func (q *consumeQueue) addFile(start int64) error {
 	if err != nil {
 		return fmt.Errorf("store: create consume queue file %s: %w", filepath.Join(q.dir, segmentName(start)), err)
 	}
+	// Empty until the dispatcher writes it, and read near where it writes.
+	mf.adviseRandom()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.destroyed {

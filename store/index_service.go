@@ -91,6 +91,7 @@ func openIndex(root string, opts IndexOptions, now func() time.Time, log zerolog
 		if err == nil && st.Size() == size {
 			var mf *mappedFile
 			if mf, err = openMappedFile(path, 0, size, false); err == nil {
+				mf.adviseRandom()
 				f = &indexFile{mf: mf, slots: x.opts.HashSlotNum, entries: x.opts.MaxIndexNum}
 				err = f.check()
 			}
@@ -178,6 +179,7 @@ func (x *indexService) writable() (*indexFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	mf.adviseRandom() // hash slots are hit at random, entries appended
 	nf := &indexFile{mf: mf, slots: x.opts.HashSlotNum, entries: x.opts.MaxIndexNum}
 	if old := x.last(); old != nil {
 		// The header of a fresh file starts where the previous one ended
