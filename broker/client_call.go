@@ -72,8 +72,8 @@ func (b *Broker) callConsumer(req *remoting.Command, body []byte, group, clientI
 		return remoting.NewResponse(req, remoting.SystemError,
 			fmt.Sprintf("The Consumer <%s> Version <%d> too low to finish, please upgrade it to V3_1_8_SNAPSHOT", clientID, ch.Version))
 	}
-	ext := make(map[string]string, len(req.ExtFields))
-	for k, v := range req.ExtFields {
+	ext := make(map[string]string, len(req.Ext()))
+	for k, v := range req.Ext() {
 		ext[k] = v
 	}
 	call := remoting.NewRequest(req.Code, ext, body)

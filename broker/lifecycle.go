@@ -173,7 +173,10 @@ func (b *Broker) Start() error {
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort-2),
 		},
-		Logger: b.log,
+		// The V2 send header is read in one pass over its letters
+		// (parseSendHeader), not through a map.
+		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
+		Logger:      b.log,
 	})
 	if err != nil {
 		b.started.Store(false)

@@ -26,7 +26,7 @@ func (b *Broker) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *r
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	if req.ExtFields[uniqueKeyQueryFlag] == "true" {
+	if req.Ext()[uniqueKeyQueryFlag] == "true" {
 		maxNum = defaultQueryMaxNum
 	}
 	res, err := b.store.QueryMessage(topic, key, int(maxNum), begin, end)

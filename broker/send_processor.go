@@ -68,20 +68,97 @@ func parseSendHeader(req *remoting.Command) (*sendHeader, error) {
 		// The hottest request of a broker: read the letters in place, and
 		// rename them to V1 names only to report a bad header with the
 		// field names the V1 path reports.
-		sh := readSendHeader(req.ExtFields, v2Letters)
-		if sh != nil {
-			return sh, nil
-		}
-		ext := make(map[string]string, len(req.ExtFields))
-		for _, k := range v2SendKeys {
-			if v, ok := req.ExtFields[k.short]; ok {
-				ext[k.long] = v
+		if raw, ok := req.RawExt(); ok {
+			if sh := readSendHeaderV2(raw); sh != nil {
+				return sh, nil
 			}
 		}
-		_, err := readSendHeaderErr(ext, v1Names)
+		ext := req.Ext()
+		if sh := readSendHeader(ext, v2Letters); sh != nil {
+			return sh, nil
+		}
+		v1 := make(map[string]string, len(ext))
+		for _, k := range v2SendKeys {
+			if v, ok := ext[k.short]; ok {
+				v1[k.long] = v
+			}
+		}
+		_, err := readSendHeaderErr(v1, v1Names)
 		return nil, err
 	}
-	return readSendHeaderErr(req.ExtFields, v1Names)
+	return readSendHeaderErr(req.Ext(), v1Names)
+}
+
+// readSendHeaderV2 reads SendMessageRequestHeaderV2's letters from an
+// unparsed binary extFields area in one pass. It returns nil for anything
+// but a header whose required fields are all present and well formed, and
+// the map path then reports the error; for every header it accepts it
+// returns what readSendHeader returns for the same fields.
+func readSendHeaderV2(raw string) *sendHeader {
+	const (
+		required = 1<<8 - 1 // a-h
+		bad      = 1 << 15
+	)
+	var sh sendHeader
+	seen := 0
+	num := func(v string, bit int, optional bool) int32 {
+		if v == "" && optional {
+			return 0
+		}
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			seen |= bad
+		}
+		seen |= bit
+		return int32(n)
+	}
+	remoting.EachExtField(raw, func(k, v string) {
+		if len(k) != 1 {
+			return
+		}
+		switch k[0] {
+		case 'a':
+			sh.producerGroup, seen = v, seen|1
+		case 'b':
+			sh.topic, seen = v, seen|2
+		case 'c':
+			sh.defaultTopic, seen = v, seen|4
+		case 'd':
+			sh.defaultTopicQueueNums = num(v, 8, false)
+		case 'e':
+			sh.queueID = num(v, 16, false)
+		case 'f':
+			sh.sysFlag = num(v, 32, false)
+		case 'g':
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				seen |= bad
+			}
+			sh.bornTimestamp, seen = n, seen|64
+		case 'h':
+			sh.flag = num(v, 128, false)
+		case 'i':
+			sh.properties = v
+		case 'j':
+			sh.reconsumeTimes = num(v, 0, true)
+		case 'k':
+			sh.unitMode = javaTrue(v)
+		case 'l':
+			sh.maxReconsumeTimes = num(v, 0, true)
+			sh.hasMaxReconsumeTimes = v != ""
+		case 'm':
+			sh.batch = javaTrue(v)
+		}
+	})
+	if seen != required {
+		return nil // a required letter missing, or a number malformed
+	}
+	return &sh
+}
+
+// javaTrue is Boolean.parseBoolean, as remoting.Header.Bool reads it.
+func javaTrue(v string) bool {
+	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
 }
 
 // sendHeaderKeys names the header fields in one of the two spellings.

@@ -27,7 +27,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	offset := h.Int64("offset", true, 0)
 	group := h.Str("group", true)
 	delayLevel := int(h.Int32("delayLevel", true, 0))
-	hasMax := h.Has("maxReconsumeTimes") && req.ExtFields["maxReconsumeTimes"] != ""
+	hasMax := h.Has("maxReconsumeTimes") && req.Ext()["maxReconsumeTimes"] != ""
 	headerMax := h.Int32("maxReconsumeTimes", false, 0)
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)

@@ -41,7 +41,11 @@ func FrameLength(prefix []byte) (int, error) {
 
 // DecodeFrame decodes the bytes after the length prefix. The body is copied, so
 // the result does not alias frame.
-func DecodeFrame(frame []byte) (*Command, error) {
+func DecodeFrame(frame []byte) (*Command, error) { return decodeFrame(frame, nil) }
+
+// decodeFrame is DecodeFrame; a binary header whose code rawExt accepts
+// keeps its extFields area unparsed (checked, but not split into a map).
+func decodeFrame(frame []byte, rawExt func(code int32) bool) (*Command, error) {
 	if len(frame) < 4 {
 		return nil, ErrFrameTooShort
 	}
@@ -58,7 +62,7 @@ func DecodeFrame(frame []byte) (*Command, error) {
 	case SerializeJSON:
 		cmd, err = decodeJSONHeader(header)
 	case SerializeRocketMQ:
-		cmd, err = decodeBinaryHeader(header)
+		cmd, err = decodeBinaryHeader(header, rawExt)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrBadSerializeType, st)
 	}
@@ -127,7 +131,7 @@ func validUTF8(s string) string {
 	return string(b)
 }
 
-func decodeBinaryHeader(b []byte) (*Command, error) {
+func decodeBinaryHeader(b []byte, rawExt func(code int32) bool) (*Command, error) {
 	if len(b) < 21 {
 		return nil, fmt.Errorf("%w: binary header of %d bytes", ErrBadHeader, len(b))
 	}
@@ -155,53 +159,74 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 		return nil, fmt.Errorf("%w: extFields length %d", ErrBadHeader, el)
 	}
 	ext := b[p : p+el]
-	if el > 0 {
-		cmd.ExtFields = make(map[string]string, countBinaryFields(ext))
+	if err := checkBinaryFields(ext); err != nil {
+		return nil, err
+	}
+	if el == 0 {
+		return cmd, nil
 	}
 	// Keys and values are substrings of one copy of the whole area: one
 	// allocation per header instead of two per field.
 	all := string(ext)
+	if rawExt != nil && rawExt(cmd.Code) {
+		cmd.rawExt, cmd.hasRawExt = all, true
+		return cmd, nil
+	}
+	cmd.ExtFields = make(map[string]string, countBinaryFields(all))
+	eachBinaryField(all, func(k, v string) { cmd.ExtFields[k] = v })
+	return cmd, nil
+}
+
+// checkBinaryFields checks that a binary extFields area is a whole number of
+// well-formed pairs.
+func checkBinaryFields(ext []byte) error {
 	for q := 0; q < len(ext); {
 		if len(ext)-q < 2 {
-			return nil, fmt.Errorf("%w: truncated key length", ErrBadHeader)
+			return fmt.Errorf("%w: truncated key length", ErrBadHeader)
 		}
 		kl := int(int16(binary.BigEndian.Uint16(ext[q:])))
 		q += 2
 		if kl < 0 || kl > len(ext)-q {
-			return nil, fmt.Errorf("%w: key length %d", ErrBadHeader, kl)
+			return fmt.Errorf("%w: key length %d", ErrBadHeader, kl)
 		}
-		k := all[q : q+kl]
 		q += kl
 		if len(ext)-q < 4 {
-			return nil, fmt.Errorf("%w: truncated value length", ErrBadHeader)
+			return fmt.Errorf("%w: truncated value length", ErrBadHeader)
 		}
 		vl := int(int32(binary.BigEndian.Uint32(ext[q:])))
 		q += 4
 		if vl < 0 || vl > len(ext)-q {
-			return nil, fmt.Errorf("%w: value length %d", ErrBadHeader, vl)
+			return fmt.Errorf("%w: value length %d", ErrBadHeader, vl)
 		}
-		cmd.ExtFields[k] = all[q : q+vl]
 		q += vl
 	}
-	return cmd, nil
+	return nil
 }
 
-// countBinaryFields counts the key/value pairs of a binary extFields area,
-// to size the map once; it stops at the first malformed length (the decoder
-// then reports it).
-func countBinaryFields(ext []byte) int {
+// eachBinaryField calls fn for every pair of an area checkBinaryFields
+// accepted; key and value are substrings of all.
+func eachBinaryField(all string, fn func(k, v string)) {
+	for q := 0; q < len(all); {
+		kl := int(all[q])<<8 | int(all[q+1])
+		q += 2
+		k := all[q : q+kl]
+		q += kl
+		vl := int(all[q])<<24 | int(all[q+1])<<16 | int(all[q+2])<<8 | int(all[q+3])
+		q += 4
+		fn(k, all[q:q+vl])
+		q += vl
+	}
+}
+
+// countBinaryFields counts the key/value pairs of a well-formed binary
+// extFields area, to size a map once.
+func countBinaryFields(all string) int {
 	n := 0
-	for q := 0; len(ext)-q >= 2; n++ {
-		kl := int(int16(binary.BigEndian.Uint16(ext[q:])))
+	for q := 0; q < len(all); n++ {
+		kl := int(all[q])<<8 | int(all[q+1])
 		q += 2 + kl
-		if kl < 0 || len(ext)-q < 4 {
-			break
-		}
-		vl := int(int32(binary.BigEndian.Uint32(ext[q:])))
+		vl := int(all[q])<<24 | int(all[q+1])<<16 | int(all[q+2])<<8 | int(all[q+3])
 		q += 4 + vl
-		if vl < 0 {
-			break
-		}
 	}
 	return n
 }
@@ -238,7 +263,7 @@ func appendBinaryHeader(dst []byte, cmd *Command) []byte {
 	dst = append(dst, cmd.Remark...)
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	for k, v := range cmd.ExtFields {
+	for k, v := range cmd.Ext() {
 		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
 		dst = append(dst, k...)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
@@ -253,10 +278,10 @@ func appendBinaryHeader(dst []byte, cmd *Command) []byte {
 func appendJSONHeader(dst []byte, cmd *Command) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Code), 10)
-	if cmd.ExtFields != nil {
+	if ext := cmd.Ext(); ext != nil {
 		dst = append(dst, `,"extFields":{`...)
 		first := true
-		for k, v := range cmd.ExtFields {
+		for k, v := range ext {
 			if !first {
 				dst = append(dst, ',')
 			}

@@ -19,7 +19,35 @@ type Command struct {
 	ExtFields     map[string]string
 	Body          []byte
 	SerializeType byte // JSON or ROCKETMQ; responses are written in this type
+
+	// rawExt is the binary extFields area of a request decoded with its
+	// fields left unparsed (ServerOptions.RawExtCodes), already checked to
+	// be well formed; ExtFields stays nil until Ext builds it.
+	rawExt    string
+	hasRawExt bool
 }
+
+// Ext returns the custom header fields, building the map from the unparsed
+// binary area on first use.
+func (c *Command) Ext() map[string]string {
+	if c.hasRawExt && c.ExtFields == nil {
+		m := make(map[string]string, countBinaryFields(c.rawExt))
+		eachBinaryField(c.rawExt, func(k, v string) { m[k] = v })
+		c.ExtFields = m
+	}
+	return c.ExtFields
+}
+
+// RawExt returns the unparsed binary extFields area of a request decoded
+// with ServerOptions.RawExtCodes, for readers that want a field or two
+// without a map; ok is false for every other command. The area holds
+// big-endian pairs (2-byte key length, key, 4-byte value length, value);
+// EachExtField walks it.
+func (c *Command) RawExt() (raw string, ok bool) { return c.rawExt, c.hasRawExt }
+
+// EachExtField calls fn for every pair of an area returned by RawExt, in
+// wire order (a repeated key comes twice; the map of Ext keeps the last).
+func EachExtField(raw string, fn func(k, v string)) { eachBinaryField(raw, fn) }
 
 var opaqueSeq atomic.Int32
 
@@ -47,7 +75,7 @@ func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
 
 // SetExt sets one custom header field, creating the map when needed.
 func (c *Command) SetExt(key, value string) {
-	if c.ExtFields == nil {
+	if c.Ext() == nil {
 		c.ExtFields = make(map[string]string, 4)
 	}
 	c.ExtFields[key] = value
@@ -57,7 +85,7 @@ func (c *Command) SetExt(key, value string) {
 func (c *Command) SetExtInt(key string, v int64) { c.SetExt(key, strconv.FormatInt(v, 10)) }
 
 func (c *Command) String() string {
-	return fmt.Sprintf("code=%d opaque=%d flag=%d remark=%q ext=%v body=%dB", c.Code, c.Opaque, c.Flag, c.Remark, c.ExtFields, len(c.Body))
+	return fmt.Sprintf("code=%d opaque=%d flag=%d remark=%q ext=%v body=%dB", c.Code, c.Opaque, c.Flag, c.Remark, c.Ext(), len(c.Body))
 }
 
 // ErrMissingField is returned (wrapped) when a required header field is absent.
@@ -79,7 +107,7 @@ type Header struct {
 }
 
 // Header returns a reader over the command's custom header fields.
-func (c *Command) Header() *Header { return &Header{ext: c.ExtFields} }
+func (c *Command) Header() *Header { return &Header{ext: c.Ext()} }
 
 // Err returns the first decode error.
 func (h *Header) Err() error { return h.err }

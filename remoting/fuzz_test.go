@@ -70,6 +70,7 @@ func FuzzDecodeFrame(f *testing.F) {
 			frame := stream[4 : 4+n]
 			stream = stream[4+n:]
 			cmd, err := DecodeFrame(frame)
+			checkRawAgrees(t, frame, cmd, err)
 			if err != nil {
 				continue
 			}
@@ -162,5 +163,36 @@ func checkCrossType(t *testing.T, cmd *Command) {
 	if !sameCommand(got, &want) {
 		t.Fatalf("type %d → %d changed the command\n got %+v lang=%q ver=%d\nwant %+v lang=%q ver=%d",
 			cmd.SerializeType, other.SerializeType, got, got.Language, got.Version, &want, want.Language, want.Version)
+	}
+}
+
+// checkRawAgrees decodes frame again with its custom fields left unparsed
+// (ServerOptions.RawExtCodes): it must fail exactly when the eager decode
+// fails, and its fields must read back the same.
+func checkRawAgrees(t *testing.T, frame []byte, eager *Command, eagerErr error) {
+	t.Helper()
+	raw, err := decodeFrame(frame, func(int32) bool { return true })
+	if (err == nil) != (eagerErr == nil) {
+		t.Fatalf("eager decode error %v, raw decode error %v", eagerErr, err)
+	}
+	if err != nil {
+		return
+	}
+	if raw.SerializeType == SerializeRocketMQ && len(eager.ExtFields) > 0 {
+		if _, ok := raw.RawExt(); !ok {
+			t.Fatal("binary header with fields decoded without its raw area")
+		}
+		if raw.ExtFields != nil {
+			t.Fatal("raw decode built the field map")
+		}
+	}
+	got := raw.Ext()
+	if len(got) != len(eager.ExtFields) {
+		t.Fatalf("raw decode has %d fields, eager %d", len(got), len(eager.ExtFields))
+	}
+	for k, v := range eager.ExtFields {
+		if g, ok := got[k]; !ok || g != v {
+			t.Fatalf("field %q: raw %q (present %v), eager %q", k, g, ok, v)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +38,11 @@ type ServerOptions struct {
 	Workers int
 	// EventLoops is the number of gnet event loops (0 = 1).
 	EventLoops int
-	Logger     zerolog.Logger
+	// RawExtCodes are request codes whose binary-header custom fields are
+	// left unparsed (Command.RawExt) for a handler that reads them in one
+	// pass; Ext and Header still work on them.
+	RawExtCodes []int32
+	Logger      zerolog.Logger
 }
 
 // Server is a gnet/v2 remoting server.
@@ -46,6 +51,7 @@ type Server struct {
 	opts    ServerOptions
 	handler Handler
 	pool    *ants.Pool
+	rawExt  func(code int32) bool
 	log     zerolog.Logger
 	eng     gnet.Engine
 	booted  chan struct{}
@@ -72,7 +78,11 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1)}, nil
+	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1)}
+	if codes := slices.Clone(opts.RawExtCodes); len(codes) > 0 {
+		s.rawExt = func(code int32) bool { return slices.Contains(codes, code) }
+	}
+	return s, nil
 }
 
 // Start listens on every address and returns once the server accepts connections.
@@ -194,7 +204,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		if err != nil {
 			return gnet.None
 		}
-		cmd, err := DecodeFrame(frame[4:])
+		cmd, err := decodeFrame(frame[4:], s.rawExt)
 		_, _ = gc.Discard(4 + n)
 		if err != nil {
 			s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
