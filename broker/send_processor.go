@@ -215,6 +215,19 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 	return sh, nil
 }
 
+// hookFree reports whether no put hook and no retry routing acts on a
+// single send with header sh: not a retry or system topic the hooks handle,
+// and no property a hook reads in the text (hookProperties).
+func (b *Broker) hookFree(sh *sendHeader) bool {
+	switch {
+	case len(b.putHooks) != b.keyedHooks,
+		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic,
+		hookProperties(sh.properties):
+		return false
+	}
+	return true
+}
+
 // plainProperties returns the properties text to store for a single send
 // that no put hook and no retry routing acts on: the producer's pairs without
 // WAIT, then CLUSTER (which, last, wins over a producer's own), and whether
@@ -222,10 +235,7 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 // retry or system topic the hooks handle, or the text may carry a property a
 // hook reads (hookProperties); the caller then takes the map path.
 func (b *Broker) plainProperties(sh *sendHeader) (props string, skipWait, ok bool) {
-	switch {
-	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic,
-		hookProperties(sh.properties):
+	if !b.hookFree(sh) {
 		return "", false, false
 	}
 	if v, ok := store.Props(sh.properties).Lookup(propWait); ok {
@@ -310,17 +320,56 @@ func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
 // SEND_REPLY_MESSAGE(_V2). Replies are stored like any send; pushing them to
 // the requesting client is not done here.
 func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	sh, err := parseSendHeader(req)
+	if err != nil {
+		resp := b.sendResponse(req)
+		resp.Code, resp.Remark = remoting.SystemError, err.Error()
+		return resp
+	}
+	return b.send(c, req, sh)
+}
+
+// ServeInline implements remoting.InlineHandler: a single-message send to
+// an existing topic that no put hook acts on is served on the event loop.
+// Everything else, and every send that would have to create a topic
+// (persisted, and announced to the name servers), goes to the pool. What
+// is left can wait only for the store's put lock.
+func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	if req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage {
+		return nil, false
+	}
+	if req.IsOneway() && b.opts.FlushDiskType == "SYNC_FLUSH" {
+		return nil, false // the store would wait for the flush
+	}
+	sh, err := parseSendHeader(req)
+	if err != nil || sh.batch || b.topics.Get(sh.topic) == nil {
+		return nil, false
+	}
+	if !b.hookFree(sh) {
+		return nil, false
+	}
+	if !b.enter() {
+		return nil, false
+	}
+	defer b.inflight.Done()
+	return b.send(c, req, sh), true
+}
+
+// sendResponse starts the answer to a send.
+func (b *Broker) sendResponse(req *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	rc := b.runtime()
 	resp.SetExt(propMsgRegion, rc.RegionID)
 	resp.SetExt(propTraceOn, strconv.FormatBool(rc.TraceOn))
+	return resp
+}
+
+// send stores the message(s) of a send whose header parsed.
+func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader) *remoting.Command {
+	resp := b.sendResponse(req)
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
 		return resp
-	}
-	sh, err := parseSendHeader(req)
-	if err != nil {
-		return fail(remoting.SystemError, err.Error())
 	}
 
 	tc, code, remark := b.checkSend(c, sh)
@@ -352,6 +401,7 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 	awaitFlush := false
 
 	var res *store.PutResult
+	var err error
 	if sh.batch {
 		entries, err := store.DecodeBatchBody(req.Body)
 		if err != nil || len(entries) == 0 {

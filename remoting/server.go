@@ -23,6 +23,17 @@ type Handler interface {
 	ServeRemoting(c *Conn, req *Command) *Command
 }
 
+// InlineHandler is optionally implemented by a Handler that serves some
+// requests on the connection's event loop instead of a worker goroutine,
+// which saves the hand-off (a pool submit, a goroutine wake-up, a loop
+// wake-up for the answer) on the hottest requests. ServeInline runs on the
+// loop, so it must not block: no network calls, no waiting for disk or for
+// other requests. It returns handled=false, having done nothing, for a
+// request it leaves to ServeRemoting on the pool.
+type InlineHandler interface {
+	ServeInline(c *Conn, req *Command) (resp *Command, handled bool)
+}
+
 // ConnObserver is optionally implemented by a Handler that tracks connections.
 // ConnClosed runs once per connection on a goroutine of its own, possibly while
 // requests of that connection are still being served.
@@ -51,6 +62,7 @@ type Server struct {
 	opts    ServerOptions
 	handler Handler
 	pool    *ants.Pool
+	inline  InlineHandler
 	rawExt  func(code int32) bool
 	log     zerolog.Logger
 	eng     gnet.Engine
@@ -79,6 +91,7 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1)}
+	s.inline, _ = h.(InlineHandler)
 	if codes := slices.Clone(opts.RawExtCodes); len(codes) > 0 {
 		s.rawExt = func(code int32) bool { return slices.Contains(codes, code) }
 	}
@@ -184,6 +197,19 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	c.flushOut(gc)
+	act := s.readFrames(c, gc)
+	if c.inlineOut {
+		// Answers of requests served inline go out with one write per
+		// read, not one wake-up each.
+		c.inlineOut = false
+		c.flushOut(gc)
+	}
+	return act
+}
+
+// readFrames decodes and dispatches every complete frame in the inbound
+// buffer.
+func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
 	for {
 		if gc.InboundBuffered() < 4 {
 			return gnet.None
@@ -219,12 +245,34 @@ func (s *Server) dispatch(c *Conn, cmd *Command) {
 		c.deliver(cmd)
 		return
 	}
+	if s.inline != nil && s.serveInline(c, cmd) {
+		return
+	}
 	err := s.pool.Submit(func() { s.serve(c, cmd) })
 	if err != nil {
 		if !cmd.IsOneway() {
 			c.WriteResponse(NewResponse(cmd, SystemBusy, "[OVERLOAD]system busy, start flow control for a while"))
 		}
 	}
+}
+
+// serveInline offers cmd to the InlineHandler on the event loop; an answer
+// is queued for the write at the end of OnTraffic.
+func (s *Server) serveInline(c *Conn, cmd *Command) (handled bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Interface("panic", p).Int32("code", cmd.Code).Msg("remoting: inline handler panic")
+			if !cmd.IsOneway() {
+				c.queueOnLoop(NewResponse(cmd, SystemError, fmt.Sprintf("%v", p)))
+			}
+			handled = true
+		}
+	}()
+	resp, handled := s.inline.ServeInline(c, cmd)
+	if handled && resp != nil && !cmd.IsOneway() {
+		c.queueOnLoop(resp)
+	}
+	return handled
 }
 
 func (s *Server) serve(c *Conn, cmd *Command) {
@@ -269,6 +317,9 @@ type Conn struct {
 	out   []byte
 	woken bool
 	spare []byte
+	// inlineOut records that the loop queued an answer itself
+	// (queueOnLoop); only the loop touches it.
+	inlineOut bool
 }
 
 // outRetain bounds the buffers kept between flushes.
@@ -324,6 +375,16 @@ func (c *Conn) write(cmd *Command) error {
 		return nil
 	}
 	return c.gc.Wake(nil)
+}
+
+// queueOnLoop queues a response from the connection's event loop, which
+// writes it when it is done with the bytes read (OnTraffic): no wake-up.
+func (c *Conn) queueOnLoop(cmd *Command) {
+	cmd.Flag |= FlagResponse
+	c.outMu.Lock()
+	c.out = AppendFrame(c.out, cmd)
+	c.outMu.Unlock()
+	c.inlineOut = true
 }
 
 // flushOut writes every queued frame; it runs on the connection's event loop.
