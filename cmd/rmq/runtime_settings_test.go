@@ -21,16 +21,16 @@ func TestTuneRuntime(t *testing.T) {
 	tests := []struct {
 		name        string
 		env         map[string]string
-		syncFlush   bool
+		broker      bool
 		wantPercent int
 		wantLimit   int64
 		wantProcs   int
 	}{
-		{name: "defaults", env: nil, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
+		{name: "name server defaults", env: nil, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
 		{name: "GOGC set", env: map[string]string{"GOGC": "150"}, wantPercent: 150, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
 		{name: "GOMEMLIMIT set", env: map[string]string{"GOMEMLIMIT": "1GiB"}, wantPercent: serverGCPercent, wantLimit: 1 << 30, wantProcs: runtime.NumCPU()},
-		{name: "SYNC_FLUSH", syncFlush: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU() + 1},
-		{name: "SYNC_FLUSH with GOMAXPROCS set", env: map[string]string{"GOMAXPROCS": "1"}, syncFlush: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
+		{name: "broker", broker: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU() + 1},
+		{name: "broker with GOMAXPROCS set", env: map[string]string{"GOMAXPROCS": "1"}, broker: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,7 +44,7 @@ func TestTuneRuntime(t *testing.T) {
 				debug.SetMemoryLimit(1 << 30)
 			}
 			runtime.GOMAXPROCS(runtime.NumCPU())
-			p, l := tuneRuntime(func(k string) string { return tc.env[k] }, zerolog.Nop(), tc.syncFlush)
+			p, l := tuneRuntime(func(k string) string { return tc.env[k] }, zerolog.Nop(), tc.broker)
 			if got := runtime.GOMAXPROCS(0); got != tc.wantProcs {
 				t.Fatalf("GOMAXPROCS %d, want %d", got, tc.wantProcs)
 			}

@@ -24,7 +24,7 @@ type servers struct {
 // bOpts is non-nil), waits for ctx, and stops them in reverse order: the
 // broker first, so that it can still unregister from a live name server.
 func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.Options, bOpts *broker.Options) error {
-	tuneRuntime(os.Getenv, s.log, bOpts != nil && bOpts.FlushDiskType == "SYNC_FLUSH")
+	tuneRuntime(os.Getenv, s.log, bOpts != nil)
 	var ns *namesrv.Server
 	if nsOpts != nil {
 		var err error
