@@ -146,10 +146,12 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	ok = true
-	s.dispatchWG.Add(1)
-	go s.dispatchLoop()
+	// Both hooks are plain fields read by the dispatcher (releaseBehind) and
+	// the writers; they are set before any goroutine that reads them starts.
 	s.cl.readUpTo = s.reput.Load
 	s.cl.warm = newWarmer(s.cl, s.cl.maxOffset.Load())
+	s.dispatchWG.Add(1)
+	go s.dispatchLoop()
 	s.flushWG.Add(3)
 	go func() {
 		defer s.flushWG.Done()
