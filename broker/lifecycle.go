@@ -188,10 +188,15 @@ func (b *Broker) Start() error {
 	}
 	b.server = srv
 	b.pullHold.start()
-	b.sched.Start()
+	// The live pointers are published before the services start: the store
+	// dispatches from Open on, and a delayed or timer message dispatched
+	// between a service's first idle read and the publication would get no
+	// wake-up. Notify only fills a one-slot buffer, so an early one is at most
+	// one extra read of the queue.
 	b.schedLive.Store(b.sched)
-	b.timers.Start()
+	b.sched.Start()
 	b.timersLive.Store(b.timers)
+	b.timers.Start()
 	b.startTransactionService()
 
 	b.bg.Add(2)
