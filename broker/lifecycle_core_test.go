@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 
 	"rmq/remoting"
@@ -54,12 +55,16 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(*Options)
+		// wantKey, when set, must appear in the error: the conf key at fault.
+		wantKey string
 	}{
-		{name: "empty broker name", mutate: func(o *Options) { o.BrokerName = "" }},
+		{name: "empty broker name", mutate: func(o *Options) { o.BrokerName = "" }, wantKey: "brokerName"},
 		{name: "IPv6 brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "::1" }},
 		{name: "hostname brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "localhost" }},
 		{name: "bad flush type", mutate: func(o *Options) { o.FlushDiskType = "SOMETIMES" }},
-		{name: "port too small", mutate: func(o *Options) { o.ListenPort = 2 }},
+		{name: "port too small", mutate: func(o *Options) { o.ListenPort = 2 }, wantKey: "listenPort"},
+		{name: "bad delay level unit", mutate: func(o *Options) { o.MessageDelayLevel = "1s 5x" }, wantKey: "messageDelayLevel"},
+		{name: "empty delay levels", mutate: func(o *Options) { o.MessageDelayLevel = "" }, wantKey: "messageDelayLevel"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +77,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 					_ = b.Shutdown()
 				}
 				t.Fatalf("New: %v, want ErrOptions", err)
+			}
+			if tc.wantKey != "" && !strings.Contains(err.Error(), tc.wantKey) {
+				t.Fatalf("New: %v, want it to name %s", err, tc.wantKey)
 			}
 		})
 	}
