@@ -156,6 +156,9 @@ func TestCommandErrors(t *testing.T) {
 	slave := writeFile(t, "slave.conf", "brokerRole=SLAVE\nbrokerId=1\n")
 	badRole := writeFile(t, "role.conf", "brokerRole=LEADER\n")
 	badNs := writeFile(t, "ns.conf", "listenPort=port\n")
+	// The levels parse as a string; the broker refuses them before it opens
+	// the store (which is a temporary directory should it not).
+	badLevels := writeFile(t, "levels.conf", "storePathRootDir="+t.TempDir()+"\nmessageDelayLevel=1s 5x\n")
 	tests := []struct {
 		name    string
 		args    []string
@@ -168,6 +171,7 @@ func TestCommandErrors(t *testing.T) {
 		{name: "unknown role", args: []string{"standalone", "-c", badRole}, wantErr: `brokerRole "LEADER"`},
 		{name: "bad name server address", args: []string{"broker", "-n", "localhost"}, wantErr: "the name server address [localhost] is illegal"},
 		{name: "bad name server port", args: []string{"broker", "-n", "127.0.0.1:1;127.0.0.1:x"}, wantErr: "[127.0.0.1:x] is illegal"},
+		{name: "bad delay levels", args: []string{"broker", "-c", badLevels}, wantErr: `messageDelayLevel: schedule: bad messageDelayLevel: level 2 "5x"`},
 		{name: "bad namesrv file", args: []string{"namesrv", "-c", badNs}, wantErr: badNs + `:1: listenPort: invalid int "port"`},
 		{name: "bad log level", args: []string{"namesrv", "--log-level", "loud"}, wantErr: `bad --log-level "loud"`},
 		{name: "unknown flag", args: []string{"broker", "--bogus"}, wantErr: "flag provided but not defined"},
