@@ -146,6 +146,37 @@ func TestConsumerSendMsgBackRetriesAfterLevel3(t *testing.T) {
 	}
 }
 
+// A positive delayLevel from the client replaces the 3+reconsumeTimes default.
+func TestConsumerSendMsgBackExplicitDelayLevel(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	resp := tb.mustSend(sendArgs{topic: "Explicit", body: []byte("later"), props: coreProps("UNIQ_KEY", "UE")})
+	msgID := resp.ExtFields["msgId"]
+	if r := tb.sendBack(msgID, "G4", 5, "16"); r.Code != remoting.Success {
+		t.Fatalf("send back: %d %q", r.Code, r.Remark)
+	}
+	if n := len(tb.messagesOn(schedule.Topic, 2)); n != 0 {
+		t.Fatalf("default level 3 queue holds %d", n)
+	}
+	sched := tb.messagesOn(schedule.Topic, 4) // level 5 = 1 m
+	if len(sched) != 1 {
+		t.Fatalf("level 5 queue holds %d", len(sched))
+	}
+	p := sched[0].Properties
+	if p["DELAY"] != "5" || p["REAL_TOPIC"] != "%RETRY%G4" || p["RETRY_TOPIC"] != "Explicit" ||
+		p["ORIGIN_MESSAGE_ID"] != msgID || sched[0].ReconsumeTimes != 1 {
+		t.Fatalf("retry message props %v reconsume %d", p, sched[0].ReconsumeTimes)
+	}
+	clk.Advance(time.Minute - time.Millisecond)
+	if n := len(tb.messagesOn("%RETRY%G4", 0)); n != 0 {
+		t.Fatal("delivered before level 5's delay")
+	}
+	clk.Advance(time.Millisecond)
+	coreWaitFor(t, "level 5 delivery", func() bool { return len(tb.messagesOn("%RETRY%G4", 0)) == 1 })
+	if m := tb.messagesOn("%RETRY%G4", 0)[0]; string(m.Body) != "later" || m.ReconsumeTimes != 1 || m.Properties["DELAY"] != "" {
+		t.Fatalf("retry delivered %q reconsume %d %v", m.Body, m.ReconsumeTimes, m.Properties)
+	}
+}
+
 func TestConsumerSendMsgBackToDLQ(t *testing.T) {
 	tb, _ := startDelayBroker(t)
 	for _, tc := range []struct {
