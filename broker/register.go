@@ -16,16 +16,27 @@ const registerTimeout = 6 * time.Second
 // registerLoop re-registers every RegisterNameServerPeriod, and soon after
 // registerAsync asks for it. Kicks coalesce: however many topics are created
 // while a registration runs, one more registration follows.
+//
+// The period runs on b.clock at a fixed rate: deadlines are start+k*period,
+// and a deadline missed while a registration ran is skipped, not queued (as
+// a time.Ticker drops ticks).
 func (b *Broker) registerLoop() {
 	defer b.bg.Done()
-	t := time.NewTicker(time.Duration(b.opts.RegisterNameServerPeriod) * time.Millisecond)
-	defer t.Stop()
+	period := time.Duration(b.opts.RegisterNameServerPeriod) * time.Millisecond
+	next := b.clock.Now().Add(period)
+	t := b.clock.NewTimer(period)
+	defer func() { t.Stop() }()
 	for {
 		select {
 		case <-b.stop:
 			return
-		case <-t.C:
+		case <-t.C():
 			b.registerAll(true)
+			now := b.clock.Now()
+			for !next.After(now) {
+				next = next.Add(period)
+			}
+			t = b.clock.NewTimer(next.Sub(now))
 		case <-b.regKick:
 			b.registerAll(false)
 		}

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
@@ -158,4 +160,83 @@ func TestRegisterBodyMasksPermission(t *testing.T) {
 			t.Errorf("%s registered with perm %d, want the broker's 4", name, tc.Perm)
 		}
 	}
+}
+
+func TestRegisterNameServerPeriodOption(t *testing.T) {
+	if got := DefaultOptions().RegisterNameServerPeriod; got != 30000 {
+		t.Errorf("default registerNameServerPeriod = %d ms, want 30000", got)
+	}
+	tests := []struct {
+		name string
+		set  int
+		want int
+	}{
+		{name: "below 10 s is raised", set: 5000, want: 10000},
+		{name: "lower bound kept", set: 10000, want: 10000},
+		{name: "default kept", set: 30000, want: 30000},
+		{name: "upper bound kept", set: 60000, want: 60000},
+		{name: "above 60 s is lowered", set: 90000, want: 60000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.RegisterNameServerPeriod = tt.set
+			if err := o.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if o.RegisterNameServerPeriod != tt.want {
+				t.Errorf("registerNameServerPeriod %d became %d, want %d", tt.set, o.RegisterNameServerPeriod, tt.want)
+			}
+		})
+	}
+}
+
+// TestRegisterPeriodic drives the registration loop on a manual clock: only
+// the periodic registration applies the name server's order-topic table
+// (registerAll(true)), so the order flag of TBW102 tells a period's
+// registration apart from a kicked one.
+func TestRegisterPeriodic(t *testing.T) {
+	ns := startFakeNamesrv(t)
+	clk := clock.NewManual(coreEpoch)
+	tb := startBroker(t, func(o *Options) {
+		o.NamesrvAddr = ns.addr
+		o.BrokerName = "broker-x"
+		o.Clock = clk
+	})
+	period := time.Duration(tb.opts.RegisterNameServerPeriod) * time.Millisecond
+	if period != 30*time.Second {
+		t.Fatalf("period %v, want the 30 s default", period)
+	}
+	if n := len(ns.requests(remoting.RegisterBroker)); n != 1 {
+		t.Fatalf("%d registrations at start, want 1", n)
+	}
+	ns.setOrderTable(map[string]string{"TBW102": "broker-x:8"})
+	const orderTopic = "TBW102"
+
+	// A kick is served by the loop goroutine, so once its registration
+	// arrives the loop has armed its timer at start+period (the manual clock
+	// has not moved).
+	tb.registerAsync()
+	coreWaitFor(t, "the kicked registration", func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 2 })
+
+	// Just before the period: another kick goes through, the period has not.
+	clk.Advance(period - time.Millisecond)
+	tb.registerAsync()
+	coreWaitFor(t, "the second kicked registration", func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 3 })
+	if tb.Topics().IsOrderTopic(orderTopic) {
+		t.Fatal("order table applied before one period passed")
+	}
+
+	// At the period, with no other trigger, the loop registers by itself.
+	before := len(ns.requests(remoting.RegisterBroker))
+	clk.Advance(time.Millisecond)
+	coreWaitFor(t, "the periodic registration", func() bool { return tb.Topics().IsOrderTopic(orderTopic) })
+	if n := len(ns.requests(remoting.RegisterBroker)); n <= before {
+		t.Errorf("%d registrations after the period, want more than %d", n, before)
+	}
+
+	// The timer is re-armed: one more period clears the flag again.
+	ns.setOrderTable(map[string]string{})
+	clk.Advance(period)
+	coreWaitFor(t, "the next periodic registration", func() bool { return !tb.Topics().IsOrderTopic(orderTopic) })
 }
