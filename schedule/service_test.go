@@ -235,6 +235,52 @@ func TestOffsetOutsideQueueIsCorrectedAndPersisted(t *testing.T) {
 	}
 }
 
+// An offset that leaves its queue while the service runs (a queue truncated
+// under it, or a bad write) is corrected by the delivery step itself, which
+// persists the correction and carries on rather than stalling the level.
+func TestDeliveryCorrectsOffsetOutsideQueue(t *testing.T) {
+	tests := []struct {
+		name          string
+		level         int
+		offset        int64
+		wantOffset    int64
+		wantDelivered int
+		// wantPersisted is the corrected offset, written at once; progress
+		// after it waits for the periodic persist or Stop.
+		wantPersisted int64
+	}{
+		{name: "below the queue minimum", level: 1, offset: -5, wantOffset: 2, wantDelivered: 2, wantPersisted: 0},
+		{name: "beyond the queue maximum", level: 1, offset: 99, wantOffset: 2, wantDelivered: 0, wantPersisted: 2},
+		{name: "on a level with no queue", level: 2, offset: 7, wantOffset: 0, wantDelivered: 0, wantPersisted: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			clk := clock.NewManual(t0)
+			h := newHarness(t, dir, clk)
+			defer h.close()
+			h.putDelayed("D", 1, "a")
+			h.putDelayed("D", 1, "b")
+			h.svc.setOffset(tt.level, tt.offset)
+			clk.Advance(time.Second)
+			_, idle, err := h.svc.deliverDue(tt.level, clk.Now())
+			if err != nil || !idle {
+				t.Fatalf("deliverDue: idle %v err %v, want an idle level and no error", idle, err)
+			}
+			if off := h.svc.Offsets()[tt.level]; off != tt.wantOffset {
+				t.Fatalf("offset %d, want %d", off, tt.wantOffset)
+			}
+			if n := len(h.delivered("D")); n != tt.wantDelivered {
+				t.Fatalf("delivered %d, want %d", n, tt.wantDelivered)
+			}
+			saved, err := loadOffsets(filepath.Join(dir, "config", "delayOffset.json"))
+			if _, ok := saved[tt.level]; err != nil || !ok || saved[tt.level] != tt.wantPersisted {
+				t.Fatalf("persisted %v err %v, want level %d at %d", saved, err, tt.level, tt.wantPersisted)
+			}
+		})
+	}
+}
+
 func TestStopPersistsProgress(t *testing.T) {
 	dir := t.TempDir()
 	clk := clock.NewManual(t0)
