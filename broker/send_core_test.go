@@ -347,6 +347,11 @@ func TestSendSysFlags(t *testing.T) {
 }
 
 // TestSendPutHooks runs hooks on every put and maps their refusals.
+// stockServiceNotAvailable is the remark SendMessageProcessor gives a put
+// the store refuses (SERVICE_NOT_AVAILABLE), before the cause in brackets.
+const stockServiceNotAvailable = "service not available now. It may be caused by one of the following reasons: " +
+	"the broker's disk is full, messages are put to the slave, message store has been shut down, etc."
+
 func TestSendPutHooks(t *testing.T) {
 	hook := func(m *store.Message) error {
 		switch m.Properties["hook"] {
@@ -356,6 +361,10 @@ func TestSendPutHooks(t *testing.T) {
 			return &putError{code: remoting.MessageIllegal, remark: "refused by hook"}
 		case "fail":
 			return errors.New("hook broke")
+		case "diskfull":
+			return fmt.Errorf("%w: no space left for a new segment", store.ErrDiskFull)
+		case "closed":
+			return store.ErrClosed
 		}
 		return nil
 	}
@@ -371,6 +380,10 @@ func TestSendPutHooks(t *testing.T) {
 		{name: "rewrite", hook: "reroute", wantCode: remoting.Success, wantTopic: "Rerouted"},
 		{name: "refusal code", hook: "refuse", wantCode: remoting.MessageIllegal, wantRemark: "refused by hook"},
 		{name: "plain error", hook: "fail", wantCode: remoting.SystemError, wantRemark: "UNKNOWN_ERROR: hook broke"},
+		{name: "disk full", hook: "diskfull", wantCode: remoting.ServiceNotAvailable,
+			wantRemark: stockServiceNotAvailable + " (store: disk full: no space left for a new segment)"},
+		{name: "store closed", hook: "closed", wantCode: remoting.ServiceNotAvailable,
+			wantRemark: stockServiceNotAvailable + " (store: closed)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -385,6 +398,35 @@ func TestSendPutHooks(t *testing.T) {
 			rec, _ := tb.Store().LookMessageByOffset(phy)
 			if m := coreRecords(t, rec)[0]; m.Topic != tc.wantTopic {
 				t.Fatalf("stored in %s, want %s", m.Topic, tc.wantTopic)
+			}
+		})
+	}
+}
+
+// TestSendStoreClosed: a send the store itself refuses (closed under a
+// running broker) is answered SERVICE_NOT_AVAILABLE on every put path.
+func TestSendStoreClosed(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "Closing", body: []byte("before")})
+	if err := tb.Store().Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args sendArgs
+	}{
+		{name: "raw properties", args: sendArgs{topic: "Closing", body: []byte("x")}},
+		{name: "parsed properties", args: sendArgs{topic: "Closing", body: []byte("x"), props: coreProps("DELAY", "1")}},
+		{name: "batch", args: sendArgs{code: remoting.SendBatchMessage, topic: "Closing", batch: true, body: coreBatchBody(store.BatchEntry{Body: []byte("b")})}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := tb.send(tc.args)
+			if resp.Code != remoting.ServiceNotAvailable || !strings.HasPrefix(resp.Remark, stockServiceNotAvailable) {
+				t.Fatalf("got %d %q, want %d with the stock remark", resp.Code, resp.Remark, remoting.ServiceNotAvailable)
+			}
+			if !strings.Contains(resp.Remark, store.ErrClosed.Error()) {
+				t.Errorf("remark %q does not name the cause %q", resp.Remark, store.ErrClosed)
 			}
 		})
 	}
