@@ -15,7 +15,16 @@ import (
 
 // TestFlood100kDueInOneSecond drains 100 000 messages due within one second
 // while a producer keeps sending plain messages: every timer message arrives
-// once and every plain send succeeds. Counts only; no timing assertion.
+// once, every plain send succeeds, and plain sends complete while the drain
+// is in progress (0 < Delivered < n when the send returns), so the drain
+// never holds the store, or the timer store's lock, from start to end.
+//
+// No timing assertion: the sender runs before the flood becomes due, and the
+// drain is held at its middle delivery (inside the store the timer store
+// writes to, holding nothing of the message store) until a plain send has
+// completed and seen the partial count. A drain that kept the store or its
+// own lock for the whole flood would block that send, and the hold would end
+// at its deadline with the test failed.
 func TestFlood100kDueInOneSecond(t *testing.T) {
 	if testing.Short() {
 		t.Skip("flood test skipped in -short mode")
@@ -42,13 +51,37 @@ func TestFlood100kDueInOneSecond(t *testing.T) {
 	if st := e.ts().Stats(); st.Pending != n {
 		t.Fatalf("pending %d", st.Pending)
 	}
-	var sends atomic.Int64
+
+	var (
+		sends   atomic.Int64 // plain sends that succeeded
+		midway  atomic.Int64 // of those, the ones that returned while 0 < Delivered < n
+		held    atomic.Bool  // the drain was held at its middle delivery
+		stalled atomic.Bool  // no plain send completed during the hold
+		puts    atomic.Int64 // delivery puts by the timer store
+	)
+	e.setPutErr(func(*store.Message) error {
+		if puts.Add(1) != n/2 {
+			return nil
+		}
+		held.Store(true)
+		seen := midway.Load()
+		deadline := time.Now().Add(20 * time.Second)
+		for midway.Load() == seen {
+			if time.Now().After(deadline) {
+				stalled.Store(true)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
+
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; ; i++ {
+		for {
 			select {
 			case <-stop:
 				return
@@ -58,15 +91,25 @@ func TestFlood100kDueInOneSecond(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			if d := e.ts().Stats().Delivered; d > 0 && d < n {
+				midway.Add(1)
+			}
 			sends.Add(1)
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // pacing only
 		}
 	}()
+	e.waitFor("the plain sender to start", func() bool { return sends.Load() > 0 })
 	e.advance(3 * time.Second)
 	e.waitFor("the flood to drain", func() bool { return e.ts().Stats().Delivered == n })
 	close(stop)
 	wg.Wait()
 	e.settle()
+	if !held.Load() {
+		t.Fatalf("the drain made %d delivery puts, never reaching the middle one", puts.Load())
+	}
+	if stalled.Load() || midway.Load() == 0 {
+		t.Fatalf("no plain send completed while the drain was in progress (%d sends in all)", sends.Load())
+	}
 	if got := e.st.MaxOffsetInQueue("Flood", 0); got != n {
 		t.Fatalf("%d on the topic", got)
 	}
@@ -74,10 +117,13 @@ func TestFlood100kDueInOneSecond(t *testing.T) {
 		t.Fatalf("plain sends: %d stored of %d", got, sends.Load())
 	}
 	st := e.ts().Stats()
-	if st.Pending != 0 || st.Skipped != 0 {
+	if st.Pending != 0 || st.Skipped != 0 || st.PutRetries != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	t.Logf("flood drained; %d plain sends went through meanwhile", sends.Load())
+	if counts := uniqCounts(e.got("Flood")); len(counts) != n {
+		t.Fatalf("%d distinct messages delivered of %d", len(counts), n)
+	}
+	t.Logf("flood drained; %d plain sends went through, %d of them while 0 < Delivered < n", sends.Load(), midway.Load())
 }
 
 // TestLatenessRealClock measures delivery lateness on an idle store with the
