@@ -46,12 +46,12 @@ type Broker struct {
 	keyedHooks int
 	levels     schedule.Levels   // messageDelayLevel
 	sched      *schedule.Service // delivers delay-level messages
-	// schedLive is sched once started: the store's dispatch goroutine, which
+	// schedLive is sched, set just before it starts: the store's dispatch goroutine, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
 	tx        *transactionService // half messages and check-back (transaction*.go)
 	timers    *timer.TimerStore   // 5.x timer messages (timer.go)
-	// timersLive is timers once started (read by the dispatch goroutine).
+	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokerStats
 
