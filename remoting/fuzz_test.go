@@ -1,7 +1,10 @@
 package remoting
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
+	"hash/crc32"
 	"math"
 	"testing"
 )
@@ -54,11 +57,19 @@ func fuzzSeeds() [][]byte {
 // FuzzDecodeFrame feeds a byte stream through the frame decoder the way the
 // server does: length prefix first, then each complete frame. It must never
 // panic, and a frame that decodes must re-encode to an equal command.
+//
+// The stream is also fed to an incremental decoder (streamDecoder, the
+// server's readFrames) whole, split in two and byte by byte: TCP may cut a
+// stream anywhere, and every cut must yield the same frames and stop the same
+// way. The cut points are derived from the stream (every cut of a short one)
+// rather than taken as a second fuzz argument, so the stored corpus in
+// testdata/fuzz/FuzzDecodeFrame, written for one argument, keeps running.
 func FuzzDecodeFrame(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, stream []byte) {
+		checkChunkings(t, stream)
 		for len(stream) >= 4 {
 			n, err := FrameLength(stream[:4])
 			if err != nil {
@@ -78,6 +89,117 @@ func FuzzDecodeFrame(f *testing.F) {
 			checkCrossType(t, cmd)
 		}
 	})
+}
+
+// streamDecoder is the server's readFrames over a plain buffer: bytes arrive
+// in chunks; after each, every complete frame is decoded; a bad length prefix
+// or a broken frame closes the connection, and later bytes are ignored.
+type streamDecoder struct {
+	buf    []byte
+	frames [][]byte   // each decoded frame, prefix included
+	cmds   []*Command // what each decoded to
+	err    error      // why the connection closed; nil while open
+}
+
+func (d *streamDecoder) feed(chunk []byte) {
+	if d.err != nil {
+		return
+	}
+	d.buf = append(d.buf, chunk...)
+	for len(d.buf) >= 4 {
+		n, err := FrameLength(d.buf[:4])
+		if err != nil {
+			d.err = err
+			return
+		}
+		if len(d.buf) < 4+n {
+			return
+		}
+		frame := append([]byte(nil), d.buf[:4+n]...)
+		d.buf = d.buf[4+n:]
+		cmd, err := DecodeFrame(frame[4:])
+		if err != nil {
+			d.err = err
+			return
+		}
+		d.frames = append(d.frames, frame)
+		d.cmds = append(d.cmds, cmd)
+	}
+}
+
+// decodeChunks runs a streamDecoder over stream cut at the given ascending
+// offsets.
+func decodeChunks(stream []byte, cuts ...int) *streamDecoder {
+	d := &streamDecoder{}
+	prev := 0
+	for _, c := range cuts {
+		d.feed(stream[prev:c])
+		prev = c
+	}
+	d.feed(stream[prev:])
+	return d
+}
+
+// allCutsMax is the longest stream split at every offset; longer ones are
+// split at a few offsets around the first prefix, the middle and the end.
+const allCutsMax = 64
+
+func splitPoints(stream []byte) []int {
+	n := len(stream)
+	if n <= allCutsMax {
+		cuts := make([]int, 0, n+1)
+		for c := 0; c <= n; c++ {
+			cuts = append(cuts, c)
+		}
+		return cuts
+	}
+	// The last one moves with the content, so the fuzzer reaches other cuts.
+	return []int{1, 3, 4, 5, n / 2, n - 4, n - 1, int(crc32.ChecksumIEEE(stream) % uint32(n))}
+}
+
+// checkChunkings asserts that the stream decodes to the same frames and
+// stops with the same error (or the same buffered remainder) whole, split in
+// two at each split point, and byte by byte.
+func checkChunkings(t *testing.T, stream []byte) {
+	t.Helper()
+	whole := decodeChunks(stream)
+	// The whole-stream pass against the plain loop above: it decodes exactly
+	// the frames before the first failure.
+	consumed := 0
+	for _, fr := range whole.frames {
+		if !bytes.Equal(fr, stream[consumed:consumed+len(fr)]) {
+			t.Fatalf("frame %q is not the stream at offset %d", fr, consumed)
+		}
+		consumed += len(fr)
+	}
+	if whole.err == nil && len(whole.buf) != len(stream)-consumed {
+		t.Fatalf("%d bytes buffered, want the %d after the decoded frames", len(whole.buf), len(stream)-consumed)
+	}
+	agree := func(how string, got *streamDecoder) {
+		t.Helper()
+		if fmt.Sprint(got.err) != fmt.Sprint(whole.err) {
+			t.Fatalf("%s: stopped with %v, whole stream with %v", how, got.err, whole.err)
+		}
+		if len(got.frames) != len(whole.frames) {
+			t.Fatalf("%s: %d frames, whole stream %d", how, len(got.frames), len(whole.frames))
+		}
+		for i := range got.frames {
+			if !bytes.Equal(got.frames[i], whole.frames[i]) || !sameCommand(got.cmds[i], whole.cmds[i]) {
+				t.Fatalf("%s: frame %d differs\n got %+v\nwant %+v", how, i, got.cmds[i], whole.cmds[i])
+			}
+		}
+		if got.err == nil && !bytes.Equal(got.buf, whole.buf) {
+			t.Fatalf("%s: %d bytes left buffered, whole stream %d", how, len(got.buf), len(whole.buf))
+		}
+	}
+	for _, c := range splitPoints(stream) {
+		agree(fmt.Sprintf("split at %d of %d", c, len(stream)), decodeChunks(stream, c))
+	}
+	bytewise := &streamDecoder{}
+	for i := range stream {
+		bytewise.feed(stream[i : i+1])
+	}
+	agree("byte by byte", bytewise)
 }
 
 // checkReencode asserts that cmd survives encode → decode unchanged, except
