@@ -46,6 +46,13 @@ package broker
 // chain could still have and transactionTimeOut + transactionCheckInterval have
 // gone by; after a restart the decided set is rebuilt from the op queue.
 //
+// A chain that is not in the decided set is still pending only while the
+// walk has not passed the named record or the chain's latest copy (copies:
+// origin → latest copy, noted when a copy is put back, rebuilt at load from
+// the half records not walked yet). Otherwise it was decided and released,
+// or discarded, and an END_TRANSACTION naming it, however late, is
+// acknowledged without storing anything.
+//
 // Deviations from 4.9.8, all kept compatible on the wire and on disk:
 //   - decisions are applied once per chain (stock re-commits on a duplicate
 //     END_TRANSACTION or an answer to a second check);
@@ -59,12 +66,17 @@ package broker
 //     drops both, so a message committed from a check loses its flag);
 //   - END_TRANSACTION naming a record that is not on the half topic is refused
 //     (stock would "commit" any record carrying the producer group);
+//   - END_TRANSACTION for a chain discarded after its check budget stores
+//     nothing (stock commits it); RESUME_CHECK_HALF_MESSAGE makes it pending
+//     again;
 //   - delay levels and timer properties: stock lets CommitLog delay the half
 //     message itself, which overwrites REAL_TOPIC with the half topic, so the
 //     message never reaches its topic; here DELAY (or TIMER_*) rides along on
 //     the half message and applies when the commit re-stores the message
-//     through the put hooks (the Java client drops DELAY from transactional
-//     sends; the Go client keeps it).
+//     through the put hooks: DELAY moves it to SCHEDULE_TOPIC_XXXX, a
+//     TIMER_* time not yet due to the timer wheel (4.9.8 has no timer
+//     messages). The Java client drops DELAY from transactional sends; the
+//     Go client keeps it.
 //
 // A chain checked transactionCheckMax times without an answer is discarded:
 // moved to TRANS_CHECK_MAX_TIME_TOPIC with an error log line, as stock, from
@@ -131,8 +143,13 @@ type transactionService struct {
 	// is decided once. The check walk takes it only to read decided.
 	mu      sync.Mutex
 	decided map[int64]*txDecision // chain origin → decision
-	ops     []txOpEntry           // op entries from opOffset up to opRead, in order
-	opRead  int64                 // next op queue offset not yet read into ops
+	// copies maps the origin of an undecided chain the walk put back to the
+	// queue offset of its latest copy. With the walk's progress it tells a
+	// half message still waiting for its decision from one already finished
+	// (see pending).
+	copies map[int64]int64
+	ops    []txOpEntry // op entries from opOffset up to opRead, in order
+	opRead int64       // next op queue offset not yet read into ops
 
 	// walkMu serialises check passes and lets stop wait for one in flight.
 	walkMu sync.Mutex
@@ -167,6 +184,7 @@ func (b *Broker) newTransactionService() error {
 		interval: time.Duration(b.txOptions().intervalMs) * time.Millisecond,
 		checkMax: b.txOptions().checkMax,
 		decided:  make(map[int64]*txDecision),
+		copies:   make(map[int64]int64),
 		stop:     make(chan struct{}),
 	}
 	if err := s.load(); err != nil {

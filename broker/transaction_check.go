@@ -141,6 +141,9 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 		return nil, err
 	}
 	p.end = max(p.end, res.QueueOffset+1)
+	// Recorded before the pass commits its progress past m, so an
+	// END_TRANSACTION never sees the chain walked past without its copy.
+	s.noteCopy(origin, res.QueueOffset)
 	return &store.MessageExt{
 		Message: *cp, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
 		StoreTimestamp: res.StoreTimestamp, StoreHost: s.b.storeHost(), MsgID: res.MsgIDs[0],
@@ -192,6 +195,9 @@ func (s *transactionService) discard(m *store.MessageExt, origin int64) {
 	log := s.b.log.With().Str("group", m.Properties[txPropProducerGroup]).Str("msgId", m.Properties[txPropUniqKey]).
 		Str("realTopic", m.Properties[txPropRealTopic]).Str("checkTimes", m.Properties[txPropCheckTimes]).
 		Int64("halfOffset", m.QueueOffset).Int64("commitLogOffset", m.PhysicalOffset).Logger()
+	s.mu.Lock()
+	delete(s.copies, origin) // finished: a late END_TRANSACTION stores nothing
+	s.mu.Unlock()
 	s.b.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
 	props := maps.Clone(m.Properties)
 	props[txPropOrigin] = strconv.FormatInt(origin, 10)
@@ -208,6 +214,30 @@ func (s *transactionService) discard(m *store.MessageExt, origin int64) {
 		Msg("transaction: half message checked too many times without a decision; discarded to TRANS_CHECK_MAX_TIME_TOPIC")
 }
 
+// noteCopy records that the chain origin has a copy at queue offset q.
+func (s *transactionService) noteCopy(origin, q int64) {
+	s.mu.Lock()
+	if s.copies != nil && q > s.copies[origin] {
+		s.copies[origin] = q
+	}
+	s.mu.Unlock()
+}
+
+// pending reports whether the chain origin, named by its half record at
+// queue offset q, still waits for a decision: the walk has not passed q, or
+// the chain has a copy the walk has not passed. A chain the walk has passed
+// for good was decided (and maybe released since) or discarded. The
+// progress is read before the copies: a pass records its copies before it
+// commits progress past them. The caller holds mu.
+func (s *transactionService) pending(origin, q int64) bool {
+	progress := s.committedOffset(txHalfTopic)
+	if q >= progress {
+		return true
+	}
+	latest, ok := s.copies[origin]
+	return ok && latest >= progress
+}
+
 // release ends the pass's bookkeeping: decisions of chains the walk has
 // passed for good leave the decided set, and the op offset moves over the
 // op entries of released chains.
@@ -220,6 +250,7 @@ func (s *transactionService) release(next int64, p *txPass, unfenced []*txDecisi
 	for origin, d := range s.decided {
 		if d.fence >= 0 && next >= d.fence && p.nowMs-d.atMs >= retention {
 			delete(s.decided, origin)
+			delete(s.copies, origin) // a copy a pass made while the decision was taken
 		}
 	}
 	n := 0

@@ -92,6 +92,12 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 		s.b.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: already decided, end transaction ignored")
 		return remoting.Success, ""
 	}
+	if !s.pending(origin, half.QueueOffset) {
+		// Decided and released since, or discarded: answered as stock
+		// answers, without storing anything.
+		s.b.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: half message already finished, end transaction ignored")
+		return remoting.Success, ""
+	}
 	if eh.decision == store.TransactionCommitType {
 		m, err := txCommitMessage(half)
 		if err != nil {
@@ -104,6 +110,7 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 	}
 	s.putOp(half)
 	s.decided[origin] = &txDecision{atMs: s.b.clock.Now().UnixMilli(), fence: -1}
+	delete(s.copies, origin)
 	return remoting.Success, ""
 }
 
@@ -213,7 +220,7 @@ func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.C
 	if _, ok := props[txPropOrigin]; !ok && m.Topic == txHalfTopic {
 		props[txPropOrigin] = strconv.FormatInt(m.QueueOffset, 10)
 	}
-	_, err = b.store.PutMessage(&store.Message{
+	res, err := b.store.PutMessage(&store.Message{
 		Topic: txHalfTopic, QueueID: txHalfQueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
@@ -222,6 +229,11 @@ func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.C
 		b.log.Error().Err(err).Str("msgId", msgID).Msg("transaction: put message back to the half queue failed")
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeFailed
 		return resp
+	}
+	if s := b.txService(); s != nil {
+		if origin, err := strconv.ParseInt(props[txPropOrigin], 10, 64); err == nil && origin >= 0 {
+			s.noteCopy(origin, res.QueueOffset)
+		}
 	}
 	b.log.Info().Str("msgId", msgID).Str("realTopic", props[txPropRealTopic]).Msg("transaction: half message put back to be checked again")
 	return resp

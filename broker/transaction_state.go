@@ -20,6 +20,7 @@ func (s *transactionService) load() error {
 	if err := s.readOps(); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransactionService, err)
 	}
+	s.loadCopies()
 	if n := len(s.ops); n > 0 {
 		s.b.log.Info().Int("opEntries", n).Int("decidedChains", len(s.decided)).Int64("opOffset", s.ops[0].offset).
 			Msg("transaction: decisions reloaded from the op queue")
@@ -57,11 +58,33 @@ func (s *transactionService) readOps() error {
 	for i, e := range entries {
 		if e.origin >= 0 && s.decided[e.origin] == nil {
 			s.decided[e.origin] = &txDecision{atMs: times[i], fence: -1}
+			delete(s.copies, e.origin)
 		}
 	}
 	s.ops = append(s.ops, entries...)
 	s.opRead = next
 	return nil
+}
+
+// loadCopies rebuilds the latest copy of each chain from the half records
+// the walk has not passed yet; copies it passed tell nothing (see pending).
+func (s *transactionService) loadCopies() {
+	from := s.committedOffset(txHalfTopic)
+	end := s.b.store.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
+	found := make(map[int64]int64)
+	s.scan(txHalfTopic, from, end, func(m *store.MessageExt) bool {
+		if origin := txOrigin(m); origin != m.QueueOffset {
+			found[origin] = m.QueueOffset // in queue order: the last one wins
+		}
+		return true
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for origin, q := range found {
+		if s.decided[origin] == nil {
+			s.copies[origin] = q
+		}
+	}
 }
 
 // opOrigin is the chain origin of the half message an op record decided, or
