@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -210,26 +211,36 @@ func TestUpdateTopicOrderedOnCluster(t *testing.T) {
 }
 
 func TestTimerStatuses(t *testing.T) {
-	ns, withTimer, without := startPeer(t), startPeer(t), startPeer(t)
+	ns, withTimer, without, disabled := startPeer(t), startPeer(t), startPeer(t), startPeer(t)
 	ns.reply(remoting.GetBrokerClusterInfo, remoting.Success, "", nil, []byte(fmt.Sprintf(
-		`{"brokerAddrTable":{"a":{"brokerAddrs":{"0":%q},"brokerName":"a","cluster":"C"},"b":{"brokerAddrs":{"0":%q},"brokerName":"b","cluster":"C"}},"clusterAddrTable":{"C":["a","b"]}}`, withTimer.addr, without.addr)))
+		`{"brokerAddrTable":{"a":{"brokerAddrs":{"0":%q},"brokerName":"a","cluster":"C"},"b":{"brokerAddrs":{"0":%q},"brokerName":"b","cluster":"C"},"c":{"brokerAddrs":{"0":%q},"brokerName":"c","cluster":"C"}},"clusterAddrTable":{"C":["a","b","c"]}}`, withTimer.addr, without.addr, disabled.addr)))
 	withTimer.reply(remoting.GetBrokerRuntimeInfo, remoting.Success, "", nil, []byte(
 		`{"table":{"timerCongestNum":"12","timerReadBehind":"3","timerOffsetBehind":"4","timerEnqueueTps":"1.5","timerDequeueTps":"0.25","timerReadBehindMs":"3200","putTps":"0.0 0.0 0.0"}}`))
 	without.reply(remoting.GetBrokerRuntimeInfo, remoting.Success, "", nil, []byte(`{"table":{"putTps":"0.0 0.0 0.0"}}`))
+	disabled.reply(remoting.GetBrokerRuntimeInfo, remoting.Success, "", nil, []byte(`{"table":{"timerWheelEnable":"false","putTps":"0.0 0.0 0.0"}}`))
 	sts, err := newTestAdmin(t, ns.addr).TimerStatuses(testCtx(t), "", "")
-	if !errors.Is(err, ErrNoTimerStats) || !strings.Contains(err.Error(), without.addr) {
-		t.Errorf("err = %v, want ErrNoTimerStats naming %s", err, without.addr)
+	if !errors.Is(err, ErrNoTimerStats) || !strings.Contains(err.Error(), without.addr) || strings.Contains(err.Error(), disabled.addr) {
+		t.Errorf("err = %v, want ErrNoTimerStats naming %s only", err, without.addr)
 	}
-	if len(sts) != 2 {
+	if len(sts) != 3 {
 		t.Fatalf("got %d statuses", len(sts))
 	}
 	got := sts[0]
 	if got.BrokerName != "a" || got.Pending != 12 || got.ReadBehindSec != 3 || got.EnqueueBehind != 4 || got.EnqueueTps != 1.5 || got.DequeueTps != 0.25 ||
-		!reflect.DeepEqual(got.Other, map[string]string{"timerReadBehindMs": "3200"}) || got.Error != "" {
+		!reflect.DeepEqual(got.Other, map[string]string{"timerReadBehindMs": "3200"}) || got.Error != "" || got.Disabled {
 		t.Errorf("status = %+v", got)
 	}
 	if sts[1].Error == "" {
 		t.Errorf("broker without timer keys has no error: %+v", sts[1])
+	}
+	// A broker with timerWheelEnable=false is reported as such, not as a failure.
+	if c := sts[2]; c.BrokerName != "c" || !c.Disabled || c.Error != "" {
+		t.Errorf("timer-disabled broker: %+v", c)
+	}
+	var out strings.Builder
+	PrintTimerStatuses(&out, sts)
+	if !regexp.MustCompile(`(?m)^c\s+\S+\s+disabled\s`).MatchString(out.String()) {
+		t.Errorf("table does not show broker c as disabled:\n%s", out.String())
 	}
 }
 

@@ -28,7 +28,10 @@ const (
 	// KeyTimerEnqueueTps and KeyTimerDequeueTps: wheel enqueue and delivery
 	// rates, messages per second.
 	KeyTimerEnqueueTps = "timerEnqueueTps"
-	KeyTimerDequeueTps = "timerDequeueTps"
+	// KeyTimerWheelEnable is "false" in an rmq broker's runtime info when it
+	// runs with timerWheelEnable=false.
+	KeyTimerWheelEnable = "timerWheelEnable"
+	KeyTimerDequeueTps  = "timerDequeueTps"
 )
 
 // timerKeys are the keys above, in column order.
@@ -42,6 +45,9 @@ type TimerStatus struct {
 	EnqueueBehind int64   `json:"enqueueBehind"`
 	EnqueueTps    float64 `json:"enqueueTps"`
 	DequeueTps    float64 `json:"dequeueTps"`
+	// Disabled: the broker runs with timerWheelEnable=false (rmq brokers
+	// say so in the runtime info); it has no figures, and that is no error.
+	Disabled bool `json:"disabled,omitempty"`
 	// Other holds every other runtime key starting with "timer" (rmq
 	// brokers may add e.g. timerReadBehindMs, timerPrecisionMs).
 	Other map[string]string `json:"other,omitempty"`
@@ -89,6 +95,10 @@ func (a *Admin) TimerStatuses(ctx context.Context, addr, cluster string) ([]Time
 }
 
 func fillTimerStatus(st *TimerStatus, kv map[string]string) error {
+	if kv[KeyTimerWheelEnable] == "false" {
+		st.Disabled = true
+		return nil
+	}
 	found := false
 	for _, k := range timerKeys {
 		if _, ok := kv[k]; ok {
@@ -140,6 +150,10 @@ func PrintTimerStatuses(w io.Writer, sts []TimerStatus) {
 	for _, s := range sts {
 		if s.Error != "" {
 			fmt.Fprintf(w, f, s.BrokerName, s.Addr, "-", "-", "-", "-", "-")
+			continue
+		}
+		if s.Disabled {
+			fmt.Fprintf(w, f, s.BrokerName, s.Addr, "disabled", "-", "-", "-", "-")
 			continue
 		}
 		fmt.Fprintf(w, f, s.BrokerName, s.Addr, strconv.FormatInt(s.Pending, 10), strconv.FormatInt(s.ReadBehindSec, 10),

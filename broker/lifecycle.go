@@ -123,16 +123,18 @@ func New(opts Options) (*Broker, error) {
 	}
 	// Transactions first: a half message is not delayed (its DELAY applies
 	// when the commit re-stores it).
-	b.timers, err = timer.Open(timer.Options{
-		Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
-		RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
-		MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
-		FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-		Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
-	})
-	if err != nil {
-		_ = b.sched.Stop()
-		return closeStore(fmt.Errorf("broker: open timer store: %w", err))
+	if opts.TimerWheelEnable {
+		b.timers, err = timer.Open(timer.Options{
+			Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
+			RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
+			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
+			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
+			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
+		})
+		if err != nil {
+			_ = b.sched.Stop()
+			return closeStore(fmt.Errorf("broker: open timer store: %w", err))
+		}
 	}
 	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
@@ -195,8 +197,10 @@ func (b *Broker) Start() error {
 	// one extra read of the queue.
 	b.schedLive.Store(b.sched)
 	b.sched.Start()
-	b.timersLive.Store(b.timers)
-	b.timers.Start()
+	if b.timers != nil {
+		b.timersLive.Store(b.timers)
+		b.timers.Start()
+	}
 	b.startTransactionService()
 
 	b.bg.Add(2)
@@ -280,8 +284,10 @@ func (b *Broker) shutdown() error {
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := b.timers.Stop(); err != nil {
-		errs = append(errs, fmt.Errorf("broker: stop timer store: %w", err))
+	if b.timers != nil {
+		if err := b.timers.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("broker: stop timer store: %w", err))
+		}
 	}
 	if err := b.offsets.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist offsets: %w", err))

@@ -53,6 +53,9 @@ type Options struct {
 	TransactionCheckMax      int   `conf:"transactionCheckMax"`
 	TransactionCheckInterval int64 `conf:"transactionCheckInterval"`
 	// 5.x timer messages (TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS).
+	// With TimerWheelEnable false no timer store runs and timer sends are
+	// refused as the 5.x broker refuses them (SYSTEM_ERROR).
+	TimerWheelEnable       bool  `conf:"timerWheelEnable"`
 	TimerPrecisionMs       int64 `conf:"timerPrecisionMs"`
 	TimerMaxDelaySec       int64 `conf:"timerMaxDelaySec"`
 	TimerRollWindowSlot    int64 `conf:"timerRollWindowSlot"` // 0: half the wheel
@@ -101,6 +104,7 @@ func DefaultOptions() Options {
 		TransactionTimeOut:                6000,
 		TransactionCheckMax:               15,
 		TransactionCheckInterval:          60000,
+		TimerWheelEnable:                  true,
 		TimerPrecisionMs:                  timer.DefaultPrecisionMs,
 		TimerMaxDelaySec:                  timer.DefaultMaxDelaySec,
 		TimerFlushIntervalMs:              1000,

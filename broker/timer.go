@@ -14,6 +14,19 @@ import (
 // timerProps are the user properties that make a 5.x timer message.
 var timerProps = [...]string{timer.PropDeliverMs, timer.PropDelaySec, timer.PropDelayMs}
 
+// timerDisabledRemark is the 5.x remark of a timer send to a broker with
+// timerWheelEnable=false (SendMessageProcessor, WHEEL_TIMER_NOT_ENABLE).
+const timerDisabledRemark = "accurate timer message is not enabled, timerWheelEnable is false"
+
+func hasTimerProp(props map[string]string) bool {
+	for _, k := range timerProps {
+		if _, ok := props[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // timerHook admits 5.x timer messages (TIMER_DELAY_SEC > TIMER_DELAY_MS >
 // TIMER_DELIVER_MS) after the delay hook: a DELAY level wins, so a message
 // already moved to SCHEDULE_TOPIC_XXXX only loses its timer properties. Half
@@ -27,6 +40,15 @@ func (b *Broker) timerHook(m *store.Message) error {
 	case schedule.Topic:
 		for _, k := range timerProps {
 			delete(m.Properties, k)
+		}
+		return nil
+	}
+	if b.timers == nil {
+		// timerWheelEnable=false: the 5.x broker refuses a message carrying
+		// a timer property (HookUtils.handleScheduleMessage). One that has
+		// TIMER_OUT_MS was a timer delivered elsewhere and is stored as is.
+		if _, out := m.Properties[timer.PropOutMs]; !out && m.Topic != timer.Topic && hasTimerProp(m.Properties) {
+			return &putError{code: remoting.SystemError, remark: timerDisabledRemark}
 		}
 		return nil
 	}
@@ -86,6 +108,9 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	case b.topics.Get(topic) == nil:
 		return fail(remoting.TopicNotExist, fmt.Sprintf("recall failed, the topic %s not exist", topic))
 	}
+	if b.timers == nil {
+		return fail(remoting.SystemError, "recall failed, "+timerDisabledRemark)
+	}
 	uniq, err := b.timers.Recall(topic, handle, group)
 	switch {
 	case errors.Is(err, timer.ErrRecallRefused):
@@ -101,6 +126,7 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 // under the keys the 5.x broker uses (and rmq admin timerStatus reads).
 func (b *Broker) timerRuntimeInfo(t map[string]string) {
 	if b.timers == nil {
+		t["timerWheelEnable"] = "false" // rmq admin timerStatus shows it as disabled
 		return
 	}
 	s := b.timers.Stats()
