@@ -16,7 +16,7 @@ TEST_TIMEOUT ?= 15m
 GOTESTFLAGS  ?=
 FUZZTIME     ?= 15s
 
-.PHONY: all build run test vet test-go test-java fuzz clean
+.PHONY: all build run test vet test-go test-race test-java fuzz clean
 
 all: build
 
@@ -27,13 +27,19 @@ run: build
 	mkdir -p .run
 	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911
 
-test: vet test-go test-java
+test: vet test-go test-race test-java
 
 vet:
 	$(GO) vet ./...
 
 test-go:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+# The unit tests again under the race detector (the end-to-end packages, which
+# start processes and stock clients, only run without it). About a minute.
+RACE_PKGS = $(shell $(GO) list ./... | grep -v /integration)
+test-race:
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 # The Java suite installs its JDK and Maven itself when they are missing.
 test-java:
