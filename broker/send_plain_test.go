@@ -47,7 +47,8 @@ func TestPlainProperties(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			props, skip, ok := b.plainProperties(&sendHeader{topic: tc.topic, properties: tc.raw})
+			p, ok := b.plainProperties(&sendHeader{topic: tc.topic, properties: tc.raw})
+			props, skip := p.text, p.skipWait
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v", ok, tc.wantOK)
 			}
@@ -64,7 +65,7 @@ func TestPlainProperties(t *testing.T) {
 	}
 	// Another hook disables the path.
 	b.putHooks = append(b.putHooks, nil)
-	if _, _, ok := b.plainProperties(&sendHeader{topic: "T"}); ok {
+	if _, ok := b.plainProperties(&sendHeader{topic: "T"}); ok {
 		t.Fatal("plain path taken with a hook it does not know")
 	}
 }

@@ -142,23 +142,18 @@ func readSendHeaderV2(raw string) *sendHeader {
 		case 'j':
 			sh.reconsumeTimes = num(v, 0, true)
 		case 'k':
-			sh.unitMode = javaTrue(v)
+			sh.unitMode = remoting.JavaBool(v)
 		case 'l':
 			sh.maxReconsumeTimes = num(v, 0, true)
 			sh.hasMaxReconsumeTimes = v != ""
 		case 'm':
-			sh.batch = javaTrue(v)
+			sh.batch = remoting.JavaBool(v)
 		}
 	})
 	if seen != required {
 		return nil // a required letter missing, or a number malformed
 	}
 	return &sh
-}
-
-// javaTrue is Boolean.parseBoolean, as remoting.Header.Bool reads it.
-func javaTrue(v string) bool {
-	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
 }
 
 // sendHeaderKeys names the header fields in one of the two spellings.
@@ -228,20 +223,28 @@ func (b *Broker) hookFree(sh *sendHeader) bool {
 	return true
 }
 
+// plainText is the properties text to store for a send no put hook acts on,
+// and whether its WAIT asked not to wait for the flush.
+type plainText struct {
+	text     string
+	skipWait bool
+}
+
 // plainProperties returns the properties text to store for a single send
 // that no put hook and no retry routing acts on: the producer's pairs without
 // WAIT, then CLUSTER (which, last, wins over a producer's own), and whether
 // WAIT asked not to wait for the flush. ok is false when the topic is a
 // retry or system topic the hooks handle, or the text may carry a property a
 // hook reads (hookProperties); the caller then takes the map path.
-func (b *Broker) plainProperties(sh *sendHeader) (props string, skipWait, ok bool) {
+func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 	if !b.hookFree(sh) {
-		return "", false, false
+		return plainText{}, false
 	}
 	if v, ok := store.Props(sh.properties).Lookup(propWait); ok {
-		skipWait = !strings.EqualFold(v, "true")
+		p.skipWait = !strings.EqualFold(v, "true")
 	}
-	return store.EditProperties(sh.properties, []string{propWait}, [2]string{propCluster, b.opts.BrokerClusterName}), skipWait, true
+	p.text = store.EditProperties(sh.properties, []string{propWait}, [2]string{propCluster, b.opts.BrokerClusterName})
+	return p, true
 }
 
 // hookProperties reports text that may carry a property some put hook reads:
@@ -326,7 +329,7 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 		resp.Code, resp.Remark = remoting.SystemError, err.Error()
 		return resp
 	}
-	return b.send(c, req, sh)
+	return b.send(c, req, sh, nil)
 }
 
 // ServeInline implements remoting.InlineHandler: a single-message send to
@@ -345,14 +348,15 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 	if err != nil || sh.batch || b.topics.Get(sh.topic) == nil {
 		return nil, false
 	}
-	if !b.hookFree(sh) {
+	plain, ok := b.plainProperties(sh)
+	if !ok {
 		return nil, false
 	}
 	if !b.enter() {
 		return nil, false
 	}
 	defer b.inflight.Done()
-	return b.send(c, req, sh), true
+	return b.send(c, req, sh, &plain), true
 }
 
 // sendResponse starts the answer to a send.
@@ -364,8 +368,10 @@ func (b *Broker) sendResponse(req *remoting.Command) *remoting.Command {
 	return resp
 }
 
-// send stores the message(s) of a send whose header parsed.
-func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader) *remoting.Command {
+// send stores the message(s) of a send whose header parsed. plain is what
+// plainProperties returned for sh when the caller asked already (nil: not
+// asked yet).
+func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, plain *plainText) *remoting.Command {
 	resp := b.sendResponse(req)
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
@@ -400,6 +406,11 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader) *
 	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
 	awaitFlush := false
 
+	if plain == nil && !sh.batch {
+		if p, ok := b.plainProperties(sh); ok {
+			plain = &p
+		}
+	}
 	var res *store.PutResult
 	var err error
 	if sh.batch {
@@ -437,15 +448,15 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader) *
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
-	} else if raw, skipWait, ok := b.plainProperties(sh); ok {
+	} else if plain != nil {
 		// No put hook acts on this message: store the producer's properties
 		// text as it came (less WAIT, plus CLUSTER) without a map.
 		m := &store.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			RawProperties: raw, SysFlag: sysFlag, SkipFlushWait: skipWait || deferFlush,
+			RawProperties: plain.text, SysFlag: sysFlag, SkipFlushWait: plain.skipWait || deferFlush,
 			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
 		}
-		awaitFlush = deferFlush && !skipWait
+		awaitFlush = deferFlush && !plain.skipWait
 		if res, err = b.store.PutMessage(m); err != nil {
 			return b.putFailure(resp, err)
 		}

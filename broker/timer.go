@@ -18,15 +18,6 @@ var timerProps = [...]string{timer.PropDeliverMs, timer.PropDelaySec, timer.Prop
 // timerWheelEnable=false (SendMessageProcessor, WHEEL_TIMER_NOT_ENABLE).
 const timerDisabledRemark = "accurate timer message is not enabled, timerWheelEnable is false"
 
-func hasTimerProp(props map[string]string) bool {
-	for _, k := range timerProps {
-		if _, ok := props[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 // timerHook admits 5.x timer messages (TIMER_DELAY_SEC > TIMER_DELAY_MS >
 // TIMER_DELIVER_MS) after the delay hook: a DELAY level wins, so a message
 // already moved to SCHEDULE_TOPIC_XXXX only loses its timer properties. Half
@@ -43,16 +34,17 @@ func (b *Broker) timerHook(m *store.Message) error {
 		}
 		return nil
 	}
+	now := b.clock.Now().UnixMilli()
 	if b.timers == nil {
-		// timerWheelEnable=false: the 5.x broker refuses a message carrying
-		// a timer property (HookUtils.handleScheduleMessage). One that has
-		// TIMER_OUT_MS was a timer delivered elsewhere and is stored as is.
-		if _, out := m.Properties[timer.PropOutMs]; !out && m.Topic != timer.Topic && hasTimerProp(m.Properties) {
+		// timerWheelEnable=false: the 5.x broker refuses what it would have
+		// admitted as a timer message, valid or not
+		// (HookUtils.handleScheduleMessage); a re-put (TIMER_OUT_MS) is not one.
+		if _, isTimer, _, _ := timer.Admit(m.Properties, now, b.opts.TimerMaxDelaySec); isTimer && m.Topic != timer.Topic {
 			return &putError{code: remoting.SystemError, remark: timerDisabledRemark}
 		}
 		return nil
 	}
-	if _, _, err := timer.AdmitMessage(m, b.clock.Now().UnixMilli(), b.opts.TimerMaxDelaySec); err != nil {
+	if _, _, err := timer.AdmitMessage(m, now, b.opts.TimerMaxDelaySec); err != nil {
 		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
 	}
 	return nil

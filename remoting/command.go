@@ -157,9 +157,15 @@ func (h *Header) Int32(key string, required bool, def int32) int32 {
 	return int32(n)
 }
 
-// Bool parses like Java Boolean.parseBoolean: case-insensitive "true", anything else false.
+// Bool parses like Java Boolean.parseBoolean (JavaBool).
 func (h *Header) Bool(key string) bool {
 	v, _ := h.get(key, false)
+	return JavaBool(v)
+}
+
+// JavaBool is Java's Boolean.parseBoolean: case-insensitive "true" is true,
+// anything else false.
+func JavaBool(v string) bool {
 	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
 }
 

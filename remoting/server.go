@@ -261,9 +261,8 @@ func (s *Server) dispatch(c *Conn, cmd *Command) {
 func (s *Server) serveInline(c *Conn, cmd *Command) (handled bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error().Interface("panic", p).Int32("code", cmd.Code).Msg("remoting: inline handler panic")
-			if !cmd.IsOneway() {
-				c.queueOnLoop(NewResponse(cmd, SystemError, fmt.Sprintf("%v", p)))
+			if resp := s.panicReply(cmd, p); resp != nil {
+				c.queueOnLoop(resp)
 			}
 			handled = true
 		}
@@ -275,12 +274,21 @@ func (s *Server) serveInline(c *Conn, cmd *Command) (handled bool) {
 	return handled
 }
 
+// panicReply logs a handler's panic p and returns the SYSTEM_ERROR answer
+// to cmd (nil for a oneway request).
+func (s *Server) panicReply(cmd *Command, p any) *Command {
+	s.log.Error().Interface("panic", p).Int32("code", cmd.Code).Msg("remoting: handler panic")
+	if cmd.IsOneway() {
+		return nil
+	}
+	return NewResponse(cmd, SystemError, fmt.Sprintf("%v", p))
+}
+
 func (s *Server) serve(c *Conn, cmd *Command) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error().Interface("panic", p).Int32("code", cmd.Code).Msg("remoting: handler panic")
-			if !cmd.IsOneway() {
-				c.WriteResponse(NewResponse(cmd, SystemError, fmt.Sprintf("%v", p)))
+			if resp := s.panicReply(cmd, p); resp != nil {
+				c.WriteResponse(resp)
 			}
 		}
 	}()
