@@ -1,0 +1,243 @@
+package archtest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// rule is one line of the README's layering block.
+type rule struct {
+	line  int
+	from  string   // package or pattern
+	allow []string // packages or patterns it may import
+}
+
+// match reports whether pkg (module-relative) is named by pattern: the path
+// itself, or "dir/*" for the direct subpackages of dir.
+func match(pattern, pkg string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "/*"); ok {
+		rest, ok := strings.CutPrefix(pkg, dir+"/")
+		return ok && rest != "" && !strings.Contains(rest, "/")
+	}
+	return pattern == pkg
+}
+
+// parseLayering reads the fenced block after "### Layering" in readme.
+func parseLayering(readme []byte) ([]rule, error) {
+	sc := bufio.NewScanner(bytes.NewReader(readme))
+	var rules []rule
+	state := 0 // 0 looking for the heading, 1 for the fence, 2 inside
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch state {
+		case 0:
+			if line == "### Layering" {
+				state = 1
+			}
+		case 1:
+			if strings.HasPrefix(line, "```") {
+				state = 2
+			}
+		case 2:
+			if strings.HasPrefix(line, "```") {
+				return rules, nil
+			}
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			from, to, ok := strings.Cut(line, "->")
+			if !ok {
+				return nil, fmt.Errorf("README.md:%d: no \"->\" in %q", n, line)
+			}
+			r := rule{line: n, from: strings.TrimSpace(from)}
+			if to = strings.TrimSpace(to); to != "(none)" {
+				for _, p := range strings.Split(to, ",") {
+					if p = strings.TrimSpace(p); p != "" {
+						r.allow = append(r.allow, p)
+					}
+				}
+			}
+			rules = append(rules, r)
+		}
+	}
+	return nil, fmt.Errorf("README.md: no fenced block after \"### Layering\"")
+}
+
+// checkRulesAcyclic fails when the rules themselves let a package reach itself.
+func checkRulesAcyclic(rules []rule, pkgs []string) error {
+	edges := map[string][]string{}
+	for _, p := range pkgs {
+		for _, r := range rules {
+			if !match(r.from, p) {
+				continue
+			}
+			for _, q := range pkgs {
+				for _, a := range r.allow {
+					if q != p && match(a, q) {
+						edges[p] = append(edges[p], q)
+					}
+				}
+			}
+		}
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var path []string
+	var visit func(string) error
+	visit = func(p string) error {
+		color[p] = grey
+		path = append(path, p)
+		for _, q := range edges[p] {
+			switch color[q] {
+			case grey:
+				return fmt.Errorf("the layering allows a cycle: %s -> %s", strings.Join(path, " -> "), q)
+			case white:
+				if err := visit(q); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		color[p] = black
+		return nil
+	}
+	for _, p := range pkgs {
+		if color[p] == white {
+			if err := visit(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+}
+
+func moduleRoot(t *testing.T) (dir, module string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}\t{{.Path}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	dir, module, _ = strings.Cut(strings.TrimSpace(string(out)), "\t")
+	return dir, module
+}
+
+func listPackages(t *testing.T, root string) []listedPackage {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -json ./...: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestLayering checks every package's non-test imports against README.md.
+func TestLayering(t *testing.T) {
+	root, module := moduleRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := parseLayering(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(importPath string) (string, bool) {
+		if importPath == module {
+			return ".", true
+		}
+		return strings.CutPrefix(importPath, module+"/")
+	}
+	listed := listPackages(t, root)
+	var names []string
+	for _, p := range listed {
+		if name, ok := rel(p.ImportPath); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if err := checkRulesAcyclic(rules, names); err != nil {
+		t.Error(err)
+	}
+	for _, p := range listed {
+		from, _ := rel(p.ImportPath)
+		var mine []rule
+		for _, r := range rules {
+			if match(r.from, from) {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
+			t.Errorf("package %s is not covered by README.md's layering block: add a line for it", from)
+			continue
+		}
+		for _, imp := range p.Imports {
+			to, ok := rel(imp)
+			if !ok {
+				continue
+			}
+			allowed := false
+			for _, r := range mine {
+				for _, a := range r.allow {
+					allowed = allowed || match(a, to)
+				}
+			}
+			if !allowed {
+				t.Errorf("%s imports %s, which README.md's layering (line %d) does not allow", from, to, mine[0].line)
+			}
+		}
+	}
+}
+
+// TestLayeringCatchesViolations runs the checker on made-up input, so that a
+// checker that accepts everything cannot pass.
+func TestLayeringCatchesViolations(t *testing.T) {
+	readme := []byte("x\n### Layering\n\n```text\n# comment\nstore -> message\nmessage -> (none)\nbroker/* -> store\n```\n")
+	rules, err := parseLayering(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 3 || rules[2].from != "broker/*" || len(rules[1].allow) != 0 {
+		t.Fatalf("parsed %+v", rules)
+	}
+	if !match("broker/*", "broker/client") || match("broker/*", "broker") || match("broker/*", "broker/a/b") {
+		t.Error("pattern broker/* matches wrongly")
+	}
+	cyclic := []rule{{from: "a", allow: []string{"b"}}, {from: "b", allow: []string{"a"}}}
+	if err := checkRulesAcyclic(cyclic, []string{"a", "b"}); err == nil {
+		t.Error("a cycle a -> b -> a was not reported")
+	}
+	if err := checkRulesAcyclic(rules, []string{"store", "message", "broker/client"}); err != nil {
+		t.Errorf("acyclic rules reported: %v", err)
+	}
+	if _, err := parseLayering([]byte("### Layering\n```\nno arrow\n```\n")); err == nil {
+		t.Error("a line without -> was accepted")
+	}
+}
