@@ -40,6 +40,9 @@ func TestNormalize(t *testing.T) {
 		{name: "negative and spaced bare keys", in: `{ -1 : "a" , 2:[{3:4}]}`, want: `{"-1":"a","2":[{"3":4}]}`},
 		{name: "java consumerOffset.json", in: javaSamples[5], want: `{"offsetTable":{"TopicTest@G":{"0":250,"1":248},"%RETRY%G@G":{"0":0}}}`},
 		{name: "java delayOffset.json", in: javaSamples[6], want: `{"offsetTable":{"1":23,"2":0,"18":7}}`},
+		{name: "pretty with spaces", in: "{\n\t\"t\":{ 0 : 1 ,\n 15:2}}", want: `{"t":{"0":1,"15":2}}`},
+		{name: "quoted number keys kept", in: `{"0":12}`, want: `{"0":12}`},
+		{name: "lone minus is a bare word key", in: `[{-:1}]`, want: `[{"-":1}]`},
 		{name: "bare identifier keys", in: `{topic:"T",queueId:0}`, want: `{"topic":"T","queueId":0}`},
 		{name: "single quotes", in: `{'a':'it"s','b':['x\'y']}`, want: `{"a":"it\"s","b":["x'y"]}`},
 		{
