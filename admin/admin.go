@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -156,11 +157,7 @@ func newRequest(code int32, ext map[string]string, body []byte) *remoting.Comman
 // decodeBody parses a JSON body written by either fastjson or a standard
 // encoder into v.
 func decodeBody(role, addr string, code int32, body []byte, v any) error {
-	norm, err := NormalizeJSON(body)
-	if err == nil {
-		err = remoting.UnmarshalBody(norm, v)
-	}
-	if err != nil {
+	if err := fastjson.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%w: %s %s answered %s with an unreadable body: %v", ErrBadBody, role, addr, RequestName(code), err)
 	}
 	return nil

@@ -20,15 +20,14 @@
 // # Bodies written by fastjson
 //
 // Java brokers and name servers serialize maps with non-string keys in
-// fastjson's own form, which is not JSON. NormalizeJSON rewrites it before
-// decoding:
+// fastjson's own form, which is not JSON:
 //
-//	Map<Long,String>          {0:"127.0.0.1:10911"}            -> {"0":"127.0.0.1:10911"}
+//	Map<Long,String>          {0:"127.0.0.1:10911"}
 //	Map<MessageQueue,V>       {{"brokerName":"b","queueId":0,"topic":"T"}:{...}}
-//	                          -> {"{\"brokerName\":\"b\",\"queueId\":0,\"topic\":\"T\"}":{...}}
 //
-// and ParseMessageQueueKey turns such a key back into a MessageQueue
-// (TopicStatsTable, ConsumeStats, ConsumerRunningInfo.mqTable).
+// Every body is decoded through rmq/internal/fastjson, which reads both, and
+// MessageQueue-keyed maps (TopicStatsTable, ConsumeStats,
+// ConsumerRunningInfo.mqTable) decode as fastjson.Entries.
 //
 // # Message ids
 //

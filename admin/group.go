@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -146,19 +147,15 @@ func (a *Admin) ConsumeStats(ctx context.Context, group, topic string) (*Consume
 			return nil, err
 		}
 		var body struct {
-			ConsumeTps  float64                  `json:"consumeTps"`
-			OffsetTable map[string]OffsetWrapper `json:"offsetTable"`
+			ConsumeTps  float64                                                `json:"consumeTps"`
+			OffsetTable fastjson.Entries[remoting.MessageQueue, OffsetWrapper] `json:"offsetTable"`
 		}
 		if err := decodeBody(roleBroker, addr, req.Code, resp.Body, &body); err != nil {
 			return nil, err
 		}
 		cs.ConsumeTps += body.ConsumeTps
-		for k, v := range body.OffsetTable {
-			mq, err := ParseMessageQueueKey(k)
-			if err != nil {
-				return nil, err
-			}
-			cs.Queues = append(cs.Queues, QueueProgress{MessageQueue: mq, OffsetWrapper: v, Diff: v.BrokerOffset - v.ConsumerOffset})
+		for _, e := range body.OffsetTable {
+			cs.Queues = append(cs.Queues, QueueProgress{MessageQueue: e.Key, OffsetWrapper: e.Value, Diff: e.Value.BrokerOffset - e.Value.ConsumerOffset})
 		}
 	}
 	if len(cs.Queues) == 0 {
@@ -253,16 +250,14 @@ func (a *Admin) QueueAllocation(ctx context.Context, group string) map[remoting.
 			continue
 		}
 		var info struct {
-			MqTable map[string]json.RawMessage `json:"mqTable"`
+			MqTable fastjson.Entries[remoting.MessageQueue, json.RawMessage] `json:"mqTable"`
 		}
 		if decodeBody(roleBroker, addr, req.Code, resp.Body, &info) != nil {
 			continue
 		}
 		ip, _, _ := strings.Cut(c.ClientID, "@")
-		for k := range info.MqTable {
-			if mq, err := ParseMessageQueueKey(k); err == nil {
-				out[mq] = ip
-			}
+		for _, e := range info.MqTable {
+			out[e.Key] = ip
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -407,17 +408,13 @@ func (a *Admin) TopicStatus(ctx context.Context, topic string) ([]QueueStats, er
 			return nil, err
 		}
 		var tst struct {
-			OffsetTable map[string]TopicOffset `json:"offsetTable"`
+			OffsetTable fastjson.Entries[remoting.MessageQueue, TopicOffset] `json:"offsetTable"`
 		}
 		if err := decodeBody(roleBroker, addr, req.Code, resp.Body, &tst); err != nil {
 			return nil, err
 		}
-		for k, v := range tst.OffsetTable {
-			mq, err := ParseMessageQueueKey(k)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, QueueStats{mq, v})
+		for _, e := range tst.OffsetTable {
+			out = append(out, QueueStats{e.Key, e.Value})
 		}
 	}
 	if len(out) == 0 {
@@ -436,5 +433,24 @@ func PrintTopicStatus(w io.Writer, rows []QueueStats) {
 			last = HumanTime(r.LastUpdateTimestamp)
 		}
 		fmt.Fprintf(w, "%-32s  %-4d  %-20d  %-20d    %s\n", front(r.BrokerName, 32), r.QueueID, r.MinOffset, r.MaxOffset, last)
+	}
+}
+
+// CompareQueues orders queues as MessageQueue.compareTo does: topic, broker
+// name, queue id.
+func CompareQueues(a, b remoting.MessageQueue) int {
+	switch {
+	case a.Topic != b.Topic:
+		if a.Topic < b.Topic {
+			return -1
+		}
+		return 1
+	case a.BrokerName != b.BrokerName:
+		if a.BrokerName < b.BrokerName {
+			return -1
+		}
+		return 1
+	default:
+		return int(a.QueueID) - int(b.QueueID)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -155,7 +156,7 @@ func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoti
 			}
 		} else {
 			var w remoting.TopicConfigSerializeWrapper
-			if err := unmarshalLenient(req.Body, &w); err != nil {
+			if err := fastjson.Unmarshal(req.Body, &w); err != nil {
 				return systemError(req, fmt.Errorf("%w: %w", ErrRegisterBody, err))
 			}
 			reg.Topics = &w
@@ -209,7 +210,7 @@ func (s *Server) queryDataVersion(req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "namesrv: QUERY_DATA_VERSION without a DataVersion body")
 	}
-	if err := unmarshalLenient(req.Body, &dv); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &dv); err != nil {
 		return systemError(req, fmt.Errorf("namesrv: bad DataVersion body: %w", err))
 	}
 	changed := s.routes.IsBrokerTopicConfigChanged(addr, dv)
@@ -277,7 +278,7 @@ func (s *Server) registerTopic(req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "namesrv: REGISTER_TOPIC_IN_NAMESRV without a TopicRouteData body")
 	}
-	if err := unmarshalLenient(req.Body, &rd); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &rd); err != nil {
 		return systemError(req, fmt.Errorf("namesrv: bad TopicRouteData body: %w", err))
 	}
 	// Like Java, queue data naming an unknown broker is dropped with a warning

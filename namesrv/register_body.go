@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -25,7 +26,7 @@ const maxCompressedField = 16 << 20
 func decodeRegisterBody(b []byte, compressed bool) (*remoting.RegisterBrokerBody, error) {
 	if !compressed {
 		var body remoting.RegisterBrokerBody
-		if err := unmarshalLenient(b, &body); err != nil {
+		if err := fastjson.Unmarshal(b, &body); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRegisterBody, err)
 		}
 		return &body, nil
@@ -44,7 +45,7 @@ func decodeRegisterBody(b []byte, compressed bool) (*remoting.RegisterBrokerBody
 	if err != nil {
 		return nil, err
 	}
-	if err := unmarshalLenient(dv, &w.DataVersion); err != nil {
+	if err := fastjson.Unmarshal(dv, &w.DataVersion); err != nil {
 		return nil, fmt.Errorf("%w: dataVersion: %w", ErrRegisterBody, err)
 	}
 	n, err := readInt32(zr, "topic count")
@@ -70,7 +71,7 @@ func decodeRegisterBody(b []byte, compressed bool) (*remoting.RegisterBrokerBody
 		return nil, err
 	}
 	// Java logs and carries on with an empty list when this JSON is bad.
-	if err := unmarshalLenient(fs, &body.FilterServerList); err != nil {
+	if err := fastjson.Unmarshal(fs, &body.FilterServerList); err != nil {
 		body.FilterServerList = []string{}
 	}
 	// A J5 broker appends static-topic mapping entries here; they are not used.

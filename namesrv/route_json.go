@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"maps"
 	"slices"
-	"strconv"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -31,14 +31,8 @@ func encodeRoute(rd *remoting.TopicRouteData, standard bool) []byte {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			key := strconv.FormatInt(id, 10)
-			if standard {
-				b.WriteByte('"')
-				b.WriteString(key)
-				b.WriteByte('"')
-			} else {
-				b.WriteString(key)
-			}
+			var key [24]byte
+			b.Write(fastjson.AppendIntKey(key[:0], id, standard))
 			b.WriteByte(':')
 			b.Write(remoting.MarshalBody(bd.BrokerAddrs[id]))
 		}
@@ -66,76 +60,4 @@ func encodeRoute(rd *remoting.TopicRouteData, standard bool) []byte {
 	b.Write(remoting.MarshalBody(qds))
 	b.WriteByte('}')
 	return b.Bytes()
-}
-
-// unmarshalLenient decodes JSON a Java peer wrote with fastjson defaults, whose
-// non-string map keys come out bare ({0:"a"}); such keys are quoted first.
-func unmarshalLenient(b []byte, v any) error {
-	err := remoting.UnmarshalBody(b, v)
-	if err == nil {
-		return nil
-	}
-	q, changed := quoteBareKeys(b)
-	if !changed {
-		return err
-	}
-	return remoting.UnmarshalBody(q, v)
-}
-
-// quoteBareKeys rewrites bare numeric object keys as JSON strings, leaving
-// string contents untouched. It reports whether anything changed.
-func quoteBareKeys(b []byte) ([]byte, bool) {
-	out := make([]byte, 0, len(b)+16)
-	var stack []byte // open containers: '{' or '['
-	expectKey := false
-	changed := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(b) && b[j] != '"' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(b) {
-				return append(out, b[i:]...), changed
-			}
-			out = append(out, b[i:j+1]...)
-			i = j
-			expectKey = false
-		case c == '{' || c == '[':
-			stack = append(stack, c)
-			expectKey = c == '{'
-			out = append(out, c)
-		case c == '}' || c == ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-			expectKey = false
-			out = append(out, c)
-		case c == ',':
-			expectKey = len(stack) > 0 && stack[len(stack)-1] == '{'
-			out = append(out, c)
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			out = append(out, c)
-		case expectKey && (c == '-' || (c >= '0' && c <= '9')):
-			j := i + 1
-			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
-				j++
-			}
-			out = append(out, '"')
-			out = append(out, b[i:j]...)
-			out = append(out, '"')
-			i = j - 1
-			expectKey = false
-			changed = true
-		default:
-			expectKey = false
-			out = append(out, c)
-		}
-	}
-	return out, changed
 }

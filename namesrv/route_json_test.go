@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -130,7 +131,10 @@ func checkRouteBody(t *testing.T, body []byte, want *remoting.TopicRouteData) {
 			t.Errorf("Go-client parse of %s = %v, want %v", obj, got, want.BrokerDatas[i].BrokerAddrs)
 		}
 	}
-	std, _ := quoteBareKeys(body)
+	std, err := fastjson.Normalize(body)
+	if err != nil {
+		t.Fatalf("not fastjson: %v\n%s", err, body)
+	}
 	var parsed struct {
 		QueueDatas []*remoting.QueueData `json:"queueDatas"`
 		Brokers    []struct {
@@ -148,29 +152,5 @@ func checkRouteBody(t *testing.T, body []byte, want *remoting.TopicRouteData) {
 		if b.BrokerAddrs == nil {
 			t.Errorf("brokerDatas[%d].brokerAddrs is null", i)
 		}
-	}
-}
-
-func TestQuoteBareKeys(t *testing.T) {
-	tests := []struct {
-		name        string
-		in          string
-		want        string
-		wantChanged bool
-	}{
-		{name: "bare long keys", in: `{0:"a",1:"b"}`, want: `{"0":"a","1":"b"}`, wantChanged: true},
-		{name: "negative and spaced", in: `{ -1 : "a" , 2:[{3:4}]}`, want: `{ "-1" : "a" , "2":[{"3":4}]}`, wantChanged: true},
-		{name: "already standard", in: `{"0":"a","k":[1,2,{"x":3}]}`, want: `{"0":"a","k":[1,2,{"x":3}]}`},
-		{name: "numbers in arrays and values untouched", in: `[1,{"a":2},3]`, want: `[1,{"a":2},3]`},
-		{name: "strings with braces and escapes", in: `{"a\"{1:":"}{2:",3:"x"}`, want: `{"a\"{1:":"}{2:","3":"x"}`, wantChanged: true},
-		{name: "unterminated string is copied", in: `{0:"abc`, want: `{"0":"abc`, wantChanged: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, changed := quoteBareKeys([]byte(tt.in))
-			if string(got) != tt.want || changed != tt.wantChanged {
-				t.Errorf("got %s %v, want %s %v", got, changed, tt.want, tt.wantChanged)
-			}
-		})
 	}
 }

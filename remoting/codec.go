@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
+
+	"rmq/internal/fastjson"
 )
 
 // MaxFrameSize is the largest frame accepted, length prefix included
@@ -112,7 +114,7 @@ func decodeJSONHeader(b []byte) (*Command, error) {
 
 // validUTF8 replaces every byte that is not part of a valid UTF-8 sequence by
 // U+FFFD. The JSON parser passes such bytes through raw; Java's decoder and
-// encoding/json replace them, and AppendJSONString writes them as \ufffd, so
+// encoding/json replace them, and fastjson.AppendString writes them as \ufffd, so
 // replacing them here makes a decoded JSON header re-encode to itself.
 func validUTF8(s string) string {
 	if utf8.ValidString(s) {
@@ -286,21 +288,21 @@ func appendJSONHeader(dst []byte, cmd *Command) []byte {
 				dst = append(dst, ',')
 			}
 			first = false
-			dst = AppendJSONString(dst, k)
+			dst = fastjson.AppendString(dst, k)
 			dst = append(dst, ':')
-			dst = AppendJSONString(dst, v)
+			dst = fastjson.AppendString(dst, v)
 		}
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"flag":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Flag), 10)
 	dst = append(dst, `,"language":`...)
-	dst = AppendJSONString(dst, wireLanguage(cmd.Language))
+	dst = fastjson.AppendString(dst, wireLanguage(cmd.Language))
 	dst = append(dst, `,"opaque":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Opaque), 10)
 	if cmd.Remark != "" {
 		dst = append(dst, `,"remark":`...)
-		dst = AppendJSONString(dst, cmd.Remark)
+		dst = fastjson.AppendString(dst, cmd.Remark)
 	}
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(cmd.Version), 10)
@@ -314,45 +316,4 @@ func wireLanguage(lang string) string {
 		return "GO"
 	}
 	return lang
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendJSONString appends s as a JSON string literal. Control characters
-// (the \x01/\x02 property separators among them) are written as \u00XX and
-// invalid UTF-8 as U+FFFD, so any standard parser reads the result.
-func AppendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c < 0x20:
-				switch c {
-				case '\n':
-					dst = append(dst, '\\', 'n')
-				case '\r':
-					dst = append(dst, '\\', 'r')
-				case '\t':
-					dst = append(dst, '\\', 't')
-				default:
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-				}
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
 }

@@ -70,4 +70,17 @@ func TestOffsetFileReadsJavaBareKeys(t *testing.T) {
 	if err != nil || len(back) != 3 || back[18] != 7 {
 		t.Fatalf("round trip %v %v", back, err)
 	}
+	if got := string(encodeOffsets(m)); got != `{"offsetTable":{"1":23,"2":0,"18":7}}` {
+		t.Fatalf("encodeOffsets = %s", got)
+	}
+	// A 5.x broker's file: pretty-printed by ConfigManager.persist, with a dataVersion.
+	m, err = decodeOffsets([]byte("{\n\t\"dataVersion\":{\n\t\t\"counter\":3,\n\t\t\"timestamp\":1700000000000\n\t},\n\t\"offsetTable\":{\n\t\t3:41\n\t}\n}"))
+	if err != nil || len(m) != 1 || m[3] != 41 {
+		t.Fatalf("5.x file: %v %v", m, err)
+	}
+	for _, bad := range []string{`{"offsetTable":{"x":1}}`, `{"offsetTable":{1:`} {
+		if m, err := decodeOffsets([]byte(bad)); err == nil {
+			t.Errorf("decodeOffsets(%s) = %v, want an error", bad, m)
+		}
+	}
 }

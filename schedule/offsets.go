@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 
-	jsoniter "github.com/json-iterator/go"
-
+	"rmq/internal/fastjson"
 	"rmq/store"
 )
 
@@ -18,46 +17,35 @@ import (
 //
 //	{"offsetTable":{"1":23,"2":0}}
 //
-// The Java broker writes the keys bare ({1:23}); both forms are read.
+// The Java broker writes the keys bare ({1:23}, fastjson's Map<Integer,Long>,
+// see internal/fastjson); both forms are read, and the quoted form, which
+// fastjson reads too, is written.
 type offsetFile struct {
-	OffsetTable map[string]int64 `json:"offsetTable"`
+	OffsetTable map[int]int64 `json:"offsetTable"`
 }
 
-var bareKey = regexp.MustCompile(`([{,]\s*)(-?\d+)\s*:`)
-
 func decodeOffsets(b []byte) (map[int]int64, error) {
-	b = bareKey.ReplaceAll(b, []byte(`$1"$2":`))
 	var f offsetFile
-	if err := jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(b, &f); err != nil {
+	if err := fastjson.Unmarshal(b, &f); err != nil {
 		return nil, err
 	}
-	out := make(map[int]int64, len(f.OffsetTable))
-	for k, v := range f.OffsetTable {
-		level, err := strconv.Atoi(k)
-		if err != nil {
-			return nil, fmt.Errorf("level key %q: %w", k, err)
-		}
-		out[level] = v
+	if f.OffsetTable == nil {
+		f.OffsetTable = map[int]int64{}
 	}
-	return out, nil
+	return f.OffsetTable, nil
 }
 
 func encodeOffsets(offsets map[int]int64) []byte {
-	levels := make([]int, 0, len(offsets))
-	for l := range offsets {
-		levels = append(levels, l)
-	}
-	sort.Ints(levels)
-	var b bytes.Buffer
-	b.WriteString(`{"offsetTable":{`)
-	for i, l := range levels {
+	b := append(make([]byte, 0, 32+24*len(offsets)), `{"offsetTable":{`...)
+	for i, l := range slices.Sorted(maps.Keys(offsets)) {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		fmt.Fprintf(&b, `"%d":%d`, l, offsets[l])
+		b = fastjson.AppendIntKey(b, int64(l), true)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, offsets[l], 10)
 	}
-	b.WriteString("}}")
-	return b.Bytes()
+	return append(b, "}}"...)
 }
 
 // loadOffsets reads path, falling back to path.bak; a missing file is empty.

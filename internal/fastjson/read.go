@@ -1,50 +1,68 @@
-package admin
+package fastjson
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"rmq/remoting"
 )
 
-// errFastJSON reports input NormalizeJSON cannot read.
-var errFastJSON = errors.New("admin: malformed JSON")
+// ErrSyntax is returned (wrapped, with the byte offset) for text that is
+// neither JSON nor fastjson's relaxed form of it.
+var ErrSyntax = errors.New("fastjson: malformed JSON")
 
-// NormalizeJSON rewrites fastjson output into standard, compact JSON:
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 256
+
+// Normalize rewrites fastjson text into standard, compact JSON that
+// encoding/json and json-iterator decode:
 //
-//	{0:"a",1:"b"}                         -> {"0":"a","1":"b"}
-//	{{"brokerName":"b","queueId":0,...}:v} -> {"{\"brokerName\":\"b\",\"queueId\":0,...}":v}
+//	{0:"a",-1:"b"}                            -> {"0":"a","-1":"b"}
+//	{{"brokerName":"b","queueId":0,...}:v}     -> {"{\"brokerName\":\"b\",\"queueId\":0,...}":v}
+//	{topic:'T'}                               -> {"topic":"T"}
 //
-// Bare map keys (Long-keyed maps) are quoted, and object keys (maps keyed by
-// MessageQueue) become strings holding the compact key object, which
-// ParseMessageQueueKey reads back. Standard JSON passes through unchanged
-// apart from insignificant whitespace.
-func NormalizeJSON(in []byte) ([]byte, error) {
-	p := &jsonNormalizer{in: in, out: make([]byte, 0, len(in)+16)}
+// Bare keys (numbers, identifiers) are quoted; an object or array key
+// becomes a string holding its own normalized compact text, which
+// Entries decodes back; single-quoted strings become double-quoted.
+// Strings are re-encoded by AppendString: escapes are resolved (leniently:
+// an unknown escape stands for its character, a lone surrogate and invalid
+// UTF-8 for U+FFFD). Standard JSON passes through unchanged apart from
+// insignificant whitespace and string escaping, and Normalize of its own
+// output is the identity.
+func Normalize(in []byte) ([]byte, error) {
+	p := &normalizer{in: in, out: make([]byte, 0, len(in)+16)}
 	if err := p.value(0); err != nil {
 		return nil, err
 	}
 	p.skipSpace()
 	if p.pos != len(p.in) {
-		return nil, fmt.Errorf("%w: trailing data at byte %d", errFastJSON, p.pos)
+		return nil, p.errorf("trailing data")
 	}
 	return p.out, nil
 }
 
-// maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxJSONDepth = 256
+// Unmarshal decodes fastjson text into v with encoding/json. Standard JSON
+// is decoded as is; anything else is normalized first.
+func Unmarshal(in []byte, v any) error {
+	if !json.Valid(in) {
+		norm, err := Normalize(in)
+		if err != nil {
+			return err
+		}
+		in = norm
+	}
+	return json.Unmarshal(in, v)
+}
 
-type jsonNormalizer struct {
+type normalizer struct {
 	in  []byte
 	pos int
 	out []byte
 }
 
-func (p *jsonNormalizer) skipSpace() {
+func (p *normalizer) skipSpace() {
 	for p.pos < len(p.in) {
 		switch p.in[p.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -55,12 +73,12 @@ func (p *jsonNormalizer) skipSpace() {
 	}
 }
 
-func (p *jsonNormalizer) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format+" at byte %d", append([]any{errFastJSON}, append(args, p.pos)...)...)
+func (p *normalizer) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s at byte %d", ErrSyntax, fmt.Sprintf(format, args...), p.pos)
 }
 
-func (p *jsonNormalizer) value(depth int) error {
-	if depth > maxJSONDepth {
+func (p *normalizer) value(depth int) error {
+	if depth > maxDepth {
 		return p.errorf("nesting too deep")
 	}
 	p.skipSpace()
@@ -72,10 +90,10 @@ func (p *jsonNormalizer) value(depth int) error {
 		return p.object(depth)
 	case '[':
 		return p.array(depth)
-	case '"':
+	case '"', '\'':
 		return p.str()
 	default:
-		tok := p.literal()
+		tok := p.token()
 		if !validLiteral(tok) {
 			return p.errorf("unexpected %q", c)
 		}
@@ -86,8 +104,8 @@ func (p *jsonNormalizer) value(depth int) error {
 
 // validLiteral accepts true, false, null and numbers in JSON's grammar:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validLiteral(tok string) bool {
-	switch tok {
+func validLiteral(tok []byte) bool {
+	switch string(tok) {
 	case "true", "false", "null":
 		return true
 	}
@@ -127,33 +145,32 @@ func validLiteral(tok string) bool {
 	return i == len(tok)
 }
 
-// literal consumes a number, true, false or null.
-func (p *jsonNormalizer) literal() string {
+// token consumes an unquoted run: a number, true, false, null, or a bare key.
+func (p *normalizer) token() []byte {
 	start := p.pos
 	for p.pos < len(p.in) {
 		switch p.in[p.pos] {
-		case ',', ':', '}', ']', ' ', '\t', '\n', '\r', '{', '[', '"':
-			return string(p.in[start:p.pos])
+		case ',', ':', '}', ']', ' ', '\t', '\n', '\r', '{', '[', '"', '\'':
+			return p.in[start:p.pos]
 		}
 		p.pos++
 	}
-	return string(p.in[start:p.pos])
+	return p.in[start:p.pos]
 }
 
-// str reads one string token and writes it re-encoded: escapes are
-// resolved (leniently: an unknown escape stands for its character, a lone
-// surrogate for U+FFFD) and the text is written back in standard form, so
-// raw control characters in the input come out escaped.
-func (p *jsonNormalizer) str() error {
+// str reads one string token, quoted with " or ', and writes it re-encoded
+// by AppendString.
+func (p *normalizer) str() error {
 	start := p.pos
+	quote := p.in[p.pos]
 	p.pos++
 	var sb []byte
 	for p.pos < len(p.in) {
 		c := p.in[p.pos]
 		switch c {
-		case '"':
+		case quote:
 			p.pos++
-			p.out = remoting.AppendJSONString(p.out, strings.ToValidUTF8(string(sb), "\uFFFD"))
+			p.out = AppendString(p.out, validUTF8(sb))
 			return nil
 		case '\\':
 			if p.pos+1 >= len(p.in) {
@@ -187,9 +204,29 @@ func (p *jsonNormalizer) str() error {
 	return p.errorf("unterminated string")
 }
 
+// validUTF8 is b with each byte that is not part of valid UTF-8 replaced by
+// U+FFFD, as encoding/json reads it; written as the character itself, it
+// reads back the same, which keeps Normalize idempotent.
+func validUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return string(out)
+}
+
 // unicodeEscape reads the XXXX of a \uXXXX escape (and the low half of a
 // surrogate pair); malformed or lone halves give U+FFFD.
-func (p *jsonNormalizer) unicodeEscape() rune {
+func (p *normalizer) unicodeEscape() rune {
 	hex4 := func() (rune, bool) {
 		if p.pos+4 > len(p.in) {
 			return 0, false
@@ -221,7 +258,7 @@ func (p *jsonNormalizer) unicodeEscape() rune {
 	return utf8.RuneError
 }
 
-func (p *jsonNormalizer) array(depth int) error {
+func (p *normalizer) array(depth int) error {
 	p.pos++
 	p.out = append(p.out, '[')
 	p.skipSpace()
@@ -252,7 +289,7 @@ func (p *jsonNormalizer) array(depth int) error {
 	}
 }
 
-func (p *jsonNormalizer) object(depth int) error {
+func (p *normalizer) object(depth int) error {
 	p.pos++
 	p.out = append(p.out, '{')
 	p.skipSpace()
@@ -282,7 +319,6 @@ func (p *jsonNormalizer) object(depth int) error {
 		case ',':
 			p.pos++
 			p.out = append(p.out, ',')
-			p.skipSpace()
 		case '}':
 			p.pos++
 			p.out = append(p.out, '}')
@@ -294,13 +330,13 @@ func (p *jsonNormalizer) object(depth int) error {
 }
 
 // key writes one object key as a JSON string.
-func (p *jsonNormalizer) key(depth int) error {
+func (p *normalizer) key(depth int) error {
 	p.skipSpace()
 	if p.pos >= len(p.in) {
 		return p.errorf("unexpected end in object")
 	}
 	switch p.in[p.pos] {
-	case '"':
+	case '"', '\'':
 		return p.str()
 	case '{', '[':
 		// Normalize the key value on its own, then quote its compact text.
@@ -309,43 +345,14 @@ func (p *jsonNormalizer) key(depth int) error {
 		if err := p.value(depth + 1); err != nil {
 			return err
 		}
-		inner := p.out
-		p.out = remoting.AppendJSONString(saved, string(inner))
+		p.out = AppendString(saved, string(p.out))
 		return nil
 	default:
-		tok := p.literal()
-		if tok == "" {
+		tok := p.token()
+		if len(tok) == 0 {
 			return p.errorf("empty object key")
 		}
-		p.out = remoting.AppendJSONString(p.out, strings.ToValidUTF8(tok, "\uFFFD"))
+		p.out = AppendString(p.out, validUTF8(tok))
 		return nil
-	}
-}
-
-// ParseMessageQueueKey reads a MessageQueue map key produced by NormalizeJSON.
-func ParseMessageQueueKey(k string) (remoting.MessageQueue, error) {
-	var mq remoting.MessageQueue
-	if err := remoting.UnmarshalBody([]byte(k), &mq); err != nil {
-		return mq, fmt.Errorf("%w: MessageQueue key %q: %v", ErrBadBody, k, err)
-	}
-	return mq, nil
-}
-
-// CompareQueues orders queues as MessageQueue.compareTo does: topic, broker
-// name, queue id.
-func CompareQueues(a, b remoting.MessageQueue) int {
-	switch {
-	case a.Topic != b.Topic:
-		if a.Topic < b.Topic {
-			return -1
-		}
-		return 1
-	case a.BrokerName != b.BrokerName:
-		if a.BrokerName < b.BrokerName {
-			return -1
-		}
-		return 1
-	default:
-		return int(a.QueueID) - int(b.QueueID)
 	}
 }
