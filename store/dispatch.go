@@ -17,7 +17,7 @@ type DispatchRequest struct {
 	Size           int32
 	TagsCode       int64
 	StoreTimestamp int64
-	// Props is the record's properties text (look keys up with Props.Get).
+	// Props is the record's properties text (look keys up with message.Props.Get).
 	Props   message.Props
 	SysFlag int32
 }

@@ -17,7 +17,7 @@ const (
 )
 
 // checkRecord verifies the record at data[p:] of a file whose first byte has
-// global offset base: framing (parseLayout), PHYSICALOFFSET equal to its own
+// global offset base: framing (message.ParseLayout), PHYSICALOFFSET equal to its own
 // position, and body CRC. A BLANK is valid when its TOTALSIZE covers exactly
 // the rest of the file (data must then extend to the file end). Requiring the
 // record's own offset makes a stray magic number in garbage practically never
