@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -134,7 +135,7 @@ func TestSendMessageRetriesOnAnotherBroker(t *testing.T) {
 	if len(reqs) != 4 {
 		t.Fatalf("b saw %d sends", len(reqs))
 	}
-	props := ParseProperties(reqs[0].ExtFields["i"])
+	props := message.ParseProperties(reqs[0].ExtFields["i"])
 	if props["TAGS"] != "TagA" || props["KEYS"] != "k1" || props["WAIT"] != "true" || len(props["UNIQ_KEY"]) != 32 || string(reqs[0].Body) != "hi" || reqs[0].ExtFields["b"] != "T" {
 		t.Errorf("send request = %v body %q", reqs[0].ExtFields, reqs[0].Body)
 	}
@@ -152,7 +153,7 @@ func TestSendMessageRetriesOnAnotherBroker(t *testing.T) {
 func TestSendMessageUsesTBW102ForUnknownTopic(t *testing.T) {
 	ns, b := startPeer(t), startPeer(t)
 	ns.handle(remoting.GetRouteinfoByTopic, func(r *remoting.Command) *remoting.Command {
-		if r.ExtFields["topic"] == DefaultTopicKey {
+		if r.ExtFields["topic"] == message.TopicAutoCreateKey {
 			resp := remoting.NewResponse(r, remoting.Success, "")
 			resp.Body = routeBody("broker-a", b.addr, 8)
 			return resp
@@ -314,7 +315,7 @@ func TestViewMessageGoesToTheIDsBroker(t *testing.T) {
 	host := netip.MustParseAddrPort(b.addr)
 	b.reply(remoting.ViewMessageByID, remoting.Success, "", nil, encodeRecord(testRecord{topic: "T", phyOff: 77, body: []byte("v"), storeHost: host, bornHost: host}))
 	a := newTestAdmin(t) // no name server needed
-	m, err := a.ViewMessage(testCtx(t), OffsetMsgID(host, 77))
+	m, err := a.ViewMessage(testCtx(t), message.CreateMessageID(host, 77))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,31 +29,13 @@
 // MessageQueue-keyed maps (TopicStatsTable, ConsumeStats,
 // ConsumerRunningInfo.mqTable) decode as fastjson.Entries.
 //
-// # Message ids
+// # Message ids and records
 //
-// queryMsgById decodes the offset message id to find the broker and the
-// commitlog offset, then asks that broker (VIEW_MESSAGE_BY_ID):
-//
-//	+----------------+-------------+--------------------------+
-//	| store host IP  | port int32  | commitlog offset int64   |   uppercase hex:
-//	| 4 (or 16) B    |             |                          |   32 (or 56) chars
-//	+----------------+-------------+--------------------------+
-//
-// # Message records
-//
-// Pull, query and view bodies are stored records back to back
-// (DecodeMessages); all integers big-endian:
-//
-//	+-------+-------+-------+-------+------+--------+--------+---------+
-//	| size  | magic | crc   | queue | flag | queue  | phys.  | sysFlag |
-//	| i32   | i32   | i32   | i32   | i32  | off i64| off i64| i32     |
-//	+-------+-------+-------+-------+------+--------+--------+---------+
-//	| born ts i64 | born host 8/20 | store ts i64 | store host 8/20     |
-//	+-------------+----------------+--------------+---------------------+
-//	| reconsume i32 | prepared tx off i64 | body len i32 | body         |
-//	+---------------+---------------------+--------------+--------------+
-//	| topic len i8 (i16 for magic v2) | topic | props len i16 | props   |
-//	+---------------------------------+-------+---------------+---------+
+// queryMsgById decodes the offset message id (message.DecodeMessageID) to
+// find the broker and the commitlog offset, then asks that broker
+// (VIEW_MESSAGE_BY_ID). Pull, query and view bodies are stored records back
+// to back, decoded by DecodeMessages through message.DecodeRecord; the byte
+// layouts of both are documented in package message.
 //
 // # Timer status
 //

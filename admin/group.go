@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"rmq/internal/fastjson"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -76,7 +77,7 @@ func (a *Admin) DeleteSubGroup(ctx context.Context, group, addr, cluster string,
 	if addr != "" {
 		return res, nil
 	}
-	for _, topic := range []string{RetryTopicPrefix + group, DLQTopicPrefix + group} {
+	for _, topic := range []string{message.RetryTopic(group), message.DLQTopic(group)} {
 		dt, err := a.DeleteTopic(ctx, cluster, topic)
 		if err != nil {
 			return res, err
@@ -127,7 +128,7 @@ type ConsumeStats struct {
 // of the route of %RETRY%<group> (topic "" means every topic the group
 // consumes), merged. An empty table is a CONSUMER_NOT_ONLINE-style error.
 func (a *Admin) ConsumeStats(ctx context.Context, group, topic string) (*ConsumeStats, error) {
-	rd, err := a.Route(ctx, RetryTopicPrefix+group)
+	rd, err := a.Route(ctx, message.RetryTopic(group))
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (a *Admin) ConsumeStats(ctx context.Context, group, topic string) (*Consume
 // groupBroker picks the broker answering group queries: the first broker
 // (by name) of the route of %RETRY%<group>.
 func (a *Admin) groupBroker(ctx context.Context, group string) (string, error) {
-	rd, err := a.Route(ctx, RetryTopicPrefix+group)
+	rd, err := a.Route(ctx, message.RetryTopic(group))
 	if err != nil {
 		return "", err
 	}
@@ -182,7 +183,7 @@ func (a *Admin) groupBroker(ctx context.Context, group string) (string, error) {
 			return addr, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s%s has no broker", ErrNoRoute, RetryTopicPrefix, group)
+	return "", fmt.Errorf("%w: %s has no broker", ErrNoRoute, message.RetryTopic(group))
 }
 
 // ConsumerConnection fetches GET_CONSUMER_CONNECTION_LIST from addr, or
@@ -315,7 +316,7 @@ func (a *Admin) GroupSummaries(ctx context.Context) ([]GroupSummary, error) {
 	}
 	var groups []string
 	for _, t := range topics {
-		if g, ok := strings.CutPrefix(t, RetryTopicPrefix); ok {
+		if g, ok := message.RetryTopicGroup(t); ok {
 			groups = append(groups, g)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -153,22 +154,22 @@ func encodeRecord(r testRecord) []byte {
 		zw.Write(body)
 		zw.Close()
 		body = zb.Bytes()
-		r.sysFlag |= SysFlagCompressed
+		r.sysFlag |= message.SysFlagCompressed
 	}
 	if r.bornHost.Addr().Is6() {
-		r.sysFlag |= SysFlagBornHostV6
+		r.sysFlag |= message.SysFlagBornHostV6
 	}
 	if r.storeHost.Addr().Is6() {
-		r.sysFlag |= SysFlagStoreHostV6
+		r.sysFlag |= message.SysFlagStoreHostV6
 	}
-	props := EncodeProperties(r.props)
+	props := message.MarshalProperties(r.props)
 	var b []byte
 	b = binary.BigEndian.AppendUint32(b, 0) // size, patched below
-	magic := int32(magicV1)
+	magic := message.MagicCodeV1
 	if r.magicV2 {
-		magic = magicV2
+		magic = message.MagicCodeV2
 	}
-	b = binary.BigEndian.AppendUint32(b, uint32(magic))
+	b = binary.BigEndian.AppendUint32(b, magic)
 	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(body)&0x7FFFFFFF)
 	b = binary.BigEndian.AppendUint32(b, uint32(r.queueID))
 	b = binary.BigEndian.AppendUint32(b, 0)

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -46,8 +47,8 @@ func (m *Message) JavaString(brokerName string) string {
 		bn = "null"
 	}
 	tx := "null"
-	if strings.EqualFold(m.Properties["TRAN_MSG"], "true") {
-		tx = m.Properties[PropUniqKey]
+	if strings.EqualFold(m.Properties[message.PropTranMsg], "true") {
+		tx = m.Properties[message.PropUniqKey]
 	}
 	return fmt.Sprintf("MessageExt [brokerName=%s, queueId=%d, storeSize=%d, queueOffset=%d, sysFlag=%d, bornTimestamp=%d, bornHost=%s, storeTimestamp=%d, storeHost=%s, msgId=%s, commitLogOffset=%d, bodyCRC=%d, reconsumeTimes=%d, preparedTransactionOffset=%d, toString()=Message{topic='%s', flag=%d, properties=%s, body=%s, transactionId='%s'}]",
 		bn, m.QueueID, m.StoreSize, m.QueueOffset, m.SysFlag, m.BornTimestamp, javaHost(m.BornHost),
@@ -58,9 +59,9 @@ func (m *Message) JavaString(brokerName string) string {
 // ViewMessage fetches one message by its offset id (VIEW_MESSAGE_BY_ID,
 // sent to the broker address the id encodes).
 func (a *Admin) ViewMessage(ctx context.Context, offsetMsgID string) (*Message, error) {
-	host, off, err := DecodeOffsetMsgID(offsetMsgID)
+	host, off, err := message.DecodeMessageID(offsetMsgID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrBadMsgID, err)
 	}
 	addr := host.String()
 	req := newRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil)
@@ -384,18 +385,18 @@ func (a *Admin) SendMessage(ctx context.Context, s SendMessageSpec) (*SendResult
 	if err != nil {
 		return nil, err
 	}
-	props := map[string]string{PropWait: "true"}
+	props := map[string]string{message.PropWait: "true"}
 	for k, v := range s.Properties {
 		props[k] = v
 	}
 	if s.Tags != "" {
-		props[PropTags] = s.Tags
+		props[message.PropTags] = s.Tags
 	}
 	if s.Keys != "" {
-		props[PropKeys] = s.Keys
+		props[message.PropKeys] = s.Keys
 	}
 	now := a.now()
-	props[PropUniqKey] = NewUniqID(now)
+	props[message.PropUniqKey] = NewUniqID(now)
 	if s.QueueID >= 0 {
 		var chosen []QueueAddr
 		for _, q := range queues {
@@ -435,7 +436,7 @@ func (a *Admin) SendMessage(ctx context.Context, s SendMessageSpec) (*SendResult
 				if perr != nil {
 					return nil, perr
 				}
-				res.MsgID = props[PropUniqKey]
+				res.MsgID = props[message.PropUniqKey]
 				res.BrokerName = q.BrokerName
 				return res, nil
 			}
@@ -477,7 +478,7 @@ func (a *Admin) publishQueues(ctx context.Context, topic string) ([]QueueAddr, e
 	if CodeOf(err) != remoting.TopicNotExist {
 		return nil, err
 	}
-	def, derr := a.Route(ctx, DefaultTopicKey)
+	def, derr := a.Route(ctx, message.TopicAutoCreateKey)
 	if derr != nil {
 		return nil, errors.Join(err, derr)
 	}
@@ -486,7 +487,7 @@ func (a *Admin) publishQueues(ctx context.Context, topic string) ([]QueueAddr, e
 	}
 	qs := PublishQueues(topic, def)
 	if len(qs) == 0 {
-		return nil, fmt.Errorf("%w: topic %s has no route and %s is not writable", ErrNoRoute, topic, DefaultTopicKey)
+		return nil, fmt.Errorf("%w: topic %s has no route and %s is not writable", ErrNoRoute, topic, message.TopicAutoCreateKey)
 	}
 	return qs, nil
 }
@@ -557,8 +558,8 @@ func (a *Admin) Pull(ctx context.Context, q QueueAddr, group, subExpr string, of
 	kept := r.Messages[:0]
 	for _, m := range r.Messages {
 		if TagMatches(subExpr, m.Tags()) {
-			m.Properties["MIN_OFFSET"] = strconv.FormatInt(r.MinOffset, 10)
-			m.Properties["MAX_OFFSET"] = strconv.FormatInt(r.MaxOffset, 10)
+			m.Properties[message.PropMinOffset] = strconv.FormatInt(r.MinOffset, 10)
+			m.Properties[message.PropMaxOffset] = strconv.FormatInt(r.MaxOffset, 10)
 			kept = append(kept, m)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -21,9 +22,6 @@ import (
 
 // Stock client defaults.
 const (
-	// DefaultTopicKey is the topic whose route a producer borrows when its
-	// own topic has none (createTopicKey, TBW102).
-	DefaultTopicKey = "TBW102"
 	// DefaultTopicQueueNums is the producer's defaultTopicQueueNums.
 	DefaultTopicQueueNums = 4
 	// ToolsConsumerGroup is the group of the tools' pull consumer.
@@ -64,13 +62,13 @@ func NewSendRequest(s *SendSpec) *remoting.Command {
 	fields := [...]struct{ short, long, value string }{
 		{"a", "producerGroup", group},
 		{"b", "topic", s.Topic},
-		{"c", "defaultTopic", DefaultTopicKey},
+		{"c", "defaultTopic", message.TopicAutoCreateKey},
 		{"d", "defaultTopicQueueNums", strconv.Itoa(DefaultTopicQueueNums)},
 		{"e", "queueId", strconv.FormatInt(int64(s.QueueID), 10)},
 		{"f", "sysFlag", strconv.FormatInt(int64(s.SysFlag), 10)},
 		{"g", "bornTimestamp", strconv.FormatInt(s.BornTimestamp, 10)},
 		{"h", "flag", strconv.FormatInt(int64(s.Flag), 10)},
-		{"i", "properties", EncodeProperties(s.Properties)},
+		{"i", "properties", message.MarshalProperties(s.Properties)},
 		{"j", "reconsumeTimes", "0"},
 		{"k", "unitMode", "false"},
 		{"m", "batch", "false"},

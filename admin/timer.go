@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -213,7 +214,7 @@ func (a *Admin) RecallMessage(ctx context.Context, topic, handle, producerGroup 
 	if topic == "" {
 		topic = h.Topic
 	}
-	if strings.HasPrefix(topic, RetryTopicPrefix) || strings.HasPrefix(topic, DLQTopicPrefix) {
+	if message.IsRetryTopic(topic) || message.IsDLQTopic(topic) {
 		return nil, fmt.Errorf("%w: topic %s: retry and DLQ messages cannot be recalled", ErrUsage, topic)
 	}
 	if topic != h.Topic {

@@ -9,17 +9,12 @@ import (
 	"strings"
 
 	"rmq/internal/fastjson"
+	"rmq/message"
 	"rmq/remoting"
 )
 
 // Name server KV namespace of ordered topics' queue layout (NamesrvUtil).
 const namespaceOrderTopicConfig = "ORDER_TOPIC_CONFIG"
-
-// Group topic prefixes (MixAll).
-const (
-	RetryTopicPrefix = "%RETRY%"
-	DLQTopicPrefix   = "%DLQ%"
-)
 
 // Route fetches GET_ROUTEINFO_BY_TOPIC from the name server.
 func (a *Admin) Route(ctx context.Context, topic string) (*remoting.TopicRouteData, error) {
@@ -94,7 +89,7 @@ func (a *Admin) UpdateTopic(ctx context.Context, spec TopicSpec, addr, cluster s
 	for _, t := range targets {
 		req := newRequest(remoting.UpdateAndCreateTopic, map[string]string{
 			"topic":           spec.TopicName,
-			"defaultTopic":    DefaultTopicKey,
+			"defaultTopic":    message.TopicAutoCreateKey,
 			"readQueueNums":   strconv.Itoa(int(spec.ReadQueueNums)),
 			"writeQueueNums":  strconv.Itoa(int(spec.WriteQueueNums)),
 			"perm":            strconv.Itoa(int(spec.Perm)),
@@ -286,7 +281,7 @@ func (a *Admin) TopicClusterList(ctx context.Context) ([]TopicClusterRow, error)
 	}
 	rows := []TopicClusterRow{}
 	for _, t := range topics {
-		if strings.HasPrefix(t, RetryTopicPrefix) || strings.HasPrefix(t, DLQTopicPrefix) {
+		if message.IsRetryTopic(t) || message.IsDLQTopic(t) {
 			continue
 		}
 		var cluster string

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -29,22 +30,22 @@ func TestDecodeMessages(t *testing.T) {
 		{
 			name:     "no uniq key falls back to offset id",
 			rec:      testRecord{topic: "T", phyOff: 99, body: []byte("x"), storeHost: store, bornHost: born},
-			wantBody: "x", wantID: OffsetMsgID(store, 99),
+			wantBody: "x", wantID: message.CreateMessageID(store, 99),
 		},
 		{
 			name:     "zlib body inflated",
 			rec:      testRecord{topic: "T", body: []byte(strings.Repeat("z", 5000)), compressed: true, storeHost: store, bornHost: born},
-			wantBody: strings.Repeat("z", 5000), wantID: OffsetMsgID(store, 0),
+			wantBody: strings.Repeat("z", 5000), wantID: message.CreateMessageID(store, 0),
 		},
 		{
 			name:     "v2 magic, long topic",
 			rec:      testRecord{topic: strings.Repeat("t", 200), magicV2: true, body: []byte("b"), storeHost: store, bornHost: born},
-			wantBody: "b", wantID: OffsetMsgID(store, 0),
+			wantBody: "b", wantID: message.CreateMessageID(store, 0),
 		},
 		{
 			name:     "IPv6 hosts",
 			rec:      testRecord{topic: "T", phyOff: 7, body: []byte("6"), storeHost: v6, bornHost: v6},
-			wantBody: "6", wantID: OffsetMsgID(v6, 7),
+			wantBody: "6", wantID: message.CreateMessageID(v6, 7),
 		},
 	}
 	for _, tt := range tests {
@@ -63,7 +64,7 @@ func TestDecodeMessages(t *testing.T) {
 				m.StoreHost != tt.rec.storeHost || m.BornHost != tt.rec.bornHost || m.StoreSize != int32(len(raw)) {
 				t.Errorf("decoded %+v", m)
 			}
-			if m.OffsetMsgID != OffsetMsgID(tt.rec.storeHost, tt.rec.phyOff) {
+			if m.OffsetMsgID != message.CreateMessageID(tt.rec.storeHost, tt.rec.phyOff) {
 				t.Errorf("OffsetMsgID = %s", m.OffsetMsgID)
 			}
 			for k, v := range tt.rec.props {
@@ -96,59 +97,6 @@ func TestDecodeMessagesRejectsDamage(t *testing.T) {
 				t.Errorf("err = %v, want ErrBadBody", err)
 			}
 		})
-	}
-}
-
-func TestOffsetMsgID(t *testing.T) {
-	tests := []struct {
-		name string
-		host netip.AddrPort
-		off  int64
-		want string
-	}{
-		{name: "IPv4", host: netip.MustParseAddrPort("127.0.0.1:10911"), off: 0x1234, want: "7F00000100002A9F0000000000001234"},
-		{name: "IPv6", host: netip.MustParseAddrPort("[::1]:10911"), off: 1, want: "0000000000000000000000000000000100002A9F0000000000000001"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			id := OffsetMsgID(tt.host, tt.off)
-			if id != tt.want {
-				t.Fatalf("OffsetMsgID = %s, want %s", id, tt.want)
-			}
-			host, off, err := DecodeOffsetMsgID(strings.ToLower(id))
-			if err != nil || host != tt.host || off != tt.off {
-				t.Errorf("DecodeOffsetMsgID = %v %d %v", host, off, err)
-			}
-		})
-	}
-	for _, bad := range []string{"", "ABC", strings.Repeat("Z", 32), "7F00000100FFFFFF0000000000001234"} {
-		if _, _, err := DecodeOffsetMsgID(bad); !errors.Is(err, ErrBadMsgID) {
-			t.Errorf("DecodeOffsetMsgID(%q) err = %v, want ErrBadMsgID", bad, err)
-		}
-	}
-}
-
-func TestProperties(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want map[string]string
-	}{
-		{name: "java style", in: "A\x011\x02B\x012", want: map[string]string{"A": "1", "B": "2"}},
-		{name: "go trailing separator", in: "A\x011\x02", want: map[string]string{"A": "1"}},
-		{name: "empty key or value dropped", in: "\x01x\x02K\x01\x02C\x013", want: map[string]string{"C": "3"}},
-		{name: "empty", in: "", want: map[string]string{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ParseProperties(tt.in); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ParseProperties = %v, want %v", got, tt.want)
-			}
-		})
-	}
-	enc := EncodeProperties(map[string]string{"B": "2", "A": "1", "E": ""})
-	if enc != "A\x011\x02B\x012" {
-		t.Errorf("EncodeProperties = %q", enc)
 	}
 }
 

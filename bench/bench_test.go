@@ -12,6 +12,7 @@ import (
 	"rmq/admin"
 	"rmq/bench"
 	"rmq/broker"
+	"rmq/message"
 	"rmq/namesrv"
 )
 
@@ -62,7 +63,7 @@ func startCluster(t *testing.T) *cluster {
 	defer a.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := a.Route(context.Background(), admin.DefaultTopicKey); err == nil {
+		if _, err := a.Route(context.Background(), message.TopicAutoCreateKey); err == nil {
 			return c
 		} else if time.Now().After(deadline) {
 			t.Fatalf("broker did not register: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -80,7 +81,7 @@ var ErrOptions = errors.New("bench: invalid options")
 
 func (o *Options) normalize() error {
 	if o.Topic == "" {
-		o.Topic = "BenchmarkTest"
+		o.Topic = message.TopicBenchmark
 	}
 	if o.Connections <= 0 {
 		o.Connections = 2

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/admin"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -80,18 +81,18 @@ func (p *producer) run(ctx context.Context) {
 func (p *producer) sendOne(cli *remoting.Client, seq int64) {
 	q := p.queues[p.next.Add(1)%uint64(len(p.queues))]
 	now := p.o.Now()
-	props := map[string]string{admin.PropUniqKey: admin.NewUniqID(now), admin.PropWait: "true"}
+	props := map[string]string{message.PropUniqKey: admin.NewUniqID(now), message.PropWait: "true"}
 	if p.o.Mode == ModeTimer {
 		var due time.Time
 		if p.o.DelayLevel > 0 {
-			props[admin.PropDelay] = strconv.Itoa(p.o.DelayLevel)
+			props[message.PropDelay] = strconv.Itoa(p.o.DelayLevel)
 			due = now.Add(p.levels[p.o.DelayLevel-1])
 		} else {
 			due = now.Add(p.o.TimerDelay)
 			if p.o.TimerSpread > 0 {
 				due = due.Add(rand.N(p.o.TimerSpread))
 			}
-			props[admin.PropTimerDeliverMs] = strconv.FormatInt(due.UnixMilli(), 10)
+			props[message.PropTimerDeliverMs] = strconv.FormatInt(due.UnixMilli(), 10)
 		}
 		props[propRun] = p.runID
 		props[propSeq] = strconv.FormatInt(seq, 10)

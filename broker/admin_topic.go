@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // brokerVersionDesc is MQVersion.getVersionDesc of remoting.Version.
@@ -185,7 +185,7 @@ func (b *Broker) earliestMessageTime() int64 {
 	if err != nil {
 		return -1
 	}
-	m, err := store.DecodeRecord(rec)
+	m, err := message.DecodeRecord(rec)
 	if err != nil {
 		return -1
 	}

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // Admin calls the broker forwards to one consumer client and whose reply it
@@ -51,7 +51,7 @@ func (b *Broker) consumeMessageDirectly(_ *remoting.Conn, req *remoting.Command)
 	}
 	req.SetExt("brokerName", b.opts.BrokerName)
 	body := req.Body
-	if _, phyOffset, err := store.DecodeMessageID(msgID); err == nil {
+	if _, phyOffset, err := message.DecodeMessageID(msgID); err == nil {
 		rec, err := b.store.LookMessageByOffset(phyOffset)
 		if err != nil {
 			return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("message %s not found: %v", msgID, err))

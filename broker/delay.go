@@ -3,9 +3,9 @@ package broker
 import (
 	"fmt"
 
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/schedule"
-	"rmq/store"
 )
 
 const transHalfTopic = "RMQ_SYS_TRANS_HALF_TOPIC"
@@ -14,7 +14,7 @@ const transHalfTopic = "RMQ_SYS_TRANS_HALF_TOPIC"
 // (clamped to the highest level). Half messages are not delayed: their DELAY
 // stays in the properties and applies when the transaction commits, which
 // re-stores the message through this hook as a COMMIT-typed message.
-func (b *Broker) delayHook(m *store.Message) error {
+func (b *Broker) delayHook(m *message.Message) error {
 	if m.Topic == transHalfTopic {
 		return nil
 	}
@@ -26,13 +26,13 @@ func (b *Broker) delayHook(m *store.Message) error {
 
 // checkBatch refuses what stock refuses in a batch: a delay level or a
 // transaction flag (sysFlag or TRAN_MSG) on any member (CommitLog.asyncPutMessages).
-func checkBatch(msgs []*store.Message) error {
+func checkBatch(msgs []*message.Message) error {
 	for _, m := range msgs {
 		level, err := schedule.DelayLevel(m.Properties)
 		if err != nil || level > 0 {
 			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot carry a delay level", m.Topic)}
 		}
-		if store.TransactionType(m.SysFlag) != 0 || parseJavaBool(m.Properties[txPropTranMsg]) {
+		if message.TransactionType(m.SysFlag) != 0 || parseJavaBool(m.Properties[txPropTranMsg]) {
 			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot be transactional", m.Topic)}
 		}
 	}
@@ -41,9 +41,9 @@ func checkBatch(msgs []*store.Message) error {
 
 // tagsCode is the consume-queue tagsCode: the deliver time for schedule-topic
 // messages, the tag hash for the rest.
-func (b *Broker) tagsCode(topic string, props store.Props, storeMs int64) int64 {
+func (b *Broker) tagsCode(topic string, props message.Props, storeMs int64) int64 {
 	if code, ok := b.levels.TagsCode(topic, props, storeMs); ok {
 		return code
 	}
-	return store.TagsHash(props.Get("TAGS"))
+	return message.TagsHash(props.Get("TAGS"))
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/schedule"
 	"rmq/store"
 )
 
@@ -21,16 +21,16 @@ func startDelayBroker(t *testing.T) (*testBroker, *clock.Manual) {
 }
 
 // messagesOn returns the messages of topic/queue from offset 0.
-func (tb *testBroker) messagesOn(topic string, queueID int32) []*store.MessageExt {
+func (tb *testBroker) messagesOn(topic string, queueID int32) []*message.MessageExt {
 	tb.t.Helper()
 	tb.waitDispatched()
 	res := tb.Store().GetMessage(topic, queueID, 0, 1000, 64<<20, nil)
 	if res.Status != store.Found {
 		return nil
 	}
-	out := make([]*store.MessageExt, 0, len(res.Messages))
+	out := make([]*message.MessageExt, 0, len(res.Messages))
 	for _, raw := range res.Messages {
-		m, err := store.DecodeRecord(raw)
+		m, err := message.DecodeRecord(raw)
 		if err != nil {
 			tb.t.Fatal(err)
 		}
@@ -45,11 +45,11 @@ func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {
 	if resp.ExtFields["msgId"] == "" {
 		t.Fatal("no msgId")
 	}
-	sched := tb.messagesOn(schedule.Topic, 1)
+	sched := tb.messagesOn(message.TopicSchedule, 1)
 	if len(sched) != 1 || sched[0].Properties["REAL_TOPIC"] != "DelayT" || sched[0].Properties["REAL_QID"] != "2" {
 		t.Fatalf("schedule queue holds %d messages", len(sched))
 	}
-	if unit, ok := tb.Store().CommitLogOffsetOf(schedule.Topic, 1, 0); !ok || unit != sched[0].PhysicalOffset {
+	if unit, ok := tb.Store().CommitLogOffsetOf(message.TopicSchedule, 1, 0); !ok || unit != sched[0].PhysicalOffset {
 		t.Fatalf("consume-queue unit %d %v", unit, ok)
 	}
 	clk.Advance(5*time.Second - time.Millisecond)
@@ -72,7 +72,7 @@ func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {
 func TestDelayLevelAboveMaxIsClamped(t *testing.T) {
 	tb, _ := startDelayBroker(t)
 	tb.mustSend(sendArgs{topic: "Clamp", body: []byte("x"), props: coreProps("DELAY", "99")})
-	sched := tb.messagesOn(schedule.Topic, 17)
+	sched := tb.messagesOn(message.TopicSchedule, 17)
 	if len(sched) != 1 || sched[0].Properties["DELAY"] != "18" {
 		t.Fatalf("level 18 queue: %d messages", len(sched))
 	}
@@ -83,7 +83,7 @@ func TestDelayLevelRefusals(t *testing.T) {
 	if r := tb.send(sendArgs{topic: "Bad", body: []byte("x"), props: coreProps("DELAY", "soon")}); r.Code != remoting.MessageIllegal {
 		t.Fatalf("non-numeric DELAY: code %d", r.Code)
 	}
-	body := coreBatchBody(store.BatchEntry{Body: []byte("a"), Properties: map[string]string{"DELAY": "1"}})
+	body := coreBatchBody(message.BatchEntry{Body: []byte("a"), Properties: map[string]string{"DELAY": "1"}})
 	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "Bad", body: body, batch: true}); r.Code != remoting.MessageIllegal {
 		t.Fatalf("delayed batch: code %d %q", r.Code, r.Remark)
 	}
@@ -103,7 +103,7 @@ func TestDelayedMessagesSurviveRestart(t *testing.T) {
 // sendBack runs CONSUMER_SEND_MSG_BACK for a stored message.
 func (tb *testBroker) sendBack(msgID, group string, delayLevel int, maxTimes string) *remoting.Command {
 	tb.t.Helper()
-	_, off, err := store.DecodeMessageID(msgID)
+	_, off, err := message.DecodeMessageID(msgID)
 	if err != nil {
 		tb.t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestConsumerSendMsgBackRetriesAfterLevel3(t *testing.T) {
 	if r := tb.sendBack(msgID, "G1", 0, "16"); r.Code != remoting.Success {
 		t.Fatalf("send back: %d %q", r.Code, r.Remark)
 	}
-	sched := tb.messagesOn(schedule.Topic, 2) // level 3 = 10 s
+	sched := tb.messagesOn(message.TopicSchedule, 2) // level 3 = 10 s
 	if len(sched) != 1 {
 		t.Fatalf("level 3 queue holds %d", len(sched))
 	}
@@ -136,11 +136,11 @@ func TestConsumerSendMsgBackRetriesAfterLevel3(t *testing.T) {
 		t.Fatalf("retry delivered %+v", retry.Message)
 	}
 	// Failing the retried message again: level 3+1, reconsumeTimes 2, origin kept.
-	retryID := store.CreateMessageID(tb.host, retry.PhysicalOffset)
+	retryID := message.CreateMessageID(tb.host, retry.PhysicalOffset)
 	if r := tb.sendBack(retryID, "G1", 0, "16"); r.Code != remoting.Success {
 		t.Fatalf("second send back: %d", r.Code)
 	}
-	second := tb.messagesOn(schedule.Topic, 3)
+	second := tb.messagesOn(message.TopicSchedule, 3)
 	if len(second) != 1 || second[0].ReconsumeTimes != 2 || second[0].Properties["ORIGIN_MESSAGE_ID"] != msgID {
 		t.Fatalf("second retry %v", second)
 	}
@@ -154,10 +154,10 @@ func TestConsumerSendMsgBackExplicitDelayLevel(t *testing.T) {
 	if r := tb.sendBack(msgID, "G4", 5, "16"); r.Code != remoting.Success {
 		t.Fatalf("send back: %d %q", r.Code, r.Remark)
 	}
-	if n := len(tb.messagesOn(schedule.Topic, 2)); n != 0 {
+	if n := len(tb.messagesOn(message.TopicSchedule, 2)); n != 0 {
 		t.Fatalf("default level 3 queue holds %d", n)
 	}
-	sched := tb.messagesOn(schedule.Topic, 4) // level 5 = 1 m
+	sched := tb.messagesOn(message.TopicSchedule, 4) // level 5 = 1 m
 	if len(sched) != 1 {
 		t.Fatalf("level 5 queue holds %d", len(sched))
 	}
@@ -218,7 +218,7 @@ func TestRetryFallbackSendIsDelayed(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	tb.mustSend(sendArgs{topic: "%RETRY%G3", body: []byte("fb"), reconsumeTimes: "1", maxReconsumeTimes: "16",
 		props: coreProps("DELAY", "4", "RETRY_TOPIC", "Orig")})
-	if n := len(tb.messagesOn(schedule.Topic, 3)); n != 1 {
+	if n := len(tb.messagesOn(message.TopicSchedule, 3)); n != 1 {
 		t.Fatalf("level 4 queue holds %d", n)
 	}
 	clk.Advance(30 * time.Second)
@@ -227,7 +227,7 @@ func TestRetryFallbackSendIsDelayed(t *testing.T) {
 
 func TestTransactionalBatchIsRefused(t *testing.T) {
 	tb, _ := startDelayBroker(t)
-	body := coreBatchBody(store.BatchEntry{Body: []byte("a"), Properties: map[string]string{"TRAN_MSG": "true"}})
+	body := coreBatchBody(message.BatchEntry{Body: []byte("a"), Properties: map[string]string{"TRAN_MSG": "true"}})
 	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TxBatch", body: body, batch: true}); r.Code != remoting.MessageIllegal {
 		t.Fatalf("TRAN_MSG batch: code %d %q", r.Code, r.Remark)
 	}

@@ -32,7 +32,7 @@
 // # Pull response body
 //
 // The body is the stored records of the commitlog, concatenated unchanged
-// (store.EncodeRecord's v1 layout); a client walks it by TOTALSIZE:
+// (message.EncodeRecord's v1 layout); a client walks it by TOTALSIZE:
 //
 //	+-----------+------------+-----+-----------+------------+-----+
 //	| TOTALSIZE | record 1 … |     | TOTALSIZE | record n … |     |

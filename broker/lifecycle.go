@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
@@ -150,11 +151,11 @@ func (b *Broker) onDispatch(d store.DispatchRequest) {
 		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
 	}
 	switch d.Topic {
-	case schedule.Topic:
+	case message.TopicSchedule:
 		if s := b.schedLive.Load(); s != nil {
 			s.Notify(d.QueueID)
 		}
-	case timer.Topic:
+	case message.TopicWheelTimer:
 		if t := b.timersLive.Load(); t != nil {
 			t.Notify()
 		}

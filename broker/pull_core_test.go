@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // TestPullStatuses maps every store outcome a client can cause to the
@@ -134,7 +134,7 @@ func TestPullHeartbeatSubscription(t *testing.T) {
 	hb := remoting.HeartbeatData{ClientID: "c1", ConsumerDataSet: []*remoting.ConsumerData{{
 		GroupName: "HG", ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING", ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
 		SubscriptionDataSet: []*remoting.SubscriptionData{{
-			Topic: "HB", SubString: "y", TagsSet: []string{"y"}, CodeSet: []remoting.FlexInt64{remoting.FlexInt64(store.TagsHash("y"))},
+			Topic: "HB", SubString: "y", TagsSet: []string{"y"}, CodeSet: []remoting.FlexInt64{remoting.FlexInt64(message.TagsHash("y"))},
 			ExpressionType: "TAG", SubVersion: 100,
 		}},
 	}}}

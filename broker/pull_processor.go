@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -103,7 +104,7 @@ func tagFilterFromExpression(expr string) *tagFilter {
 	f := &tagFilter{codes: make(map[int32]struct{})}
 	for _, tag := range strings.Split(expr, "||") {
 		if tag = strings.TrimSpace(tag); tag != "" {
-			f.codes[int32(store.TagsHash(tag))] = struct{}{}
+			f.codes[int32(message.TagsHash(tag))] = struct{}{}
 		}
 	}
 	return f
@@ -121,7 +122,7 @@ func tagFilterFromSubscription(sub *remoting.SubscriptionData) *tagFilter {
 		f.codes[int32(c)] = struct{}{}
 	}
 	for _, tag := range sub.TagsSet {
-		f.codes[int32(store.TagsHash(tag))] = struct{}{}
+		f.codes[int32(message.TagsHash(tag))] = struct{}{}
 	}
 	return f
 }

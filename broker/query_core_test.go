@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 func TestQueueOffsetQueries(t *testing.T) {
@@ -14,7 +14,7 @@ func TestQueueOffsetQueries(t *testing.T) {
 	var storeTimes []int64
 	for i := range 3 {
 		resp := tb.mustSend(sendArgs{topic: "QT", body: []byte("m" + strconv.Itoa(i))})
-		_, phy, _ := store.DecodeMessageID(resp.ExtFields["msgId"])
+		_, phy, _ := message.DecodeMessageID(resp.ExtFields["msgId"])
 		rec, err := tb.Store().LookMessageByOffset(phy)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestQueueOffsetQueries(t *testing.T) {
 func TestViewMessageByID(t *testing.T) {
 	tb := startBroker(t, nil)
 	resp := tb.mustSend(sendArgs{topic: "VT", body: []byte("viewed"), props: coreProps("KEYS", "k")})
-	_, phy, err := store.DecodeMessageID(resp.ExtFields["msgId"])
+	_, phy, err := message.DecodeMessageID(resp.ExtFields["msgId"])
 	if err != nil {
 		t.Fatal(err)
 	}

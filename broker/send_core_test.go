@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -54,7 +55,7 @@ func TestSendSingleStoresMessage(t *testing.T) {
 				}
 				wantOffset++
 
-				host, phy, err := store.DecodeMessageID(resp.ExtFields["msgId"])
+				host, phy, err := message.DecodeMessageID(resp.ExtFields["msgId"])
 				if err != nil {
 					t.Fatalf("msgId %q: %v", resp.ExtFields["msgId"], err)
 				}
@@ -102,7 +103,7 @@ func TestSendBatch(t *testing.T) {
 	tb := startBroker(t, nil)
 	before := int64(0) // queue offset of the next batch's first member
 	for _, cli := range []*remoting.Client{tb.json, tb.bin} {
-		entries := []store.BatchEntry{
+		entries := []message.BatchEntry{
 			{Flag: 1, Body: []byte("one"), Properties: map[string]string{"TAGS": "a", "UNIQ_KEY": "u1"}},
 			{Flag: 2, Body: []byte("two"), Properties: map[string]string{"TAGS": "b", "batchKey": "inner"}},
 			{Flag: 3, Body: []byte("three")},
@@ -120,7 +121,7 @@ func TestSendBatch(t *testing.T) {
 			t.Errorf("queueOffset %d, want %d", got, before)
 		}
 		for i, id := range ids {
-			_, phy, err := store.DecodeMessageID(id)
+			_, phy, err := message.DecodeMessageID(id)
 			if err != nil {
 				t.Fatalf("id %q: %v", id, err)
 			}
@@ -279,7 +280,7 @@ func TestSendRetryTopicLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := tb.mustSend(sendArgs{code: remoting.SendMessage, topic: "%RETRY%G1", body: []byte(tc.name),
 				props: coreProps("DELAY", "3"), reconsumeTimes: tc.reconsume, maxReconsumeTimes: tc.max})
-			_, phy, err := store.DecodeMessageID(resp.ExtFields["msgId"])
+			_, phy, err := message.DecodeMessageID(resp.ExtFields["msgId"])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +334,7 @@ func TestSendSysFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := []byte{0x78, 0x9c, 0xff, 0x00} // not valid zlib: stored untouched
 			resp := tb.mustSend(sendArgs{topic: tc.topic, body: body, sysFlag: tc.sysFlag})
-			_, phy, _ := store.DecodeMessageID(resp.ExtFields["msgId"])
+			_, phy, _ := message.DecodeMessageID(resp.ExtFields["msgId"])
 			rec, err := tb.Store().LookMessageByOffset(phy)
 			if err != nil {
 				t.Fatal(err)
@@ -353,7 +354,7 @@ const stockServiceNotAvailable = "service not available now. It may be caused by
 	"the broker's disk is full, messages are put to the slave, message store has been shut down, etc."
 
 func TestSendPutHooks(t *testing.T) {
-	hook := func(m *store.Message) error {
+	hook := func(m *message.Message) error {
 		switch m.Properties["hook"] {
 		case "reroute":
 			m.Topic = "Rerouted"
@@ -394,7 +395,7 @@ func TestSendPutHooks(t *testing.T) {
 			if tc.wantTopic == "" {
 				return
 			}
-			_, phy, _ := store.DecodeMessageID(resp.ExtFields["msgId"])
+			_, phy, _ := message.DecodeMessageID(resp.ExtFields["msgId"])
 			rec, _ := tb.Store().LookMessageByOffset(phy)
 			if m := coreRecords(t, rec)[0]; m.Topic != tc.wantTopic {
 				t.Fatalf("stored in %s, want %s", m.Topic, tc.wantTopic)
@@ -417,7 +418,7 @@ func TestSendStoreClosed(t *testing.T) {
 	}{
 		{name: "raw properties", args: sendArgs{topic: "Closing", body: []byte("x")}},
 		{name: "parsed properties", args: sendArgs{topic: "Closing", body: []byte("x"), props: coreProps("DELAY", "1")}},
-		{name: "batch", args: sendArgs{code: remoting.SendBatchMessage, topic: "Closing", batch: true, body: coreBatchBody(store.BatchEntry{Body: []byte("b")})}},
+		{name: "batch", args: sendArgs{code: remoting.SendBatchMessage, topic: "Closing", batch: true, body: coreBatchBody(message.BatchEntry{Body: []byte("b")})}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 // TestPlainProperties checks the map-free send path: it stores what the map
@@ -15,7 +15,7 @@ func TestPlainProperties(t *testing.T) {
 	b.putHooks = append(b.putHooks, nil, nil, nil)
 	b.keyedHooks = 3
 	mapPath := func(raw string) map[string]string {
-		m := store.ParseProperties(raw)
+		m := message.ParseProperties(raw)
 		delete(m, propWait)
 		m[propCluster] = "C1"
 		return m
@@ -58,7 +58,7 @@ func TestPlainProperties(t *testing.T) {
 			if skip != tc.wantSkip {
 				t.Errorf("skipWait = %v, want %v", skip, tc.wantSkip)
 			}
-			if got, want := store.ParseProperties(props), mapPath(tc.raw); !maps.Equal(got, want) {
+			if got, want := message.ParseProperties(props), mapPath(tc.raw); !maps.Equal(got, want) {
 				t.Errorf("stored %q reads as %v, the map path stores %v", props, got, want)
 			}
 		})

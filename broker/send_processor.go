@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/schedule"
 	"rmq/store"
-	"rmq/timer"
 )
 
 // Property keys the send path reads or writes (MessageConst.java).
@@ -216,7 +215,7 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 func (b *Broker) hookFree(sh *sendHeader) bool {
 	switch {
 	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic,
+		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == txHalfTopic,
 		hookProperties(sh.properties):
 		return false
 	}
@@ -240,10 +239,10 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 	if !b.hookFree(sh) {
 		return plainText{}, false
 	}
-	if v, ok := store.Props(sh.properties).Lookup(propWait); ok {
+	if v, ok := message.Props(sh.properties).Lookup(propWait); ok {
 		p.skipWait = !strings.EqualFold(v, "true")
 	}
-	p.text = store.EditProperties(sh.properties, []string{propWait}, [2]string{propCluster, b.opts.BrokerClusterName})
+	p.text = message.EditProperties(sh.properties, []string{propWait}, [2]string{propCluster, b.opts.BrokerClusterName})
 	return p, true
 }
 
@@ -252,7 +251,7 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 // inside a value, counts: the map path is always correct). Keep it in step
 // with putHooks (lifecycle.go).
 func hookProperties(text string) bool {
-	p := store.Props(text)
+	p := message.Props(text)
 	if _, ok := p.Lookup(propDelay); ok {
 		return true
 	}
@@ -272,7 +271,7 @@ func noWait(props map[string]string) bool {
 // putHook sees every message before it is stored. It may rewrite the
 // message (delay levels, timer messages, transactions) or refuse it; a
 // *putError chooses the response code, any other error answers SYSTEM_ERROR.
-type putHook func(m *store.Message) error
+type putHook func(m *message.Message) error
 
 // putError is a refusal with a stock response code.
 type putError struct {
@@ -284,7 +283,7 @@ func (e *putError) Error() string { return e.remark }
 
 // putMessage stores one message. Every producer-facing write goes through it
 // so hooks apply in one place.
-func (b *Broker) putMessage(m *store.Message) (*store.PutResult, error) {
+func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	for _, h := range b.putHooks {
 		if err := h(m); err != nil {
 			return nil, err
@@ -298,7 +297,7 @@ func (b *Broker) putMessage(m *store.Message) (*store.PutResult, error) {
 }
 
 // putMessages stores a batch on one topic/queue; hooks see each message.
-func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
+func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) {
 	if err := checkBatch(msgs); err != nil {
 		return nil, err
 	}
@@ -414,18 +413,18 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	var res *store.PutResult
 	var err error
 	if sh.batch {
-		entries, err := store.DecodeBatchBody(req.Body)
+		entries, err := message.DecodeBatchBody(req.Body)
 		if err != nil || len(entries) == 0 {
 			if err == nil {
 				err = errors.New("empty batch")
 			}
 			return fail(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
 		}
-		batchProps := store.ParseProperties(sh.properties)
+		batchProps := message.ParseProperties(sh.properties)
 		skipWait := noWait(batchProps)
 		delete(batchProps, propWait)
 		batchProps[propCluster] = b.opts.BrokerClusterName
-		msgs := make([]*store.Message, len(entries))
+		msgs := make([]*message.Message, len(entries))
 		for i, e := range entries {
 			props := e.Properties
 			if props == nil {
@@ -437,7 +436,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 				props[k] = v
 			}
 			delete(props, propWait)
-			msgs[i] = &store.Message{
+			msgs[i] = &message.Message{
 				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
 				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
 				ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
@@ -451,7 +450,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	} else if plain != nil {
 		// No put hook acts on this message: store the producer's properties
 		// text as it came (less WAIT, plus CLUSTER) without a map.
-		m := &store.Message{
+		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
 			RawProperties: plain.text, SysFlag: sysFlag, SkipFlushWait: plain.skipWait || deferFlush,
 			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
@@ -462,9 +461,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 		b.stats.putMsgs.Add(int64(res.Count))
 	} else {
-		m := &store.Message{
+		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			Properties: store.ParseProperties(sh.properties), SysFlag: sysFlag,
+			Properties: message.ParseProperties(sh.properties), SysFlag: sysFlag,
 			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
 		}
 		if m.Properties == nil {
@@ -570,7 +569,7 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 // routeRetry applies a consumer group's retry limit to sends on its
 // %RETRY% topic: once reconsumeTimes reaches the limit the message goes to
 // the group's %DLQ% topic instead (SendMessageProcessor.handleRetryAndDLQ).
-func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *store.Message) (int32, string, bool) {
+func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Message) (int32, string, bool) {
 	group, ok := strings.CutPrefix(sh.topic, topicRetryPrefix)
 	if !ok {
 		return 0, "", true

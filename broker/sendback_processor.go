@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // Properties of the retry path (MessageConst.java).
@@ -62,7 +62,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	if err != nil {
 		return fail(remoting.SystemError, fmt.Sprintf("look message by offset failed, %d", offset))
 	}
-	orig, err := store.DecodeRecord(raw)
+	orig, err := message.DecodeRecord(raw)
 	if err != nil {
 		return fail(remoting.SystemError, fmt.Sprintf("look message by offset failed, %d: %v", offset, err))
 	}
@@ -99,7 +99,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		props[propDelay] = strconv.Itoa(delayLevel)
 	}
 
-	m := &store.Message{
+	m := &message.Message{
 		Topic: topic, QueueID: queueID, Flag: orig.Flag, Body: orig.Body, Properties: props,
 		SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost,
 		ReconsumeTimes: orig.ReconsumeTimes + 1,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -35,7 +36,7 @@ func (e *clientTestEnv) put(topic string, queueID int32, n int) []*store.PutResu
 	e.t.Helper()
 	var out []*store.PutResult
 	for i := range n {
-		res, err := e.b.store.PutMessage(&store.Message{
+		res, err := e.b.store.PutMessage(&message.Message{
 			Topic: topic, QueueID: queueID, Body: []byte("m" + strconv.Itoa(i)),
 			BornTimestamp: e.clk.Now().UnixMilli(), BornHost: netip.MustParseAddrPort("127.0.0.1:50000"),
 		})
@@ -142,7 +143,7 @@ func TestConsumeMessageDirectlyForwardsTheStoredMessage(t *testing.T) {
 	ext := map[string]string{"consumerGroup": "G", "clientId": "A", "msgId": res[1].MsgIDs[0]}
 	clExpectCode(t, admin.invoke(remoting.ConsumeMessageDirectly, ext, nil), remoting.Success, "")
 
-	ext["msgId"] = store.CreateMessageID(netip.MustParseAddrPort("127.0.0.1:10911"), st.MaxPhyOffset()+1000)
+	ext["msgId"] = message.CreateMessageID(netip.MustParseAddrPort("127.0.0.1:10911"), st.MaxPhyOffset()+1000)
 	if resp := admin.invoke(remoting.ConsumeMessageDirectly, ext, nil); resp.Code != remoting.SystemError {
 		t.Fatalf("missing message: code %d %q", resp.Code, resp.Remark)
 	}

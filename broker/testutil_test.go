@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // testBroker is an in-process broker on random 127.0.0.1 ports with one
@@ -255,9 +255,9 @@ func (tb *testBroker) pull(a pullArgs) *remoting.Command {
 }
 
 // records decodes a pull or view body.
-func coreRecords(t *testing.T, body []byte) []*store.MessageExt {
+func coreRecords(t *testing.T, body []byte) []*message.MessageExt {
 	t.Helper()
-	msgs, err := store.DecodeRecords(body)
+	msgs, err := message.DecodeRecords(body)
 	if err != nil {
 		t.Fatalf("decode records: %v", err)
 	}
@@ -295,14 +295,14 @@ func coreProps(kv ...string) string {
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}
-	return store.MarshalProperties(m)
+	return message.MarshalProperties(m)
 }
 
 // coreBatchBody encodes a SEND_BATCH_MESSAGE body (remoting-protocol §5.4).
-func coreBatchBody(entries ...store.BatchEntry) []byte {
+func coreBatchBody(entries ...message.BatchEntry) []byte {
 	var out []byte
 	for _, e := range entries {
-		props := store.MarshalProperties(e.Properties)
+		props := message.MarshalProperties(e.Properties)
 		total := 4 + 4 + 4 + 4 + 4 + len(e.Body) + 2 + len(props)
 		out = coreAppendInt32(out, int32(total))
 		out = coreAppendInt32(out, 0) // magic

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
 	"rmq/timer"
 )
 
 // timerProps are the user properties that make a 5.x timer message.
-var timerProps = [...]string{timer.PropDeliverMs, timer.PropDelaySec, timer.PropDelayMs}
+var timerProps = [...]string{message.PropTimerDeliverMs, message.PropTimerDelaySec, message.PropTimerDelayMs}
 
 // timerDisabledRemark is the 5.x remark of a timer send to a broker with
 // timerWheelEnable=false (SendMessageProcessor, WHEEL_TIMER_NOT_ENABLE).
@@ -24,11 +23,11 @@ const timerDisabledRemark = "accurate timer message is not enabled, timerWheelEn
 // messages keep theirs until the commit re-stores them. A time at or before
 // now leaves the message as it is (delivered at once); a time not yet due
 // moves it to rmq_sys_wheel_timer.
-func (b *Broker) timerHook(m *store.Message) error {
+func (b *Broker) timerHook(m *message.Message) error {
 	switch m.Topic {
 	case transHalfTopic:
 		return nil
-	case schedule.Topic:
+	case message.TopicSchedule:
 		for _, k := range timerProps {
 			delete(m.Properties, k)
 		}
@@ -39,7 +38,7 @@ func (b *Broker) timerHook(m *store.Message) error {
 		// timerWheelEnable=false: the 5.x broker refuses what it would have
 		// admitted as a timer message, valid or not
 		// (HookUtils.handleScheduleMessage); a re-put (TIMER_OUT_MS) is not one.
-		if _, isTimer, _, _ := timer.Admit(m.Properties, now, b.opts.TimerMaxDelaySec); isTimer && m.Topic != timer.Topic {
+		if _, isTimer, _, _ := timer.Admit(m.Properties, now, b.opts.TimerMaxDelaySec); isTimer && m.Topic != message.TopicWheelTimer {
 			return &putError{code: remoting.SystemError, remark: timerDisabledRemark}
 		}
 		return nil
@@ -52,10 +51,10 @@ func (b *Broker) timerHook(m *store.Message) error {
 
 // checkBatchTimers refuses a batch that mixes members bound for the wheel
 // with members stored at once: a batch is stored atomically on one queue.
-func checkBatchTimers(msgs []*store.Message) error {
+func checkBatchTimers(msgs []*message.Message) error {
 	wheel := 0
 	for _, m := range msgs {
-		if m.Topic == timer.Topic {
+		if m.Topic == message.TopicWheelTimer {
 			wheel++
 		}
 	}
@@ -68,7 +67,7 @@ func checkBatchTimers(msgs []*store.Message) error {
 
 // recallHandle is the send reply's recallHandle of a message the timer hook
 // moved into the wheel ("" otherwise).
-func (b *Broker) recallHandle(m *store.Message) string {
+func (b *Broker) recallHandle(m *message.Message) string {
 	h, ok := timer.IssueRecallHandle(m, b.opts.BrokerName)
 	if !ok {
 		return ""

@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
 )
 
 // storeMarks are the store positions a refused put must leave as they were.
@@ -19,7 +17,7 @@ func (tb *testBroker) marks(topic string, queueID int32) storeMarks {
 	tb.t.Helper()
 	tb.waitDispatched()
 	return storeMarks{phy: tb.Store().MaxPhyOffset(), topic: tb.Store().MaxOffsetInQueue(topic, queueID),
-		wheel: tb.Store().MaxOffsetInQueue(timer.Topic, 0)}
+		wheel: tb.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0)}
 }
 
 // Timer admission of SEND_BATCH_MESSAGE is the single-send rule applied to
@@ -29,7 +27,7 @@ func (tb *testBroker) marks(topic string, queueID int32) storeMarks {
 func TestTimerBatchWithAnIllegalMemberIsRefused(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	tooFar := strconv.FormatInt(clk.Now().Add(time.Duration(tb.opts.TimerMaxDelaySec+1)*time.Second).UnixMilli(), 10)
-	legal := map[string]string{timer.PropDelaySec: "30"}
+	legal := map[string]string{message.PropTimerDelaySec: "30"}
 	for _, tc := range []struct {
 		name       string
 		members    []map[string]string
@@ -37,33 +35,33 @@ func TestTimerBatchWithAnIllegalMemberIsRefused(t *testing.T) {
 		wantRemark []string // substrings the remark must hold
 	}{
 		{name: "garbage seconds in the last member",
-			members:    []map[string]string{legal, legal, {timer.PropDelaySec: "x"}},
-			wantRemark: []string{timer.PropDelaySec, `"x"`, "not a 64-bit decimal integer"}},
+			members:    []map[string]string{legal, legal, {message.PropTimerDelaySec: "x"}},
+			wantRemark: []string{message.PropTimerDelaySec, `"x"`, "not a 64-bit decimal integer"}},
 		{name: "garbage deliver time in the first member",
-			members:    []map[string]string{{timer.PropDeliverMs: "tomorrow"}, legal},
-			wantRemark: []string{timer.PropDeliverMs, `"tomorrow"`}},
+			members:    []map[string]string{{message.PropTimerDeliverMs: "tomorrow"}, legal},
+			wantRemark: []string{message.PropTimerDeliverMs, `"tomorrow"`}},
 		{name: "delay beyond timerMaxDelaySec",
-			members:    []map[string]string{legal, {timer.PropDelaySec: strconv.FormatInt(tb.opts.TimerMaxDelaySec+1, 10)}},
+			members:    []map[string]string{legal, {message.PropTimerDelaySec: strconv.FormatInt(tb.opts.TimerMaxDelaySec+1, 10)}},
 			wantRemark: []string{"max delay", strconv.FormatInt(tb.opts.TimerMaxDelaySec*1000, 10)}},
 		{name: "deliver time beyond timerMaxDelaySec",
-			members:    []map[string]string{legal, {timer.PropDeliverMs: tooFar}},
-			wantRemark: []string{"max delay", timer.PropDeliverMs}},
+			members:    []map[string]string{legal, {message.PropTimerDeliverMs: tooFar}},
+			wantRemark: []string{"max delay", message.PropTimerDeliverMs}},
 		{name: "overflowing milliseconds",
-			members:    []map[string]string{legal, {timer.PropDelayMs: "9223372036854775807"}},
-			wantRemark: []string{timer.PropDelayMs, "overflows"}},
+			members:    []map[string]string{legal, {message.PropTimerDelayMs: "9223372036854775807"}},
+			wantRemark: []string{message.PropTimerDelayMs, "overflows"}},
 		{name: "garbage inherited from the batch header",
 			members:    []map[string]string{{}, {}},
-			batchProps: coreProps(timer.PropDelaySec, "soon"),
-			wantRemark: []string{timer.PropDelaySec, `"soon"`}},
+			batchProps: coreProps(message.PropTimerDelaySec, "soon"),
+			wantRemark: []string{message.PropTimerDelaySec, `"soon"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			entries := make([]store.BatchEntry, len(tc.members))
+			entries := make([]message.BatchEntry, len(tc.members))
 			for i, p := range tc.members {
 				props := map[string]string{"UNIQ_KEY": "BI" + strconv.Itoa(i)}
 				for k, v := range p {
 					props[k] = v
 				}
-				entries[i] = store.BatchEntry{Body: []byte(strconv.Itoa(i)), Properties: props}
+				entries[i] = message.BatchEntry{Body: []byte(strconv.Itoa(i)), Properties: props}
 			}
 			before := tb.marks("TBI", 1)
 			r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TBI", queueID: 1, body: coreBatchBody(entries...),
@@ -95,10 +93,10 @@ func TestTimerBatchOfLegalTimersIsHeldOnTheWheel(t *testing.T) {
 	now := clk.Now()
 	due := []time.Time{now.Add(30 * time.Second), now.Add(45 * time.Second), now.Add(60 * time.Second)}
 	body := coreBatchBody(
-		store.BatchEntry{Body: []byte("sec"), Properties: map[string]string{"UNIQ_KEY": "BL0", timer.PropDelaySec: "30"}},
-		store.BatchEntry{Body: []byte("ms"), Properties: map[string]string{"UNIQ_KEY": "BL1", timer.PropDelayMs: "45000"}},
-		store.BatchEntry{Body: []byte("at"), Properties: map[string]string{"UNIQ_KEY": "BL2",
-			timer.PropDeliverMs: strconv.FormatInt(due[2].UnixMilli(), 10)}},
+		message.BatchEntry{Body: []byte("sec"), Properties: map[string]string{"UNIQ_KEY": "BL0", message.PropTimerDelaySec: "30"}},
+		message.BatchEntry{Body: []byte("ms"), Properties: map[string]string{"UNIQ_KEY": "BL1", message.PropTimerDelayMs: "45000"}},
+		message.BatchEntry{Body: []byte("at"), Properties: map[string]string{"UNIQ_KEY": "BL2",
+			message.PropTimerDeliverMs: strconv.FormatInt(due[2].UnixMilli(), 10)}},
 	)
 	before := tb.marks("TBL", 2)
 	r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TBL", queueID: 2, body: body, batch: true})
@@ -111,14 +109,14 @@ func TestTimerBatchOfLegalTimersIsHeldOnTheWheel(t *testing.T) {
 	if r.ExtFields["queueId"] != "2" || len(strings.Split(r.ExtFields["msgId"], ",")) != 3 {
 		t.Fatalf("reply %v", r.ExtFields)
 	}
-	wheel := tb.messagesOn(timer.Topic, 0)[before.wheel:]
+	wheel := tb.messagesOn(message.TopicWheelTimer, 0)[before.wheel:]
 	if len(wheel) != 3 {
 		t.Fatalf("wheel topic gained %d records, want 3", len(wheel))
 	}
 	for i, m := range wheel {
 		p := m.Properties
 		if p["REAL_TOPIC"] != "TBL" || p["REAL_QID"] != "2" || p["UNIQ_KEY"] != "BL"+strconv.Itoa(i) ||
-			p[timer.PropOutMs] != strconv.FormatInt(due[i].UnixMilli(), 10) {
+			p[message.PropTimerOutMs] != strconv.FormatInt(due[i].UnixMilli(), 10) {
 			t.Fatalf("wheel record %d: %v", i, p)
 		}
 	}
@@ -146,14 +144,14 @@ func TestTimerBatchDueNowIsStoredAtOnce(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	past := strconv.FormatInt(clk.Now().Add(-time.Minute).UnixMilli(), 10)
 	body := coreBatchBody(
-		store.BatchEntry{Body: []byte("a"), Properties: map[string]string{timer.PropDeliverMs: past}},
-		store.BatchEntry{Body: []byte("b"), Properties: map[string]string{timer.PropDelaySec: "0"}},
+		message.BatchEntry{Body: []byte("a"), Properties: map[string]string{message.PropTimerDeliverMs: past}},
+		message.BatchEntry{Body: []byte("b"), Properties: map[string]string{message.PropTimerDelaySec: "0"}},
 	)
 	before := tb.marks("TBN", 0)
 	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TBN", body: body, batch: true}); r.Code != remoting.Success {
 		t.Fatalf("batch: %d %q", r.Code, r.Remark)
 	}
-	if got := tb.messagesOn("TBN", 0); len(got) != 2 || got[0].Properties[timer.PropOutMs] != "" {
+	if got := tb.messagesOn("TBN", 0); len(got) != 2 || got[0].Properties[message.PropTimerOutMs] != "" {
 		t.Fatalf("own queue holds %d", len(got))
 	}
 	if after := tb.marks("TBN", 0); after.wheel != before.wheel {
@@ -163,20 +161,20 @@ func TestTimerBatchDueNowIsStoredAtOnce(t *testing.T) {
 
 // deliveredTimer sends a timer message to topic, lets it come due and
 // returns the delivered copy with the message id a consumer would hold.
-func deliveredTimer(t *testing.T, tb *testBroker, adv func(time.Duration), topic, uniq string) (*store.MessageExt, string) {
+func deliveredTimer(t *testing.T, tb *testBroker, adv func(time.Duration), topic, uniq string) (*message.MessageExt, string) {
 	t.Helper()
-	tb.mustSend(sendArgs{topic: topic, body: []byte(uniq), props: coreProps(timer.PropDelaySec, "5", "UNIQ_KEY", uniq, "TAGS", "tt")})
+	tb.mustSend(sendArgs{topic: topic, body: []byte(uniq), props: coreProps(message.PropTimerDelaySec, "5", "UNIQ_KEY", uniq, "TAGS", "tt")})
 	coreWaitFor(t, "enqueue into the wheel", func() bool { return tb.timers.Stats().Pending == 1 })
 	adv(5 * time.Second)
 	coreWaitFor(t, "timer delivery", func() bool { return len(tb.messagesOn(topic, 0)) == 1 })
 	coreWaitFor(t, "the wheel to drain", func() bool { return tb.timers.Stats().Pending == 0 })
 	m := tb.messagesOn(topic, 0)[0]
-	for _, k := range []string{timer.PropOutMs, timer.PropDelaySec, timer.PropEnqueueMs, timer.PropDequeueMs} {
+	for _, k := range []string{message.PropTimerOutMs, message.PropTimerDelaySec, message.PropTimerEnqueueMs, message.PropTimerDequeueMs} {
 		if m.Properties[k] == "" {
 			t.Fatalf("delivered timer message lacks %s: %v", k, m.Properties)
 		}
 	}
-	return m, store.CreateMessageID(tb.host, m.PhysicalOffset)
+	return m, message.CreateMessageID(tb.host, m.PhysicalOffset)
 }
 
 // CONSUMER_SEND_MSG_BACK of a delivered timer message: the copy carries the
@@ -195,15 +193,15 @@ func TestTimerMessageSendBack(t *testing.T) {
 		wantQueue  int32 // schedule queue (level-1); DLQ has one queue
 		wantLevel  string
 	}{
-		{name: "default level", delayLevel: 0, maxTimes: "16", wantTopic: schedule.Topic, wantQueue: 2, wantLevel: "3"},
-		{name: "requested level", delayLevel: 2, maxTimes: "16", wantTopic: schedule.Topic, wantQueue: 1, wantLevel: "2"},
+		{name: "default level", delayLevel: 0, maxTimes: "16", wantTopic: message.TopicSchedule, wantQueue: 2, wantLevel: "3"},
+		{name: "requested level", delayLevel: 2, maxTimes: "16", wantTopic: message.TopicSchedule, wantQueue: 1, wantLevel: "2"},
 		{name: "budget spent", delayLevel: 0, maxTimes: "0", wantTopic: "%DLQ%GT"},
 		{name: "client asks for DLQ", delayLevel: -1, maxTimes: "16", wantTopic: "%DLQ%GT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb, clk := startDelayBroker(t)
 			orig, msgID := deliveredTimer(t, tb, clk.Advance, "TSB", "SB1")
-			wheelBefore, enqBefore := tb.Store().MaxOffsetInQueue(timer.Topic, 0), tb.timers.Stats().Enqueued
+			wheelBefore, enqBefore := tb.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0), tb.timers.Stats().Enqueued
 
 			if r := tb.sendBack(msgID, "GT", tc.delayLevel, tc.maxTimes); r.Code != remoting.Success {
 				t.Fatalf("send back: %d %q", r.Code, r.Remark)
@@ -217,29 +215,29 @@ func TestTimerMessageSendBack(t *testing.T) {
 			if string(m.Body) != "SB1" || p["UNIQ_KEY"] != "SB1" || p["ORIGIN_MESSAGE_ID"] != msgID || m.ReconsumeTimes != 1 {
 				t.Fatalf("sent-back message %q reconsume %d %v", m.Body, m.ReconsumeTimes, p)
 			}
-			if p[timer.PropOutMs] != orig.Properties[timer.PropOutMs] {
-				t.Fatalf("TIMER_OUT_MS %q, want the first admission's %q", p[timer.PropOutMs], orig.Properties[timer.PropOutMs])
+			if p[message.PropTimerOutMs] != orig.Properties[message.PropTimerOutMs] {
+				t.Fatalf("TIMER_OUT_MS %q, want the first admission's %q", p[message.PropTimerOutMs], orig.Properties[message.PropTimerOutMs])
 			}
-			if tc.wantTopic == schedule.Topic {
+			if tc.wantTopic == message.TopicSchedule {
 				if p["DELAY"] != tc.wantLevel || p["REAL_TOPIC"] != "%RETRY%GT" {
 					t.Fatalf("schedule record %v", p)
 				}
-				for _, k := range []string{timer.PropDelaySec, timer.PropDelayMs, timer.PropDeliverMs} {
+				for _, k := range []string{message.PropTimerDelaySec, message.PropTimerDelayMs, message.PropTimerDeliverMs} {
 					if _, ok := p[k]; ok {
 						t.Fatalf("a delay level wins, yet %s stays: %v", k, p)
 					}
 				}
-			} else if p["DELAY"] != "" || p[timer.PropDelaySec] != "5" {
+			} else if p["DELAY"] != "" || p[message.PropTimerDelaySec] != "5" {
 				// The DLQ copy keeps the original's properties (no DELAY).
 				t.Fatalf("DLQ record %v", p)
 			}
-			if tc.wantTopic == schedule.Topic {
+			if tc.wantTopic == message.TopicSchedule {
 				// The retry comes due on %RETRY%GT and still does not enter the wheel.
 				clk.Advance(30 * time.Second)
 				coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%GT", 0)) == 1 })
 			}
-			if w := tb.Store().MaxOffsetInQueue(timer.Topic, 0); w != wheelBefore {
-				t.Fatalf("send back put %d records on %s", w-wheelBefore, timer.Topic)
+			if w := tb.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0); w != wheelBefore {
+				t.Fatalf("send back put %d records on %s", w-wheelBefore, message.TopicWheelTimer)
 			}
 			if st := tb.timers.Stats(); st.Enqueued != enqBefore || st.Pending != 0 {
 				t.Fatalf("send back re-admitted the message as a timer: %+v", st)
@@ -253,21 +251,21 @@ func TestTimerMessageSendBack(t *testing.T) {
 func TestTimerMessageRetriedTwice(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	_, msgID := deliveredTimer(t, tb, clk.Advance, "TSB2", "SB2")
-	wheelBefore := tb.Store().MaxOffsetInQueue(timer.Topic, 0)
+	wheelBefore := tb.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0)
 	if r := tb.sendBack(msgID, "GT2", 0, "16"); r.Code != remoting.Success {
 		t.Fatalf("send back: %d %q", r.Code, r.Remark)
 	}
 	clk.Advance(10 * time.Second)
 	coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%GT2", 0)) == 1 })
 	retry := tb.messagesOn("%RETRY%GT2", 0)[0]
-	if r := tb.sendBack(store.CreateMessageID(tb.host, retry.PhysicalOffset), "GT2", 0, "16"); r.Code != remoting.Success {
+	if r := tb.sendBack(message.CreateMessageID(tb.host, retry.PhysicalOffset), "GT2", 0, "16"); r.Code != remoting.Success {
 		t.Fatalf("second send back: %d %q", r.Code, r.Remark)
 	}
-	second := tb.messagesOn(schedule.Topic, 3) // level 4
+	second := tb.messagesOn(message.TopicSchedule, 3) // level 4
 	if len(second) != 1 || second[0].ReconsumeTimes != 2 || second[0].Properties["ORIGIN_MESSAGE_ID"] != msgID {
 		t.Fatalf("level 4 queue holds %d", len(second))
 	}
-	if w := tb.Store().MaxOffsetInQueue(timer.Topic, 0); w != wheelBefore {
-		t.Fatalf("retries put %d records on %s", w-wheelBefore, timer.Topic)
+	if w := tb.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0); w != wheelBefore {
+		t.Fatalf("retries put %d records on %s", w-wheelBefore, message.TopicWheelTimer)
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
 )
 
 // With timerWheelEnable=false (anchors: upstream #6722) no timer store runs:
@@ -25,15 +23,15 @@ func TestTimerWheelDisabled(t *testing.T) {
 	}
 	tb.mustSend(sendArgs{topic: "Off", body: []byte("plain")})
 
-	for _, k := range []string{timer.PropDelaySec, timer.PropDelayMs, timer.PropDeliverMs} {
+	for _, k := range []string{message.PropTimerDelaySec, message.PropTimerDelayMs, message.PropTimerDeliverMs} {
 		resp := tb.send(sendArgs{topic: "Off", body: []byte("t"), props: coreProps(k, "5000")})
 		if resp.Code != remoting.SystemError || resp.Remark != "accurate timer message is not enabled, timerWheelEnable is false" {
 			t.Fatalf("%s send: %d %q, want SYSTEM_ERROR with the 5.x remark", k, resp.Code, resp.Remark)
 		}
 	}
 	batch := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "Off", batch: true,
-		body: coreBatchBody(store.BatchEntry{Body: []byte("b1"), Properties: map[string]string{timer.PropDelaySec: "5"}},
-			store.BatchEntry{Body: []byte("b2"), Properties: map[string]string{timer.PropDelaySec: "5"}})})
+		body: coreBatchBody(message.BatchEntry{Body: []byte("b1"), Properties: map[string]string{message.PropTimerDelaySec: "5"}},
+			message.BatchEntry{Body: []byte("b2"), Properties: map[string]string{message.PropTimerDelaySec: "5"}})})
 	if batch.Code != remoting.SystemError {
 		t.Fatalf("timer batch: %d %q, want SYSTEM_ERROR", batch.Code, batch.Remark)
 	}
@@ -42,9 +40,9 @@ func TestTimerWheelDisabled(t *testing.T) {
 	}
 
 	// A DELAY level wins over timer properties, as with the wheel on.
-	tb.mustSend(sendArgs{topic: "Off", body: []byte("d"), props: coreProps("DELAY", "2", timer.PropDelaySec, "5")})
+	tb.mustSend(sendArgs{topic: "Off", body: []byte("d"), props: coreProps("DELAY", "2", message.PropTimerDelaySec, "5")})
 	tb.waitDispatched()
-	if n := tb.store.MaxOffsetInQueue(schedule.Topic, 1); n != 1 {
+	if n := tb.store.MaxOffsetInQueue(message.TopicSchedule, 1); n != 1 {
 		t.Fatalf("schedule level 2 holds %d messages, want 1", n)
 	}
 

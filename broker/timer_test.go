@@ -5,24 +5,22 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
 )
 
 func TestTimerMessageDeliveredAtItsTimeNeverEarly(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	due := clk.Now().Add(5 * time.Second).UnixMilli()
 	resp := tb.mustSend(sendArgs{topic: "TimerT", body: []byte("t"), queueID: 1,
-		props: coreProps(timer.PropDeliverMs, strconv.FormatInt(due, 10), "UNIQ_KEY", "TU1", "TAGS", "x")})
+		props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due, 10), "UNIQ_KEY", "TU1", "TAGS", "x")})
 	if resp.ExtFields["recallHandle"] == "" {
 		t.Fatalf("send reply has no recallHandle: %v", resp.ExtFields)
 	}
 	if resp.ExtFields["queueId"] != "1" {
 		t.Fatalf("reply queueId %q, want the addressed queue", resp.ExtFields["queueId"])
 	}
-	wheel := tb.messagesOn(timer.Topic, 0)
+	wheel := tb.messagesOn(message.TopicWheelTimer, 0)
 	if len(wheel) != 1 || wheel[0].Properties["REAL_TOPIC"] != "TimerT" || wheel[0].Properties["REAL_QID"] != "1" {
 		t.Fatalf("wheel topic holds %d", len(wheel))
 	}
@@ -34,7 +32,7 @@ func TestTimerMessageDeliveredAtItsTimeNeverEarly(t *testing.T) {
 	clk.Advance(time.Millisecond)
 	coreWaitFor(t, "timer delivery", func() bool { return len(tb.messagesOn("TimerT", 1)) == 1 })
 	m := tb.messagesOn("TimerT", 1)[0]
-	if string(m.Body) != "t" || m.Properties["UNIQ_KEY"] != "TU1" || m.Properties["TAGS"] != "x" || m.Properties[timer.PropDequeueMs] == "" {
+	if string(m.Body) != "t" || m.Properties["UNIQ_KEY"] != "TU1" || m.Properties["TAGS"] != "x" || m.Properties[message.PropTimerDequeueMs] == "" {
 		t.Fatalf("delivered %q %v", m.Body, m.Properties)
 	}
 	if m.StoreTimestamp < due {
@@ -50,12 +48,12 @@ func TestTimerAdmissionAtTheBroker(t *testing.T) {
 		wantCode int32
 		wantOn   string // topic the message is stored on when accepted
 	}{
-		{name: "garbage", props: coreProps(timer.PropDelaySec, "soon"), wantCode: remoting.MessageIllegal},
-		{name: "beyond max delay", props: coreProps(timer.PropDelaySec, strconv.Itoa(4*24*3600)), wantCode: remoting.MessageIllegal},
-		{name: "overflowing delay", props: coreProps(timer.PropDelaySec, "9223372036854775807"), wantCode: remoting.MessageIllegal},
-		{name: "in the past is due now", props: coreProps(timer.PropDeliverMs, "1000"), wantOn: "Adm"},
-		{name: "delay level wins", props: coreProps("DELAY", "1", timer.PropDelaySec, "60"), wantOn: schedule.Topic},
-		{name: "relative seconds", props: coreProps(timer.PropDelaySec, "30"), wantOn: timer.Topic},
+		{name: "garbage", props: coreProps(message.PropTimerDelaySec, "soon"), wantCode: remoting.MessageIllegal},
+		{name: "beyond max delay", props: coreProps(message.PropTimerDelaySec, strconv.Itoa(4*24*3600)), wantCode: remoting.MessageIllegal},
+		{name: "overflowing delay", props: coreProps(message.PropTimerDelaySec, "9223372036854775807"), wantCode: remoting.MessageIllegal},
+		{name: "in the past is due now", props: coreProps(message.PropTimerDeliverMs, "1000"), wantOn: "Adm"},
+		{name: "delay level wins", props: coreProps("DELAY", "1", message.PropTimerDelaySec, "60"), wantOn: message.TopicSchedule},
+		{name: "relative seconds", props: coreProps(message.PropTimerDelaySec, "30"), wantOn: message.TopicWheelTimer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := tb.send(sendArgs{topic: "Adm", body: []byte(tc.name), props: tc.props})
@@ -65,16 +63,16 @@ func TestTimerAdmissionAtTheBroker(t *testing.T) {
 			if tc.wantCode != remoting.Success {
 				return
 			}
-			_, phy, _ := store.DecodeMessageID(resp.ExtFields["msgId"])
+			_, phy, _ := message.DecodeMessageID(resp.ExtFields["msgId"])
 			raw, err := tb.Store().LookMessageByOffset(phy)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, _ := store.DecodeRecord(raw)
+			m, _ := message.DecodeRecord(raw)
 			if m.Topic != tc.wantOn {
 				t.Fatalf("stored on %s, want %s", m.Topic, tc.wantOn)
 			}
-			if tc.wantOn == schedule.Topic && m.Properties[timer.PropDelaySec] != "" {
+			if tc.wantOn == message.TopicSchedule && m.Properties[message.PropTimerDelaySec] != "" {
 				t.Fatal("a delay-level message keeps no timer property")
 			}
 		})
@@ -85,7 +83,7 @@ func TestRecallBeforeAndAfterDelivery(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	send := func(body string, delay time.Duration) string {
 		resp := tb.mustSend(sendArgs{topic: "RecallT", body: []byte(body),
-			props: coreProps(timer.PropDelayMs, strconv.FormatInt(delay.Milliseconds(), 10), "UNIQ_KEY", "U-"+body)})
+			props: coreProps(message.PropTimerDelayMs, strconv.FormatInt(delay.Milliseconds(), 10), "UNIQ_KEY", "U-"+body)})
 		return resp.ExtFields["recallHandle"]
 	}
 	recall := func(handle string) *remoting.Command {
@@ -119,7 +117,7 @@ func TestRecallBeforeAndAfterDelivery(t *testing.T) {
 
 func TestTimerFiguresInRuntimeInfo(t *testing.T) {
 	tb, _ := startDelayBroker(t)
-	tb.mustSend(sendArgs{topic: "Fig", body: []byte("f"), props: coreProps(timer.PropDelaySec, "60")})
+	tb.mustSend(sendArgs{topic: "Fig", body: []byte("f"), props: coreProps(message.PropTimerDelaySec, "60")})
 	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().Pending == 1 })
 	resp := tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
 	var kv remoting.KVTable
@@ -134,23 +132,23 @@ func TestTimerFiguresInRuntimeInfo(t *testing.T) {
 func TestTimerBatchRules(t *testing.T) {
 	tb, _ := startDelayBroker(t)
 	mixed := coreBatchBody(
-		store.BatchEntry{Body: []byte("a"), Properties: map[string]string{timer.PropDelaySec: "30"}},
-		store.BatchEntry{Body: []byte("b")},
+		message.BatchEntry{Body: []byte("a"), Properties: map[string]string{message.PropTimerDelaySec: "30"}},
+		message.BatchEntry{Body: []byte("b")},
 	)
 	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TB", body: mixed, batch: true}); r.Code != remoting.MessageIllegal {
 		t.Fatalf("mixed batch: %d %q", r.Code, r.Remark)
 	}
 	all := coreBatchBody(
-		store.BatchEntry{Body: []byte("a"), Properties: map[string]string{timer.PropDelaySec: "30"}},
-		store.BatchEntry{Body: []byte("b"), Properties: map[string]string{timer.PropDelaySec: "40"}},
+		message.BatchEntry{Body: []byte("a"), Properties: map[string]string{message.PropTimerDelaySec: "30"}},
+		message.BatchEntry{Body: []byte("b"), Properties: map[string]string{message.PropTimerDelaySec: "40"}},
 	)
 	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TB", body: all, batch: true}); r.Code != remoting.Success {
 		t.Fatalf("timer batch: %d %q", r.Code, r.Remark)
 	}
-	if n := len(tb.messagesOn(timer.Topic, 0)); n != 2 {
+	if n := len(tb.messagesOn(message.TopicWheelTimer, 0)); n != 2 {
 		t.Fatalf("wheel topic holds %d", n)
 	}
-	if r := tb.send(sendArgs{topic: timer.Topic, body: []byte("x")}); r.Code != remoting.NoPermission {
+	if r := tb.send(sendArgs{topic: message.TopicWheelTimer, body: []byte("x")}); r.Code != remoting.NoPermission {
 		t.Fatalf("direct send to the wheel topic: %d", r.Code)
 	}
 }
@@ -158,7 +156,7 @@ func TestTimerBatchRules(t *testing.T) {
 func TestTimerMessagesSurviveRestart(t *testing.T) {
 	tb, clk := startDelayBroker(t)
 	for i := 0; i < 5; i++ {
-		tb.mustSend(sendArgs{topic: "TR", body: []byte(strconv.Itoa(i)), props: coreProps(timer.PropDelaySec, "20")})
+		tb.mustSend(sendArgs{topic: "TR", body: []byte(strconv.Itoa(i)), props: coreProps(message.PropTimerDelaySec, "20")})
 	}
 	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().Pending == 5 })
 	tb = tb.restart()

@@ -89,6 +89,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -248,13 +249,13 @@ func (s *transactionService) loop(next time.Time) {
 // .parseHalfMessageInner). Stock keys on the property, not on the sysFlag: a
 // PREPARED or ROLLBACK sysFlag without TRAN_MSG is stored as such (queue
 // offset 0, no consume-queue unit). Hooks must not see batches with TRAN_MSG.
-func (b *Broker) transactionHook(m *store.Message) error {
+func (b *Broker) transactionHook(m *message.Message) error {
 	if m.Topic == txHalfTopic || !parseJavaBool(m.Properties[txPropTranMsg]) {
 		return nil
 	}
 	m.Properties[txPropRealTopic] = m.Topic
 	m.Properties[txPropRealQueueID] = strconv.Itoa(int(m.QueueID))
-	m.SysFlag = m.SysFlag&^store.TransactionRollbackType | store.TransactionNotType
+	m.SysFlag = m.SysFlag&^message.TransactionRollbackType | message.TransactionNotType
 	m.Topic = txHalfTopic
 	m.QueueID = txHalfQueueID
 	return nil
@@ -264,7 +265,7 @@ func (b *Broker) transactionHook(m *store.Message) error {
 // message the hook turned into a half message, "" otherwise (4.9.8 leaves the
 // field null; 5.x sets UNIQ_KEY on every send). Clients copy it into
 // END_TRANSACTION and the local __transactionId__ property only.
-func transactionIDFor(m *store.Message, res *store.PutResult) string {
+func transactionIDFor(m *message.Message, res *store.PutResult) string {
 	if res == nil || m.Topic != txHalfTopic {
 		return ""
 	}

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // txPass is the state of one check pass.
@@ -50,7 +50,7 @@ func (s *transactionService) checkNow() {
 	start := s.committedOffset(txHalfTopic)
 	end := st.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
 	p := &txPass{nowMs: s.b.clock.Now().UnixMilli(), end: end}
-	next := s.scan(txHalfTopic, start, end, func(m *store.MessageExt) bool { return s.examine(m, p) })
+	next := s.scan(txHalfTopic, start, end, func(m *message.MessageExt) bool { return s.examine(m, p) })
 	if next != start {
 		s.b.offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
 	}
@@ -58,7 +58,7 @@ func (s *transactionService) checkNow() {
 }
 
 // examine decides one half message of the walk; false stops the walk before it.
-func (s *transactionService) examine(m *store.MessageExt, p *txPass) bool {
+func (s *transactionService) examine(m *message.MessageExt, p *txPass) bool {
 	select {
 	case <-s.stop: // shutting down: keep the progress made so far
 		return false
@@ -124,13 +124,13 @@ func txImmunityMs(v string, timeout time.Duration) int64 {
 // putBack stores a copy of a half message at the end of the half queue
 // (renewHalfMessageInner) with its chain origin and the given check count.
 // The copy keeps flag and reconsumeTimes, which stock drops.
-func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTimes string, p *txPass) (*store.MessageExt, error) {
+func (s *transactionService) putBack(m *message.MessageExt, origin int64, checkTimes string, p *txPass) (*message.MessageExt, error) {
 	props := maps.Clone(m.Properties)
 	props[txPropOrigin] = strconv.FormatInt(origin, 10)
 	if checkTimes != "" {
 		props[txPropCheckTimes] = checkTimes
 	}
-	cp := &store.Message{
+	cp := &message.Message{
 		Topic: txHalfTopic, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
@@ -144,7 +144,7 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 	// Recorded before the pass commits its progress past m, so an
 	// END_TRANSACTION never sees the chain walked past without its copy.
 	s.noteCopy(origin, res.QueueOffset)
-	return &store.MessageExt{
+	return &message.MessageExt{
 		Message: *cp, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
 		StoreTimestamp: res.StoreTimestamp, StoreHost: s.b.storeHost(), MsgID: res.MsgIDs[0],
 	}, nil
@@ -154,7 +154,7 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 // the transaction (AbstractTransactionalMessageCheckListener.sendCheckMessage):
 // oneway CHECK_TRANSACTION_STATE about the copy cp, whose record is the body
 // with the real topic and queue restored.
-func (s *transactionService) sendCheck(cp *store.MessageExt) {
+func (s *transactionService) sendCheck(cp *message.MessageExt) {
 	group := cp.Properties[txPropProducerGroup]
 	log := s.b.log.With().Str("group", group).Str("msgId", cp.Properties[txPropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
 	conn := s.b.producers.AvailableConn(group)
@@ -178,7 +178,7 @@ func (s *transactionService) sendCheck(cp *store.MessageExt) {
 	if q, err := strconv.Atoi(cp.Properties[txPropRealQueueID]); err == nil {
 		body.QueueID = int32(q)
 	}
-	req := remoting.NewRequest(remoting.CheckTransactionState, ext, store.EncodeRecord(nil, &body))
+	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, &body))
 	if err := conn.Oneway(req); err != nil {
 		log.Warn().Err(err).Str("producer", conn.RemoteAddr()).Msg("transaction: check request failed")
 		return
@@ -191,7 +191,7 @@ func (s *transactionService) sendCheck(cp *store.MessageExt) {
 // (or outlived the file retention) to TRANS_CHECK_MAX_TIME_TOPIC, from where
 // RESUME_CHECK_HALF_MESSAGE can bring it back
 // (DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
-func (s *transactionService) discard(m *store.MessageExt, origin int64) {
+func (s *transactionService) discard(m *message.MessageExt, origin int64) {
 	log := s.b.log.With().Str("group", m.Properties[txPropProducerGroup]).Str("msgId", m.Properties[txPropUniqKey]).
 		Str("realTopic", m.Properties[txPropRealTopic]).Str("checkTimes", m.Properties[txPropCheckTimes]).
 		Int64("halfOffset", m.QueueOffset).Int64("commitLogOffset", m.PhysicalOffset).Logger()
@@ -201,7 +201,7 @@ func (s *transactionService) discard(m *store.MessageExt, origin int64) {
 	s.b.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
 	props := maps.Clone(m.Properties)
 	props[txPropOrigin] = strconv.FormatInt(origin, 10)
-	res, err := s.b.store.PutMessage(&store.Message{
+	res, err := s.b.store.PutMessage(&message.Message{
 		Topic: txCheckMaxTopic, QueueID: 0, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -49,14 +50,14 @@ func (b *Broker) processEndTransaction(c *remoting.Conn, req *remoting.Command) 
 		return errorResponse(req, err)
 	}
 	switch eh.decision {
-	case store.TransactionNotType, store.TransactionCommitType, store.TransactionRollbackType:
+	case message.TransactionNotType, message.TransactionCommitType, message.TransactionRollbackType:
 	default:
 		return remoting.NewResponse(req, remoting.SystemError, txRemarkBadDecision)
 	}
 	log := b.log.With().Str("group", eh.group).Str("msgId", eh.msgID).Int64("commitLogOffset", eh.phyOff).
 		Int64("tranStateTableOffset", eh.tranOff).Bool("fromCheck", eh.fromCheck).Str("producer", c.RemoteAddr()).
 		Str("remark", req.Remark).Logger()
-	if eh.decision == store.TransactionNotType {
+	if eh.decision == message.TransactionNotType {
 		log.Warn().Msg("transaction: producer reports the transaction still unknown")
 		return nil
 	}
@@ -67,7 +68,7 @@ func (b *Broker) processEndTransaction(c *remoting.Conn, req *remoting.Command) 
 	code, remark := s.end(&eh)
 	if code != remoting.Success {
 		log.Warn().Int32("code", code).Str("reason", remark).Int32("decision", eh.decision).Msg("transaction: end transaction refused")
-	} else if eh.fromCheck || eh.decision == store.TransactionRollbackType {
+	} else if eh.fromCheck || eh.decision == message.TransactionRollbackType {
 		log.Info().Int32("decision", eh.decision).Msg("transaction: ended")
 	}
 	resp := remoting.NewResponse(req, code, remark)
@@ -98,7 +99,7 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 		s.b.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: half message already finished, end transaction ignored")
 		return remoting.Success, ""
 	}
-	if eh.decision == store.TransactionCommitType {
+	if eh.decision == message.TransactionCommitType {
 		m, err := txCommitMessage(half)
 		if err != nil {
 			return remoting.SystemError, err.Error()
@@ -117,12 +118,12 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 // preparedMessage looks up the half message at commitLogOffset and checks it
 // against the header (checkPrepareMessage). Unlike stock, a record that is
 // not on the half topic is not "found".
-func (s *transactionService) preparedMessage(eh *endTxHeader) (*store.MessageExt, int32, string) {
+func (s *transactionService) preparedMessage(eh *endTxHeader) (*message.MessageExt, int32, string) {
 	raw, err := s.b.store.LookMessageByOffset(eh.phyOff)
 	if err != nil {
 		return nil, remoting.SystemError, txRemarkNotFound
 	}
-	half, err := store.DecodeRecord(raw)
+	half, err := message.DecodeRecord(raw)
 	if err != nil || half.Topic != txHalfTopic {
 		return nil, remoting.SystemError, txRemarkNotFound
 	}
@@ -145,7 +146,7 @@ var errNoRealTopic = errors.New("broker: half message has no REAL_TOPIC/REAL_QID
 // preparedTransactionOffset = the half message's commitlog offset, and
 // REAL_TOPIC, REAL_QID and TRAN_MSG removed. It goes through the put hooks,
 // so a DELAY it carries delays it now.
-func txCommitMessage(half *store.MessageExt) (*store.Message, error) {
+func txCommitMessage(half *message.MessageExt) (*message.Message, error) {
 	topic := half.Properties[txPropRealTopic]
 	qid, err := strconv.ParseInt(half.Properties[txPropRealQueueID], 10, 32)
 	if topic == "" || err != nil {
@@ -155,9 +156,9 @@ func txCommitMessage(half *store.MessageExt) (*store.Message, error) {
 	delete(props, txPropRealTopic)
 	delete(props, txPropRealQueueID)
 	delete(props, txPropTranMsg)
-	return &store.Message{
+	return &message.Message{
 		Topic: topic, QueueID: int32(qid), Flag: half.Flag, Body: half.Body, Properties: props,
-		SysFlag:       half.SysFlag&^store.TransactionRollbackType | store.TransactionCommitType,
+		SysFlag:       half.SysFlag&^message.TransactionRollbackType | message.TransactionCommitType,
 		BornTimestamp: half.BornTimestamp, BornHost: half.BornHost, ReconsumeTimes: half.ReconsumeTimes,
 		PreparedTransactionOffset: half.PhysicalOffset,
 		SkipFlushWait:             true,
@@ -181,8 +182,8 @@ func (s *transactionService) finalPutFailure(err error) (int32, string) {
 
 // putOp records the decision of the half message in the op queue of its
 // queue: tag "d", body its queue offset (addRemoveTagInTransactionOp).
-func (s *transactionService) putOp(half *store.MessageExt) {
-	_, err := s.b.store.PutMessage(&store.Message{
+func (s *transactionService) putOp(half *message.MessageExt) {
+	_, err := s.b.store.PutMessage(&message.Message{
 		Topic: txOpTopic, QueueID: half.QueueID, Body: []byte(strconv.FormatInt(half.QueueOffset, 10)),
 		Properties:    map[string]string{txPropTags: txOpRemoveTag},
 		BornTimestamp: s.b.clock.Now().UnixMilli(), BornHost: s.b.storeHost(), SkipFlushWait: true,
@@ -200,7 +201,7 @@ func (s *transactionService) putOp(half *store.MessageExt) {
 func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	msgID := req.Header().Str("msgId", false)
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	_, phy, err := store.DecodeMessageID(msgID)
+	_, phy, err := message.DecodeMessageID(msgID)
 	if err != nil {
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeError
 		return resp
@@ -210,7 +211,7 @@ func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.C
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeError
 		return resp
 	}
-	m, err := store.DecodeRecord(raw)
+	m, err := message.DecodeRecord(raw)
 	if err != nil {
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeError
 		return resp
@@ -220,7 +221,7 @@ func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.C
 	if _, ok := props[txPropOrigin]; !ok && m.Topic == txHalfTopic {
 		props[txPropOrigin] = strconv.FormatInt(m.QueueOffset, 10)
 	}
-	res, err := b.store.PutMessage(&store.Message{
+	res, err := b.store.PutMessage(&message.Message{
 		Topic: txHalfTopic, QueueID: txHalfQueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,

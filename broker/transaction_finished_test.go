@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
-	"rmq/timer"
 )
 
 // txShortChecks makes a check pass every 10 s with a 1 s time-out, so a
@@ -34,12 +33,12 @@ func TestTransactionVeryLateEndIsHarmless(t *testing.T) {
 		restart   bool
 		want      int // messages on the real topic
 	}{
-		{name: "commit twice", first: store.TransactionCommitType, late: store.TransactionCommitType, want: 1},
-		{name: "commit twice, restart", first: store.TransactionCommitType, late: store.TransactionCommitType, restart: true, want: 1},
-		{name: "rollback then commit", first: store.TransactionRollbackType, late: store.TransactionCommitType, want: 0},
-		{name: "rollback then commit, restart", first: store.TransactionRollbackType, late: store.TransactionCommitType, restart: true, want: 0},
-		{name: "check answered, commit again", first: store.TransactionCommitType, fromCheck: true, late: store.TransactionCommitType, want: 1},
-		{name: "check answered, commit again, restart", first: store.TransactionCommitType, fromCheck: true, late: store.TransactionCommitType, restart: true, want: 1},
+		{name: "commit twice", first: message.TransactionCommitType, late: message.TransactionCommitType, want: 1},
+		{name: "commit twice, restart", first: message.TransactionCommitType, late: message.TransactionCommitType, restart: true, want: 1},
+		{name: "rollback then commit", first: message.TransactionRollbackType, late: message.TransactionCommitType, want: 0},
+		{name: "rollback then commit, restart", first: message.TransactionRollbackType, late: message.TransactionCommitType, restart: true, want: 0},
+		{name: "check answered, commit again", first: message.TransactionCommitType, fromCheck: true, late: message.TransactionCommitType, want: 1},
+		{name: "check answered, commit again, restart", first: message.TransactionCommitType, fromCheck: true, late: message.TransactionCommitType, restart: true, want: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,11 +95,11 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 		decision int32
 		want     int
 	}{
-		{name: "original, commit", name1st: true, decision: store.TransactionCommitType, want: 1},
-		{name: "original, commit, restart", name1st: true, restart: true, decision: store.TransactionCommitType, want: 1},
-		{name: "old copy, commit", decision: store.TransactionCommitType, want: 1},
-		{name: "old copy, commit, restart", restart: true, decision: store.TransactionCommitType, want: 1},
-		{name: "old copy, rollback, restart", restart: true, decision: store.TransactionRollbackType, want: 0},
+		{name: "original, commit", name1st: true, decision: message.TransactionCommitType, want: 1},
+		{name: "original, commit, restart", name1st: true, restart: true, decision: message.TransactionCommitType, want: 1},
+		{name: "old copy, commit", decision: message.TransactionCommitType, want: 1},
+		{name: "old copy, commit, restart", restart: true, decision: message.TransactionCommitType, want: 1},
+		{name: "old copy, rollback, restart", restart: true, decision: message.TransactionRollbackType, want: 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -122,7 +121,7 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 				named = ref
 			}
 			e.mustEnd(named, c.decision, !c.name1st)
-			e.mustEnd(named, store.TransactionCommitType, !c.name1st) // duplicate
+			e.mustEnd(named, message.TransactionCommitType, !c.name1st) // duplicate
 			if n := len(e.messages("TxPD", 0)); n != c.want {
 				t.Fatalf("%d messages on the real topic, want %d", n, c.want)
 			}
@@ -155,8 +154,8 @@ func TestTransactionEndAfterDiscard(t *testing.T) {
 		t.Fatalf("%d discarded messages, want 1", n)
 	}
 	e.restart()
-	e.mustEnd(ref, store.TransactionCommitType, false)
-	e.mustEnd(check, store.TransactionCommitType, true)
+	e.mustEnd(ref, message.TransactionCommitType, false)
+	e.mustEnd(check, message.TransactionCommitType, true)
 	if n := len(e.messages("TxAD", 0)); n != 0 {
 		t.Fatalf("%d messages committed after the discard", n)
 	}
@@ -165,8 +164,8 @@ func TestTransactionEndAfterDiscard(t *testing.T) {
 		t.Fatalf("resume: %d %q", resp.Code, resp.Remark)
 	}
 	// The producer's answer to the old check now applies, once.
-	e.mustEnd(check, store.TransactionCommitType, true)
-	e.mustEnd(ref, store.TransactionCommitType, false)
+	e.mustEnd(check, message.TransactionCommitType, true)
+	e.mustEnd(ref, message.TransactionCommitType, false)
 	if n := len(e.messages("TxAD", 0)); n != 1 {
 		t.Fatalf("%d messages after resume and commit, want 1", n)
 	}
@@ -175,15 +174,15 @@ func TestTransactionEndAfterDiscard(t *testing.T) {
 func TestTransactionTimerAppliesOnCommit(t *testing.T) {
 	e := startTxBroker(t, nil)
 	due := e.clk.Now().Add(30 * time.Second).UnixMilli()
-	ref := e.refOf(e.sendHalf("TxTimer", 1, "U-timer", timer.PropDeliverMs, strconv.FormatInt(due, 10)))
-	if halves := e.messages(txHalfTopic, 0); len(halves) != 1 || halves[0].Properties[timer.PropDeliverMs] == "" {
+	ref := e.refOf(e.sendHalf("TxTimer", 1, "U-timer", message.PropTimerDeliverMs, strconv.FormatInt(due, 10)))
+	if halves := e.messages(txHalfTopic, 0); len(halves) != 1 || halves[0].Properties[message.PropTimerDeliverMs] == "" {
 		t.Fatalf("the half message must keep TIMER_DELIVER_MS and stay on the half topic: %+v", halves)
 	}
-	if n := len(e.messages(timer.Topic, 0)); n != 0 {
+	if n := len(e.messages(message.TopicWheelTimer, 0)); n != 0 {
 		t.Fatal("half message put into the timer wheel before the commit")
 	}
-	e.mustEnd(ref, store.TransactionCommitType, false)
-	wheel := e.messages(timer.Topic, 0)
+	e.mustEnd(ref, message.TransactionCommitType, false)
+	wheel := e.messages(message.TopicWheelTimer, 0)
 	if len(wheel) != 1 || wheel[0].Properties["REAL_TOPIC"] != "TxTimer" || wheel[0].Properties["REAL_QID"] != "1" {
 		t.Fatalf("committed timer message %+v", wheel)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -48,7 +49,7 @@ func (s *transactionService) readOps() error {
 	end := s.b.store.MaxOffsetInQueue(txOpTopic, txHalfQueueID)
 	var entries []txOpEntry
 	var times []int64
-	next := s.scan(txOpTopic, s.opRead, end, func(m *store.MessageExt) bool {
+	next := s.scan(txOpTopic, s.opRead, end, func(m *message.MessageExt) bool {
 		entries = append(entries, txOpEntry{offset: m.QueueOffset, origin: s.opOrigin(m)})
 		times = append(times, m.StoreTimestamp)
 		return true
@@ -72,7 +73,7 @@ func (s *transactionService) loadCopies() {
 	from := s.committedOffset(txHalfTopic)
 	end := s.b.store.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
 	found := make(map[int64]int64)
-	s.scan(txHalfTopic, from, end, func(m *store.MessageExt) bool {
+	s.scan(txHalfTopic, from, end, func(m *message.MessageExt) bool {
 		if origin := txOrigin(m); origin != m.QueueOffset {
 			found[origin] = m.QueueOffset // in queue order: the last one wins
 		}
@@ -89,7 +90,7 @@ func (s *transactionService) loadCopies() {
 
 // opOrigin is the chain origin of the half message an op record decided, or
 // -1 for a record that decides nothing (foreign tag, unparsable body).
-func (s *transactionService) opOrigin(op *store.MessageExt) int64 {
+func (s *transactionService) opOrigin(op *message.MessageExt) int64 {
 	if op.Properties[txPropTags] != txOpRemoveTag {
 		s.b.log.Error().Int64("opOffset", op.QueueOffset).Str("tags", op.Properties[txPropTags]).Msg("transaction: op record with an unknown tag ignored")
 		return -1
@@ -107,7 +108,7 @@ func (s *transactionService) opOrigin(op *store.MessageExt) int64 {
 }
 
 // halfAt reads the half message at queue offset q.
-func (s *transactionService) halfAt(q int64) (*store.MessageExt, error) {
+func (s *transactionService) halfAt(q int64) (*message.MessageExt, error) {
 	phy, ok := s.b.store.CommitLogOffsetOf(txHalfTopic, txHalfQueueID, q)
 	if !ok {
 		return nil, fmt.Errorf("half offset %d: %w", q, store.ErrNotFound)
@@ -116,12 +117,12 @@ func (s *transactionService) halfAt(q int64) (*store.MessageExt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.DecodeRecord(raw)
+	return message.DecodeRecord(raw)
 }
 
 // txOrigin is the chain origin of a half message: the offset its first copy
 // had, carried by every later copy.
-func txOrigin(m *store.MessageExt) int64 {
+func txOrigin(m *message.MessageExt) int64 {
 	if v, ok := m.Properties[txPropOrigin]; ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			return n
@@ -141,7 +142,7 @@ func (s *transactionService) isDecided(origin int64) bool {
 // skipping units whose record cannot be read. It stops early when fn returns
 // false and returns the offset to resume from: that record's, or where the
 // scan ended.
-func (s *transactionService) scan(topic string, from, to int64, fn func(m *store.MessageExt) bool) int64 {
+func (s *transactionService) scan(topic string, from, to int64, fn func(m *message.MessageExt) bool) int64 {
 	for from < to {
 		r := s.b.store.GetMessage(topic, txHalfQueueID, from, txReadBatch, txScanBytes, nil)
 		switch r.Status {
@@ -158,7 +159,7 @@ func (s *transactionService) scan(topic string, from, to int64, fn func(m *store
 			return from
 		}
 		for _, raw := range r.Messages {
-			m, err := store.DecodeRecord(raw)
+			m, err := message.DecodeRecord(raw)
 			if err != nil {
 				s.b.log.Error().Err(err).Str("topic", topic).Int64("offset", from).Msg("transaction: undecodable record skipped")
 				continue

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -142,7 +143,7 @@ func (p *txProducer) received() []*remoting.Command {
 func (e *txEnv) sendHalf(topic string, queueID int32, uniq string, extra ...string) *remoting.Command {
 	e.t.Helper()
 	kv := append([]string{"TRAN_MSG", "true", "PGROUP", "PG", "UNIQ_KEY", uniq, "TAGS", "tt"}, extra...)
-	a := sendArgs{topic: topic, queueID: queueID, body: []byte("body-" + uniq), sysFlag: store.TransactionPreparedType, props: coreProps(kv...)}
+	a := sendArgs{topic: topic, queueID: queueID, body: []byte("body-" + uniq), sysFlag: message.TransactionPreparedType, props: coreProps(kv...)}
 	ext := a.ext()
 	ext["g"] = strconv.FormatInt(e.clk.Now().UnixMilli(), 10)
 	resp := e.invoke(remoting.SendMessageV2, ext, a.body)
@@ -160,7 +161,7 @@ type txRef struct {
 
 func (e *txEnv) refOf(resp *remoting.Command) txRef {
 	e.t.Helper()
-	_, phy, err := store.DecodeMessageID(resp.ExtFields["msgId"])
+	_, phy, err := message.DecodeMessageID(resp.ExtFields["msgId"])
 	if err != nil {
 		e.t.Fatalf("msgId %q: %v", resp.ExtFields["msgId"], err)
 	}
@@ -195,7 +196,7 @@ func (e *txEnv) mustEnd(ref txRef, decision int32, fromCheck bool) {
 }
 
 // messages returns every dispatched message of topic/queue.
-func (e *txEnv) messages(topic string, queueID int32) []*store.MessageExt {
+func (e *txEnv) messages(topic string, queueID int32) []*message.MessageExt {
 	e.t.Helper()
 	e.waitDispatched()
 	res := e.Store().GetMessage(topic, queueID, 0, 1000, 64<<20, nil)
@@ -245,7 +246,7 @@ func TestTransactionHookRewritesTranMsgSends(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := &store.Message{Topic: c.topic, QueueID: 5, Properties: c.props, SysFlag: c.sysFlag}
+			m := &message.Message{Topic: c.topic, QueueID: 5, Properties: c.props, SysFlag: c.sysFlag}
 			if err := (&Broker{}).transactionHook(m); err != nil {
 				t.Fatal(err)
 			}
@@ -273,8 +274,8 @@ func TestTransactionHookRewritesTranMsgSends(t *testing.T) {
 }
 
 func TestTransactionIDFor(t *testing.T) {
-	half := &store.Message{Topic: txHalfTopic, Properties: map[string]string{"UNIQ_KEY": "U1"}}
-	plain := &store.Message{Topic: "T", Properties: map[string]string{"UNIQ_KEY": "U2"}}
+	half := &message.Message{Topic: txHalfTopic, Properties: map[string]string{"UNIQ_KEY": "U1"}}
+	plain := &message.Message{Topic: "T", Properties: map[string]string{"UNIQ_KEY": "U2"}}
 	res := &store.PutResult{}
 	if got := transactionIDFor(half, res); got != "U1" {
 		t.Fatalf("half: %q", got)
@@ -326,10 +327,10 @@ func TestTransactionEndDecisions(t *testing.T) {
 		wantStored bool
 		wantOp     bool
 	}{
-		{name: "commit", decision: store.TransactionCommitType, wantStored: true, wantOp: true},
-		{name: "rollback", decision: store.TransactionRollbackType, wantOp: true},
-		{name: "commit from check", decision: store.TransactionCommitType, fromCheck: true, wantStored: true, wantOp: true},
-		{name: "rollback from check", decision: store.TransactionRollbackType, fromCheck: true, wantOp: true},
+		{name: "commit", decision: message.TransactionCommitType, wantStored: true, wantOp: true},
+		{name: "rollback", decision: message.TransactionRollbackType, wantOp: true},
+		{name: "commit from check", decision: message.TransactionCommitType, fromCheck: true, wantStored: true, wantOp: true},
+		{name: "rollback from check", decision: message.TransactionRollbackType, fromCheck: true, wantOp: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -346,7 +347,7 @@ func TestTransactionEndDecisions(t *testing.T) {
 			}
 			h := halves[1]
 			if h.PhysicalOffset != ref.phyOffset || h.Properties["REAL_TOPIC"] != "TxT" || h.Properties["REAL_QID"] != "2" ||
-				store.TransactionType(h.SysFlag) != store.TransactionNotType || h.QueueOffset != 1 {
+				message.TransactionType(h.SysFlag) != message.TransactionNotType || h.QueueOffset != 1 {
 				t.Fatalf("half message %+v props %v", h, h.Properties)
 			}
 			if n := len(e.messages("TxT", 2)); n != 0 {
@@ -356,7 +357,7 @@ func TestTransactionEndDecisions(t *testing.T) {
 			e.mustEnd(ref, c.decision, c.fromCheck)
 			for range 2 { // a duplicate, and then the opposite decision, change nothing
 				e.mustEnd(ref, c.decision, c.fromCheck)
-				e.mustEnd(ref, store.TransactionCommitType+store.TransactionRollbackType-c.decision, false)
+				e.mustEnd(ref, message.TransactionCommitType+message.TransactionRollbackType-c.decision, false)
 			}
 			got := e.messages("TxT", 2)
 			if !c.wantStored {
@@ -377,7 +378,7 @@ func TestTransactionEndDecisions(t *testing.T) {
 						t.Fatalf("committed message keeps %s: %v", k, m.Properties)
 					}
 				}
-				if store.TransactionType(m.SysFlag) != store.TransactionCommitType || m.PreparedTransactionOffset != ref.phyOffset {
+				if message.TransactionType(m.SysFlag) != message.TransactionCommitType || m.PreparedTransactionOffset != ref.phyOffset {
 					t.Fatalf("committed sysFlag %#x preparedTransactionOffset %d", m.SysFlag, m.PreparedTransactionOffset)
 				}
 			}
@@ -409,7 +410,7 @@ func TestTransactionUnknownDecisionLeavesTheMessage(t *testing.T) {
 	if n := len(e.messages(txOpTopic, 0)); n != 0 {
 		t.Fatalf("%d op entries after an unknown answer", n)
 	}
-	e.mustEnd(ref, store.TransactionRollbackType, false)
+	e.mustEnd(ref, message.TransactionRollbackType, false)
 	if n := len(e.messages("TxU", 0)); n != 0 {
 		t.Fatalf("%d messages", n)
 	}
@@ -422,7 +423,7 @@ func TestTransactionEndRefusals(t *testing.T) {
 	e := startTxBroker(t, nil)
 	ref := e.refOf(e.sendHalf("TxR", 0, "U1"))
 	plain := e.mustSend(sendArgs{topic: "TxR", body: []byte("plain"), props: coreProps("PGROUP", "PG")})
-	_, plainPhy, _ := store.DecodeMessageID(plain.ExtFields["msgId"])
+	_, plainPhy, _ := message.DecodeMessageID(plain.ExtFields["msgId"])
 	cases := []struct {
 		name   string
 		ext    map[string]string
@@ -520,7 +521,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 				t.Fatalf("check names %+v, want the copy after %+v", cr, ref)
 			}
 			h := check.ExtFields
-			if h["msgId"] != "U-check" || h["transactionId"] != "U-check" || h["offsetMsgId"] != store.CreateMessageID(e.storeHost(), cr.phyOffset) {
+			if h["msgId"] != "U-check" || h["transactionId"] != "U-check" || h["offsetMsgId"] != message.CreateMessageID(e.storeHost(), cr.phyOffset) {
 				t.Fatalf("check header %v", h)
 			}
 			body := coreRecords(t, check.Body)
@@ -535,7 +536,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 			}
 
 			// The answer commits the copy; later passes check nothing.
-			e.mustEnd(cr, store.TransactionCommitType, true)
+			e.mustEnd(cr, message.TransactionCommitType, true)
 			for range 3 {
 				e.pass()
 			}
@@ -583,7 +584,7 @@ func TestTransactionCheckBudgetDiscardsAndResume(t *testing.T) {
 	if got := coreRecords(t, checks[3].Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "1" {
 		t.Fatalf("resumed check carries TRANSACTION_CHECK_TIMES=%s", got)
 	}
-	e.mustEnd(e.checkRef(checks[3]), store.TransactionCommitType, true)
+	e.mustEnd(e.checkRef(checks[3]), message.TransactionCommitType, true)
 	if n := len(e.messages("TxD", 0)); n != 1 {
 		t.Fatalf("%d messages after the resumed commit", n)
 	}
@@ -599,8 +600,8 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 	check := e.waitChecks(e.prod, 1)[0]
 	// The producer's own decision arrives after the check copy was made,
 	// and then its answer to the check: one message.
-	e.mustEnd(ref, store.TransactionCommitType, false)
-	e.mustEnd(e.checkRef(check), store.TransactionCommitType, true)
+	e.mustEnd(ref, message.TransactionCommitType, false)
+	e.mustEnd(e.checkRef(check), message.TransactionCommitType, true)
 	for range 3 {
 		e.pass()
 	}
@@ -628,7 +629,7 @@ func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	if got := coreRecords(t, check.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "2" {
 		t.Fatalf("TRANSACTION_CHECK_TIMES=%s, want 2 (the unanswered pass counts)", got)
 	}
-	e.mustEnd(e.checkRef(check), store.TransactionRollbackType, true)
+	e.mustEnd(e.checkRef(check), message.TransactionRollbackType, true)
 	e.pass()
 	e.waitChecks(other, 1)
 	if n := len(e.messages("TxP", 0)); n != 0 {
@@ -664,10 +665,10 @@ func TestTransactionDelayAppliesOnCommit(t *testing.T) {
 	if n := len(e.messages("SCHEDULE_TOPIC_XXXX", 1)); n != 0 {
 		t.Fatalf("half message delayed before the commit")
 	}
-	e.mustEnd(ref, store.TransactionCommitType, false)
+	e.mustEnd(ref, message.TransactionCommitType, false)
 	sched := e.messages("SCHEDULE_TOPIC_XXXX", 1)
 	if len(sched) != 1 || sched[0].Properties["REAL_TOPIC"] != "TxDelay" || sched[0].Properties["REAL_QID"] != "1" ||
-		store.TransactionType(sched[0].SysFlag) != store.TransactionCommitType {
+		message.TransactionType(sched[0].SysFlag) != message.TransactionCommitType {
 		t.Fatalf("committed delayed message %+v", sched)
 	}
 	if n := len(e.messages("TxDelay", 1)); n != 0 {
@@ -679,10 +680,10 @@ func TestTransactionProgressOffsets(t *testing.T) {
 	e := startTxBroker(t, func(o *Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 })
 	first := e.refOf(e.sendHalf("TxO", 0, "U1"))
 	e.sendHalf("TxO", 0, "U2")
-	e.mustEnd(first, store.TransactionCommitType, false)
+	e.mustEnd(first, message.TransactionCommitType, false)
 	e.pass() // U1 decided, U2 checked (copy at 2)
 	check := e.waitChecks(e.prod, 1)[0]
-	e.mustEnd(e.checkRef(check), store.TransactionRollbackType, true)
+	e.mustEnd(e.checkRef(check), message.TransactionRollbackType, true)
 	for range 3 {
 		e.pass()
 	}
@@ -710,17 +711,17 @@ func TestTransactionRestart(t *testing.T) {
 		{name: "decision after restart", run: func(t *testing.T, e *txEnv) {
 			ref := e.refOf(e.sendHalf("TxRs", 0, "U1"))
 			e.restart()
-			e.mustEnd(ref, store.TransactionCommitType, false)
-			e.mustEnd(ref, store.TransactionCommitType, false)
+			e.mustEnd(ref, message.TransactionCommitType, false)
+			e.mustEnd(ref, message.TransactionCommitType, false)
 			if n := len(e.messages("TxRs", 0)); n != 1 {
 				t.Fatalf("%d messages", n)
 			}
 		}},
 		{name: "duplicate after restart", run: func(t *testing.T, e *txEnv) {
 			ref := e.refOf(e.sendHalf("TxRs", 0, "U1"))
-			e.mustEnd(ref, store.TransactionCommitType, false)
+			e.mustEnd(ref, message.TransactionCommitType, false)
 			e.restart()
-			e.mustEnd(ref, store.TransactionCommitType, false)
+			e.mustEnd(ref, message.TransactionCommitType, false)
 			e.pass()
 			if n := len(e.messages("TxRs", 0)); n != 1 {
 				t.Fatalf("%d messages", n)
@@ -733,9 +734,9 @@ func TestTransactionRestart(t *testing.T) {
 			ref := e.refOf(e.sendHalf("TxRs", 0, "U1"))
 			e.pass()
 			check := e.waitChecks(e.prod, 1)[0]
-			e.mustEnd(ref, store.TransactionCommitType, false)
+			e.mustEnd(ref, message.TransactionCommitType, false)
 			e.restart()
-			e.mustEnd(e.checkRef(check), store.TransactionCommitType, true)
+			e.mustEnd(e.checkRef(check), message.TransactionCommitType, true)
 			for range 3 {
 				e.pass()
 			}
@@ -756,7 +757,7 @@ func TestTransactionRestart(t *testing.T) {
 			if got := coreRecords(t, check.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "2" {
 				t.Fatalf("TRANSACTION_CHECK_TIMES=%s after restart, want 2", got)
 			}
-			e.mustEnd(e.checkRef(check), store.TransactionCommitType, true)
+			e.mustEnd(e.checkRef(check), message.TransactionCommitType, true)
 			if n := len(e.messages("TxRs", 0)); n != 1 {
 				t.Fatalf("%d messages", n)
 			}

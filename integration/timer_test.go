@@ -13,6 +13,7 @@ import (
 
 	"rmq/admin"
 	"rmq/integration/harness"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -239,7 +240,7 @@ func TestTimerMessagesNeverEarlyAndOnTime(t *testing.T) {
 // as a Java producer would, and returns the broker's answer (the Go client
 // keeps neither the exact code of a refusal nor the recallHandle).
 func rawSendTimer(cl *remoting.Client, addr, topic string, q int32, id string, props map[string]string) (*remoting.Command, error) {
-	all := map[string]string{idProp: id, admin.PropWait: "true", admin.PropUniqKey: admin.NewUniqID(time.Now())}
+	all := map[string]string{idProp: id, message.PropWait: "true", message.PropUniqKey: admin.NewUniqID(time.Now())}
 	for k, v := range props {
 		all[k] = v
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -34,8 +35,8 @@ type timingStore struct {
 	done chan struct{}
 }
 
-func (ts *timingStore) PutMessage(m *store.Message) (*store.PutResult, error) {
-	if m.Topic != Topic {
+func (ts *timingStore) PutMessage(m *message.Message) (*store.PutResult, error) {
+	if m.Topic != message.TopicSchedule {
 		now := time.Now()
 		ts.mu.Lock()
 		due, ok := ts.due[m.Properties["UNIQ_KEY"]]
@@ -71,14 +72,14 @@ func benchDeliveryRound(b *testing.B, levels Levels) {
 	var svcRef atomic.Pointer[Service]
 	st, err := store.Open(store.Options{
 		Dir: b.TempDir(), MappedFileSizeCommitLog: 32 << 20,
-		TagsCode: func(topic string, props store.Props, storeMs int64) int64 {
+		TagsCode: func(topic string, props message.Props, storeMs int64) int64 {
 			if c, ok := levels.TagsCode(topic, props, storeMs); ok {
 				return c
 			}
-			return store.TagsHash(props.Get("TAGS"))
+			return message.TagsHash(props.Get("TAGS"))
 		},
 		OnDispatch: func(d store.DispatchRequest) {
-			if s := svcRef.Load(); s != nil && d.Topic == Topic {
+			if s := svcRef.Load(); s != nil && d.Topic == message.TopicSchedule {
 				s.Notify(d.QueueID)
 			}
 		},
@@ -101,9 +102,9 @@ func benchDeliveryRound(b *testing.B, levels Levels) {
 	for i := 0; i < benchMessages; i++ {
 		level := 1 + i%levels.Max()
 		key := "U" + strconv.Itoa(i)
-		m := &store.Message{Topic: "bench", QueueID: int32(i % 4), Body: []byte("delayed " + key),
+		m := &message.Message{Topic: "bench", QueueID: int32(i % 4), Body: []byte("delayed " + key),
 			BornTimestamp: time.Now().UnixMilli(),
-			Properties:    map[string]string{PropDelay: strconv.Itoa(level), "UNIQ_KEY": key}}
+			Properties:    map[string]string{message.PropDelay: strconv.Itoa(level), "UNIQ_KEY": key}}
 		if _, err := levels.Rewrite(m); err != nil {
 			b.Fatal(err)
 		}

@@ -5,19 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"rmq/store"
-)
-
-// Property keys and topics of the delay-level path (MessageConst.java, TopicValidator.java).
-const (
-	Topic            = "SCHEDULE_TOPIC_XXXX"
-	PropDelay        = "DELAY"
-	PropRealTopic    = "REAL_TOPIC"
-	PropRealQueueID  = "REAL_QID"
-	transHalfTopic   = "RMQ_SYS_TRANS_HALF_TOPIC"
-	tranTypeMask     = 0xC
-	tranTypePrepared = 0x4
-	tranTypeRollback = 0xC
+	"rmq/message"
 )
 
 // ErrBadDelayLevel is returned when the DELAY property is not a number.
@@ -25,7 +13,7 @@ var ErrBadDelayLevel = errors.New("schedule: DELAY property is not a number")
 
 // DelayLevel returns the DELAY property as a level (0 when absent).
 func DelayLevel(props map[string]string) (int, error) {
-	return parseDelayLevel(props[PropDelay])
+	return parseDelayLevel(props[message.PropDelay])
 }
 
 // parseDelayLevel reads a DELAY property value ("" is level 0).
@@ -45,8 +33,8 @@ func parseDelayLevel(v string) (int, error) {
 // REAL_TOPIC/REAL_QID keep the destination, and the message goes to
 // SCHEDULE_TOPIC_XXXX queue level-1. Prepared and rollback messages are left
 // alone. It reports whether the message was rewritten.
-func (l Levels) Rewrite(m *store.Message) (bool, error) {
-	if tt := m.SysFlag & tranTypeMask; tt == tranTypePrepared || tt == tranTypeRollback {
+func (l Levels) Rewrite(m *message.Message) (bool, error) {
+	if tt := message.TransactionType(m.SysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
 		return false, nil
 	}
 	level, err := DelayLevel(m.Properties)
@@ -58,22 +46,22 @@ func (l Levels) Rewrite(m *store.Message) (bool, error) {
 	}
 	if c := l.Clamp(level); c != level {
 		level = c
-		m.Properties[PropDelay] = strconv.Itoa(level)
+		m.Properties[message.PropDelay] = strconv.Itoa(level)
 	}
-	m.Properties[PropRealTopic] = m.Topic
-	m.Properties[PropRealQueueID] = strconv.Itoa(int(m.QueueID))
-	m.Topic = Topic
+	m.Properties[message.PropRealTopic] = m.Topic
+	m.Properties[message.PropRealQueueID] = strconv.Itoa(int(m.QueueID))
+	m.Topic = message.TopicSchedule
 	m.QueueID = int32(level - 1)
 	return true, nil
 }
 
 // TagsCode is the consume-queue tagsCode of a schedule-topic message: its
 // deliver timestamp in ms. ok is false for other topics.
-func (l Levels) TagsCode(topic string, props store.Props, storeMs int64) (code int64, ok bool) {
-	if topic != Topic {
+func (l Levels) TagsCode(topic string, props message.Props, storeMs int64) (code int64, ok bool) {
+	if topic != message.TopicSchedule {
 		return 0, false
 	}
-	level, err := parseDelayLevel(props.Get(PropDelay))
+	level, err := parseDelayLevel(props.Get(message.PropDelay))
 	if err != nil || level <= 0 {
 		return storeMs, true
 	}

@@ -4,17 +4,17 @@ import (
 	"errors"
 	"testing"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 func TestRewriteClampsAndKeepsDestination(t *testing.T) {
 	l, _ := ParseLevels(DefaultLevels)
-	m := &store.Message{Topic: "Orders", QueueID: 3, Properties: map[string]string{"DELAY": "40", "TAGS": "a"}}
+	m := &message.Message{Topic: "Orders", QueueID: 3, Properties: map[string]string{"DELAY": "40", "TAGS": "a"}}
 	ok, err := l.Rewrite(m)
 	if err != nil || !ok {
 		t.Fatalf("ok=%v err=%v", ok, err)
 	}
-	if m.Topic != Topic || m.QueueID != 17 {
+	if m.Topic != message.TopicSchedule || m.QueueID != 17 {
 		t.Fatalf("topic/queue = %s/%d", m.Topic, m.QueueID)
 	}
 	if m.Properties["DELAY"] != "18" || m.Properties["REAL_TOPIC"] != "Orders" || m.Properties["REAL_QID"] != "3" || m.Properties["TAGS"] != "a" {
@@ -35,31 +35,31 @@ func TestRewriteLeavesOthersAlone(t *testing.T) {
 		{name: "prepared", sysFlag: 0x4, props: map[string]string{"DELAY": "2"}},
 		{name: "rollback", sysFlag: 0xC, props: map[string]string{"DELAY": "2"}},
 	} {
-		m := &store.Message{Topic: "T", SysFlag: tc.sysFlag, Properties: tc.props}
+		m := &message.Message{Topic: "T", SysFlag: tc.sysFlag, Properties: tc.props}
 		ok, err := l.Rewrite(m)
 		if ok || err != nil || m.Topic != "T" {
 			t.Errorf("%s: ok=%v err=%v topic=%s", tc.name, ok, err, m.Topic)
 		}
 	}
-	m := &store.Message{Topic: "T", SysFlag: 0x8, Properties: map[string]string{"DELAY": "1"}}
+	m := &message.Message{Topic: "T", SysFlag: 0x8, Properties: map[string]string{"DELAY": "1"}}
 	if ok, _ := l.Rewrite(m); !ok {
 		t.Error("commit-type messages are eligible")
 	}
-	if _, err := l.Rewrite(&store.Message{Topic: "T", Properties: map[string]string{"DELAY": "x"}}); !errors.Is(err, ErrBadDelayLevel) {
+	if _, err := l.Rewrite(&message.Message{Topic: "T", Properties: map[string]string{"DELAY": "x"}}); !errors.Is(err, ErrBadDelayLevel) {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestTagsCodeIsDeliverTime(t *testing.T) {
 	l, _ := ParseLevels(DefaultLevels)
-	props := store.Props("KEYS\x01k\x02DELAY\x013\x02TAGS\x01t")
-	if c, ok := l.TagsCode(Topic, props, 1000); !ok || c != 11000 {
+	props := message.Props("KEYS\x01k\x02DELAY\x013\x02TAGS\x01t")
+	if c, ok := l.TagsCode(message.TopicSchedule, props, 1000); !ok || c != 11000 {
 		t.Fatalf("c=%d ok=%v", c, ok)
 	}
-	if c, ok := l.TagsCode(Topic, store.Props("DELAY\x0199"), 1000); !ok || c != 1000+2*3600*1000 {
+	if c, ok := l.TagsCode(message.TopicSchedule, message.Props("DELAY\x0199"), 1000); !ok || c != 1000+2*3600*1000 {
 		t.Fatalf("level above the highest: c=%d ok=%v, want clamped to 2h", c, ok)
 	}
-	if c, ok := l.TagsCode(Topic, store.Props("TAGS\x01t"), 1000); !ok || c != 1000 {
+	if c, ok := l.TagsCode(message.TopicSchedule, message.Props("TAGS\x01t"), 1000); !ok || c != 1000 {
 		t.Fatalf("no DELAY: c=%d ok=%v, want the store time", c, ok)
 	}
 	if _, ok := l.TagsCode("Other", props, 1000); ok {

@@ -11,13 +11,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/store"
 )
 
 // Store is what the service needs of the message store.
 type Store interface {
 	GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *store.GetResult
-	PutMessage(m *store.Message) (*store.PutResult, error)
+	PutMessage(m *message.Message) (*store.PutResult, error)
 	MinOffsetInQueue(topic string, queueID int32) int64
 	MaxOffsetInQueue(topic string, queueID int32) int64
 }
@@ -94,7 +95,7 @@ func New(opts Options) (*Service, error) {
 	corrected := false
 	for level := 1; level <= len(opts.Levels); level++ {
 		qid := int32(level - 1)
-		lo, hi := opts.Store.MinOffsetInQueue(Topic, qid), opts.Store.MaxOffsetInQueue(Topic, qid)
+		lo, hi := opts.Store.MinOffsetInQueue(message.TopicSchedule, qid), opts.Store.MaxOffsetInQueue(message.TopicSchedule, qid)
 		off := s.offsets[level]
 		fixed := off
 		if fixed < lo {
@@ -179,7 +180,7 @@ func (s *Service) Stats() (delivered, skipped int64) { return s.delivered.Load()
 func (s *Service) Pending() int64 {
 	var n int64
 	for level := 1; level <= len(s.opts.Levels); level++ {
-		hi := s.opts.Store.MaxOffsetInQueue(Topic, int32(level-1))
+		hi := s.opts.Store.MaxOffsetInQueue(message.TopicSchedule, int32(level-1))
 		n += hi - s.offset(level)
 	}
 	return n
@@ -297,11 +298,11 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 	qid := int32(level - 1)
 	off := s.offset(level)
 	for {
-		res := s.opts.Store.GetMessage(Topic, qid, off, 32, 4<<20, nil)
+		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, 32, 4<<20, nil)
 		switch res.Status {
 		case store.Found:
 			for i, raw := range res.Messages {
-				ext, derr := store.DecodeRecord(raw)
+				ext, derr := message.DecodeRecord(raw)
 				if derr != nil {
 					s.skipped.Add(1)
 					s.log.Error().Err(derr).Int("level", level).Int64("offset", off+int64(i)).Msg("schedule: undecodable record skipped")
@@ -352,13 +353,13 @@ func (s *Service) correct(level int, from, to int64) {
 // messageTimeup it keeps body, flag, properties, sysFlag, born fields and
 // reconsumeTimes; DELAY is dropped so that a consumer re-sending the message
 // object does not delay it again.
-func (s *Service) deliver(ext *store.MessageExt) error {
+func (s *Service) deliver(ext *message.MessageExt) error {
 	props := ext.Properties
-	realTopic := props[PropRealTopic]
-	qid, qerr := strconv.Atoi(props[PropRealQueueID])
-	if realTopic == "" || qerr != nil || realTopic == transHalfTopic {
+	realTopic := props[message.PropRealTopic]
+	qid, qerr := strconv.Atoi(props[message.PropRealQueueID])
+	if realTopic == "" || qerr != nil || realTopic == message.TopicTransHalf {
 		s.skipped.Add(1)
-		s.log.Error().Str("realTopic", realTopic).Str("realQid", props[PropRealQueueID]).Int64("phyOffset", ext.PhysicalOffset).
+		s.log.Error().Str("realTopic", realTopic).Str("realQid", props[message.PropRealQueueID]).Int64("phyOffset", ext.PhysicalOffset).
 			Msg("schedule: message without a deliverable destination skipped")
 		return nil
 	}
@@ -366,8 +367,8 @@ func (s *Service) deliver(ext *store.MessageExt) error {
 	for k, v := range props {
 		out[k] = v
 	}
-	delete(out, PropDelay)
-	m := &store.Message{
+	delete(out, message.PropDelay)
+	m := &message.Message{
 		Topic: realTopic, QueueID: int32(qid), Flag: ext.Flag, Body: ext.Body, Properties: out,
 		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,

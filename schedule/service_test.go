@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -33,14 +34,14 @@ func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 	st, err := store.Open(store.Options{
 		Dir: dir, MappedFileSizeCommitLog: 64 << 10, MappedFileSizeConsumeQueue: 20 * 64,
 		Now: clk.Now,
-		TagsCode: func(topic string, props store.Props, storeMs int64) int64 {
+		TagsCode: func(topic string, props message.Props, storeMs int64) int64 {
 			if c, ok := levels.TagsCode(topic, props, storeMs); ok {
 				return c
 			}
-			return store.TagsHash(props.Get("TAGS"))
+			return message.TagsHash(props.Get("TAGS"))
 		},
 		OnDispatch: func(d store.DispatchRequest) {
-			if d.Topic == Topic && h.svc != nil {
+			if d.Topic == message.TopicSchedule && h.svc != nil {
 				h.svc.Notify(d.QueueID)
 			}
 		},
@@ -69,7 +70,7 @@ func (h *harness) close() {
 // putDelayed stores a message for topic with a delay level, through Rewrite as the broker does.
 func (h *harness) putDelayed(topic string, level int, body string) {
 	h.t.Helper()
-	m := &store.Message{Topic: topic, QueueID: 1, Body: []byte(body), BornTimestamp: h.clk.Now().UnixMilli(),
+	m := &message.Message{Topic: topic, QueueID: 1, Body: []byte(body), BornTimestamp: h.clk.Now().UnixMilli(),
 		Properties: map[string]string{"DELAY": strconv.Itoa(level), "TAGS": "tag-" + body, "UNIQ_KEY": "U" + body}}
 	if ok, err := h.levels.Rewrite(m); !ok || err != nil {
 		h.t.Fatalf("rewrite: %v %v", ok, err)
@@ -86,7 +87,7 @@ func (h *harness) putDelayed(topic string, level int, body string) {
 }
 
 // delivered returns the bodies stored on topic queue 1.
-func (h *harness) delivered(topic string) []*store.MessageExt {
+func (h *harness) delivered(topic string) []*message.MessageExt {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h.st.WaitDispatched(ctx, h.st.MaxPhyOffset()); err != nil {
@@ -96,9 +97,9 @@ func (h *harness) delivered(topic string) []*store.MessageExt {
 	if res.Status != store.Found {
 		return nil
 	}
-	var out []*store.MessageExt
+	var out []*message.MessageExt
 	for _, raw := range res.Messages {
-		ext, err := store.DecodeRecord(raw)
+		ext, err := message.DecodeRecord(raw)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -145,13 +146,13 @@ func TestDeliverDueIsNeverEarlyAndRestoresTheMessage(t *testing.T) {
 func TestDeliverKeepsReconsumeTimes(t *testing.T) {
 	h := newHarness(t, t.TempDir(), clock.NewManual(t0))
 	defer h.close()
-	m := &store.Message{Topic: "%RETRY%g", QueueID: 1, Body: []byte("x"), ReconsumeTimes: 3,
+	m := &message.Message{Topic: "%RETRY%g", QueueID: 1, Body: []byte("x"), ReconsumeTimes: 3,
 		Properties: map[string]string{"DELAY": "1", "RETRY_TOPIC": "Orders"}}
 	h.levels.Rewrite(m)
 	if _, err := h.st.PutMessage(m); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(Topic, 0) == 1 })
+	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 1 })
 	h.svc.deliverDue(1, t0.Add(time.Second))
 	got := h.delivered("%RETRY%g")
 	if len(got) != 1 || got[0].ReconsumeTimes != 3 || got[0].Properties["RETRY_TOPIC"] != "Orders" {
@@ -302,11 +303,11 @@ func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
 		{"DELAY": "1", "REAL_TOPIC": "RMQ_SYS_TRANS_HALF_TOPIC", "REAL_QID": "0"},
 		{"DELAY": "1"},
 	} {
-		if _, err := h.st.PutMessage(&store.Message{Topic: Topic, QueueID: 0, Body: []byte("z"), Properties: props}); err != nil {
+		if _, err := h.st.PutMessage(&message.Message{Topic: message.TopicSchedule, QueueID: 0, Body: []byte("z"), Properties: props}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(Topic, 0) == 2 })
+	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 2 })
 	if _, idle, err := h.svc.deliverDue(1, t0.Add(time.Second)); !idle || err != nil {
 		t.Fatalf("idle=%v err=%v", idle, err)
 	}

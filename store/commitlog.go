@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
+
+	"rmq/message"
 )
 
 // commitLog is the sequence of fixed-size segment files holding every record
@@ -133,19 +135,19 @@ func (c *commitLog) minLocked() int64 {
 
 // record calls fn with the record at off after checking its framing (magic,
 // sizes) and, when wantSize > 0, that its TOTALSIZE equals wantSize.
-func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *recordLayout) error) error {
+func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *message.Layout) error) error {
 	return c.read(off, func(b []byte) error {
-		if len(b) >= 8 && binary.BigEndian.Uint32(b[offMagic:]) == BlankMagicCode {
+		if len(b) >= 8 && binary.BigEndian.Uint32(b[message.PosMagic:]) == BlankMagicCode {
 			return fmt.Errorf("%w: commitlog offset %d is end-of-file padding", ErrNotFound, off)
 		}
-		l, err := parseLayout(b)
+		l, err := message.ParseLayout(b)
 		if err != nil {
-			return fmt.Errorf("commitlog offset %d: %w", off, err)
+			return fmt.Errorf("%w: commitlog offset %d: %w", ErrCorrupt, off, err)
 		}
-		if wantSize > 0 && int32(l.total) != wantSize {
-			return fmt.Errorf("%w: record at %d has size %d, consume queue says %d", ErrCorrupt, off, l.total, wantSize)
+		if wantSize > 0 && int32(l.Total) != wantSize {
+			return fmt.Errorf("%w: record at %d has size %d, consume queue says %d", ErrCorrupt, off, l.Total, wantSize)
 		}
-		return fn(b[:l.total], &l)
+		return fn(b[:l.Total], &l)
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"rmq/message"
 )
 
 // BenchmarkSyncFlushPut is the store's share of a SYNC_FLUSH send load: a
@@ -55,7 +57,7 @@ func BenchmarkSyncFlushPut(b *testing.B) {
 					defer wg.Done()
 					acked := make(chan bool, 1)
 					for i := range next {
-						m := &Message{Topic: "Bench", QueueID: int32(i % 8), Body: body, SkipFlushWait: true,
+						m := &message.Message{Topic: "Bench", QueueID: int32(i % 8), Body: body, SkipFlushWait: true,
 							Properties: map[string]string{"UNIQ_KEY": "0A0000070000000000000000", "WAIT": "true"}}
 						r, err := s.PutMessage(m)
 						if err != nil {

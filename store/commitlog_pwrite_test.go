@@ -7,18 +7,20 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"rmq/message"
 )
 
 // checkReadBack reads every put back through the mapping (LookMessageByOffset)
 // and compares it with the message that was put.
-func checkReadBack(t *testing.T, s *Store, msgs []*Message, res []*PutResult) {
+func checkReadBack(t *testing.T, s *Store, msgs []*message.Message, res []*PutResult) {
 	t.Helper()
 	for i, r := range res {
 		rec, err := s.LookMessageByOffset(r.PhysicalOffset)
 		if err != nil {
 			t.Fatalf("message %d at %d: %v", i, r.PhysicalOffset, err)
 		}
-		m, err := DecodeRecord(rec)
+		m, err := message.DecodeRecord(rec)
 		if err != nil {
 			t.Fatalf("message %d at %d: %v", i, r.PhysicalOffset, err)
 		}
@@ -36,9 +38,9 @@ func endsWithBlank(t *testing.T, f *mappedFile) bool {
 		l, kind := checkRecord(f.data, p, f.start)
 		switch kind {
 		case recBlank:
-			return p+l.total == len(f.data)
+			return p+l.Total == len(f.data)
 		case recValid:
-			p += l.total
+			p += l.Total
 		default:
 			return false
 		}
@@ -64,7 +66,7 @@ func TestDirectAppendNeverWritesThroughTheMapping(t *testing.T) {
 			o := testOptions(t.TempDir())
 			o.FlushDiskType = tc.flush
 			s := openStore(t, o)
-			msgs := []*Message{testMessage("Direct", 0, 0)}
+			msgs := []*message.Message{testMessage("Direct", 0, 0)}
 			res := []*PutResult{mustPut(t, s, msgs[0])}
 			first := s.cl.files[0]
 			if err := syscall.Mprotect(first.data, syscall.PROT_READ); err != nil {
@@ -110,7 +112,7 @@ func TestDirectAppendAcrossRollsSurvivesReopen(t *testing.T) {
 	o := testOptions(t.TempDir())
 	o.FlushDiskType = SyncFlush
 	s := openStore(t, o)
-	var msgs []*Message
+	var msgs []*message.Message
 	var res []*PutResult
 	for i := range 300 {
 		m := testMessage(recoveryTopic, int32(i%3), i)
@@ -152,7 +154,7 @@ func TestDirectAppendTornTailIsCleared(t *testing.T) {
 	o := testOptions(t.TempDir())
 	o.FlushDiskType = SyncFlush
 	s := openStore(t, o)
-	var msgs []*Message
+	var msgs []*message.Message
 	var res []*PutResult
 	for i := range 40 {
 		m := testMessage(recoveryTopic, int32(i%3), i)
@@ -191,7 +193,7 @@ func TestDirectAppendTornTailIsCleared(t *testing.T) {
 	if r.PhysicalOffset != end {
 		t.Fatalf("next put at %d, want %d", r.PhysicalOffset, end)
 	}
-	checkReadBack(t, c, []*Message{next}, []*PutResult{r})
+	checkReadBack(t, c, []*message.Message{next}, []*PutResult{r})
 }
 
 // TestDirectAppendFailurePublishesNothing makes the pwrite fail (a
@@ -239,7 +241,7 @@ func TestDirectAppendFailurePublishesNothing(t *testing.T) {
 	if r.PhysicalOffset != end || r.QueueOffset != 1 {
 		t.Fatalf("put after the failure at %d, queue offset %d; want %d, 1", r.PhysicalOffset, r.QueueOffset, end)
 	}
-	checkReadBack(t, s, []*Message{m}, []*PutResult{r})
+	checkReadBack(t, s, []*message.Message{m}, []*PutResult{r})
 	if got := s.RuntimeInfo()["putMessageFailedTimes"]; got != strconv.Itoa(1) {
 		t.Fatalf("putMessageFailedTimes = %s, want 1", got)
 	}

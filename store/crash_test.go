@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"rmq/message"
 )
 
 // crashChildEnv makes the test binary run runCrashChild instead of the tests.
@@ -114,7 +116,7 @@ func TestKill9DuringSyncFlushKeepsAcknowledgedMessages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("acknowledged message %d/%d at %d: %v", a.queue, a.i, a.phy, err)
 		}
-		m, err := DecodeRecord(rec)
+		m, err := message.DecodeRecord(rec)
 		if err != nil || !bytes.Equal(m.Body, want.Body) || m.QueueOffset != a.offset {
 			t.Fatalf("acknowledged message %d/%d at %d: %v %+v", a.queue, a.i, a.phy, err, m)
 		}

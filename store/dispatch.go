@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+
+	"rmq/message"
 )
 
 // DispatchRequest describes one stored message as the dispatcher sees it.
@@ -15,8 +17,8 @@ type DispatchRequest struct {
 	Size           int32
 	TagsCode       int64
 	StoreTimestamp int64
-	// Props is the record's properties text (look keys up with Props.Get).
-	Props   Props
+	// Props is the record's properties text (look keys up with message.Props.Get).
+	Props   message.Props
 	SysFlag int32
 }
 
@@ -30,16 +32,16 @@ type pendingDispatch struct {
 }
 
 // parseDispatch fills d from the record b with layout l.
-func parseDispatch(b []byte, l *recordLayout, d *pendingDispatch) {
+func parseDispatch(b []byte, l *message.Layout, d *pendingDispatch) {
 	be := binary.BigEndian
-	d.Topic = string(b[l.topicOff : l.topicOff+l.topicLen])
-	d.QueueID = int32(be.Uint32(b[offQueueID:]))
-	d.QueueOffset = int64(be.Uint64(b[offQueueOffset:]))
-	d.PhysicalOffset = int64(be.Uint64(b[offPhyOffset:]))
-	d.Size = int32(l.total)
-	d.StoreTimestamp = int64(be.Uint64(b[l.storeTS:]))
-	d.SysFlag = l.sysFlag
-	d.Props = Props(b[l.propsOff : l.propsOff+l.propsLen])
+	d.Topic = l.Topic(b)
+	d.QueueID = int32(be.Uint32(b[message.PosQueueID:]))
+	d.QueueOffset = int64(be.Uint64(b[message.PosQueueOffset:]))
+	d.PhysicalOffset = int64(be.Uint64(b[message.PosPhysicalOffset:]))
+	d.Size = int32(l.Total)
+	d.StoreTimestamp = l.StoreTimestamp(b)
+	d.SysFlag = l.SysFlag
+	d.Props = l.Props(b)
 	d.TagsCode = 0
 }
 
@@ -49,9 +51,9 @@ func (s *Store) dispatch(d *pendingDispatch) {
 	if s.opts.TagsCode != nil {
 		d.TagsCode = s.opts.TagsCode(d.Topic, d.Props, d.StoreTimestamp)
 	} else {
-		d.TagsCode = TagsHash(d.Props.Get("TAGS"))
+		d.TagsCode = message.TagsHash(d.Props.Get(message.PropTags))
 	}
-	if tt := TransactionType(d.SysFlag); tt == TransactionNotType || tt == TransactionCommitType {
+	if tt := message.TransactionType(d.SysFlag); tt == message.TransactionNotType || tt == message.TransactionCommitType {
 		s.putUnit(&d.DispatchRequest)
 	}
 	if s.index != nil {
@@ -146,8 +148,8 @@ func (s *Store) dispatchAvailable() {
 					continue
 				}
 				batch = append(batch, pendingDispatch{})
-				parseDispatch(b[p:p+l.total], &l, &batch[len(batch)-1])
-				p += l.total
+				parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1])
+				p += l.Total
 			}
 			next = from + int64(p)
 			return nil
@@ -168,12 +170,12 @@ func (s *Store) dispatchAvailable() {
 
 // checkRecordFast classifies the record at b[p:] by framing only: the
 // dispatcher reads bytes this process wrote, so the CRC is not recomputed.
-func checkRecordFast(b []byte, p int) (recordLayout, recKind) {
+func checkRecordFast(b []byte, p int) (message.Layout, recKind) {
 	rest := b[p:]
-	if len(rest) >= 8 && binary.BigEndian.Uint32(rest[offMagic:]) == BlankMagicCode {
-		return recordLayout{total: len(rest)}, recBlank
+	if len(rest) >= 8 && binary.BigEndian.Uint32(rest[message.PosMagic:]) == BlankMagicCode {
+		return message.Layout{Total: len(rest)}, recBlank
 	}
-	l, err := parseLayout(rest)
+	l, err := message.ParseLayout(rest)
 	if err != nil {
 		return l, recBad
 	}

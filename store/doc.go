@@ -1,7 +1,7 @@
 // Package store is the message store of the broker: an append-only commitlog
 // of Java-compatible records, per-queue consume queues built from it by a
 // dispatch goroutine, commitlog and queue flushing, a checkpoint, and crash
-// recovery. It imports no other package of this module.
+// recovery. Of this module it imports only package message.
 //
 // # Directory layout (Options.Dir, Java storePathRootDir)
 //
@@ -19,27 +19,15 @@
 // is created; consume-queue files stay sparse, and a write that faults on a
 // full disk is turned into ErrDiskFull instead of killing the process.
 //
-// # Commitlog record (v1, IPv4 hosts; big-endian) — also the pull wire format
+// # Commitlog record
 //
-//	 0 +-----------------------+
-//	   | TOTALSIZE      int32  |  whole record, this field included
-//	 4 | MAGICCODE      int32  |  0xDAA320A7 (v1)
-//	 8 | BODYCRC        int32  |  CRC-32 IEEE of BODY & 0x7FFFFFFF
-//	12 | QUEUEID        int32  |
-//	16 | FLAG           int32  |
-//	20 | QUEUEOFFSET    int64  |  index in the consume queue (0 for prepared/rollback)
-//	28 | PHYSICALOFFSET int64  |  this record's own commitlog offset
-//	36 | SYSFLAG        int32  |  0x10/0x20: born/store host is IPv6 (20 bytes)
-//	40 | BORNTIMESTAMP  int64  |
-//	48 | BORNHOST   4+4 bytes  |  IPv4 + int32 port
-//	56 | STORETIMESTAMP int64  |  clock under the put lock
-//	64 | STOREHOST  4+4 bytes  |  Options.StoreHost
-//	72 | RECONSUMETIMES int32  |
-//	76 | PREPARED_TX_OFF int64 |
-//	84 | BODY   int32 len + n  |
-//	   | TOPIC  int8 len + n   |  (v2 0xDAA320AB: int16 length, written for topics > 127 bytes)
-//	   | PROPS  int16 len + n  |  "k\x01v\x02k\x01v" (no trailing \x02), keys sorted
-//	   +-----------------------+  TOTALSIZE = 91 + body + topic + props
+// The commitlog holds message records, byte for byte the format of pull
+// bodies; their layout, the properties text and the message ids are
+// documented, encoded and decoded in package message. The store writes v1
+// records with IPv4 hosts (a topic longer than 127 bytes gets a v2 record),
+// sets PHYSICALOFFSET to the record's own commitlog offset, QUEUEOFFSET
+// under the put lock (0 for prepared and rollback records), STORETIMESTAMP
+// from the clock under that lock and STOREHOST from Options.StoreHost.
 //
 // A record never spans files. When a record (or a whole batch) plus 8 bytes
 // does not fit in the rest of the file, the rest becomes a BLANK record and
@@ -55,7 +43,7 @@
 //	| commitlog offset int64| size    int32 | tagsCode        int64 |
 //	+-----------------------+---------------+-----------------------+
 //
-// tagsCode is TagsHash(TAGS) unless Options.TagsCode says otherwise. Units
+// tagsCode is message.TagsHash(TAGS) unless Options.TagsCode says otherwise. Units
 // {0, 2147483647, 0} are fillers before the first unit of a queue whose first
 // file does not start at its first message; readers skip them.
 //

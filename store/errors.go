@@ -22,6 +22,8 @@ var (
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrCorrupt: bytes that should hold a record, unit or checkpoint do not.
+	// For a commitlog record whose framing is bad the error wraps
+	// message.ErrCorrupt too.
 	ErrCorrupt = errors.New("store: corrupt data")
 	// ErrNotFound: no record, unit or queue at the requested position.
 	ErrNotFound = errors.New("store: not found")

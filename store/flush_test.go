@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rmq/message"
 )
 
 func syncOptions(t *testing.T) Options {
@@ -117,12 +119,12 @@ func TestSyncFlushTimeoutAndNoWait(t *testing.T) {
 	t.Cleanup(func() { close(gate) })    // runs before the store's Close
 	tests := []struct {
 		name   string
-		mutate func(m *Message)
+		mutate func(m *message.Message)
 		want   PutStatus
 	}{
-		{name: "waits and times out", mutate: func(*Message) {}, want: PutFlushDiskTimeout},
-		{name: "SkipFlushWait", mutate: func(m *Message) { m.SkipFlushWait = true }, want: PutOK},
-		{name: "WAIT=false property", mutate: func(m *Message) { m.Properties["WAIT"] = "false" }, want: PutOK},
+		{name: "waits and times out", mutate: func(*message.Message) {}, want: PutFlushDiskTimeout},
+		{name: "SkipFlushWait", mutate: func(m *message.Message) { m.SkipFlushWait = true }, want: PutOK},
+		{name: "WAIT=false property", mutate: func(m *message.Message) { m.Properties["WAIT"] = "false" }, want: PutOK},
 	}
 	for i, tt := range tests {
 		m := testMessage("Slow", 0, i)
@@ -201,7 +203,7 @@ func TestGroupCommitPacing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				r, err := s.PutMessage(&Message{Topic: "Pace", QueueID: int32(g % 4), Body: body})
+				r, err := s.PutMessage(&message.Message{Topic: "Pace", QueueID: int32(g % 4), Body: body})
 				if err != nil || r.Status != PutOK {
 					t.Errorf("put: %v %v", r, err)
 					return

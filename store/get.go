@@ -1,11 +1,12 @@
 package store
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+
+	"rmq/message"
 )
 
 // GetStatus is the outcome of GetMessage (Java GetMessageStatus).
@@ -125,7 +126,7 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, m
 					est := int(size) * min(max(maxMsgs, 1), 32)
 					r.body = make([]byte, 0, max(min(est, maxBytes), int(size)))
 				}
-				err := s.cl.record(phy, size, func(b []byte, _ *recordLayout) error {
+				err := s.cl.record(phy, size, func(b []byte, _ *message.Layout) error {
 					r.body = append(r.body, b...)
 					return nil
 				})
@@ -175,8 +176,8 @@ func (s *Store) filterUnit(filter func(int64, func() map[string]string) bool, ph
 	var props map[string]string
 	accepted = filter(tags, func() map[string]string {
 		if props == nil && !missing {
-			err := s.cl.record(phy, size, func(b []byte, l *recordLayout) error {
-				props = ParseProperties(string(b[l.propsOff : l.propsOff+l.propsLen]))
+			err := s.cl.record(phy, size, func(b []byte, l *message.Layout) error {
+				props = message.ParseProperties(string(l.Props(b)))
 				return nil
 			})
 			missing = err != nil
@@ -220,8 +221,8 @@ func (s *Store) CommitLogOffsetOf(topic string, queueID int32, queueOffset int64
 // storeTimestampAt reads STORETIMESTAMP of the record at phy.
 func (s *Store) storeTimestampAt(phy int64, size int32) (int64, error) {
 	var ts int64
-	err := s.cl.record(phy, size, func(b []byte, l *recordLayout) error {
-		ts = int64(binary.BigEndian.Uint64(b[l.storeTS:]))
+	err := s.cl.record(phy, size, func(b []byte, l *message.Layout) error {
+		ts = l.StoreTimestamp(b)
 		return nil
 	})
 	return ts, err
@@ -308,7 +309,7 @@ func (s *Store) LookMessageByOffset(phyOffset int64) ([]byte, error) {
 		return rec, err
 	}
 	var out []byte
-	err := s.cl.record(phyOffset, 0, func(b []byte, _ *recordLayout) error {
+	err := s.cl.record(phyOffset, 0, func(b []byte, _ *message.Layout) error {
 		out = append([]byte(nil), b...)
 		return nil
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"rmq/message"
 )
 
 var (
@@ -44,12 +46,12 @@ func openStore(t testing.TB, o Options) *Store {
 
 // testMessage is message i of a deterministic stream: the body encodes topic,
 // queue and i, and the size varies so records straddle file ends differently.
-func testMessage(topic string, qid int32, i int) *Message {
+func testMessage(topic string, qid int32, i int) *message.Message {
 	body := fmt.Appendf(nil, "%s/%d/msg-%06d|", topic, qid, i)
 	for len(body) < 40+(i*37)%700 {
 		body = append(body, byte('a'+i%26))
 	}
-	return &Message{
+	return &message.Message{
 		Topic:         topic,
 		QueueID:       qid,
 		Flag:          int32(i),
@@ -60,7 +62,7 @@ func testMessage(topic string, qid int32, i int) *Message {
 	}
 }
 
-func mustPut(t testing.TB, s *Store, m *Message) *PutResult {
+func mustPut(t testing.TB, s *Store, m *message.Message) *PutResult {
 	t.Helper()
 	r, err := s.PutMessage(m)
 	if err != nil {
@@ -95,9 +97,9 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 }
 
 // readQueue pulls every message of a queue from offset 0, in batches.
-func readQueue(t testing.TB, s *Store, topic string, qid int32) []*MessageExt {
+func readQueue(t testing.TB, s *Store, topic string, qid int32) []*message.MessageExt {
 	t.Helper()
-	var out []*MessageExt
+	var out []*message.MessageExt
 	off := s.MinOffsetInQueue(topic, qid)
 	for off < s.MaxOffsetInQueue(topic, qid) {
 		r := s.GetMessage(topic, qid, off, 16, 256<<10, nil)
@@ -105,7 +107,7 @@ func readQueue(t testing.TB, s *Store, topic string, qid int32) []*MessageExt {
 			t.Fatalf("GetMessage(%s/%d@%d) = %v", topic, qid, off, r.Status)
 		}
 		for _, b := range r.Messages {
-			m, err := DecodeRecord(b)
+			m, err := message.DecodeRecord(b)
 			if err != nil {
 				t.Fatalf("DecodeRecord: %v", err)
 			}

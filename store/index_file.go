@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+
+	"rmq/message"
 )
 
 // Index files: <Dir>/index/<yyyyMMddHHmmssSSS of creation>, Java's IndexFile
@@ -230,7 +232,7 @@ func (f *indexFile) truncateFrom(phyEnd int64) int {
 // javaKeyHash is Java's abs(key.hashCode()) as IndexFile computes it: the
 // absolute value of the UTF-16 String hash, 0 for Integer.MIN_VALUE.
 func javaKeyHash(key string) int32 {
-	h := int32(TagsHash(key))
+	h := int32(message.TagsHash(key))
 	if h < 0 {
 		h = -h // MIN_VALUE stays negative
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"rmq/message"
 )
 
 // Index defaults (Java MessageStoreConfig maxHashSlotNum, maxIndexNum,
@@ -210,10 +212,10 @@ func (x *indexService) writable() (*indexFile, error) {
 // record itself is indexed again when catch-up resumes there: its keys may
 // have been split across a file that was lost; queries drop the duplicates.
 func (x *indexService) addRecord(d *pendingDispatch) {
-	if TransactionType(d.SysFlag) == TransactionRollbackType {
+	if message.TransactionType(d.SysFlag) == message.TransactionRollbackType {
 		return
 	}
-	uniq, keys := d.Props.Get(propUniqKey), d.Props.Get(propKeys)
+	uniq, keys := d.Props.Get(message.PropUniqKey), d.Props.Get(message.PropKeys)
 	if uniq == "" && strings.TrimSpace(keys) == "" {
 		return
 	}
@@ -228,18 +230,12 @@ func (x *indexService) addRecord(d *pendingDispatch) {
 	if uniq != "" {
 		x.addKey(d.Topic+"#"+uniq, d.PhysicalOffset, d.StoreTimestamp)
 	}
-	for _, k := range strings.Split(keys, " ") {
+	for _, k := range strings.Split(keys, message.KeySeparator) {
 		if k != "" {
 			x.addKey(d.Topic+"#"+k, d.PhysicalOffset, d.StoreTimestamp)
 		}
 	}
 }
-
-// Property names the index reads (MessageConst).
-const (
-	propKeys    = "KEYS"
-	propUniqKey = "UNIQ_KEY"
-)
 
 func (x *indexService) addKey(key string, phy, storeTimestamp int64) {
 	f, err := x.writable()
@@ -356,8 +352,8 @@ func (s *Store) openIndexAndCatchUp() error {
 					continue
 				}
 				batch = append(batch, pendingDispatch{})
-				parseDispatch(b[p:p+l.total], &l, &batch[len(batch)-1])
-				p += l.total
+				parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1])
+				p += l.Total
 			}
 			next = from + int64(p)
 			return nil
@@ -440,16 +436,16 @@ func (s *Store) QueryMessage(topic, key string, maxNum int, begin, end int64) (*
 // recordHasKey reports whether the record is of topic and has key as its
 // UNIQ_KEY or as one of its KEYS words.
 func recordHasKey(rec []byte, topic, key string) bool {
-	l, err := parseLayout(rec)
-	if err != nil || string(rec[l.topicOff:l.topicOff+l.topicLen]) != topic {
+	l, err := message.ParseLayout(rec)
+	if err != nil || l.Topic(rec) != topic {
 		return false
 	}
-	props := string(rec[l.propsOff : l.propsOff+l.propsLen])
-	if u, ok := lookupProperty(props, propUniqKey); ok && u == key {
+	props := l.Props(rec)
+	if u, ok := props.Lookup(message.PropUniqKey); ok && u == key {
 		return true
 	}
-	keys, _ := lookupProperty(props, propKeys)
-	for _, k := range strings.Split(keys, " ") {
+	keys, _ := props.Lookup(message.PropKeys)
+	for _, k := range strings.Split(keys, message.KeySeparator) {
 		if k == key {
 			return true
 		}
@@ -458,7 +454,7 @@ func recordHasKey(rec []byte, topic, key string) bool {
 }
 
 func recordPhyOffset(rec []byte) int64 {
-	return int64(binary.BigEndian.Uint64(rec[offPhyOffset:]))
+	return int64(binary.BigEndian.Uint64(rec[message.PosPhysicalOffset:]))
 }
 
 // IndexStats reports the number of index files and of keys that could not

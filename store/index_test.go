@@ -10,12 +10,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rmq/message"
 )
 
 const indexTopic = "IndexTopic"
 
 // keyedMessage is message i of indexTopic with KEYS "<keys>" and UNIQ_KEY uniq.
-func keyedMessage(topic string, i int, keys, uniq string) *Message {
+func keyedMessage(topic string, i int, keys, uniq string) *message.Message {
 	m := testMessage(topic, int32(i%2), i)
 	m.Properties = map[string]string{"KEYS": keys, "UNIQ_KEY": uniq}
 	return m
@@ -31,7 +33,7 @@ func queryBodies(t *testing.T, s *Store, topic, key string, maxNum int, begin, e
 	var out []string
 	last := int64(-1)
 	for _, rec := range r.Messages {
-		m, err := DecodeRecord(rec)
+		m, err := message.DecodeRecord(rec)
 		if err != nil {
 			t.Fatalf("QueryMessage returned an undecodable record: %v", err)
 		}
@@ -56,7 +58,7 @@ func TestJavaKeyHash(t *testing.T) {
 	}{
 		{name: "empty", key: "", want: 0},
 		{name: "ascii", key: "hello", want: 99162322},
-		{name: "negative hash is made positive", key: "TopicTest#KEY-0", want: javaAbs(int32(TagsHash("TopicTest#KEY-0")))},
+		{name: "negative hash is made positive", key: "TopicTest#KEY-0", want: javaAbs(int32(message.TagsHash("TopicTest#KEY-0")))},
 		{name: "Integer.MIN_VALUE maps to 0", key: "polygenelubricants", want: 0},
 		{name: "supplementary code point hashes as a surrogate pair", key: "\U0001F600", want: javaAbs(31*0xD83D + 0xDE00)},
 	}
@@ -67,7 +69,7 @@ func TestJavaKeyHash(t *testing.T) {
 			}
 		})
 	}
-	if TagsHash("polygenelubricants") != math.MinInt32 {
+	if message.TagsHash("polygenelubricants") != math.MinInt32 {
 		t.Fatalf("test premise: %q should hash to Integer.MIN_VALUE", "polygenelubricants")
 	}
 }

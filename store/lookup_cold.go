@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+
+	"rmq/message"
 )
 
 // Cold lookups: a record looked up by its commitlog offset (timer delivery,
@@ -43,25 +45,25 @@ func (c *commitLog) lookCold(off int64) (out []byte, ok bool, err error) {
 	if _, err := f.file.ReadAt(buf, off-f.start); err != nil {
 		return nil, true, fmt.Errorf("commitlog offset %d: read: %w", off, err)
 	}
-	if len(buf) >= 8 && binary.BigEndian.Uint32(buf[offMagic:]) == BlankMagicCode {
+	if len(buf) >= 8 && binary.BigEndian.Uint32(buf[message.PosMagic:]) == BlankMagicCode {
 		return nil, true, fmt.Errorf("%w: commitlog offset %d is end-of-file padding", ErrNotFound, off)
 	}
 	if len(buf) < 8 {
 		return nil, true, fmt.Errorf("%w: commitlog offset %d: record header truncated", ErrCorrupt, off)
 	}
-	total := int64(int32(binary.BigEndian.Uint32(buf[offTotalSize:])))
+	total := int64(int32(binary.BigEndian.Uint32(buf[message.PosTotalSize:])))
 	if total > int64(len(buf)) && total <= end-off {
 		buf = make([]byte, total)
 		if _, err := f.file.ReadAt(buf, off-f.start); err != nil {
 			return nil, true, fmt.Errorf("commitlog offset %d: read: %w", off, err)
 		}
 	}
-	l, err := parseLayout(buf)
+	l, err := message.ParseLayout(buf)
 	if err != nil {
-		return nil, true, fmt.Errorf("commitlog offset %d: %w", off, err)
+		return nil, true, fmt.Errorf("%w: commitlog offset %d: %w", ErrCorrupt, off, err)
 	}
 	if &buf[0] == &first[0] {
-		buf = append([]byte(nil), buf[:l.total]...) // out of the pooled buffer
+		buf = append([]byte(nil), buf[:l.Total]...) // out of the pooled buffer
 	}
-	return buf[:l.total:l.total], true, nil
+	return buf[:l.Total:l.Total], true, nil
 }

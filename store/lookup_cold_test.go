@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"rmq/message"
 )
 
 // TestLookColdMatchesMapping reads records behind the mapped window with
@@ -36,7 +38,7 @@ func TestLookColdMatchesMapping(t *testing.T) {
 		}
 		cold++
 		var want []byte
-		if err := s.cl.record(off, 0, func(b []byte, _ *recordLayout) error { want = append(want, b...); return nil }); err != nil {
+		if err := s.cl.record(off, 0, func(b []byte, _ *message.Layout) error { want = append(want, b...); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
@@ -46,7 +48,7 @@ func TestLookColdMatchesMapping(t *testing.T) {
 		if err != nil || !bytes.Equal(rec, want) {
 			t.Fatalf("LookMessageByOffset(%d): %v", off, err)
 		}
-		m, err := DecodeRecord(rec)
+		m, err := message.DecodeRecord(rec)
 		if err != nil || m.QueueOffset != int64(i) {
 			t.Fatalf("record %d decodes to queue offset %d: %v", i, m.QueueOffset, err)
 		}

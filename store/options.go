@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"rmq/message"
 )
 
 // FlushDiskType selects how puts are made durable (Java flushDiskType).
@@ -73,8 +75,8 @@ type Options struct {
 	StoreHost netip.AddrPort
 	// TagsCode computes the consume-queue tagsCode of a message at dispatch,
 	// including when queues are rebuilt at recovery. nil means
-	// TagsHash(props.Get("TAGS")).
-	TagsCode func(topic string, props Props, storeTimestamp int64) int64
+	// message.TagsHash(props.Get(message.PropTags)).
+	TagsCode func(topic string, props message.Props, storeTimestamp int64) int64
 	// OnDispatch is called on the dispatch goroutine for every stored message,
 	// after its consume-queue unit (if it gets one) is written; during recovery
 	// it is called on the Open goroutine for each re-dispatched record. Records
@@ -123,7 +125,7 @@ func (o Options) normalized() (Options, error) {
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
 	}
-	if o.StoreHost.IsValid() && hostIsV6(o.StoreHost) {
+	if o.StoreHost.IsValid() && message.HostIsV6(o.StoreHost) {
 		errs = append(errs, fmt.Errorf("%w: StoreHost %s", ErrHostNotIPv4, o.StoreHost))
 	}
 	if a := o.StoreHost.Addr(); a.Is4In6() {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+
+	"rmq/message"
 )
 
 // PutStatus is the outcome of a successful append.
@@ -41,65 +43,65 @@ type PutResult struct {
 // PutMessage appends one message. Prepared and rollback transaction records
 // (SysFlag transaction bits) get queue offset 0 and never a consume-queue
 // unit, as in Java.
-func (s *Store) PutMessage(m *Message) (*PutResult, error) {
-	ms := [1]*Message{m}
+func (s *Store) PutMessage(m *message.Message) (*PutResult, error) {
+	ms := [1]*message.Message{m}
 	return s.put(ms[:], false)
 }
 
 // PutMessages stores a batch atomically on one topic/queue with consecutive
 // queue offsets: all records land in one commitlog file, in order, or none
 // does. Transactional prepared/rollback flags are refused in a batch.
-func (s *Store) PutMessages(msgs []*Message) (*PutResult, error) {
+func (s *Store) PutMessages(msgs []*message.Message) (*PutResult, error) {
 	return s.put(msgs, true)
 }
 
 // prepare validates m and builds its record fields (everything except the
 // offsets and store timestamp, which are set under the put lock).
-func (s *Store) prepare(m *Message, f *recordFields) error {
+func (s *Store) prepare(m *message.Message, f *message.Record) error {
 	if err := checkTopic(m.Topic); err != nil {
 		return err
 	}
 	if len(m.Body) > s.opts.MaxMessageSize {
 		return fmt.Errorf("%w: body of %d bytes exceeds %d", ErrMessageTooLarge, len(m.Body), s.opts.MaxMessageSize)
 	}
-	if m.BornHost.IsValid() && hostIsV6(m.BornHost) {
+	if m.BornHost.IsValid() && message.HostIsV6(m.BornHost) {
 		return fmt.Errorf("%w: born host %s", ErrHostNotIPv4, m.BornHost)
 	}
 	props := m.RawProperties
 	if m.Properties != nil {
-		props = MarshalProperties(m.Properties)
+		props = message.MarshalProperties(m.Properties)
 	}
-	if len(props) > MaxPropertiesLength {
+	if len(props) > message.MaxPropertiesLength {
 		return fmt.Errorf("%w: %d bytes", ErrPropertiesTooLarge, len(props))
 	}
-	*f = recordFields{
-		topic:          m.Topic,
-		props:          props,
-		body:           m.Body,
-		bodyCRC:        BodyCRC(m.Body),
-		queueID:        m.QueueID,
-		flag:           m.Flag,
-		sysFlag:        m.SysFlag &^ (SysFlagBornHostV6 | SysFlagStoreHostV6),
-		reconsumeTimes: m.ReconsumeTimes,
-		bornTimestamp:  m.BornTimestamp,
-		preparedTxOff:  m.PreparedTransactionOffset,
-		bornHost:       m.BornHost,
-		storeHost:      s.opts.StoreHost,
+	*f = message.Record{
+		Topic:                     m.Topic,
+		Properties:                props,
+		Body:                      m.Body,
+		BodyCRC:                   message.BodyCRC(m.Body),
+		QueueID:                   m.QueueID,
+		Flag:                      m.Flag,
+		SysFlag:                   m.SysFlag &^ (message.SysFlagBornHostV6 | message.SysFlagStoreHostV6),
+		ReconsumeTimes:            m.ReconsumeTimes,
+		BornTimestamp:             m.BornTimestamp,
+		PreparedTransactionOffset: m.PreparedTransactionOffset,
+		BornHost:                  m.BornHost,
+		StoreHost:                 s.opts.StoreHost,
 	}
 	return nil
 }
 
-func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
+func (s *Store) put(msgs []*message.Message, batch bool) (*PutResult, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidBatch)
 	}
-	var one [1]recordFields
+	var one [1]message.Record
 	fields := one[:]
 	if len(msgs) > 1 {
-		fields = make([]recordFields, len(msgs))
+		fields = make([]message.Record, len(msgs))
 	}
 	total := 0
 	wait := s.opts.FlushDiskType == SyncFlush
@@ -108,15 +110,15 @@ func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
 			return nil, fmt.Errorf("%w: message %d is for %s/%d, not %s/%d", ErrInvalidBatch, i, m.Topic, m.QueueID, msgs[0].Topic, msgs[0].QueueID)
 		}
 		if batch {
-			if tt := TransactionType(m.SysFlag); tt == TransactionPreparedType || tt == TransactionRollbackType {
+			if tt := message.TransactionType(m.SysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
 				return nil, fmt.Errorf("%w: message %d is a prepared or rollback transaction record", ErrInvalidBatch, i)
 			}
 		}
 		if err := s.prepare(m, &fields[i]); err != nil {
 			return nil, err
 		}
-		total += fields[i].size()
-		if m.SkipFlushWait || m.Properties["WAIT"] == "false" {
+		total += fields[i].Size()
+		if m.SkipFlushWait || m.Properties[message.PropWait] == "false" {
 			wait = false
 		}
 	}
@@ -125,8 +127,8 @@ func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
 	}
 	// Prepared and rollback records are stored but never consumed: they take
 	// queue offset 0 and do not advance the queue.
-	tt := TransactionType(msgs[0].SysFlag)
-	counted := tt != TransactionPreparedType && tt != TransactionRollbackType
+	tt := message.TransactionType(msgs[0].SysFlag)
+	counted := tt != message.TransactionPreparedType && tt != message.TransactionRollbackType
 
 	s.putMu.Lock()
 	if s.closed.Load() {
@@ -145,13 +147,13 @@ func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
 		off := 0
 		for i := range fields {
 			f := &fields[i]
-			n := f.size()
-			f.phyOffset = at + int64(off)
+			n := f.Size()
+			f.PhysicalOffset = at + int64(off)
 			if counted {
-				f.queueOffset = queueOffset + int64(i)
+				f.QueueOffset = queueOffset + int64(i)
 			}
-			f.storeTimestamp = storeTS
-			f.encode(b[off : off+n])
+			f.StoreTimestamp = storeTS
+			f.Encode(b[off : off+n])
 			off += n
 		}
 	})
@@ -177,7 +179,7 @@ func (s *Store) put(msgs []*Message, batch bool) (*PutResult, error) {
 		WroteBytes:     total,
 	}
 	for i := range fields {
-		res.MsgIDs[i] = CreateMessageID(s.opts.StoreHost, fields[i].phyOffset)
+		res.MsgIDs[i] = message.CreateMessageID(s.opts.StoreHost, fields[i].PhysicalOffset)
 	}
 	if wait && !s.waitFlushed(phy+int64(total)) {
 		s.stats.flushTimeouts.Add(1)

@@ -128,10 +128,10 @@ func (s *Store) scanAndRebuild(start int64) (int64, error) {
 				break
 			}
 			var d pendingDispatch
-			parseDispatch(f.data[p:p+l.total], &l, &d)
+			parseDispatch(f.data[p:p+l.Total], &l, &d)
 			s.dispatch(&d)
 			s.recovery.records++
-			p += l.total
+			p += l.Total
 			end = f.start + int64(p)
 		}
 	}

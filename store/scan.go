@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+
+	"rmq/message"
 )
 
 // recKind classifies the bytes at a position of a commitlog file.
@@ -15,31 +17,31 @@ const (
 )
 
 // checkRecord verifies the record at data[p:] of a file whose first byte has
-// global offset base: framing (parseLayout), PHYSICALOFFSET equal to its own
+// global offset base: framing (message.ParseLayout), PHYSICALOFFSET equal to its own
 // position, and body CRC. A BLANK is valid when its TOTALSIZE covers exactly
 // the rest of the file (data must then extend to the file end). Requiring the
 // record's own offset makes a stray magic number in garbage practically never
 // pass, which is what lets resync skip damaged regions.
-func checkRecord(data []byte, p int, base int64) (recordLayout, recKind) {
+func checkRecord(data []byte, p int, base int64) (message.Layout, recKind) {
 	rest := data[p:]
 	if len(rest) < 8 {
-		return recordLayout{}, recBad
+		return message.Layout{}, recBad
 	}
 	be := binary.BigEndian
-	if be.Uint32(rest[offMagic:]) == BlankMagicCode {
+	if be.Uint32(rest[message.PosMagic:]) == BlankMagicCode {
 		if int(int32(be.Uint32(rest))) == len(rest) {
-			return recordLayout{total: len(rest)}, recBlank
+			return message.Layout{Total: len(rest)}, recBlank
 		}
-		return recordLayout{}, recBad
+		return message.Layout{}, recBad
 	}
-	l, err := parseLayout(rest)
+	l, err := message.ParseLayout(rest)
 	if err != nil {
 		return l, recBad
 	}
-	if int64(be.Uint64(rest[offPhyOffset:])) != base+int64(p) {
+	if int64(be.Uint64(rest[message.PosPhysicalOffset:])) != base+int64(p) {
 		return l, recBad
 	}
-	if BodyCRC(rest[l.bodyOff:l.bodyOff+l.bodyLen]) != int32(be.Uint32(rest[offBodyCRC:])) {
+	if message.BodyCRC(l.Body(rest)) != int32(be.Uint32(rest[message.PosBodyCRC:])) {
 		return l, recBad
 	}
 	return l, recValid

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"rmq/message"
 )
 
 // Paths under Options.Dir.
@@ -251,7 +253,7 @@ func checkTopic(topic string) error {
 	if topic == "" || topic == "." || topic == ".." || strings.ContainsAny(topic, "/\\\x00") {
 		return fmt.Errorf("%w: %q", ErrInvalidTopic, topic)
 	}
-	if len(topic) > MaxTopicLength {
+	if len(topic) > message.MaxTopicLength {
 		return fmt.Errorf("%w: %d bytes", ErrTopicTooLong, len(topic))
 	}
 	return nil

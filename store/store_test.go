@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rmq/message"
 )
 
 func TestPutGetRoundTripAcrossRolls(t *testing.T) {
@@ -58,8 +60,8 @@ func TestBlankRecordEndsEveryFullFile(t *testing.T) {
 	for {
 		l, kind := checkRecord(first.data, p, 0)
 		if kind == recBlank {
-			if p+l.total != len(first.data) || len(first.data)-p < blankRecordLength {
-				t.Fatalf("BLANK at %d has size %d in a %d-byte file", p, l.total, len(first.data))
+			if p+l.Total != len(first.data) || len(first.data)-p < blankRecordLength {
+				t.Fatalf("BLANK at %d has size %d in a %d-byte file", p, l.Total, len(first.data))
 			}
 			if _, err := s.LookMessageByOffset(int64(p)); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("LookMessageByOffset(BLANK) err = %v, want ErrNotFound", err)
@@ -69,7 +71,7 @@ func TestBlankRecordEndsEveryFullFile(t *testing.T) {
 		if kind != recValid {
 			t.Fatalf("bad record at %d", p)
 		}
-		p += l.total
+		p += l.Total
 	}
 }
 
@@ -162,7 +164,7 @@ func TestGetMessageEveryStatus(t *testing.T) {
 				total := 0
 				for i, m := range r.Messages {
 					total += len(m)
-					d, err := DecodeRecord(m)
+					d, err := message.DecodeRecord(m)
 					if err != nil || d.QueueOffset != tt.offset+int64(i) {
 						t.Fatalf("message %d: %v %+v", i, err, d)
 					}
@@ -184,7 +186,7 @@ func TestGetMessageFiltersAndLimits(t *testing.T) {
 		mustPut(t, s, testMessage("F", 0, i))
 	}
 	waitDispatched(t, s)
-	tag1 := TagsHash("tag1")
+	tag1 := message.TagsHash("tag1")
 	byTag := func(tags int64, _ func() map[string]string) bool { return tags == tag1 }
 	propsCalls := 0
 	byKey := func(_ int64, props func() map[string]string) bool {
@@ -212,7 +214,7 @@ func TestGetMessageFiltersAndLimits(t *testing.T) {
 			r := s.GetMessage("F", 0, tt.offset, tt.maxMsgs, tt.maxBytes, tt.filter)
 			var flags []int32
 			for _, b := range r.Messages {
-				m, err := DecodeRecord(b)
+				m, err := message.DecodeRecord(b)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -239,7 +241,7 @@ func TestPutMessagesBatch(t *testing.T) {
 	o := testOptions(t.TempDir())
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("B", 1, 0))
-	var batch []*Message
+	var batch []*message.Message
 	for i := 1; i <= 10; i++ {
 		batch = append(batch, testMessage("B", 1, i))
 	}
@@ -267,7 +269,7 @@ func TestPutMessagesBatch(t *testing.T) {
 	for s.MaxPhyOffset() < o.MappedFileSizeCommitLog-3000 {
 		mustPut(t, s, testMessage("Filler", 0, 5))
 	}
-	big := make([]*Message, 8)
+	big := make([]*message.Message, 8)
 	for i := range big {
 		big[i] = testMessage("B", 1, 700+i)
 		big[i].Body = make([]byte, 600)
@@ -282,15 +284,19 @@ func TestPutMessagesBatch(t *testing.T) {
 
 	bad := []struct {
 		name string
-		msgs []*Message
+		msgs []*message.Message
 		want error
 	}{
 		{name: "empty", msgs: nil, want: ErrInvalidBatch},
-		{name: "mixed topics", msgs: []*Message{testMessage("B", 1, 1), testMessage("C", 1, 2)}, want: ErrInvalidBatch},
-		{name: "mixed queues", msgs: []*Message{testMessage("B", 1, 1), testMessage("B", 2, 2)}, want: ErrInvalidBatch},
-		{name: "prepared transaction", msgs: []*Message{func() *Message { m := testMessage("B", 1, 1); m.SysFlag = TransactionPreparedType; return m }()}, want: ErrInvalidBatch},
-		{name: "larger than a file", msgs: func() []*Message {
-			var ms []*Message
+		{name: "mixed topics", msgs: []*message.Message{testMessage("B", 1, 1), testMessage("C", 1, 2)}, want: ErrInvalidBatch},
+		{name: "mixed queues", msgs: []*message.Message{testMessage("B", 1, 1), testMessage("B", 2, 2)}, want: ErrInvalidBatch},
+		{name: "prepared transaction", msgs: []*message.Message{func() *message.Message {
+			m := testMessage("B", 1, 1)
+			m.SysFlag = message.TransactionPreparedType
+			return m
+		}()}, want: ErrInvalidBatch},
+		{name: "larger than a file", msgs: func() []*message.Message {
+			var ms []*message.Message
 			for i := 0; i < 100; i++ {
 				m := testMessage("B", 1, i)
 				m.Body = make([]byte, 1000)
@@ -312,16 +318,16 @@ func TestPutValidation(t *testing.T) {
 	s := openStore(t, o)
 	tests := []struct {
 		name   string
-		mutate func(m *Message)
+		mutate func(m *message.Message)
 		want   error
 	}{
-		{name: "topic too long", mutate: func(m *Message) { m.Topic = strings.Repeat("t", 128) }, want: ErrTopicTooLong},
-		{name: "empty topic", mutate: func(m *Message) { m.Topic = "" }, want: ErrInvalidTopic},
-		{name: "path in topic", mutate: func(m *Message) { m.Topic = "a/b" }, want: ErrInvalidTopic},
-		{name: "dot-dot topic", mutate: func(m *Message) { m.Topic = ".." }, want: ErrInvalidTopic},
-		{name: "body too large", mutate: func(m *Message) { m.Body = make([]byte, 1001) }, want: ErrMessageTooLarge},
-		{name: "properties too large", mutate: func(m *Message) { m.Properties["BIG"] = strings.Repeat("x", 32767) }, want: ErrPropertiesTooLarge},
-		{name: "ipv6 born host", mutate: func(m *Message) { m.BornHost = netip.MustParseAddrPort("[2001:db8::1]:9") }, want: ErrHostNotIPv4},
+		{name: "topic too long", mutate: func(m *message.Message) { m.Topic = strings.Repeat("t", 128) }, want: ErrTopicTooLong},
+		{name: "empty topic", mutate: func(m *message.Message) { m.Topic = "" }, want: ErrInvalidTopic},
+		{name: "path in topic", mutate: func(m *message.Message) { m.Topic = "a/b" }, want: ErrInvalidTopic},
+		{name: "dot-dot topic", mutate: func(m *message.Message) { m.Topic = ".." }, want: ErrInvalidTopic},
+		{name: "body too large", mutate: func(m *message.Message) { m.Body = make([]byte, 1001) }, want: ErrMessageTooLarge},
+		{name: "properties too large", mutate: func(m *message.Message) { m.Properties["BIG"] = strings.Repeat("x", 32767) }, want: ErrPropertiesTooLarge},
+		{name: "ipv6 born host", mutate: func(m *message.Message) { m.BornHost = netip.MustParseAddrPort("[2001:db8::1]:9") }, want: ErrHostNotIPv4},
 	}
 	for _, tt := range tests {
 		m := testMessage("V", 0, 1)
@@ -338,8 +344,8 @@ func TestPutValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := DecodeRecord(rec)
-	if d.BornHost != netip.MustParseAddrPort("10.9.8.7:99") || d.SysFlag&SysFlagBornHostV6 != 0 || d.Topic != m.Topic {
+	d, _ := message.DecodeRecord(rec)
+	if d.BornHost != netip.MustParseAddrPort("10.9.8.7:99") || d.SysFlag&message.SysFlagBornHostV6 != 0 || d.Topic != m.Topic {
 		t.Fatalf("4-in-6 born host stored as %s sysFlag %#x", d.BornHost, d.SysFlag)
 	}
 	if err := s.Close(); err != nil {
@@ -379,10 +385,10 @@ func TestTransactionRecordsGetNoQueueUnit(t *testing.T) {
 		wantQueueOf int64
 		inQueue     bool
 	}{
-		{name: "prepared", sysFlag: TransactionPreparedType, wantQueueOf: 0, inQueue: false},
-		{name: "rollback", sysFlag: TransactionRollbackType, wantQueueOf: 0, inQueue: false},
-		{name: "commit", sysFlag: TransactionCommitType, wantQueueOf: 1, inQueue: true},
-		{name: "normal", sysFlag: TransactionNotType, wantQueueOf: 2, inQueue: true},
+		{name: "prepared", sysFlag: message.TransactionPreparedType, wantQueueOf: 0, inQueue: false},
+		{name: "rollback", sysFlag: message.TransactionRollbackType, wantQueueOf: 0, inQueue: false},
+		{name: "commit", sysFlag: message.TransactionCommitType, wantQueueOf: 1, inQueue: true},
+		{name: "normal", sysFlag: message.TransactionNotType, wantQueueOf: 2, inQueue: true},
 	}
 	for i, tt := range tests {
 		m := testMessage("TX", 0, i+1)
@@ -405,7 +411,7 @@ func TestTransactionRecordsGetNoQueueUnit(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 5 || TransactionType(seen[1].SysFlag) != TransactionPreparedType || seen[1].Props.Get("TAGS") != "tag1" {
+	if len(seen) != 5 || message.TransactionType(seen[1].SysFlag) != message.TransactionPreparedType || seen[1].Props.Get("TAGS") != "tag1" {
 		t.Fatalf("OnDispatch saw %+v", seen)
 	}
 }
@@ -416,11 +422,11 @@ func TestDispatchHooks(t *testing.T) {
 	var order []int64
 	o := testOptions(t.TempDir())
 	o.Now = func() time.Time { return now }
-	o.TagsCode = func(topic string, props Props, storeTS int64) int64 {
+	o.TagsCode = func(topic string, props message.Props, storeTS int64) int64 {
 		if topic == "SCHEDULE_TOPIC_XXXX" {
 			return storeTS + 10_000
 		}
-		return TagsHash(props.Get("TAGS"))
+		return message.TagsHash(props.Get("TAGS"))
 	}
 	o.OnDispatch = func(d DispatchRequest) {
 		mu.Lock()
@@ -523,11 +529,11 @@ func TestLookupsByOffset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := DecodeRecord(rec)
+		m, _ := message.DecodeRecord(rec)
 		if m.MsgID != r.MsgIDs[0] || m.QueueOffset != int64(i) {
 			t.Fatalf("record %d: %+v", i, m)
 		}
-		host, off, err := DecodeMessageID(r.MsgIDs[0])
+		host, off, err := message.DecodeMessageID(r.MsgIDs[0])
 		if err != nil || host != testStoreHost || off != r.PhysicalOffset {
 			t.Fatalf("msg id %s decodes to %s %d %v", r.MsgIDs[0], host, off, err)
 		}

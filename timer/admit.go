@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 // ErrIllegal is returned (wrapped, with a remark saying why) for a timer
@@ -40,11 +39,11 @@ const (
 // deliverMs is the exact requested time; nothing is rounded. maxDelaySec <= 0
 // means DefaultMaxDelaySec.
 func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs int64, timer bool, due bool, err error) {
-	if _, ok := props[PropOutMs]; ok {
+	if _, ok := props[message.PropTimerOutMs]; ok {
 		return 0, false, false, nil
 	}
 	key := ""
-	for _, k := range [...]string{PropDelaySec, PropDelayMs, PropDeliverMs} {
+	for _, k := range [...]string{message.PropTimerDelaySec, message.PropTimerDelayMs, message.PropTimerDeliverMs} {
 		if _, ok := props[k]; ok {
 			key = k
 			break
@@ -59,7 +58,7 @@ func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs i
 		return 0, true, false, fmt.Errorf("%w: %s=%q is not a 64-bit decimal integer", ErrIllegal, key, raw)
 	}
 	switch key {
-	case PropDelaySec:
+	case message.PropTimerDelaySec:
 		ms, ok := mulExact(n, 1000)
 		if ok {
 			deliverMs, ok = addExact(nowMs, ms)
@@ -67,7 +66,7 @@ func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs i
 		if !ok {
 			return 0, true, false, fmt.Errorf("%w: %s=%d overflows a 64-bit millisecond time", ErrIllegal, key, n)
 		}
-	case PropDelayMs:
+	case message.PropTimerDelayMs:
 		var ok bool
 		if deliverMs, ok = addExact(nowMs, n); !ok {
 			return 0, true, false, fmt.Errorf("%w: %s=%d overflows a 64-bit millisecond time", ErrIllegal, key, n)
@@ -76,9 +75,9 @@ func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs i
 		deliverMs = n
 	}
 	if deliverMs <= nowMs {
-		if _, del := props[PropDelUniqKey]; del {
+		if _, del := props[message.PropTimerDelUniqKey]; del {
 			return 0, true, false, fmt.Errorf("%w: a delete marker (%s) must have a delivery time after now, got %d <= %d",
-				ErrIllegal, PropDelUniqKey, deliverMs, nowMs)
+				ErrIllegal, message.PropTimerDelUniqKey, deliverMs, nowMs)
 		}
 		return deliverMs, true, true, nil
 	}
@@ -94,29 +93,29 @@ func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs i
 }
 
 // Rewrite turns an admitted, not yet due message into its wheel form: it is
-// stored on Topic queue 0 with TIMER_OUT_MS = deliverMs and its destination in
-// REAL_TOPIC/REAL_QID. The user's TIMER_* properties stay (stock keeps them).
-func Rewrite(m *store.Message, deliverMs int64) {
+// stored on message.TopicWheelTimer queue 0 with TIMER_OUT_MS = deliverMs and
+// its destination in REAL_TOPIC/REAL_QID. The user's TIMER_* properties stay (stock keeps them).
+func Rewrite(m *message.Message, deliverMs int64) {
 	if m.Properties == nil {
 		m.Properties = make(map[string]string, 3)
 	}
-	m.Properties[PropOutMs] = strconv.FormatInt(deliverMs, 10)
-	m.Properties[PropRealTopic] = m.Topic
-	m.Properties[PropRealQueueID] = strconv.FormatInt(int64(m.QueueID), 10)
-	m.Topic = Topic
+	m.Properties[message.PropTimerOutMs] = strconv.FormatInt(deliverMs, 10)
+	m.Properties[message.PropRealTopic] = m.Topic
+	m.Properties[message.PropRealQueueID] = strconv.FormatInt(int64(m.QueueID), 10)
+	m.Topic = message.TopicWheelTimer
 	m.QueueID = 0
 }
 
 // AdmitMessage runs Admit on m the way the send path should and rewrites m when
 // it is a timer message not yet due. Prepared and rollback transaction records
 // are never timer messages (their commit is admitted when it is stored), nor
-// are records already on Topic. rewritten=false with err=nil means "store m
-// as it is" (not a timer message, or due now).
-func AdmitMessage(m *store.Message, nowMs, maxDelaySec int64) (deliverMs int64, rewritten bool, err error) {
-	if tt := store.TransactionType(m.SysFlag); tt == store.TransactionPreparedType || tt == store.TransactionRollbackType {
+// are records already on message.TopicWheelTimer. rewritten=false with
+// err=nil means "store m as it is" (not a timer message, or due now).
+func AdmitMessage(m *message.Message, nowMs, maxDelaySec int64) (deliverMs int64, rewritten bool, err error) {
+	if tt := message.TransactionType(m.SysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
 		return 0, false, nil
 	}
-	if m.Topic == Topic {
+	if m.Topic == message.TopicWheelTimer {
 		return 0, false, nil
 	}
 	deliverMs, timer, due, err := Admit(m.Properties, nowMs, maxDelaySec)
@@ -130,14 +129,14 @@ func AdmitMessage(m *store.Message, nowMs, maxDelaySec int64) (deliverMs int64, 
 // IssueRecallHandle returns the recall handle a SEND response carries for m,
 // a message Rewrite put into the wheel (stock: only single sends, and never
 // for retry topics). The timestamp is TIMER_OUT_MS+1 as in stock.
-func IssueRecallHandle(m *store.Message, brokerName string) (string, bool) {
-	if m.Topic != Topic {
+func IssueRecallHandle(m *message.Message, brokerName string) (string, bool) {
+	if m.Topic != message.TopicWheelTimer {
 		return "", false
 	}
-	realTopic := m.Properties[PropRealTopic]
-	uniq := m.Properties[PropUniqKey]
-	out, err := strconv.ParseInt(m.Properties[PropOutMs], 10, 64)
-	if err != nil || realTopic == "" || uniq == "" || strings.HasPrefix(realTopic, retryTopicPrefix) || out == math.MaxInt64 {
+	realTopic := m.Properties[message.PropRealTopic]
+	uniq := m.Properties[message.PropUniqKey]
+	out, err := strconv.ParseInt(m.Properties[message.PropTimerOutMs], 10, 64)
+	if err != nil || realTopic == "" || uniq == "" || message.IsRetryTopic(realTopic) || out == math.MaxInt64 {
 		return "", false
 	}
 	return EncodeRecallHandle(realTopic, brokerName, out+1, uniq), true

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 func TestAdmit(t *testing.T) {
@@ -24,48 +24,48 @@ func TestAdmit(t *testing.T) {
 		wantErr   string // substring of the remark; empty: no error
 	}{
 		{name: "no timer property", props: map[string]string{"TAGS": "a"}},
-		{name: "already admitted", props: map[string]string{PropOutMs: i(now + 5), PropDelaySec: "9"}},
-		{name: "deliver ms", props: map[string]string{PropDeliverMs: i(now + 1234)}, wantMs: now + 1234, wantTimer: true},
-		{name: "delay sec", props: map[string]string{PropDelaySec: "10"}, wantMs: now + 10_000, wantTimer: true},
-		{name: "delay ms", props: map[string]string{PropDelayMs: "250"}, wantMs: now + 250, wantTimer: true},
-		{name: "plus sign accepted like Long.parseLong", props: map[string]string{PropDelayMs: "+250"}, wantMs: now + 250, wantTimer: true},
-		{name: "sec beats ms and deliver", props: map[string]string{PropDelaySec: "3", PropDelayMs: "1", PropDeliverMs: i(now + 7)},
+		{name: "already admitted", props: map[string]string{message.PropTimerOutMs: i(now + 5), message.PropTimerDelaySec: "9"}},
+		{name: "deliver ms", props: map[string]string{message.PropTimerDeliverMs: i(now + 1234)}, wantMs: now + 1234, wantTimer: true},
+		{name: "delay sec", props: map[string]string{message.PropTimerDelaySec: "10"}, wantMs: now + 10_000, wantTimer: true},
+		{name: "delay ms", props: map[string]string{message.PropTimerDelayMs: "250"}, wantMs: now + 250, wantTimer: true},
+		{name: "plus sign accepted like Long.parseLong", props: map[string]string{message.PropTimerDelayMs: "+250"}, wantMs: now + 250, wantTimer: true},
+		{name: "sec beats ms and deliver", props: map[string]string{message.PropTimerDelaySec: "3", message.PropTimerDelayMs: "1", message.PropTimerDeliverMs: i(now + 7)},
 			wantMs: now + 3000, wantTimer: true},
-		{name: "ms beats deliver", props: map[string]string{PropDelayMs: "40", PropDeliverMs: i(now + 7)}, wantMs: now + 40, wantTimer: true},
+		{name: "ms beats deliver", props: map[string]string{message.PropTimerDelayMs: "40", message.PropTimerDeliverMs: i(now + 7)}, wantMs: now + 40, wantTimer: true},
 		{name: "garbage in the winning property is illegal even if a lower one is fine",
-			props: map[string]string{PropDelaySec: "soon", PropDeliverMs: i(now + 7)}, wantTimer: true, wantErr: "TIMER_DELAY_SEC=\"soon\""},
-		{name: "deliver now is due", props: map[string]string{PropDeliverMs: i(now)}, wantMs: now, wantTimer: true, wantDue: true},
-		{name: "deliver in the past is due", props: map[string]string{PropDeliverMs: "5"}, wantMs: 5, wantTimer: true, wantDue: true},
-		{name: "negative deliver is due", props: map[string]string{PropDeliverMs: "-1"}, wantMs: -1, wantTimer: true, wantDue: true},
-		{name: "zero delay is due", props: map[string]string{PropDelaySec: "0"}, wantMs: now, wantTimer: true, wantDue: true},
-		{name: "negative delay is due", props: map[string]string{PropDelaySec: "-30"}, wantMs: now - 30_000, wantTimer: true, wantDue: true},
-		{name: "issue 10872: Long.MAX seconds overflows, illegal not due", props: map[string]string{PropDelaySec: i(math.MaxInt64)},
+			props: map[string]string{message.PropTimerDelaySec: "soon", message.PropTimerDeliverMs: i(now + 7)}, wantTimer: true, wantErr: "TIMER_DELAY_SEC=\"soon\""},
+		{name: "deliver now is due", props: map[string]string{message.PropTimerDeliverMs: i(now)}, wantMs: now, wantTimer: true, wantDue: true},
+		{name: "deliver in the past is due", props: map[string]string{message.PropTimerDeliverMs: "5"}, wantMs: 5, wantTimer: true, wantDue: true},
+		{name: "negative deliver is due", props: map[string]string{message.PropTimerDeliverMs: "-1"}, wantMs: -1, wantTimer: true, wantDue: true},
+		{name: "zero delay is due", props: map[string]string{message.PropTimerDelaySec: "0"}, wantMs: now, wantTimer: true, wantDue: true},
+		{name: "negative delay is due", props: map[string]string{message.PropTimerDelaySec: "-30"}, wantMs: now - 30_000, wantTimer: true, wantDue: true},
+		{name: "issue 10872: Long.MAX seconds overflows, illegal not due", props: map[string]string{message.PropTimerDelaySec: i(math.MaxInt64)},
 			wantTimer: true, wantErr: "overflows"},
-		{name: "Long.MAX ms overflows", props: map[string]string{PropDelayMs: i(math.MaxInt64)}, wantTimer: true, wantErr: "overflows"},
-		{name: "Long.MIN seconds overflows", props: map[string]string{PropDelaySec: i(math.MinInt64)}, wantTimer: true, wantErr: "overflows"},
-		{name: "seconds just past the multiply limit", props: map[string]string{PropDelaySec: i(math.MaxInt64/1000 + 1)},
+		{name: "Long.MAX ms overflows", props: map[string]string{message.PropTimerDelayMs: i(math.MaxInt64)}, wantTimer: true, wantErr: "overflows"},
+		{name: "Long.MIN seconds overflows", props: map[string]string{message.PropTimerDelaySec: i(math.MinInt64)}, wantTimer: true, wantErr: "overflows"},
+		{name: "seconds just past the multiply limit", props: map[string]string{message.PropTimerDelaySec: i(math.MaxInt64/1000 + 1)},
 			wantTimer: true, wantErr: "overflows"},
-		{name: "seconds that multiply but overflow the add", props: map[string]string{PropDelaySec: i(math.MaxInt64 / 1000)},
+		{name: "seconds that multiply but overflow the add", props: map[string]string{message.PropTimerDelaySec: i(math.MaxInt64 / 1000)},
 			wantTimer: true, wantErr: "overflows"},
-		{name: "deliver Long.MAX is beyond the max delay", props: map[string]string{PropDeliverMs: i(math.MaxInt64)},
+		{name: "deliver Long.MAX is beyond the max delay", props: map[string]string{message.PropTimerDeliverMs: i(math.MaxInt64)},
 			wantTimer: true, wantErr: "max delay 259200000ms"},
-		{name: "exactly the max delay", props: map[string]string{PropDelaySec: i(maxSec)}, wantMs: now + maxSec*1000, wantTimer: true},
-		{name: "one ms beyond the max delay", props: map[string]string{PropDelayMs: i(maxSec*1000 + 1)}, wantTimer: true,
+		{name: "exactly the max delay", props: map[string]string{message.PropTimerDelaySec: i(maxSec)}, wantMs: now + maxSec*1000, wantTimer: true},
+		{name: "one ms beyond the max delay", props: map[string]string{message.PropTimerDelayMs: i(maxSec*1000 + 1)}, wantTimer: true,
 			wantErr: "should not be bigger than the max delay"},
-		{name: "issue 5376: 30-day max delay", maxSec: 30 * 86400, props: map[string]string{PropDelaySec: i(30 * 86400)},
+		{name: "issue 5376: 30-day max delay", maxSec: 30 * 86400, props: map[string]string{message.PropTimerDelaySec: i(30 * 86400)},
 			wantMs: now + 30*86400*1000, wantTimer: true},
-		{name: "90-day max delay", maxSec: 90 * 86400, props: map[string]string{PropDelaySec: i(90 * 86400)},
+		{name: "90-day max delay", maxSec: 90 * 86400, props: map[string]string{message.PropTimerDelaySec: i(90 * 86400)},
 			wantMs: now + 90*86400*1000, wantTimer: true},
-		{name: "huge max delay saturates instead of overflowing", maxSec: math.MaxInt64, props: map[string]string{PropDeliverMs: i(math.MaxInt64)},
+		{name: "huge max delay saturates instead of overflowing", maxSec: math.MaxInt64, props: map[string]string{message.PropTimerDeliverMs: i(math.MaxInt64)},
 			wantMs: math.MaxInt64, wantTimer: true},
-		{name: "empty value", props: map[string]string{PropDeliverMs: ""}, wantTimer: true, wantErr: "not a 64-bit"},
-		{name: "spaces", props: map[string]string{PropDelayMs: " 5"}, wantTimer: true, wantErr: "not a 64-bit"},
-		{name: "fraction", props: map[string]string{PropDelaySec: "1.5"}, wantTimer: true, wantErr: "not a 64-bit"},
-		{name: "hex", props: map[string]string{PropDelayMs: "0x10"}, wantTimer: true, wantErr: "not a 64-bit"},
-		{name: "beyond int64", props: map[string]string{PropDeliverMs: "99999999999999999999"}, wantTimer: true, wantErr: "not a 64-bit"},
-		{name: "delete marker in the future", props: map[string]string{PropDeliverMs: i(now + 1), PropDelUniqKey: "T+U"},
+		{name: "empty value", props: map[string]string{message.PropTimerDeliverMs: ""}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "spaces", props: map[string]string{message.PropTimerDelayMs: " 5"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "fraction", props: map[string]string{message.PropTimerDelaySec: "1.5"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "hex", props: map[string]string{message.PropTimerDelayMs: "0x10"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "beyond int64", props: map[string]string{message.PropTimerDeliverMs: "99999999999999999999"}, wantTimer: true, wantErr: "not a 64-bit"},
+		{name: "delete marker in the future", props: map[string]string{message.PropTimerDeliverMs: i(now + 1), message.PropTimerDelUniqKey: "T+U"},
 			wantMs: now + 1, wantTimer: true},
-		{name: "delete marker due now is illegal", props: map[string]string{PropDeliverMs: i(now), PropDelUniqKey: "T+U"},
+		{name: "delete marker due now is illegal", props: map[string]string{message.PropTimerDeliverMs: i(now), message.PropTimerDelUniqKey: "T+U"},
 			wantTimer: true, wantErr: "delete marker"},
 	}
 	for _, tc := range tests {
@@ -95,7 +95,7 @@ func TestAdmit(t *testing.T) {
 }
 
 func TestAdmitDefaultsMaxDelay(t *testing.T) {
-	_, _, _, err := Admit(map[string]string{PropDelaySec: strconv.FormatInt(DefaultMaxDelaySec+1, 10)}, 0, 0)
+	_, _, _, err := Admit(map[string]string{message.PropTimerDelaySec: strconv.FormatInt(DefaultMaxDelaySec+1, 10)}, 0, 0)
 	if !errors.Is(err, ErrIllegal) {
 		t.Fatalf("maxDelaySec 0 must mean the 3-day default, err = %v", err)
 	}
@@ -110,17 +110,17 @@ func TestAdmitMessageRewrites(t *testing.T) {
 		props         map[string]string
 		wantRewritten bool
 	}{
-		{name: "future timer message", topic: "T", props: map[string]string{PropDelayMs: "5"}, wantRewritten: true},
-		{name: "commit type is eligible", topic: "T", sysFlag: store.TransactionCommitType, props: map[string]string{PropDelayMs: "5"}, wantRewritten: true},
-		{name: "due now stays on its topic", topic: "T", props: map[string]string{PropDelayMs: "0"}},
-		{name: "prepared half message", topic: "T", sysFlag: store.TransactionPreparedType, props: map[string]string{PropDelayMs: "5"}},
-		{name: "rollback", topic: "T", sysFlag: store.TransactionRollbackType, props: map[string]string{PropDelayMs: "5"}},
-		{name: "roll re-put on the timer topic", topic: Topic, props: map[string]string{PropDelayMs: "5"}},
+		{name: "future timer message", topic: "T", props: map[string]string{message.PropTimerDelayMs: "5"}, wantRewritten: true},
+		{name: "commit type is eligible", topic: "T", sysFlag: message.TransactionCommitType, props: map[string]string{message.PropTimerDelayMs: "5"}, wantRewritten: true},
+		{name: "due now stays on its topic", topic: "T", props: map[string]string{message.PropTimerDelayMs: "0"}},
+		{name: "prepared half message", topic: "T", sysFlag: message.TransactionPreparedType, props: map[string]string{message.PropTimerDelayMs: "5"}},
+		{name: "rollback", topic: "T", sysFlag: message.TransactionRollbackType, props: map[string]string{message.PropTimerDelayMs: "5"}},
+		{name: "roll re-put on the timer topic", topic: message.TopicWheelTimer, props: map[string]string{message.PropTimerDelayMs: "5"}},
 		{name: "plain message", topic: "T", props: map[string]string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &store.Message{Topic: tc.topic, QueueID: 3, SysFlag: tc.sysFlag, Properties: tc.props}
+			m := &message.Message{Topic: tc.topic, QueueID: 3, SysFlag: tc.sysFlag, Properties: tc.props}
 			ms, rewritten, err := AdmitMessage(m, now, 0)
 			if err != nil || rewritten != tc.wantRewritten {
 				t.Fatalf("rewritten=%v err=%v", rewritten, err)
@@ -131,40 +131,40 @@ func TestAdmitMessageRewrites(t *testing.T) {
 				}
 				return
 			}
-			if m.Topic != Topic || m.QueueID != 0 || m.Properties[PropRealTopic] != tc.topic || m.Properties[PropRealQueueID] != "3" ||
-				m.Properties[PropOutMs] != strconv.FormatInt(ms, 10) || m.Properties[PropDelayMs] != "5" {
+			if m.Topic != message.TopicWheelTimer || m.QueueID != 0 || m.Properties[message.PropRealTopic] != tc.topic || m.Properties[message.PropRealQueueID] != "3" ||
+				m.Properties[message.PropTimerOutMs] != strconv.FormatInt(ms, 10) || m.Properties[message.PropTimerDelayMs] != "5" {
 				t.Fatalf("rewrite: %s/%d %v", m.Topic, m.QueueID, m.Properties)
 			}
 		})
 	}
-	if _, _, err := AdmitMessage(&store.Message{Topic: "T", Properties: map[string]string{PropDelaySec: "x"}}, now, 0); !errors.Is(err, ErrIllegal) {
+	if _, _, err := AdmitMessage(&message.Message{Topic: "T", Properties: map[string]string{message.PropTimerDelaySec: "x"}}, now, 0); !errors.Is(err, ErrIllegal) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestRewriteNilProperties(t *testing.T) {
-	m := &store.Message{Topic: "T", QueueID: 7}
+	m := &message.Message{Topic: "T", QueueID: 7}
 	Rewrite(m, 42)
-	if m.Topic != Topic || m.Properties[PropOutMs] != "42" || m.Properties[PropRealQueueID] != "7" {
+	if m.Topic != message.TopicWheelTimer || m.Properties[message.PropTimerOutMs] != "42" || m.Properties[message.PropRealQueueID] != "7" {
 		t.Fatalf("%+v", m)
 	}
 }
 
 func TestIssueRecallHandle(t *testing.T) {
-	rewritten := func(topic string, props map[string]string) *store.Message {
-		m := &store.Message{Topic: topic, Properties: props}
+	rewritten := func(topic string, props map[string]string) *message.Message {
+		m := &message.Message{Topic: topic, Properties: props}
 		Rewrite(m, 1000)
 		return m
 	}
 	tests := []struct {
 		name   string
-		m      *store.Message
+		m      *message.Message
 		wantOK bool
 	}{
-		{name: "timer message", m: rewritten("T", map[string]string{PropUniqKey: "U1"}), wantOK: true},
-		{name: "retry topic", m: rewritten("%RETRY%g", map[string]string{PropUniqKey: "U1"})},
+		{name: "timer message", m: rewritten("T", map[string]string{message.PropUniqKey: "U1"}), wantOK: true},
+		{name: "retry topic", m: rewritten("%RETRY%g", map[string]string{message.PropUniqKey: "U1"})},
 		{name: "no uniq key", m: rewritten("T", map[string]string{})},
-		{name: "not rewritten", m: &store.Message{Topic: "T", Properties: map[string]string{PropUniqKey: "U1"}}},
+		{name: "not rewritten", m: &message.Message{Topic: "T", Properties: map[string]string{message.PropUniqKey: "U1"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

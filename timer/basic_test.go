@@ -4,13 +4,15 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"rmq/message"
 )
 
 func TestDeliverAtExactTime(t *testing.T) {
 	e := newEnv(t, nil)
 	now := e.nowMs()
 	m := e.sendAt("Orders", now+1500)
-	if m.Topic != Topic {
+	if m.Topic != message.TopicWheelTimer {
 		t.Fatalf("not rewritten: %s", m.Topic)
 	}
 	e.settle()
@@ -22,17 +24,17 @@ func TestDeliverAtExactTime(t *testing.T) {
 	e.advance(time.Millisecond)
 	got := e.waitCount("Orders", 1)
 	d := got[0]
-	if d.Properties[PropUniqKey] != m.Properties[PropUniqKey] || string(d.Body) != string(m.Body) {
+	if d.Properties[message.PropUniqKey] != m.Properties[message.PropUniqKey] || string(d.Body) != string(m.Body) {
 		t.Fatalf("wrong message %v", d.Properties)
 	}
-	deq, _ := strconv.ParseInt(d.Properties[PropDequeueMs], 10, 64)
+	deq, _ := strconv.ParseInt(d.Properties[message.PropTimerDequeueMs], 10, 64)
 	if deq != now+1500 {
 		t.Fatalf("TIMER_DEQUEUE_MS = %d, want %d", deq, now+1500)
 	}
-	if d.Properties[PropRealTopic] != "Orders" || d.Properties[PropOutMs] != strconv.FormatInt(now+1500, 10) {
+	if d.Properties[message.PropRealTopic] != "Orders" || d.Properties[message.PropTimerOutMs] != strconv.FormatInt(now+1500, 10) {
 		t.Fatalf("stock keeps REAL_TOPIC and TIMER_OUT_MS: %v", d.Properties)
 	}
-	if enq, _ := strconv.ParseInt(d.Properties[PropEnqueueMs], 10, 64); enq != now {
+	if enq, _ := strconv.ParseInt(d.Properties[message.PropTimerEnqueueMs], 10, 64); enq != now {
 		t.Fatalf("TIMER_ENQUEUE_MS = %d, want the write slot %d", enq, now)
 	}
 	st := e.ts().Stats()

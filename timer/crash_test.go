@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 var errInjectedCrash = errors.New("injected crash")
@@ -70,7 +70,7 @@ func runCrash(t *testing.T, point string, powerLoss bool) {
 	start := e.nowMs()
 	due := map[string]int64{}
 	recalled := map[string]bool{}
-	var toRecall []*store.Message
+	var toRecall []*message.Message
 	for i := 0; i < 80; i++ {
 		var at int64
 		switch i % 8 {
@@ -82,7 +82,7 @@ func runCrash(t *testing.T, point string, powerLoss bool) {
 			at = start + int64(rng.Intn(4000))
 		}
 		m := e.sendAt("Crash", at)
-		due[m.Properties[PropUniqKey]] = at
+		due[m.Properties[message.PropUniqKey]] = at
 		if i%10 == 3 && at > start+500 {
 			toRecall = append(toRecall, m)
 		}
@@ -91,7 +91,7 @@ func runCrash(t *testing.T, point string, powerLoss bool) {
 		if _, err := e.ts().Recall("Crash", handleOf(t, m), ""); err != nil {
 			t.Fatal(err)
 		}
-		recalled[m.Properties[PropUniqKey]] = true
+		recalled[m.Properties[message.PropUniqKey]] = true
 	}
 	crashed := false
 	var allowedDup int64
@@ -108,11 +108,11 @@ func runCrash(t *testing.T, point string, powerLoss bool) {
 			for i := 0; i < 3; i++ {
 				now := e.nowMs()
 				m := e.sendAt("Crash", now+int64(rng.Intn(4500))-300)
-				at, err := strconv.ParseInt(m.Properties[PropOutMs], 10, 64)
+				at, err := strconv.ParseInt(m.Properties[message.PropTimerOutMs], 10, 64)
 				if err != nil {
 					at = now // stored on its topic at once
 				}
-				due[m.Properties[PropUniqKey]] = at
+				due[m.Properties[message.PropUniqKey]] = at
 			}
 		}
 		if step%2 == 0 {
@@ -156,9 +156,9 @@ func runCrash(t *testing.T, point string, powerLoss bool) {
 		}
 	}
 	for _, m := range e.got("Crash") {
-		deq, err := strconv.ParseInt(m.Properties[PropDequeueMs], 10, 64)
-		if at := due[m.Properties[PropUniqKey]]; err == nil && deq < at {
-			t.Errorf("%s delivered %d ms early", m.Properties[PropUniqKey], at-deq)
+		deq, err := strconv.ParseInt(m.Properties[message.PropTimerDequeueMs], 10, 64)
+		if at := due[m.Properties[message.PropUniqKey]]; err == nil && deq < at {
+			t.Errorf("%s delivered %d ms early", m.Properties[message.PropUniqKey], at-deq)
 		}
 	}
 	if dups > allowedDup {

@@ -6,13 +6,14 @@ import (
 	"math"
 	"strconv"
 
+	"rmq/message"
 	"rmq/store"
 )
 
 // prepared is an item whose message was read and checked.
 type prepared struct {
 	it        item
-	ext       *store.MessageExt
+	ext       *message.MessageExt
 	due       int64 // TIMER_OUT_MS of the record
 	realTopic string
 	realQID   int32
@@ -34,7 +35,7 @@ func (t *TimerStore) load(it item) (prepared, bool) {
 	if err != nil {
 		return t.skip(it, "commitlog record unreadable: "+err.Error())
 	}
-	ext, err := store.DecodeRecord(raw)
+	ext, err := message.DecodeRecord(raw)
 	if err != nil {
 		return t.skip(it, "commitlog record undecodable: "+err.Error())
 	}
@@ -43,30 +44,30 @@ func (t *TimerStore) load(it item) (prepared, bool) {
 	}
 	p, ok := t.check(it, ext)
 	if ok {
-		p.propsText, _ = store.PropertiesText(raw) // raw decoded above
+		p.propsText, _ = message.PropertiesText(raw) // raw decoded above
 	}
 	return p, ok
 }
 
 // check validates a decoded timer-topic record for item it.
-func (t *TimerStore) check(it item, ext *store.MessageExt) (prepared, bool) {
-	if ext.Topic != Topic {
+func (t *TimerStore) check(it item, ext *message.MessageExt) (prepared, bool) {
+	if ext.Topic != message.TopicWheelTimer {
 		return t.skip(it, "record is not on the timer topic")
 	}
-	due, err := strconv.ParseInt(ext.Properties[PropOutMs], 10, 64)
+	due, err := strconv.ParseInt(ext.Properties[message.PropTimerOutMs], 10, 64)
 	if err != nil {
-		return t.skip(it, "record has no valid "+PropOutMs)
+		return t.skip(it, "record has no valid "+message.PropTimerOutMs)
 	}
 	if it.pos >= 0 && !it.roll && due != it.target {
 		return t.skip(it, "record's delivery time does not match the entry")
 	}
-	p := prepared{it: it, ext: ext, due: due, realTopic: ext.Properties[PropRealTopic]}
-	qid, err := strconv.ParseInt(ext.Properties[PropRealQueueID], 10, 32)
+	p := prepared{it: it, ext: ext, due: due, realTopic: ext.Properties[message.PropRealTopic]}
+	qid, err := strconv.ParseInt(ext.Properties[message.PropRealQueueID], 10, 32)
 	if p.realTopic == "" || err != nil || qid < 0 {
-		return t.skip(it, "record has no valid "+PropRealTopic+"/"+PropRealQueueID)
+		return t.skip(it, "record has no valid "+message.PropRealTopic+"/"+message.PropRealQueueID)
 	}
 	p.realQID = int32(qid)
-	if uk := ext.Properties[PropUniqKey]; uk != "" {
+	if uk := ext.Properties[message.PropUniqKey]; uk != "" {
 		p.key = p.realTopic + "+" + uk
 	}
 	return p, true
@@ -162,30 +163,30 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 
 // outMessage builds the message to store for p, and the properties to fall
 // back to when the store refuses the bookkeeping additions.
-func (t *TimerStore) outMessage(p *prepared) (*store.Message, map[string]string) {
+func (t *TimerStore) outMessage(p *prepared) (*message.Message, map[string]string) {
 	ext := p.ext
 	enq := p.it.writeMs
 	if p.it.pos < 0 {
 		enq = math.MaxInt64
 	}
-	m := &store.Message{
+	m := &message.Message{
 		Topic: p.realTopic, QueueID: p.realQID, Flag: ext.Flag, Body: ext.Body,
 		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
 	}
 	enqS, deqS := strconv.FormatInt(enq, 10), strconv.FormatInt(t.nowMs(), 10)
 	if !p.it.roll && p.propsText != "" {
-		m.RawProperties = store.EditProperties(p.propsText, []string{PropEnqueueMs, PropDequeueMs},
-			[2]string{PropEnqueueMs, enqS}, [2]string{PropDequeueMs, deqS})
+		m.RawProperties = message.EditProperties(p.propsText, []string{message.PropTimerEnqueueMs, message.PropTimerDequeueMs},
+			[2]string{message.PropTimerEnqueueMs, enqS}, [2]string{message.PropTimerDequeueMs, deqS})
 		return m, ext.Properties
 	}
 	props := maps.Clone(ext.Properties)
-	props[PropEnqueueMs], props[PropDequeueMs] = enqS, deqS
+	props[message.PropTimerEnqueueMs], props[message.PropTimerDequeueMs] = enqS, deqS
 	m.Properties = props
 	if p.it.roll {
-		n, _ := strconv.ParseInt(ext.Properties[PropRollTimes], 10, 64)
-		props[PropRollTimes] = strconv.FormatInt(n+1, 10)
-		m.Topic, m.QueueID = Topic, 0
+		n, _ := strconv.ParseInt(ext.Properties[message.PropTimerRollTimes], 10, 64)
+		props[message.PropTimerRollTimes] = strconv.FormatInt(n+1, 10)
+		m.Topic, m.QueueID = message.TopicWheelTimer, 0
 		// A roll must keep its bookkeeping (TIMER_OUT_MS is in the original).
 		return m, nil
 	}
@@ -193,11 +194,11 @@ func (t *TimerStore) outMessage(p *prepared) (*store.Message, map[string]string)
 }
 
 // messageProp reads key from m's properties, map or text.
-func messageProp(m *store.Message, key string) string {
+func messageProp(m *message.Message, key string) string {
 	if m.Properties != nil {
 		return m.Properties[key]
 	}
-	return store.Props(m.RawProperties).Get(key)
+	return message.Props(m.RawProperties).Get(key)
 }
 
 // permanent reports store errors that retrying the same message cannot fix.
@@ -214,7 +215,7 @@ func permanent(err error) bool {
 // put stores m, retrying transient failures every RetryInterval until it
 // succeeds or the store stops (abort: the message is left for after the
 // restart). ok is false when m was dropped.
-func (t *TimerStore) put(m *store.Message, fallback map[string]string) (ok, abort bool) {
+func (t *TimerStore) put(m *message.Message, fallback map[string]string) (ok, abort bool) {
 	for attempt := 0; ; attempt++ {
 		if t.dead.Load() {
 			return false, true
@@ -235,7 +236,7 @@ func (t *TimerStore) put(m *store.Message, fallback map[string]string) (ok, abor
 				continue
 			}
 			t.c.skipped.Add(1)
-			t.log.Error().Err(err).Str("topic", m.Topic).Str("uniqKey", messageProp(m, PropUniqKey)).Msg("timer: delivery refused by the store, message dropped")
+			t.log.Error().Err(err).Str("topic", m.Topic).Str("uniqKey", messageProp(m, message.PropUniqKey)).Msg("timer: delivery refused by the store, message dropped")
 			return false, false
 		default:
 			t.c.putRetries.Add(1)

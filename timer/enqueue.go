@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -53,7 +54,7 @@ func (t *TimerStore) enqueueOnce() bool {
 	}
 	t.lagWarned = false
 	t.mu.Unlock()
-	res := t.opts.Store.GetMessage(Topic, 0, off, t.opts.BatchSize, maxGetBytes, nil)
+	res := t.opts.Store.GetMessage(message.TopicWheelTimer, 0, off, t.opts.BatchSize, maxGetBytes, nil)
 	if res == nil {
 		return false // store closed
 	}
@@ -93,7 +94,7 @@ func (t *TimerStore) moveQueueOffset(from, to int64, why string) {
 // record is one timer-queue message read by the enqueue stage.
 type record struct {
 	qoff   int64
-	ext    *store.MessageExt
+	ext    *message.MessageExt
 	due    int64
 	marker string // TIMER_DEL_UNIQKEY of a delete marker
 }
@@ -106,27 +107,27 @@ type record struct {
 func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 	recs := make([]record, 0, len(res.Messages))
 	for _, raw := range res.Messages {
-		ext, err := store.DecodeRecord(raw)
+		ext, err := message.DecodeRecord(raw)
 		if err != nil {
 			t.c.skipped.Add(1)
 			t.log.Error().Err(err).Int64("queueOffset", off).Msg("timer: undecodable timer queue record skipped")
 			continue
 		}
-		if ext.QueueOffset < off || ext.QueueOffset >= res.NextBeginOffset || ext.Topic != Topic {
+		if ext.QueueOffset < off || ext.QueueOffset >= res.NextBeginOffset || ext.Topic != message.TopicWheelTimer {
 			t.c.skipped.Add(1)
 			t.log.Error().Int64("recordQueueOffset", ext.QueueOffset).Str("topic", ext.Topic).Int64("from", off).
 				Msg("timer: timer queue points at a foreign record, skipped")
 			continue
 		}
-		due, err := strconv.ParseInt(ext.Properties[PropOutMs], 10, 64)
+		due, err := strconv.ParseInt(ext.Properties[message.PropTimerOutMs], 10, 64)
 		if err != nil {
 			t.c.skipped.Add(1)
-			t.log.Error().Int64("queueOffset", ext.QueueOffset).Str(PropOutMs, ext.Properties[PropOutMs]).
+			t.log.Error().Int64("queueOffset", ext.QueueOffset).Str(message.PropTimerOutMs, ext.Properties[message.PropTimerOutMs]).
 				Msg("timer: timer queue record without a valid TIMER_OUT_MS skipped")
 			continue
 		}
-		r := record{qoff: ext.QueueOffset, ext: ext, due: due, marker: ext.Properties[PropDelUniqKey]}
-		if r.marker == "" && ext.Properties[PropRealTopic] == "" {
+		r := record{qoff: ext.QueueOffset, ext: ext, due: due, marker: ext.Properties[message.PropTimerDelUniqKey]}
+		if r.marker == "" && ext.Properties[message.PropRealTopic] == "" {
 			t.c.skipped.Add(1)
 			t.log.Error().Int64("queueOffset", ext.QueueOffset).Msg("timer: timer queue record without REAL_TOPIC skipped")
 			continue
@@ -191,7 +192,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 
 // link appends a unit for a message due at target and links it into its slot.
 // mu must be held.
-func (t *TimerStore) link(target int64, magic int32, w int64, ext *store.MessageExt) error {
+func (t *TimerStore) link(target int64, magic int32, w int64, ext *message.MessageExt) error {
 	st := t.slotOf(target)
 	s, live := t.wh.get(st)
 	if !live {
@@ -199,7 +200,7 @@ func (t *TimerStore) link(target int64, magic int32, w int64, ext *store.Message
 	}
 	u := unit{
 		prevPos: s.last, magic: magic, writeMs: w, delayMs: int32(target - w),
-		offsetPy: ext.PhysicalOffset, sizePy: ext.StoreSize, topicKey: int32(store.TagsHash(ext.Properties[PropRealTopic])),
+		offsetPy: ext.PhysicalOffset, sizePy: ext.StoreSize, topicKey: int32(message.TagsHash(ext.Properties[message.PropRealTopic])),
 	}
 	pos, err := t.tl.append(&u)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -37,8 +38,8 @@ func TestFlood100kDueInOneSecond(t *testing.T) {
 	at := e.nowMs() + 2000
 	born := netip.MustParseAddrPort("127.0.0.1:5555")
 	for i := 0; i < n; i++ {
-		m := &store.Message{Topic: "Flood", Body: []byte("f"), BornHost: born, Properties: map[string]string{
-			PropUniqKey: "F" + strconv.Itoa(i), PropDeliverMs: strconv.FormatInt(at+int64(i%1000), 10),
+		m := &message.Message{Topic: "Flood", Body: []byte("f"), BornHost: born, Properties: map[string]string{
+			message.PropUniqKey: "F" + strconv.Itoa(i), message.PropTimerDeliverMs: strconv.FormatInt(at+int64(i%1000), 10),
 		}}
 		if _, rewritten, err := AdmitMessage(m, e.nowMs(), 0); err != nil || !rewritten {
 			t.Fatal(rewritten, err)
@@ -59,7 +60,7 @@ func TestFlood100kDueInOneSecond(t *testing.T) {
 		stalled atomic.Bool  // no plain send completed during the hold
 		puts    atomic.Int64 // delivery puts by the timer store
 	)
-	e.setPutErr(func(*store.Message) error {
+	e.setPutErr(func(*message.Message) error {
 		if puts.Add(1) != n/2 {
 			return nil
 		}
@@ -87,7 +88,7 @@ func TestFlood100kDueInOneSecond(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := e.st.PutMessage(&store.Message{Topic: "Plain", Body: []byte("p"), BornHost: born}); err != nil {
+			if _, err := e.st.PutMessage(&message.Message{Topic: "Plain", Body: []byte("p"), BornHost: born}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -137,15 +138,15 @@ func TestLatenessRealClock(t *testing.T) {
 	e.clk = nil
 	const n = 60
 	for i := 0; i < n; i++ {
-		e.send("Late", map[string]string{PropDelayMs: strconv.Itoa(50 + i*13)})
+		e.send("Late", map[string]string{message.PropTimerDelayMs: strconv.Itoa(50 + i*13)})
 	}
 	got := e.waitCount("Late", n)
 	var late []int64
 	for _, m := range got {
-		due, _ := strconv.ParseInt(m.Properties[PropOutMs], 10, 64)
-		deq, _ := strconv.ParseInt(m.Properties[PropDequeueMs], 10, 64)
+		due, _ := strconv.ParseInt(m.Properties[message.PropTimerOutMs], 10, 64)
+		deq, _ := strconv.ParseInt(m.Properties[message.PropTimerDequeueMs], 10, 64)
 		if deq < due {
-			t.Fatalf("%s delivered %d ms early", m.Properties[PropUniqKey], due-deq)
+			t.Fatalf("%s delivered %d ms early", m.Properties[message.PropUniqKey], due-deq)
 		}
 		// The store timestamp is when the delivery became readable.
 		late = append(late, m.StoreTimestamp-due)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+
+	"rmq/message"
 )
 
 func FuzzDecodeRecallHandle(f *testing.F) {
@@ -61,7 +63,7 @@ func FuzzAdmit(f *testing.F) {
 				t.Fatalf("%d ms ahead admitted with max %d s", ms-now, limit)
 			}
 		}
-		if key == PropDeliverMs {
+		if key == message.PropTimerDeliverMs {
 			if v, perr := strconv.ParseInt(val, 10, 64); perr != nil || v != ms {
 				t.Fatalf("deliver %q → %d", val, ms)
 			}

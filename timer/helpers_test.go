@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -32,12 +33,12 @@ type env struct {
 	cur    atomic.Pointer[TimerStore]
 	seq    atomic.Int64
 	mu     sync.Mutex
-	putErr func(m *store.Message) error // injected put failures (faultStore)
+	putErr func(m *message.Message) error // injected put failures (faultStore)
 
 	storeMutate func(*store.Options)
 }
 
-func (e *env) setPutErr(fn func(m *store.Message) error) {
+func (e *env) setPutErr(fn func(m *message.Message) error) {
 	e.mu.Lock()
 	e.putErr = fn
 	e.mu.Unlock()
@@ -47,7 +48,7 @@ func (e *env) setPutErr(fn func(m *store.Message) error) {
 // failures.
 type faultStore struct{ e *env }
 
-func (f faultStore) PutMessage(m *store.Message) (*store.PutResult, error) {
+func (f faultStore) PutMessage(m *message.Message) (*store.PutResult, error) {
 	f.e.mu.Lock()
 	fn := f.e.putErr
 	f.e.mu.Unlock()
@@ -108,7 +109,7 @@ func (e *env) openStore() {
 		Dir: e.dir, MappedFileSizeCommitLog: 1 << 20, MappedFileSizeConsumeQueue: 20 * 1024,
 		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"),
 		OnDispatch: func(d store.DispatchRequest) {
-			if d.Topic == Topic {
+			if d.Topic == message.TopicWheelTimer {
 				e.cur.Load().Notify()
 			}
 		},
@@ -160,7 +161,7 @@ func (e *env) advance(d time.Duration) { e.clk.Advance(d) }
 
 // send admits and stores a message on topic like the broker's send path and
 // returns it with its uniq key set.
-func (e *env) send(topic string, props map[string]string) *store.Message {
+func (e *env) send(topic string, props map[string]string) *message.Message {
 	e.t.Helper()
 	m, err := e.trySend(topic, props)
 	if err != nil {
@@ -169,13 +170,13 @@ func (e *env) send(topic string, props map[string]string) *store.Message {
 	return m
 }
 
-func (e *env) trySend(topic string, props map[string]string) (*store.Message, error) {
+func (e *env) trySend(topic string, props map[string]string) (*message.Message, error) {
 	n := e.seq.Add(1)
-	p := map[string]string{PropUniqKey: fmt.Sprintf("UK%08d", n)}
+	p := map[string]string{message.PropUniqKey: fmt.Sprintf("UK%08d", n)}
 	for k, v := range props {
 		p[k] = v
 	}
-	m := &store.Message{Topic: topic, QueueID: 0, Body: []byte("body-" + strconv.FormatInt(n, 10)), Properties: p,
+	m := &message.Message{Topic: topic, QueueID: 0, Body: []byte("body-" + strconv.FormatInt(n, 10)), Properties: p,
 		BornTimestamp: e.nowMs(), BornHost: netip.MustParseAddrPort("127.0.0.1:5555")}
 	if _, _, err := AdmitMessage(m, e.nowMs(), e.opts.MaxDelaySec); err != nil {
 		return nil, err
@@ -187,21 +188,21 @@ func (e *env) trySend(topic string, props map[string]string) (*store.Message, er
 }
 
 // sendAt sends a message with TIMER_DELIVER_MS = at (ms).
-func (e *env) sendAt(topic string, at int64) *store.Message {
-	return e.send(topic, map[string]string{PropDeliverMs: strconv.FormatInt(at, 10)})
+func (e *env) sendAt(topic string, at int64) *message.Message {
+	return e.send(topic, map[string]string{message.PropTimerDeliverMs: strconv.FormatInt(at, 10)})
 }
 
 // got returns every message stored on topic queue 0.
-func (e *env) got(topic string) []*store.MessageExt {
+func (e *env) got(topic string) []*message.MessageExt {
 	e.t.Helper()
-	var out []*store.MessageExt
+	var out []*message.MessageExt
 	for off := int64(0); ; {
 		r := e.st.GetMessage(topic, 0, off, 1024, 64<<20, nil)
 		if r == nil || r.Status != store.Found {
 			return out
 		}
 		for _, raw := range r.Messages {
-			m, err := store.DecodeRecord(raw)
+			m, err := message.DecodeRecord(raw)
 			if err != nil {
 				e.t.Fatalf("decode delivered: %v", err)
 			}
@@ -224,9 +225,9 @@ func (e *env) waitFor(what string, cond func() bool) {
 }
 
 // waitCount waits until topic holds n messages.
-func (e *env) waitCount(topic string, n int) []*store.MessageExt {
+func (e *env) waitCount(topic string, n int) []*message.MessageExt {
 	e.t.Helper()
-	var got []*store.MessageExt
+	var got []*message.MessageExt
 	e.waitFor(fmt.Sprintf("%d messages on %s", n, topic), func() bool {
 		got = e.got(topic)
 		return len(got) >= n
@@ -265,10 +266,10 @@ func settled(e *env) bool {
 }
 
 // uniqCounts maps uniq key → deliveries.
-func uniqCounts(ms []*store.MessageExt) map[string]int {
+func uniqCounts(ms []*message.MessageExt) map[string]int {
 	out := map[string]int{}
 	for _, m := range ms {
-		out[m.Properties[PropUniqKey]]++
+		out[m.Properties[message.PropUniqKey]]++
 	}
 	return out
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/store"
 )
 
 // Store is what the timer store needs of the message store (*store.Store
 // implements it).
 type Store interface {
-	PutMessage(m *store.Message) (*store.PutResult, error)
+	PutMessage(m *message.Message) (*store.PutResult, error)
 	GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *store.GetResult
 	LookMessageByOffset(phyOffset int64) ([]byte, error)
 	MinOffsetInQueue(topic string, queueID int32) int64

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 // Recall errors. The broker answers ErrRecallRefused (which every refusal
@@ -60,12 +60,12 @@ func (t *TimerStore) Recall(topic, handle string, producerGroup string) (uniqKey
 		return "", err
 	}
 	props := map[string]string{
-		PropDelUniqKey: key, PropUniqKey: uniq, PropDeliverMs: strconv.FormatInt(ts, 10), PropTags: RecallTag,
+		message.PropTimerDelUniqKey: key, message.PropUniqKey: uniq, message.PropTimerDeliverMs: strconv.FormatInt(ts, 10), message.PropTags: RecallTag,
 	}
 	if producerGroup != "" {
-		props[PropProducerGroup] = producerGroup
+		props[message.PropProducerGroup] = producerGroup
 	}
-	m := &store.Message{Topic: topic, QueueID: 0, Body: []byte("0"), Properties: props, BornTimestamp: now}
+	m := &message.Message{Topic: topic, QueueID: 0, Body: []byte("0"), Properties: props, BornTimestamp: now}
 	Rewrite(m, ts)
 	res, err := t.opts.Store.PutMessage(m)
 	if err != nil {

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/store"
+	"rmq/message"
 )
 
-func handleOf(t *testing.T, m *store.Message) string {
+func handleOf(t *testing.T, m *message.Message) string {
 	t.Helper()
 	h, ok := IssueRecallHandle(m, "broker-a")
 	if !ok {
@@ -25,14 +25,14 @@ func TestRecallBeforeDelivery(t *testing.T) {
 	keep := e.sendAt("Orders", now+2000)
 	gone := e.sendAt("Orders", now+2000)
 	uk, err := e.ts().Recall("Orders", handleOf(t, gone), "pg")
-	if err != nil || uk != gone.Properties[PropUniqKey] {
+	if err != nil || uk != gone.Properties[message.PropUniqKey] {
 		t.Fatalf("Recall = %q, %v", uk, err)
 	}
 	e.settle()
 	e.advance(3 * time.Second)
 	e.settle()
 	got := e.waitCount("Orders", 1)
-	if len(got) != 1 || got[0].Properties[PropUniqKey] != keep.Properties[PropUniqKey] {
+	if len(got) != 1 || got[0].Properties[message.PropUniqKey] != keep.Properties[message.PropUniqKey] {
 		t.Fatalf("delivered %v", uniqCounts(got))
 	}
 	st := e.ts().Stats()
@@ -41,11 +41,11 @@ func TestRecallBeforeDelivery(t *testing.T) {
 	}
 	// The marker is on the timer topic only, with the stock properties.
 	markers := 0
-	for _, m := range e.got(Topic) {
-		if m.Properties[PropDelUniqKey] != "" {
+	for _, m := range e.got(message.TopicWheelTimer) {
+		if m.Properties[message.PropTimerDelUniqKey] != "" {
 			markers++
-			if m.Properties[PropDelUniqKey] != "Orders+"+uk || m.Properties[PropTags] != RecallTag || m.Properties[PropProducerGroup] != "pg" ||
-				m.Properties[PropRealTopic] != "Orders" || string(m.Body) != "0" {
+			if m.Properties[message.PropTimerDelUniqKey] != "Orders+"+uk || m.Properties[message.PropTags] != RecallTag || m.Properties[message.PropProducerGroup] != "pg" ||
+				m.Properties[message.PropRealTopic] != "Orders" || string(m.Body) != "0" {
 				t.Fatalf("marker %v", m.Properties)
 			}
 		}
@@ -81,7 +81,7 @@ func TestRecallBadHandles(t *testing.T) {
 	e := newEnv(t, nil)
 	now := e.nowMs()
 	m := e.sendAt("Orders", now+5000)
-	uk := m.Properties[PropUniqKey]
+	uk := m.Properties[message.PropUniqKey]
 	tests := []struct {
 		name    string
 		topic   string
@@ -144,10 +144,10 @@ func TestRecallRolledMessage(t *testing.T) {
 	}
 	e.settle()
 	got := e.got("Orders")
-	if len(got) != 1 || got[0].Properties[PropUniqKey] != keep.Properties[PropUniqKey] {
+	if len(got) != 1 || got[0].Properties[message.PropUniqKey] != keep.Properties[message.PropUniqKey] {
 		t.Fatalf("delivered %v", uniqCounts(got))
 	}
-	if got[0].Properties[PropRollTimes] == "" {
+	if got[0].Properties[message.PropTimerRollTimes] == "" {
 		t.Fatal("the message was not rolled")
 	}
 }
@@ -170,8 +170,8 @@ func TestRecall_RustIssue9154_MarkerAfterLargeSameSlotBatch(t *testing.T) {
 	got := e.waitCount("Flood", 1500)
 	e.settle()
 	got = e.got("Flood")
-	if len(got) != 1500 || uniqCounts(got)[target.Properties[PropUniqKey]] != 0 {
-		t.Fatalf("delivered %d, target %d times", len(got), uniqCounts(got)[target.Properties[PropUniqKey]])
+	if len(got) != 1500 || uniqCounts(got)[target.Properties[message.PropUniqKey]] != 0 {
+		t.Fatalf("delivered %d, target %d times", len(got), uniqCounts(got)[target.Properties[message.PropUniqKey]])
 	}
 }
 
@@ -203,7 +203,7 @@ func TestRecallSurvivesCrash(t *testing.T) {
 func TestRecallRaceWithDelivery(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.BatchSize = 8 })
 	now := e.nowMs()
-	var msgs []*store.Message
+	var msgs []*message.Message
 	for i := 0; i < 300; i++ {
 		msgs = append(msgs, e.sendAt("Race", now+1000+int64(i%7)))
 	}
@@ -231,7 +231,7 @@ func TestRecallRaceWithDelivery(t *testing.T) {
 	e.settle()
 	counts := uniqCounts(e.got("Race"))
 	for i, m := range msgs {
-		n := counts[m.Properties[PropUniqKey]]
+		n := counts[m.Properties[message.PropUniqKey]]
 		if recalled[i] && n != 0 || !recalled[i] && n != 1 {
 			t.Fatalf("message %d: recalled=%v delivered %d times", i, recalled[i], n)
 		}
@@ -245,14 +245,14 @@ func TestClientDeleteMarker(t *testing.T) {
 	e := newEnv(t, nil)
 	at := e.nowMs() + 2000
 	m := e.sendAt("Orders", at)
-	e.send("Orders", map[string]string{PropDeliverMs: strconv.FormatInt(at+1, 10), PropDelUniqKey: "Orders+" + m.Properties[PropUniqKey]})
+	e.send("Orders", map[string]string{message.PropTimerDeliverMs: strconv.FormatInt(at+1, 10), message.PropTimerDelUniqKey: "Orders+" + m.Properties[message.PropUniqKey]})
 	e.settle()
 	e.advance(3 * time.Second)
 	e.settle()
 	if n := len(e.got("Orders")); n != 0 {
 		t.Fatalf("%d delivered", n)
 	}
-	if _, err := e.trySend("Orders", map[string]string{PropDeliverMs: "1", PropDelUniqKey: "Orders+x"}); !errors.Is(err, ErrIllegal) {
+	if _, err := e.trySend("Orders", map[string]string{message.PropTimerDeliverMs: "1", message.PropTimerDelUniqKey: "Orders+x"}); !errors.Is(err, ErrIllegal) {
 		t.Fatalf("past marker: %v", err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 // recover rebuilds the in-memory state from the checkpoint (ok: one was read),
@@ -83,7 +83,7 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 		}
 	})
 
-	lo, hi := t.opts.Store.MinOffsetInQueue(Topic, 0), t.opts.Store.MaxOffsetInQueue(Topic, 0)
+	lo, hi := t.opts.Store.MinOffsetInQueue(message.TopicWheelTimer, 0), t.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0)
 	if q := t.queueOffset; q < lo || q > hi {
 		t.queueOffset = min(max(q, lo), hi)
 		t.log.Warn().Int64("checkpoint", q).Int64("min", lo).Int64("max", hi).Int64("corrected", t.queueOffset).
@@ -133,7 +133,7 @@ func verifyFrom(tl *timerLog, flushPos int64) int64 {
 // message of the last unit.
 func (t *TimerStore) recoverWithoutCheckpoint(now, tlEnd int64) {
 	t.readTime = t.slotOf(now)
-	t.queueOffset = t.opts.Store.MinOffsetInQueue(Topic, 0)
+	t.queueOffset = t.opts.Store.MinOffsetInQueue(message.TopicWheelTimer, 0)
 	if tlEnd <= t.tl.first() {
 		return
 	}
@@ -151,7 +151,7 @@ func (t *TimerStore) recoverWithoutCheckpoint(now, tlEnd int64) {
 	floor := t.slotOf(now) + t.roll + (blankSlots+1)*t.p - t.span
 	t.readTime = max(min(minSlot, t.readTime), floor)
 	if raw, err := t.opts.Store.LookMessageByOffset(last.offsetPy); err == nil {
-		if ext, err := store.DecodeRecord(raw); err == nil && ext.Topic == Topic {
+		if ext, err := message.DecodeRecord(raw); err == nil && ext.Topic == message.TopicWheelTimer {
 			t.queueOffset = ext.QueueOffset + 1
 		}
 	}

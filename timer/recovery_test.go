@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 // phyOf returns the commitlog offset of the timer-topic record of m.
-func (e *env) phyOf(m *store.Message) int64 {
+func (e *env) phyOf(m *message.Message) int64 {
 	e.t.Helper()
-	for _, r := range e.got(Topic) {
-		if r.Properties[PropUniqKey] == m.Properties[PropUniqKey] {
+	for _, r := range e.got(message.TopicWheelTimer) {
+		if r.Properties[message.PropUniqKey] == m.Properties[message.PropUniqKey] {
 			return r.PhysicalOffset
 		}
 	}
-	e.t.Fatalf("%s not on the timer topic", m.Properties[PropUniqKey])
+	e.t.Fatalf("%s not on the timer topic", m.Properties[message.PropUniqKey])
 	return 0
 }
 
@@ -60,7 +60,7 @@ func (e *env) truncateCommitLog(phy int64) {
 func TestTimer_Issue10668_StaleTimerLogAfterCommitLogTruncate(t *testing.T) {
 	e := newEnv(t, nil)
 	at := e.nowMs() + 10_000
-	var a []*store.Message
+	var a []*message.Message
 	for i := 0; i < 5; i++ {
 		a = append(a, e.sendAt("Orders", at))
 	}
@@ -71,14 +71,14 @@ func TestTimer_Issue10668_StaleTimerLogAfterCommitLogTruncate(t *testing.T) {
 	}
 	e.cur.Store(nil)
 	e.truncateCommitLog(cut)
-	if got := e.st.MaxOffsetInQueue(Topic, 0); got != 2 {
+	if got := e.st.MaxOffsetInQueue(message.TopicWheelTimer, 0); got != 2 {
 		t.Fatalf("timer queue max after truncation = %d", got)
 	}
 	e.openTimer()
 	if q := e.ts().Stats().QueueOffset; q != 2 {
 		t.Fatalf("queue offset %d not clamped to the consume queue's 2", q)
 	}
-	var b []*store.Message
+	var b []*message.Message
 	for i := 0; i < 3; i++ {
 		b = append(b, e.sendAt("Orders", at)) // same sizes: same offsets as a[2:]
 	}
@@ -91,8 +91,8 @@ func TestTimer_Issue10668_StaleTimerLogAfterCommitLogTruncate(t *testing.T) {
 	e.settle()
 	counts := uniqCounts(e.got("Orders"))
 	for _, m := range append(a[:2], b...) {
-		if n := counts[m.Properties[PropUniqKey]]; n != 1 {
-			t.Errorf("%s delivered %d times", m.Properties[PropUniqKey], n)
+		if n := counts[m.Properties[message.PropUniqKey]]; n != 1 {
+			t.Errorf("%s delivered %d times", m.Properties[message.PropUniqKey], n)
 		}
 	}
 	if len(counts) != 5 {
@@ -180,7 +180,7 @@ func TestRecoverCorruptTimerLogAndWheel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(o *Options) { o.MappedFileSizeTimerLog = 30 * unitSize })
 			start := e.nowMs()
-			var sent []*store.Message
+			var sent []*message.Message
 			for i := 0; i < 40; i++ {
 				sent = append(sent, e.sendAt("Orders", start+int64(500+i*100)))
 			}
@@ -199,11 +199,11 @@ func TestRecoverCorruptTimerLogAndWheel(t *testing.T) {
 			counts := uniqCounts(e.got("Orders"))
 			lost := 0
 			for _, m := range sent {
-				switch n := counts[m.Properties[PropUniqKey]]; {
+				switch n := counts[m.Properties[message.PropUniqKey]]; {
 				case n == 0:
 					lost++
 				case n > 1 && !tc.allowDups:
-					t.Errorf("%s delivered %d times", m.Properties[PropUniqKey], n)
+					t.Errorf("%s delivered %d times", m.Properties[message.PropUniqKey], n)
 				}
 			}
 			if lost != tc.wantLost {
@@ -238,7 +238,7 @@ func TestGeometryChangeRebuildsWheel(t *testing.T) {
 	due := map[string]int64{}
 	for i := 0; i < 30; i++ {
 		m := e.sendAt("Rand", start+int64(300+i*137))
-		due[m.Properties[PropUniqKey]] = start + int64(300+i*137)
+		due[m.Properties[message.PropUniqKey]] = start + int64(300+i*137)
 	}
 	e.settle()
 	e.advance(time.Second)
@@ -268,7 +268,7 @@ func TestLongDowntime(t *testing.T) {
 		o.RollWindow = 10 * time.Second
 	})
 	start := e.nowMs()
-	var sent []*store.Message
+	var sent []*message.Message
 	for i := 0; i < 20; i++ {
 		sent = append(sent, e.sendAt("Orders", start+int64(1000+i*900)))
 	}
@@ -285,8 +285,8 @@ func TestLongDowntime(t *testing.T) {
 	e.settle()
 	counts := uniqCounts(e.got("Orders"))
 	for _, m := range append(sent, late) {
-		if n := counts[m.Properties[PropUniqKey]]; n != 1 {
-			t.Errorf("%s delivered %d times", m.Properties[PropUniqKey], n)
+		if n := counts[m.Properties[message.PropUniqKey]]; n != 1 {
+			t.Errorf("%s delivered %d times", m.Properties[message.PropUniqKey], n)
 		}
 	}
 }
@@ -336,13 +336,13 @@ func TestCorruptUnitBelowVerifiedTail(t *testing.T) {
 
 	e := newEnv(t, func(o *Options) { o.MappedFileSizeTimerLog = 30 * unitSize })
 	start := e.nowMs()
-	var sent []*store.Message
+	var sent []*message.Message
 	due := map[string]int64{}
 	for i := 0; i < 40; i++ {
 		at := start + int64(500+i*100)
 		m := e.sendAt("Orders", at)
 		sent = append(sent, m)
-		due[m.Properties[PropUniqKey]] = at
+		due[m.Properties[message.PropUniqKey]] = at
 	}
 	e.settle()
 	e.advance(1200 * time.Millisecond)
@@ -354,7 +354,7 @@ func TestCorruptUnitBelowVerifiedTail(t *testing.T) {
 
 	// Damage the unit of the message due at start+2500 (pending, in the
 	// first segments, far below the end).
-	victim := sent[20].Properties[PropUniqKey]
+	victim := sent[20].Properties[message.PropUniqKey]
 	dir := filepath.Join(e.dir, "timerlog")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -385,7 +385,7 @@ func TestCorruptUnitBelowVerifiedTail(t *testing.T) {
 	e.settle()
 	counts := uniqCounts(e.got("Orders"))
 	for _, m := range sent {
-		k := m.Properties[PropUniqKey]
+		k := m.Properties[message.PropUniqKey]
 		switch n := counts[k]; {
 		case k == victim && n != 0:
 			t.Errorf("the damaged unit's message was delivered %d times", n)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -18,13 +19,13 @@ import (
 func TestTimer_Issue6984_FailedPutRetriedAlone(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.BatchSize = 16 })
 	at := e.nowMs() + 1000
-	var sent []*store.Message
+	var sent []*message.Message
 	for i := 0; i < 10; i++ {
 		sent = append(sent, e.sendAt("Orders", at))
 	}
 	e.settle()
 	var puts atomic.Int64
-	e.setPutErr(func(m *store.Message) error {
+	e.setPutErr(func(m *message.Message) error {
 		if m.Topic == "Orders" && puts.Add(1) == 4 {
 			return errors.New("injected: disk hiccup")
 		}
@@ -41,7 +42,7 @@ func TestTimer_Issue6984_FailedPutRetriedAlone(t *testing.T) {
 	e.settle()
 	counts := uniqCounts(e.got("Orders"))
 	for _, m := range sent {
-		if counts[m.Properties[PropUniqKey]] != 1 {
+		if counts[m.Properties[message.PropUniqKey]] != 1 {
 			t.Fatalf("delivery counts %v", counts)
 		}
 	}
@@ -57,8 +58,8 @@ func TestPermanentPutFailureDropsOnlyThatMessage(t *testing.T) {
 	at := e.nowMs() + 500
 	bad := e.sendAt("Orders", at)
 	good := e.sendAt("Orders", at)
-	e.setPutErr(func(m *store.Message) error {
-		if messageProp(m, PropUniqKey) == bad.Properties[PropUniqKey] {
+	e.setPutErr(func(m *message.Message) error {
+		if messageProp(m, message.PropUniqKey) == bad.Properties[message.PropUniqKey] {
 			return store.ErrTopicTooLong
 		}
 		return nil
@@ -67,7 +68,7 @@ func TestPermanentPutFailureDropsOnlyThatMessage(t *testing.T) {
 	e.advance(time.Second)
 	got := e.waitCount("Orders", 1)
 	e.settle()
-	if got = e.got("Orders"); len(got) != 1 || got[0].Properties[PropUniqKey] != good.Properties[PropUniqKey] {
+	if got = e.got("Orders"); len(got) != 1 || got[0].Properties[message.PropUniqKey] != good.Properties[message.PropUniqKey] {
 		t.Fatalf("delivered %v", uniqCounts(got))
 	}
 	if st := e.ts().Stats(); st.Skipped != 1 || st.PutRetries != 0 {
@@ -83,12 +84,12 @@ func TestTimer_Issue9654_MaxSizeMessageWithLongProperties(t *testing.T) {
 	const maxBody = 64 << 10
 	e := newEnvStore(t, func(o *store.Options) { o.MaxMessageSize = maxBody }, nil)
 	at := e.nowMs() + 1000
-	probe := &store.Message{Topic: "Orders", Properties: map[string]string{PropUniqKey: "UK00000001", PropDeliverMs: strconv.FormatInt(at, 10), "BIG": ""}}
+	probe := &message.Message{Topic: "Orders", Properties: map[string]string{message.PropUniqKey: "UK00000001", message.PropTimerDeliverMs: strconv.FormatInt(at, 10), "BIG": ""}}
 	Rewrite(probe, at)
-	room := store.MaxPropertiesLength - len(store.MarshalProperties(probe.Properties))
-	m := &store.Message{
+	room := message.MaxPropertiesLength - len(message.MarshalProperties(probe.Properties))
+	m := &message.Message{
 		Topic: "Orders", Body: []byte(strings.Repeat("x", maxBody)),
-		Properties: map[string]string{PropUniqKey: "UK00000001", PropDeliverMs: strconv.FormatInt(at, 10), "BIG": strings.Repeat("p", room-8)},
+		Properties: map[string]string{message.PropUniqKey: "UK00000001", message.PropTimerDeliverMs: strconv.FormatInt(at, 10), "BIG": strings.Repeat("p", room-8)},
 	}
 	if _, rewritten, err := AdmitMessage(m, e.nowMs(), 0); err != nil || !rewritten {
 		t.Fatal(rewritten, err)
@@ -102,7 +103,7 @@ func TestTimer_Issue9654_MaxSizeMessageWithLongProperties(t *testing.T) {
 	if len(got[0].Body) != maxBody || got[0].Properties["BIG"] != m.Properties["BIG"] {
 		t.Fatal("delivered message differs")
 	}
-	if _, ok := got[0].Properties[PropDequeueMs]; ok {
+	if _, ok := got[0].Properties[message.PropTimerDequeueMs]; ok {
 		t.Fatal("bookkeeping properties should have been dropped to fit")
 	}
 }
@@ -113,7 +114,7 @@ func TestTimer_Issue9654_MaxSizeMessageWithLongProperties(t *testing.T) {
 func TestTimer_Issue7641_GarbageEntriesSkipped(t *testing.T) {
 	e := newEnv(t, nil)
 	at := e.nowMs() + 1000
-	var sent []*store.Message
+	var sent []*message.Message
 	for i := 0; i < 5; i++ {
 		sent = append(sent, e.sendAt("Orders", at))
 	}
@@ -123,7 +124,7 @@ func TestTimer_Issue7641_GarbageEntriesSkipped(t *testing.T) {
 	ts.mu.Lock()
 	w := ts.slotOf(ts.nowMs())
 	for i := 0; i < 50; i++ {
-		ext := &store.MessageExt{PhysicalOffset: rng.Int63n(1 << 40), StoreSize: rng.Int31()}
+		ext := &message.MessageExt{PhysicalOffset: rng.Int63n(1 << 40), StoreSize: rng.Int31()}
 		if i%3 == 0 {
 			ext.PhysicalOffset = e.phyOfLocked(sent[i%5]) + int64(rng.Intn(40)) // inside real records
 		}
@@ -145,7 +146,7 @@ func TestTimer_Issue7641_GarbageEntriesSkipped(t *testing.T) {
 
 // phyOfLocked is phyOf for use while the timer store lock is held (it only
 // reads the message store).
-func (e *env) phyOfLocked(m *store.Message) int64 { return e.phyOf(m) }
+func (e *env) phyOfLocked(m *message.Message) int64 { return e.phyOf(m) }
 
 // TestTimer_Issue7381_PendingMatchesLiveTimers: after any interleaving of
 // sends (due now, soon, beyond the roll window), recalls, clock moves and
@@ -159,7 +160,7 @@ func TestTimer_Issue7381_PendingMatchesLiveTimers(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.RollWindow = 5 * time.Second })
 	rng := rand.New(rand.NewSource(7381))
 	type msg struct {
-		m        *store.Message
+		m        *message.Message
 		at, sent int64
 		timer    bool
 		recalled bool
@@ -171,7 +172,7 @@ func TestTimer_Issue7381_PendingMatchesLiveTimers(t *testing.T) {
 		case op < 5:
 			at := now + int64(rng.Intn(12_000)) - 1000
 			m := e.sendAt("Live", at)
-			all = append(all, &msg{m: m, at: at, sent: now, timer: m.Topic == Topic})
+			all = append(all, &msg{m: m, at: at, sent: now, timer: m.Topic == message.TopicWheelTimer})
 		case op < 7:
 			for _, c := range all {
 				if c.timer && !c.recalled && c.at > now+200 && c.at-c.sent < 4000 {
@@ -220,13 +221,13 @@ func TestTimer_Issue7381_PendingMatchesLiveTimers(t *testing.T) {
 // message went out at once. Here the send is refused and nothing is stored.
 func TestTimer_Issue10872_OverflowingDelayRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	for _, key := range []string{PropDelaySec, PropDelayMs} {
+	for _, key := range []string{message.PropTimerDelaySec, message.PropTimerDelayMs} {
 		if _, err := e.trySend("Orders", map[string]string{key: "9223372036854775807"}); !errors.Is(err, ErrIllegal) {
 			t.Fatalf("%s: err = %v", key, err)
 		}
 	}
 	e.settle()
-	if e.st.MaxOffsetInQueue("Orders", 0) != 0 || e.st.MaxOffsetInQueue(Topic, 0) != 0 {
+	if e.st.MaxOffsetInQueue("Orders", 0) != 0 || e.st.MaxOffsetInQueue(message.TopicWheelTimer, 0) != 0 {
 		t.Fatal("an overflowing timer message was stored")
 	}
 }

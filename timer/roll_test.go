@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"rmq/message"
 )
 
 // TestRoll_Issue11156_OncePerWindowAcrossRestarts sends messages due several
@@ -20,7 +22,7 @@ func TestRoll_Issue11156_OncePerWindowAcrossRestarts(t *testing.T) {
 	due := map[string]int64{}
 	for _, d := range []int64{25_000, 34_567, 47_300, 60_000, 10_000, 9_999} {
 		m := e.sendAt("Far", start+d)
-		due[m.Properties[PropUniqKey]] = start + d
+		due[m.Properties[message.PropUniqKey]] = start + d
 	}
 	for step := 1; step <= 45; step++ {
 		e.settle()
@@ -38,7 +40,7 @@ func TestRoll_Issue11156_OncePerWindowAcrossRestarts(t *testing.T) {
 		e.settle()
 		now := e.nowMs()
 		for _, m := range e.got("Far") {
-			if at := due[m.Properties[PropUniqKey]]; at > now {
+			if at := due[m.Properties[message.PropUniqKey]]; at > now {
 				t.Fatalf("delivered %d ms early", at-now)
 			}
 		}
@@ -47,11 +49,11 @@ func TestRoll_Issue11156_OncePerWindowAcrossRestarts(t *testing.T) {
 	if len(got) != len(due) {
 		t.Fatalf("delivered %d of %d: %v", len(got), len(due), uniqCounts(got))
 	}
-	copies := uniqCounts(e.got(Topic))
+	copies := uniqCounts(e.got(message.TopicWheelTimer))
 	t.Logf("timer-topic copies per message: %v", copies)
 	for _, m := range got {
-		uk := m.Properties[PropUniqKey]
-		rolls, _ := strconv.Atoi(m.Properties[PropRollTimes])
+		uk := m.Properties[message.PropUniqKey]
+		rolls, _ := strconv.Atoi(m.Properties[message.PropTimerRollTimes])
 		windows := int((due[uk] - start) / 10_000)
 		if copies[uk] != 1+rolls {
 			t.Errorf("%s: %d copies on the timer topic, rolled %d times", uk, copies[uk], rolls)
@@ -79,9 +81,9 @@ func TestTimer_Issue5376_MaxDelay90Days(t *testing.T) {
 		o.WheelSlots = 3 * 86400 // 3-day ring
 		o.RollWindow = 36 * time.Hour
 	})
-	m := e.send("Far", map[string]string{PropDelaySec: strconv.Itoa(days90)})
+	m := e.send("Far", map[string]string{message.PropTimerDelaySec: strconv.Itoa(days90)})
 	at := e.nowMs() + days90*1000
-	if _, err := e.trySend("Far", map[string]string{PropDelaySec: strconv.Itoa(days90 + 1)}); err == nil {
+	if _, err := e.trySend("Far", map[string]string{message.PropTimerDelaySec: strconv.Itoa(days90 + 1)}); err == nil {
 		t.Fatal("a delay beyond 90 days admitted")
 	}
 	for e.nowMs()+(12*time.Hour).Milliseconds() < at {
@@ -99,10 +101,10 @@ func TestTimer_Issue5376_MaxDelay90Days(t *testing.T) {
 	}
 	e.advance(time.Millisecond)
 	got := e.waitCount("Far", 1)
-	if got[0].Properties[PropUniqKey] != m.Properties[PropUniqKey] {
+	if got[0].Properties[message.PropUniqKey] != m.Properties[message.PropUniqKey] {
 		t.Fatal("wrong message")
 	}
-	rolls, _ := strconv.Atoi(got[0].Properties[PropRollTimes])
+	rolls, _ := strconv.Atoi(got[0].Properties[message.PropTimerRollTimes])
 	// At most once per 36 h window; at least once per window plus the 12 h
 	// clock step by which a roll can be late here.
 	if rolls < 45 || rolls > 60 {

@@ -1,6 +1,10 @@
 package timer
 
-import "math"
+import (
+	"math"
+
+	"rmq/message"
+)
 
 // Stats are the runtime figures of the timer store (admin and metrics).
 type Stats struct {
@@ -53,7 +57,7 @@ func (t *TimerStore) Stats() Stats {
 		st.Pending -= t.open.processed
 	}
 	if !t.closed {
-		st.EnqueueBehind = max(0, t.opts.Store.MaxOffsetInQueue(Topic, 0)-t.queueOffset)
+		st.EnqueueBehind = max(0, t.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0)-t.queueOffset)
 	}
 	oldest := int64(math.MaxInt64)
 	if t.open != nil {

@@ -177,8 +177,9 @@ func (t *TimerStore) Flush() error {
 }
 
 // Notify wakes the enqueue stage: new messages reached the timer consume
-// queue. Wire it to the store's OnDispatch for Topic. A nil TimerStore ignores
-// it, so the hook may be installed before the timer store is opened.
+// queue. Wire it to the store's OnDispatch for message.TopicWheelTimer. A nil
+// TimerStore ignores it, so the hook may be installed before the timer store
+// is opened.
 func (t *TimerStore) Notify() {
 	if t == nil {
 		return

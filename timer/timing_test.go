@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/store"
+	"rmq/message"
 )
 
 // TestNeverEarlyRandomTimes sends messages due at random times (many on exact
@@ -41,7 +41,7 @@ func TestNeverEarlyRandomTimes(t *testing.T) {
 						at = now + int64(rng.Intn(4000))
 					}
 					m := e.sendAt("Rand", at)
-					due[m.Properties[PropUniqKey]] = at
+					due[m.Properties[message.PropUniqKey]] = at
 				}
 				e.settle()
 				e.advance(time.Duration(rng.Intn(700)+1) * time.Millisecond)
@@ -65,7 +65,7 @@ func checkDeliveries(t *testing.T, e *env, due map[string]int64, all bool) {
 	now := e.nowMs()
 	seen := map[string]bool{}
 	for _, m := range e.got("Rand") {
-		uk := m.Properties[PropUniqKey]
+		uk := m.Properties[message.PropUniqKey]
 		at, ok := due[uk]
 		if !ok {
 			t.Fatalf("unknown message %s", uk)
@@ -77,7 +77,7 @@ func checkDeliveries(t *testing.T, e *env, due map[string]int64, all bool) {
 		if at > now {
 			t.Fatalf("%s due at %d delivered at clock %d (%d ms early)", uk, at, now, at-now)
 		}
-		if v, ok := m.Properties[PropDequeueMs]; ok {
+		if v, ok := m.Properties[message.PropTimerDequeueMs]; ok {
 			deq, _ := strconv.ParseInt(v, 10, 64)
 			if deq < at {
 				t.Fatalf("%s due at %d dequeued at %d", uk, at, deq)
@@ -115,15 +115,15 @@ func TestTimer_RustIssue9154_ExactTickNeverEarly(t *testing.T) {
 				e.clk.Set(time.UnixMilli(at - 1))
 				e.settle()
 				for _, m := range e.got("Tick") {
-					if due, _ := strconv.ParseInt(m.Properties[PropOutMs], 10, 64); due >= at {
+					if due, _ := strconv.ParseInt(m.Properties[message.PropTimerOutMs], 10, 64); due >= at {
 						t.Fatalf("due %d delivered at %d", due, at-1)
 					}
 				}
 				e.clk.Set(time.UnixMilli(at))
 			}
 			got := e.waitCount("Tick", 2)
-			for i, m := range []*store.Message{a, b} {
-				if got[i].Properties[PropUniqKey] != m.Properties[PropUniqKey] {
+			for i, m := range []*message.Message{a, b} {
+				if got[i].Properties[message.PropUniqKey] != m.Properties[message.PropUniqKey] {
 					t.Fatal("order")
 				}
 			}

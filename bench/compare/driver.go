@@ -12,6 +12,7 @@ import (
 
 	"rmq/admin"
 	"rmq/bench"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -244,8 +245,8 @@ func (d *driver) send(cl *remoting.Client, q admin.QueueAddr, seq int64) {
 	if props == nil {
 		props = map[string]string{}
 	}
-	props[admin.PropUniqKey] = admin.NewUniqID(now)
-	props[admin.PropWait] = "true"
+	props[message.PropUniqKey] = admin.NewUniqID(now)
+	props[message.PropWait] = "true"
 	props[propRun] = d.runID
 	props[propSeq] = strconv.FormatInt(seq, 10)
 	props[propDueUs] = strconv.FormatInt(due.UnixMicro(), 10)

@@ -10,6 +10,7 @@ import (
 	"rmq/admin"
 	"rmq/bench"
 	"rmq/broker"
+	"rmq/message"
 	"rmq/namesrv"
 )
 
@@ -157,7 +158,7 @@ func TestDriverAgainstInProcessBroker(t *testing.T) {
 			name: "saturated delay level 1",
 			spec: loadSpec{topic: "DrvDelay", count: 200, inflight: 16, size: 64, grace: 15 * time.Second,
 				mark: func(_ int64, now time.Time) (map[string]string, time.Time) {
-					return map[string]string{admin.PropDelay: "1"}, now.Truncate(time.Millisecond).Add(time.Second)
+					return map[string]string{message.PropDelay: "1"}, now.Truncate(time.Millisecond).Add(time.Second)
 				}},
 		},
 	}

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"rmq/admin"
 	"rmq/bench"
+	"rmq/message"
 )
 
 // Topics, each created with 8 queues on both brokers before use. The stock
@@ -160,7 +160,7 @@ func (r *runner) delayLevels(ctx context.Context, t *target, c *cluster) error {
 		mark: func(seq int64, now time.Time) (map[string]string, time.Time) {
 			lv := 2 + int(seq%2)
 			// Both brokers count the delay from the millisecond store time.
-			return map[string]string{admin.PropDelay: strconv.Itoa(lv)}, now.Truncate(time.Millisecond).Add(levels[lv])
+			return map[string]string{message.PropDelay: strconv.Itoa(lv)}, now.Truncate(time.Millisecond).Add(levels[lv])
 		},
 	})
 	u := smp.stop()
@@ -214,7 +214,7 @@ func (r *runner) timerRate(ctx context.Context, t *target, c *cluster) (float64,
 // timerProps sets TIMER_DELIVER_MS; the due time is that millisecond.
 func timerProps(due time.Time) (map[string]string, time.Time) {
 	ms := due.UnixMilli()
-	return map[string]string{admin.PropTimerDeliverMs: strconv.FormatInt(ms, 10)}, time.UnixMilli(ms)
+	return map[string]string{message.PropTimerDeliverMs: strconv.FormatInt(ms, 10)}, time.UnixMilli(ms)
 }
 
 // spread places message seq of count in window from start, evenly but in a

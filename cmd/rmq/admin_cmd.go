@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"rmq/admin"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -499,7 +500,7 @@ func adminSendMessage() *cli.Command {
 				return err
 			}
 		}
-		for flag, prop := range map[string]string{"delayLevel": admin.PropDelay, "deliverTimeMs": admin.PropTimerDeliverMs, "delayTimeSec": admin.PropTimerDelaySec} {
+		for flag, prop := range map[string]string{"delayLevel": message.PropDelay, "deliverTimeMs": message.PropTimerDeliverMs, "delayTimeSec": message.PropTimerDelaySec} {
 			if c.IsSet(flag) {
 				v, err := optInt64(c, flag, 0)
 				if err != nil {

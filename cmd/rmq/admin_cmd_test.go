@@ -14,6 +14,7 @@ import (
 
 	"rmq/admin"
 	"rmq/broker"
+	"rmq/message"
 	"rmq/namesrv"
 	"rmq/remoting"
 )
@@ -64,7 +65,7 @@ func startAdminCluster(t *testing.T) *adminCluster {
 	})
 	c := &adminCluster{ns: ns.Addr(), broker: b.Addr(), adm: admin.New(admin.Options{NamesrvAddr: ns.Addr()})}
 	t.Cleanup(c.adm.Close)
-	c.waitRoute(t, admin.DefaultTopicKey)
+	c.waitRoute(t, message.TopicAutoCreateKey)
 	return c
 }
 
@@ -205,7 +206,7 @@ func joinGroup(t *testing.T, c *adminCluster, cli *remoting.Client, group, topic
 			t.Fatalf("consumer request %d: %v %v", req.Code, resp, err)
 		}
 	}
-	c.waitRoute(t, admin.RetryTopicPrefix+group)
+	c.waitRoute(t, message.RetryTopic(group))
 }
 
 // linesWith keeps the lines of s containing any of subs.

@@ -9,6 +9,7 @@ import (
 
 	"rmq/admin"
 	"rmq/bench"
+	"rmq/message"
 )
 
 // `rmq bench produce|consume|timer` drives package bench.
@@ -23,7 +24,7 @@ var errBenchFailed = errors.New("bench: run failed")
 func benchCommonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "namesrvAddr", Aliases: []string{"n"}, EnvVars: []string{"NAMESRV_ADDR"}, Usage: "name server address list, e.g. 127.0.0.1:9876"},
-		&cli.StringFlag{Name: "topic", Aliases: []string{"t"}, Value: "BenchmarkTest", Usage: "topic (created by auto-creation when it has no route)"},
+		&cli.StringFlag{Name: "topic", Aliases: []string{"t"}, Value: message.TopicBenchmark, Usage: "topic (created by auto-creation when it has no route)"},
 		&cli.IntFlag{Name: "connections", Aliases: []string{"c"}, Value: 2, Usage: "TCP connections per broker"},
 		&cli.IntFlag{Name: "inflight", Aliases: []string{"w"}, Value: 64, Usage: "requests in flight per connection"},
 		&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Value: 10 * time.Second, Usage: "how long to send (consume: to run)"},

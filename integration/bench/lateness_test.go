@@ -18,6 +18,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"rmq/broker"
+	"rmq/message"
 	"rmq/namesrv"
 	"rmq/remoting"
 	"rmq/store"
@@ -280,7 +281,7 @@ func scheduleStoreTime(st *store.Store, offsetMsgID string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rec, err := store.DecodeRecord(raw)
+	rec, err := message.DecodeRecord(raw)
 	if err != nil {
 		return 0, err
 	}

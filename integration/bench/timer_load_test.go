@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rmq/admin"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -118,8 +119,8 @@ func (s *timerSender) send(c *remoting.Client, seq int) {
 	now := time.Now()
 	due := strconv.FormatInt(s.plan.dueMs(seq), 10)
 	props := map[string]string{
-		admin.PropUniqKey: admin.NewUniqID(now), admin.PropWait: "true",
-		admin.PropTimerDeliverMs: due, timerDueProp: due, timerSeqProp: strconv.Itoa(seq),
+		message.PropUniqKey: admin.NewUniqID(now), message.PropWait: "true",
+		message.PropTimerDeliverMs: due, timerDueProp: due, timerSeqProp: strconv.Itoa(seq),
 	}
 	req := admin.NewSendRequest(&admin.SendSpec{
 		ProducerGroup: "bench_timer_pg", Topic: s.topic, QueueID: int32(seq) % s.queues, Body: s.body,
@@ -199,7 +200,7 @@ func (k *timerSink) record(msgs []*admin.Message, at time.Time) {
 			k.dups.Add(1)
 			continue
 		}
-		out, err := strconv.ParseInt(m.Properties[admin.PropTimerOutMs], 10, 64)
+		out, err := strconv.ParseInt(m.Properties[message.PropTimerOutMs], 10, 64)
 		if err != nil || out != due {
 			k.outMismatch.Add(1)
 		}

@@ -1,4 +1,4 @@
-package store
+package message
 
 // TagsHash is Java String.hashCode of tag, widened to int64: h = 31*h + c over
 // the UTF-16 code units, with int32 overflow. It is the consume-queue tagsCode of

@@ -1,4 +1,4 @@
-package store
+package message
 
 import (
 	"encoding/binary"
@@ -23,29 +23,29 @@ const batchEntryOverhead = 4 + 4 + 4 + 4 + 4 + 2
 // inconsistent length is an error.
 func DecodeBatchBody(body []byte) ([]BatchEntry, error) {
 	if len(body) == 0 {
-		return nil, fmt.Errorf("%w: empty batch body", ErrInvalidBatch)
+		return nil, fmt.Errorf("%w: empty batch body", ErrBadBatchBody)
 	}
 	be := binary.BigEndian
 	var out []BatchEntry
 	for off := 0; off < len(body); {
 		rest := body[off:]
 		if len(rest) < batchEntryOverhead {
-			return nil, fmt.Errorf("%w: entry at byte %d truncated (%d bytes left)", ErrInvalidBatch, off, len(rest))
+			return nil, fmt.Errorf("%w: entry at byte %d truncated (%d bytes left)", ErrBadBatchBody, off, len(rest))
 		}
 		total := int(int32(be.Uint32(rest)))
 		if total < batchEntryOverhead || total > len(rest) {
-			return nil, fmt.Errorf("%w: entry at byte %d: size %d outside [%d, %d]", ErrInvalidBatch, off, total, batchEntryOverhead, len(rest))
+			return nil, fmt.Errorf("%w: entry at byte %d: size %d outside [%d, %d]", ErrBadBatchBody, off, total, batchEntryOverhead, len(rest))
 		}
 		e := rest[:total]
 		flag := int32(be.Uint32(e[12:]))
 		bodyLen := int(int32(be.Uint32(e[16:])))
 		if bodyLen < 0 || 20+bodyLen+2 > total {
-			return nil, fmt.Errorf("%w: entry at byte %d: body length %d exceeds entry size %d", ErrInvalidBatch, off, bodyLen, total)
+			return nil, fmt.Errorf("%w: entry at byte %d: body length %d exceeds entry size %d", ErrBadBatchBody, off, bodyLen, total)
 		}
 		p := 20 + bodyLen
 		propsLen := int(int16(be.Uint16(e[p:])))
 		if propsLen < 0 || p+2+propsLen != total {
-			return nil, fmt.Errorf("%w: entry at byte %d: properties length %d does not end the %d-byte entry", ErrInvalidBatch, off, propsLen, total)
+			return nil, fmt.Errorf("%w: entry at byte %d: properties length %d does not end the %d-byte entry", ErrBadBatchBody, off, propsLen, total)
 		}
 		out = append(out, BatchEntry{
 			Flag:       flag,

@@ -1,4 +1,4 @@
-package store
+package message
 
 import (
 	"encoding/binary"
@@ -9,7 +9,8 @@ import (
 
 // CreateMessageID builds the server message id ("offsetMsgId"): upper-case hex
 // of the store host IP (4 or 16 bytes), its port as int32 and the commitlog
-// offset as int64 — 32 characters for IPv4, 56 for IPv6.
+// offset as int64 — 32 characters for IPv4, 56 for IPv6
+// (MessageDecoder.createMessageId). An invalid host is written as 0.0.0.0:0.
 func CreateMessageID(host netip.AddrPort, phyOffset int64) string {
 	var b [28]byte
 	n := putHost(b[:], host)
@@ -23,7 +24,9 @@ func CreateMessageID(host netip.AddrPort, phyOffset int64) string {
 	return string(out[:2*n])
 }
 
-// DecodeMessageID parses an id made by CreateMessageID (case-insensitive).
+// DecodeMessageID parses an id made by CreateMessageID, case-insensitively
+// (MessageDecoder.decodeMessageId). Anything else, a client id (UNIQ_KEY)
+// included, is ErrBadMessageID.
 func DecodeMessageID(id string) (netip.AddrPort, int64, error) {
 	var ipLen int
 	switch len(id) {
@@ -32,11 +35,11 @@ func DecodeMessageID(id string) (netip.AddrPort, int64, error) {
 	case 56:
 		ipLen = 16
 	default:
-		return netip.AddrPort{}, 0, fmt.Errorf("%w: message id %q has length %d, want 32 or 56", ErrCorrupt, id, len(id))
+		return netip.AddrPort{}, 0, fmt.Errorf("%w: message id %q has length %d, want 32 or 56", ErrBadMessageID, id, len(id))
 	}
 	var b [28]byte
 	if _, err := hex.Decode(b[:len(id)/2], []byte(id)); err != nil {
-		return netip.AddrPort{}, 0, fmt.Errorf("%w: message id %q: %v", ErrCorrupt, id, err)
+		return netip.AddrPort{}, 0, fmt.Errorf("%w: message id %q: %v", ErrBadMessageID, id, err)
 	}
 	var addr netip.Addr
 	if ipLen == 4 {
@@ -46,7 +49,7 @@ func DecodeMessageID(id string) (netip.AddrPort, int64, error) {
 	}
 	port := binary.BigEndian.Uint32(b[ipLen:])
 	if port > 0xFFFF {
-		return netip.AddrPort{}, 0, fmt.Errorf("%w: message id %q: port %d out of range", ErrCorrupt, id, port)
+		return netip.AddrPort{}, 0, fmt.Errorf("%w: message id %q: port %d out of range", ErrBadMessageID, id, port)
 	}
 	off := int64(binary.BigEndian.Uint64(b[ipLen+4:]))
 	return netip.AddrPortFrom(addr, uint16(port)), off, nil

@@ -1,4 +1,4 @@
-package store
+package message
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 )
 
 // Separators of the properties text (MessageDecoder NAME_VALUE_SEPARATOR and
-// PROPERTY_SEPARATOR).
+// PROPERTY_SEPARATOR); see the package documentation for the format.
 const (
 	NameValueSeparator = '\x01'
 	PropertySeparator  = '\x02'
@@ -16,10 +16,11 @@ const (
 const MaxPropertiesLength = 32767
 
 // ParseProperties decodes "k\x01v\x02k\x01v[\x02]" the way Java
-// string2messageProperties does: split on \x02; a segment is kept only when its
-// first \x01 is strictly inside it (non-empty name and value); the value is the
-// rest of the segment (it may contain \x01); later duplicates win. Both the
-// 4.9.x form without a trailing \x02 and the Go/5.x form with one are accepted.
+// MessageDecoder.string2messageProperties does: split on \x02; a segment is
+// kept only when its first \x01 is strictly inside it (non-empty name and
+// value); the value is the rest of the segment (it may contain \x01); later
+// duplicates win. Both the 4.9.x form without a trailing \x02 and the Go/5.x
+// form with one are accepted.
 func ParseProperties(s string) map[string]string {
 	m := make(map[string]string, strings.Count(s, "\x02")+1)
 	for len(s) > 0 {
@@ -89,11 +90,11 @@ func EditProperties(text string, drop []string, set ...[2]string) string {
 
 // PropertiesText returns the properties text of the record rec.
 func PropertiesText(rec []byte) (string, error) {
-	l, err := parseLayout(rec)
+	l, err := ParseLayout(rec)
 	if err != nil {
 		return "", err
 	}
-	return string(rec[l.propsOff : l.propsOff+l.propsLen]), nil
+	return string(l.Props(rec)), nil
 }
 
 // lookupProperty returns the value ParseProperties(s)[key] would have,
@@ -114,7 +115,7 @@ func lookupProperty(s, key string) (string, bool) {
 	return val, found
 }
 
-// MarshalProperties encodes m Java 4.9.x style: "k\x01v" pairs joined by \x02,
+// MarshalProperties encodes m Java 4.9.x style (messageProperties2String): "k\x01v" pairs joined by \x02,
 // with no trailing \x02, keys in sorted order so equal maps give equal bytes.
 // Like Java it writes every entry as given; pairs with an empty name or value
 // are dropped again by ParseProperties.
