@@ -85,7 +85,7 @@ func TestDeleteTopic(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "Doomed", body: []byte("x")})
 	tb.waitDispatched()
-	tb.offsets.Commit("G", "Doomed", 0, 1)
+	tb.clients.Offsets.Commit("G", "Doomed", 0, 1)
 	cases := []struct {
 		name       string
 		topic      string
@@ -111,7 +111,7 @@ func TestDeleteTopic(t *testing.T) {
 	if n := tb.Store().MaxOffsetInQueue("Doomed", 0); n != 0 {
 		t.Errorf("consume queue survived: max offset %d", n)
 	}
-	if off, ok := tb.offsets.Query("G", "Doomed", 0); ok {
+	if off, ok := tb.clients.Offsets.Query("G", "Doomed", 0); ok {
 		t.Errorf("offset %d survived", off)
 	}
 	if tb.Topics().Get("TBW102") == nil {

@@ -69,7 +69,7 @@ func (b *Broker) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *re
 		b.log.Warn().Str("topic", topic).Msg("delete topic: no such topic")
 	}
 	b.store.DeleteTopics(topic)
-	b.offsets.RemoveTopic(topic)
+	b.clients.Offsets.RemoveTopic(topic)
 	return remoting.NewResponse(req, remoting.Success, "")
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker/clients"
 	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -55,12 +56,8 @@ type Broker struct {
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokerStats
 
-	// clients: heartbeats, groups, offsets, locks (client_*.go, consumer_*.go, offset_*.go, subscription_group.go, lock_manager.go)
-	consumers *ConsumerManager
-	producers *ProducerManager
-	offsets   *ConsumerOffsetManager
-	subGroups *SubscriptionGroupManager
-	locks     *RebalanceLockManager
+	// clients: heartbeats, groups, offsets, locks (package clients)
+	clients *clients.Service
 
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (admin_config.go).
@@ -129,7 +126,7 @@ func (b *Broker) enter() bool {
 // ConnClosed implements remoting.ConnObserver.
 func (b *Broker) ConnClosed(c *remoting.Conn) {
 	b.pullHold.dropConn(c)
-	b.clientConnClosed(c)
+	b.clients.ConnClosed(c)
 }
 
 func (b *Broker) registerHandlers() {
@@ -137,7 +134,7 @@ func (b *Broker) registerHandlers() {
 	for code, h := range b.coreProcessors() {
 		b.handlers[code] = h
 	}
-	for code, h := range b.clientProcessors() {
+	for code, h := range b.clients.Processors() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.transactionProcessors() {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"rmq/broker/clients"
 	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -102,13 +103,11 @@ func New(opts Options) (*Broker, error) {
 		return nil, errors.Join(err, b.store.Close())
 	}
 
-	b.consumers = NewConsumerManagerClock(b.log, b.clock.Now)
-	b.producers = NewProducerManagerClock(b.clock.Now)
-	b.locks = NewRebalanceLockManagerClock(b.clock.Now)
-	if b.offsets, err = NewConsumerOffsetManager(filepath.Join(configDir, "consumerOffset.json"), b.log); err != nil {
-		return closeStore(err)
-	}
-	if b.subGroups, err = NewSubscriptionGroupManager(filepath.Join(configDir, "subscriptionGroup.json"), opts.AutoCreateSubscriptionGroup, b.log); err != nil {
+	b.clients, err = clients.New(clients.Options{
+		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
+		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log,
+	})
+	if err != nil {
 		return closeStore(err)
 	}
 	b.sched, err = schedule.New(schedule.Options{
@@ -206,7 +205,11 @@ func (b *Broker) Start() error {
 	b.bg.Add(2)
 	go b.persistLoop()
 	go b.statsLoop()
-	b.startClientHousekeeping(b.stop)
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		b.clients.Housekeep(b.stop)
+	}()
 	if len(b.opts.NamesrvAddrs()) > 0 {
 		b.registerAll(true)
 		b.bg.Add(1)
@@ -226,7 +229,7 @@ func (b *Broker) persistLoop() {
 		case <-b.stop:
 			return
 		case <-t.C:
-			if err := b.offsets.Persist(); err != nil {
+			if err := b.clients.Offsets.Persist(); err != nil {
 				b.log.Error().Err(err).Msg("persist consumer offsets")
 			}
 		}
@@ -289,13 +292,13 @@ func (b *Broker) shutdown() error {
 			errs = append(errs, fmt.Errorf("broker: stop timer store: %w", err))
 		}
 	}
-	if err := b.offsets.Persist(); err != nil {
+	if err := b.clients.Offsets.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist offsets: %w", err))
 	}
 	if err := b.topics.Persist(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := b.subGroups.Persist(); err != nil {
+	if err := b.clients.SubGroups.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist subscription groups: %w", err))
 	}
 	if err := b.store.Close(); err != nil {

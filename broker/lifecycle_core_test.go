@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"net"
+	"rmq/broker/clients"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,9 +123,9 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 // TestProcessorCodesDisjoint: a request code served by both processor sets
 // would silently lose its core handler in registerHandlers.
 func TestProcessorCodesDisjoint(t *testing.T) {
-	b := &Broker{}
+	b := &Broker{clients: &clients.Service{}}
 	core := b.coreProcessors()
-	for code := range b.clientProcessors() {
+	for code := range b.clients.Processors() {
 		if _, ok := core[code]; ok {
 			t.Errorf("code %d is served by both the core and the client processors", code)
 		}

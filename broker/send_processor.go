@@ -575,7 +575,7 @@ func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *store.Mess
 	if !ok {
 		return 0, "", true
 	}
-	cfg := b.subGroups.FindOrCreate(group)
+	cfg := b.clients.SubGroups.FindOrCreate(group)
 	if cfg == nil {
 		return remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion), false
 	}

@@ -52,7 +52,7 @@ func (s *transactionService) checkNow() {
 	p := &txPass{nowMs: s.b.clock.Now().UnixMilli(), end: end}
 	next := s.scan(txHalfTopic, start, end, func(m *store.MessageExt) bool { return s.examine(m, p) })
 	if next != start {
-		s.b.offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
+		s.b.clients.Offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
 	}
 	s.release(next, p, unfenced)
 }
@@ -157,7 +157,7 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 func (s *transactionService) sendCheck(cp *store.MessageExt) {
 	group := cp.Properties[txPropProducerGroup]
 	log := s.b.log.With().Str("group", group).Str("msgId", cp.Properties[txPropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
-	conn := s.b.producers.AvailableConn(group)
+	conn := s.b.clients.Producers.AvailableConn(group)
 	if conn == nil {
 		log.Warn().Msg("transaction: check skipped, no producer of the group is connected")
 		return
@@ -263,7 +263,7 @@ func (s *transactionService) release(next int64, p *txPass, unfenced []*txDecisi
 	}
 	s.ops = append(s.ops[:0:0], s.ops[n:]...)
 	s.mu.Unlock()
-	if committed, ok := s.b.offsets.Query(txSysGroup, txOpTopic, txHalfQueueID); !ok || committed != opNext {
-		s.b.offsets.Commit(txSysGroup, txOpTopic, txHalfQueueID, opNext)
+	if committed, ok := s.b.clients.Offsets.Query(txSysGroup, txOpTopic, txHalfQueueID); !ok || committed != opNext {
+		s.b.clients.Offsets.Commit(txSysGroup, txOpTopic, txHalfQueueID, opNext)
 	}
 }

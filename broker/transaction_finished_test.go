@@ -111,7 +111,7 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 			e.pass()
 			e.pass() // copies at 1, 2, 3; progress 3
 			e.waitChecks(e.prod, 3)
-			if half, _ := e.offsets.Query(txSysGroup, txHalfTopic, 0); half != 3 {
+			if half, _ := e.clients.Offsets.Query(txSysGroup, txHalfTopic, 0); half != 3 {
 				t.Fatalf("half progress %d, want 3", half)
 			}
 			if c.restart {

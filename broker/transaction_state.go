@@ -34,7 +34,7 @@ func (s *transactionService) load() error {
 func (s *transactionService) committedOffset(topic string) int64 {
 	st := s.b.store
 	lo, hi := st.MinOffsetInQueue(topic, txHalfQueueID), st.MaxOffsetInQueue(topic, txHalfQueueID)
-	off, ok := s.b.offsets.Query(txSysGroup, topic, txHalfQueueID)
+	off, ok := s.b.clients.Offsets.Query(txSysGroup, topic, txHalfQueueID)
 	if !ok || off < lo {
 		return lo
 	}

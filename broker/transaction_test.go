@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"rmq/broker/clients"
 	"strconv"
 	"strings"
 	"sync"
@@ -616,7 +617,7 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	e := startTxBroker(t, nil)
 	e.prod.cl.Close() // the sending producer died
-	coreWaitFor(t, "the producer to be dropped", func() bool { return e.producers.AvailableConn("PG") == nil })
+	coreWaitFor(t, "the producer to be dropped", func() bool { return e.clients.Producers.AvailableConn("PG") == nil })
 	e.sendHalf("TxP", 0, "U-orphan")
 	e.pass()
 	if n := e.tx().checks.Load(); n != 0 {
@@ -686,8 +687,8 @@ func TestTransactionProgressOffsets(t *testing.T) {
 	for range 3 {
 		e.pass()
 	}
-	half, _ := e.offsets.Query(txSysGroup, txHalfTopic, 0)
-	op, _ := e.offsets.Query(txSysGroup, txOpTopic, 0)
+	half, _ := e.clients.Offsets.Query(txSysGroup, txHalfTopic, 0)
+	op, _ := e.clients.Offsets.Query(txSysGroup, txOpTopic, 0)
 	if half != 3 || op != 2 {
 		t.Fatalf("progress half=%d op=%d, want 3 and 2", half, op)
 	}
@@ -790,13 +791,13 @@ func TestTransactionReleaseRule(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			om, err := NewConsumerOffsetManager(t.TempDir()+"/consumerOffset.json", zerolog.Nop())
+			om, err := clients.NewConsumerOffsetManager(t.TempDir()+"/consumerOffset.json", zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := c.decision
 			s := &transactionService{
-				b: &Broker{offsets: om}, timeout: 6 * time.Second, interval: 10 * time.Second,
+				b: &Broker{clients: &clients.Service{Offsets: om}}, timeout: 6 * time.Second, interval: 10 * time.Second,
 				decided: map[int64]*txDecision{3: &d, 77: {atMs: nowMs, fence: -1}},
 				// op 10 decided chain 3, op 11 chain 77 (kept: decided just now), op 12 is not read yet.
 				ops: []txOpEntry{{offset: 10, origin: 3}, {offset: 11, origin: 77}}, opRead: 12,

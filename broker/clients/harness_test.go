@@ -1,8 +1,6 @@
-package broker
+package clients
 
 import (
-	"net"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -10,18 +8,20 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
 
-// clientTestEnv is a broker with only the client-side managers (plus a topic
-// table), served by a real remoting server so handlers get real connections.
+// clientTestEnv is the client service (over a topic table of its own),
+// served by a real remoting server so handlers get real connections.
 type clientTestEnv struct {
-	t     *testing.T
-	b     *Broker
-	clk   *clock.Manual
-	dir   string
-	addr  string
-	procs map[int32]HandlerFunc
+	t      *testing.T
+	s      *Service
+	topics *clTopics
+	clk    *clock.Manual
+	dir    string
+	addr   string
+	procs  map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command
 }
 
 type clientTestOptions struct {
@@ -33,36 +33,16 @@ func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	log := zerolog.Nop()
 	clk := clock.NewManual(clientTestEpoch)
 	dir := t.TempDir()
-	opts := DefaultOptions()
-	topics, err := newTopicConfigManager(filepath.Join(dir, "topics.json"), topicConfigDefaults{
-		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
-		autoCreate: true, defaultQueueNums: opts.DefaultTopicQueueNums,
-	}, clk.Now, log)
+	topics := &clTopics{table: make(map[string]*remoting.TopicConfig)}
+	s, err := New(Options{
+		ConfigDir: dir, AutoCreateSubscriptionGroup: o.autoCreateGroups, BrokerName: "broker-a",
+		Topics: topics, Clock: clk, Logger: log,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	offsets, err := NewConsumerOffsetManager(filepath.Join(dir, "consumerOffset.json"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := newSubscriptionGroupManager(filepath.Join(dir, "subscriptionGroup.json"), o.autoCreateGroups, log, clk.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &Broker{
-		opts:      opts,
-		log:       log,
-		clock:     clk,
-		topics:    topics,
-		consumers: NewConsumerManagerClock(log, clk.Now),
-		producers: NewProducerManagerClock(clk.Now),
-		offsets:   offsets,
-		subGroups: groups,
-		locks:     NewRebalanceLockManagerClock(clk.Now),
-		regKick:   make(chan struct{}, 1),
-	}
-	env := &clientTestEnv{t: t, b: b, clk: clk, dir: dir, procs: b.clientProcessors()}
-	env.addr = clientTestFreeAddr(t)
+	env := &clientTestEnv{t: t, s: s, topics: topics, clk: clk, dir: dir, procs: s.Processors()}
+	env.addr = testutil.FreeAddr(t)
 	srv, err := remoting.NewServer(env, remoting.ServerOptions{Addrs: []string{env.addr}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -84,16 +64,42 @@ func (e *clientTestEnv) ServeRemoting(c *remoting.Conn, req *remoting.Command) *
 }
 
 // ConnClosed implements remoting.ConnObserver.
-func (e *clientTestEnv) ConnClosed(c *remoting.Conn) { e.b.clientConnClosed(c) }
+func (e *clientTestEnv) ConnClosed(c *remoting.Conn) { e.s.ConnClosed(c) }
 
-func clientTestFreeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// clTopics is a topic table for the service's Topics: it counts the topics
+// it created.
+type clTopics struct {
+	mu      sync.Mutex
+	table   map[string]*remoting.TopicConfig
+	created int
+}
+
+func (tt *clTopics) Get(topic string) *remoting.TopicConfig {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tc := tt.table[topic]; tc != nil {
+		cp := *tc
+		return &cp
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return nil
+}
+
+func (tt *clTopics) CreateRetryTopic(group string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
+	return tt.create(retryTopicPrefix+group, queueNums, perm)
+}
+
+func (tt *clTopics) create(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tc := tt.table[topic]; tc != nil {
+		cp := *tc
+		return &cp, false
+	}
+	tc := &remoting.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}
+	tt.table[topic] = tc
+	tt.created++
+	cp := *tc
+	return &cp, true
 }
 
 // clTestClient is one client connection; it records every request the broker
@@ -168,13 +174,7 @@ func (tc *clTestClient) notifications() []string {
 // waitFor polls cond until it holds or the deadline passes.
 func (e *clientTestEnv) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(e.t, testutil.DefaultTimeout, cond, what)
 }
 
 func clCount(list []string, v string) int {

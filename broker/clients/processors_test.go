@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"reflect"
@@ -39,15 +39,15 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 	if resp.Version != remoting.Version {
 		t.Fatalf("heartbeat response version %d, want %d", resp.Version, remoting.Version)
 	}
-	if env.b.subGroups.Find("G") == nil {
+	if env.s.SubGroups.Find("G") == nil {
 		t.Fatal("group config not auto-created")
 	}
-	retry := env.b.topics.Get("%RETRY%G")
+	retry := env.topics.Get("%RETRY%G")
 	if retry == nil || retry.ReadQueueNums != 1 || retry.WriteQueueNums != 1 || retry.Perm != remoting.PermRead|remoting.PermWrite {
 		t.Fatalf("retry topic = %+v, want 1 queue, perm 6", retry)
 	}
-	if len(env.b.regKick) != 1 {
-		t.Fatal("no registration asked for after creating the retry topic")
+	if env.topics.created != 1 {
+		t.Fatalf("%d topics created through Topics, want the retry topic only", env.topics.created)
 	}
 	if got := a.consumerList("G"); !reflect.DeepEqual(got, []string{"A"}) {
 		t.Fatalf("consumer list = %v, want [A]", got)
@@ -85,7 +85,7 @@ func TestHeartbeatGoClientBody(t *testing.T) {
 	req.Version = 317
 	clExpectCode(t, c.do(req), remoting.Success, "")
 
-	got := env.b.consumers.FindSubscription("GG", "T")
+	got := env.s.Consumers.FindSubscription("GG", "T")
 	if got == nil || !reflect.DeepEqual(got.CodeSet, []remoting.FlexInt64{97, 98}) || got.SubVersion != 1700000000123456789 {
 		t.Fatalf("subscription = %+v", got)
 	}
@@ -117,7 +117,7 @@ func TestHeartbeatWithoutGroupConfig(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: false})
 	c := env.client("A")
 	clExpectCode(t, c.heartbeat([]string{"G"}, "T"), remoting.Success, "")
-	if env.b.topics.Get("%RETRY%G") != nil {
+	if env.topics.Get("%RETRY%G") != nil {
 		t.Fatal("retry topic created for a group without config")
 	}
 	if got := c.consumerList("G"); !reflect.DeepEqual(got, []string{"A"}) {
@@ -203,7 +203,7 @@ func TestUpdateConsumerOffset(t *testing.T) {
 			clExpectCode(t, c.invoke(remoting.UpdateConsumerOffset, tc.ext, nil), tc.wantCode, "")
 		})
 	}
-	if off, ok := env.b.offsets.Query("G", "T", 3); !ok || off != 42 {
+	if off, ok := env.s.Offsets.Query("G", "T", 3); !ok || off != 42 {
 		t.Fatalf("committed offset = %d, %v; want 42", off, ok)
 	}
 	// Java sends it oneway: no reply, but the offset is committed.
@@ -211,7 +211,7 @@ func TestUpdateConsumerOffset(t *testing.T) {
 	if err := c.cl.Oneway(env.addr, req); err != nil {
 		t.Fatal(err)
 	}
-	env.waitFor("oneway commit", func() bool { off, _ := env.b.offsets.Query("G", "T", 3); return off == 50 })
+	env.waitFor("oneway commit", func() bool { off, _ := env.s.Offsets.Query("G", "T", 3); return off == 50 })
 }
 
 func TestLockAndUnlockBatch(t *testing.T) {
@@ -305,22 +305,22 @@ func TestSubscriptionGroupAdmin(t *testing.T) {
 		t.Fatalf("data version %+v after one change", w.DataVersion)
 	}
 
-	env.b.offsets.Commit("G", "T", 0, 5)
-	env.b.offsets.Commit("H", "T", 0, 6)
+	env.s.Offsets.Commit("G", "T", 0, 5)
+	env.s.Offsets.Commit("H", "T", 0, 6)
 	clExpectCode(t, admin.invoke(remoting.DeleteSubscriptionGroup, nil, nil), remoting.SystemError, "")
 	clExpectCode(t, admin.invoke(remoting.DeleteSubscriptionGroup, map[string]string{"groupName": "H"}, nil), remoting.Success, "")
-	if _, ok := env.b.offsets.Query("H", "T", 0); !ok {
+	if _, ok := env.s.Offsets.Query("H", "T", 0); !ok {
 		t.Fatal("offsets removed without removeOffset")
 	}
 	clExpectCode(t, admin.invoke(remoting.DeleteSubscriptionGroup, map[string]string{"groupName": "G", "removeOffset": "true"}, nil), remoting.Success, "")
-	if env.b.subGroups.Find("G") != nil {
+	if env.s.SubGroups.Find("G") != nil {
 		t.Fatal("group config not deleted")
 	}
-	if _, ok := env.b.offsets.Query("G", "T", 0); ok {
+	if _, ok := env.s.Offsets.Query("G", "T", 0); ok {
 		t.Fatal("offsets kept despite removeOffset=true")
 	}
 
-	reloaded, err := NewSubscriptionGroupManager(env.b.subGroups.path, false, env.b.log)
+	reloaded, err := NewSubscriptionGroupManager(env.s.SubGroups.path, false, env.s.log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,9 +334,9 @@ func TestQueryTopicConsumeByWhoAndAllOffsets(t *testing.T) {
 	a := env.client("A")
 	a.heartbeat([]string{"online"}, "T")
 	a.heartbeat([]string{"online", "other"}, "T", "U")
-	env.b.offsets.Commit("offline", "T", 0, 9)
-	env.b.offsets.Commit("online", "T", 1, 4)
-	env.b.offsets.Commit("elsewhere", "U", 0, 1)
+	env.s.Offsets.Commit("offline", "T", 0, 9)
+	env.s.Offsets.Commit("online", "T", 1, 4)
+	env.s.Offsets.Commit("elsewhere", "U", 0, 1)
 
 	clExpectCode(t, a.invoke(remoting.QueryTopicConsumeByWho, nil, nil), remoting.SystemError, "")
 	resp := a.invoke(remoting.QueryTopicConsumeByWho, map[string]string{"topic": "T"}, nil)
@@ -402,7 +402,7 @@ func TestClientExpiryScan(t *testing.T) {
 		ProducerDataSet: []*remoting.ProducerData{{GroupName: "P"}}}
 	b.invoke(remoting.HeartBeat, nil, remoting.MarshalBody(&hb))
 	env.waitFor("A notified of B's join", func() bool { return clCount(a.notifications(), "G") == 2 })
-	bChan, ok := env.b.consumers.FindChannel("G", "B")
+	bChan, ok := env.s.Consumers.FindChannel("G", "B")
 	if !ok {
 		t.Fatal("B not registered")
 	}
@@ -410,17 +410,17 @@ func TestClientExpiryScan(t *testing.T) {
 	env.clk.Advance(100 * time.Second)
 	a.heartbeat([]string{"G"}, "T")
 	env.clk.Advance(20 * time.Second)
-	env.b.scanClients()
+	env.s.scanClients()
 	if got := a.consumerList("G"); len(got) != 2 {
 		t.Fatalf("consumers after 120 s = %v, B must still be alive", got)
 	}
 
 	env.clk.Advance(time.Second)
-	env.b.scanClients()
-	if got := env.b.consumers.ClientIDs("G"); !reflect.DeepEqual(got, []string{"A"}) {
+	env.s.scanClients()
+	if got := env.s.Consumers.ClientIDs("G"); !reflect.DeepEqual(got, []string{"A"}) {
 		t.Fatalf("consumers after expiry = %v, want [A]", got)
 	}
-	if _, ok := env.b.producers.Connection("P"); ok {
+	if _, ok := env.s.Producers.Connection("P"); ok {
 		t.Fatal("expired producer still listed")
 	}
 	env.waitFor("B's connection closed", bChan.Conn.Closed)
@@ -431,13 +431,14 @@ func TestClientHousekeepingLoop(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
 	a := env.client("A")
 	a.heartbeat([]string{"G"}, "T")
-	ch, ok := env.b.consumers.FindChannel("G", "A")
+	ch, ok := env.s.Consumers.FindChannel("G", "A")
 	if !ok {
 		t.Fatal("A not registered")
 	}
 	stop := make(chan struct{})
 	created := env.clk.TimerCreated()
-	env.b.startClientHousekeeping(stop)
+	done := make(chan struct{})
+	go func() { env.s.Housekeep(stop); close(done) }()
 	select {
 	case <-created:
 	case <-time.After(5 * time.Second):
@@ -445,13 +446,11 @@ func TestClientHousekeepingLoop(t *testing.T) {
 	}
 	env.clk.Advance(channelExpiredTimeout + clientScanInterval)
 	env.waitFor("A's idle connection closed by the scan", ch.Conn.Closed)
-	if len(env.b.consumers.Groups()) != 0 {
-		t.Fatalf("groups left after expiry: %v", env.b.consumers.Groups())
+	if len(env.s.Consumers.Groups()) != 0 {
+		t.Fatalf("groups left after expiry: %v", env.s.Consumers.Groups())
 	}
 
 	close(stop)
-	done := make(chan struct{})
-	go func() { env.b.bg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -506,5 +505,22 @@ func TestGetSubscriptionGroupConfig(t *testing.T) {
 				t.Fatalf("config = %s", resp.Body)
 			}
 		})
+	}
+}
+
+// TestAvailableConnRotates: transaction checks go to the producers of a
+// group in turn.
+func TestAvailableConnRotates(t *testing.T) {
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
+	for _, id := range []string{"A", "B"} {
+		hb := remoting.HeartbeatData{ClientID: id, ProducerDataSet: []*remoting.ProducerData{{GroupName: "P"}}}
+		clExpectCode(t, env.client(id).invoke(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), remoting.Success, "")
+	}
+	var got []*remoting.Conn
+	for range 4 {
+		got = append(got, env.s.Producers.AvailableConn("P"))
+	}
+	if got[0] == nil || got[1] == nil || got[0] == got[1] || got[2] != got[0] || got[3] != got[1] {
+		t.Fatalf("AvailableConn picked %v, want the two producers alternating", got)
 	}
 }

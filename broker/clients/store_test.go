@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil/storetest"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -14,19 +15,8 @@ import (
 // withStore opens a small real store for the env's broker.
 func (e *clientTestEnv) withStore() *store.Store {
 	e.t.Helper()
-	st, err := store.Open(store.Options{
-		Dir:                        e.dir,
-		MappedFileSizeCommitLog:    1 << 20,
-		MappedFileSizeConsumeQueue: 20 * 1024,
-		StoreHost:                  netip.MustParseAddrPort("127.0.0.1:10911"),
-		Now:                        e.clk.Now,
-		Logger:                     e.b.log,
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { st.Close() })
-	e.b.store = st
+	st := storetest.TempStore(e.t, e.dir, func(o *store.Options) { o.Now = e.clk.Now })
+	e.s.store = st
 	return st
 }
 
@@ -35,7 +25,7 @@ func (e *clientTestEnv) put(topic string, queueID int32, n int) []*store.PutResu
 	e.t.Helper()
 	var out []*store.PutResult
 	for i := range n {
-		res, err := e.b.store.PutMessage(&store.Message{
+		res, err := e.s.store.PutMessage(&store.Message{
 			Topic: topic, QueueID: queueID, Body: []byte("m" + strconv.Itoa(i)),
 			BornTimestamp: e.clk.Now().UnixMilli(), BornHost: netip.MustParseAddrPort("127.0.0.1:50000"),
 		})
@@ -45,21 +35,21 @@ func (e *clientTestEnv) put(topic string, queueID int32, n int) []*store.PutResu
 		out = append(out, res)
 	}
 	want := out[len(out)-1].QueueOffset + 1
-	e.waitFor("dispatch", func() bool { return e.b.store.MaxOffsetInQueue(topic, queueID) >= want })
+	e.waitFor("dispatch", func() bool { return e.s.store.MaxOffsetInQueue(topic, queueID) >= want })
 	return out
 }
 
 func TestGetConsumeStats(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
 	env.withStore()
-	env.b.topics.CreateSystemTopic("T", 2, remoting.PermRead|remoting.PermWrite)
-	env.b.topics.CreateSystemTopic("U", 1, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("U", 1, remoting.PermRead|remoting.PermWrite)
 	env.put("T", 0, 3)
 	env.clk.Advance(time.Second)
 	env.put("U", 0, 1)
-	env.b.offsets.Commit("G", "T", 0, 2)
-	env.b.offsets.Commit("G", "U", 0, 1)
-	env.b.offsets.Commit("G", "gone", 0, 1) // topic unknown to the broker: skipped
+	env.s.Offsets.Commit("G", "T", 0, 2)
+	env.s.Offsets.Commit("G", "U", 0, 1)
+	env.s.Offsets.Commit("G", "gone", 0, 1) // topic unknown to the broker: skipped
 	ts := strconv.FormatInt(clientTestEpoch.UnixMilli(), 10)
 	tsU := strconv.FormatInt(env.clk.Now().UnixMilli(), 10)
 
@@ -93,7 +83,7 @@ func TestGetConsumeStats(t *testing.T) {
 				member.heartbeat([]string{"G"}, tc.subscribed...)
 				t.Cleanup(func() {
 					member.cl.Close()
-					env.waitFor("member gone", func() bool { return env.b.consumers.SubscriptionCount("G") == 0 })
+					env.waitFor("member gone", func() bool { return env.s.Consumers.SubscriptionCount("G") == 0 })
 				})
 			}
 			resp := admin.invoke(remoting.GetConsumeStats, tc.ext, nil)

@@ -1,9 +1,10 @@
-package broker
+package clients
 
 import (
 	"sync"
 	"time"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
@@ -12,7 +13,7 @@ import (
 // it lapses when not renewed within lockMaxLiveTime, after which any client of
 // the group may take it. Orderly clients renew every 20 s.
 type RebalanceLockManager struct {
-	now func() time.Time
+	clock clock.Clock
 
 	mu    sync.Mutex
 	table map[string]map[mqKey]*lockEntry
@@ -31,19 +32,16 @@ type lockEntry struct {
 
 func (e *lockEntry) expired(now time.Time) bool { return now.Sub(e.lastUpdate) > lockMaxLiveTime }
 
-// NewRebalanceLockManager returns an empty manager on the wall clock.
-func NewRebalanceLockManager() *RebalanceLockManager { return NewRebalanceLockManagerClock(nil) }
-
-// NewRebalanceLockManagerClock returns an empty manager reading time from now.
-func NewRebalanceLockManagerClock(now func() time.Time) *RebalanceLockManager {
-	return &RebalanceLockManager{now: nowOrDefault(now), table: make(map[string]map[mqKey]*lockEntry)}
+// NewRebalanceLockManager returns an empty manager on clk (nil: the wall clock).
+func NewRebalanceLockManager(clk clock.Clock) *RebalanceLockManager {
+	return &RebalanceLockManager{clock: orReal(clk), table: make(map[string]map[mqKey]*lockEntry)}
 }
 
 // TryLockBatch locks or renews each queue for clientID and returns those it
 // now holds, in request order without duplicates. A queue held by another
 // client is granted only once that lock has lapsed.
 func (m *RebalanceLockManager) TryLockBatch(group string, mqs []*remoting.MessageQueue, clientID string) []*remoting.MessageQueue {
-	now := m.now()
+	now := m.clock.Now()
 	locked := make([]*remoting.MessageQueue, 0, len(mqs))
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -97,7 +95,7 @@ func (m *RebalanceLockManager) UnlockBatch(group string, mqs []*remoting.Message
 
 // Holder returns the client id holding a live lock on mq in group.
 func (m *RebalanceLockManager) Holder(group string, mq *remoting.MessageQueue) (string, bool) {
-	now := m.now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.table[group][mqKey{topic: mq.Topic, brokerName: mq.BrokerName, queueID: mq.QueueID}]

@@ -1,9 +1,9 @@
-package broker
+package clients
 
 import (
+	"rmq/internal/clock"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -14,8 +14,8 @@ import (
 // belong to each group and what the group subscribes to (J4 ConsumerManager,
 // ConsumerGroupInfo). A group exists while it has at least one connection.
 type ConsumerManager struct {
-	log zerolog.Logger
-	now func() time.Time
+	log   zerolog.Logger
+	clock clock.Clock
 
 	mu     sync.RWMutex
 	groups map[string]*consumerGroup
@@ -31,14 +31,9 @@ type consumerGroup struct {
 	subs map[string]*remoting.SubscriptionData
 }
 
-// NewConsumerManager returns an empty manager on the wall clock.
-func NewConsumerManager(log zerolog.Logger) *ConsumerManager {
-	return NewConsumerManagerClock(log, nil)
-}
-
-// NewConsumerManagerClock returns an empty manager reading time from now.
-func NewConsumerManagerClock(log zerolog.Logger, now func() time.Time) *ConsumerManager {
-	return &ConsumerManager{log: log, now: nowOrDefault(now), groups: make(map[string]*consumerGroup)}
+// NewConsumerManager returns an empty manager on clk (nil: the wall clock).
+func NewConsumerManager(log zerolog.Logger, clk clock.Clock) *ConsumerManager {
+	return &ConsumerManager{log: log, clock: orReal(clk), groups: make(map[string]*consumerGroup)}
 }
 
 // Register records one consumer group of a heartbeat from ch. changed reports
@@ -47,7 +42,7 @@ func NewConsumerManagerClock(log zerolog.Logger, now func() time.Time) *Consumer
 // to notify. A subscription of a known topic is replaced only by one with a
 // higher subVersion, and that alone is no change (as the stock broker).
 func (m *ConsumerManager) Register(ch ClientChannel, data *remoting.ConsumerData) (changed bool, members []*remoting.Conn) {
-	now := m.now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.groups[data.GroupName]
@@ -169,7 +164,7 @@ func (m *ConsumerManager) ConnClosed(conn *remoting.Conn) map[string][]*remoting
 // closes them) and, per group that lost a member but still has others, the
 // remaining connections to notify.
 func (m *ConsumerManager) ScanExpired() (expired []*remoting.Conn, changed map[string][]*remoting.Conn) {
-	now := m.now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := make(map[*remoting.Conn]struct{})

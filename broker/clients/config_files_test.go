@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"encoding/json"
@@ -182,7 +182,7 @@ func TestSubscriptionGroupManagerDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := NewSubscriptionGroupManager(filepath.Join(t.TempDir(), "subscriptionGroup.json"), tc.autoCreate, zerolog.Nop())
+			m, err := NewSubscriptionGroupManager(filepath.Join(t.TempDir(), "subscriptionGroup.json"), tc.autoCreate, zerolog.Nop(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +207,7 @@ func TestSubscriptionGroupManagerDefaults(t *testing.T) {
 func TestSubscriptionGroupManagerPersistence(t *testing.T) {
 	clk := clock.NewManual(clientTestEpoch)
 	path := filepath.Join(t.TempDir(), "subscriptionGroup.json")
-	m, err := newSubscriptionGroupManager(path, true, zerolog.Nop(), clk.Now)
+	m, err := NewSubscriptionGroupManager(path, true, zerolog.Nop(), clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestSubscriptionGroupManagerPersistence(t *testing.T) {
 		t.Fatalf("file is not a SubscriptionGroupWrapper: %v", err)
 	}
 
-	again, err := NewSubscriptionGroupManager(path, false, zerolog.Nop())
+	again, err := NewSubscriptionGroupManager(path, false, zerolog.Nop(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"encoding/json"
@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -39,7 +39,7 @@ type SubscriptionGroupManager struct {
 	path       string
 	autoCreate bool
 	log        zerolog.Logger
-	now        func() time.Time
+	clock      clock.Clock
 
 	mu      sync.RWMutex
 	table   map[string]*remoting.SubscriptionGroupConfig
@@ -49,17 +49,14 @@ type SubscriptionGroupManager struct {
 }
 
 // NewSubscriptionGroupManager starts from the built-in groups and loads path
-// (or its .bak) over them if present. An empty path keeps configs in memory only.
-func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logger) (*SubscriptionGroupManager, error) {
-	return newSubscriptionGroupManager(path, autoCreate, log, nil)
-}
-
-func newSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logger, now func() time.Time) (*SubscriptionGroupManager, error) {
+// (or its .bak) over them if present. An empty path keeps configs in memory
+// only. Data versions are stamped from clk (nil: the wall clock).
+func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logger, clk clock.Clock) (*SubscriptionGroupManager, error) {
 	m := &SubscriptionGroupManager{
-		path: path, autoCreate: autoCreate, log: log, now: nowOrDefault(now),
+		path: path, autoCreate: autoCreate, log: log, clock: orReal(clk),
 		table: make(map[string]*remoting.SubscriptionGroupConfig),
 	}
-	m.version.Timestamp = m.now().UnixMilli()
+	m.version.Timestamp = m.clock.Now().UnixMilli()
 	for _, g := range builtinSubscriptionGroups {
 		m.table[g] = remoting.NewSubscriptionGroupConfig(g)
 	}
@@ -213,7 +210,7 @@ func (m *SubscriptionGroupManager) Wrapper() *remoting.SubscriptionGroupWrapper 
 // nextVersionLocked bumps the data version. m.mu must be held.
 func (m *SubscriptionGroupManager) nextVersionLocked() {
 	m.version.Counter++
-	m.version.Timestamp = m.now().UnixMilli()
+	m.version.Timestamp = m.clock.Now().UnixMilli()
 }
 
 // Persist writes the table to its file.

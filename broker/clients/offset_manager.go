@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"encoding/json"

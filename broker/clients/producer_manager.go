@@ -1,10 +1,10 @@
-package broker
+package clients
 
 import (
+	"rmq/internal/clock"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"rmq/remoting"
 )
@@ -13,21 +13,18 @@ import (
 // the connections of each group, for transaction checks and admin listings,
 // and the latest connection of each client id, for reply messages.
 type ProducerManager struct {
-	now func() time.Time
-	rr  atomic.Uint64
+	clock clock.Clock
+	rr    atomic.Uint64
 
 	mu       sync.Mutex
 	groups   map[string]map[*remoting.Conn]*ClientChannel
 	byClient map[string]*remoting.Conn
 }
 
-// NewProducerManager returns an empty manager on the wall clock.
-func NewProducerManager() *ProducerManager { return NewProducerManagerClock(nil) }
-
-// NewProducerManagerClock returns an empty manager reading time from now.
-func NewProducerManagerClock(now func() time.Time) *ProducerManager {
+// NewProducerManager returns an empty manager on clk (nil: the wall clock).
+func NewProducerManager(clk clock.Clock) *ProducerManager {
 	return &ProducerManager{
-		now:      nowOrDefault(now),
+		clock:    orReal(clk),
 		groups:   make(map[string]map[*remoting.Conn]*ClientChannel),
 		byClient: make(map[string]*remoting.Conn),
 	}
@@ -35,7 +32,7 @@ func NewProducerManagerClock(now func() time.Time) *ProducerManager {
 
 // Register records ch as a member of group and refreshes its heartbeat time.
 func (m *ProducerManager) Register(group string, ch ClientChannel) {
-	now := m.now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	chans := m.groups[group]
@@ -81,7 +78,7 @@ func (m *ProducerManager) ConnClosed(conn *remoting.Conn) {
 // ScanExpired drops every channel whose last heartbeat is older than the
 // channel expiry and returns the dropped connections, each once.
 func (m *ProducerManager) ScanExpired() []*remoting.Conn {
-	now := m.now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.dropLocked(func(_ *remoting.Conn, ch *ClientChannel) bool {

@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ type consumeStatsEntry struct {
 // the last consumed message (mqadmin consumerProgress). Without a topic it
 // covers every topic the group has offsets for; a topic the online group does
 // not subscribe to is skipped, as by the stock broker.
-func (b *Broker) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	group := h.Str("consumerGroup", true)
 	topic := h.Str("topic", false)
@@ -35,25 +35,25 @@ func (b *Broker) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remot
 	}
 	topics := []string{topic}
 	if strings.TrimSpace(topic) == "" {
-		topics = b.offsets.TopicsByGroup(group)
+		topics = s.Offsets.TopicsByGroup(group)
 	}
 	var entries []consumeStatsEntry
 	for _, t := range topics {
-		tc := b.topics.Get(t)
+		tc := s.topics.Get(t)
 		if tc == nil {
 			continue
 		}
-		if b.consumers.FindSubscription(group, t) == nil && b.consumers.SubscriptionCount(group) > 0 {
+		if s.Consumers.FindSubscription(group, t) == nil && s.Consumers.SubscriptionCount(group) > 0 {
 			continue
 		}
 		for q := int32(0); q < tc.ReadQueueNums; q++ {
-			e := consumeStatsEntry{mq: remoting.MessageQueue{BrokerName: b.opts.BrokerName, QueueID: q, Topic: t}}
-			e.off.BrokerOffset = max(b.store.MaxOffsetInQueue(t, q), 0)
-			if off, ok := b.offsets.Query(group, t, q); ok {
+			e := consumeStatsEntry{mq: remoting.MessageQueue{BrokerName: s.brokerName, QueueID: q, Topic: t}}
+			e.off.BrokerOffset = max(s.store.MaxOffsetInQueue(t, q), 0)
+			if off, ok := s.Offsets.Query(group, t, q); ok {
 				e.off.ConsumerOffset = max(off, 0)
 			}
 			if last := e.off.ConsumerOffset - 1; last >= 0 {
-				if ts, err := b.store.MessageStoreTimeStamp(t, q, last); err == nil && ts > 0 {
+				if ts, err := s.store.MessageStoreTimeStamp(t, q, last); err == nil && ts > 0 {
 					e.off.LastTimestamp = ts
 				}
 			}

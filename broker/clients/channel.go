@@ -1,8 +1,9 @@
-package broker
+package clients
 
 import (
 	"time"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
@@ -49,9 +50,10 @@ func (ch *ClientChannel) connection() *remoting.Connection {
 	}
 }
 
-func nowOrDefault(now func() time.Time) func() time.Time {
-	if now == nil {
-		return time.Now
+// orReal is clk, or the wall clock when clk is nil.
+func orReal(clk clock.Clock) clock.Clock {
+	if clk == nil {
+		return clock.Real{}
 	}
-	return now
+	return clk
 }

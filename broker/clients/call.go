@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"context"
@@ -29,19 +29,19 @@ const defaultClientCallTimeout = 10 * time.Second
 // atomic because handlers read it concurrently.
 var clientCallTimeout atomic.Int64
 
-func (b *Broker) getConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) getConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	group := h.Str("consumerGroup", true)
 	clientID := h.Str("clientId", true)
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	return b.callConsumer(req, req.Body, group, clientID)
+	return s.callConsumer(req, req.Body, group, clientID)
 }
 
 // consumeMessageDirectly asks a consumer to consume one stored message: the
 // message named by msgId (an offsetMsgId) travels as the request body.
-func (b *Broker) consumeMessageDirectly(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) consumeMessageDirectly(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	group := h.Str("consumerGroup", true)
 	clientID := h.Str("clientId", false)
@@ -49,22 +49,22 @@ func (b *Broker) consumeMessageDirectly(_ *remoting.Conn, req *remoting.Command)
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	req.SetExt("brokerName", b.opts.BrokerName)
+	req.SetExt("brokerName", s.brokerName)
 	body := req.Body
 	if _, phyOffset, err := store.DecodeMessageID(msgID); err == nil {
-		rec, err := b.store.LookMessageByOffset(phyOffset)
+		rec, err := s.store.LookMessageByOffset(phyOffset)
 		if err != nil {
 			return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("message %s not found: %v", msgID, err))
 		}
 		body = rec
 	}
-	return b.callConsumer(req, body, group, clientID)
+	return s.callConsumer(req, body, group, clientID)
 }
 
 // callConsumer forwards req's code, header and the given body to clientID of
 // group and returns the client's reply as the reply to req.
-func (b *Broker) callConsumer(req *remoting.Command, body []byte, group, clientID string) *remoting.Command {
-	ch, ok := b.consumers.FindChannel(group, clientID)
+func (s *Service) callConsumer(req *remoting.Command, body []byte, group, clientID string) *remoting.Command {
+	ch, ok := s.Consumers.FindChannel(group, clientID)
 	if !ok {
 		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID))
 	}
