@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/broker/clients"
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -50,8 +51,8 @@ type Broker struct {
 	// schedLive is sched, set just before it starts: the store's dispatch goroutine, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
-	tx        *transactionService // half messages and check-back (transaction*.go)
-	timers    *timer.TimerStore   // 5.x timer messages (timer.go)
+	tx        *transaction.Service // half messages and check-back (package transaction)
+	timers    *timer.TimerStore    // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokerStats
@@ -137,7 +138,7 @@ func (b *Broker) registerHandlers() {
 	for code, h := range b.clients.Processors() {
 		b.handlers[code] = h
 	}
-	for code, h := range b.transactionProcessors() {
+	for code, h := range b.tx.Processors() {
 		b.handlers[code] = h
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/broker/clients"
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -117,7 +118,16 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return closeStore(err)
 	}
-	if err := b.newTransactionService(); err != nil {
+	b.tx, err = transaction.New(transaction.Options{
+		Store: b.store, Put: b.putMessage, Topics: b.topics, Offsets: b.clients.Offsets, Producers: b.clients.Producers,
+		StoreHost: b.host, MaxMessageSize: opts.MaxMessageSize,
+		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
+		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
+		CheckMax:      opts.TransactionCheckMax,
+		Clock:         b.clock, Logger: b.log,
+	})
+	if err != nil {
+		_ = b.sched.Stop()
 		return closeStore(err)
 	}
 	// Transactions first: a half message is not delayed (its DELAY applies
@@ -135,7 +145,7 @@ func New(opts Options) (*Broker, error) {
 			return closeStore(fmt.Errorf("broker: open timer store: %w", err))
 		}
 	}
-	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook, b.timerHook)
+	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
 	b.registerHandlers()
@@ -200,7 +210,7 @@ func (b *Broker) Start() error {
 		b.timersLive.Store(b.timers)
 		b.timers.Start()
 	}
-	b.startTransactionService()
+	b.tx.Start()
 
 	b.bg.Add(2)
 	go b.persistLoop()
@@ -283,7 +293,7 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
-	b.stopTransactionService()
+	b.tx.Stop()
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)
 	}

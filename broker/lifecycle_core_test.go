@@ -3,11 +3,12 @@ package broker
 import (
 	"errors"
 	"net"
-	"rmq/broker/clients"
 	"strconv"
 	"strings"
 	"testing"
 
+	"rmq/broker/clients"
+	"rmq/broker/transaction"
 	"rmq/remoting"
 )
 
@@ -120,14 +121,24 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 	}
 }
 
-// TestProcessorCodesDisjoint: a request code served by both processor sets
-// would silently lose its core handler in registerHandlers.
+// TestProcessorCodesDisjoint: a request code served by two processor sets
+// would silently lose one handler in registerHandlers.
 func TestProcessorCodesDisjoint(t *testing.T) {
-	b := &Broker{clients: &clients.Service{}}
-	core := b.coreProcessors()
-	for code := range b.clients.Processors() {
-		if _, ok := core[code]; ok {
-			t.Errorf("code %d is served by both the core and the client processors", code)
+	b := &Broker{clients: &clients.Service{}, tx: &transaction.Service{}}
+	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}}
+	for code, h := range b.clients.Processors() {
+		sets["clients"][code] = h
+	}
+	for code, h := range b.tx.Processors() {
+		sets["transaction"][code] = h
+	}
+	owner := map[int32]string{}
+	for name, set := range sets {
+		for code := range set {
+			if other, dup := owner[code]; dup {
+				t.Errorf("code %d is served by both the %s and the %s processors", code, other, name)
+			}
+			owner[code] = name
 		}
 	}
 }

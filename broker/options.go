@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/schedule"
 	"rmq/store"
@@ -101,9 +102,9 @@ func DefaultOptions() Options {
 		AccessMessageInMemoryMaxRatio:     40,
 		MessageDelayLevel:                 schedule.DefaultLevels,
 		FlushDelayOffsetInterval:          10000,
-		TransactionTimeOut:                6000,
-		TransactionCheckMax:               15,
-		TransactionCheckInterval:          60000,
+		TransactionTimeOut:                transaction.DefaultTimeout.Milliseconds(),
+		TransactionCheckMax:               transaction.DefaultCheckMax,
+		TransactionCheckInterval:          transaction.DefaultCheckInterval.Milliseconds(),
 		TimerWheelEnable:                  true,
 		TimerPrecisionMs:                  timer.DefaultPrecisionMs,
 		TimerMaxDelaySec:                  timer.DefaultMaxDelaySec,
@@ -127,7 +128,18 @@ func (o *Options) Validate() error {
 	if o.FlushDelayOffsetInterval <= 0 {
 		o.FlushDelayOffsetInterval = 10000
 	}
-	if o.TransactionTimeOut <= 0 || o.TransactionCheckInterval <= 0 || o.TransactionCheckMax <= 0 {
+	// Unset (zero) transaction settings take the stock defaults; only
+	// explicitly negative ones are refused.
+	if o.TransactionTimeOut == 0 {
+		o.TransactionTimeOut = transaction.DefaultTimeout.Milliseconds()
+	}
+	if o.TransactionCheckInterval == 0 {
+		o.TransactionCheckInterval = transaction.DefaultCheckInterval.Milliseconds()
+	}
+	if o.TransactionCheckMax == 0 {
+		o.TransactionCheckMax = transaction.DefaultCheckMax
+	}
+	if o.TransactionTimeOut < 0 || o.TransactionCheckInterval < 0 || o.TransactionCheckMax < 0 {
 		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must be positive",
 			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax))
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/broker/transaction"
 	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
@@ -216,7 +217,7 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 func (b *Broker) hookFree(sh *sendHeader) bool {
 	switch {
 	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == txHalfTopic,
+		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == schedule.Topic, sh.topic == timer.Topic, sh.topic == transHalfTopic,
 		hookProperties(sh.properties):
 		return false
 	}
@@ -256,7 +257,7 @@ func hookProperties(text string) bool {
 	if _, ok := p.Lookup(propDelay); ok {
 		return true
 	}
-	if _, ok := p.Lookup(txPropTranMsg); ok {
+	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return true
 	}
 	return strings.Contains(text, "TIMER_")
@@ -281,6 +282,9 @@ type putError struct {
 }
 
 func (e *putError) Error() string { return e.remark }
+
+// ResponseCode implements transaction.CodedError.
+func (e *putError) ResponseCode() (int32, string) { return e.code, e.remark }
 
 // putMessage stores one message. Every producer-facing write goes through it
 // so hooks apply in one place.
@@ -485,7 +489,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
-		if id := transactionIDFor(m, res); id != "" {
+		if id := transaction.IDFor(m, res); id != "" {
 			resp.SetExt("transactionId", id)
 		}
 		if req.Code != remoting.SendBatchMessage {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,9 +18,7 @@ func txShortChecks(o *Options) { o.TransactionTimeOut, o.TransactionCheckInterva
 
 // decidedChains is the size of the decided set.
 func (e *txEnv) decidedChains() int {
-	e.tx().mu.Lock()
-	defer e.tx().mu.Unlock()
-	return len(e.tx().decided)
+	return e.txStats().DecidedChains
 }
 
 // TestTransactionVeryLateEndIsHarmless sends the decision again after the
@@ -209,6 +208,8 @@ func TestTransactionTimerAppliesOnCommit(t *testing.T) {
 	}
 }
 
+// TestTransactionOptionDefaults: options left unset (zero) take the stock
+// BrokerConfig values, explicitly negative ones are refused.
 func TestTransactionOptionDefaults(t *testing.T) {
 	d := DefaultOptions()
 	if d.TransactionTimeOut != 6000 || d.TransactionCheckInterval != 60000 || d.TransactionCheckMax != 15 {
@@ -219,19 +220,44 @@ func TestTransactionOptionDefaults(t *testing.T) {
 		name              string
 		timeout, interval int64
 		max               int
-		want              txOpts
+		wantErr           bool
+		want              [3]int64 // timeout, interval, max after Validate
 	}{
-		{name: "zero takes the defaults", want: txOpts{timeoutMs: 6000, intervalMs: 60000, checkMax: 15}},
-		{name: "negative takes the defaults", timeout: -1, interval: -5, max: -2, want: txOpts{timeoutMs: 6000, intervalMs: 60000, checkMax: 15}},
-		{name: "set values are kept", timeout: 1000, interval: 10000, max: 3, want: txOpts{timeoutMs: 1000, intervalMs: 10000, checkMax: 3}},
-		{name: "each falls back alone", timeout: 2500, max: 0, interval: -1, want: txOpts{timeoutMs: 2500, intervalMs: 60000, checkMax: 15}},
+		{name: "zero takes the defaults", want: [3]int64{6000, 60000, 15}},
+		{name: "set values are kept", timeout: 1000, interval: 10000, max: 3, want: [3]int64{1000, 10000, 3}},
+		{name: "each falls back alone", timeout: 2500, max: 0, interval: 7000, want: [3]int64{2500, 7000, 15}},
+		{name: "negative timeout refused", timeout: -1, wantErr: true},
+		{name: "negative interval refused", interval: -5, wantErr: true},
+		{name: "negative max refused", max: -2, wantErr: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b := &Broker{opts: Options{TransactionTimeOut: c.timeout, TransactionCheckInterval: c.interval, TransactionCheckMax: c.max}}
-			if got := b.txOptions(); got != c.want {
-				t.Fatalf("txOptions = %+v, want %+v", got, c.want)
+			o := DefaultOptions()
+			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax = c.timeout, c.interval, c.max
+			err := o.Validate()
+			if c.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "transaction") {
+					t.Fatalf("Validate = %v, want a transaction option error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			if got := [3]int64{o.TransactionTimeOut, o.TransactionCheckInterval, int64(o.TransactionCheckMax)}; got != c.want {
+				t.Fatalf("after Validate: %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestTransactionOptionsUnsetStart: a broker whose transaction options were
+// never set starts with the stock check settings.
+func TestTransactionOptionsUnsetStart(t *testing.T) {
+	tb := startBroker(t, func(o *Options) {
+		o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax = 0, 0, 0
+	})
+	if o := tb.Broker.opts; o.TransactionTimeOut != 6000 || o.TransactionCheckInterval != 60000 || o.TransactionCheckMax != 15 {
+		t.Fatalf("options %d %d %d, want 6000 60000 15", o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax)
 	}
 }

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bytes"
-	"rmq/broker/clients"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,9 +10,25 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/store"
+)
+
+// The wire names and remarks the transaction tests expect (stock values;
+// package transaction keeps its own unexported copies).
+const (
+	txHalfTopic              = "RMQ_SYS_TRANS_HALF_TOPIC"
+	txOpTopic                = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	txCheckMaxTopic          = "TRANS_CHECK_MAX_TIME_TOPIC"
+	txSysGroup               = "CID_RMQ_SYS_TRANS"
+	txResumeCheckHalfMessage = int32(323) // RESUME_CHECK_HALF_MESSAGE
+
+	txRemarkNotFound    = "Find prepared transaction message failed"
+	txRemarkGroup       = "The producer group wrong"
+	txRemarkTableOffset = "The transaction state table offset wrong"
+	txRemarkBadDecision = "commitOrRollback field wrong"
 )
 
 // txEnv is a broker on a manual clock with a producer connection of group
@@ -53,25 +68,6 @@ func (l *txLogBuffer) String() string {
 	return l.buf.String()
 }
 
-// txSetup installs the transaction service on a broker New did not wire it
-// into; once New does, it changes nothing.
-func txSetup(t *testing.T) func(*Broker) {
-	return func(b *Broker) {
-		if b.txService() != nil {
-			return
-		}
-		if err := b.newTransactionService(); err != nil {
-			t.Fatalf("newTransactionService: %v", err)
-		}
-		b.putHooks = append([]putHook{b.transactionHook}, b.putHooks...)
-		for code, h := range b.transactionProcessors() {
-			b.handlers[code] = h
-		}
-		b.startTransactionService()
-		t.Cleanup(b.stopTransactionService)
-	}
-}
-
 // startTxBroker starts a broker with transactionTimeOut 6 s, check interval
 // 60 s and 15 checks unless mutate says otherwise.
 func startTxBroker(t *testing.T, mutate func(*Options)) *txEnv {
@@ -89,10 +85,7 @@ func startTxBroker(t *testing.T, mutate func(*Options)) *txEnv {
 	})
 	o.Logger = zerolog.New(logs).Level(zerolog.InfoLevel)
 	e := &txEnv{t: t, clk: clk, opts: o, logs: logs}
-	e.testBroker = startBrokerWith(t, o, txSetup(t))
-	// Registered after the broker's own cleanup, so it runs first: the check
-	// loop ends before the store closes even when New does not wire it.
-	t.Cleanup(func() { e.Broker.stopTransactionService() })
+	e.testBroker = startBrokerWith(t, o, nil)
 	e.prod = e.connectProducer("PG")
 	return e
 }
@@ -102,13 +95,13 @@ func startTxBroker(t *testing.T, mutate func(*Options)) *txEnv {
 func (e *txEnv) restart() {
 	e.t.Helper()
 	e.prod.cl.Close()
-	e.Broker.stopTransactionService()
 	e.testBroker.stop()
-	e.testBroker = startBrokerWith(e.t, e.opts, txSetup(e.t))
+	e.testBroker = startBrokerWith(e.t, e.opts, nil)
 	e.prod = e.connectProducer("PG")
 }
 
-func (e *txEnv) tx() *transactionService { return e.Broker.txService() }
+// txStats are the transaction service's counters.
+func (e *txEnv) txStats() transaction.Stats { return e.Broker.tx.Stats() }
 
 // connectProducer opens a connection that heartbeats as a producer of group.
 func (e *txEnv) connectProducer(group string) *txProducer {
@@ -210,9 +203,9 @@ func (e *txEnv) messages(topic string, queueID int32) []*store.MessageExt {
 func (e *txEnv) pass() {
 	e.t.Helper()
 	e.waitDispatched()
-	n := e.tx().passes.Load()
+	n := e.txStats().Passes
 	e.clk.Advance(time.Duration(e.opts.TransactionCheckInterval) * time.Millisecond)
-	coreWaitFor(e.t, "a check pass", func() bool { return e.tx().passes.Load() > n })
+	coreWaitFor(e.t, "a check pass", func() bool { return e.txStats().Passes > n })
 }
 
 // waitChecks waits until the producer received n checks and the service
@@ -225,98 +218,6 @@ func (e *txEnv) waitChecks(p *txProducer, n int) []*remoting.Command {
 		e.t.Fatalf("received %d checks, want %d", len(got), n)
 	}
 	return got
-}
-
-func TestTransactionHookRewritesTranMsgSends(t *testing.T) {
-	cases := []struct {
-		name      string
-		topic     string
-		props     map[string]string
-		sysFlag   int32
-		wantHalf  bool
-		wantFlags int32
-	}{
-		{name: "TRAN_MSG true", topic: "T", props: map[string]string{"TRAN_MSG": "true"}, sysFlag: 0x4 | 0x1, wantHalf: true, wantFlags: 0x1},
-		{name: "TRAN_MSG upper case", topic: "T", props: map[string]string{"TRAN_MSG": "TRUE"}, sysFlag: 0x4, wantHalf: true, wantFlags: 0},
-		{name: "TRAN_MSG without prepared flag", topic: "T", props: map[string]string{"TRAN_MSG": "true"}, sysFlag: 0x2, wantHalf: true, wantFlags: 0x2},
-		{name: "TRAN_MSG false", topic: "T", props: map[string]string{"TRAN_MSG": "false"}, sysFlag: 0x4, wantFlags: 0x4},
-		{name: "prepared flag only", topic: "T", props: map[string]string{}, sysFlag: 0x4, wantFlags: 0x4},
-		{name: "rollback flag only", topic: "T", props: map[string]string{}, sysFlag: 0xC, wantFlags: 0xC},
-		{name: "already half", topic: txHalfTopic, props: map[string]string{"TRAN_MSG": "true", "REAL_TOPIC": "X", "REAL_QID": "3"}, wantHalf: true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := &store.Message{Topic: c.topic, QueueID: 5, Properties: c.props, SysFlag: c.sysFlag}
-			if err := (&Broker{}).transactionHook(m); err != nil {
-				t.Fatal(err)
-			}
-			if got := m.Topic == txHalfTopic; got != c.wantHalf {
-				t.Fatalf("half = %v, want %v (topic %s)", got, c.wantHalf, m.Topic)
-			}
-			if c.topic == txHalfTopic {
-				if m.Properties["REAL_TOPIC"] != "X" || m.Properties["REAL_QID"] != "3" {
-					t.Fatalf("a half message was rewritten again: %v", m.Properties)
-				}
-				return
-			}
-			if c.wantHalf {
-				if m.QueueID != 0 || m.Properties["REAL_TOPIC"] != "T" || m.Properties["REAL_QID"] != "5" {
-					t.Fatalf("half message %+v", m)
-				}
-			} else if m.QueueID != 5 || m.Properties["REAL_TOPIC"] != "" {
-				t.Fatalf("message changed: %+v", m)
-			}
-			if m.SysFlag != c.wantFlags {
-				t.Fatalf("sysFlag %#x, want %#x", m.SysFlag, c.wantFlags)
-			}
-		})
-	}
-}
-
-func TestTransactionIDFor(t *testing.T) {
-	half := &store.Message{Topic: txHalfTopic, Properties: map[string]string{"UNIQ_KEY": "U1"}}
-	plain := &store.Message{Topic: "T", Properties: map[string]string{"UNIQ_KEY": "U2"}}
-	res := &store.PutResult{}
-	if got := transactionIDFor(half, res); got != "U1" {
-		t.Fatalf("half: %q", got)
-	}
-	if got := transactionIDFor(plain, res); got != "" {
-		t.Fatalf("plain: %q", got)
-	}
-	if got := transactionIDFor(half, nil); got != "" {
-		t.Fatalf("failed put: %q", got)
-	}
-}
-
-func TestTransactionCheckCounters(t *testing.T) {
-	cases := []struct {
-		name        string
-		times       string
-		max         int
-		wantNext    int
-		wantDiscard bool
-	}{
-		{name: "first check", times: "", max: 15, wantNext: 1},
-		{name: "counting up", times: "3", max: 15, wantNext: 4},
-		{name: "last allowed", times: "14", max: 15, wantNext: 15},
-		{name: "budget spent", times: "15", max: 15, wantNext: 15, wantDiscard: true},
-		{name: "unreadable", times: "x", max: 15, wantNext: 0},
-	}
-	for _, c := range cases {
-		next, discard := txNextCheckTimes(c.times, c.max)
-		if next != c.wantNext || discard != c.wantDiscard {
-			t.Errorf("%s: got %d %v, want %d %v", c.name, next, discard, c.wantNext, c.wantDiscard)
-		}
-	}
-	immunity := []struct {
-		v    string
-		want int64
-	}{{"30", 30000}, {"-1", 6000}, {"abc", 6000}, {"0", 0}}
-	for _, c := range immunity {
-		if got := txImmunityMs(c.v, 6*time.Second); got != c.want {
-			t.Errorf("immunity %q: %d, want %d", c.v, got, c.want)
-		}
-	}
 }
 
 func TestTransactionEndDecisions(t *testing.T) {
@@ -620,7 +521,7 @@ func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	coreWaitFor(t, "the producer to be dropped", func() bool { return e.clients.Producers.AvailableConn("PG") == nil })
 	e.sendHalf("TxP", 0, "U-orphan")
 	e.pass()
-	if n := e.tx().checks.Load(); n != 0 {
+	if n := e.txStats().Checks; n != 0 {
 		t.Fatalf("%d checks sent with no producer connected", n)
 	}
 	other := e.connectProducer("PG")
@@ -692,9 +593,8 @@ func TestTransactionProgressOffsets(t *testing.T) {
 	if half != 3 || op != 2 {
 		t.Fatalf("progress half=%d op=%d, want 3 and 2", half, op)
 	}
-	e.tx().mu.Lock()
-	left, ops := len(e.tx().decided), len(e.tx().ops)
-	e.tx().mu.Unlock()
+	st := e.txStats()
+	left, ops := st.DecidedChains, st.OpEntries
 	if left != 0 || ops != 0 {
 		t.Fatalf("%d decided chains and %d op entries kept after release", left, ops)
 	}
@@ -766,56 +666,6 @@ func TestTransactionRestart(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.run(t, startTxBroker(t, nil))
-		})
-	}
-}
-
-func TestTransactionReleaseRule(t *testing.T) {
-	const nowMs = 100_000
-	cases := []struct {
-		name      string
-		decision  txDecision
-		unfenced  bool  // decided before the pass began, fence still unset
-		next      int64 // where the walk stopped
-		passEnd   int64 // half queue end after the pass's copies
-		wantKept  bool
-		wantFence int64
-		wantOpOff int64
-	}{
-		{name: "fenced, walked past, old", decision: txDecision{atMs: nowMs - 20_000, fence: 5}, next: 5, passEnd: 9, wantFence: 5, wantOpOff: 11},
-		{name: "walk short of the fence", decision: txDecision{atMs: nowMs - 20_000, fence: 5}, next: 4, passEnd: 9, wantKept: true, wantFence: 5, wantOpOff: 10},
-		{name: "too recent", decision: txDecision{atMs: nowMs - 1_000, fence: 5}, next: 9, passEnd: 9, wantKept: true, wantFence: 5, wantOpOff: 10},
-		{name: "fence set by this pass, copies made", decision: txDecision{atMs: nowMs - 20_000, fence: -1}, unfenced: true, next: 7, passEnd: 9, wantKept: true, wantFence: 9, wantOpOff: 10},
-		{name: "fence set by this pass, queue walked to its end", decision: txDecision{atMs: nowMs - 20_000, fence: -1}, unfenced: true, next: 9, passEnd: 9, wantFence: 9, wantOpOff: 11},
-		{name: "decided during the pass", decision: txDecision{atMs: nowMs - 20_000, fence: -1}, next: 9, passEnd: 9, wantKept: true, wantFence: -1, wantOpOff: 10},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			om, err := clients.NewConsumerOffsetManager(t.TempDir()+"/consumerOffset.json", zerolog.Nop())
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := c.decision
-			s := &transactionService{
-				b: &Broker{clients: &clients.Service{Offsets: om}}, timeout: 6 * time.Second, interval: 10 * time.Second,
-				decided: map[int64]*txDecision{3: &d, 77: {atMs: nowMs, fence: -1}},
-				// op 10 decided chain 3, op 11 chain 77 (kept: decided just now), op 12 is not read yet.
-				ops: []txOpEntry{{offset: 10, origin: 3}, {offset: 11, origin: 77}}, opRead: 12,
-			}
-			var unfenced []*txDecision
-			if c.unfenced {
-				unfenced = append(unfenced, &d)
-			}
-			s.release(c.next, &txPass{nowMs: nowMs, end: c.passEnd}, unfenced)
-			if _, kept := s.decided[3]; kept != c.wantKept {
-				t.Fatalf("kept = %v, want %v", kept, c.wantKept)
-			}
-			if d.fence != c.wantFence {
-				t.Fatalf("fence %d, want %d", d.fence, c.wantFence)
-			}
-			if off, _ := om.Query(txSysGroup, txOpTopic, 0); off != c.wantOpOff {
-				t.Fatalf("op offset %d, want %d", off, c.wantOpOff)
-			}
 		})
 	}
 }

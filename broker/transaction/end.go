@@ -1,4 +1,4 @@
-package broker
+package transaction
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ type endTxHeader struct {
 // so nobody reads the reply): commit re-stores the half message on its real
 // topic and queue, rollback stores nothing; both record an op entry. An
 // UNKNOW answer leaves the message to the checks and gets no reply, as stock.
-func (b *Broker) processEndTransaction(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	eh := endTxHeader{
 		group:     h.Str("producerGroup", true),
@@ -46,23 +46,19 @@ func (b *Broker) processEndTransaction(c *remoting.Conn, req *remoting.Command) 
 		msgID:     h.Str("msgId", true),
 	}
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}
 	switch eh.decision {
 	case store.TransactionNotType, store.TransactionCommitType, store.TransactionRollbackType:
 	default:
 		return remoting.NewResponse(req, remoting.SystemError, txRemarkBadDecision)
 	}
-	log := b.log.With().Str("group", eh.group).Str("msgId", eh.msgID).Int64("commitLogOffset", eh.phyOff).
+	log := s.log.With().Str("group", eh.group).Str("msgId", eh.msgID).Int64("commitLogOffset", eh.phyOff).
 		Int64("tranStateTableOffset", eh.tranOff).Bool("fromCheck", eh.fromCheck).Str("producer", c.RemoteAddr()).
 		Str("remark", req.Remark).Logger()
 	if eh.decision == store.TransactionNotType {
 		log.Warn().Msg("transaction: producer reports the transaction still unknown")
 		return nil
-	}
-	s := b.txService()
-	if s == nil {
-		return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the transaction service is not running")
 	}
 	code, remark := s.end(&eh)
 	if code != remoting.Success {
@@ -79,7 +75,7 @@ func (b *Broker) processEndTransaction(c *remoting.Conn, req *remoting.Command) 
 
 // end applies a commit or rollback to the half message eh names, once per
 // chain (EndTransactionProcessor.processRequest).
-func (s *transactionService) end(eh *endTxHeader) (int32, string) {
+func (s *Service) end(eh *endTxHeader) (int32, string) {
 	half, code, remark := s.preparedMessage(eh)
 	if code != remoting.Success {
 		return code, remark
@@ -89,13 +85,13 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.decided[origin] != nil {
-		s.b.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: already decided, end transaction ignored")
+		s.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: already decided, end transaction ignored")
 		return remoting.Success, ""
 	}
 	if !s.pending(origin, half.QueueOffset) {
 		// Decided and released since, or discarded: answered as stock
 		// answers, without storing anything.
-		s.b.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: half message already finished, end transaction ignored")
+		s.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: half message already finished, end transaction ignored")
 		return remoting.Success, ""
 	}
 	if eh.decision == store.TransactionCommitType {
@@ -103,13 +99,13 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 		if err != nil {
 			return remoting.SystemError, err.Error()
 		}
-		if _, err := s.b.putMessage(m); err != nil {
+		if _, err := s.put(m); err != nil {
 			code, remark := s.finalPutFailure(err)
 			return code, remark
 		}
 	}
 	s.putOp(half)
-	s.decided[origin] = &txDecision{atMs: s.b.clock.Now().UnixMilli(), fence: -1}
+	s.decided[origin] = &txDecision{atMs: s.clock.Now().UnixMilli(), fence: -1}
 	delete(s.copies, origin)
 	return remoting.Success, ""
 }
@@ -117,8 +113,8 @@ func (s *transactionService) end(eh *endTxHeader) (int32, string) {
 // preparedMessage looks up the half message at commitLogOffset and checks it
 // against the header (checkPrepareMessage). Unlike stock, a record that is
 // not on the half topic is not "found".
-func (s *transactionService) preparedMessage(eh *endTxHeader) (*store.MessageExt, int32, string) {
-	raw, err := s.b.store.LookMessageByOffset(eh.phyOff)
+func (s *Service) preparedMessage(eh *endTxHeader) (*store.MessageExt, int32, string) {
+	raw, err := s.store.LookMessageByOffset(eh.phyOff)
 	if err != nil {
 		return nil, remoting.SystemError, txRemarkNotFound
 	}
@@ -165,14 +161,14 @@ func txCommitMessage(half *store.MessageExt) (*store.Message, error) {
 }
 
 // finalPutFailure maps a failed commit put to sendFinalMessage's reply.
-func (s *transactionService) finalPutFailure(err error) (int32, string) {
-	var pe *putError
+func (s *Service) finalPutFailure(err error) (int32, string) {
+	var ce CodedError
 	switch {
-	case errors.As(err, &pe):
-		return pe.code, pe.remark
+	case errors.As(err, &ce):
+		return ce.ResponseCode()
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong),
 		errors.Is(err, store.ErrInvalidTopic):
-		return remoting.MessageIllegal, fmt.Sprintf("The message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", s.b.opts.MaxMessageSize)
+		return remoting.MessageIllegal, fmt.Sprintf("The message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", s.maxMessageSize)
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
 		return remoting.ServiceNotAvailable, "Service not available now."
 	}
@@ -181,15 +177,15 @@ func (s *transactionService) finalPutFailure(err error) (int32, string) {
 
 // putOp records the decision of the half message in the op queue of its
 // queue: tag "d", body its queue offset (addRemoveTagInTransactionOp).
-func (s *transactionService) putOp(half *store.MessageExt) {
-	_, err := s.b.store.PutMessage(&store.Message{
+func (s *Service) putOp(half *store.MessageExt) {
+	_, err := s.store.PutMessage(&store.Message{
 		Topic: txOpTopic, QueueID: half.QueueID, Body: []byte(strconv.FormatInt(half.QueueOffset, 10)),
 		Properties:    map[string]string{txPropTags: txOpRemoveTag},
-		BornTimestamp: s.b.clock.Now().UnixMilli(), BornHost: s.b.storeHost(), SkipFlushWait: true,
+		BornTimestamp: s.clock.Now().UnixMilli(), BornHost: s.storeHost, SkipFlushWait: true,
 	})
 	if err != nil {
 		// The decision holds in memory; after a restart the message is checked again.
-		s.b.log.Error().Err(err).Int64("halfOffset", half.QueueOffset).Msg("transaction: op record write failed")
+		s.log.Error().Err(err).Int64("halfOffset", half.QueueOffset).Msg("transaction: op record write failed")
 	}
 }
 
@@ -197,7 +193,7 @@ func (s *transactionService) putOp(half *store.MessageExt) {
 // resumeCheckHalfMessage): the message with offsetMsgId msgId, typically one
 // discarded to TRANS_CHECK_MAX_TIME_TOPIC, goes back to the half queue with
 // TRANSACTION_CHECK_TIMES=0 and is checked again.
-func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	msgID := req.Header().Str("msgId", false)
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	_, phy, err := store.DecodeMessageID(msgID)
@@ -205,7 +201,7 @@ func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.C
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeError
 		return resp
 	}
-	raw, err := b.store.LookMessageByOffset(phy)
+	raw, err := s.store.LookMessageByOffset(phy)
 	if err != nil {
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeError
 		return resp
@@ -220,21 +216,19 @@ func (b *Broker) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.C
 	if _, ok := props[txPropOrigin]; !ok && m.Topic == txHalfTopic {
 		props[txPropOrigin] = strconv.FormatInt(m.QueueOffset, 10)
 	}
-	res, err := b.store.PutMessage(&store.Message{
+	res, err := s.store.PutMessage(&store.Message{
 		Topic: txHalfTopic, QueueID: txHalfQueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
 	})
 	if err != nil {
-		b.log.Error().Err(err).Str("msgId", msgID).Msg("transaction: put message back to the half queue failed")
+		s.log.Error().Err(err).Str("msgId", msgID).Msg("transaction: put message back to the half queue failed")
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeFailed
 		return resp
 	}
-	if s := b.txService(); s != nil {
-		if origin, err := strconv.ParseInt(props[txPropOrigin], 10, 64); err == nil && origin >= 0 {
-			s.noteCopy(origin, res.QueueOffset)
-		}
+	if origin, err := strconv.ParseInt(props[txPropOrigin], 10, 64); err == nil && origin >= 0 {
+		s.noteCopy(origin, res.QueueOffset)
 	}
-	b.log.Info().Str("msgId", msgID).Str("realTopic", props[txPropRealTopic]).Msg("transaction: half message put back to be checked again")
+	s.log.Info().Str("msgId", msgID).Str("realTopic", props[txPropRealTopic]).Msg("transaction: half message put back to be checked again")
 	return resp
 }

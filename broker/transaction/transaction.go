@@ -1,4 +1,4 @@
-package broker
+package transaction
 
 // Transactional messages (4.9.8 TransactionalMessageBridge,
 // TransactionalMessageServiceImpl, EndTransactionProcessor).
@@ -84,11 +84,15 @@ package broker
 
 import (
 	"errors"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -130,10 +134,21 @@ const (
 // rebuilt from the op queue.
 var ErrTransactionService = errors.New("broker: transaction service")
 
-// transactionService holds the decided set and runs the check loop. The
-// lead's Broker keeps it as b.tx.
-type transactionService struct {
-	b        *Broker
+// permReadWrite is the perm of the system topics the service creates.
+const permReadWrite = remoting.PermRead | remoting.PermWrite
+
+// Service holds the decided set and runs the check loop.
+type Service struct {
+	store          *store.Store
+	put            func(m *store.Message) (*store.PutResult, error)
+	topics         Topics
+	offsets        Offsets
+	producers      Producers
+	storeHost      netip.AddrPort
+	maxMessageSize int
+	clock          clock.Clock
+	log            zerolog.Logger
+
 	timeout  time.Duration // transactionTimeOut
 	interval time.Duration // transactionCheckInterval
 	checkMax int           // transactionCheckMax
@@ -175,56 +190,73 @@ type txOpEntry struct {
 	origin int64 // chain origin of the half message it decided
 }
 
-// newTransactionService builds the transaction state from the op queue. It
-// runs in New, after the store, topics and offsets are loaded.
-func (b *Broker) newTransactionService() error {
-	s := &transactionService{
-		b:        b,
-		timeout:  time.Duration(b.txOptions().timeoutMs) * time.Millisecond,
-		interval: time.Duration(b.txOptions().intervalMs) * time.Millisecond,
-		checkMax: b.txOptions().checkMax,
+// New builds the transaction state from the op queue. The broker calls it
+// in New, after the store, topics and offsets are loaded.
+func New(o Options) (*Service, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{
+		store: o.Store, put: o.Put, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
+		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
+		timeout:  o.Timeout,
+		interval: o.CheckInterval,
+		checkMax: o.CheckMax,
 		decided:  make(map[int64]*txDecision),
 		copies:   make(map[int64]int64),
 		stop:     make(chan struct{}),
 	}
 	if err := s.load(); err != nil {
-		return err
+		return nil, err
 	}
-	b.setTxService(s)
-	return nil
+	return s, nil
 }
 
-// startTransactionService starts the check loop: a pass every
-// transactionCheckInterval of the broker clock, counted from now.
-func (b *Broker) startTransactionService() {
-	s := b.txService()
-	first := b.clock.Now().Add(s.interval)
+// Start starts the check loop: a pass every transactionCheckInterval of the
+// service clock, counted from now.
+func (s *Service) Start() {
+	first := s.clock.Now().Add(s.interval)
 	go s.loop(first)
 }
 
-// stopTransactionService ends the check loop and waits for a running pass;
-// it must run before the store closes. Calling it again, or without a
-// start, is harmless.
-func (b *Broker) stopTransactionService() {
-	s := b.txService()
+// Stop ends the check loop and waits for a running pass; it must run before
+// the store closes. Calling it again, or without a Start, is harmless.
+func (s *Service) Stop() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.walkMu.Lock() // a pass in flight finishes first; later ones see stop
 	s.walkMu.Unlock()
 }
 
-// transactionProcessors maps END_TRANSACTION and RESUME_CHECK_HALF_MESSAGE.
-func (b *Broker) transactionProcessors() map[int32]HandlerFunc {
-	return map[int32]HandlerFunc{
-		remoting.EndTransaction:  b.processEndTransaction,
-		txResumeCheckHalfMessage: b.processResumeCheckHalfMessage,
+// Processors maps END_TRANSACTION and RESUME_CHECK_HALF_MESSAGE.
+func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
+	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
+		remoting.EndTransaction:  s.processEndTransaction,
+		txResumeCheckHalfMessage: s.processResumeCheckHalfMessage,
 	}
+}
+
+// Stats are the service's counters and the size of its state.
+type Stats struct {
+	Passes        int64 // check passes completed
+	Checks        int64 // CHECK_TRANSACTION_STATE requests sent
+	DecidedChains int   // chains whose decision is still kept
+	OpEntries     int   // op records the walk still accounts for
+}
+
+// Stats returns the current counters.
+func (s *Service) Stats() Stats {
+	s.mu.Lock()
+	decided, ops := len(s.decided), len(s.ops)
+	s.mu.Unlock()
+	return Stats{Passes: s.passes.Load(), Checks: s.checks.Load(), DecidedChains: decided, OpEntries: ops}
 }
 
 // loop runs a pass at first, first+interval, ... on the broker clock. The
 // next slot is chosen when a pass starts (slots already gone are skipped), so
 // a pass that overruns its interval is followed at once by the next one.
-func (s *transactionService) loop(next time.Time) {
-	clk := s.b.clock
+func (s *Service) loop(next time.Time) {
+	clk := s.clock
 	for {
 		t := clk.NewTimer(next.Sub(clk.Now()))
 		select {
@@ -240,7 +272,7 @@ func (s *transactionService) loop(next time.Time) {
 	}
 }
 
-// transactionHook is the first put hook: a send carrying TRAN_MSG=true
+// Hook is the first put hook: a send carrying TRAN_MSG=true
 // (Boolean.parseBoolean, as SendMessageProcessor reads it) becomes a half
 // message on RMQ_SYS_TRANS_HALF_TOPIC queue 0 with its destination in
 // REAL_TOPIC/REAL_QID and its transaction bits reset to NOT_TYPE, so the store
@@ -248,8 +280,8 @@ func (s *transactionService) loop(next time.Time) {
 // .parseHalfMessageInner). Stock keys on the property, not on the sysFlag: a
 // PREPARED or ROLLBACK sysFlag without TRAN_MSG is stored as such (queue
 // offset 0, no consume-queue unit). Hooks must not see batches with TRAN_MSG.
-func (b *Broker) transactionHook(m *store.Message) error {
-	if m.Topic == txHalfTopic || !parseJavaBool(m.Properties[txPropTranMsg]) {
+func Hook(m *store.Message) error {
+	if m.Topic == txHalfTopic || !remoting.JavaBool(m.Properties[txPropTranMsg]) {
 		return nil
 	}
 	m.Properties[txPropRealTopic] = m.Topic
@@ -260,18 +292,17 @@ func (b *Broker) transactionHook(m *store.Message) error {
 	return nil
 }
 
-// transactionIDFor is the send response's transactionId: the UNIQ_KEY of a
+// IDFor is the send response's transactionId: the UNIQ_KEY of a
 // message the hook turned into a half message, "" otherwise (4.9.8 leaves the
 // field null; 5.x sets UNIQ_KEY on every send). Clients copy it into
 // END_TRANSACTION and the local __transactionId__ property only.
-func transactionIDFor(m *store.Message, res *store.PutResult) string {
+func IDFor(m *store.Message, res *store.PutResult) string {
 	if res == nil || m.Topic != txHalfTopic {
 		return ""
 	}
 	return m.Properties[txPropUniqKey]
 }
 
-// parseJavaBool is Boolean.parseBoolean: case-insensitive "true".
-func parseJavaBool(v string) bool {
-	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
-}
+// HookProperty is the property Hook acts on: a send whose properties do not
+// name it passes the hook unchanged.
+const HookProperty = txPropTranMsg

@@ -1,4 +1,4 @@
-package broker
+package transaction
 
 import (
 	"maps"
@@ -20,7 +20,7 @@ type txPass struct {
 // walk the half queue from the committed offset to its end at the start of
 // the pass, stopping at the first message still within its timeout, and
 // commit the new offsets of the half and op queues.
-func (s *transactionService) checkNow() {
+func (s *Service) checkNow() {
 	s.walkMu.Lock()
 	defer s.walkMu.Unlock()
 	select {
@@ -30,12 +30,12 @@ func (s *transactionService) checkNow() {
 	}
 	defer s.passes.Add(1)
 
-	st := s.b.store
+	st := s.store
 	// Stock creates the half topic's config the first time it looks for its
 	// queues (TransactionalMessageBridge.selectTopicConfig).
-	s.b.topics.CreateSystemTopic(txHalfTopic, 1, permReadWrite)
+	s.topics.CreateSystemTopic(txHalfTopic, 1, permReadWrite)
 	if err := s.readOps(); err != nil {
-		s.b.log.Error().Err(err).Msg("transaction: read op queue")
+		s.log.Error().Err(err).Msg("transaction: read op queue")
 		return
 	}
 	s.mu.Lock()
@@ -49,16 +49,16 @@ func (s *transactionService) checkNow() {
 
 	start := s.committedOffset(txHalfTopic)
 	end := st.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
-	p := &txPass{nowMs: s.b.clock.Now().UnixMilli(), end: end}
+	p := &txPass{nowMs: s.clock.Now().UnixMilli(), end: end}
 	next := s.scan(txHalfTopic, start, end, func(m *store.MessageExt) bool { return s.examine(m, p) })
 	if next != start {
-		s.b.clients.Offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
+		s.offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
 	}
 	s.release(next, p, unfenced)
 }
 
 // examine decides one half message of the walk; false stops the walk before it.
-func (s *transactionService) examine(m *store.MessageExt, p *txPass) bool {
+func (s *Service) examine(m *store.MessageExt, p *txPass) bool {
 	select {
 	case <-s.stop: // shutting down: keep the progress made so far
 		return false
@@ -124,7 +124,7 @@ func txImmunityMs(v string, timeout time.Duration) int64 {
 // putBack stores a copy of a half message at the end of the half queue
 // (renewHalfMessageInner) with its chain origin and the given check count.
 // The copy keeps flag and reconsumeTimes, which stock drops.
-func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTimes string, p *txPass) (*store.MessageExt, error) {
+func (s *Service) putBack(m *store.MessageExt, origin int64, checkTimes string, p *txPass) (*store.MessageExt, error) {
 	props := maps.Clone(m.Properties)
 	props[txPropOrigin] = strconv.FormatInt(origin, 10)
 	if checkTimes != "" {
@@ -135,9 +135,9 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
 	}
-	res, err := s.b.store.PutMessage(cp)
+	res, err := s.store.PutMessage(cp)
 	if err != nil {
-		s.b.log.Error().Err(err).Int64("halfOffset", m.QueueOffset).Msg("transaction: put half message back failed")
+		s.log.Error().Err(err).Int64("halfOffset", m.QueueOffset).Msg("transaction: put half message back failed")
 		return nil, err
 	}
 	p.end = max(p.end, res.QueueOffset+1)
@@ -146,7 +146,7 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 	s.noteCopy(origin, res.QueueOffset)
 	return &store.MessageExt{
 		Message: *cp, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
-		StoreTimestamp: res.StoreTimestamp, StoreHost: s.b.storeHost(), MsgID: res.MsgIDs[0],
+		StoreTimestamp: res.StoreTimestamp, StoreHost: s.storeHost, MsgID: res.MsgIDs[0],
 	}, nil
 }
 
@@ -154,10 +154,10 @@ func (s *transactionService) putBack(m *store.MessageExt, origin int64, checkTim
 // the transaction (AbstractTransactionalMessageCheckListener.sendCheckMessage):
 // oneway CHECK_TRANSACTION_STATE about the copy cp, whose record is the body
 // with the real topic and queue restored.
-func (s *transactionService) sendCheck(cp *store.MessageExt) {
+func (s *Service) sendCheck(cp *store.MessageExt) {
 	group := cp.Properties[txPropProducerGroup]
-	log := s.b.log.With().Str("group", group).Str("msgId", cp.Properties[txPropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
-	conn := s.b.clients.Producers.AvailableConn(group)
+	log := s.log.With().Str("group", group).Str("msgId", cp.Properties[txPropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
+	conn := s.producers.AvailableConn(group)
 	if conn == nil {
 		log.Warn().Msg("transaction: check skipped, no producer of the group is connected")
 		return
@@ -191,17 +191,17 @@ func (s *transactionService) sendCheck(cp *store.MessageExt) {
 // (or outlived the file retention) to TRANS_CHECK_MAX_TIME_TOPIC, from where
 // RESUME_CHECK_HALF_MESSAGE can bring it back
 // (DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
-func (s *transactionService) discard(m *store.MessageExt, origin int64) {
-	log := s.b.log.With().Str("group", m.Properties[txPropProducerGroup]).Str("msgId", m.Properties[txPropUniqKey]).
+func (s *Service) discard(m *store.MessageExt, origin int64) {
+	log := s.log.With().Str("group", m.Properties[txPropProducerGroup]).Str("msgId", m.Properties[txPropUniqKey]).
 		Str("realTopic", m.Properties[txPropRealTopic]).Str("checkTimes", m.Properties[txPropCheckTimes]).
 		Int64("halfOffset", m.QueueOffset).Int64("commitLogOffset", m.PhysicalOffset).Logger()
 	s.mu.Lock()
 	delete(s.copies, origin) // finished: a late END_TRANSACTION stores nothing
 	s.mu.Unlock()
-	s.b.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
+	s.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
 	props := maps.Clone(m.Properties)
 	props[txPropOrigin] = strconv.FormatInt(origin, 10)
-	res, err := s.b.store.PutMessage(&store.Message{
+	res, err := s.store.PutMessage(&store.Message{
 		Topic: txCheckMaxTopic, QueueID: 0, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
@@ -215,7 +215,7 @@ func (s *transactionService) discard(m *store.MessageExt, origin int64) {
 }
 
 // noteCopy records that the chain origin has a copy at queue offset q.
-func (s *transactionService) noteCopy(origin, q int64) {
+func (s *Service) noteCopy(origin, q int64) {
 	s.mu.Lock()
 	if s.copies != nil && q > s.copies[origin] {
 		s.copies[origin] = q
@@ -229,7 +229,7 @@ func (s *transactionService) noteCopy(origin, q int64) {
 // for good was decided (and maybe released since) or discarded. The
 // progress is read before the copies: a pass records its copies before it
 // commits progress past them. The caller holds mu.
-func (s *transactionService) pending(origin, q int64) bool {
+func (s *Service) pending(origin, q int64) bool {
 	progress := s.committedOffset(txHalfTopic)
 	if q >= progress {
 		return true
@@ -241,7 +241,7 @@ func (s *transactionService) pending(origin, q int64) bool {
 // release ends the pass's bookkeeping: decisions of chains the walk has
 // passed for good leave the decided set, and the op offset moves over the
 // op entries of released chains.
-func (s *transactionService) release(next int64, p *txPass, unfenced []*txDecision) {
+func (s *Service) release(next int64, p *txPass, unfenced []*txDecision) {
 	retention := (s.timeout + s.interval).Milliseconds()
 	s.mu.Lock()
 	for _, d := range unfenced {
@@ -263,7 +263,7 @@ func (s *transactionService) release(next int64, p *txPass, unfenced []*txDecisi
 	}
 	s.ops = append(s.ops[:0:0], s.ops[n:]...)
 	s.mu.Unlock()
-	if committed, ok := s.b.clients.Offsets.Query(txSysGroup, txOpTopic, txHalfQueueID); !ok || committed != opNext {
-		s.b.clients.Offsets.Commit(txSysGroup, txOpTopic, txHalfQueueID, opNext)
+	if committed, ok := s.offsets.Query(txSysGroup, txOpTopic, txHalfQueueID); !ok || committed != opNext {
+		s.offsets.Commit(txSysGroup, txOpTopic, txHalfQueueID, opNext)
 	}
 }

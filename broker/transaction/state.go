@@ -1,4 +1,4 @@
-package broker
+package transaction
 
 import (
 	"fmt"
@@ -15,14 +15,14 @@ const txScanBytes = 256 << 10
 // load rebuilds the decided set from the op entries at or after the
 // committed op offset: each entry's chain stays decided until the walk
 // releases it again.
-func (s *transactionService) load() error {
+func (s *Service) load() error {
 	s.opRead = s.committedOffset(txOpTopic)
 	if err := s.readOps(); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransactionService, err)
 	}
 	s.loadCopies()
 	if n := len(s.ops); n > 0 {
-		s.b.log.Info().Int("opEntries", n).Int("decidedChains", len(s.decided)).Int64("opOffset", s.ops[0].offset).
+		s.log.Info().Int("opEntries", n).Int("decidedChains", len(s.decided)).Int64("opOffset", s.ops[0].offset).
 			Msg("transaction: decisions reloaded from the op queue")
 	}
 	return nil
@@ -31,10 +31,10 @@ func (s *transactionService) load() error {
 // committedOffset is the walk's progress on topic (queue 0): the offset of
 // CID_RMQ_SYS_TRANS, the queue's minimum when there is none, clamped into
 // the queue.
-func (s *transactionService) committedOffset(topic string) int64 {
-	st := s.b.store
+func (s *Service) committedOffset(topic string) int64 {
+	st := s.store
 	lo, hi := st.MinOffsetInQueue(topic, txHalfQueueID), st.MaxOffsetInQueue(topic, txHalfQueueID)
-	off, ok := s.b.clients.Offsets.Query(txSysGroup, topic, txHalfQueueID)
+	off, ok := s.offsets.Query(txSysGroup, topic, txHalfQueueID)
 	if !ok || off < lo {
 		return lo
 	}
@@ -44,8 +44,8 @@ func (s *transactionService) committedOffset(topic string) int64 {
 // readOps appends the op entries from opRead to the end of the op queue to
 // ops; a chain they decide that is not in the decided set yet joins it, dated
 // by the op record's store time.
-func (s *transactionService) readOps() error {
-	end := s.b.store.MaxOffsetInQueue(txOpTopic, txHalfQueueID)
+func (s *Service) readOps() error {
+	end := s.store.MaxOffsetInQueue(txOpTopic, txHalfQueueID)
 	var entries []txOpEntry
 	var times []int64
 	next := s.scan(txOpTopic, s.opRead, end, func(m *store.MessageExt) bool {
@@ -68,9 +68,9 @@ func (s *transactionService) readOps() error {
 
 // loadCopies rebuilds the latest copy of each chain from the half records
 // the walk has not passed yet; copies it passed tell nothing (see pending).
-func (s *transactionService) loadCopies() {
+func (s *Service) loadCopies() {
 	from := s.committedOffset(txHalfTopic)
-	end := s.b.store.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
+	end := s.store.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
 	found := make(map[int64]int64)
 	s.scan(txHalfTopic, from, end, func(m *store.MessageExt) bool {
 		if origin := txOrigin(m); origin != m.QueueOffset {
@@ -89,14 +89,14 @@ func (s *transactionService) loadCopies() {
 
 // opOrigin is the chain origin of the half message an op record decided, or
 // -1 for a record that decides nothing (foreign tag, unparsable body).
-func (s *transactionService) opOrigin(op *store.MessageExt) int64 {
+func (s *Service) opOrigin(op *store.MessageExt) int64 {
 	if op.Properties[txPropTags] != txOpRemoveTag {
-		s.b.log.Error().Int64("opOffset", op.QueueOffset).Str("tags", op.Properties[txPropTags]).Msg("transaction: op record with an unknown tag ignored")
+		s.log.Error().Int64("opOffset", op.QueueOffset).Str("tags", op.Properties[txPropTags]).Msg("transaction: op record with an unknown tag ignored")
 		return -1
 	}
 	q, err := strconv.ParseInt(strings.TrimSpace(string(op.Body)), 10, 64)
 	if err != nil || q < 0 {
-		s.b.log.Error().Int64("opOffset", op.QueueOffset).Str("body", string(op.Body)).Msg("transaction: op record without a half offset ignored")
+		s.log.Error().Int64("opOffset", op.QueueOffset).Str("body", string(op.Body)).Msg("transaction: op record without a half offset ignored")
 		return -1
 	}
 	half, err := s.halfAt(q)
@@ -107,12 +107,12 @@ func (s *transactionService) opOrigin(op *store.MessageExt) int64 {
 }
 
 // halfAt reads the half message at queue offset q.
-func (s *transactionService) halfAt(q int64) (*store.MessageExt, error) {
-	phy, ok := s.b.store.CommitLogOffsetOf(txHalfTopic, txHalfQueueID, q)
+func (s *Service) halfAt(q int64) (*store.MessageExt, error) {
+	phy, ok := s.store.CommitLogOffsetOf(txHalfTopic, txHalfQueueID, q)
 	if !ok {
 		return nil, fmt.Errorf("half offset %d: %w", q, store.ErrNotFound)
 	}
-	raw, err := s.b.store.LookMessageByOffset(phy)
+	raw, err := s.store.LookMessageByOffset(phy)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func txOrigin(m *store.MessageExt) int64 {
 }
 
 // isDecided reports whether the chain has a decision.
-func (s *transactionService) isDecided(origin int64) bool {
+func (s *Service) isDecided(origin int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.decided[origin] != nil
@@ -141,16 +141,16 @@ func (s *transactionService) isDecided(origin int64) bool {
 // skipping units whose record cannot be read. It stops early when fn returns
 // false and returns the offset to resume from: that record's, or where the
 // scan ended.
-func (s *transactionService) scan(topic string, from, to int64, fn func(m *store.MessageExt) bool) int64 {
+func (s *Service) scan(topic string, from, to int64, fn func(m *store.MessageExt) bool) int64 {
 	for from < to {
-		r := s.b.store.GetMessage(topic, txHalfQueueID, from, txReadBatch, txScanBytes, nil)
+		r := s.store.GetMessage(topic, txHalfQueueID, from, txReadBatch, txScanBytes, nil)
 		switch r.Status {
 		case store.Found:
 		case store.NoMatchedMessage, store.MessageWasRemoving, store.OffsetTooSmall, store.OffsetFoundNull:
 			if r.NextBeginOffset <= from {
 				return from
 			}
-			s.b.log.Warn().Str("topic", topic).Int64("offset", from).Int64("next", r.NextBeginOffset).Str("status", r.Status.String()).
+			s.log.Warn().Str("topic", topic).Int64("offset", from).Int64("next", r.NextBeginOffset).Str("status", r.Status.String()).
 				Msg("transaction: unreadable units skipped")
 			from = min(r.NextBeginOffset, to)
 			continue
@@ -160,7 +160,7 @@ func (s *transactionService) scan(topic string, from, to int64, fn func(m *store
 		for _, raw := range r.Messages {
 			m, err := store.DecodeRecord(raw)
 			if err != nil {
-				s.b.log.Error().Err(err).Str("topic", topic).Int64("offset", from).Msg("transaction: undecodable record skipped")
+				s.log.Error().Err(err).Str("topic", topic).Int64("offset", from).Msg("transaction: undecodable record skipped")
 				continue
 			}
 			if m.QueueOffset >= to {
