@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker/brokeradmin"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -55,7 +55,9 @@ type Broker struct {
 	timers    *timer.TimerStore    // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
-	stats      brokerStats
+	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
+	// admin: topic admin, runtime info, QUERY_MESSAGE (package brokeradmin)
+	admin *brokeradmin.Service
 
 	// clients: heartbeats, groups, offsets, locks (package clients)
 	clients *clients.Service
@@ -77,14 +79,6 @@ type Broker struct {
 	started  atomic.Bool
 	shutOnce sync.Once
 	shutErr  error
-}
-
-// brokerStats are the counters behind GET_BROKER_RUNTIME_INFO.
-type brokerStats struct {
-	bootTime time.Time    // set by Start before the listeners open
-	putMsgs  atomic.Int64 // messages stored by sends
-	getMsgs  atomic.Int64 // messages transferred by pulls
-	rates    rateSampler
 }
 
 // Addr is the broker's advertised "ip:port".
@@ -139,6 +133,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.tx.Processors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.admin.Processors() {
 		b.handlers[code] = h
 	}
 }

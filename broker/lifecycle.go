@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"rmq/broker/brokeradmin"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -145,6 +146,11 @@ func New(opts Options) (*Broker, error) {
 			return closeStore(fmt.Errorf("broker: open timer store: %w", err))
 		}
 	}
+	b.admin = brokeradmin.New(brokeradmin.Options{
+		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
+		ValidateTopic: validateTopicName, TimerInfo: b.timerRuntimeInfo,
+		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
+	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
@@ -178,7 +184,7 @@ func (b *Broker) Start() error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("broker: already started")
 	}
-	b.stats.bootTime = b.clock.Now()
+	b.stats.BootTime = b.clock.Now()
 	srv, err := remoting.NewServer(b, remoting.ServerOptions{
 		Addrs: []string{
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
@@ -256,7 +262,7 @@ func (b *Broker) statsLoop() {
 		case <-b.stop:
 			return
 		case <-t.C:
-			b.stats.rates.sample(b.clock.Now(), b.stats.putMsgs.Load(), b.stats.getMsgs.Load())
+			b.stats.Sample(b.clock.Now())
 		}
 	}
 }

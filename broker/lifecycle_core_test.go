@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/broker/brokeradmin"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/remoting"
@@ -124,13 +125,16 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 // TestProcessorCodesDisjoint: a request code served by two processor sets
 // would silently lose one handler in registerHandlers.
 func TestProcessorCodesDisjoint(t *testing.T) {
-	b := &Broker{clients: &clients.Service{}, tx: &transaction.Service{}}
-	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}}
+	b := &Broker{clients: &clients.Service{}, tx: &transaction.Service{}, admin: &brokeradmin.Service{}}
+	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}, "admin": {}}
 	for code, h := range b.clients.Processors() {
 		sets["clients"][code] = h
 	}
 	for code, h := range b.tx.Processors() {
 		sets["transaction"][code] = h
+	}
+	for code, h := range b.admin.Processors() {
+		sets["admin"][code] = h
 	}
 	owner := map[int32]string{}
 	for name, set := range sets {

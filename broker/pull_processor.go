@@ -207,7 +207,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	switch resp.Code {
 	case remoting.Success:
 		resp.Body = res.Body()
-		b.stats.getMsgs.Add(int64(len(res.Messages)))
+		b.stats.GetMsgs.Add(int64(len(res.Messages)))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
 			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond

@@ -29,7 +29,7 @@ func TestQueryMessage(t *testing.T) {
 	tb.waitDispatched()
 
 	unique := func(ext map[string]string) map[string]string {
-		ext[uniqueKeyQueryFlag] = "true"
+		ext["_UNIQUE_KEY_QUERY"] = "true" // MixAll.UNIQUE_MSG_QUERY_FLAG
 		return ext
 	}
 	without := func(ext map[string]string, k string) map[string]string {

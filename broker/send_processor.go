@@ -296,7 +296,7 @@ func (b *Broker) putMessage(m *store.Message) (*store.PutResult, error) {
 	}
 	res, err := b.store.PutMessage(m)
 	if err == nil {
-		b.stats.putMsgs.Add(int64(res.Count))
+		b.stats.PutMsgs.Add(int64(res.Count))
 	}
 	return res, err
 }
@@ -318,7 +318,7 @@ func (b *Broker) putMessages(msgs []*store.Message) (*store.PutResult, error) {
 	}
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
-		b.stats.putMsgs.Add(int64(res.Count))
+		b.stats.PutMsgs.Add(int64(res.Count))
 	}
 	return res, err
 }
@@ -464,7 +464,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if res, err = b.store.PutMessage(m); err != nil {
 			return b.putFailure(resp, err)
 		}
-		b.stats.putMsgs.Add(int64(res.Count))
+		b.stats.PutMsgs.Add(int64(res.Count))
 	} else {
 		m := &store.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,

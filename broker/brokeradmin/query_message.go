@@ -1,4 +1,4 @@
-package broker
+package brokeradmin
 
 import (
 	"rmq/remoting"
@@ -16,7 +16,7 @@ const uniqueKeyQueryFlag = "_UNIQUE_KEY_QUERY"
 // KEYS or UNIQ_KEY contain key, stored within [beginTimestamp,
 // endTimestamp], concatenated in commitlog order (the pull body format). The
 // header tells how far the index reaches; nothing found is QUERY_NOT_FOUND.
-func (b *Broker) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	topic := h.Str("topic", true)
 	key := h.Str("key", true)
@@ -29,7 +29,7 @@ func (b *Broker) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *r
 	if req.Ext()[uniqueKeyQueryFlag] == "true" {
 		maxNum = defaultQueryMaxNum
 	}
-	res, err := b.store.QueryMessage(topic, key, int(maxNum), begin, end)
+	res, err := s.store.QueryMessage(topic, key, int(maxNum), begin, end)
 	if err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, "query message: "+err.Error())
 	}

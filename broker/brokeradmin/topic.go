@@ -1,4 +1,4 @@
-package broker
+package brokeradmin
 
 import (
 	"fmt"
@@ -15,9 +15,15 @@ import (
 // brokerVersionDesc is MQVersion.getVersionDesc of remoting.Version.
 const brokerVersionDesc = "V4_9_8"
 
+// TopicFilterType names UPDATE_AND_CREATE_TOPIC accepts.
+const (
+	filterTypeSingleTag = "SINGLE_TAG"
+	filterTypeMultiTag  = "MULTI_TAG"
+)
+
 // processUpdateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC and
 // re-registers with the name servers.
-func (b *Broker) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	topic := h.Str("topic", true)
 	h.Str("defaultTopic", true)
@@ -30,20 +36,20 @@ func (b *Broker) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Com
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	if remark := validateTopicName(topic); remark != "" {
+	if remark := s.validateTopic(topic); remark != "" {
 		return remoting.NewResponse(req, remoting.SystemError, remark)
 	}
-	if b.topics.IsSystemTopic(topic) {
+	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")
 	}
 	if filterType != filterTypeSingleTag && filterType != filterTypeMultiTag {
 		return remoting.NewResponse(req, remoting.SystemError, "No enum constant org.apache.rocketmq.common.TopicFilterType."+filterType)
 	}
-	b.log.Info().Str("topic", topic).Str("from", c.RemoteAddr()).Int32("read", readQueues).Int32("write", writeQueues).
+	s.log.Info().Str("topic", topic).Str("from", c.RemoteAddr()).Int32("read", readQueues).Int32("write", writeQueues).
 		Int32("perm", perm).Msg("update and create topic")
 	// Like stock, the order flag is not taken from the request: it follows the
 	// name server's ORDER_TOPIC_CONFIG at the next periodic registration.
-	b.topics.Update(&remoting.TopicConfig{
+	s.topics.Update(&remoting.TopicConfig{
 		TopicName: topic, ReadQueueNums: readQueues, WriteQueueNums: writeQueues, Perm: perm,
 		TopicFilterType: filterType, TopicSysFlag: sysFlag,
 	})
@@ -52,43 +58,43 @@ func (b *Broker) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Com
 
 // processDeleteTopic serves DELETE_TOPIC_IN_BROKER: the config, the consume
 // queues and the group offsets of the topic go.
-func (b *Broker) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	if remark := validateTopicName(topic); remark != "" {
+	if remark := s.validateTopic(topic); remark != "" {
 		return remoting.NewResponse(req, remoting.SystemError, remark)
 	}
-	if b.topics.IsSystemTopic(topic) {
+	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")
 	}
-	b.log.Info().Str("topic", topic).Str("from", c.RemoteAddr()).Msg("delete topic")
-	if !b.topics.Delete(topic) {
-		b.log.Warn().Str("topic", topic).Msg("delete topic: no such topic")
+	s.log.Info().Str("topic", topic).Str("from", c.RemoteAddr()).Msg("delete topic")
+	if !s.topics.Delete(topic) {
+		s.log.Warn().Str("topic", topic).Msg("delete topic: no such topic")
 	}
-	b.store.DeleteTopics(topic)
-	b.clients.Offsets.RemoveTopic(topic)
+	s.store.DeleteTopics(topic)
+	s.offsets.RemoveTopic(topic)
 	return remoting.NewResponse(req, remoting.Success, "")
 }
 
 // processGetAllTopicConfig serves GET_ALL_TOPIC_CONFIG.
-func (b *Broker) processGetAllTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	w := b.topics.Snapshot()
+func (s *Service) processGetAllTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	w := s.topics.Snapshot()
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = remoting.MarshalBody(&w)
 	return resp
 }
 
 // processGetTopicConfig serves GET_TOPIC_CONFIG (a 5.x admin request).
-func (b *Broker) processGetTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processGetTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	tc := b.topics.Get(topic)
+	tc := s.topics.Get(topic)
 	if tc == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "No topic in this broker. topic: "+topic)
 	}
@@ -100,31 +106,31 @@ func (b *Broker) processGetTopicConfig(_ *remoting.Conn, req *remoting.Command) 
 // processGetTopicStatsInfo serves GET_TOPIC_STATS_INFO: min/max offset and
 // last store time of every write queue, in fastjson's MessageQueue-keyed
 // map form (the only form the Java tools are known to read).
-func (b *Broker) processGetTopicStatsInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *Service) processGetTopicStatsInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	tc := b.topics.Get(topic)
+	tc := s.topics.Get(topic)
 	if tc == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "topic["+topic+"] not exist")
 	}
 	var sb strings.Builder
 	sb.WriteString(`{"offsetTable":{`)
 	for q := int32(0); q < tc.WriteQueueNums; q++ {
-		minOff := max(b.store.MinOffsetInQueue(topic, q), 0)
-		maxOff := max(b.store.MaxOffsetInQueue(topic, q), 0)
+		minOff := max(s.store.MinOffsetInQueue(topic, q), 0)
+		maxOff := max(s.store.MaxOffsetInQueue(topic, q), 0)
 		var last int64
 		if maxOff > 0 {
-			if ts, err := b.store.MessageStoreTimeStamp(topic, q, maxOff-1); err == nil {
+			if ts, err := s.store.MessageStoreTimeStamp(topic, q, maxOff-1); err == nil {
 				last = ts
 			}
 		}
 		if q > 0 {
 			sb.WriteByte(',')
 		}
-		sb.Write(remoting.MarshalBody(&remoting.MessageQueue{BrokerName: b.opts.BrokerName, QueueID: q, Topic: topic}))
+		sb.Write(remoting.MarshalBody(&remoting.MessageQueue{BrokerName: s.brokerName, QueueID: q, Topic: topic}))
 		fmt.Fprintf(&sb, `:{"lastUpdateTimestamp":%d,"maxOffset":%d,"minOffset":%d}`, last, maxOff, minOff)
 	}
 	sb.WriteString(`}}`)
@@ -136,17 +142,17 @@ func (b *Broker) processGetTopicStatsInfo(_ *remoting.Conn, req *remoting.Comman
 // processGetBrokerRuntimeInfo serves GET_BROKER_RUNTIME_INFO with the keys
 // mqadmin clusterList and brokerStatus read. Thread-pool figures are 0: the
 // broker has no bounded request queues.
-func (b *Broker) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	t := b.store.RuntimeInfo()
+func (s *Service) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	t := s.store.RuntimeInfo()
 	if t == nil {
 		t = make(map[string]string)
 	}
-	puts, gets := b.stats.putMsgs.Load(), b.stats.getMsgs.Load()
-	now := b.clock.Now()
+	puts, gets := s.stats.PutMsgs.Load(), s.stats.GetMsgs.Load()
+	now := s.clock.Now()
 	t["brokerVersionDesc"] = brokerVersionDesc
 	t["brokerVersion"] = strconv.Itoa(remoting.Version)
-	t["putTps"] = b.stats.rates.tps(now, puts, true)
-	t["getTransferedTps"] = b.stats.rates.tps(now, gets, false)
+	t["putTps"] = s.stats.rates.tps(now, puts, true)
+	t["getTransferedTps"] = s.stats.rates.tps(now, gets, false)
 	t["msgPutTotalTodayNow"] = strconv.FormatInt(puts, 10)
 	t["msgGetTotalTodayNow"] = strconv.FormatInt(gets, 10)
 	for _, k := range []string{"msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning", "msgGetTotalYesterdayMorning", "msgGetTotalTodayMorning"} {
@@ -163,13 +169,13 @@ func (b *Broker) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Com
 	t["pullThreadPoolQueueCapacity"] = "100000"
 	t["queryThreadPoolQueueCapacity"] = "20000"
 	t["EndTransactionThreadPoolQueueCapacity"] = "100000"
-	b.timerRuntimeInfo(t)
-	t["dispatchBehindBytes"] = strconv.FormatInt(b.store.DispatchBehind(), 10)
-	t["earliestMessageTimeStamp"] = strconv.FormatInt(b.earliestMessageTime(), 10)
-	t["commitLogMaxOffset"] = strconv.FormatInt(b.store.MaxPhyOffset(), 10)
-	t["commitLogMinOffset"] = strconv.FormatInt(b.store.MinPhyOffset(), 10)
-	t["runtime"] = "[ " + formatUptime(now.Sub(b.stats.bootTime)) + " ]"
-	if total, free, err := diskSpace(b.opts.StorePathRootDir); err == nil && total > 0 {
+	s.timerInfo(t)
+	t["dispatchBehindBytes"] = strconv.FormatInt(s.store.DispatchBehind(), 10)
+	t["earliestMessageTimeStamp"] = strconv.FormatInt(s.earliestMessageTime(), 10)
+	t["commitLogMaxOffset"] = strconv.FormatInt(s.store.MaxPhyOffset(), 10)
+	t["commitLogMinOffset"] = strconv.FormatInt(s.store.MinPhyOffset(), 10)
+	t["runtime"] = "[ " + formatUptime(now.Sub(s.stats.BootTime)) + " ]"
+	if total, free, err := diskSpace(s.storeDir); err == nil && total > 0 {
 		t["commitLogDiskRatio"] = strconv.FormatFloat(float64(total-free)/float64(total), 'f', -1, 64)
 		t["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(total), humanBytes(free))
 	}
@@ -180,8 +186,8 @@ func (b *Broker) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Com
 
 // earliestMessageTime is the store time of the oldest commitlog record, -1
 // when the commitlog is empty.
-func (b *Broker) earliestMessageTime() int64 {
-	rec, err := b.store.LookMessageByOffset(b.store.MinPhyOffset())
+func (s *Service) earliestMessageTime() int64 {
+	rec, err := s.store.LookMessageByOffset(s.store.MinPhyOffset())
 	if err != nil {
 		return -1
 	}
