@@ -51,19 +51,18 @@ type Broker struct {
 	// schedLive is sched, set just before it starts: the store's dispatch goroutine, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
-	tx        *transaction.Service // half messages and check-back (package transaction)
-	timers    *timer.TimerStore    // 5.x timer messages (timer.go)
+	timers    *timer.TimerStore // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
-	// admin: topic admin, runtime info, QUERY_MESSAGE (package brokeradmin)
-	admin *brokeradmin.Service
 
-	// clients: heartbeats, groups, offsets, locks (package clients)
-	clients *clients.Service
+	// The other concerns, one package each (doc.go).
+	clients *clients.Service     // heartbeats, groups, offsets, locks
+	tx      *transaction.Service // half messages, END_TRANSACTION, check-back
+	admin   *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
 
 	handlers map[int32]HandlerFunc
-	// live holds the options UPDATE_BROKER_CONFIG changes at run time (admin_config.go).
+	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
 
 	// life guards closed; every request and woken pull runs inside inflight,

@@ -68,7 +68,7 @@ func New(opts Options) (*Broker, error) {
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
-	}, b.clock.Now, b.log)
+	}, b.clock, b.log)
 	if err != nil {
 		return nil, err
 	}
@@ -237,32 +237,30 @@ func (b *Broker) Start() error {
 
 // persistLoop writes consumer offsets every offsetPersistInterval.
 func (b *Broker) persistLoop() {
-	defer b.bg.Done()
-	t := time.NewTicker(offsetPersistInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			if err := b.clients.Offsets.Persist(); err != nil {
-				b.log.Error().Err(err).Msg("persist consumer offsets")
-			}
+	b.every(offsetPersistInterval, func() {
+		if err := b.clients.Offsets.Persist(); err != nil {
+			b.log.Error().Err(err).Msg("persist consumer offsets")
 		}
-	}
+	})
 }
 
 // statsLoop samples the put/get counters for the runtime-info rates.
 func (b *Broker) statsLoop() {
+	b.every(statsSampleInterval, func() { b.stats.Sample(b.clock.Now()) })
+}
+
+// every runs fn every period of the broker clock until Shutdown; the caller
+// has counted it in b.bg.
+func (b *Broker) every(period time.Duration, fn func()) {
 	defer b.bg.Done()
-	t := time.NewTicker(statsSampleInterval)
-	defer t.Stop()
 	for {
+		t := b.clock.NewTimer(period)
 		select {
 		case <-b.stop:
+			t.Stop()
 			return
-		case <-t.C:
-			b.stats.Sample(b.clock.Now())
+		case <-t.C():
+			fn()
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
@@ -18,7 +19,7 @@ func newTestTopics(t *testing.T, dir string, autoCreate bool) *TopicConfigManage
 	t.Helper()
 	m, err := newTopicConfigManager(filepath.Join(dir, "topics.json"), topicConfigDefaults{
 		clusterName: "C1", brokerName: "B1", autoCreate: autoCreate, defaultQueueNums: 8,
-	}, func() time.Time { return coreEpoch }, zerolog.Nop())
+	}, clock.NewManual(coreEpoch), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
