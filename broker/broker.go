@@ -89,6 +89,12 @@ func (b *Broker) Store() *store.Store { return b.store }
 // Topics exposes the topic table.
 func (b *Broker) Topics() *TopicConfigManager { return b.topics }
 
+// Clients exposes the client managers (tests).
+func (b *Broker) Clients() *clients.Service { return b.clients }
+
+// Transactions exposes the transaction service (tests).
+func (b *Broker) Transactions() *transaction.Service { return b.tx }
+
 // storeHost is the address written as STOREHOST and encoded in offsetMsgIds.
 func (b *Broker) storeHost() netip.AddrPort { return b.host }
 

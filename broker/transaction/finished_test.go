@@ -1,11 +1,11 @@
-package broker
+package transaction_test
 
 import (
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"rmq/broker"
 	"rmq/remoting"
 	"rmq/store"
 	"rmq/timer"
@@ -14,9 +14,20 @@ import (
 // txShortChecks makes a check pass every 10 s with a 1 s time-out, so a
 // test's passes stay within the producer connection's 120 s heartbeat
 // expiry on the manual clock.
-func txShortChecks(o *Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 }
+func txShortChecks(o *broker.Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 }
 
 // decidedChains is the size of the decided set.
+// runtimeInfo reads one key of GET_BROKER_RUNTIME_INFO.
+func (e *txEnv) runtimeInfo(key string) string {
+	e.t.Helper()
+	var kv remoting.KVTable
+	resp := e.Invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
+	if err := remoting.UnmarshalBody(resp.Body, &kv); err != nil || resp.Code != remoting.Success {
+		e.t.Fatalf("runtime info: code %d: %v", resp.Code, err)
+	}
+	return kv.Table[key]
+}
+
 func (e *txEnv) decidedChains() int {
 	return e.txStats().DecidedChains
 }
@@ -110,7 +121,7 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 			e.pass()
 			e.pass() // copies at 1, 2, 3; progress 3
 			e.waitChecks(e.prod, 3)
-			if half, _ := e.clients.Offsets.Query(txSysGroup, txHalfTopic, 0); half != 3 {
+			if half, _ := e.Clients().Offsets.Query(txSysGroup, txHalfTopic, 0); half != 3 {
 				t.Fatalf("half progress %d, want 3", half)
 			}
 			if c.restart {
@@ -142,7 +153,7 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 // TestTransactionEndAfterDiscard: a chain discarded after its check budget
 // is finished; only RESUME_CHECK_HALF_MESSAGE brings it back.
 func TestTransactionEndAfterDiscard(t *testing.T) {
-	e := startTxBroker(t, func(o *Options) {
+	e := startTxBroker(t, func(o *broker.Options) {
 		txShortChecks(o)
 		o.TransactionCheckMax = 1
 	})
@@ -160,7 +171,7 @@ func TestTransactionEndAfterDiscard(t *testing.T) {
 		t.Fatalf("%d messages committed after the discard", n)
 	}
 	dropped := e.messages(txCheckMaxTopic, 0)[0]
-	if resp := e.invoke(txResumeCheckHalfMessage, map[string]string{"msgId": dropped.MsgID}, nil); resp.Code != remoting.Success {
+	if resp := e.Invoke(txResumeCheckHalfMessage, map[string]string{"msgId": dropped.MsgID}, nil); resp.Code != remoting.Success {
 		t.Fatalf("resume: %d %q", resp.Code, resp.Remark)
 	}
 	// The producer's answer to the old check now applies, once.
@@ -189,13 +200,13 @@ func TestTransactionTimerAppliesOnCommit(t *testing.T) {
 	if n := len(e.messages("TxTimer", 1)); n != 0 {
 		t.Fatal("delivered before its time")
 	}
-	coreWaitFor(t, "enqueue into the wheel", func() bool { return e.timers.Stats().Pending == 1 })
+	waitFor(t, "enqueue into the wheel", func() bool { return e.runtimeInfo("timerCongestNum") == "1" })
 	e.clk.Advance(30*time.Second - time.Millisecond)
 	if n := len(e.messages("TxTimer", 1)); n != 0 {
 		t.Fatal("delivered before its time")
 	}
 	e.clk.Advance(time.Millisecond)
-	coreWaitFor(t, "timer delivery", func() bool { return len(e.messages("TxTimer", 1)) == 1 })
+	waitFor(t, "timer delivery", func() bool { return len(e.messages("TxTimer", 1)) == 1 })
 	m := e.messages("TxTimer", 1)[0]
 	if string(m.Body) != "body-U-timer" || m.Properties["UNIQ_KEY"] != "U-timer" || m.Properties["TRAN_MSG"] != "" {
 		t.Fatalf("delivered %q %v", m.Body, m.Properties)
@@ -205,59 +216,5 @@ func TestTransactionTimerAppliesOnCommit(t *testing.T) {
 	}
 	if n := len(e.messages("TxTimer", 1)); n != 1 {
 		t.Fatalf("%d deliveries", n)
-	}
-}
-
-// TestTransactionOptionDefaults: options left unset (zero) take the stock
-// BrokerConfig values, explicitly negative ones are refused.
-func TestTransactionOptionDefaults(t *testing.T) {
-	d := DefaultOptions()
-	if d.TransactionTimeOut != 6000 || d.TransactionCheckInterval != 60000 || d.TransactionCheckMax != 15 {
-		t.Fatalf("DefaultOptions: timeout %d, interval %d, max %d; want 6000, 60000, 15",
-			d.TransactionTimeOut, d.TransactionCheckInterval, d.TransactionCheckMax)
-	}
-	cases := []struct {
-		name              string
-		timeout, interval int64
-		max               int
-		wantErr           bool
-		want              [3]int64 // timeout, interval, max after Validate
-	}{
-		{name: "zero takes the defaults", want: [3]int64{6000, 60000, 15}},
-		{name: "set values are kept", timeout: 1000, interval: 10000, max: 3, want: [3]int64{1000, 10000, 3}},
-		{name: "each falls back alone", timeout: 2500, max: 0, interval: 7000, want: [3]int64{2500, 7000, 15}},
-		{name: "negative timeout refused", timeout: -1, wantErr: true},
-		{name: "negative interval refused", interval: -5, wantErr: true},
-		{name: "negative max refused", max: -2, wantErr: true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			o := DefaultOptions()
-			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax = c.timeout, c.interval, c.max
-			err := o.Validate()
-			if c.wantErr {
-				if err == nil || !strings.Contains(err.Error(), "transaction") {
-					t.Fatalf("Validate = %v, want a transaction option error", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
-			if got := [3]int64{o.TransactionTimeOut, o.TransactionCheckInterval, int64(o.TransactionCheckMax)}; got != c.want {
-				t.Fatalf("after Validate: %v, want %v", got, c.want)
-			}
-		})
-	}
-}
-
-// TestTransactionOptionsUnsetStart: a broker whose transaction options were
-// never set starts with the stock check settings.
-func TestTransactionOptionsUnsetStart(t *testing.T) {
-	tb := startBroker(t, func(o *Options) {
-		o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax = 0, 0, 0
-	})
-	if o := tb.Broker.opts; o.TransactionTimeOut != 6000 || o.TransactionCheckInterval != 60000 || o.TransactionCheckMax != 15 {
-		t.Fatalf("options %d %d %d, want 6000 60000 15", o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax)
 	}
 }

@@ -1,7 +1,8 @@
-package broker
+package transaction_test
 
 import (
 	"bytes"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,8 +11,12 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
+	"rmq/internal/testutil/testbroker"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -32,13 +37,13 @@ const (
 )
 
 // txEnv is a broker on a manual clock with a producer connection of group
-// "PG" (the producerGroup sendArgs uses) that records the state checks it
+// "PG" (the producerGroup brokertest.Send uses) that records the state checks it
 // receives.
 type txEnv struct {
-	*testBroker
+	*testbroker.Broker
 	t    *testing.T
 	clk  *clock.Manual
-	opts Options
+	opts broker.Options
 	logs *txLogBuffer
 	prod *txProducer
 }
@@ -70,11 +75,11 @@ func (l *txLogBuffer) String() string {
 
 // startTxBroker starts a broker with transactionTimeOut 6 s, check interval
 // 60 s and 15 checks unless mutate says otherwise.
-func startTxBroker(t *testing.T, mutate func(*Options)) *txEnv {
+func startTxBroker(t *testing.T, mutate func(*broker.Options)) *txEnv {
 	t.Helper()
 	clk := clock.NewManual(time.Now().Truncate(time.Second))
 	logs := &txLogBuffer{}
-	o := coreTestOptions(t, func(o *Options) {
+	o := testbroker.Options(t, func(o *broker.Options) {
 		o.Clock = clk
 		o.TransactionTimeOut = 6000
 		o.TransactionCheckInterval = 60000
@@ -85,7 +90,7 @@ func startTxBroker(t *testing.T, mutate func(*Options)) *txEnv {
 	})
 	o.Logger = zerolog.New(logs).Level(zerolog.InfoLevel)
 	e := &txEnv{t: t, clk: clk, opts: o, logs: logs}
-	e.testBroker = startBrokerWith(t, o, nil)
+	e.Broker = testbroker.Start(t, o)
 	e.prod = e.connectProducer("PG")
 	return e
 }
@@ -95,13 +100,23 @@ func startTxBroker(t *testing.T, mutate func(*Options)) *txEnv {
 func (e *txEnv) restart() {
 	e.t.Helper()
 	e.prod.cl.Close()
-	e.testBroker.stop()
-	e.testBroker = startBrokerWith(e.t, e.opts, nil)
+	e.Broker = e.Broker.Restart()
 	e.prod = e.connectProducer("PG")
 }
 
 // txStats are the transaction service's counters.
-func (e *txEnv) txStats() transaction.Stats { return e.Broker.tx.Stats() }
+func (e *txEnv) txStats() transaction.Stats { return e.Transactions().Stats() }
+
+// storeHost is the broker's STOREHOST, as offsetMsgIds encode it.
+func (e *txEnv) storeHost() netip.AddrPort {
+	return netip.MustParseAddrPort(e.Broker.Broker.Addr())
+}
+
+// waitFor polls cond until it holds or the test's deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.WaitFor(t, testutil.DefaultTimeout, cond, what)
+}
 
 // connectProducer opens a connection that heartbeats as a producer of group.
 func (e *txEnv) connectProducer(group string) *txProducer {
@@ -118,7 +133,7 @@ func (e *txEnv) connectProducer(group string) *txProducer {
 	e.t.Cleanup(p.cl.Close)
 	hb := remoting.HeartbeatData{ClientID: "prod-" + group + "-" + strconv.Itoa(int(time.Now().UnixNano()%1e6)),
 		ProducerDataSet: []*remoting.ProducerData{{GroupName: group}}}
-	resp, err := p.cl.InvokeTimeout(e.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), coreTestTimeout)
+	resp, err := p.cl.InvokeTimeout(e.Broker.Broker.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), testutil.DefaultTimeout)
 	if err != nil || resp.Code != remoting.Success {
 		e.t.Fatalf("producer heartbeat: %v %v", err, resp)
 	}
@@ -136,10 +151,10 @@ func (p *txProducer) received() []*remoting.Command {
 func (e *txEnv) sendHalf(topic string, queueID int32, uniq string, extra ...string) *remoting.Command {
 	e.t.Helper()
 	kv := append([]string{"TRAN_MSG", "true", "PGROUP", "PG", "UNIQ_KEY", uniq, "TAGS", "tt"}, extra...)
-	a := sendArgs{topic: topic, queueID: queueID, body: []byte("body-" + uniq), sysFlag: store.TransactionPreparedType, props: coreProps(kv...)}
-	ext := a.ext()
+	a := brokertest.Send{Topic: topic, QueueID: queueID, Body: []byte("body-" + uniq), SysFlag: store.TransactionPreparedType, Props: brokertest.Props(kv...)}
+	ext := a.Ext()
 	ext["g"] = strconv.FormatInt(e.clk.Now().UnixMilli(), 10)
-	resp := e.invoke(remoting.SendMessageV2, ext, a.body)
+	resp := e.Invoke(remoting.SendMessageV2, ext, a.Body)
 	if resp.Code != remoting.Success {
 		e.t.Fatalf("half send: code %d %q", resp.Code, resp.Remark)
 	}
@@ -158,7 +173,7 @@ func (e *txEnv) refOf(resp *remoting.Command) txRef {
 	if err != nil {
 		e.t.Fatalf("msgId %q: %v", resp.ExtFields["msgId"], err)
 	}
-	return txRef{queueOffset: coreExtInt(e.t, resp, "queueOffset"), phyOffset: phy}
+	return txRef{queueOffset: brokertest.ExtInt(e.t, resp, "queueOffset"), phyOffset: phy}
 }
 
 func (e *txEnv) checkRef(check *remoting.Command) txRef {
@@ -174,7 +189,7 @@ func (e *txEnv) checkRef(check *remoting.Command) txRef {
 // end sends END_TRANSACTION as a request (so the reply can be read).
 func (e *txEnv) end(ref txRef, decision int32, fromCheck bool, group string) *remoting.Command {
 	e.t.Helper()
-	return e.invoke(remoting.EndTransaction, map[string]string{
+	return e.Invoke(remoting.EndTransaction, map[string]string{
 		"producerGroup": group, "tranStateTableOffset": strconv.FormatInt(ref.queueOffset, 10),
 		"commitLogOffset": strconv.FormatInt(ref.phyOffset, 10), "commitOrRollback": strconv.Itoa(int(decision)),
 		"fromTransactionCheck": strconv.FormatBool(fromCheck), "msgId": "UNIQ",
@@ -191,28 +206,28 @@ func (e *txEnv) mustEnd(ref txRef, decision int32, fromCheck bool) {
 // messages returns every dispatched message of topic/queue.
 func (e *txEnv) messages(topic string, queueID int32) []*store.MessageExt {
 	e.t.Helper()
-	e.waitDispatched()
+	e.WaitDispatched()
 	res := e.Store().GetMessage(topic, queueID, 0, 1000, 64<<20, nil)
 	if res.Status != store.Found {
 		return nil
 	}
-	return coreRecords(e.t, res.Body())
+	return brokertest.Records(e.t, res.Body())
 }
 
 // pass advances the clock by one check interval and waits for the pass.
 func (e *txEnv) pass() {
 	e.t.Helper()
-	e.waitDispatched()
+	e.WaitDispatched()
 	n := e.txStats().Passes
 	e.clk.Advance(time.Duration(e.opts.TransactionCheckInterval) * time.Millisecond)
-	coreWaitFor(e.t, "a check pass", func() bool { return e.txStats().Passes > n })
+	waitFor(e.t, "a check pass", func() bool { return e.txStats().Passes > n })
 }
 
 // waitChecks waits until the producer received n checks and the service
 // sent exactly n.
 func (e *txEnv) waitChecks(p *txProducer, n int) []*remoting.Command {
 	e.t.Helper()
-	coreWaitFor(e.t, strconv.Itoa(n)+" checks", func() bool { return len(p.received()) >= n })
+	waitFor(e.t, strconv.Itoa(n)+" checks", func() bool { return len(p.received()) >= n })
 	got := p.received()
 	if len(got) != n {
 		e.t.Fatalf("received %d checks, want %d", len(got), n)
@@ -304,10 +319,10 @@ func TestTransactionUnknownDecisionLeavesTheMessage(t *testing.T) {
 		"producerGroup": "PG", "tranStateTableOffset": strconv.FormatInt(ref.queueOffset, 10),
 		"commitLogOffset": strconv.FormatInt(ref.phyOffset, 10), "commitOrRollback": "0", "msgId": "U1",
 	}, nil)
-	if err := e.json.Oneway(e.Addr(), req); err != nil {
+	if err := e.JSON.Oneway(e.Broker.Broker.Addr(), req); err != nil {
 		t.Fatal(err)
 	}
-	coreWaitFor(t, "the unknown answer to be logged", func() bool { return strings.Contains(e.logs.String(), "still unknown") })
+	waitFor(t, "the unknown answer to be logged", func() bool { return strings.Contains(e.logs.String(), "still unknown") })
 	if n := len(e.messages(txOpTopic, 0)); n != 0 {
 		t.Fatalf("%d op entries after an unknown answer", n)
 	}
@@ -323,7 +338,7 @@ func TestTransactionUnknownDecisionLeavesTheMessage(t *testing.T) {
 func TestTransactionEndRefusals(t *testing.T) {
 	e := startTxBroker(t, nil)
 	ref := e.refOf(e.sendHalf("TxR", 0, "U1"))
-	plain := e.mustSend(sendArgs{topic: "TxR", body: []byte("plain"), props: coreProps("PGROUP", "PG")})
+	plain := e.MustSend(brokertest.Send{Topic: "TxR", Body: []byte("plain"), Props: brokertest.Props("PGROUP", "PG")})
 	_, plainPhy, _ := store.DecodeMessageID(plain.ExtFields["msgId"])
 	cases := []struct {
 		name   string
@@ -350,7 +365,7 @@ func TestTransactionEndRefusals(t *testing.T) {
 					ext[k] = v
 				}
 			}
-			resp := e.invoke(remoting.EndTransaction, ext, nil)
+			resp := e.Invoke(remoting.EndTransaction, ext, nil)
 			if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, c.remark) {
 				t.Fatalf("code %d remark %q, want SYSTEM_ERROR %q", resp.Code, resp.Remark, c.remark)
 			}
@@ -376,7 +391,7 @@ func TestTransactionConcurrentCommitsApplyOnce(t *testing.T) {
 				"producerGroup": "PG", "tranStateTableOffset": strconv.FormatInt(ref.queueOffset, 10),
 				"commitLogOffset": strconv.FormatInt(ref.phyOffset, 10), "commitOrRollback": "8", "msgId": "U1",
 			}, nil)
-			if resp, err := e.json.InvokeTimeout(e.Addr(), req, coreTestTimeout); err != nil || resp.Code != remoting.Success {
+			if resp, err := e.JSON.InvokeTimeout(e.Broker.Broker.Addr(), req, testutil.DefaultTimeout); err != nil || resp.Code != remoting.Success {
 				t.Errorf("end transaction: %v %v", err, resp)
 			}
 		}()
@@ -404,7 +419,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := startTxBroker(t, func(o *Options) {
+			e := startTxBroker(t, func(o *broker.Options) {
 				o.TransactionTimeOut, o.TransactionCheckInterval = c.timeoutMs, c.intervalMs
 			})
 			resp := e.sendHalf("TxS", 3, "U-check", "k", "v")
@@ -425,7 +440,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 			if h["msgId"] != "U-check" || h["transactionId"] != "U-check" || h["offsetMsgId"] != store.CreateMessageID(e.storeHost(), cr.phyOffset) {
 				t.Fatalf("check header %v", h)
 			}
-			body := coreRecords(t, check.Body)
+			body := brokertest.Records(t, check.Body)
 			if len(body) != 1 {
 				t.Fatalf("check body holds %d records", len(body))
 			}
@@ -451,14 +466,14 @@ func TestTransactionCheckScheduling(t *testing.T) {
 }
 
 func TestTransactionCheckBudgetDiscardsAndResume(t *testing.T) {
-	e := startTxBroker(t, func(o *Options) {
+	e := startTxBroker(t, func(o *broker.Options) {
 		o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax = 1000, 10000, 3
 	})
 	e.sendHalf("TxD", 0, "U-max")
 	for i := 1; i <= 3; i++ {
 		e.pass()
 		checks := e.waitChecks(e.prod, i)
-		if got := coreRecords(t, checks[i-1].Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != strconv.Itoa(i) {
+		if got := brokertest.Records(t, checks[i-1].Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != strconv.Itoa(i) {
 			t.Fatalf("check %d carries TRANSACTION_CHECK_TIMES=%s", i, got)
 		}
 	}
@@ -476,20 +491,20 @@ func TestTransactionCheckBudgetDiscardsAndResume(t *testing.T) {
 		t.Fatalf("no discard log line in:\n%s", logs)
 	}
 
-	resp := e.invoke(txResumeCheckHalfMessage, map[string]string{"msgId": dropped[0].MsgID}, nil)
+	resp := e.Invoke(txResumeCheckHalfMessage, map[string]string{"msgId": dropped[0].MsgID}, nil)
 	if resp.Code != remoting.Success {
 		t.Fatalf("resume: %d %q", resp.Code, resp.Remark)
 	}
 	e.pass()
 	checks := e.waitChecks(e.prod, 4)
-	if got := coreRecords(t, checks[3].Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "1" {
+	if got := brokertest.Records(t, checks[3].Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "1" {
 		t.Fatalf("resumed check carries TRANSACTION_CHECK_TIMES=%s", got)
 	}
 	e.mustEnd(e.checkRef(checks[3]), store.TransactionCommitType, true)
 	if n := len(e.messages("TxD", 0)); n != 1 {
 		t.Fatalf("%d messages after the resumed commit", n)
 	}
-	if resp := e.invoke(txResumeCheckHalfMessage, map[string]string{"msgId": "nonsense"}, nil); resp.Code != remoting.SystemError {
+	if resp := e.Invoke(txResumeCheckHalfMessage, map[string]string{"msgId": "nonsense"}, nil); resp.Code != remoting.SystemError {
 		t.Fatalf("resume of a bad id: %d", resp.Code)
 	}
 }
@@ -518,7 +533,7 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	e := startTxBroker(t, nil)
 	e.prod.cl.Close() // the sending producer died
-	coreWaitFor(t, "the producer to be dropped", func() bool { return e.clients.Producers.AvailableConn("PG") == nil })
+	waitFor(t, "the producer to be dropped", func() bool { return e.Clients().Producers.AvailableConn("PG") == nil })
 	e.sendHalf("TxP", 0, "U-orphan")
 	e.pass()
 	if n := e.txStats().Checks; n != 0 {
@@ -527,7 +542,7 @@ func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	other := e.connectProducer("PG")
 	e.pass()
 	check := e.waitChecks(other, 1)[0]
-	if got := coreRecords(t, check.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "2" {
+	if got := brokertest.Records(t, check.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "2" {
 		t.Fatalf("TRANSACTION_CHECK_TIMES=%s, want 2 (the unanswered pass counts)", got)
 	}
 	e.mustEnd(e.checkRef(check), store.TransactionRollbackType, true)
@@ -539,7 +554,7 @@ func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 }
 
 func TestTransactionImmunityDelaysTheFirstCheck(t *testing.T) {
-	e := startTxBroker(t, func(o *Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 })
+	e := startTxBroker(t, func(o *broker.Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 })
 	e.sendHalf("TxI", 0, "U-imm", "CHECK_IMMUNITY_TIME_IN_SECONDS", "25")
 	e.pass()
 	e.pass()
@@ -548,7 +563,7 @@ func TestTransactionImmunityDelaysTheFirstCheck(t *testing.T) {
 	}
 	e.pass()
 	check := e.waitChecks(e.prod, 1)[0]
-	m := coreRecords(t, check.Body)[0]
+	m := brokertest.Records(t, check.Body)[0]
 	if m.Properties["TRANSACTION_CHECK_TIMES"] != "1" || m.Properties["TRAN_PREPARED_QUEUE_OFFSET"] != "0" {
 		t.Fatalf("check after immunity: %v", m.Properties)
 	}
@@ -578,7 +593,7 @@ func TestTransactionDelayAppliesOnCommit(t *testing.T) {
 }
 
 func TestTransactionProgressOffsets(t *testing.T) {
-	e := startTxBroker(t, func(o *Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 })
+	e := startTxBroker(t, func(o *broker.Options) { o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000 })
 	first := e.refOf(e.sendHalf("TxO", 0, "U1"))
 	e.sendHalf("TxO", 0, "U2")
 	e.mustEnd(first, store.TransactionCommitType, false)
@@ -588,8 +603,8 @@ func TestTransactionProgressOffsets(t *testing.T) {
 	for range 3 {
 		e.pass()
 	}
-	half, _ := e.clients.Offsets.Query(txSysGroup, txHalfTopic, 0)
-	op, _ := e.clients.Offsets.Query(txSysGroup, txOpTopic, 0)
+	half, _ := e.Clients().Offsets.Query(txSysGroup, txHalfTopic, 0)
+	op, _ := e.Clients().Offsets.Query(txSysGroup, txOpTopic, 0)
 	if half != 3 || op != 2 {
 		t.Fatalf("progress half=%d op=%d, want 3 and 2", half, op)
 	}
@@ -654,7 +669,7 @@ func TestTransactionRestart(t *testing.T) {
 			e.restart()
 			e.pass()
 			check := e.waitChecks(e.prod, 1)[0]
-			if got := coreRecords(t, check.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "2" {
+			if got := brokertest.Records(t, check.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != "2" {
 				t.Fatalf("TRANSACTION_CHECK_TIMES=%s after restart, want 2", got)
 			}
 			e.mustEnd(e.checkRef(check), store.TransactionCommitType, true)
