@@ -13,6 +13,15 @@ import (
 	"rmq/remoting"
 )
 
+// createTopicExt is an UPDATE_AND_CREATE_TOPIC header.
+func createTopicExt(topic string, queues int, perm int, filter string) map[string]string {
+	return map[string]string{
+		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": strconv.Itoa(queues),
+		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
+		"topicSysFlag": "0", "order": "false",
+	}
+}
+
 func TestRestartKeepsState(t *testing.T) {
 	tb := startBroker(t, nil)
 	for i := range 5 {

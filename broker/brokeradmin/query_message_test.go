@@ -1,4 +1,4 @@
-package broker
+package brokeradmin_test
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"rmq/internal/testutil/brokertest"
+	"rmq/internal/testutil/testbroker"
 	"rmq/remoting"
 )
 
@@ -17,16 +19,16 @@ func queryExt(topic, key string, maxNum int, begin, end int64) map[string]string
 }
 
 func TestQueryMessage(t *testing.T) {
-	tb := startBroker(t, nil)
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
 	var uniq []string
 	for i := range 40 {
 		u := "UNIQ-" + strconv.Itoa(i)
 		uniq = append(uniq, u)
 		keys := "order-" + strconv.Itoa(i) + " common"
-		tb.mustSend(sendArgs{topic: "QM", body: []byte("m" + strconv.Itoa(i)), props: coreProps("KEYS", keys, "UNIQ_KEY", u)})
+		tb.MustSend(brokertest.Send{Topic: "QM", Body: []byte("m" + strconv.Itoa(i)), Props: brokertest.Props("KEYS", keys, "UNIQ_KEY", u)})
 	}
-	tb.mustSend(sendArgs{topic: "QMOther", body: []byte("other"), props: coreProps("KEYS", "order-1", "UNIQ_KEY", "UNIQ-1")})
-	tb.waitDispatched()
+	tb.MustSend(brokertest.Send{Topic: "QMOther", Body: []byte("other"), Props: brokertest.Props("KEYS", "order-1", "UNIQ_KEY", "UNIQ-1")})
+	tb.WaitDispatched()
 
 	unique := func(ext map[string]string) map[string]string {
 		ext["_UNIQUE_KEY_QUERY"] = "true" // MixAll.UNIQUE_MSG_QUERY_FLAG
@@ -60,19 +62,19 @@ func TestQueryMessage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, cli := range []*remoting.Client{tb.json, tb.bin} {
-				resp := tb.invokeWith(cli, remoting.QueryMessage, tc.ext, nil)
+			for _, cli := range []*remoting.Client{tb.JSON, tb.Bin} {
+				resp := tb.InvokeWith(cli, remoting.QueryMessage, tc.ext, nil)
 				if resp.Code != tc.wantCode {
 					t.Fatalf("code %d %q, want %d", resp.Code, resp.Remark, tc.wantCode)
 				}
 				if tc.wantCode == remoting.SystemError {
 					continue
 				}
-				if coreExtInt(t, resp, "indexLastUpdatePhyoffset") <= 0 || coreExtInt(t, resp, "indexLastUpdateTimestamp") <= 0 {
+				if brokertest.ExtInt(t, resp, "indexLastUpdatePhyoffset") <= 0 || brokertest.ExtInt(t, resp, "indexLastUpdateTimestamp") <= 0 {
 					t.Fatalf("index position headers missing: %v", resp.ExtFields)
 				}
 				var bodies []string
-				for _, m := range coreRecords(t, resp.Body) {
+				for _, m := range brokertest.Records(t, resp.Body) {
 					bodies = append(bodies, string(m.Body))
 				}
 				if !slices.Equal(bodies, tc.wantBodies) {
@@ -83,12 +85,12 @@ func TestQueryMessage(t *testing.T) {
 	}
 
 	// The index survives a restart.
-	tb = tb.restart()
-	resp := tb.invoke(remoting.QueryMessage, unique(queryExt("QM", uniq[20], 32, 0, math.MaxInt64)), nil)
+	tb = tb.Restart()
+	resp := tb.Invoke(remoting.QueryMessage, unique(queryExt("QM", uniq[20], 32, 0, math.MaxInt64)), nil)
 	if resp.Code != remoting.Success {
 		t.Fatalf("after restart: code %d %q", resp.Code, resp.Remark)
 	}
-	if got := coreRecords(t, resp.Body); len(got) != 1 || string(got[0].Body) != "m20" {
+	if got := brokertest.Records(t, resp.Body); len(got) != 1 || string(got[0].Body) != "m20" {
 		t.Fatalf("after restart: %d records", len(got))
 	}
 }

@@ -1,4 +1,4 @@
-package broker
+package brokeradmin_test
 
 import (
 	"regexp"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/internal/testutil/brokertest"
+	"rmq/internal/testutil/testbroker"
 	"rmq/remoting"
 )
 
@@ -18,7 +20,7 @@ func createTopicExt(topic string, queues int, perm int, filter string) map[strin
 }
 
 func TestUpdateAndCreateTopic(t *testing.T) {
-	tb := startBroker(t, nil)
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
 	missingOrder := createTopicExt("NoOrder", 2, 6, "SINGLE_TAG")
 	delete(missingOrder, "order")
 	cases := []struct {
@@ -43,14 +45,14 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := tb.invoke(remoting.UpdateAndCreateTopic, tc.ext, nil)
+			resp := tb.Invoke(remoting.UpdateAndCreateTopic, tc.ext, nil)
 			if resp.Code != tc.wantCode || !strings.Contains(resp.Remark, tc.wantRemark) {
 				t.Fatalf("got %d %q, want %d %q", resp.Code, resp.Remark, tc.wantCode, tc.wantRemark)
 			}
 		})
 	}
 
-	resp := tb.invoke(remoting.GetAllTopicConfig, nil, nil)
+	resp := tb.Invoke(remoting.GetAllTopicConfig, nil, nil)
 	var w remoting.TopicConfigSerializeWrapper
 	if err := remoting.UnmarshalBody(resp.Body, &w); err != nil || resp.Code != remoting.Success {
 		t.Fatalf("GET_ALL_TOPIC_CONFIG: %d %v", resp.Code, err)
@@ -70,22 +72,22 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 	}
 
 	t.Run("get topic config", func(t *testing.T) {
-		resp := tb.invoke(remoting.GetTopicConfig, map[string]string{"topic": "AdminT"}, nil)
+		resp := tb.Invoke(remoting.GetTopicConfig, map[string]string{"topic": "AdminT"}, nil)
 		var tc remoting.TopicConfig
 		if err := remoting.UnmarshalBody(resp.Body, &tc); err != nil || tc != want {
 			t.Fatalf("got %+v (%v), want %+v", tc, err, want)
 		}
-		if resp := tb.invoke(remoting.GetTopicConfig, map[string]string{"topic": "Nope"}, nil); resp.Code != remoting.TopicNotExist {
+		if resp := tb.Invoke(remoting.GetTopicConfig, map[string]string{"topic": "Nope"}, nil); resp.Code != remoting.TopicNotExist {
 			t.Fatalf("unknown topic: %d", resp.Code)
 		}
 	})
 }
 
 func TestDeleteTopic(t *testing.T) {
-	tb := startBroker(t, nil)
-	tb.mustSend(sendArgs{topic: "Doomed", body: []byte("x")})
-	tb.waitDispatched()
-	tb.clients.Offsets.Commit("G", "Doomed", 0, 1)
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
+	tb.MustSend(brokertest.Send{Topic: "Doomed", Body: []byte("x")})
+	tb.WaitDispatched()
+	tb.Clients().Offsets.Commit("G", "Doomed", 0, 1)
 	cases := []struct {
 		name       string
 		topic      string
@@ -99,7 +101,7 @@ func TestDeleteTopic(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := tb.invoke(remoting.DeleteTopicInBroker, map[string]string{"topic": tc.topic}, nil)
+			resp := tb.Invoke(remoting.DeleteTopicInBroker, map[string]string{"topic": tc.topic}, nil)
 			if resp.Code != tc.wantCode || !strings.Contains(resp.Remark, tc.wantRemark) {
 				t.Fatalf("got %d %q, want %d %q", resp.Code, resp.Remark, tc.wantCode, tc.wantRemark)
 			}
@@ -111,7 +113,7 @@ func TestDeleteTopic(t *testing.T) {
 	if n := tb.Store().MaxOffsetInQueue("Doomed", 0); n != 0 {
 		t.Errorf("consume queue survived: max offset %d", n)
 	}
-	if off, ok := tb.clients.Offsets.Query("G", "Doomed", 0); ok {
+	if off, ok := tb.Clients().Offsets.Query("G", "Doomed", 0); ok {
 		t.Errorf("offset %d survived", off)
 	}
 	if tb.Topics().Get("TBW102") == nil {
@@ -120,12 +122,12 @@ func TestDeleteTopic(t *testing.T) {
 }
 
 func TestTopicStatsInfo(t *testing.T) {
-	tb := startBroker(t, nil)
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
 	for range 3 {
-		tb.mustSend(sendArgs{topic: "Stats", body: []byte("x"), queueID: 2})
+		tb.MustSend(brokertest.Send{Topic: "Stats", Body: []byte("x"), QueueID: 2})
 	}
-	tb.waitDispatched()
-	resp := tb.invoke(remoting.GetTopicStatsInfo, map[string]string{"topic": "Stats"}, nil)
+	tb.WaitDispatched()
+	resp := tb.Invoke(remoting.GetTopicStatsInfo, map[string]string{"topic": "Stats"}, nil)
 	if resp.Code != remoting.Success {
 		t.Fatalf("code %d %q", resp.Code, resp.Remark)
 	}
@@ -144,17 +146,17 @@ func TestTopicStatsInfo(t *testing.T) {
 			t.Errorf("queue %s: last %s max %s min %s", m[1], m[2], m[3], m[4])
 		}
 	}
-	if resp := tb.invoke(remoting.GetTopicStatsInfo, map[string]string{"topic": "Nope"}, nil); resp.Code != remoting.TopicNotExist {
+	if resp := tb.Invoke(remoting.GetTopicStatsInfo, map[string]string{"topic": "Nope"}, nil); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("unknown topic: %d", resp.Code)
 	}
 }
 
 func TestBrokerRuntimeInfo(t *testing.T) {
-	tb := startBroker(t, nil)
-	tb.mustSend(sendArgs{topic: "RT", body: []byte("x")})
-	tb.waitDispatched()
-	tb.pull(pullArgs{topic: "RT", sysFlag: pullFlagSubscription})
-	resp := tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
+	tb.MustSend(brokertest.Send{Topic: "RT", Body: []byte("x")})
+	tb.WaitDispatched()
+	tb.Pull(brokertest.Pull{Topic: "RT", SysFlag: 0x4 /* PullSysFlag FLAG_SUBSCRIPTION */})
+	resp := tb.Invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
 	var kv remoting.KVTable
 	if err := remoting.UnmarshalBody(resp.Body, &kv); err != nil || resp.Code != remoting.Success {
 		t.Fatalf("code %d: %v", resp.Code, err)
