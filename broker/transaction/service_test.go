@@ -1,12 +1,10 @@
 package transaction
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"rmq/broker/clients"
 	"rmq/store"
 )
 
@@ -123,10 +121,7 @@ func TestTransactionReleaseRule(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			om, err := clients.NewConsumerOffsetManager(t.TempDir()+"/consumerOffset.json", zerolog.Nop())
-			if err != nil {
-				t.Fatal(err)
-			}
+			om := memOffsets{}
 			d := c.decision
 			s := &Service{
 				offsets: om, timeout: 6 * time.Second, interval: 10 * time.Second,
@@ -150,4 +145,20 @@ func TestTransactionReleaseRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// memOffsets is an in-memory Offsets.
+type memOffsets map[string]int64
+
+func (m memOffsets) key(group, topic string, queueID int32) string {
+	return topic + "@" + group + "/" + strconv.Itoa(int(queueID))
+}
+
+func (m memOffsets) Query(group, topic string, queueID int32) (int64, bool) {
+	off, ok := m[m.key(group, topic, queueID)]
+	return off, ok
+}
+
+func (m memOffsets) Commit(group, topic string, queueID int32, offset int64) {
+	m[m.key(group, topic, queueID)] = offset
 }

@@ -9,7 +9,7 @@ package transaction
 // END_TRANSACTION, or the broker asks a producer of the group with
 // CHECK_TRANSACTION_STATE until one answers or the check budget runs out.
 //
-//	producer ── send T/q, TRAN_MSG=true ──▶ transactionHook: REAL_TOPIC=T, REAL_QID=q,
+//	producer ── send T/q, TRAN_MSG=true ──▶ Hook: REAL_TOPIC=T, REAL_QID=q,
 //	                                          tran bits NOT_TYPE, topic/queue below
 //	RMQ_SYS_TRANS_HALF_TOPIC queue 0:
 //	    +------+------+------+-------+------+
