@@ -49,7 +49,8 @@ type Options struct {
 	// FlushDelayOffsetInterval is how often delayOffset.json is written (ms).
 	FlushDelayOffsetInterval int `conf:"flushDelayOffsetInterval"`
 	// Transactions: first check after TransactionTimeOut ms, then every
-	// TransactionCheckInterval ms, at most TransactionCheckMax times.
+	// TransactionCheckInterval ms, at most TransactionCheckMax times. Zero
+	// takes the stock default (6000, 60000, 15).
 	TransactionTimeOut       int64 `conf:"transactionTimeOut"`
 	TransactionCheckMax      int   `conf:"transactionCheckMax"`
 	TransactionCheckInterval int64 `conf:"transactionCheckInterval"`
@@ -140,7 +141,7 @@ func (o *Options) Validate() error {
 		o.TransactionCheckMax = transaction.DefaultCheckMax
 	}
 	if o.TransactionTimeOut < 0 || o.TransactionCheckInterval < 0 || o.TransactionCheckMax < 0 {
-		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must be positive",
+		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must not be negative (0: the default)",
 			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax))
 	}
 	if o.TimerPrecisionMs <= 0 || o.TimerPrecisionMs > 60000 {
