@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker/brokeradmin"
+	"rmq/broker/clients"
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -49,21 +51,18 @@ type Broker struct {
 	// schedLive is sched, set just before it starts: the store's dispatch goroutine, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
-	tx        *transactionService // half messages and check-back (transaction*.go)
-	timers    *timer.TimerStore   // 5.x timer messages (timer.go)
+	timers    *timer.TimerStore // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
-	stats      brokerStats
+	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
 
-	// clients: heartbeats, groups, offsets, locks (client_*.go, consumer_*.go, offset_*.go, subscription_group.go, lock_manager.go)
-	consumers *ConsumerManager
-	producers *ProducerManager
-	offsets   *ConsumerOffsetManager
-	subGroups *SubscriptionGroupManager
-	locks     *RebalanceLockManager
+	// The other concerns, one package each (doc.go).
+	clients *clients.Service     // heartbeats, groups, offsets, locks
+	tx      *transaction.Service // half messages, END_TRANSACTION, check-back
+	admin   *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
 
 	handlers map[int32]HandlerFunc
-	// live holds the options UPDATE_BROKER_CONFIG changes at run time (admin_config.go).
+	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
 
 	// life guards closed; every request and woken pull runs inside inflight,
@@ -81,14 +80,6 @@ type Broker struct {
 	shutErr  error
 }
 
-// brokerStats are the counters behind GET_BROKER_RUNTIME_INFO.
-type brokerStats struct {
-	bootTime time.Time    // set by Start before the listeners open
-	putMsgs  atomic.Int64 // messages stored by sends
-	getMsgs  atomic.Int64 // messages transferred by pulls
-	rates    rateSampler
-}
-
 // Addr is the broker's advertised "ip:port".
 func (b *Broker) Addr() string { return b.addr }
 
@@ -97,6 +88,12 @@ func (b *Broker) Store() *store.Store { return b.store }
 
 // Topics exposes the topic table.
 func (b *Broker) Topics() *TopicConfigManager { return b.topics }
+
+// Clients exposes the client managers (tests).
+func (b *Broker) Clients() *clients.Service { return b.clients }
+
+// Transactions exposes the transaction service (tests).
+func (b *Broker) Transactions() *transaction.Service { return b.tx }
 
 // storeHost is the address written as STOREHOST and encoded in offsetMsgIds.
 func (b *Broker) storeHost() netip.AddrPort { return b.host }
@@ -129,7 +126,7 @@ func (b *Broker) enter() bool {
 // ConnClosed implements remoting.ConnObserver.
 func (b *Broker) ConnClosed(c *remoting.Conn) {
 	b.pullHold.dropConn(c)
-	b.clientConnClosed(c)
+	b.clients.ConnClosed(c)
 }
 
 func (b *Broker) registerHandlers() {
@@ -137,10 +134,13 @@ func (b *Broker) registerHandlers() {
 	for code, h := range b.coreProcessors() {
 		b.handlers[code] = h
 	}
-	for code, h := range b.clientProcessors() {
+	for code, h := range b.clients.Processors() {
 		b.handlers[code] = h
 	}
-	for code, h := range b.transactionProcessors() {
+	for code, h := range b.tx.Processors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.admin.Processors() {
 		b.handlers[code] = h
 	}
 }

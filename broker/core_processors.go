@@ -3,7 +3,7 @@ package broker
 import "rmq/remoting"
 
 // coreProcessors maps the request codes served by the core of the broker:
-// sends, pulls, offset/time/view queries and topic administration.
+// sends, pulls, offset/time/view queries and the broker config.
 func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 	return map[int32]HandlerFunc{
 		remoting.SendMessage:        b.processSend,
@@ -25,14 +25,6 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.ViewMessageByID:         b.processViewMessageByID,
 		remoting.QueryConsumerOffset:     b.processQueryConsumerOffset,
 
-		remoting.UpdateAndCreateTopic: b.processUpdateAndCreateTopic,
-		remoting.DeleteTopicInBroker:  b.processDeleteTopic,
-		remoting.GetAllTopicConfig:    b.processGetAllTopicConfig,
-		remoting.GetTopicConfig:       b.processGetTopicConfig,
-		remoting.GetBrokerRuntimeInfo: b.processGetBrokerRuntimeInfo,
-		remoting.GetTopicStatsInfo:    b.processGetTopicStatsInfo,
-
-		remoting.QueryMessage:       b.processQueryMessage,
 		remoting.GetBrokerConfig:    b.processGetBrokerConfig,
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 
+	"rmq/broker/transaction"
 	"rmq/message"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -32,7 +33,7 @@ func checkBatch(msgs []*message.Message) error {
 		if err != nil || level > 0 {
 			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot carry a delay level", m.Topic)}
 		}
-		if message.TransactionType(m.SysFlag) != 0 || parseJavaBool(m.Properties[txPropTranMsg]) {
+		if message.TransactionType(m.SysFlag) != 0 || remoting.JavaBool(m.Properties[transaction.HookProperty]) {
 			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot be transactional", m.Topic)}
 		}
 	}

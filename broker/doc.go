@@ -2,6 +2,24 @@
 // message store (package store), served by package remoting on ListenPort and
 // the VIP port ListenPort-2.
 //
+// # Packages
+//
+// This package is the core and the wiring: the Broker type, Options,
+// New/Start/Shutdown, the handler table, send (and the put hooks), pull and
+// long polling, the topic table, delay levels and timer messages at the send
+// side, offset/time queries, GET/UPDATE_BROKER_CONFIG and registration with
+// the name servers. Each other concern is a subpackage it imports; they never
+// import broker (each declares the small interface it needs and the core
+// satisfies it) nor one another:
+//
+//	broker/clients       heartbeats, producer/consumer groups, consumer offsets,
+//	                     subscription groups, queue locks and their requests
+//	broker/transaction   half messages, END_TRANSACTION, check-back
+//	broker/brokeradmin   topic admin, runtime info, QUERY_MESSAGE
+//
+// Handlers: coreProcessors (core_processors.go) plus each subpackage's
+// Service.Processors, merged by registerHandlers; a code belongs to one set.
+//
 // # Request paths
 //
 //	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE / SEND_REPLY_MESSAGE(_V2)
@@ -50,6 +68,5 @@
 //	                                "topicConfigTable":{"T":{TopicConfig},…}}}
 //
 // The same wrapper, pretty-printed, is config/topics.json. consumerOffset.json
-// and subscriptionGroup.json sit beside it (client_*.go, offset_manager.go,
-// subscription_group.go).
+// and subscriptionGroup.json sit beside it (package clients).
 package broker

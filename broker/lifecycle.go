@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"rmq/broker/brokeradmin"
+	"rmq/broker/clients"
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/message"
 	"rmq/remoting"
@@ -66,7 +69,7 @@ func New(opts Options) (*Broker, error) {
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
-	}, b.clock.Now, b.log)
+	}, b.clock, b.log)
 	if err != nil {
 		return nil, err
 	}
@@ -103,13 +106,11 @@ func New(opts Options) (*Broker, error) {
 		return nil, errors.Join(err, b.store.Close())
 	}
 
-	b.consumers = NewConsumerManagerClock(b.log, b.clock.Now)
-	b.producers = NewProducerManagerClock(b.clock.Now)
-	b.locks = NewRebalanceLockManagerClock(b.clock.Now)
-	if b.offsets, err = NewConsumerOffsetManager(filepath.Join(configDir, "consumerOffset.json"), b.log); err != nil {
-		return closeStore(err)
-	}
-	if b.subGroups, err = NewSubscriptionGroupManager(filepath.Join(configDir, "subscriptionGroup.json"), opts.AutoCreateSubscriptionGroup, b.log); err != nil {
+	b.clients, err = clients.New(clients.Options{
+		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
+		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log,
+	})
+	if err != nil {
 		return closeStore(err)
 	}
 	b.sched, err = schedule.New(schedule.Options{
@@ -119,7 +120,16 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return closeStore(err)
 	}
-	if err := b.newTransactionService(); err != nil {
+	b.tx, err = transaction.New(transaction.Options{
+		Store: b.store, Put: b.putMessage, Topics: b.topics, Offsets: b.clients.Offsets, Producers: b.clients.Producers,
+		StoreHost: b.host, MaxMessageSize: opts.MaxMessageSize,
+		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
+		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
+		CheckMax:      opts.TransactionCheckMax,
+		Clock:         b.clock, Logger: b.log,
+	})
+	if err != nil {
+		_ = b.sched.Stop()
 		return closeStore(err)
 	}
 	// Transactions first: a half message is not delayed (its DELAY applies
@@ -137,7 +147,12 @@ func New(opts Options) (*Broker, error) {
 			return closeStore(fmt.Errorf("broker: open timer store: %w", err))
 		}
 	}
-	b.putHooks = append(b.putHooks, b.transactionHook, b.delayHook, b.timerHook)
+	b.admin = brokeradmin.New(brokeradmin.Options{
+		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
+		ValidateTopic: validateTopicName, TimerInfo: b.timerRuntimeInfo,
+		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
+	})
+	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
 	b.registerHandlers()
@@ -170,7 +185,7 @@ func (b *Broker) Start() error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("broker: already started")
 	}
-	b.stats.bootTime = b.clock.Now()
+	b.stats.BootTime = b.clock.Now()
 	srv, err := remoting.NewServer(b, remoting.ServerOptions{
 		Addrs: []string{
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
@@ -202,12 +217,16 @@ func (b *Broker) Start() error {
 		b.timersLive.Store(b.timers)
 		b.timers.Start()
 	}
-	b.startTransactionService()
+	b.tx.Start()
 
 	b.bg.Add(2)
 	go b.persistLoop()
 	go b.statsLoop()
-	b.startClientHousekeeping(b.stop)
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		b.clients.Housekeep(b.stop)
+	}()
 	if len(b.opts.NamesrvAddrs()) > 0 {
 		b.registerAll(true)
 		b.bg.Add(1)
@@ -219,32 +238,30 @@ func (b *Broker) Start() error {
 
 // persistLoop writes consumer offsets every offsetPersistInterval.
 func (b *Broker) persistLoop() {
-	defer b.bg.Done()
-	t := time.NewTicker(offsetPersistInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			if err := b.offsets.Persist(); err != nil {
-				b.log.Error().Err(err).Msg("persist consumer offsets")
-			}
+	b.every(offsetPersistInterval, func() {
+		if err := b.clients.Offsets.Persist(); err != nil {
+			b.log.Error().Err(err).Msg("persist consumer offsets")
 		}
-	}
+	})
 }
 
 // statsLoop samples the put/get counters for the runtime-info rates.
 func (b *Broker) statsLoop() {
+	b.every(statsSampleInterval, func() { b.stats.Sample(b.clock.Now()) })
+}
+
+// every runs fn every period of the broker clock until Shutdown; the caller
+// has counted it in b.bg.
+func (b *Broker) every(period time.Duration, fn func()) {
 	defer b.bg.Done()
-	t := time.NewTicker(statsSampleInterval)
-	defer t.Stop()
 	for {
+		t := b.clock.NewTimer(period)
 		select {
 		case <-b.stop:
+			t.Stop()
 			return
-		case <-t.C:
-			b.stats.rates.sample(b.clock.Now(), b.stats.putMsgs.Load(), b.stats.getMsgs.Load())
+		case <-t.C():
+			fn()
 		}
 	}
 }
@@ -281,7 +298,7 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
-	b.stopTransactionService()
+	b.tx.Stop()
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)
 	}
@@ -290,13 +307,13 @@ func (b *Broker) shutdown() error {
 			errs = append(errs, fmt.Errorf("broker: stop timer store: %w", err))
 		}
 	}
-	if err := b.offsets.Persist(); err != nil {
+	if err := b.clients.Offsets.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist offsets: %w", err))
 	}
 	if err := b.topics.Persist(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := b.subGroups.Persist(); err != nil {
+	if err := b.clients.SubGroups.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist subscription groups: %w", err))
 	}
 	if err := b.store.Close(); err != nil {

@@ -7,8 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/broker/brokeradmin"
+	"rmq/broker/clients"
+	"rmq/broker/transaction"
 	"rmq/remoting"
 )
+
+// createTopicExt is an UPDATE_AND_CREATE_TOPIC header.
+func createTopicExt(topic string, queues int, perm int, filter string) map[string]string {
+	return map[string]string{
+		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": strconv.Itoa(queues),
+		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
+		"topicSysFlag": "0", "order": "false",
+	}
+}
 
 func TestRestartKeepsState(t *testing.T) {
 	tb := startBroker(t, nil)
@@ -119,14 +131,27 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 	}
 }
 
-// TestProcessorCodesDisjoint: a request code served by both processor sets
-// would silently lose its core handler in registerHandlers.
+// TestProcessorCodesDisjoint: a request code served by two processor sets
+// would silently lose one handler in registerHandlers.
 func TestProcessorCodesDisjoint(t *testing.T) {
-	b := &Broker{}
-	core := b.coreProcessors()
-	for code := range b.clientProcessors() {
-		if _, ok := core[code]; ok {
-			t.Errorf("code %d is served by both the core and the client processors", code)
+	b := &Broker{clients: &clients.Service{}, tx: &transaction.Service{}, admin: &brokeradmin.Service{}}
+	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}, "admin": {}}
+	for code, h := range b.clients.Processors() {
+		sets["clients"][code] = h
+	}
+	for code, h := range b.tx.Processors() {
+		sets["transaction"][code] = h
+	}
+	for code, h := range b.admin.Processors() {
+		sets["admin"][code] = h
+	}
+	owner := map[int32]string{}
+	for name, set := range sets {
+		for code := range set {
+			if other, dup := owner[code]; dup {
+				t.Errorf("code %d is served by both the %s and the %s processors", code, other, name)
+			}
+			owner[code] = name
 		}
 	}
 }

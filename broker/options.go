@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/schedule"
 	"rmq/store"
@@ -48,7 +49,8 @@ type Options struct {
 	// FlushDelayOffsetInterval is how often delayOffset.json is written (ms).
 	FlushDelayOffsetInterval int `conf:"flushDelayOffsetInterval"`
 	// Transactions: first check after TransactionTimeOut ms, then every
-	// TransactionCheckInterval ms, at most TransactionCheckMax times.
+	// TransactionCheckInterval ms, at most TransactionCheckMax times. Zero
+	// takes the stock default (6000, 60000, 15).
 	TransactionTimeOut       int64 `conf:"transactionTimeOut"`
 	TransactionCheckMax      int   `conf:"transactionCheckMax"`
 	TransactionCheckInterval int64 `conf:"transactionCheckInterval"`
@@ -101,9 +103,9 @@ func DefaultOptions() Options {
 		AccessMessageInMemoryMaxRatio:     40,
 		MessageDelayLevel:                 schedule.DefaultLevels,
 		FlushDelayOffsetInterval:          10000,
-		TransactionTimeOut:                6000,
-		TransactionCheckMax:               15,
-		TransactionCheckInterval:          60000,
+		TransactionTimeOut:                transaction.DefaultTimeout.Milliseconds(),
+		TransactionCheckMax:               transaction.DefaultCheckMax,
+		TransactionCheckInterval:          transaction.DefaultCheckInterval.Milliseconds(),
 		TimerWheelEnable:                  true,
 		TimerPrecisionMs:                  timer.DefaultPrecisionMs,
 		TimerMaxDelaySec:                  timer.DefaultMaxDelaySec,
@@ -127,8 +129,19 @@ func (o *Options) Validate() error {
 	if o.FlushDelayOffsetInterval <= 0 {
 		o.FlushDelayOffsetInterval = 10000
 	}
-	if o.TransactionTimeOut <= 0 || o.TransactionCheckInterval <= 0 || o.TransactionCheckMax <= 0 {
-		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must be positive",
+	// Unset (zero) transaction settings take the stock defaults; only
+	// explicitly negative ones are refused.
+	if o.TransactionTimeOut == 0 {
+		o.TransactionTimeOut = transaction.DefaultTimeout.Milliseconds()
+	}
+	if o.TransactionCheckInterval == 0 {
+		o.TransactionCheckInterval = transaction.DefaultCheckInterval.Milliseconds()
+	}
+	if o.TransactionCheckMax == 0 {
+		o.TransactionCheckMax = transaction.DefaultCheckMax
+	}
+	if o.TransactionTimeOut < 0 || o.TransactionCheckInterval < 0 || o.TransactionCheckMax < 0 {
+		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must not be negative (0: the default)",
 			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax))
 	}
 	if o.TimerPrecisionMs <= 0 || o.TimerPrecisionMs > 60000 {

@@ -159,11 +159,11 @@ func TestPullCommitsOffset(t *testing.T) {
 	tb.mustSend(sendArgs{topic: "CT", body: []byte("x")})
 	tb.waitDispatched()
 	tb.pull(pullArgs{group: "G", topic: "CT", sysFlag: pullFlagSubscription, commitOffset: 9})
-	if off, ok := tb.offsets.Query("G", "CT", 0); ok {
+	if off, ok := tb.clients.Offsets.Query("G", "CT", 0); ok {
 		t.Fatalf("offset %d committed without the flag", off)
 	}
 	tb.pull(pullArgs{group: "G", topic: "CT", sysFlag: pullFlagSubscription | pullFlagCommitOffset, commitOffset: 1})
-	if off, ok := tb.offsets.Query("G", "CT", 0); !ok || off != 1 {
+	if off, ok := tb.clients.Offsets.Query("G", "CT", 0); !ok || off != 1 {
 		t.Fatalf("committed %d %t, want 1", off, ok)
 	}
 }
@@ -261,7 +261,7 @@ func TestLongPollTimesOut(t *testing.T) {
 			if elapsed < tc.wantHold || elapsed > tc.wantHold+5*time.Second {
 				t.Errorf("answered after %v, want about %v", elapsed, tc.wantHold)
 			}
-			if off, ok := tb.offsets.Query("CG", "TO", 0); !ok || off != 1 {
+			if off, ok := tb.clients.Offsets.Query("CG", "TO", 0); !ok || off != 1 {
 				t.Errorf("offset %d %t: the first pass must commit", off, ok)
 			}
 		})

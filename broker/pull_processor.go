@@ -153,7 +153,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	if rc.BrokerPermission&remoting.PermRead == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
 	}
-	group := b.subGroups.FindOrCreate(ph.group)
+	group := b.clients.SubGroups.FindOrCreate(ph.group)
 	if group == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", ph.group, faqSuggestion))
 	}
@@ -182,7 +182,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 		}
 		filter = tagFilterFromExpression(ph.subscription)
 	} else {
-		sub := b.consumers.FindSubscription(ph.group, ph.topic)
+		sub := b.clients.Consumers.FindSubscription(ph.group, ph.topic)
 		if sub == nil {
 			return fail(remoting.SubscriptionNotExist, "the consumer's subscription not exist"+faqSuggestion)
 		}
@@ -208,7 +208,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	switch resp.Code {
 	case remoting.Success:
 		resp.Body = res.Body()
-		b.stats.getMsgs.Add(int64(len(res.Messages)))
+		b.stats.GetMsgs.Add(int64(len(res.Messages)))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
 			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond
@@ -227,7 +227,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	}
 
 	if allowSuspend && ph.sysFlag&pullFlagCommitOffset != 0 {
-		b.offsets.Commit(ph.group, ph.topic, ph.queueID, ph.commitOffset)
+		b.clients.Offsets.Commit(ph.group, ph.topic, ph.queueID, ph.commitOffset)
 	}
 	return resp
 }

@@ -124,7 +124,7 @@ func TestQueryConsumerOffset(t *testing.T) {
 			}
 			tb.waitDispatched()
 			if tc.commit >= 0 {
-				tb.offsets.Commit("OG", "OT", 0, tc.commit)
+				tb.clients.Offsets.Commit("OG", "OT", 0, tc.commit)
 			}
 			resp := tb.invoke(remoting.QueryConsumerOffset, map[string]string{"consumerGroup": "OG", "topic": "OT", "queueId": "0"}, nil)
 			if resp.Code != tc.wantCode {

@@ -93,7 +93,7 @@ func (b *Broker) processQueryConsumerOffset(_ *remoting.Conn, req *remoting.Comm
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	if off, ok := b.offsets.Query(group, topic, qid); ok && off >= 0 {
+	if off, ok := b.clients.Offsets.Query(group, topic, qid); ok && off >= 0 {
 		return offsetResponse(req, "offset", off)
 	}
 	if b.store.MinOffsetInQueue(topic, qid) <= 0 && !b.firstMessageOnDisk(topic, qid) {

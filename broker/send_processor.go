@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rmq/broker/transaction"
 	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
@@ -215,7 +216,7 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 func (b *Broker) hookFree(sh *sendHeader) bool {
 	switch {
 	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == txHalfTopic,
+		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == transHalfTopic,
 		hookProperties(sh.properties):
 		return false
 	}
@@ -255,7 +256,7 @@ func hookProperties(text string) bool {
 	if _, ok := p.Lookup(propDelay); ok {
 		return true
 	}
-	if _, ok := p.Lookup(txPropTranMsg); ok {
+	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return true
 	}
 	return strings.Contains(text, "TIMER_")
@@ -281,6 +282,9 @@ type putError struct {
 
 func (e *putError) Error() string { return e.remark }
 
+// ResponseCode implements transaction.CodedError.
+func (e *putError) ResponseCode() (int32, string) { return e.code, e.remark }
+
 // putMessage stores one message. Every producer-facing write goes through it
 // so hooks apply in one place.
 func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
@@ -291,7 +295,7 @@ func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	}
 	res, err := b.store.PutMessage(m)
 	if err == nil {
-		b.stats.putMsgs.Add(int64(res.Count))
+		b.stats.PutMsgs.Add(int64(res.Count))
 	}
 	return res, err
 }
@@ -313,7 +317,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	}
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
-		b.stats.putMsgs.Add(int64(res.Count))
+		b.stats.PutMsgs.Add(int64(res.Count))
 	}
 	return res, err
 }
@@ -459,7 +463,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if res, err = b.store.PutMessage(m); err != nil {
 			return b.putFailure(resp, err)
 		}
-		b.stats.putMsgs.Add(int64(res.Count))
+		b.stats.PutMsgs.Add(int64(res.Count))
 	} else {
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
@@ -484,7 +488,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
-		if id := transactionIDFor(m, res); id != "" {
+		if id := transaction.IDFor(m, res); id != "" {
 			resp.SetExt("transactionId", id)
 		}
 		if req.Code != remoting.SendBatchMessage {
@@ -574,7 +578,7 @@ func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Me
 	if !ok {
 		return 0, "", true
 	}
-	cfg := b.subGroups.FindOrCreate(group)
+	cfg := b.clients.SubGroups.FindOrCreate(group)
 	if cfg == nil {
 		return remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion), false
 	}

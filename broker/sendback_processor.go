@@ -38,7 +38,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		return resp
 	}
 
-	cfg := b.subGroups.FindOrCreate(group)
+	cfg := b.clients.SubGroups.FindOrCreate(group)
 	if cfg == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))
 	}

@@ -1,15 +1,13 @@
 package broker
 
 import (
-	"fmt"
-	"net"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -99,36 +97,10 @@ func (tb *testBroker) waitDispatched() {
 	coreWaitFor(tb.t, "dispatch to catch up", func() bool { return tb.Store().DispatchBehind() == 0 })
 }
 
-func coreTestLogger(t *testing.T) zerolog.Logger {
-	if os.Getenv("RMQ_TEST_LOG") != "" {
-		return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
-	}
-	return zerolog.Nop()
-}
+func coreTestLogger(t *testing.T) zerolog.Logger { return testutil.Logger(t) }
 
 // corePortPair finds a free port p whose VIP port p-2 is free too.
-func corePortPair(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("listen: %v", err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p < 1100 || p > 65000 {
-			continue
-		}
-		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
-		if err != nil {
-			continue
-		}
-		vip.Close()
-		return p
-	}
-	t.Fatal("no free port pair")
-	return 0
-}
+func corePortPair(t *testing.T) int { return testutil.FreePortPair(t) }
 
 // invoke sends a request with the JSON client and fails the test on
 // transport errors.
@@ -162,43 +134,12 @@ type sendArgs struct {
 	drop              string // V1 name of a header field to leave out
 }
 
-var v1ToV2 = func() map[string]string {
-	m := make(map[string]string, len(v2SendKeys))
-	for _, k := range v2SendKeys {
-		m[k.long] = k.short
-	}
-	return m
-}()
-
 func (a sendArgs) ext() map[string]string {
-	dt, dq := a.defaultTopic, a.defaultQueueNums
-	if dt == "" {
-		dt = topicAutoCreateKey
-	}
-	if dq == 0 {
-		dq = 4
-	}
-	v1 := map[string]string{
-		"producerGroup": "PG", "topic": a.topic, "defaultTopic": dt,
-		"defaultTopicQueueNums": strconv.Itoa(int(dq)), "queueId": strconv.Itoa(int(a.queueID)),
-		"sysFlag": strconv.Itoa(int(a.sysFlag)), "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
-		"flag": "7", "properties": a.props, "unitMode": "false", "batch": strconv.FormatBool(a.batch),
-	}
-	if a.reconsumeTimes != "" {
-		v1["reconsumeTimes"] = a.reconsumeTimes
-	}
-	if a.maxReconsumeTimes != "" {
-		v1["maxReconsumeTimes"] = a.maxReconsumeTimes
-	}
-	delete(v1, a.drop)
-	if a.code == remoting.SendMessage || a.code == remoting.SendReplyMessage {
-		return v1
-	}
-	v2 := make(map[string]string, len(v1))
-	for k, v := range v1 {
-		v2[v1ToV2[k]] = v
-	}
-	return v2
+	return brokertest.Send{
+		Code: a.code, Topic: a.topic, Body: a.body, Props: a.props, QueueID: a.queueID, SysFlag: a.sysFlag,
+		DefaultTopic: a.defaultTopic, DefaultQueueNums: a.defaultQueueNums, ReconsumeTimes: a.reconsumeTimes,
+		MaxReconsumeTimes: a.maxReconsumeTimes, Batch: a.batch, Drop: a.drop,
+	}.Ext()
 }
 
 func (tb *testBroker) send(a sendArgs) *remoting.Command {
@@ -234,19 +175,10 @@ type pullArgs struct {
 }
 
 func (a pullArgs) ext() map[string]string {
-	if a.group == "" {
-		a.group = "CG"
-	}
-	if a.maxMsgs == 0 {
-		a.maxMsgs = 32
-	}
-	return map[string]string{
-		"consumerGroup": a.group, "topic": a.topic, "queueId": strconv.Itoa(int(a.queueID)),
-		"queueOffset": strconv.FormatInt(a.offset, 10), "maxMsgNums": strconv.Itoa(int(a.maxMsgs)),
-		"sysFlag": strconv.Itoa(int(a.sysFlag)), "commitOffset": strconv.FormatInt(a.commitOffset, 10),
-		"suspendTimeoutMillis": strconv.FormatInt(a.suspendMillis, 10), "subscription": a.subscription,
-		"subVersion": strconv.FormatInt(a.subVersion, 10), "expressionType": "TAG",
-	}
+	return brokertest.Pull{
+		Group: a.group, Topic: a.topic, QueueID: a.queueID, Offset: a.offset, MaxMsgs: a.maxMsgs, SysFlag: a.sysFlag,
+		CommitOffset: a.commitOffset, SuspendMillis: a.suspendMillis, Subscription: a.subscription, SubVersion: a.subVersion,
+	}.Ext()
 }
 
 func (tb *testBroker) pull(a pullArgs) *remoting.Command {
@@ -255,48 +187,20 @@ func (tb *testBroker) pull(a pullArgs) *remoting.Command {
 }
 
 // records decodes a pull or view body.
-func coreRecords(t *testing.T, body []byte) []*message.MessageExt {
-	t.Helper()
-	msgs, err := message.DecodeRecords(body)
-	if err != nil {
-		t.Fatalf("decode records: %v", err)
-	}
-	return msgs
-}
+func coreRecords(t *testing.T, body []byte) []*message.MessageExt { return brokertest.Records(t, body) }
 
 func coreExtInt(t *testing.T, resp *remoting.Command, key string) int64 {
-	t.Helper()
-	v, ok := resp.ExtFields[key]
-	if !ok {
-		t.Fatalf("response (code %d) has no %q: %v", resp.Code, key, resp.ExtFields)
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", key, v, err)
-	}
-	return n
+	return brokertest.ExtInt(t, resp, key)
 }
 
 // coreWaitFor polls cond until it holds or the deadline passes.
 func coreWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(coreTestTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, coreTestTimeout, cond, what)
 }
 
 // coreProps renders properties Java-style (k\x01v pairs joined by \x02).
-func coreProps(kv ...string) string {
-	m := make(map[string]string, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return message.MarshalProperties(m)
-}
+func coreProps(kv ...string) string { return brokertest.Props(kv...) }
 
 // coreBatchBody encodes a SEND_BATCH_MESSAGE body (remoting-protocol §5.4).
 func coreBatchBody(entries ...message.BatchEntry) []byte {

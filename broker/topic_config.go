@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -72,7 +72,7 @@ var ErrTopicConfig = errors.New("broker: topic config")
 type TopicConfigManager struct {
 	path       string
 	autoCreate bool
-	now        func() time.Time
+	clock      clock.Clock
 	log        zerolog.Logger
 	// onChange asks for a registration with the name servers; it must not block.
 	onChange func()
@@ -102,11 +102,11 @@ func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
 
 // newTopicConfigManager builds the stock default topics and then overlays
 // the persisted file (or its .bak copy when the file is missing or broken).
-func newTopicConfigManager(path string, d topicConfigDefaults, now func() time.Time, log zerolog.Logger) (*TopicConfigManager, error) {
+func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, log zerolog.Logger) (*TopicConfigManager, error) {
 	m := &TopicConfigManager{
-		path: path, autoCreate: d.autoCreate, now: now, log: log, onChange: func() {},
+		path: path, autoCreate: d.autoCreate, clock: clk, log: log, onChange: func() {},
 		table:   make(map[string]*remoting.TopicConfig),
-		version: remoting.DataVersion{Timestamp: now().UnixMilli()},
+		version: remoting.DataVersion{Timestamp: clk.Now().UnixMilli()},
 		system:  make(map[string]bool),
 	}
 	add := func(tc *remoting.TopicConfig) {
@@ -300,7 +300,7 @@ func (m *TopicConfigManager) setOrderTopics(order map[string]string) {
 // changedLocked bumps the data version and persists. m.mu must be held.
 func (m *TopicConfigManager) changedLocked() {
 	m.version.Counter++
-	m.version.Timestamp = m.now().UnixMilli()
+	m.version.Timestamp = m.clock.Now().UnixMilli()
 	if err := m.persistLocked(); err != nil {
 		m.log.Error().Err(err).Msg("persist topic config")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
@@ -18,7 +19,7 @@ func newTestTopics(t *testing.T, dir string, autoCreate bool) *TopicConfigManage
 	t.Helper()
 	m, err := newTopicConfigManager(filepath.Join(dir, "topics.json"), topicConfigDefaults{
 		clusterName: "C1", brokerName: "B1", autoCreate: autoCreate, defaultQueueNums: 8,
-	}, func() time.Time { return coreEpoch }, zerolog.Nop())
+	}, clock.NewManual(coreEpoch), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,26 +155,5 @@ func TestTopicConfigPersistence(t *testing.T) {
 	bak := newTestTopics(t, dir, true)
 	if bak.Get("%RETRY%G") == nil {
 		t.Error("backup not used for a broken topics.json")
-	}
-}
-
-func TestRateSampler(t *testing.T) {
-	var r rateSampler
-	for i := range 700 {
-		r.sample(coreEpoch.Add(time.Duration(i)*time.Second), int64(i*10), int64(i))
-	}
-	now := coreEpoch.Add(699 * time.Second)
-	if got := r.tps(now, 6990, true); got != "10.00 10.00 10.00" {
-		t.Errorf("put tps %q", got)
-	}
-	if got := r.tps(now, 699, false); got != "1.00 1.00 1.00" {
-		t.Errorf("get tps %q", got)
-	}
-	if len(r.samples) != 601 {
-		t.Errorf("kept %d samples, want 601", len(r.samples))
-	}
-	var empty rateSampler
-	if got := empty.tps(now, 5, true); got != "0.00 0.00 0.00" {
-		t.Errorf("empty sampler %q", got)
 	}
 }

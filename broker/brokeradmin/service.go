@@ -1,0 +1,113 @@
+package brokeradmin
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Topics is the part of the broker's topic table the admin requests use.
+type Topics interface {
+	Get(topic string) *remoting.TopicConfig
+	IsSystemTopic(topic string) bool
+	// Update creates or replaces a topic and announces it to the name servers.
+	Update(tc *remoting.TopicConfig)
+	// Delete removes a topic's config; false if there was none.
+	Delete(topic string) bool
+	Snapshot() remoting.TopicConfigSerializeWrapper
+}
+
+// Offsets forgets the consumer offsets of a deleted topic.
+type Offsets interface {
+	RemoveTopic(topic string)
+}
+
+// Stats are the counters behind GET_BROKER_RUNTIME_INFO. The broker core
+// counts stored and pulled messages into them and calls Sample every second.
+type Stats struct {
+	BootTime time.Time    // set by the broker's Start before the listeners open
+	PutMsgs  atomic.Int64 // messages stored by sends
+	GetMsgs  atomic.Int64 // messages transferred by pulls
+	rates    rateSampler
+}
+
+// Sample records the counters at now for the put/get rates.
+func (st *Stats) Sample(now time.Time) {
+	st.rates.sample(now, st.PutMsgs.Load(), st.GetMsgs.Load())
+}
+
+// Options wires a Service to the store and to the broker's tables.
+type Options struct {
+	Store   *store.Store
+	Topics  Topics
+	Offsets Offsets
+	Stats   *Stats
+	// ValidateTopic is the broker's topic-name check: "" for a valid name,
+	// else the stock remark.
+	ValidateTopic func(topic string) string
+	// TimerInfo adds the timer store's keys to a runtime-info table (nil:
+	// none).
+	TimerInfo func(t map[string]string)
+	// BrokerName is written into the message queues of GET_TOPIC_STATS_INFO.
+	BrokerName string
+	// StoreDir is storePathRootDir, whose disk the runtime info reports.
+	StoreDir string
+	Clock    clock.Clock // nil: the wall clock
+	Logger   zerolog.Logger
+}
+
+// Service serves the admin requests about topics, the broker's runtime and
+// stored messages.
+type Service struct {
+	store         *store.Store
+	topics        Topics
+	offsets       Offsets
+	stats         *Stats
+	validateTopic func(string) string
+	timerInfo     func(map[string]string)
+	brokerName    string
+	storeDir      string
+	clock         clock.Clock
+	log           zerolog.Logger
+}
+
+// New returns the admin service over o.
+func New(o Options) *Service {
+	s := &Service{
+		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats, validateTopic: o.ValidateTopic,
+		timerInfo: o.TimerInfo, brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
+	}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
+	if s.stats == nil {
+		s.stats = &Stats{}
+	}
+	if s.timerInfo == nil {
+		s.timerInfo = func(map[string]string) {}
+	}
+	return s
+}
+
+// Processors maps the request codes the service serves.
+func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
+	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
+		remoting.UpdateAndCreateTopic: s.processUpdateAndCreateTopic,
+		remoting.DeleteTopicInBroker:  s.processDeleteTopic,
+		remoting.GetAllTopicConfig:    s.processGetAllTopicConfig,
+		remoting.GetTopicConfig:       s.processGetTopicConfig,
+		remoting.GetBrokerRuntimeInfo: s.processGetBrokerRuntimeInfo,
+		remoting.GetTopicStatsInfo:    s.processGetTopicStatsInfo,
+		remoting.QueryMessage:         s.processQueryMessage,
+	}
+}
+
+// errorResponse maps a header decode error to the stock reply.
+func errorResponse(req *remoting.Command, err error) *remoting.Command {
+	return remoting.NewResponse(req, remoting.SystemError, err.Error())
+}

@@ -1,0 +1,127 @@
+package clients
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"rmq/remoting"
+)
+
+// offsetWrapper is one queue's entry of a ConsumeStats body.
+type offsetWrapper struct {
+	BrokerOffset   int64 `json:"brokerOffset"`
+	ConsumerOffset int64 `json:"consumerOffset"`
+	LastTimestamp  int64 `json:"lastTimestamp"`
+}
+
+type consumeStatsEntry struct {
+	mq  remoting.MessageQueue
+	off offsetWrapper
+}
+
+// getConsumeStats reports, per read queue of each topic the group consumes,
+// the broker's max offset, the group's committed offset and the store time of
+// the last consumed message (mqadmin consumerProgress). Without a topic it
+// covers every topic the group has offsets for; a topic the online group does
+// not subscribe to is skipped, as by the stock broker.
+func (s *Service) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("consumerGroup", true)
+	topic := h.Str("topic", false)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	topics := []string{topic}
+	if strings.TrimSpace(topic) == "" {
+		topics = s.Offsets.TopicsByGroup(group)
+	}
+	var entries []consumeStatsEntry
+	for _, t := range topics {
+		tc := s.topics.Get(t)
+		if tc == nil {
+			continue
+		}
+		if s.Consumers.FindSubscription(group, t) == nil && s.Consumers.SubscriptionCount(group) > 0 {
+			continue
+		}
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			e := consumeStatsEntry{mq: remoting.MessageQueue{BrokerName: s.brokerName, QueueID: q, Topic: t}}
+			e.off.BrokerOffset = max(s.store.MaxOffsetInQueue(t, q), 0)
+			if off, ok := s.Offsets.Query(group, t, q); ok {
+				e.off.ConsumerOffset = max(off, 0)
+			}
+			if last := e.off.ConsumerOffset - 1; last >= 0 {
+				if ts, err := s.store.MessageStoreTimeStamp(t, q, last); err == nil && ts > 0 {
+					e.off.LastTimestamp = ts
+				}
+			}
+			entries = append(entries, e)
+		}
+	}
+	return successResponse(req, encodeConsumeStats(entries, 0))
+}
+
+// encodeConsumeStats writes a ConsumeStats body in fastjson's form for maps
+// keyed by an object, the only form Java's parser is known to read back:
+//
+//	{"consumeTps":0.0,"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{"brokerOffset":10,"consumerOffset":7,"lastTimestamp":1700000000000}}}
+//
+// Entries are sorted by topic, then queue id.
+func encodeConsumeStats(entries []consumeStatsEntry, tps float64) []byte {
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].mq.Topic != entries[j].mq.Topic {
+			return entries[i].mq.Topic < entries[j].mq.Topic
+		}
+		return entries[i].mq.QueueID < entries[j].mq.QueueID
+	})
+	buf := make([]byte, 0, 64+len(entries)*160)
+	buf = append(buf, `{"consumeTps":`...)
+	buf = appendJavaDouble(buf, tps)
+	buf = append(buf, `,"offsetTable":{`...)
+	for i := range entries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendMessageQueueKey(buf, &entries[i].mq)
+		buf = append(buf, ':')
+		v, err := json.Marshal(&entries[i].off)
+		if err != nil {
+			panic("broker: marshal offset wrapper: " + err.Error()) // three int64 fields always marshal
+		}
+		buf = append(buf, v...)
+	}
+	return append(buf, "}}"...)
+}
+
+// appendMessageQueueKey writes a MessageQueue as fastjson writes a map key:
+// the object itself, fields in alphabetical order.
+func appendMessageQueueKey(buf []byte, mq *remoting.MessageQueue) []byte {
+	buf = append(buf, `{"brokerName":`...)
+	buf = appendJSONString(buf, mq.BrokerName)
+	buf = append(buf, `,"queueId":`...)
+	buf = strconv.AppendInt(buf, int64(mq.QueueID), 10)
+	buf = append(buf, `,"topic":`...)
+	buf = appendJSONString(buf, mq.Topic)
+	return append(buf, '}')
+}
+
+func appendJSONString(buf []byte, s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("broker: marshal string: " + err.Error()) // strings always marshal
+	}
+	return append(buf, b...)
+}
+
+// appendJavaDouble writes f as Java prints a double in JSON: always with a
+// fraction ("0.0", "12.5").
+func appendJavaDouble(buf []byte, f float64) []byte {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	buf = append(buf, s...)
+	if !strings.ContainsAny(s, ".eE") {
+		buf = append(buf, ".0"...)
+	}
+	return buf
+}

@@ -1,0 +1,67 @@
+package clients
+
+import (
+	"rmq/remoting"
+)
+
+// notifyConsumerIdsChanged tells every connection of group to rebalance now
+// (NOTIFY_CONSUMER_IDS_CHANGED, oneway), unless the group's config turns the
+// notification off.
+func (s *Service) notifyConsumerIdsChanged(group string, members []*remoting.Conn) {
+	if len(members) == 0 {
+		return
+	}
+	if cfg := s.SubGroups.Find(group); cfg != nil && !cfg.NotifyConsumerIdsChangedEnable {
+		return
+	}
+	for _, c := range members {
+		req := remoting.NewRequest(remoting.NotifyConsumerIdsChanged, map[string]string{"consumerGroup": group}, nil)
+		if err := c.Oneway(req); err != nil {
+			s.log.Debug().Err(err).Str("group", group).Str("addr", c.RemoteAddr()).Msg("notify consumer ids changed")
+		}
+	}
+}
+
+// ConnClosed drops a closed connection from every producer and consumer
+// group and notifies the consumer groups it left.
+func (s *Service) ConnClosed(c *remoting.Conn) {
+	for group, members := range s.Consumers.ConnClosed(c) {
+		s.notifyConsumerIdsChanged(group, members)
+	}
+	s.Producers.ConnClosed(c)
+}
+
+// Housekeep runs the channel expiry scan every clientScanInterval of the
+// service clock until stop closes (ClientHousekeepingService). It blocks; the
+// broker runs it on a goroutine it waits for at shutdown.
+func (s *Service) Housekeep(stop <-chan struct{}) {
+	for {
+		t := s.clock.NewTimer(clientScanInterval)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C():
+			s.scanClients()
+		}
+	}
+}
+
+// scanClients drops client channels that sent no heartbeat within the expiry,
+// closes their connections and notifies the consumer groups they left.
+func (s *Service) scanClients() {
+	expired, changed := s.Consumers.ScanExpired()
+	expired = append(expired, s.Producers.ScanExpired()...)
+	closed := make(map[*remoting.Conn]struct{}, len(expired))
+	for _, c := range expired {
+		if _, dup := closed[c]; dup {
+			continue
+		}
+		closed[c] = struct{}{}
+		s.log.Warn().Str("addr", c.RemoteAddr()).Msg("closing client connection: no heartbeat")
+		c.Close()
+	}
+	for group, members := range changed {
+		s.notifyConsumerIdsChanged(group, members)
+	}
+}

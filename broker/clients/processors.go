@@ -1,0 +1,166 @@
+package clients
+
+import (
+	"rmq/remoting"
+)
+
+// retryTopicPrefix names a group's retry topic: %RETRY%<group>.
+const retryTopicPrefix = "%RETRY%"
+
+// Processors maps the request codes the service serves: client membership,
+// offsets, locks and the admin requests about groups.
+func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
+	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
+		remoting.HeartBeat:                        s.heartbeat,
+		remoting.UnregisterClient:                 s.unregisterClient,
+		remoting.GetConsumerListByGroup:           s.getConsumerListByGroup,
+		remoting.UpdateConsumerOffset:             s.updateConsumerOffset,
+		remoting.LockBatchMQ:                      s.lockBatchMQ,
+		remoting.UnlockBatchMQ:                    s.unlockBatchMQ,
+		remoting.GetConsumerConnectionList:        s.getConsumerConnectionList,
+		remoting.GetProducerConnectionList:        s.getProducerConnectionList,
+		remoting.UpdateAndCreateSubscriptionGroup: s.updateAndCreateSubscriptionGroup,
+		remoting.GetAllSubscriptionGroupConfig:    s.getAllSubscriptionGroupConfig,
+		remoting.DeleteSubscriptionGroup:          s.deleteSubscriptionGroup,
+		remoting.QueryTopicConsumeByWho:           s.queryTopicConsumeByWho,
+		remoting.GetAllConsumerOffset:             s.getAllConsumerOffset,
+		remoting.GetConsumeStats:                  s.getConsumeStats,
+		remoting.GetConsumerRunningInfo:           s.getConsumerRunningInfo,
+		remoting.ConsumeMessageDirectly:           s.consumeMessageDirectly,
+		remoting.CheckClientConfig:                s.checkClientConfig,
+		remoting.GetSubscriptionGroupConfig:       s.getSubscriptionGroupConfig,
+	}
+}
+
+// heartbeat records the client in each producer and consumer group it names.
+// For a consumer group it first finds (or auto-creates) the group config and
+// makes sure the group's retry topic exists, so a consumer can always send
+// messages back and mqadmin can route %RETRY%<group>.
+func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var hb remoting.HeartbeatData
+	if err := remoting.UnmarshalBody(req.Body, &hb); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, "heartbeat: bad body: "+err.Error())
+	}
+	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
+	for _, cd := range hb.ConsumerDataSet {
+		if cd == nil || cd.GroupName == "" {
+			continue
+		}
+		if cfg := s.SubGroups.FindOrCreate(cd.GroupName); cfg != nil {
+			s.ensureRetryTopic(cd.GroupName, cfg.RetryQueueNums)
+		}
+		changed, members := s.Consumers.Register(ch, cd)
+		if changed {
+			s.log.Info().Str("group", cd.GroupName).Str("clientId", hb.ClientID).Str("addr", c.RemoteAddr()).Msg("consumer group changed")
+			s.notifyConsumerIdsChanged(cd.GroupName, members)
+		}
+	}
+	for _, pd := range hb.ProducerDataSet {
+		if pd == nil || pd.GroupName == "" {
+			continue
+		}
+		s.Producers.Register(pd.GroupName, ch)
+	}
+	// The close observer runs asynchronously and may have swept the tables
+	// before this heartbeat registered the connection. The closed flag is set
+	// before that sweep is queued, so checking it after registering catches
+	// every such late registration.
+	if c.Closed() {
+		s.ConnClosed(c)
+	}
+	return successResponse(req, nil)
+}
+
+func (s *Service) ensureRetryTopic(group string, queueNums int32) {
+	if _, created := s.topics.CreateRetryTopic(group, queueNums, remoting.PermRead|remoting.PermWrite); created {
+		s.log.Info().Str("topic", retryTopicPrefix+group).Msg("retry topic created")
+	}
+}
+
+// unregisterClient removes the connection from the named producer and
+// consumer groups (sent by Java clients on shutdown).
+func (s *Service) unregisterClient(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	clientID := h.Str("clientID", true)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	if h.Has("producerGroup") {
+		s.Producers.Unregister(h.Str("producerGroup", false), c, clientID)
+	}
+	if h.Has("consumerGroup") {
+		group := h.Str("consumerGroup", false)
+		if removed, members := s.Consumers.Unregister(group, c); removed {
+			s.notifyConsumerIdsChanged(group, members)
+		}
+	}
+	return successResponse(req, nil)
+}
+
+func (s *Service) getConsumerListByGroup(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("consumerGroup", true)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	ids := s.Consumers.ClientIDs(group)
+	if len(ids) == 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "no consumer for this group, "+group)
+	}
+	return successResponse(req, remoting.MarshalBody(&remoting.ConsumerListBody{ConsumerIDList: ids}))
+}
+
+// updateConsumerOffset commits an offset as sent, unchecked, as the stock
+// broker does. Java sends it oneway (the server then drops the reply); Go as
+// a normal request.
+func (s *Service) updateConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group := h.Str("consumerGroup", true)
+	topic := h.Str("topic", true)
+	queueID := h.Int32("queueId", true, 0)
+	offset := h.Int64("commitOffset", true, 0)
+	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	s.Offsets.Commit(group, topic, queueID, offset)
+	return successResponse(req, nil)
+}
+
+func (s *Service) lockBatchMQ(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var body remoting.LockBatchRequestBody
+	if err := remoting.UnmarshalBody(req.Body, &body); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, "lockBatchMQ: bad body: "+err.Error())
+	}
+	ok := s.Locks.TryLockBatch(body.ConsumerGroup, body.MqSet, body.ClientID)
+	return successResponse(req, remoting.MarshalBody(&remoting.LockBatchResponseBody{LockOKMQSet: ok}))
+}
+
+func (s *Service) unlockBatchMQ(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var body remoting.LockBatchRequestBody
+	if err := remoting.UnmarshalBody(req.Body, &body); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, "unlockBatchMQ: bad body: "+err.Error())
+	}
+	s.Locks.UnlockBatch(body.ConsumerGroup, body.MqSet, body.ClientID)
+	return successResponse(req, nil)
+}
+
+// checkClientConfig vets a subscription before a Java client uses it (sent for
+// non-tag expressions only). Tag expressions pass; this broker has no
+// property (SQL92) filtering, so any other type is refused as a stock broker
+// with enablePropertyFilter=false refuses it.
+func (s *Service) checkClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var body struct {
+		ClientID         string                     `json:"clientId"`
+		Group            string                     `json:"group"`
+		SubscriptionData *remoting.SubscriptionData `json:"subscriptionData"`
+	}
+	if len(req.Body) > 0 {
+		if err := remoting.UnmarshalBody(req.Body, &body); err != nil {
+			return remoting.NewResponse(req, remoting.SystemError, "checkClientConfig: bad body: "+err.Error())
+		}
+	}
+	if sd := body.SubscriptionData; sd != nil && sd.ExpressionType != "" && sd.ExpressionType != "TAG" {
+		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+sd.ExpressionType)
+	}
+	return successResponse(req, nil)
+}

@@ -1,0 +1,93 @@
+package clients
+
+import (
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Topics is the part of the broker's topic table the client requests use.
+type Topics interface {
+	// Get returns a copy of topic's config, nil if there is none.
+	Get(topic string) *remoting.TopicConfig
+	// CreateRetryTopic creates %RETRY%<group> unless it exists, and announces
+	// a new topic to the name servers.
+	CreateRetryTopic(group string, queueNums, perm int32) (*remoting.TopicConfig, bool)
+}
+
+// Options configures a Service.
+type Options struct {
+	// ConfigDir holds consumerOffset.json and subscriptionGroup.json; empty
+	// keeps offsets and groups in memory only.
+	ConfigDir string
+	// AutoCreateSubscriptionGroup is the broker option of that name.
+	AutoCreateSubscriptionGroup bool
+	// BrokerName is written into the message queues of GET_CONSUME_STATS and
+	// into CONSUME_MESSAGE_DIRECTLY calls.
+	BrokerName string
+	Topics     Topics
+	// Store answers consume stats and CONSUME_MESSAGE_DIRECTLY lookups; nil
+	// serves neither (tests of the managers alone).
+	Store  *store.Store
+	Clock  clock.Clock // nil: the wall clock
+	Logger zerolog.Logger
+}
+
+// Service holds the client managers and serves the client requests.
+type Service struct {
+	Consumers *ConsumerManager
+	Producers *ProducerManager
+	Offsets   *ConsumerOffsetManager
+	SubGroups *SubscriptionGroupManager
+	Locks     *RebalanceLockManager
+
+	topics     Topics
+	store      *store.Store
+	brokerName string
+	clock      clock.Clock
+	log        zerolog.Logger
+}
+
+// Offset and group file names under Options.ConfigDir.
+const (
+	OffsetFileName = "consumerOffset.json"
+	GroupFileName  = "subscriptionGroup.json"
+)
+
+// New loads the offsets and subscription groups from o.ConfigDir and returns
+// the service; nothing runs until Housekeep.
+func New(o Options) (*Service, error) {
+	s := &Service{
+		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
+	}
+	s.Consumers = NewConsumerManager(s.log, s.clock)
+	s.Producers = NewProducerManager(s.clock)
+	s.Locks = NewRebalanceLockManager(s.clock)
+	var offsetPath, groupPath string
+	if o.ConfigDir != "" {
+		offsetPath, groupPath = filepath.Join(o.ConfigDir, OffsetFileName), filepath.Join(o.ConfigDir, GroupFileName)
+	}
+	var err error
+	if s.Offsets, err = NewConsumerOffsetManager(offsetPath, s.log); err != nil {
+		return nil, err
+	}
+	if s.SubGroups, err = NewSubscriptionGroupManager(groupPath, o.AutoCreateSubscriptionGroup, s.log, s.clock); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func successResponse(req *remoting.Command, body []byte) *remoting.Command {
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
+}
+
+// errorResponse maps a header decode error to the stock reply.
+func errorResponse(req *remoting.Command, err error) *remoting.Command {
+	return remoting.NewResponse(req, remoting.SystemError, err.Error())
+}

@@ -1,0 +1,269 @@
+package transaction
+
+import (
+	"maps"
+	"strconv"
+	"time"
+
+	"rmq/message"
+	"rmq/remoting"
+)
+
+// txPass is the state of one check pass.
+type txPass struct {
+	nowMs int64
+	// end is the half queue end including the copies this pass stored.
+	end int64
+}
+
+// checkNow runs one check pass (TransactionalMessageServiceImpl.check):
+// walk the half queue from the committed offset to its end at the start of
+// the pass, stopping at the first message still within its timeout, and
+// commit the new offsets of the half and op queues.
+func (s *Service) checkNow() {
+	s.walkMu.Lock()
+	defer s.walkMu.Unlock()
+	select {
+	case <-s.stop:
+		return
+	default:
+	}
+	defer s.passes.Add(1)
+
+	st := s.store
+	// Stock creates the half topic's config the first time it looks for its
+	// queues (TransactionalMessageBridge.selectTopicConfig).
+	s.topics.CreateSystemTopic(txHalfTopic, 1, permReadWrite)
+	if err := s.readOps(); err != nil {
+		s.log.Error().Err(err).Msg("transaction: read op queue")
+		return
+	}
+	s.mu.Lock()
+	unfenced := make([]*txDecision, 0, len(s.decided))
+	for _, d := range s.decided {
+		if d.fence < 0 {
+			unfenced = append(unfenced, d)
+		}
+	}
+	s.mu.Unlock()
+
+	start := s.committedOffset(txHalfTopic)
+	end := st.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
+	p := &txPass{nowMs: s.clock.Now().UnixMilli(), end: end}
+	next := s.scan(txHalfTopic, start, end, func(m *message.MessageExt) bool { return s.examine(m, p) })
+	if next != start {
+		s.offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
+	}
+	s.release(next, p, unfenced)
+}
+
+// examine decides one half message of the walk; false stops the walk before it.
+func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
+	select {
+	case <-s.stop: // shutting down: keep the progress made so far
+		return false
+	default:
+	}
+	origin := txOrigin(m)
+	if s.isDecided(origin) {
+		return true
+	}
+	times, discard := txNextCheckTimes(m.Properties[txPropCheckTimes], s.checkMax)
+	ref := m.BornTimestamp
+	if m.StoreTimestamp < ref {
+		ref = m.StoreTimestamp // the producer's clock is ahead of ours
+	}
+	age := p.nowMs - ref
+	if discard || age > txMaxHalfAge.Milliseconds() {
+		s.discard(m, origin)
+		return true
+	}
+	if v, ok := m.Properties[txPropImmunitySecond]; ok {
+		if immunity := txImmunityMs(v, s.timeout); age < immunity {
+			// Immune: move it behind the walk's progress without checking.
+			_, err := s.putBack(m, origin, m.Properties[txPropCheckTimes], p)
+			return err == nil
+		}
+	} else if age < s.timeout.Milliseconds() {
+		return false
+	}
+	cp, err := s.putBack(m, origin, strconv.Itoa(times), p)
+	if err != nil {
+		return false // retried by the next pass
+	}
+	s.sendCheck(cp)
+	return true
+}
+
+// txNextCheckTimes is needDiscard: the TRANSACTION_CHECK_TIMES the next check
+// records (1 when absent), or discard once checkMax checks were made.
+func txNextCheckTimes(v string, checkMax int) (int, bool) {
+	if v == "" {
+		return 1, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		n = -1 // stock's getInt: an unreadable count restarts low
+	}
+	if n >= checkMax {
+		return n, true
+	}
+	return n + 1, false
+}
+
+// txImmunityMs is CHECK_IMMUNITY_TIME_IN_SECONDS in ms; -1 or an unreadable
+// value means transactionTimeOut.
+func txImmunityMs(v string, timeout time.Duration) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n == -1 {
+		return timeout.Milliseconds()
+	}
+	return n * 1000
+}
+
+// putBack stores a copy of a half message at the end of the half queue
+// (renewHalfMessageInner) with its chain origin and the given check count.
+// The copy keeps flag and reconsumeTimes, which stock drops.
+func (s *Service) putBack(m *message.MessageExt, origin int64, checkTimes string, p *txPass) (*message.MessageExt, error) {
+	props := maps.Clone(m.Properties)
+	props[txPropOrigin] = strconv.FormatInt(origin, 10)
+	if checkTimes != "" {
+		props[txPropCheckTimes] = checkTimes
+	}
+	cp := &message.Message{
+		Topic: txHalfTopic, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, Properties: props,
+		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
+		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
+	}
+	res, err := s.store.PutMessage(cp)
+	if err != nil {
+		s.log.Error().Err(err).Int64("halfOffset", m.QueueOffset).Msg("transaction: put half message back failed")
+		return nil, err
+	}
+	p.end = max(p.end, res.QueueOffset+1)
+	// Recorded before the pass commits its progress past m, so an
+	// END_TRANSACTION never sees the chain walked past without its copy.
+	s.noteCopy(origin, res.QueueOffset)
+	return &message.MessageExt{
+		Message: *cp, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
+		StoreTimestamp: res.StoreTimestamp, StoreHost: s.storeHost, MsgID: res.MsgIDs[0],
+	}, nil
+}
+
+// sendCheck asks one live producer of the message's group for the state of
+// the transaction (AbstractTransactionalMessageCheckListener.sendCheckMessage):
+// oneway CHECK_TRANSACTION_STATE about the copy cp, whose record is the body
+// with the real topic and queue restored.
+func (s *Service) sendCheck(cp *message.MessageExt) {
+	group := cp.Properties[txPropProducerGroup]
+	log := s.log.With().Str("group", group).Str("msgId", cp.Properties[txPropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
+	conn := s.producers.AvailableConn(group)
+	if conn == nil {
+		log.Warn().Msg("transaction: check skipped, no producer of the group is connected")
+		return
+	}
+	ext := map[string]string{
+		"tranStateTableOffset": strconv.FormatInt(cp.QueueOffset, 10),
+		"commitLogOffset":      strconv.FormatInt(cp.PhysicalOffset, 10),
+		"offsetMsgId":          cp.MsgID,
+	}
+	if id := cp.Properties[txPropUniqKey]; id != "" {
+		ext["msgId"] = id
+		ext["transactionId"] = id
+	}
+	body := *cp
+	if t := cp.Properties[txPropRealTopic]; t != "" {
+		body.Topic = t
+	}
+	if q, err := strconv.Atoi(cp.Properties[txPropRealQueueID]); err == nil {
+		body.QueueID = int32(q)
+	}
+	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, &body))
+	if err := conn.Oneway(req); err != nil {
+		log.Warn().Err(err).Str("producer", conn.RemoteAddr()).Msg("transaction: check request failed")
+		return
+	}
+	s.checks.Add(1)
+	log.Debug().Str("producer", conn.RemoteAddr()).Str("checkTimes", cp.Properties[txPropCheckTimes]).Msg("transaction: state check sent")
+}
+
+// discard moves a half message that was checked transactionCheckMax times
+// (or outlived the file retention) to TRANS_CHECK_MAX_TIME_TOPIC, from where
+// RESUME_CHECK_HALF_MESSAGE can bring it back
+// (DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
+func (s *Service) discard(m *message.MessageExt, origin int64) {
+	log := s.log.With().Str("group", m.Properties[txPropProducerGroup]).Str("msgId", m.Properties[txPropUniqKey]).
+		Str("realTopic", m.Properties[txPropRealTopic]).Str("checkTimes", m.Properties[txPropCheckTimes]).
+		Int64("halfOffset", m.QueueOffset).Int64("commitLogOffset", m.PhysicalOffset).Logger()
+	s.mu.Lock()
+	delete(s.copies, origin) // finished: a late END_TRANSACTION stores nothing
+	s.mu.Unlock()
+	s.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
+	props := maps.Clone(m.Properties)
+	props[txPropOrigin] = strconv.FormatInt(origin, 10)
+	res, err := s.store.PutMessage(&message.Message{
+		Topic: txCheckMaxTopic, QueueID: 0, Flag: m.Flag, Body: m.Body, Properties: props,
+		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
+		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("transaction: half message checked too many times; discarding it, and its copy to TRANS_CHECK_MAX_TIME_TOPIC failed")
+		return
+	}
+	log.Error().Str("offsetMsgId", res.MsgIDs[0]).
+		Msg("transaction: half message checked too many times without a decision; discarded to TRANS_CHECK_MAX_TIME_TOPIC")
+}
+
+// noteCopy records that the chain origin has a copy at queue offset q.
+func (s *Service) noteCopy(origin, q int64) {
+	s.mu.Lock()
+	if s.copies != nil && q > s.copies[origin] {
+		s.copies[origin] = q
+	}
+	s.mu.Unlock()
+}
+
+// pending reports whether the chain origin, named by its half record at
+// queue offset q, still waits for a decision: the walk has not passed q, or
+// the chain has a copy the walk has not passed. A chain the walk has passed
+// for good was decided (and maybe released since) or discarded. The
+// progress is read before the copies: a pass records its copies before it
+// commits progress past them. The caller holds mu.
+func (s *Service) pending(origin, q int64) bool {
+	progress := s.committedOffset(txHalfTopic)
+	if q >= progress {
+		return true
+	}
+	latest, ok := s.copies[origin]
+	return ok && latest >= progress
+}
+
+// release ends the pass's bookkeeping: decisions of chains the walk has
+// passed for good leave the decided set, and the op offset moves over the
+// op entries of released chains.
+func (s *Service) release(next int64, p *txPass, unfenced []*txDecision) {
+	retention := (s.timeout + s.interval).Milliseconds()
+	s.mu.Lock()
+	for _, d := range unfenced {
+		d.fence = p.end
+	}
+	for origin, d := range s.decided {
+		if d.fence >= 0 && next >= d.fence && p.nowMs-d.atMs >= retention {
+			delete(s.decided, origin)
+			delete(s.copies, origin) // a copy a pass made while the decision was taken
+		}
+	}
+	n := 0
+	for n < len(s.ops) && s.decided[s.ops[n].origin] == nil {
+		n++
+	}
+	opNext := s.opRead
+	if n < len(s.ops) {
+		opNext = s.ops[n].offset
+	}
+	s.ops = append(s.ops[:0:0], s.ops[n:]...)
+	s.mu.Unlock()
+	if committed, ok := s.offsets.Query(txSysGroup, txOpTopic, txHalfQueueID); !ok || committed != opNext {
+		s.offsets.Commit(txSysGroup, txOpTopic, txHalfQueueID, opNext)
+	}
+}

@@ -1,0 +1,99 @@
+package transaction
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
+	"rmq/message"
+	"rmq/remoting"
+	"rmq/store"
+)
+
+// Stock defaults of the check settings (BrokerConfig).
+const (
+	DefaultTimeout       = 6 * time.Second  // transactionTimeOut
+	DefaultCheckInterval = 60 * time.Second // transactionCheckInterval
+	DefaultCheckMax      = 15               // transactionCheckMax
+)
+
+// Topics is the part of the broker's topic table the service uses: it
+// creates the half topic and TRANS_CHECK_MAX_TIME_TOPIC on first use.
+type Topics interface {
+	CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool)
+}
+
+// Offsets keeps the walk's progress as consumer offsets of CID_RMQ_SYS_TRANS.
+type Offsets interface {
+	Query(group, topic string, queueID int32) (int64, bool)
+	Commit(group, topic string, queueID int32, offset int64)
+}
+
+// Producers picks the producer connection a state check goes to.
+type Producers interface {
+	AvailableConn(group string) *remoting.Conn
+}
+
+// CodedError is a put refusal that chooses its response code and remark
+// (the broker's put hooks refuse with one); the commit of a half message
+// answers with it.
+type CodedError interface {
+	error
+	ResponseCode() (code int32, remark string)
+}
+
+// Options wires a Service to the store and to the broker's tables.
+type Options struct {
+	Store *store.Store
+	// Put stores a committed message through the broker's put hooks, as a
+	// send would, so a DELAY or TIMER_* it carries applies now.
+	Put       func(m *message.Message) (*store.PutResult, error)
+	Topics    Topics
+	Offsets   Offsets
+	Producers Producers
+	// StoreHost is the broker's address, the born host of op records and
+	// the store host of check copies.
+	StoreHost netip.AddrPort
+	// MaxMessageSize is quoted in the remark of a commit the store refuses
+	// as too large.
+	MaxMessageSize int
+	// Timeout (transactionTimeOut), CheckInterval (transactionCheckInterval)
+	// and CheckMax (transactionCheckMax): zero takes the stock default.
+	Timeout       time.Duration
+	CheckInterval time.Duration
+	CheckMax      int
+	Clock         clock.Clock // nil: the wall clock
+	Logger        zerolog.Logger
+}
+
+// withDefaults fills zero settings with the stock defaults and refuses
+// negative ones and missing dependencies.
+func (o Options) withDefaults() (Options, error) {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.CheckInterval == 0 {
+		o.CheckInterval = DefaultCheckInterval
+	}
+	if o.CheckMax == 0 {
+		o.CheckMax = DefaultCheckMax
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	var errs []error
+	if o.Timeout < 0 || o.CheckInterval < 0 || o.CheckMax < 0 {
+		errs = append(errs, fmt.Errorf("timeout %v, check interval %v and check max %d must not be negative", o.Timeout, o.CheckInterval, o.CheckMax))
+	}
+	if o.Store == nil || o.Put == nil || o.Topics == nil || o.Offsets == nil || o.Producers == nil {
+		errs = append(errs, errors.New("Store, Put, Topics, Offsets and Producers are required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrTransactionService, err)
+	}
+	return o, nil
+}

@@ -1,0 +1,9 @@
+// Package testutil holds the helpers that tests of several packages share:
+// free listening ports, waiting for a condition with a deadline, and a test
+// logger. Only _test.go files import it.
+//
+// It imports nothing of this module, so the tests of every package, store
+// and remoting included, can use it without an import cycle. Helpers that
+// need a package of the module live in subpackages named after it
+// (storetest: a temporary store).
+package testutil

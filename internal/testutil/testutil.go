@@ -1,0 +1,78 @@
+package testutil
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// DefaultTimeout bounds WaitFor calls and requests of tests that have no
+// reason to pick another limit.
+const DefaultTimeout = 5 * time.Second
+
+// pollInterval is how often WaitFor re-checks its condition.
+const pollInterval = 5 * time.Millisecond
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testutil: listen: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// FreeAddr is "127.0.0.1:<FreePort>".
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+}
+
+// FreePortPair returns a free port p whose broker VIP port p-2 is free too.
+func FreePortPair(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		p := FreePort(t)
+		if p < 1100 || p > 65000 {
+			continue
+		}
+		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
+		if err != nil {
+			continue
+		}
+		vip.Close()
+		return p
+	}
+	t.Fatal("testutil: no free port pair")
+	return 0
+}
+
+// WaitFor polls cond until it holds and fails the test once timeout has
+// passed without it; what names the condition in the failure. It is for
+// conditions other goroutines make true (dispatch, a connection closing),
+// never a substitute for an injected clock.
+func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// Logger is a no-op logger, or with RMQ_TEST_LOG set a debug logger that
+// writes through t.Log.
+func Logger(t testing.TB) zerolog.Logger {
+	if os.Getenv("RMQ_TEST_LOG") != "" {
+		return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	}
+	return zerolog.Nop()
+}

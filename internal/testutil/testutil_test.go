@@ -1,0 +1,54 @@
+package testutil
+
+import (
+	"net"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestFreePortPairIsListenable(t *testing.T) {
+	p := FreePortPair(t)
+	for _, port := range []int{p, p - 2} {
+		l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatalf("port %d: %v", port, err)
+		}
+		l.Close()
+	}
+}
+
+func TestWaitForReturnsOnceTrue(t *testing.T) {
+	n := 0
+	WaitFor(t, DefaultTimeout, func() bool { n++; return n == 3 }, "the third poll")
+	if n != 3 {
+		t.Fatalf("polled %d times, want 3", n)
+	}
+}
+
+// fatalRecorder stops at Fatalf like testing.T, without failing the test.
+type fatalRecorder struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fatalRecorder) Helper() {}
+func (f *fatalRecorder) Fatalf(string, ...any) {
+	f.failed = true
+	panic(f)
+}
+
+func TestWaitForFailsAtTheDeadline(t *testing.T) {
+	rec := &fatalRecorder{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != rec {
+				panic(r)
+			}
+		}()
+		WaitFor(rec, -time.Second, func() bool { return false }, "never")
+	}()
+	if !rec.failed {
+		t.Fatal("WaitFor with a false condition and no time left did not fail")
+	}
+}
