@@ -9,14 +9,12 @@ import (
 	"rmq/schedule"
 )
 
-const transHalfTopic = "RMQ_SYS_TRANS_HALF_TOPIC"
-
 // delayHook rewrites a message carrying DELAY > 0 onto SCHEDULE_TOPIC_XXXX
 // (clamped to the highest level). Half messages are not delayed: their DELAY
 // stays in the properties and applies when the transaction commits, which
 // re-stores the message through this hook as a COMMIT-typed message.
 func (b *Broker) delayHook(m *message.Message) error {
-	if m.Topic == transHalfTopic {
+	if m.Topic == message.TopicTransHalf {
 		return nil
 	}
 	if _, err := b.levels.Rewrite(m); err != nil {
@@ -46,5 +44,5 @@ func (b *Broker) tagsCode(topic string, props message.Props, storeMs int64) int6
 	if code, ok := b.levels.TagsCode(topic, props, storeMs); ok {
 		return code
 	}
-	return message.TagsHash(props.Get("TAGS"))
+	return message.TagsHash(props.Get(message.PropTags))
 }

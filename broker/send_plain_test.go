@@ -16,8 +16,8 @@ func TestPlainProperties(t *testing.T) {
 	b.keyedHooks = 3
 	mapPath := func(raw string) map[string]string {
 		m := message.ParseProperties(raw)
-		delete(m, propWait)
-		m[propCluster] = "C1"
+		delete(m, message.PropWait)
+		m[message.PropCluster] = "C1"
 		return m
 	}
 	tests := []struct {

@@ -16,11 +16,6 @@ import (
 
 // Property keys the send path reads or writes (MessageConst.java).
 const (
-	propCluster    = "CLUSTER"
-	propWait       = "WAIT"
-	propDelay      = "DELAY"
-	propMsgRegion  = "MSG_REGION"
-	propTraceOn    = "TRACE_ON"
 	maxPropsLength = 32767
 	// versionV3_4_9 is the first client version whose maxReconsumeTimes the
 	// broker honours.
@@ -216,7 +211,7 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 func (b *Broker) hookFree(sh *sendHeader) bool {
 	switch {
 	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, topicRetryPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == transHalfTopic,
+		strings.HasPrefix(sh.topic, message.RetryTopicPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == message.TopicTransHalf,
 		hookProperties(sh.properties):
 		return false
 	}
@@ -240,10 +235,10 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 	if !b.hookFree(sh) {
 		return plainText{}, false
 	}
-	if v, ok := message.Props(sh.properties).Lookup(propWait); ok {
+	if v, ok := message.Props(sh.properties).Lookup(message.PropWait); ok {
 		p.skipWait = !strings.EqualFold(v, "true")
 	}
-	p.text = message.EditProperties(sh.properties, []string{propWait}, [2]string{propCluster, b.opts.BrokerClusterName})
+	p.text = message.EditProperties(sh.properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 	return p, true
 }
 
@@ -253,19 +248,19 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 // with putHooks (lifecycle.go).
 func hookProperties(text string) bool {
 	p := message.Props(text)
-	if _, ok := p.Lookup(propDelay); ok {
+	if _, ok := p.Lookup(message.PropDelay); ok {
 		return true
 	}
 	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return true
 	}
-	return strings.Contains(text, "TIMER_")
+	return strings.Contains(text, message.PropTimerPrefix)
 }
 
 // noWait reports WAIT=false: the producer does not wait for a SYNC_FLUSH
 // fsync (absent means wait, as stock).
 func noWait(props map[string]string) bool {
-	v, ok := props[propWait]
+	v, ok := props[message.PropWait]
 	return ok && !strings.EqualFold(v, "true")
 }
 
@@ -366,8 +361,8 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 func (b *Broker) sendResponse(req *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	rc := b.runtime()
-	resp.SetExt(propMsgRegion, rc.RegionID)
-	resp.SetExt(propTraceOn, strconv.FormatBool(rc.TraceOn))
+	resp.SetExt(message.PropMsgRegion, rc.RegionID)
+	resp.SetExt(message.PropTraceOn, strconv.FormatBool(rc.TraceOn))
 	return resp
 }
 
@@ -426,8 +421,8 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 		batchProps := message.ParseProperties(sh.properties)
 		skipWait := noWait(batchProps)
-		delete(batchProps, propWait)
-		batchProps[propCluster] = b.opts.BrokerClusterName
+		delete(batchProps, message.PropWait)
+		batchProps[message.PropCluster] = b.opts.BrokerClusterName
 		msgs := make([]*message.Message, len(entries))
 		for i, e := range entries {
 			props := e.Properties
@@ -439,7 +434,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			for k, v := range batchProps {
 				props[k] = v
 			}
-			delete(props, propWait)
+			delete(props, message.PropWait)
 			msgs[i] = &message.Message{
 				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
 				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
@@ -476,11 +471,11 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if code, remark, ok := b.routeRetry(req, sh, m); !ok {
 			return fail(code, remark)
 		}
-		m.Properties[propCluster] = b.opts.BrokerClusterName
+		m.Properties[message.PropCluster] = b.opts.BrokerClusterName
 		skipWait := noWait(m.Properties)
 		m.SkipFlushWait = skipWait || deferFlush
 		awaitFlush = deferFlush && !skipWait
-		delete(m.Properties, propWait)
+		delete(m.Properties, message.PropWait)
 		// The reply names the queue the producer addressed (or the DLQ), not
 		// the schedule or timer queue a hook may move the message to.
 		queueID = m.QueueID
@@ -544,13 +539,13 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 		var sysFlag int32
 		if sh.unitMode {
 			sysFlag = topicSysFlagUnit
-			if strings.HasPrefix(sh.topic, topicRetryPrefix) {
+			if strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
 		b.log.Warn().Str("topic", sh.topic).Str("producer", c.RemoteAddr()).Msg("send to a topic that does not exist")
 		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
-		if tc == nil && strings.HasPrefix(sh.topic, topicRetryPrefix) {
+		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
 				TopicName: sh.topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite,
 				TopicFilterType: filterTypeSingleTag, TopicSysFlag: sysFlag,
@@ -574,7 +569,7 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 // %RETRY% topic: once reconsumeTimes reaches the limit the message goes to
 // the group's %DLQ% topic instead (SendMessageProcessor.handleRetryAndDLQ).
 func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Message) (int32, string, bool) {
-	group, ok := strings.CutPrefix(sh.topic, topicRetryPrefix)
+	group, ok := strings.CutPrefix(sh.topic, message.RetryTopicPrefix)
 	if !ok {
 		return 0, "", true
 	}
@@ -589,13 +584,13 @@ func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Me
 	if sh.reconsumeTimes < maxTimes {
 		return 0, "", true
 	}
-	dlq := topicDLQPrefix + group
+	dlq := message.DLQTopicPrefix + group
 	if tc, _ := b.topics.CreateSystemTopic(dlq, dlqQueueNums, dlqPerm); tc == nil {
 		return remoting.SystemError, fmt.Sprintf("topic[%s] not exist", dlq), false
 	}
 	m.Topic = dlq
 	m.QueueID = rand.Int32N(dlqQueueNums)
-	delete(m.Properties, propDelay)
+	delete(m.Properties, message.PropDelay)
 	return 0, "", true
 }
 

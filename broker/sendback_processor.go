@@ -11,10 +11,7 @@ import (
 )
 
 // Properties of the retry path (MessageConst.java).
-const (
-	propRetryTopic      = "RETRY_TOPIC"
-	propOriginMessageID = "ORIGIN_MESSAGE_ID"
-)
+const ()
 
 // processConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK: a consumer that
 // failed a message hands back its commitlog offset, and the stored original
@@ -49,7 +46,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		return resp // stock: nothing is stored and the consumer is told it worked
 	}
 
-	retryTopic := topicRetryPrefix + group
+	retryTopic := message.RetryTopicPrefix + group
 	tc, _ := b.topics.CreateRetryTopic(group, cfg.RetryQueueNums, permReadWrite)
 	if tc == nil {
 		return fail(remoting.SystemError, fmt.Sprintf("topic[%s] not exist", retryTopic))
@@ -71,13 +68,13 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	for k, v := range orig.Properties {
 		props[k] = v
 	}
-	if props[propRetryTopic] == "" {
-		props[propRetryTopic] = orig.Topic
+	if props[message.PropRetryTopic] == "" {
+		props[message.PropRetryTopic] = orig.Topic
 	}
-	if props[propOriginMessageID] == "" {
-		props[propOriginMessageID] = orig.MsgID
+	if props[message.PropOriginMessageID] == "" {
+		props[message.PropOriginMessageID] = orig.MsgID
 	}
-	delete(props, propWait)
+	delete(props, message.PropWait)
 
 	maxTimes := cfg.RetryMaxTimes
 	if req.Version >= versionV3_4_9 && hasMax {
@@ -86,17 +83,17 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	topic := retryTopic
 	queueID := rand.Int32N(tc.WriteQueueNums)
 	if orig.ReconsumeTimes >= maxTimes || delayLevel < 0 {
-		topic = topicDLQPrefix + group
+		topic = message.DLQTopicPrefix + group
 		queueID = rand.Int32N(dlqQueueNums)
 		if dlq, _ := b.topics.CreateSystemTopic(topic, dlqQueueNums, dlqPerm); dlq == nil {
 			return fail(remoting.SystemError, fmt.Sprintf("topic[%s] not exist", topic))
 		}
-		delete(props, propDelay)
+		delete(props, message.PropDelay)
 	} else {
 		if delayLevel == 0 {
 			delayLevel = 3 + int(orig.ReconsumeTimes)
 		}
-		props[propDelay] = strconv.Itoa(delayLevel)
+		props[message.PropDelay] = strconv.Itoa(delayLevel)
 	}
 
 	m := &message.Message{

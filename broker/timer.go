@@ -25,7 +25,7 @@ const timerDisabledRemark = "accurate timer message is not enabled, timerWheelEn
 // moves it to rmq_sys_wheel_timer.
 func (b *Broker) timerHook(m *message.Message) error {
 	switch m.Topic {
-	case transHalfTopic:
+	case message.TopicTransHalf:
 		return nil
 	case message.TopicSchedule:
 		for _, k := range timerProps {
@@ -86,7 +86,7 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 		return errorResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt(propMsgRegion, b.opts.RegionID)
+	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
 		return resp

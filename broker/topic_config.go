@@ -12,27 +12,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
 
 // Topic names and limits of the stock broker (TopicValidator.java, MixAll.java).
 const (
-	topicAutoCreateKey     = "TBW102"
-	topicSchedule          = "SCHEDULE_TOPIC_XXXX"
-	topicBenchmark         = "BenchmarkTest"
-	topicSelfTest          = "SELF_TEST_TOPIC"
-	topicOffsetMovedEvent  = "OFFSET_MOVED_EVENT"
-	topicTransHalf         = "RMQ_SYS_TRANS_HALF_TOPIC"
-	topicTransOpHalf       = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	topicTransCheckMaxTime = "TRANS_CHECK_MAX_TIME_TOPIC"
-	topicTrace             = "RMQ_SYS_TRACE_TOPIC"
-	topicSystemPrefix      = "rmq_sys_"
-	topicRetryPrefix       = "%RETRY%"
-	topicDLQPrefix         = "%DLQ%"
-	topicReplySuffix       = "_REPLY_TOPIC"
-
-	topicMaxLength         = 127
 	scheduleTopicQueueNums = 18
 	defaultTopicQueueNums  = 16 // new TopicConfig(name) in Java
 	filterTypeSingleTag    = "SINGLE_TAG"
@@ -47,18 +33,18 @@ const (
 // builtinSystemTopics may be neither created nor deleted by admin requests
 // (TopicValidator.SYSTEM_TOPIC_SET before the broker adds its own).
 var builtinSystemTopics = map[string]bool{
-	topicAutoCreateKey: true, topicSchedule: true, topicBenchmark: true, topicTransHalf: true,
-	topicTrace: true, topicTransOpHalf: true, topicTransCheckMaxTime: true, topicSelfTest: true,
-	topicOffsetMovedEvent: true,
+	message.TopicAutoCreateKey: true, message.TopicSchedule: true, message.TopicBenchmark: true, message.TopicTransHalf: true,
+	message.TopicTrace: true, message.TopicTransOpHalf: true, message.TopicTransCheckMaxTime: true, message.TopicSelfTest: true,
+	message.TopicOffsetMovedEvent: true,
 }
 
 // notAllowedSendTopics refuse producer sends (TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
 var notAllowedSendTopics = map[string]bool{
-	topicSchedule: true, topicTransHalf: true, topicTransOpHalf: true, topicTransCheckMaxTime: true,
-	topicSelfTest: true, topicOffsetMovedEvent: true,
+	message.TopicSchedule: true, message.TopicTransHalf: true, message.TopicTransOpHalf: true, message.TopicTransCheckMaxTime: true,
+	message.TopicSelfTest: true, message.TopicOffsetMovedEvent: true,
 	// A record on the wheel topic without TIMER_OUT_MS would stall the timer
 	// pipeline (stock leaves this open): only the broker writes there.
-	"rmq_sys_wheel_timer": true,
+	message.TopicWheelTimer: true,
 }
 
 // ErrTopicConfig wraps failures to load or persist topics.json.
@@ -113,17 +99,17 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 		m.table[tc.TopicName] = tc
 		m.system[tc.TopicName] = true
 	}
-	add(newTopicConfig(topicSelfTest, 1, permReadWrite))
+	add(newTopicConfig(message.TopicSelfTest, 1, permReadWrite))
 	if d.autoCreate {
-		add(newTopicConfig(topicAutoCreateKey, d.defaultQueueNums, permReadWriteInherit))
+		add(newTopicConfig(message.TopicAutoCreateKey, d.defaultQueueNums, permReadWriteInherit))
 	}
-	add(newTopicConfig(topicBenchmark, 1024, permReadWrite))
+	add(newTopicConfig(message.TopicBenchmark, 1024, permReadWrite))
 	// clusterTopicEnable and brokerTopicEnable default to true.
 	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, permReadWriteInherit))
 	add(newTopicConfig(d.brokerName, 1, permReadWriteInherit))
-	add(newTopicConfig(topicOffsetMovedEvent, 1, permReadWrite))
-	add(newTopicConfig(topicSchedule, scheduleTopicQueueNums, permReadWrite))
-	add(newTopicConfig(d.clusterName+topicReplySuffix, 1, permReadWrite))
+	add(newTopicConfig(message.TopicOffsetMovedEvent, 1, permReadWrite))
+	add(newTopicConfig(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite))
+	add(newTopicConfig(message.ReplyTopic(d.clusterName), 1, permReadWrite))
 
 	if err := m.load(); err != nil {
 		return nil, err
@@ -177,7 +163,7 @@ func (m *TopicConfigManager) Get(topic string) *remoting.TopicConfig {
 
 // IsSystemTopic reports whether admin requests must leave topic alone.
 func (m *TopicConfigManager) IsSystemTopic(topic string) bool {
-	if builtinSystemTopics[topic] || strings.HasPrefix(topic, topicSystemPrefix) {
+	if builtinSystemTopics[topic] || strings.HasPrefix(topic, message.SystemTopicPrefix) {
 		return true
 	}
 	m.mu.RLock()
@@ -196,7 +182,7 @@ func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
 
 // CreateRetryTopic creates %RETRY%<group> unless it exists.
 func (m *TopicConfigManager) CreateRetryTopic(group string, queueNums int32, perm int32) (tc *remoting.TopicConfig, created bool) {
-	return m.createIfAbsent(newTopicConfig(topicRetryPrefix+group, queueNums, perm))
+	return m.createIfAbsent(newTopicConfig(message.RetryTopicPrefix+group, queueNums, perm))
 }
 
 // CreateSystemTopic creates a broker-internal topic (DLQ, transaction
@@ -235,7 +221,7 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 		return &cp, false
 	}
 	def := m.table[defaultTopic]
-	if def == nil || def.Perm&remoting.PermInherit == 0 || (defaultTopic == topicAutoCreateKey && !m.autoCreate) {
+	if def == nil || def.Perm&remoting.PermInherit == 0 || (defaultTopic == message.TopicAutoCreateKey && !m.autoCreate) {
 		m.mu.Unlock()
 		m.log.Warn().Str("topic", topic).Str("defaultTopic", defaultTopic).Msg("cannot create topic from default topic")
 		return nil, false
@@ -376,7 +362,7 @@ func validateTopicName(topic string) string {
 			return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
 		}
 	}
-	if len(topic) > topicMaxLength {
+	if len(topic) > message.MaxTopicLength {
 		return "The specified topic is longer than topic max length."
 	}
 	return ""

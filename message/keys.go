@@ -70,5 +70,9 @@ const (
 	PropTimerDelUniqKey = "TIMER_DEL_UNIQKEY" // PROPERTY_TIMER_DEL_UNIQKEY
 )
 
+// PropTimerPrefix starts every 5.x timer property key above; a properties
+// text without it carries no timer request.
+const PropTimerPrefix = "TIMER_"
+
 // KeySeparator separates the keys of PropKeys (MessageConst.KEY_SEPARATOR).
 const KeySeparator = " "

@@ -9,6 +9,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -85,7 +86,7 @@ func (tt *clTopics) Get(topic string) *remoting.TopicConfig {
 }
 
 func (tt *clTopics) CreateRetryTopic(group string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
-	return tt.create(retryTopicPrefix+group, queueNums, perm)
+	return tt.create(message.RetryTopicPrefix+group, queueNums, perm)
 }
 
 func (tt *clTopics) create(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {

@@ -1,11 +1,11 @@
 package clients
 
 import (
+	"rmq/message"
 	"rmq/remoting"
 )
 
-// retryTopicPrefix names a group's retry topic: %RETRY%<group>.
-const retryTopicPrefix = "%RETRY%"
+// message.RetryTopicPrefix names a group's retry topic: %RETRY%<group>.
 
 // Processors maps the request codes the service serves: client membership,
 // offsets, locks and the admin requests about groups.
@@ -73,7 +73,7 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 
 func (s *Service) ensureRetryTopic(group string, queueNums int32) {
 	if _, created := s.topics.CreateRetryTopic(group, queueNums, remoting.PermRead|remoting.PermWrite); created {
-		s.log.Info().Str("topic", retryTopicPrefix+group).Msg("retry topic created")
+		s.log.Info().Str("topic", message.RetryTopicPrefix+group).Msg("retry topic created")
 	}
 }
 

@@ -25,8 +25,6 @@ import (
 // The wire names and remarks the transaction tests expect (stock values;
 // package transaction keeps its own unexported copies).
 const (
-	txHalfTopic              = "RMQ_SYS_TRANS_HALF_TOPIC"
-	txOpTopic                = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 	txCheckMaxTopic          = "TRANS_CHECK_MAX_TIME_TOPIC"
 	txSysGroup               = "CID_RMQ_SYS_TRANS"
 	txResumeCheckHalfMessage = int32(323) // RESUME_CHECK_HALF_MESSAGE
@@ -258,7 +256,7 @@ func TestTransactionEndDecisions(t *testing.T) {
 			if ref.queueOffset != 1 || resp.ExtFields["queueId"] != "2" || resp.ExtFields["transactionId"] != "U-"+c.name {
 				t.Fatalf("half send reply %v", resp.ExtFields)
 			}
-			halves := e.messages(txHalfTopic, 0)
+			halves := e.messages(message.TopicTransHalf, 0)
 			if len(halves) != 2 {
 				t.Fatalf("%d half messages", len(halves))
 			}
@@ -299,7 +297,7 @@ func TestTransactionEndDecisions(t *testing.T) {
 					t.Fatalf("committed sysFlag %#x preparedTransactionOffset %d", m.SysFlag, m.PreparedTransactionOffset)
 				}
 			}
-			ops := e.messages(txOpTopic, 0)
+			ops := e.messages(message.TopicTransOpHalf, 0)
 			if !c.wantOp {
 				if len(ops) != 0 {
 					t.Fatalf("op entries %d", len(ops))
@@ -324,14 +322,14 @@ func TestTransactionUnknownDecisionLeavesTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the unknown answer to be logged", func() bool { return strings.Contains(e.logs.String(), "still unknown") })
-	if n := len(e.messages(txOpTopic, 0)); n != 0 {
+	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 0 {
 		t.Fatalf("%d op entries after an unknown answer", n)
 	}
 	e.mustEnd(ref, message.TransactionRollbackType, false)
 	if n := len(e.messages("TxU", 0)); n != 0 {
 		t.Fatalf("%d messages", n)
 	}
-	if n := len(e.messages(txOpTopic, 0)); n != 1 {
+	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 1 {
 		t.Fatalf("%d op entries after unknown then rollback, want 1", n)
 	}
 }
@@ -375,7 +373,7 @@ func TestTransactionEndRefusals(t *testing.T) {
 	if n := len(e.messages("TxR", 0)); n != 1 {
 		t.Fatalf("%d messages on TxR, want only the plain one", n)
 	}
-	if n := len(e.messages(txOpTopic, 0)); n != 0 {
+	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 0 {
 		t.Fatalf("%d op entries after refusals", n)
 	}
 }
@@ -401,7 +399,7 @@ func TestTransactionConcurrentCommitsApplyOnce(t *testing.T) {
 	if n := len(e.messages("TxC", 1)); n != 1 {
 		t.Fatalf("%d committed messages, want 1", n)
 	}
-	if n := len(e.messages(txOpTopic, 0)); n != 1 {
+	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 1 {
 		t.Fatalf("%d op entries, want 1", n)
 	}
 }
@@ -526,7 +524,7 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 	if n := len(e.messages("TxL", 0)); n != 1 {
 		t.Fatalf("%d messages, want 1", n)
 	}
-	if n := len(e.messages(txOpTopic, 0)); n != 1 {
+	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 1 {
 		t.Fatalf("%d op entries, want 1", n)
 	}
 }
@@ -568,7 +566,7 @@ func TestTransactionImmunityDelaysTheFirstCheck(t *testing.T) {
 	if m.Properties["TRANSACTION_CHECK_TIMES"] != "1" || m.Properties["TRAN_PREPARED_QUEUE_OFFSET"] != "0" {
 		t.Fatalf("check after immunity: %v", m.Properties)
 	}
-	if half := e.Store().MaxOffsetInQueue(txHalfTopic, 0); half != 4 {
+	if half := e.Store().MaxOffsetInQueue(message.TopicTransHalf, 0); half != 4 {
 		t.Fatalf("half queue holds %d records, want original, 2 immunity copies and the check copy", half)
 	}
 }
@@ -576,7 +574,7 @@ func TestTransactionImmunityDelaysTheFirstCheck(t *testing.T) {
 func TestTransactionDelayAppliesOnCommit(t *testing.T) {
 	e := startTxBroker(t, nil)
 	ref := e.refOf(e.sendHalf("TxDelay", 1, "U-delay", "DELAY", "2"))
-	if halves := e.messages(txHalfTopic, 0); len(halves) != 1 || halves[0].Properties["DELAY"] != "2" {
+	if halves := e.messages(message.TopicTransHalf, 0); len(halves) != 1 || halves[0].Properties["DELAY"] != "2" {
 		t.Fatalf("the half message must keep DELAY and stay on the half topic: %+v", halves)
 	}
 	if n := len(e.messages("SCHEDULE_TOPIC_XXXX", 1)); n != 0 {
@@ -604,8 +602,8 @@ func TestTransactionProgressOffsets(t *testing.T) {
 	for range 3 {
 		e.pass()
 	}
-	half, _ := e.Clients().Offsets.Query(txSysGroup, txHalfTopic, 0)
-	op, _ := e.Clients().Offsets.Query(txSysGroup, txOpTopic, 0)
+	half, _ := e.Clients().Offsets.Query(txSysGroup, message.TopicTransHalf, 0)
+	op, _ := e.Clients().Offsets.Query(txSysGroup, message.TopicTransOpHalf, 0)
 	if half != 3 || op != 2 {
 		t.Fatalf("progress half=%d op=%d, want 3 and 2", half, op)
 	}
@@ -614,7 +612,7 @@ func TestTransactionProgressOffsets(t *testing.T) {
 	if left != 0 || ops != 0 {
 		t.Fatalf("%d decided chains and %d op entries kept after release", left, ops)
 	}
-	if tc := e.Topics().Get(txHalfTopic); tc == nil {
+	if tc := e.Topics().Get(message.TopicTransHalf); tc == nil {
 		t.Fatal("half topic config not created by the check")
 	}
 }

@@ -33,7 +33,7 @@ func (s *Service) checkNow() {
 	st := s.store
 	// Stock creates the half topic's config the first time it looks for its
 	// queues (TransactionalMessageBridge.selectTopicConfig).
-	s.topics.CreateSystemTopic(txHalfTopic, 1, permReadWrite)
+	s.topics.CreateSystemTopic(message.TopicTransHalf, 1, permReadWrite)
 	if err := s.readOps(); err != nil {
 		s.log.Error().Err(err).Msg("transaction: read op queue")
 		return
@@ -47,12 +47,12 @@ func (s *Service) checkNow() {
 	}
 	s.mu.Unlock()
 
-	start := s.committedOffset(txHalfTopic)
-	end := st.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
+	start := s.committedOffset(message.TopicTransHalf)
+	end := st.MaxOffsetInQueue(message.TopicTransHalf, txHalfQueueID)
 	p := &txPass{nowMs: s.clock.Now().UnixMilli(), end: end}
-	next := s.scan(txHalfTopic, start, end, func(m *message.MessageExt) bool { return s.examine(m, p) })
+	next := s.scan(message.TopicTransHalf, start, end, func(m *message.MessageExt) bool { return s.examine(m, p) })
 	if next != start {
-		s.offsets.Commit(txSysGroup, txHalfTopic, txHalfQueueID, next)
+		s.offsets.Commit(txSysGroup, message.TopicTransHalf, txHalfQueueID, next)
 	}
 	s.release(next, p, unfenced)
 }
@@ -68,7 +68,7 @@ func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
 	if s.isDecided(origin) {
 		return true
 	}
-	times, discard := txNextCheckTimes(m.Properties[txPropCheckTimes], s.checkMax)
+	times, discard := txNextCheckTimes(m.Properties[message.PropTransactionCheckTimes], s.checkMax)
 	ref := m.BornTimestamp
 	if m.StoreTimestamp < ref {
 		ref = m.StoreTimestamp // the producer's clock is ahead of ours
@@ -78,10 +78,10 @@ func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
 		s.discard(m, origin)
 		return true
 	}
-	if v, ok := m.Properties[txPropImmunitySecond]; ok {
+	if v, ok := m.Properties[message.PropCheckImmunityTimeInSeconds]; ok {
 		if immunity := txImmunityMs(v, s.timeout); age < immunity {
 			// Immune: move it behind the walk's progress without checking.
-			_, err := s.putBack(m, origin, m.Properties[txPropCheckTimes], p)
+			_, err := s.putBack(m, origin, m.Properties[message.PropTransactionCheckTimes], p)
 			return err == nil
 		}
 	} else if age < s.timeout.Milliseconds() {
@@ -126,12 +126,12 @@ func txImmunityMs(v string, timeout time.Duration) int64 {
 // The copy keeps flag and reconsumeTimes, which stock drops.
 func (s *Service) putBack(m *message.MessageExt, origin int64, checkTimes string, p *txPass) (*message.MessageExt, error) {
 	props := maps.Clone(m.Properties)
-	props[txPropOrigin] = strconv.FormatInt(origin, 10)
+	props[message.PropTranPreparedQueueOffset] = strconv.FormatInt(origin, 10)
 	if checkTimes != "" {
-		props[txPropCheckTimes] = checkTimes
+		props[message.PropTransactionCheckTimes] = checkTimes
 	}
 	cp := &message.Message{
-		Topic: txHalfTopic, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, Properties: props,
+		Topic: message.TopicTransHalf, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
 	}
@@ -155,8 +155,8 @@ func (s *Service) putBack(m *message.MessageExt, origin int64, checkTimes string
 // oneway CHECK_TRANSACTION_STATE about the copy cp, whose record is the body
 // with the real topic and queue restored.
 func (s *Service) sendCheck(cp *message.MessageExt) {
-	group := cp.Properties[txPropProducerGroup]
-	log := s.log.With().Str("group", group).Str("msgId", cp.Properties[txPropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
+	group := cp.Properties[message.PropProducerGroup]
+	log := s.log.With().Str("group", group).Str("msgId", cp.Properties[message.PropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
 	conn := s.producers.AvailableConn(group)
 	if conn == nil {
 		log.Warn().Msg("transaction: check skipped, no producer of the group is connected")
@@ -167,15 +167,15 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 		"commitLogOffset":      strconv.FormatInt(cp.PhysicalOffset, 10),
 		"offsetMsgId":          cp.MsgID,
 	}
-	if id := cp.Properties[txPropUniqKey]; id != "" {
+	if id := cp.Properties[message.PropUniqKey]; id != "" {
 		ext["msgId"] = id
 		ext["transactionId"] = id
 	}
 	body := *cp
-	if t := cp.Properties[txPropRealTopic]; t != "" {
+	if t := cp.Properties[message.PropRealTopic]; t != "" {
 		body.Topic = t
 	}
-	if q, err := strconv.Atoi(cp.Properties[txPropRealQueueID]); err == nil {
+	if q, err := strconv.Atoi(cp.Properties[message.PropRealQueueID]); err == nil {
 		body.QueueID = int32(q)
 	}
 	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, &body))
@@ -184,7 +184,7 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 		return
 	}
 	s.checks.Add(1)
-	log.Debug().Str("producer", conn.RemoteAddr()).Str("checkTimes", cp.Properties[txPropCheckTimes]).Msg("transaction: state check sent")
+	log.Debug().Str("producer", conn.RemoteAddr()).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
 }
 
 // discard moves a half message that was checked transactionCheckMax times
@@ -192,15 +192,15 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 // RESUME_CHECK_HALF_MESSAGE can bring it back
 // (DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
 func (s *Service) discard(m *message.MessageExt, origin int64) {
-	log := s.log.With().Str("group", m.Properties[txPropProducerGroup]).Str("msgId", m.Properties[txPropUniqKey]).
-		Str("realTopic", m.Properties[txPropRealTopic]).Str("checkTimes", m.Properties[txPropCheckTimes]).
+	log := s.log.With().Str("group", m.Properties[message.PropProducerGroup]).Str("msgId", m.Properties[message.PropUniqKey]).
+		Str("realTopic", m.Properties[message.PropRealTopic]).Str("checkTimes", m.Properties[message.PropTransactionCheckTimes]).
 		Int64("halfOffset", m.QueueOffset).Int64("commitLogOffset", m.PhysicalOffset).Logger()
 	s.mu.Lock()
 	delete(s.copies, origin) // finished: a late END_TRANSACTION stores nothing
 	s.mu.Unlock()
 	s.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
 	props := maps.Clone(m.Properties)
-	props[txPropOrigin] = strconv.FormatInt(origin, 10)
+	props[message.PropTranPreparedQueueOffset] = strconv.FormatInt(origin, 10)
 	res, err := s.store.PutMessage(&message.Message{
 		Topic: txCheckMaxTopic, QueueID: 0, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
@@ -230,7 +230,7 @@ func (s *Service) noteCopy(origin, q int64) {
 // progress is read before the copies: a pass records its copies before it
 // commits progress past them. The caller holds mu.
 func (s *Service) pending(origin, q int64) bool {
-	progress := s.committedOffset(txHalfTopic)
+	progress := s.committedOffset(message.TopicTransHalf)
 	if q >= progress {
 		return true
 	}
@@ -263,7 +263,7 @@ func (s *Service) release(next int64, p *txPass, unfenced []*txDecision) {
 	}
 	s.ops = append(s.ops[:0:0], s.ops[n:]...)
 	s.mu.Unlock()
-	if committed, ok := s.offsets.Query(txSysGroup, txOpTopic, txHalfQueueID); !ok || committed != opNext {
-		s.offsets.Commit(txSysGroup, txOpTopic, txHalfQueueID, opNext)
+	if committed, ok := s.offsets.Query(txSysGroup, message.TopicTransOpHalf, txHalfQueueID); !ok || committed != opNext {
+		s.offsets.Commit(txSysGroup, message.TopicTransOpHalf, txHalfQueueID, opNext)
 	}
 }

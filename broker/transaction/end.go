@@ -120,11 +120,11 @@ func (s *Service) preparedMessage(eh *endTxHeader) (*message.MessageExt, int32, 
 		return nil, remoting.SystemError, txRemarkNotFound
 	}
 	half, err := message.DecodeRecord(raw)
-	if err != nil || half.Topic != txHalfTopic {
+	if err != nil || half.Topic != message.TopicTransHalf {
 		return nil, remoting.SystemError, txRemarkNotFound
 	}
 	switch {
-	case half.Properties[txPropProducerGroup] != eh.group:
+	case half.Properties[message.PropProducerGroup] != eh.group:
 		return nil, remoting.SystemError, txRemarkGroup
 	case half.QueueOffset != eh.tranOff:
 		return nil, remoting.SystemError, txRemarkTableOffset
@@ -143,15 +143,15 @@ var errNoRealTopic = errors.New("broker: half message has no REAL_TOPIC/REAL_QID
 // REAL_TOPIC, REAL_QID and TRAN_MSG removed. It goes through the put hooks,
 // so a DELAY it carries delays it now.
 func txCommitMessage(half *message.MessageExt) (*message.Message, error) {
-	topic := half.Properties[txPropRealTopic]
-	qid, err := strconv.ParseInt(half.Properties[txPropRealQueueID], 10, 32)
+	topic := half.Properties[message.PropRealTopic]
+	qid, err := strconv.ParseInt(half.Properties[message.PropRealQueueID], 10, 32)
 	if topic == "" || err != nil {
 		return nil, fmt.Errorf("%w (offset %d)", errNoRealTopic, half.PhysicalOffset)
 	}
 	props := maps.Clone(half.Properties)
-	delete(props, txPropRealTopic)
-	delete(props, txPropRealQueueID)
-	delete(props, txPropTranMsg)
+	delete(props, message.PropRealTopic)
+	delete(props, message.PropRealQueueID)
+	delete(props, message.PropTranMsg)
 	return &message.Message{
 		Topic: topic, QueueID: int32(qid), Flag: half.Flag, Body: half.Body, Properties: props,
 		SysFlag:       half.SysFlag&^message.TransactionRollbackType | message.TransactionCommitType,
@@ -180,8 +180,8 @@ func (s *Service) finalPutFailure(err error) (int32, string) {
 // queue: tag "d", body its queue offset (addRemoveTagInTransactionOp).
 func (s *Service) putOp(half *message.MessageExt) {
 	_, err := s.store.PutMessage(&message.Message{
-		Topic: txOpTopic, QueueID: half.QueueID, Body: []byte(strconv.FormatInt(half.QueueOffset, 10)),
-		Properties:    map[string]string{txPropTags: txOpRemoveTag},
+		Topic: message.TopicTransOpHalf, QueueID: half.QueueID, Body: []byte(strconv.FormatInt(half.QueueOffset, 10)),
+		Properties:    map[string]string{message.PropTags: txOpRemoveTag},
 		BornTimestamp: s.clock.Now().UnixMilli(), BornHost: s.storeHost, SkipFlushWait: true,
 	})
 	if err != nil {
@@ -213,12 +213,12 @@ func (s *Service) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.
 		return resp
 	}
 	props := maps.Clone(m.Properties)
-	props[txPropCheckTimes] = "0"
-	if _, ok := props[txPropOrigin]; !ok && m.Topic == txHalfTopic {
-		props[txPropOrigin] = strconv.FormatInt(m.QueueOffset, 10)
+	props[message.PropTransactionCheckTimes] = "0"
+	if _, ok := props[message.PropTranPreparedQueueOffset]; !ok && m.Topic == message.TopicTransHalf {
+		props[message.PropTranPreparedQueueOffset] = strconv.FormatInt(m.QueueOffset, 10)
 	}
 	res, err := s.store.PutMessage(&message.Message{
-		Topic: txHalfTopic, QueueID: txHalfQueueID, Flag: m.Flag, Body: m.Body, Properties: props,
+		Topic: message.TopicTransHalf, QueueID: txHalfQueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
 	})
@@ -227,9 +227,9 @@ func (s *Service) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.
 		resp.Code, resp.Remark = remoting.SystemError, txRemarkResumeFailed
 		return resp
 	}
-	if origin, err := strconv.ParseInt(props[txPropOrigin], 10, 64); err == nil && origin >= 0 {
+	if origin, err := strconv.ParseInt(props[message.PropTranPreparedQueueOffset], 10, 64); err == nil && origin >= 0 {
 		s.noteCopy(origin, res.QueueOffset)
 	}
-	s.log.Info().Str("msgId", msgID).Str("realTopic", props[txPropRealTopic]).Msg("transaction: half message put back to be checked again")
+	s.log.Info().Str("msgId", msgID).Str("realTopic", props[message.PropRealTopic]).Msg("transaction: half message put back to be checked again")
 	return resp
 }

@@ -82,7 +82,7 @@ func TestTransactionVeryLateEndIsHarmless(t *testing.T) {
 			if n := len(e.messages("TxVL", 0)); n != c.want {
 				t.Fatalf("%d messages on the real topic, want %d", n, c.want)
 			}
-			if n := len(e.messages(txOpTopic, 0)); n != 1 {
+			if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 1 {
 				t.Fatalf("%d op entries, want 1", n)
 			}
 			before := len(e.prod.received())
@@ -120,7 +120,7 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 			e.pass()
 			e.pass() // copies at 1, 2, 3; progress 3
 			e.waitChecks(e.prod, 3)
-			if half, _ := e.Clients().Offsets.Query(txSysGroup, txHalfTopic, 0); half != 3 {
+			if half, _ := e.Clients().Offsets.Query(txSysGroup, message.TopicTransHalf, 0); half != 3 {
 				t.Fatalf("half progress %d, want 3", half)
 			}
 			if c.restart {
@@ -185,7 +185,7 @@ func TestTransactionTimerAppliesOnCommit(t *testing.T) {
 	e := startTxBroker(t, nil)
 	due := e.clk.Now().Add(30 * time.Second).UnixMilli()
 	ref := e.refOf(e.sendHalf("TxTimer", 1, "U-timer", message.PropTimerDeliverMs, strconv.FormatInt(due, 10)))
-	if halves := e.messages(txHalfTopic, 0); len(halves) != 1 || halves[0].Properties[message.PropTimerDeliverMs] == "" {
+	if halves := e.messages(message.TopicTransHalf, 0); len(halves) != 1 || halves[0].Properties[message.PropTimerDeliverMs] == "" {
 		t.Fatalf("the half message must keep TIMER_DELIVER_MS and stay on the half topic: %+v", halves)
 	}
 	if n := len(e.messages(message.TopicWheelTimer, 0)); n != 0 {

@@ -24,7 +24,7 @@ func TestTransactionHookRewritesTranMsgSends(t *testing.T) {
 		{name: "TRAN_MSG false", topic: "T", props: map[string]string{"TRAN_MSG": "false"}, sysFlag: 0x4, wantFlags: 0x4},
 		{name: "prepared flag only", topic: "T", props: map[string]string{}, sysFlag: 0x4, wantFlags: 0x4},
 		{name: "rollback flag only", topic: "T", props: map[string]string{}, sysFlag: 0xC, wantFlags: 0xC},
-		{name: "already half", topic: txHalfTopic, props: map[string]string{"TRAN_MSG": "true", "REAL_TOPIC": "X", "REAL_QID": "3"}, wantHalf: true},
+		{name: "already half", topic: message.TopicTransHalf, props: map[string]string{"TRAN_MSG": "true", "REAL_TOPIC": "X", "REAL_QID": "3"}, wantHalf: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -32,10 +32,10 @@ func TestTransactionHookRewritesTranMsgSends(t *testing.T) {
 			if err := Hook(m); err != nil {
 				t.Fatal(err)
 			}
-			if got := m.Topic == txHalfTopic; got != c.wantHalf {
+			if got := m.Topic == message.TopicTransHalf; got != c.wantHalf {
 				t.Fatalf("half = %v, want %v (topic %s)", got, c.wantHalf, m.Topic)
 			}
-			if c.topic == txHalfTopic {
+			if c.topic == message.TopicTransHalf {
 				if m.Properties["REAL_TOPIC"] != "X" || m.Properties["REAL_QID"] != "3" {
 					t.Fatalf("a half message was rewritten again: %v", m.Properties)
 				}
@@ -56,7 +56,7 @@ func TestTransactionHookRewritesTranMsgSends(t *testing.T) {
 }
 
 func TestTransactionIDFor(t *testing.T) {
-	half := &message.Message{Topic: txHalfTopic, Properties: map[string]string{"UNIQ_KEY": "U1"}}
+	half := &message.Message{Topic: message.TopicTransHalf, Properties: map[string]string{"UNIQ_KEY": "U1"}}
 	plain := &message.Message{Topic: "T", Properties: map[string]string{"UNIQ_KEY": "U2"}}
 	res := &store.PutResult{}
 	if got := IDFor(half, res); got != "U1" {
@@ -141,7 +141,7 @@ func TestTransactionReleaseRule(t *testing.T) {
 			if d.fence != c.wantFence {
 				t.Fatalf("fence %d, want %d", d.fence, c.wantFence)
 			}
-			if off, _ := om.Query(txSysGroup, txOpTopic, 0); off != c.wantOpOff {
+			if off, _ := om.Query(txSysGroup, message.TopicTransOpHalf, 0); off != c.wantOpOff {
 				t.Fatalf("op offset %d, want %d", off, c.wantOpOff)
 			}
 		})

@@ -17,7 +17,7 @@ const txScanBytes = 256 << 10
 // committed op offset: each entry's chain stays decided until the walk
 // releases it again.
 func (s *Service) load() error {
-	s.opRead = s.committedOffset(txOpTopic)
+	s.opRead = s.committedOffset(message.TopicTransOpHalf)
 	if err := s.readOps(); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransactionService, err)
 	}
@@ -46,10 +46,10 @@ func (s *Service) committedOffset(topic string) int64 {
 // ops; a chain they decide that is not in the decided set yet joins it, dated
 // by the op record's store time.
 func (s *Service) readOps() error {
-	end := s.store.MaxOffsetInQueue(txOpTopic, txHalfQueueID)
+	end := s.store.MaxOffsetInQueue(message.TopicTransOpHalf, txHalfQueueID)
 	var entries []txOpEntry
 	var times []int64
-	next := s.scan(txOpTopic, s.opRead, end, func(m *message.MessageExt) bool {
+	next := s.scan(message.TopicTransOpHalf, s.opRead, end, func(m *message.MessageExt) bool {
 		entries = append(entries, txOpEntry{offset: m.QueueOffset, origin: s.opOrigin(m)})
 		times = append(times, m.StoreTimestamp)
 		return true
@@ -70,10 +70,10 @@ func (s *Service) readOps() error {
 // loadCopies rebuilds the latest copy of each chain from the half records
 // the walk has not passed yet; copies it passed tell nothing (see pending).
 func (s *Service) loadCopies() {
-	from := s.committedOffset(txHalfTopic)
-	end := s.store.MaxOffsetInQueue(txHalfTopic, txHalfQueueID)
+	from := s.committedOffset(message.TopicTransHalf)
+	end := s.store.MaxOffsetInQueue(message.TopicTransHalf, txHalfQueueID)
 	found := make(map[int64]int64)
-	s.scan(txHalfTopic, from, end, func(m *message.MessageExt) bool {
+	s.scan(message.TopicTransHalf, from, end, func(m *message.MessageExt) bool {
 		if origin := txOrigin(m); origin != m.QueueOffset {
 			found[origin] = m.QueueOffset // in queue order: the last one wins
 		}
@@ -91,8 +91,8 @@ func (s *Service) loadCopies() {
 // opOrigin is the chain origin of the half message an op record decided, or
 // -1 for a record that decides nothing (foreign tag, unparsable body).
 func (s *Service) opOrigin(op *message.MessageExt) int64 {
-	if op.Properties[txPropTags] != txOpRemoveTag {
-		s.log.Error().Int64("opOffset", op.QueueOffset).Str("tags", op.Properties[txPropTags]).Msg("transaction: op record with an unknown tag ignored")
+	if op.Properties[message.PropTags] != txOpRemoveTag {
+		s.log.Error().Int64("opOffset", op.QueueOffset).Str("tags", op.Properties[message.PropTags]).Msg("transaction: op record with an unknown tag ignored")
 		return -1
 	}
 	q, err := strconv.ParseInt(strings.TrimSpace(string(op.Body)), 10, 64)
@@ -109,7 +109,7 @@ func (s *Service) opOrigin(op *message.MessageExt) int64 {
 
 // halfAt reads the half message at queue offset q.
 func (s *Service) halfAt(q int64) (*message.MessageExt, error) {
-	phy, ok := s.store.CommitLogOffsetOf(txHalfTopic, txHalfQueueID, q)
+	phy, ok := s.store.CommitLogOffsetOf(message.TopicTransHalf, txHalfQueueID, q)
 	if !ok {
 		return nil, fmt.Errorf("half offset %d: %w", q, store.ErrNotFound)
 	}
@@ -123,7 +123,7 @@ func (s *Service) halfAt(q int64) (*message.MessageExt, error) {
 // txOrigin is the chain origin of a half message: the offset its first copy
 // had, carried by every later copy.
 func txOrigin(m *message.MessageExt) int64 {
-	if v, ok := m.Properties[txPropOrigin]; ok {
+	if v, ok := m.Properties[message.PropTranPreparedQueueOffset]; ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			return n
 		}

@@ -101,24 +101,11 @@ import (
 // Topics, groups and property keys of the transaction path (TopicValidator,
 // MixAll, MessageConst, TransactionalMessageUtil).
 const (
-	txHalfTopic      = "RMQ_SYS_TRANS_HALF_TOPIC"
-	txOpTopic        = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 	txCheckMaxTopic  = "TRANS_CHECK_MAX_TIME_TOPIC"
 	txSysGroup       = "CID_RMQ_SYS_TRANS"
 	txOpRemoveTag    = "d"
 	txHalfQueueID    = 0
 	txCheckMaxQueues = 1
-
-	txPropTranMsg        = "TRAN_MSG"
-	txPropProducerGroup  = "PGROUP"
-	txPropUniqKey        = "UNIQ_KEY"
-	txPropRealTopic      = "REAL_TOPIC"
-	txPropRealQueueID    = "REAL_QID"
-	txPropOrigin         = "TRAN_PREPARED_QUEUE_OFFSET"
-	txPropCheckTimes     = "TRANSACTION_CHECK_TIMES"
-	txPropImmunitySecond = "CHECK_IMMUNITY_TIME_IN_SECONDS"
-	txPropTags           = "TAGS"
-	txPropWait           = "WAIT"
 
 	// txResumeCheckHalfMessage is RESUME_CHECK_HALF_MESSAGE (RequestCode 323),
 	// which remoting/codes.go does not name.
@@ -282,13 +269,13 @@ func (s *Service) loop(next time.Time) {
 // PREPARED or ROLLBACK sysFlag without TRAN_MSG is stored as such (queue
 // offset 0, no consume-queue unit). Hooks must not see batches with TRAN_MSG.
 func Hook(m *message.Message) error {
-	if m.Topic == txHalfTopic || !remoting.JavaBool(m.Properties[txPropTranMsg]) {
+	if m.Topic == message.TopicTransHalf || !remoting.JavaBool(m.Properties[message.PropTranMsg]) {
 		return nil
 	}
-	m.Properties[txPropRealTopic] = m.Topic
-	m.Properties[txPropRealQueueID] = strconv.Itoa(int(m.QueueID))
+	m.Properties[message.PropRealTopic] = m.Topic
+	m.Properties[message.PropRealQueueID] = strconv.Itoa(int(m.QueueID))
 	m.SysFlag = m.SysFlag&^message.TransactionRollbackType | message.TransactionNotType
-	m.Topic = txHalfTopic
+	m.Topic = message.TopicTransHalf
 	m.QueueID = txHalfQueueID
 	return nil
 }
@@ -298,12 +285,12 @@ func Hook(m *message.Message) error {
 // field null; 5.x sets UNIQ_KEY on every send). Clients copy it into
 // END_TRANSACTION and the local __transactionId__ property only.
 func IDFor(m *message.Message, res *store.PutResult) string {
-	if res == nil || m.Topic != txHalfTopic {
+	if res == nil || m.Topic != message.TopicTransHalf {
 		return ""
 	}
-	return m.Properties[txPropUniqKey]
+	return m.Properties[message.PropUniqKey]
 }
 
 // HookProperty is the property Hook acts on: a send whose properties do not
 // name it passes the hook unchanged.
-const HookProperty = txPropTranMsg
+const HookProperty = message.PropTranMsg

@@ -88,7 +88,7 @@ var v2Letters = map[string]string{
 func (a Send) Ext() map[string]string {
 	dt, dq := a.DefaultTopic, a.DefaultQueueNums
 	if dt == "" {
-		dt = "TBW102"
+		dt = message.TopicAutoCreateKey
 	}
 	if dq == 0 {
 		dq = 4
