@@ -243,26 +243,68 @@ func (e *env) settle() {
 	e.waitFor("timer store to settle", func() bool { return settled(e) })
 }
 
+// settled reports whether the pipeline is quiescent at the current clock:
+// every stored record is dispatched, the enqueue has linked the whole timer
+// queue, and the dequeue is not delivering and has nothing due. On the manual
+// clock quiescence lasts until the test sends or advances.
+//
+// Everything is read under the timer store's lock, in this order, so that the
+// answer holds at one instant although the store's dispatcher runs on. With
+// the lock held, the only goroutines that can still put a record are a
+// dequeue delivering a batch (deqWakeAt stays MinInt64 until it takes the
+// lock again) and an enqueue delivering a bypassed record (it moves the queue
+// offset past that record only under the lock, so EnqueueBehind > 0 until
+// then). When neither is at work no record can enter the commitlog while the
+// lock is held: what is dispatched when DispatchBehind is read stays all
+// there is, and the timer queue's end read after it is final. (Read outside
+// the lock, a delivery could put a roll between the dispatch check and the
+// dequeue check and finish before the latter.)
 func settled(e *env) bool {
+	ts := e.ts()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	if e.st.DispatchBehind() != 0 {
 		return false
 	}
-	ts := e.ts()
-	if ts.Stats().EnqueueBehind != 0 {
+	if !ts.closed && ts.opts.Store.MaxOffsetInQueue(Topic, 0) > ts.queueOffset {
 		return false
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	return dequeueIdleLocked(ts, ts.nowMs())
+}
+
+// dequeueIdleLocked reports whether a dequeue step at now would neither
+// deliver nor open or close a slot: no batch in flight, no slot due, and in
+// the open slot no entry due, absorbed or not. The dequeue opens a slot in
+// one step and absorbs its entries in the next, and links made while a slot
+// is open wait for the dequeue's next wake; so an entry due at now may still
+// be only in the slot's chain, and a slot just opened may hold delivered-
+// before-a-restart entries that Pending counts until they are absorbed.
+// Unabsorbed entries not yet due are no work at now: the dequeue absorbs them
+// by their time at the latest. ts.mu must be held.
+func dequeueIdleLocked(ts *TimerStore, now int64) bool {
 	if ts.deqWakeAt == math.MinInt64 { // a batch is being delivered
 		return false
 	}
-	now := ts.nowMs()
-	if ts.open != nil {
-		o := ts.open
-		return len(o.imm) == 0 && (len(o.items) == 0 || o.items[0].target > now) && now < o.t+ts.p
+	o := ts.open
+	if o == nil {
+		next, ok := ts.nonEmpty.min(ts.readTime)
+		return !ok || next > now
 	}
-	next, ok := ts.nonEmpty.min(ts.readTime)
-	return !ok || next > now
+	if len(o.imm) > 0 || (len(o.items) > 0 && o.items[0].target <= now) || now >= o.t+ts.p {
+		return false
+	}
+	s, live := ts.wh.get(o.t)
+	for pos := s.last; live && pos > o.scannedNext && pos >= 0; {
+		u, ok := ts.tl.read(pos)
+		if !ok || ts.slotOf(u.target()) != o.t || u.prevPos >= pos {
+			break // absorb skips the rest of a broken chain too
+		}
+		if u.target() <= now {
+			return false
+		}
+		pos = u.prevPos
+	}
+	return true
 }
 
 // uniqCounts maps uniq key → deliveries.

@@ -616,6 +616,10 @@ func TestAdminJSONOutput(t *testing.T) {
 		t.Fatalf("sendMessage --json = %s (%v)", out, err)
 	}
 	c.waitRoute(t, "AdminJ")
+	// The broker answers a send once the commitlog holds it and builds the
+	// consume queue entry afterwards (as the stock broker's reput does):
+	// until then consumeMessage reads a max offset of 0 and prints nothing.
+	c.waitDispatched(t, "AdminJ", 1)
 	tests := []struct {
 		name  string
 		args  []string
