@@ -266,7 +266,7 @@ func settled(e *env) bool {
 	if e.st.DispatchBehind() != 0 {
 		return false
 	}
-	if !ts.closed && ts.opts.Store.MaxOffsetInQueue(Topic, 0) > ts.queueOffset {
+	if !ts.closed && ts.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) > ts.queueOffset {
 		return false
 	}
 	return dequeueIdleLocked(ts, ts.nowMs())

@@ -268,7 +268,7 @@ func TestSettledSeesEntriesNotAbsorbed(t *testing.T) {
 		}
 	}
 	start := e.nowMs() // a slot boundary
-	if m := e.sendAt("Orders", start+150); m.Topic != Topic {
+	if m := e.sendAt("Orders", start+150); m.Topic != message.TopicWheelTimer {
 		t.Fatalf("not a timer message: %s", m.Topic)
 	}
 	enqueue()
