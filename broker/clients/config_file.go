@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"rmq/internal/fastjson"
 )
 
 // ErrConfigCorrupt is returned (wrapped) when a config file and its .bak copy
@@ -48,71 +50,12 @@ func decodeConfigFile(path string, decode func([]byte) error) error {
 	if err != nil {
 		return fmt.Errorf("broker: read %s: %w", path, err)
 	}
-	if err := decode(quoteBareKeys(b)); err != nil {
+	norm, err := fastjson.Normalize(b)
+	if err == nil {
+		err = decode(norm)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrConfigCorrupt, path, err)
 	}
 	return nil
 }
-
-// quoteBareKeys rewrites fastjson's bare integer map keys ({0:12,1:7}), which
-// a Java broker writes in consumerOffset.json, as JSON string keys
-// ({"0":12,"1":7}). Everything else, string contents included, is copied as is.
-func quoteBareKeys(b []byte) []byte {
-	var out []byte // allocated on the first rewrite only
-	inString, escaped := false, false
-	last := 0
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		if c != '{' && c != ',' {
-			continue
-		}
-		j := i + 1
-		for j < len(b) && isJSONSpace(b[j]) {
-			j++
-		}
-		k := j
-		if k < len(b) && b[k] == '-' {
-			k++
-		}
-		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
-			k++
-		}
-		if k == j || (b[j] == '-' && k == j+1) {
-			continue
-		}
-		colon := k
-		for colon < len(b) && isJSONSpace(b[colon]) {
-			colon++
-		}
-		if colon >= len(b) || b[colon] != ':' {
-			continue
-		}
-		out = append(out, b[last:j]...)
-		out = append(out, '"')
-		out = append(out, b[j:k]...)
-		out = append(out, '"')
-		last = k
-		i = k - 1
-	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
-}
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

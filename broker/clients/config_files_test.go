@@ -15,29 +15,6 @@ import (
 	"rmq/remoting"
 )
 
-func TestQuoteBareKeys(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want string
-	}{
-		{name: "java offsets", in: `{"offsetTable":{"T@G":{0:12,1:7}}}`, want: `{"offsetTable":{"T@G":{"0":12,"1":7}}}`},
-		{name: "pretty with spaces", in: "{\n\t\"t\":{ 0 : 1 ,\n 15:2}}", want: "{\n\t\"t\":{ \"0\" : 1 ,\n \"15\":2}}"},
-		{name: "negative key", in: `{-1:5}`, want: `{"-1":5}`},
-		{name: "already quoted", in: `{"0":12}`, want: `{"0":12}`},
-		{name: "arrays untouched", in: `{"a":[1,2,{"b":3}]}`, want: `{"a":[1,2,{"b":3}]}`},
-		{name: "strings untouched", in: `{"a":"{0:1, 2:3}","b\"{4:":5}`, want: `{"a":"{0:1, 2:3}","b\"{4:":5}`},
-		{name: "lone minus untouched", in: `[{-:1}]`, want: `[{-:1}]`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := string(quoteBareKeys([]byte(tc.in))); got != tc.want {
-				t.Fatalf("quoteBareKeys(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestConsumerOffsetManagerPersistence(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "consumerOffset.json")

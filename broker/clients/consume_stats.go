@@ -3,9 +3,9 @@ package clients
 import (
 	"encoding/json"
 	"sort"
-	"strconv"
 	"strings"
 
+	"rmq/internal/fastjson"
 	"rmq/remoting"
 )
 
@@ -78,13 +78,14 @@ func encodeConsumeStats(entries []consumeStatsEntry, tps float64) []byte {
 	})
 	buf := make([]byte, 0, 64+len(entries)*160)
 	buf = append(buf, `{"consumeTps":`...)
-	buf = appendJavaDouble(buf, tps)
+	buf = fastjson.AppendDouble(buf, tps)
 	buf = append(buf, `,"offsetTable":{`...)
 	for i := range entries {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendMessageQueueKey(buf, &entries[i].mq)
+		mq := &entries[i].mq
+		buf = fastjson.AppendMessageQueue(buf, mq.BrokerName, mq.QueueID, mq.Topic)
 		buf = append(buf, ':')
 		v, err := json.Marshal(&entries[i].off)
 		if err != nil {
@@ -93,35 +94,4 @@ func encodeConsumeStats(entries []consumeStatsEntry, tps float64) []byte {
 		buf = append(buf, v...)
 	}
 	return append(buf, "}}"...)
-}
-
-// appendMessageQueueKey writes a MessageQueue as fastjson writes a map key:
-// the object itself, fields in alphabetical order.
-func appendMessageQueueKey(buf []byte, mq *remoting.MessageQueue) []byte {
-	buf = append(buf, `{"brokerName":`...)
-	buf = appendJSONString(buf, mq.BrokerName)
-	buf = append(buf, `,"queueId":`...)
-	buf = strconv.AppendInt(buf, int64(mq.QueueID), 10)
-	buf = append(buf, `,"topic":`...)
-	buf = appendJSONString(buf, mq.Topic)
-	return append(buf, '}')
-}
-
-func appendJSONString(buf []byte, s string) []byte {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic("broker: marshal string: " + err.Error()) // strings always marshal
-	}
-	return append(buf, b...)
-}
-
-// appendJavaDouble writes f as Java prints a double in JSON: always with a
-// fraction ("0.0", "12.5").
-func appendJavaDouble(buf []byte, f float64) []byte {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	buf = append(buf, s...)
-	if !strings.ContainsAny(s, ".eE") {
-		buf = append(buf, ".0"...)
-	}
-	return buf
 }
