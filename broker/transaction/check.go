@@ -198,11 +198,11 @@ func (s *Service) discard(m *message.MessageExt, origin int64) {
 	s.mu.Lock()
 	delete(s.copies, origin) // finished: a late END_TRANSACTION stores nothing
 	s.mu.Unlock()
-	s.topics.CreateSystemTopic(txCheckMaxTopic, txCheckMaxQueues, permReadWrite)
+	s.topics.CreateSystemTopic(message.TopicTransCheckMaxTime, txCheckMaxQueues, permReadWrite)
 	props := maps.Clone(m.Properties)
 	props[message.PropTranPreparedQueueOffset] = strconv.FormatInt(origin, 10)
 	res, err := s.store.PutMessage(&message.Message{
-		Topic: txCheckMaxTopic, QueueID: 0, Flag: m.Flag, Body: m.Body, Properties: props,
+		Topic: message.TopicTransCheckMaxTime, QueueID: 0, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
 	})

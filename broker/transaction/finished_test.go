@@ -160,7 +160,7 @@ func TestTransactionEndAfterDiscard(t *testing.T) {
 	e.pass()
 	check := e.checkRef(e.waitChecks(e.prod, 1)[0])
 	e.pass() // discarded
-	if n := len(e.messages(txCheckMaxTopic, 0)); n != 1 {
+	if n := len(e.messages(message.TopicTransCheckMaxTime, 0)); n != 1 {
 		t.Fatalf("%d discarded messages, want 1", n)
 	}
 	e.restart()
@@ -169,7 +169,7 @@ func TestTransactionEndAfterDiscard(t *testing.T) {
 	if n := len(e.messages("TxAD", 0)); n != 0 {
 		t.Fatalf("%d messages committed after the discard", n)
 	}
-	dropped := e.messages(txCheckMaxTopic, 0)[0]
+	dropped := e.messages(message.TopicTransCheckMaxTime, 0)[0]
 	if resp := e.Invoke(txResumeCheckHalfMessage, map[string]string{"msgId": dropped.MsgID}, nil); resp.Code != remoting.Success {
 		t.Fatalf("resume: %d %q", resp.Code, resp.Remark)
 	}

@@ -101,7 +101,6 @@ import (
 // Topics, groups and property keys of the transaction path (TopicValidator,
 // MixAll, MessageConst, TransactionalMessageUtil).
 const (
-	txCheckMaxTopic  = "TRANS_CHECK_MAX_TIME_TOPIC"
 	txSysGroup       = "CID_RMQ_SYS_TRANS"
 	txOpRemoveTag    = "d"
 	txHalfQueueID    = 0
