@@ -107,12 +107,22 @@ func (l *lexer) next() (token, error) {
 			return token{}, l.lexError(start)
 		}
 	case c == '\'':
+		// The longest match of "'" ("''" | ~["'"])* "'": the first quote
+		// that is not doubled closes; with none before the end, the first
+		// quote of the last doubled pair does (so "'ab''" is 'ab' followed
+		// by an unterminated "'", which is an error only if it is lexed).
+		lastPair := -1
 		for {
 			if end == len(s) {
-				return token{}, &Error{Pos: start, Msg: "unterminated string literal"}
+				if lastPair < 0 {
+					return token{}, &Error{Pos: start, Msg: "unterminated string literal"}
+				}
+				end = lastPair + 1
+				break
 			}
 			if s[end] == '\'' {
 				if end+1 < len(s) && s[end+1] == '\'' {
+					lastPair = end
 					end += 2
 					continue
 				}

@@ -248,7 +248,15 @@ func (ps *parser) comparisonExpr() (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			op := map[tokKind]cmpOp{tGt: opGt, tGe: opGe, tLt: opLt, tLe: opLe}[k]
+			op := opGt
+			switch k {
+			case tGe:
+				op = opGe
+			case tLt:
+				op = opLt
+			case tLe:
+				op = opLe
+			}
 			if left, err = createCompare(op, left, right, t.pos); err != nil {
 				return nil, err
 			}
@@ -276,7 +284,13 @@ func (ps *parser) comparisonExpr() (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			op := map[tokKind]strOp{tContains: opContains, tStartsWith: opStartsWith, tEndsWith: opEndsWith}[k]
+			op := opContains
+			switch k {
+			case tStartsWith:
+				op = opStartsWith
+			case tEndsWith:
+				op = opEndsWith
+			}
 			left = &strNode{op: op, not: not, x: left, search: decodeString(s.text)}
 		case tBetween:
 			low, err := ps.unaryExpr()
