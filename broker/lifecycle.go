@@ -92,7 +92,7 @@ func New(opts Options) (*Broker, error) {
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
-		Now:    b.clock.Now,
+		Clock:  b.clock,
 		Logger: b.log,
 	})
 	if err != nil {

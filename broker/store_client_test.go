@@ -19,7 +19,7 @@ func (e *clientTestEnv) withStore() *store.Store {
 		MappedFileSizeCommitLog:    1 << 20,
 		MappedFileSizeConsumeQueue: 20 * 1024,
 		StoreHost:                  netip.MustParseAddrPort("127.0.0.1:10911"),
-		Now:                        e.clk.Now,
+		Clock:                      e.clk,
 		Logger:                     e.b.log,
 	})
 	if err != nil {

@@ -21,8 +21,9 @@ import (
 //	                                       done ->|<- busy chunk ->|
 //
 // The writer reserves every range before copying into it; a reservation that
-// overlaps the chunk being zeroed waits for it, and the warmer never starts a
-// chunk below the highest reservation, so zeros never overwrite a record.
+// overlaps the chunk being zeroed is refused (the writer waits for the chunk
+// outside Store.putMu and tries again), and the warmer never starts a chunk
+// below the highest reservation, so zeros never overwrite a record.
 //
 // The page cache sizes the folios it allocates for a write by the write's
 // length, and a write into a folio walks every block head of it: ext4's
@@ -72,13 +73,15 @@ func newWarmer(cl *commitLog, from int64) *warmer {
 	return w
 }
 
-// reserve is called by the writer (under Store.putMu) before it copies into
-// [from, to), direct when it pwrites there: it waits while that range is
-// being zeroed and keeps the warmer away from it afterwards.
-func (w *warmer) reserve(from, to int64, direct bool) {
+// tryReserve is called by the writer (under Store.putMu) before it copies
+// into [from, to), direct when it pwrites there: it keeps the warmer away
+// from that range, or reports false, having changed nothing, while the range
+// is being zeroed (waitIdle waits for that chunk).
+func (w *warmer) tryReserve(from, to int64, direct bool) bool {
 	w.mu.Lock()
-	for w.busyTo > from && w.busyFrom < to {
-		w.cond.Wait()
+	if w.busyTo > from && w.busyFrom < to {
+		w.mu.Unlock()
+		return false
 	}
 	w.reserved = max(w.reserved, to)
 	w.write = warmWriteMapped
@@ -93,6 +96,17 @@ func (w *warmer) reserve(from, to int64, direct bool) {
 		default:
 		}
 	}
+	return true
+}
+
+// waitIdle waits until no chunk is being zeroed (the warmer may claim the
+// next one at once).
+func (w *warmer) waitIdle() {
+	w.mu.Lock()
+	for w.busyTo != 0 {
+		w.cond.Wait()
+	}
+	w.mu.Unlock()
 }
 
 // run zeroes chunk after chunk until ahead bytes beyond the reservations are

@@ -324,7 +324,7 @@ func (s *Store) openIndexAndCatchUp() error {
 	if s.opts.Index.Disabled {
 		return nil
 	}
-	x, err := openIndex(s.opts.Dir, s.opts.Index, s.opts.Now, s.log)
+	x, err := openIndex(s.opts.Dir, s.opts.Index, s.opts.Clock.Now, s.log)
 	if err != nil {
 		return err
 	}
