@@ -161,8 +161,9 @@ func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *recor
 //
 // appendLocked never waits for the disk: when the next segment is not
 // created yet (commitlog_alloc.go) or the warmer is zeroing the range
-// (commitlog_warm.go), it returns ErrWouldBlock having changed nothing, and
-// the caller may release putMu, awaitWritable and try again.
+// (commitlog_warm.go), it returns an ErrWouldBlock (errWaitSegment,
+// errWaitWarm) having changed nothing, and the caller may release putMu,
+// awaitWritable and try again.
 func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy int64)) (int64, error) {
 	cur := c.maxOffset.Load()
 	f := c.last()
@@ -179,7 +180,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 		}
 		if ok, err := c.segmentReady(at - at%c.fileSize); !ok {
 			if err == nil {
-				err = ErrWouldBlock
+				err = errWaitSegment
 			}
 			return 0, err
 		}
@@ -188,7 +189,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 	// In the current file the range covers the BLANK header too when it
 	// comes to that (n > 8).
 	if f != nil && c.warm != nil && !c.warm.tryReserve(cur, cur+int64(n), direct) {
-		return 0, ErrWouldBlock
+		return 0, errWaitWarm
 	}
 	if blank {
 		rel, rest := cur-f.start, f.end()-cur
@@ -212,7 +213,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 		// could claim its first chunk: the warmer's chunk lies in a listed
 		// file, below cur, so this never fails.
 		if c.warm != nil && !c.warm.tryReserve(cur, cur+int64(n), direct) {
-			return 0, ErrWouldBlock
+			return 0, errWaitWarm
 		}
 		var err error
 		if f, err = c.roll(cur); err != nil {
@@ -245,14 +246,21 @@ func (c *commitLog) segmentReady(start int64) (bool, error) {
 	return c.alloc.ready(start)
 }
 
+// The ErrWouldBlock of appendLocked, by what it would wait for.
+var (
+	errWaitSegment = fmt.Errorf("%w: the next commitlog file is not created yet", ErrWouldBlock)
+	errWaitWarm    = fmt.Errorf("%w: the commitlog range is being warmed up", ErrWouldBlock)
+)
+
 // awaitWritable waits, without Store.putMu, until what made appendLocked
-// return ErrWouldBlock may have changed: the pending segment allocation
-// completed and the warmer finished the chunk it was zeroing.
-func (c *commitLog) awaitWritable() {
-	if c.alloc != nil {
+// return err (errWaitSegment or errWaitWarm) may have changed: the pending
+// segment allocation completed, or the warmer finished the chunk it was
+// zeroing.
+func (c *commitLog) awaitWritable(err error) {
+	switch {
+	case err == errWaitSegment && c.alloc != nil:
 		c.alloc.wait()
-	}
-	if c.warm != nil {
+	case err == errWaitWarm && c.warm != nil:
 		c.warm.waitIdle()
 	}
 }

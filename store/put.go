@@ -182,7 +182,7 @@ func (s *Store) put(msgs []*Message, batch, inline bool) (*PutResult, error) {
 		}
 		// Nothing was written: wait for the disk without the lock, then
 		// take the lock and the queue offset again.
-		s.cl.awaitWritable()
+		s.cl.awaitWritable(err)
 	}
 	if errors.Is(err, ErrWouldBlock) {
 		s.stats.putWouldBlock.Add(1)
