@@ -177,14 +177,14 @@ func (s *Store) put(msgs []*Message, batch, inline bool) (*PutResult, error) {
 			s.queueOffsets[key] = queueOffset + int64(len(fields))
 		}
 		s.putMu.Unlock()
-		if inline || !errors.Is(err, ErrWouldBlock) {
+		if err == nil || inline || !errors.Is(err, ErrWouldBlock) {
 			break
 		}
 		// Nothing was written: wait for the disk without the lock, then
 		// take the lock and the queue offset again.
 		s.cl.awaitWritable(err)
 	}
-	if errors.Is(err, ErrWouldBlock) {
+	if err != nil && errors.Is(err, ErrWouldBlock) {
 		s.stats.putWouldBlock.Add(1)
 		return nil, err
 	}
