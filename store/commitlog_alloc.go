@@ -17,6 +17,10 @@ import (
 // ErrWouldBlock from appendLocked and waits in awaitWritable, outside
 // Store.putMu; an inline put gives up there instead (PutMessageInline).
 //
+// The allocator also zeroes and syncs the first bytes of the new file, as
+// the warmer would after the roll (commitlog_warm.go), so that the writer's
+// first records there do not wait for the warmer.
+//
 // The ready file already carries its final name, so a crash at any step of
 // its creation leaves at most one file past the newest segment in use:
 // empty, short or full of zeros. Loading accepts such a newest file
@@ -33,15 +37,18 @@ type segmentAllocator struct {
 	// beforeCreate, when set (Options.BeforeSegmentCreate), runs on the
 	// allocator goroutine before it creates the segment starting at start.
 	beforeCreate func(start int64)
+	// zeros is the buffer of warmer.prewarm, made on first use.
+	zeros []byte
 }
 
 // allocRequest is one segment asked for; f and err are set before done is
 // closed and never change afterwards.
 type allocRequest struct {
-	start int64
-	done  chan struct{}
-	f     *mappedFile
-	err   error
+	start  int64
+	done   chan struct{}
+	f      *mappedFile
+	err    error
+	warmed int64 // bytes from f's start zeroed and synced (warmer.prewarm)
 }
 
 func newSegmentAllocator(cl *commitLog, beforeCreate func(int64)) *segmentAllocator {
@@ -103,6 +110,9 @@ func (a *segmentAllocator) take(start int64) (*mappedFile, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if a.cl.warm != nil {
+		a.cl.warm.took(start, r.warmed)
+	}
 	a.request(start + a.cl.fileSize)
 	return r.f, nil
 }
@@ -131,6 +141,12 @@ func (a *segmentAllocator) run() {
 				a.beforeCreate(r.start)
 			}
 			r.f, r.err = a.cl.createSegment(r.start)
+			if r.err == nil && a.cl.warm != nil {
+				if a.zeros == nil {
+					a.zeros = make([]byte, min(warmWriteMapped, a.cl.fileSize))
+				}
+				r.warmed = a.cl.warm.prewarm(r.f, a.zeros)
+			}
 			close(r.done)
 		case <-a.stop:
 			return

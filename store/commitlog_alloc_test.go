@@ -256,3 +256,22 @@ func truncateFile(t *testing.T, path string, size int64) {
 		t.Fatal(err)
 	}
 }
+
+// The allocator warms the start of each file it creates: after a roll the
+// warmer has nothing to do there, so the first records of the file never
+// meet its chunk.
+func TestRollTakesPrewarmedFile(t *testing.T) {
+	o := testOptions(t.TempDir())
+	size := o.MappedFileSizeCommitLog
+	s := openStore(t, o)
+	for i := 0; s.MaxPhyOffset() < size; i++ {
+		mustPut(t, s, testMessage("Warm", 0, i))
+	}
+	w := s.cl.warm
+	w.mu.Lock()
+	done, ahead := w.done, w.ahead
+	w.mu.Unlock()
+	if want := size + min(ahead, size); done < want {
+		t.Fatalf("warmer done at %d after the roll, want at least %d (file 1 warmed when created)", done, want)
+	}
+}

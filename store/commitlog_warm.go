@@ -187,3 +187,37 @@ func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
 	}
 	return syscall.Fdatasync(int(f.file.Fd()))
 }
+
+// prewarm zeroes and syncs the first bytes of f, a segment the allocator has
+// just created and nobody writes yet, so that the writer finds them ready
+// after the roll instead of waiting for the warmer there. It returns the
+// bytes done, for took. zeros is the allocator's own buffer.
+func (w *warmer) prewarm(f *mappedFile, zeros []byte) int64 {
+	w.mu.Lock()
+	n, step := min(w.ahead, f.size()), min(int64(len(zeros)), max(w.write, pageSize))
+	failed := w.failed
+	w.mu.Unlock()
+	if failed {
+		return 0
+	}
+	for off := int64(0); off < n; off += step {
+		if _, err := f.file.WriteAt(zeros[:min(step, n-off)], off); err != nil {
+			w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
+			return 0
+		}
+	}
+	if err := syscall.Fdatasync(int(f.file.Fd())); err != nil {
+		w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
+		return 0
+	}
+	return n
+}
+
+// took tells the warmer that the writer rolled to the segment starting at
+// start, whose first warmed bytes prewarm zeroed: there is nothing to do
+// below start+warmed. The writer is at start, past everything below.
+func (w *warmer) took(start, warmed int64) {
+	w.mu.Lock()
+	w.done = max(w.done, start+warmed)
+	w.mu.Unlock()
+}
