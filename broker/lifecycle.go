@@ -82,7 +82,7 @@ func New(opts Options) (*Broker, error) {
 	if opts.FlushDiskType == "SYNC_FLUSH" {
 		flush = store.SyncFlush
 	}
-	b.store, err = store.Open(store.Options{
+	so := store.Options{
 		Dir:                        opts.StorePathRootDir,
 		MappedFileSizeCommitLog:    opts.MappedFileSizeCommitLog,
 		MappedFileSizeConsumeQueue: opts.MappedFileSizeConsumeQueue,
@@ -96,9 +96,13 @@ func New(opts Options) (*Broker, error) {
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
-		Now:    b.clock.Now,
+		Clock:  b.clock,
 		Logger: b.log,
-	})
+	}
+	if opts.storeOptions != nil {
+		opts.storeOptions(&so)
+	}
+	b.store, err = store.Open(so)
 	if err != nil {
 		return nil, fmt.Errorf("broker: open store: %w", err)
 	}

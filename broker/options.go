@@ -74,6 +74,10 @@ type Options struct {
 	Logger     zerolog.Logger `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
+
+	// storeOptions, set by this package's tests only, adjusts the message
+	// store's options before New opens it (e.g. a failpoint hook).
+	storeOptions func(*store.Options)
 }
 
 // DefaultOptions returns the stock defaults.

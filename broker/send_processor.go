@@ -223,6 +223,9 @@ func (b *Broker) hookFree(sh *sendHeader) bool {
 type plainText struct {
 	text     string
 	skipWait bool
+	// inline: send stores with PutMessageInline (on the event loop) and
+	// sets wouldBlock, answering nothing, when the store refuses to wait.
+	inline, wouldBlock bool
 }
 
 // plainProperties returns the properties text to store for a single send
@@ -334,7 +337,9 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 // an existing topic that no put hook acts on is served on the event loop.
 // Everything else, and every send that would have to create a topic
 // (persisted, and announced to the name servers), goes to the pool. What
-// is left can wait only for the store's put lock.
+// is left can wait only for the store's put lock; a put that would wait for
+// the disk (store.ErrWouldBlock: the next commitlog file is not ready) is
+// left to the pool having stored nothing.
 func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
 	if req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage {
 		return nil, false
@@ -354,7 +359,12 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 		return nil, false
 	}
 	defer b.inflight.Done()
-	return b.send(c, req, sh, &plain), true
+	plain.inline = true
+	resp := b.send(c, req, sh, &plain)
+	if plain.wouldBlock {
+		return nil, false // the store would wait for the disk: the pool serves it
+	}
+	return resp, true
 }
 
 // sendResponse starts the answer to a send.
@@ -455,7 +465,16 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
 		}
 		awaitFlush = deferFlush && !plain.skipWait
-		if res, err = b.store.PutMessage(m); err != nil {
+		if plain.inline {
+			res, err = b.store.PutMessageInline(m)
+		} else {
+			res, err = b.store.PutMessage(m)
+		}
+		if plain.inline && errors.Is(err, store.ErrWouldBlock) {
+			plain.wouldBlock = true
+			return nil
+		}
+		if err != nil {
 			return b.putFailure(resp, err)
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))

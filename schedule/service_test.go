@@ -33,7 +33,7 @@ func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 	h := &harness{t: t, dir: dir, clk: clk, levels: levels}
 	st, err := store.Open(store.Options{
 		Dir: dir, MappedFileSizeCommitLog: 64 << 10, MappedFileSizeConsumeQueue: 20 * 64,
-		Now: clk.Now,
+		Clock: clk,
 		TagsCode: func(topic string, props message.Props, storeMs int64) int64 {
 			if c, ok := levels.TagsCode(topic, props, storeMs); ok {
 				return c

@@ -49,6 +49,9 @@ type commitLog struct {
 	// warm, when set (while the store is open), zero-fills ahead of the
 	// writer; every range is reserved with it before bytes are copied in.
 	warm *warmer
+	// alloc, when set (while the store is open), creates the next segment
+	// ahead of the writer (commitlog_alloc.go).
+	alloc *segmentAllocator
 
 	// wbuf is the scratch buffer of direct appends (commitlog_pwrite.go);
 	// Store.putMu guards it.
@@ -155,24 +158,43 @@ func (c *commitLog) record(off int64, wantSize int32, fn func(b []byte, l *messa
 // them and their global offset: the mapped bytes themselves, or with direct
 // a scratch buffer that is then pwritten there. When fewer than n+8 bytes
 // remain in the current file, the rest of it becomes a BLANK record and the
-// bytes go to a new file. n+8 must not exceed the file size. Store.putMu must
-// be held.
+// bytes go to the next file. n+8 must not exceed the file size. Store.putMu
+// must be held.
+//
+// appendLocked never waits for the disk: when the next segment is not
+// created yet (commitlog_alloc.go) or the warmer is zeroing the range
+// (commitlog_warm.go), it returns an ErrWouldBlock (errWaitSegment,
+// errWaitWarm) having changed nothing, and the caller may release putMu,
+// awaitWritable and try again.
 func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy int64)) (int64, error) {
 	cur := c.maxOffset.Load()
 	f := c.last()
+	blank := false
 	if f == nil || cur >= f.end() {
-		var err error
-		if f, err = c.roll(cur); err != nil {
+		f = nil
+	} else if int64(n)+blankRecordLength > f.end()-cur {
+		blank = true
+	}
+	if f == nil || blank {
+		at := cur
+		if blank {
+			at = f.end()
+		}
+		if ok, err := c.segmentReady(at - at%c.fileSize); !ok {
+			if err == nil {
+				err = errWaitSegment
+			}
 			return 0, err
 		}
 	}
-	// Reserved once the segment exists, so that the warmer finds it. The
-	// range covers the BLANK header too when it comes to that (n > 8).
-	if c.warm != nil {
-		c.warm.reserve(cur, cur+int64(n), direct)
+	// Reserved before anything is written, so that the warmer keeps away.
+	// In the current file the range covers the BLANK header too when it
+	// comes to that (n > 8).
+	if f != nil && c.warm != nil && !c.warm.tryReserve(cur, cur+int64(n), direct) {
+		return 0, errWaitWarm
 	}
-	rel := cur - f.start
-	if rest := f.size() - rel; int64(n)+blankRecordLength > rest {
+	if blank {
+		rel, rest := cur-f.start, f.end()-cur
 		var err error
 		if direct {
 			err = pwriteBlank(f, rel, rest)
@@ -186,15 +208,21 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 			return 0, err
 		}
 		c.maxOffset.Store(f.end())
-		cur = f.end()
+		cur, f = f.end(), nil
+	}
+	if f == nil {
+		// The new segment is reserved before it is listed, where the warmer
+		// could claim its first chunk: the warmer's chunk lies in a listed
+		// file, below cur, so this never fails.
+		if c.warm != nil && !c.warm.tryReserve(cur, cur+int64(n), direct) {
+			return 0, errWaitWarm
+		}
+		var err error
 		if f, err = c.roll(cur); err != nil {
 			return 0, err
 		}
-		rel = 0
-		if c.warm != nil {
-			c.warm.reserve(cur, cur+int64(n), direct)
-		}
 	}
+	rel := cur - f.start
 	if direct {
 		b := c.scratch(n)
 		write(b, cur)
@@ -210,6 +238,35 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 	return cur, nil
 }
 
+// segmentReady reports whether the segment starting at start can be listed
+// without waiting for the disk (always, without an allocator: roll creates
+// it then), or the error its allocation failed with.
+func (c *commitLog) segmentReady(start int64) (bool, error) {
+	if c.alloc == nil {
+		return true, nil
+	}
+	return c.alloc.ready(start)
+}
+
+// The ErrWouldBlock of appendLocked, by what it would wait for.
+var (
+	errWaitSegment = fmt.Errorf("%w: the next commitlog file is not created yet", ErrWouldBlock)
+	errWaitWarm    = fmt.Errorf("%w: the commitlog range is being warmed up", ErrWouldBlock)
+)
+
+// awaitWritable waits, without Store.putMu, until what made appendLocked
+// return err (errWaitSegment or errWaitWarm) may have changed: the pending
+// segment allocation completed, or the warmer finished the chunk it was
+// zeroing.
+func (c *commitLog) awaitWritable(err error) {
+	switch {
+	case err == errWaitSegment && c.alloc != nil:
+		c.alloc.wait()
+	case err == errWaitWarm && c.warm != nil:
+		c.warm.waitIdle()
+	}
+}
+
 // last returns the newest file; only the put path (and recovery) changes the
 // tail, so it may read files without the lock.
 func (c *commitLog) last() *mappedFile {
@@ -219,17 +276,24 @@ func (c *commitLog) last() *mappedFile {
 	return c.files[len(c.files)-1]
 }
 
-// roll creates the file starting at the file boundary at or below at.
+// roll lists the file starting at the file boundary at or below at: the
+// allocator's ready file (segmentReady said so), or without an allocator one
+// created here.
 func (c *commitLog) roll(at int64) (*mappedFile, error) {
 	start := at - at%c.fileSize
-	f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, true)
+	var f *mappedFile
+	var err error
+	if c.alloc != nil {
+		f, err = c.alloc.take(start)
+	} else {
+		f, err = c.createSegment(start)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("store: create commitlog file %s: %w", segmentName(start), err)
+		return nil, err
 	}
 	c.mu.Lock()
 	c.files = append(c.files, f)
 	c.mu.Unlock()
-	c.log.Info().Str("file", f.path).Msg("commitlog file created")
 	return f, nil
 }
 

@@ -38,7 +38,7 @@ func (s *Store) OnFlushed(end int64, fn func(ok bool)) {
 		return
 	}
 	s.waiters.mu.Lock()
-	s.waiters.list = append(s.waiters.list, flushWaiter{end: end, deadline: time.Now().Add(s.opts.SyncFlushTimeout), fn: fn})
+	s.waiters.list = append(s.waiters.list, flushWaiter{end: end, deadline: s.opts.Clock.Now().Add(s.opts.SyncFlushTimeout), fn: fn})
 	s.waiters.mu.Unlock()
 	select {
 	case s.flushWake <- struct{}{}:
@@ -50,7 +50,7 @@ func (s *Store) OnFlushed(end int64, fn func(ok bool)) {
 // when expire is set, those past their deadline with false.
 func (s *Store) completeWaiters(expire bool) {
 	flushed := s.cl.flushedOffset.Load()
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	var done []flushWaiter
 	var late []flushWaiter
 	s.waiters.mu.Lock()

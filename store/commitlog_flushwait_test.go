@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rmq/internal/clock"
 )
 
 // putNoWait stores a message without waiting and returns the end of its bytes.
@@ -57,24 +59,42 @@ func TestOnFlushedCallsAfterTheCoveringFlush(t *testing.T) {
 	}
 }
 
+// The deadline of a callback is on the store's clock: it expires once that
+// clock passes SyncFlushTimeout, not before, however long the disk takes.
 func TestOnFlushedTimesOut(t *testing.T) {
+	clk := clock.NewManual(time.UnixMilli(1_800_000_000_000))
 	o := syncOptions(t)
-	o.SyncFlushTimeout = 60 * time.Millisecond
+	o.Clock = clk
+	o.SyncFlushTimeout = 200 * time.Millisecond
+	o.FlushConsumeQueueInterval = time.Hour // only the expiry timer fires below
 	s := openStore(t, o)
 	gate := make(chan struct{})
 	s.cl.beforeFlush = func() { <-gate } // the disk never finishes
 	t.Cleanup(func() { close(gate) })
 	end := putNoWait(t, s, 0)
 	got := make(chan bool, 1)
-	start := time.Now()
 	s.OnFlushed(end, func(ok bool) { got <- ok })
+	// The expiry loop and the queue flush loop wait on the clock.
+	waitFor(t, 5*time.Second, "the flush loops' timers", func() bool { return clk.Pending() == 2 })
+
+	// Each expiry pass ends by arming the next tick: once a timer is created
+	// after the advance, the pass that saw the new time is over.
+	expiryPass := func(d time.Duration) {
+		created := clk.TimerCreated()
+		clk.Advance(d)
+		<-created
+	}
+	expiryPass(100 * time.Millisecond)
+	select {
+	case ok := <-got:
+		t.Fatalf("callback ran (ok=%v) before the clock passed SyncFlushTimeout", ok)
+	default:
+	}
+	expiryPass(150 * time.Millisecond)
 	select {
 	case ok := <-got:
 		if ok {
 			t.Fatal("callback reported durable bytes the disk never synced")
-		}
-		if d := time.Since(start); d < o.SyncFlushTimeout {
-			t.Fatalf("timed out after %v, before SyncFlushTimeout %v", d, o.SyncFlushTimeout)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no callback after the timeout")

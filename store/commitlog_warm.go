@@ -21,8 +21,9 @@ import (
 //	                                       done ->|<- busy chunk ->|
 //
 // The writer reserves every range before copying into it; a reservation that
-// overlaps the chunk being zeroed waits for it, and the warmer never starts a
-// chunk below the highest reservation, so zeros never overwrite a record.
+// overlaps the chunk being zeroed is refused (the writer waits for the chunk
+// outside Store.putMu and tries again), and the warmer never starts a chunk
+// below the highest reservation, so zeros never overwrite a record.
 //
 // The page cache sizes the folios it allocates for a write by the write's
 // length, and a write into a folio walks every block head of it: ext4's
@@ -72,13 +73,15 @@ func newWarmer(cl *commitLog, from int64) *warmer {
 	return w
 }
 
-// reserve is called by the writer (under Store.putMu) before it copies into
-// [from, to), direct when it pwrites there: it waits while that range is
-// being zeroed and keeps the warmer away from it afterwards.
-func (w *warmer) reserve(from, to int64, direct bool) {
+// tryReserve is called by the writer (under Store.putMu) before it copies
+// into [from, to), direct when it pwrites there: it keeps the warmer away
+// from that range, or reports false, having changed nothing, while the range
+// is being zeroed (waitIdle waits for that chunk).
+func (w *warmer) tryReserve(from, to int64, direct bool) bool {
 	w.mu.Lock()
-	for w.busyTo > from && w.busyFrom < to {
-		w.cond.Wait()
+	if w.busyTo > from && w.busyFrom < to {
+		w.mu.Unlock()
+		return false
 	}
 	w.reserved = max(w.reserved, to)
 	w.write = warmWriteMapped
@@ -93,6 +96,17 @@ func (w *warmer) reserve(from, to int64, direct bool) {
 		default:
 		}
 	}
+	return true
+}
+
+// waitIdle waits until no chunk is being zeroed (the warmer may claim the
+// next one at once).
+func (w *warmer) waitIdle() {
+	w.mu.Lock()
+	for w.busyTo != 0 {
+		w.cond.Wait()
+	}
+	w.mu.Unlock()
 }
 
 // run zeroes chunk after chunk until ahead bytes beyond the reservations are
@@ -172,4 +186,38 @@ func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
 		off += n
 	}
 	return syscall.Fdatasync(int(f.file.Fd()))
+}
+
+// prewarm zeroes and syncs the first bytes of f, a segment the allocator has
+// just created and nobody writes yet, so that the writer finds them ready
+// after the roll instead of waiting for the warmer there. It returns the
+// bytes done, for took. zeros is the allocator's own buffer.
+func (w *warmer) prewarm(f *mappedFile, zeros []byte) int64 {
+	w.mu.Lock()
+	n, step := min(w.ahead, f.size()), min(int64(len(zeros)), max(w.write, pageSize))
+	failed := w.failed
+	w.mu.Unlock()
+	if failed {
+		return 0
+	}
+	for off := int64(0); off < n; off += step {
+		if _, err := f.file.WriteAt(zeros[:min(step, n-off)], off); err != nil {
+			w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
+			return 0
+		}
+	}
+	if err := syscall.Fdatasync(int(f.file.Fd())); err != nil {
+		w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
+		return 0
+	}
+	return n
+}
+
+// took tells the warmer that the writer rolled to the segment starting at
+// start, whose first warmed bytes prewarm zeroed: there is nothing to do
+// below start+warmed. The writer is at start, past everything below.
+func (w *warmer) took(start, warmed int64) {
+	w.mu.Lock()
+	w.done = max(w.done, start+warmed)
+	w.mu.Unlock()
 }

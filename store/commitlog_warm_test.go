@@ -48,40 +48,49 @@ func TestWarmerNext(t *testing.T) {
 	}
 }
 
-func TestWarmerReserveWaitsForOverlappingChunk(t *testing.T) {
+func TestWarmerRefusesReservationOverlappingChunk(t *testing.T) {
 	cl := newCommitLog(t.TempDir(), 64<<10, testOptions("").Logger)
-	w := newWarmer(cl, 0)
-	w.busyFrom, w.busyTo = 8192, 12288
 	tests := []struct {
 		name     string
 		from, to int64
-		blocks   bool
+		refused  bool
 	}{
-		{name: "below the chunk", from: 0, to: 8192, blocks: false},
-		{name: "above the chunk", from: 12288, to: 20000, blocks: false},
-		{name: "overlapping the chunk", from: 8000, to: 9000, blocks: true},
+		{name: "below the chunk", from: 0, to: 8192, refused: false},
+		{name: "above the chunk", from: 12288, to: 20000, refused: false},
+		{name: "overlapping the chunk", from: 8000, to: 9000, refused: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			returned := make(chan struct{})
+			w := newWarmer(cl, 0)
+			w.busyFrom, w.busyTo = 8192, 12288
+			ok := w.tryReserve(tc.from, tc.to, false)
+			if ok == tc.refused {
+				t.Fatalf("tryReserve(%d, %d) = %v with [8192, 12288) being zeroed", tc.from, tc.to, ok)
+			}
+			want := int64(0)
+			if ok {
+				want = tc.to
+			}
+			if w.reserved != want {
+				t.Fatalf("reserved %d, want %d", w.reserved, want)
+			}
+			if !tc.refused {
+				return
+			}
+			// waitIdle returns once the chunk is done, and the range can then
+			// be reserved.
+			idle := make(chan struct{})
 			go func() {
-				w.reserve(tc.from, tc.to, false)
-				close(returned)
+				w.waitIdle()
+				close(idle)
 			}()
-			select {
-			case <-returned:
-				if tc.blocks {
-					t.Fatal("reserve returned while the chunk it overlaps was being zeroed")
-				}
-			case <-time.After(100 * time.Millisecond):
-				if !tc.blocks {
-					t.Fatal("reserve blocked on a chunk it does not overlap")
-				}
-				w.mu.Lock()
-				w.busyFrom, w.busyTo = 0, 0
-				w.cond.Broadcast()
-				w.mu.Unlock()
-				<-returned
+			w.mu.Lock()
+			w.busyFrom, w.busyTo = 0, 0
+			w.cond.Broadcast()
+			w.mu.Unlock()
+			<-idle
+			if !w.tryReserve(tc.from, tc.to, false) {
+				t.Fatal("refused after the chunk was done")
 			}
 		})
 	}
@@ -173,7 +182,7 @@ func TestWarmerWriteSizeFollowsTheWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := newWarmer(cl, 0)
-			w.reserve(0, 100, tc.direct)
+			w.tryReserve(0, 100, tc.direct)
 			g, from, to, ok := w.next()
 			if !ok {
 				t.Fatal("no chunk claimed")

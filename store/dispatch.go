@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"rmq/message"
 )
@@ -124,36 +125,7 @@ func (s *Store) dispatchAvailable() {
 		if from >= s.cl.maxOffset.Load() {
 			return
 		}
-		batch := s.pending[:0]
-		next := from
-		err := s.cl.read(from, func(b []byte) error {
-			p := 0
-			for p < len(b) && len(batch) < dispatchBatch {
-				l, kind := checkRecordFast(b, p)
-				if kind == recBlank {
-					p = len(b) // a BLANK runs to the file end, which b reaches
-					break
-				}
-				if kind == recBad {
-					// Published bytes the put path wrote should never fail; skip
-					// to the next verifiable record rather than stall dispatch.
-					q := resync(b, p+1, len(b), from)
-					s.stats.dispatchErrors.Add(1)
-					s.log.Error().Int64("phyOffset", from+int64(p)).Int("resyncAt", q).Msg("dispatch: unreadable record skipped")
-					if q < 0 {
-						p = len(b)
-						break
-					}
-					p = q
-					continue
-				}
-				batch = append(batch, pendingDispatch{})
-				parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1])
-				p += l.Total
-			}
-			next = from + int64(p)
-			return nil
-		})
+		batch, next, err := s.readRecords(from, math.MaxInt64, s.pending[:0], true)
 		if err != nil {
 			// from is not inside any file: nothing can be dispatched there.
 			s.log.Error().Err(err).Int64("reput", from).Msg("dispatch: cannot read commitlog")
@@ -166,6 +138,45 @@ func (s *Store) dispatchAvailable() {
 		s.reput.Store(next)
 		s.signalProgress()
 	}
+}
+
+// readRecords parses the published records from from (in its file, below
+// to, at most dispatchBatch of them) into batch, and returns it with the
+// offset after what was read: past a BLANK that is the file end. Records
+// that fail framing are skipped to the next position that parses; with
+// report each skip is counted and logged (the dispatcher: bytes this
+// process wrote should never fail).
+func (s *Store) readRecords(from, to int64, batch []pendingDispatch, report bool) ([]pendingDispatch, int64, error) {
+	next := from
+	err := s.cl.read(from, func(b []byte) error {
+		p := 0
+		for p < len(b) && len(batch) < dispatchBatch && from+int64(p) < to {
+			l, kind := checkRecordFast(b, p)
+			if kind == recBlank {
+				p = len(b) // a BLANK runs to the file end, which b reaches
+				break
+			}
+			if kind == recBad {
+				q := resync(b, p+1, len(b), from)
+				if report {
+					s.stats.dispatchErrors.Add(1)
+					s.log.Error().Int64("phyOffset", from+int64(p)).Int("resyncAt", q).Msg("dispatch: unreadable record skipped")
+				}
+				if q < 0 {
+					p = len(b)
+					break
+				}
+				p = q
+				continue
+			}
+			batch = append(batch, pendingDispatch{})
+			parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1])
+			p += l.Total
+		}
+		next = from + int64(p)
+		return nil
+	})
+	return batch, next, err
 }
 
 // checkRecordFast classifies the record at b[p:] by framing only: the

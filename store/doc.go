@@ -73,6 +73,39 @@
 // mapped are read with pread. Consume queues are
 // fsynced every FlushConsumeQueueInterval, then the checkpoint is rewritten.
 //
+// # Segment roll: files are created ahead, never by a put
+//
+// Creating a commitlog file (truncate to full size, fallocate, fsync the file
+// and the directory) takes milliseconds, and a put runs under the put lock,
+// for a send served inline on a remoting event loop. So the allocator
+// goroutine creates each file before a put needs it, in this order:
+//
+//  1. when a file becomes the newest (Open, or a roll listing it), the file
+//     after it is asked for;
+//  2. the allocator creates it under its final name: create, truncate,
+//     fallocate, fsync the file, fsync the directory, map it, then zero and
+//     fdatasync its first bytes as the warm-up would; the put lock is not
+//     held;
+//  3. a put that reaches the end of the current file writes the BLANK record
+//     and lists the ready file (no I/O), which asks for the next one (1);
+//  4. a put that finds the next file not ready yet, or the range it would
+//     write being zeroed by the warm-up, changes nothing and releases the put
+//     lock: PutMessageInline returns ErrWouldBlock (the broker then serves
+//     the send on its worker pool), PutMessage waits for the allocator or the
+//     warm-up chunk and tries again.
+//
+// A crash between any two steps leaves at most one file past the newest one
+// in use, empty, short or all zeros: loading accepts it (and a cut tail just
+// before it), and recovery removes it because it starts past the commitlog
+// end; the allocator then creates it again.
+//
+// # Clock
+//
+// Options.Clock (internal/clock) gives the store timestamps, the checkpoint
+// and index times, the ASYNC_FLUSH and consume-queue flush periods, and the
+// SYNC_FLUSH timeouts (waitFlushed, OnFlushed); tests drive them with a
+// manual clock. Only the group-commit pacing reads the wall clock.
+//
 // # Recovery
 //
 // Open creates the abort marker; Close flushes everything, writes the

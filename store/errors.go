@@ -29,6 +29,10 @@ var (
 	ErrNotFound = errors.New("store: not found")
 	// ErrDiskFull: a new segment file could not be allocated (ENOSPC).
 	ErrDiskFull = errors.New("store: disk full")
+	// ErrWouldBlock: PutMessageInline refused a put that would have had to
+	// wait for the disk (the next commitlog file not created yet, or the
+	// warm-up zeroing the range); nothing was stored. PutMessage would wait.
+	ErrWouldBlock = errors.New("store: put would wait for the disk")
 	// ErrLocked: another process holds the store directory's lock file.
 	ErrLocked = errors.New("store: directory is locked by another process")
 )

@@ -7,13 +7,18 @@ import (
 // asyncFlushLoop fsyncs the commitlog every FlushInterval (ASYNC_FLUSH).
 func (s *Store) asyncFlushLoop() {
 	defer s.flushWG.Done()
-	t := time.NewTicker(s.opts.FlushInterval)
-	defer t.Stop()
+	s.every(s.opts.FlushInterval, s.flushCommitLog)
+}
+
+// every runs fn each period of the store's clock until stopFlush is closed.
+func (s *Store) every(period time.Duration, fn func()) {
 	for {
+		t := s.opts.Clock.NewTimer(period)
 		select {
-		case <-t.C:
-			s.flushCommitLog()
+		case <-t.C():
+			fn()
 		case <-s.stopFlush:
+			t.Stop()
 			return
 		}
 	}
@@ -34,7 +39,9 @@ const (
 
 // groupCommitLoop is the SYNC_FLUSH flusher: each wake-up fsyncs everything
 // published so far, which acknowledges every put waiting at that moment with
-// a single fsync, and runs the OnFlushed callbacks that flush covers.
+// a single fsync, and runs the OnFlushed callbacks that flush covers. Its
+// pacing reads the wall clock, not Options.Clock: it measures what syncs
+// cost, and a test clock that stands still must not hold puts back.
 func (s *Store) groupCommitLoop() {
 	defer s.flushWG.Done()
 	var lastStart time.Time
@@ -62,18 +69,11 @@ func (s *Store) groupCommitLoop() {
 // SyncFlushTimeout; it is not the flusher, which a hung disk holds.
 func (s *Store) expireWaitersLoop() {
 	defer s.flushWG.Done()
-	tick := time.NewTicker(flushWaitTick)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-			if s.pendingWaiters() {
-				s.completeWaiters(true)
-			}
-		case <-s.stopFlush:
-			return
+	s.every(flushWaitTick, func() {
+		if s.pendingWaiters() {
+			s.completeWaiters(true)
 		}
-	}
+	})
 }
 
 func (s *Store) flushCommitLog() {
@@ -110,9 +110,9 @@ func (s *Store) waitFlushed(end int64) bool {
 		default: // a wake-up is already pending
 		}
 		if timeout == nil {
-			t := time.NewTimer(s.opts.SyncFlushTimeout)
+			t := s.opts.Clock.NewTimer(s.opts.SyncFlushTimeout)
 			defer t.Stop()
-			timeout = t.C
+			timeout = t.C()
 		}
 		select {
 		case <-epoch:
@@ -126,17 +126,10 @@ func (s *Store) waitFlushed(end int64) bool {
 // FlushConsumeQueueInterval.
 func (s *Store) queueFlushLoop() {
 	defer s.flushWG.Done()
-	t := time.NewTicker(s.opts.FlushConsumeQueueInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			if err := s.checkpointNow(); err != nil {
-				s.stats.flushErrors.Add(1)
-				s.log.Error().Err(err).Msg("consume queue flush / checkpoint failed")
-			}
-		case <-s.stopFlush:
-			return
+	s.every(s.opts.FlushConsumeQueueInterval, func() {
+		if err := s.checkpointNow(); err != nil {
+			s.stats.flushErrors.Add(1)
+			s.log.Error().Err(err).Msg("consume queue flush / checkpoint failed")
 		}
-	}
+	})
 }

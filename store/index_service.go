@@ -320,7 +320,7 @@ func (s *Store) openIndexAndCatchUp() error {
 	if s.opts.Index.Disabled {
 		return nil
 	}
-	x, err := openIndex(s.opts.Dir, s.opts.Index, s.opts.Now, s.log)
+	x, err := openIndex(s.opts.Dir, s.opts.Index, s.opts.Clock.Now, s.log)
 	if err != nil {
 		return err
 	}
@@ -332,32 +332,7 @@ func (s *Store) openIndexAndCatchUp() error {
 	}
 	var records int64
 	for from < to {
-		var batch []pendingDispatch
-		next := from
-		err := s.cl.read(from, func(b []byte) error {
-			p := 0
-			for p < len(b) && len(batch) < dispatchBatch && from+int64(p) < to {
-				l, kind := checkRecordFast(b, p)
-				if kind == recBlank {
-					p = len(b)
-					break
-				}
-				if kind == recBad {
-					q := resync(b, p+1, len(b), from)
-					if q < 0 {
-						p = len(b)
-						break
-					}
-					p = q
-					continue
-				}
-				batch = append(batch, pendingDispatch{})
-				parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1])
-				p += l.Total
-			}
-			next = from + int64(p)
-			return nil
-		})
+		batch, next, err := s.readRecords(from, to, nil, false)
 		if err != nil {
 			s.log.Error().Err(err).Int64("from", from).Msg("index: catch-up cannot read the commitlog")
 			break

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"rmq/internal/clock"
 	"rmq/message"
 )
 
@@ -130,13 +130,12 @@ func TestQueryMessageByKeysAndUniqKey(t *testing.T) {
 
 func TestQueryMessageTimeWindow(t *testing.T) {
 	o := testOptions(t.TempDir())
-	var nowMs atomic.Int64 // read by the dispatch goroutine too
-	nowMs.Store(1_800_000_000_000)
-	o.Now = func() time.Time { return time.UnixMilli(nowMs.Load()) }
+	clk := clock.NewManual(time.UnixMilli(1_800_000_000_000))
+	o.Clock = clk
 	s := openStore(t, o)
 	for i := 0; i < 4; i++ {
 		mustPut(t, s, keyedMessage(indexTopic, i, "k", fmt.Sprintf("U%d", i)))
-		nowMs.Add(10_000)
+		clk.Advance(10 * time.Second)
 	}
 	waitDispatched(t, s)
 	base := int64(1_800_000_000_000)

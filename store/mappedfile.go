@@ -191,9 +191,11 @@ func (m *mappedFile) remove() error {
 // checkSegments verifies the segment files of dir before any is opened: each
 // name is a multiple of size and every file has exactly size bytes, except
 // that the newest may be shorter — and is then extended with zeros — when it
-// is empty (a crash while creating it) or when older files prove the size (a
-// cut tail). Anything else usually means the configured file size changed,
-// which would misplace every offset, so nothing is touched.
+// is empty (a crash while creating it) or when other files prove the size (a
+// cut tail), and so may the one before it (a cut tail under a segment
+// created ahead, commitlog_alloc.go). Anything else usually means the
+// configured file size changed, which would misplace every offset, so
+// nothing is touched.
 func checkSegments(dir string, starts []int64, size int64) error {
 	for i, start := range starts {
 		name := segmentName(start)
@@ -204,7 +206,8 @@ func checkSegments(dir string, starts []int64, size int64) error {
 		if err != nil {
 			return err
 		}
-		shortOK := i == len(starts)-1 && (st.Size() == 0 || i > 0)
+		shortOK := i == len(starts)-1 && (st.Size() == 0 || i > 0) ||
+			i == len(starts)-2
 		if n := st.Size(); n > size || n < size && !shortOK {
 			return fmt.Errorf("%w: %s has %d bytes, want %d (was the file size changed?)", ErrCorrupt, filepath.Join(dir, name), n, size)
 		}

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"time"
 
+	"rmq/internal/clock"
+
 	"github.com/rs/zerolog"
 
 	"rmq/message"
@@ -85,9 +87,16 @@ type Options struct {
 	OnDispatch func(d DispatchRequest)
 	// Index configures the key index behind QueryMessage (index_service.go).
 	Index IndexOptions
-	// Now is the clock for store timestamps (time.Now when nil).
-	Now    func() time.Time
-	Logger zerolog.Logger // the zero Logger is silent
+	// Clock is read for store timestamps and checkpoint times and drives
+	// the flush periods and the SYNC_FLUSH timeouts (clock.Real{} when nil).
+	// The group-commit pacing alone stays on the wall clock: it measures
+	// the cost of syncs, not a period anyone waits for.
+	Clock clock.Clock
+	// BeforeSegmentCreate, when set (a failpoint for tests), runs on the
+	// allocator goroutine before it creates the commitlog file starting at
+	// the given offset; while it blocks, that file stays unready.
+	BeforeSegmentCreate func(start int64)
+	Logger              zerolog.Logger // the zero Logger is silent
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.
@@ -131,8 +140,8 @@ func (o Options) normalized() (Options, error) {
 	if a := o.StoreHost.Addr(); a.Is4In6() {
 		o.StoreHost = netip.AddrPortFrom(a.Unmap(), o.StoreHost.Port())
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
 	}
 	return o, errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	"rmq/message"
@@ -45,14 +46,26 @@ type PutResult struct {
 // unit, as in Java.
 func (s *Store) PutMessage(m *message.Message) (*PutResult, error) {
 	ms := [1]*message.Message{m}
-	return s.put(ms[:], false)
+	return s.put(ms[:], false, false)
+}
+
+// PutMessageInline is PutMessage for a caller that must not wait for the
+// disk (a remoting event loop): where PutMessage would wait for the next
+// commitlog file to be created or for the warm-up of the range, it returns
+// ErrWouldBlock having stored nothing, and the caller is to call PutMessage
+// from a goroutine that may wait. It still takes the put lock, which no
+// put holds while waiting for the disk, and it still waits for the SYNC_FLUSH
+// fsync unless m.SkipFlushWait is set.
+func (s *Store) PutMessageInline(m *message.Message) (*PutResult, error) {
+	ms := [1]*message.Message{m}
+	return s.put(ms[:], false, true)
 }
 
 // PutMessages stores a batch atomically on one topic/queue with consecutive
 // queue offsets: all records land in one commitlog file, in order, or none
 // does. Transactional prepared/rollback flags are refused in a batch.
 func (s *Store) PutMessages(msgs []*message.Message) (*PutResult, error) {
-	return s.put(msgs, true)
+	return s.put(msgs, true, false)
 }
 
 // prepare validates m and builds its record fields (everything except the
@@ -91,7 +104,9 @@ func (s *Store) prepare(m *message.Message, f *message.Record) error {
 	return nil
 }
 
-func (s *Store) put(msgs []*message.Message, batch bool) (*PutResult, error) {
+// put stores msgs; inline refuses with ErrWouldBlock where it would wait
+// for the disk.
+func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -130,37 +145,51 @@ func (s *Store) put(msgs []*message.Message, batch bool) (*PutResult, error) {
 	tt := message.TransactionType(msgs[0].SysFlag)
 	counted := tt != message.TransactionPreparedType && tt != message.TransactionRollbackType
 
-	s.putMu.Lock()
-	if s.closed.Load() {
-		s.putMu.Unlock()
-		return nil, ErrClosed
-	}
 	key := queueKey{msgs[0].Topic, msgs[0].QueueID}
-	queueOffset := int64(0)
-	if counted {
-		queueOffset = s.queueOffsets[key]
-	}
-	// Store timestamps come from the clock under the lock, so they follow
-	// commitlog order as closely as the clock allows.
-	storeTS := s.opts.Now().UnixMilli()
-	phy, err := s.cl.appendLocked(total, s.directAppend(), func(b []byte, at int64) {
-		off := 0
-		for i := range fields {
-			f := &fields[i]
-			n := f.Size()
-			f.PhysicalOffset = at + int64(off)
-			if counted {
-				f.QueueOffset = queueOffset + int64(i)
-			}
-			f.StoreTimestamp = storeTS
-			f.Encode(b[off : off+n])
-			off += n
+	var queueOffset, phy, storeTS int64
+	var err error
+	for {
+		s.putMu.Lock()
+		if s.closed.Load() {
+			s.putMu.Unlock()
+			return nil, ErrClosed
 		}
-	})
-	if err == nil && counted {
-		s.queueOffsets[key] = queueOffset + int64(len(fields))
+		queueOffset = 0
+		if counted {
+			queueOffset = s.queueOffsets[key]
+		}
+		// Store timestamps come from the clock under the lock, so they follow
+		// commitlog order as closely as the clock allows.
+		storeTS = s.opts.Clock.Now().UnixMilli()
+		phy, err = s.cl.appendLocked(total, s.directAppend(), func(b []byte, at int64) {
+			off := 0
+			for i := range fields {
+				f := &fields[i]
+				n := f.Size()
+				f.PhysicalOffset = at + int64(off)
+				if counted {
+					f.QueueOffset = queueOffset + int64(i)
+				}
+				f.StoreTimestamp = storeTS
+				f.Encode(b[off : off+n])
+				off += n
+			}
+		})
+		if err == nil && counted {
+			s.queueOffsets[key] = queueOffset + int64(len(fields))
+		}
+		s.putMu.Unlock()
+		if err == nil || inline || !errors.Is(err, ErrWouldBlock) {
+			break
+		}
+		// Nothing was written: wait for the disk without the lock, then
+		// take the lock and the queue offset again.
+		s.cl.awaitWritable(err)
 	}
-	s.putMu.Unlock()
+	if err != nil && errors.Is(err, ErrWouldBlock) {
+		s.stats.putWouldBlock.Add(1)
+		return nil, err
+	}
 	if err != nil {
 		s.stats.putFailures.Add(1)
 		return nil, err

@@ -74,7 +74,7 @@ func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
 	if err := s.flushQueues(); err != nil {
 		return err
 	}
-	return s.ckpt.write(end, s.reput.Load(), s.opts.Now().UnixMilli())
+	return s.ckpt.write(end, s.reput.Load(), s.opts.Clock.Now().UnixMilli())
 }
 
 // dropFilesAfter deletes commitlog files that start past end.

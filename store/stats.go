@@ -10,6 +10,7 @@ type storeStats struct {
 	putMessages    atomic.Int64
 	putBytes       atomic.Int64
 	putFailures    atomic.Int64
+	putWouldBlock  atomic.Int64 // inline puts refused with ErrWouldBlock
 	flushTimeouts  atomic.Int64
 	flushErrors    atomic.Int64
 	dispatchErrors atomic.Int64
@@ -41,6 +42,7 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"putMessageSizeTotal":          i(st.putBytes.Load()),
 		"putMessageFailedTimes":        i(st.putFailures.Load()),
 		"putMessageFlushTimeouts":      i(st.flushTimeouts.Load()),
+		"putMessageInlineWouldBlock":   i(st.putWouldBlock.Load()),
 		"flushErrors":                  i(st.flushErrors.Load()),
 		"dispatchErrors":               i(st.dispatchErrors.Load()),
 		"getMessageTimesTotal":         i(st.getCalls.Load()),

@@ -104,7 +104,7 @@ func Open(opts Options) (*Store, error) {
 		flushWake:    make(chan struct{}, 1),
 		flushEpoch:   make(chan struct{}),
 		stopFlush:    make(chan struct{}),
-		bootTime:     o.Now(),
+		bootTime:     o.Clock.Now(),
 	}
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -152,12 +152,20 @@ func Open(opts Options) (*Store, error) {
 	// the writers; they are set before any goroutine that reads them starts.
 	s.cl.readUpTo = s.reput.Load
 	s.cl.warm = newWarmer(s.cl, s.cl.maxOffset.Load())
+	s.cl.alloc = newSegmentAllocator(s.cl, o.BeforeSegmentCreate)
+	if f := s.cl.last(); f != nil {
+		s.cl.alloc.request(f.end())
+	}
 	s.dispatchWG.Add(1)
 	go s.dispatchLoop()
-	s.flushWG.Add(3)
+	s.flushWG.Add(4)
 	go func() {
 		defer s.flushWG.Done()
 		s.cl.warm.run(s.stopFlush)
+	}()
+	go func() {
+		defer s.flushWG.Done()
+		s.cl.alloc.run()
 	}()
 	if o.FlushDiskType == SyncFlush {
 		s.flushWG.Add(1)
@@ -368,7 +376,7 @@ func (s *Store) checkpointNow() error {
 	if err := s.flushQueues(); err != nil {
 		return err
 	}
-	return s.ckpt.write(s.cl.flushedOffset.Load(), logics, s.opts.Now().UnixMilli())
+	return s.ckpt.write(s.cl.flushedOffset.Load(), logics, s.opts.Clock.Now().UnixMilli())
 }
 
 // Close stops the goroutines after everything written is dispatched, flushes
@@ -389,6 +397,7 @@ func (s *Store) shutdown() error {
 	close(s.stopDispatch)
 	s.dispatchWG.Wait()
 	close(s.stopFlush)
+	close(s.cl.alloc.stop)
 	s.flushWG.Wait()
 
 	var errs []error
@@ -421,6 +430,9 @@ func (s *Store) releaseAll() error {
 		errs = append(errs, q.close())
 	}
 	if s.cl != nil {
+		if s.cl.alloc != nil {
+			errs = append(errs, s.cl.alloc.close())
+		}
 		errs = append(errs, s.cl.close())
 	}
 	if s.ckpt != nil {

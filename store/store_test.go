@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"rmq/internal/clock"
 	"rmq/message"
 )
 
@@ -421,7 +421,7 @@ func TestDispatchHooks(t *testing.T) {
 	var mu sync.Mutex
 	var order []int64
 	o := testOptions(t.TempDir())
-	o.Now = func() time.Time { return now }
+	o.Clock = clock.NewManual(now)
 	o.TagsCode = func(topic string, props message.Props, storeTS int64) int64 {
 		if topic == "SCHEDULE_TOPIC_XXXX" {
 			return storeTS + 10_000
@@ -454,13 +454,13 @@ func TestDispatchHooks(t *testing.T) {
 }
 
 func TestOffsetsByTime(t *testing.T) {
-	var clock atomic.Int64
+	clk := clock.NewManual(time.UnixMilli(0))
 	o := testOptions(t.TempDir())
-	o.Now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	o.Clock = clk
 	s := openStore(t, o)
 	times := []int64{1000, 1000, 2000, 3000, 5000}
 	for i, ts := range times {
-		clock.Store(ts)
+		clk.Set(time.UnixMilli(ts))
 		mustPut(t, s, testMessage("Time", 0, i))
 	}
 	waitDispatched(t, s)

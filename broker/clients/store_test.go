@@ -16,7 +16,7 @@ import (
 // withStore opens a small real store for the env's broker.
 func (e *clientTestEnv) withStore() *store.Store {
 	e.t.Helper()
-	st := storetest.TempStore(e.t, e.dir, func(o *store.Options) { o.Now = e.clk.Now })
+	st := storetest.TempStore(e.t, e.dir, func(o *store.Options) { o.Clock = e.clk })
 	e.s.store = st
 	return st
 }
