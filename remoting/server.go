@@ -95,6 +95,9 @@ type Server struct {
 	now      atomic.Int64
 	quit     chan struct{} // closed by Stop; ends idleLoop
 	idleDone chan struct{} // closed when idleLoop returns
+	// trafficHook, set by tests before Start, runs on the event loop at the
+	// end of every OnTraffic.
+	trafficHook func(c *Conn)
 }
 
 // NewServer builds a server; Start runs it.
@@ -243,26 +246,27 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	c.flushOut(gc)
-	act, frames := s.readFrames(c, gc)
-	if frames > 0 {
-		c.lastFrame.Store(s.now.Load())
-	}
+	act := s.readFrames(c, gc)
 	if c.inlineOut {
 		// Answers of requests served inline go out with one write per
 		// read, not one wake-up each.
 		c.inlineOut = false
 		c.flushOut(gc)
 	}
+	if s.trafficHook != nil {
+		s.trafficHook(c)
+	}
 	return act
 }
 
 // readFrames decodes and dispatches every complete frame in the inbound
 // buffer and moves the start of an incomplete one to the connection's
-// partial-frame buffer (nextFrame), so gnet keeps no bytes between reads. It
-// returns the number of frames dispatched.
-func (s *Server) readFrames(c *Conn, gc gnet.Conn) (gnet.Action, int) {
+// partial-frame buffer (nextFrame), so gnet keeps no bytes between reads.
+// The first frame stamps the connection's idle clock, before any answer can
+// leave.
+func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
 	var in inbound = gc
-	frames := 0
+	stamped := false
 	for {
 		cmd, err := s.nextFrame(c, in)
 		if err != nil {
@@ -274,12 +278,15 @@ func (s *Server) readFrames(c *Conn, gc gnet.Conn) (gnet.Action, int) {
 			default:
 				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
 			}
-			return gnet.Close, frames
+			return gnet.Close
 		}
 		if cmd == nil {
-			return gnet.None, frames
+			return gnet.None
 		}
-		frames++
+		if !stamped {
+			c.lastFrame.Store(s.now.Load())
+			stamped = true
+		}
 		s.dispatch(c, cmd)
 	}
 }
