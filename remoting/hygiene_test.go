@@ -326,3 +326,35 @@ func TestServerConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameReaderAllocs pins the hot path: a frame read whole costs what
+// decoding it costs, nothing more; so does one split across two reads once
+// the connection has its small buffer.
+func TestFrameReaderAllocs(t *testing.T) {
+	frame := EncodeFrame(echoReq(SerializeRocketMQ, "allocs"))
+	decodeOnly := testing.AllocsPerRun(100, func() {
+		if _, err := decodeFrame(frame[4:], nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d := newStreamDecoder()
+	whole := testing.AllocsPerRun(100, func() {
+		d.in.b = frame
+		if cmd, err := d.srv.nextFrame(d.conn, &d.in); cmd == nil || err != nil {
+			t.Fatalf("whole frame: %v, %v", cmd, err)
+		}
+	})
+	split := testing.AllocsPerRun(100, func() {
+		d.in.b = frame[:10]
+		if cmd, err := d.srv.nextFrame(d.conn, &d.in); cmd != nil || err != nil {
+			t.Fatalf("first half: %v, %v", cmd, err)
+		}
+		d.in.b = frame[10:]
+		if cmd, err := d.srv.nextFrame(d.conn, &d.in); cmd == nil || err != nil {
+			t.Fatalf("second half: %v, %v", cmd, err)
+		}
+	})
+	if whole != decodeOnly || split != decodeOnly {
+		t.Fatalf("allocations per frame: decode %v, read whole %v, read in two %v", decodeOnly, whole, split)
+	}
+}
