@@ -25,6 +25,8 @@ import (
 //     buffers of all connections together may not exceed it. When a buffer
 //     would grow past it, the connection holding the largest buffer is
 //     closed (the one growing, if it holds the most), with a log line.
+//     The evicted connection's charge is returned at once, its memory
+//     when its event loop closes it, a moment later.
 //     Closing rather than answering SYSTEM_BUSY once the frame is complete:
 //     the memory is already held while the frame arrives, and a client that
 //     stalls mid-frame would never get the answer. Frames that arrive in one
