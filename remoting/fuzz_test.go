@@ -142,19 +142,41 @@ func (d *streamDecoder) feed(chunk []byte) {
 		d.done = end
 	}
 	d.buf = d.seen[d.done:]
-	p := d.conn.partial
+	p, capacity, charged := d.conn.partialBytes(), d.conn.partialCap(), d.srv.inflight.Load()
 	switch {
 	case !bytes.Equal(p, d.buf):
-		d.broken = fmt.Sprintf("partial buffer %q, want the %d bytes after the last frame", p, len(d.buf))
+		d.broken = fmt.Sprintf("partial frame %q, want the %d bytes after the last frame", p, len(d.buf))
 	case len(d.in.b) != 0:
 		d.broken = fmt.Sprintf("%d bytes left in the read buffer", len(d.in.b))
-	case cap(p) > max(partialKeep, 2*len(p)):
-		d.broken = fmt.Sprintf("partial buffer of capacity %d for %d bytes", cap(p), len(p))
-	case len(p) > 0 && int64(cap(p)) != d.srv.inflight.Load():
-		d.broken = fmt.Sprintf("partial buffer of capacity %d, %d charged", cap(p), d.srv.inflight.Load())
-	case len(p) == 0 && d.srv.inflight.Load() != 0:
-		d.broken = fmt.Sprintf("no partial frame, %d charged", d.srv.inflight.Load())
+	case capacity > max(partialKeep, 2*len(p)):
+		d.broken = fmt.Sprintf("partial frame of capacity %d for %d bytes", capacity, len(p))
+	case len(p) > 0 && int64(capacity) != charged:
+		d.broken = fmt.Sprintf("partial frame of capacity %d, %d charged", capacity, charged)
+	case len(p) == 0 && charged != 0:
+		d.broken = fmt.Sprintf("no partial frame, %d charged", charged)
 	}
+}
+
+// partialBytes is c's partial frame, head and chunks.
+func (c *Conn) partialBytes() []byte {
+	out := append([]byte(nil), c.partial...)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
+	}
+	return out
+}
+
+// partialCap is the capacity c holds for its partial frame: nothing but the
+// kept head between frames.
+func (c *Conn) partialCap() int {
+	if c.plen == 0 {
+		return 0
+	}
+	n := cap(c.partial)
+	for _, ch := range c.chunks {
+		n += cap(ch)
+	}
+	return n
 }
 
 // sliceInbound is the inbound interface over a plain buffer.
@@ -347,7 +369,7 @@ func checkCrossType(t *testing.T, cmd *Command) {
 // fails, and its fields must read back the same.
 func checkRawAgrees(t *testing.T, frame []byte, eager *Command, eagerErr error) {
 	t.Helper()
-	raw, err := decodeFrame(frame, func(int32) bool { return true })
+	raw, err := decodeFrame(frame, func(int32) bool { return true }, false)
 	if (err == nil) != (eagerErr == nil) {
 		t.Fatalf("eager decode error %v, raw decode error %v", eagerErr, err)
 	}

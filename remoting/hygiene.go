@@ -17,10 +17,12 @@ import (
 //     the Java NettyRemotingServer does. Stock clients send a heartbeat or a
 //     route query at least every 30 s, so they never meet it.
 //   - Partial frames: the bytes of a frame that has not arrived whole are
-//     copied out of gnet's read buffer into a per-connection buffer that grows
-//     with what has arrived (doubling up to 1 MiB, then by a quarter), never
-//     to the length the prefix declares, and never past that length. A frame
-//     read whole in one read is decoded in place, as before.
+//     copied out of gnet's read buffer into per-connection buffers that grow
+//     with what has arrived (a head of up to 64 KiB, then chunks of up to
+//     1 MiB, each as large as what has arrived so far), never to the length
+//     the prefix declares: the memory held stays below twice the bytes
+//     received. A frame read whole in one read is decoded in place, as
+//     before; a large one is assembled once, into its body.
 //   - Global budget (ServerOptions.MaxInflightBytes): the partial-frame
 //     buffers of all connections together may not exceed it. When a buffer
 //     would grow past it, the connection holding the largest buffer is
@@ -42,13 +44,13 @@ const (
 	DefaultMaxInflightBytes = 256 << 20
 )
 
-// Growth of a partial-frame buffer: it starts at partialMin bytes, doubles
-// below partialDoubleMax and grows by a quarter above. A buffer of at most
-// partialKeep bytes stays with its connection for the next partial frame.
+// Partial frames: the head starts at partialMin bytes and doubles up to
+// partialKeep, and stays with its connection for the next partial frame;
+// past it, chunks of at most partialChunkMax bytes.
 const (
-	partialMin       = 4 << 10
-	partialDoubleMax = 1 << 20
-	partialKeep      = 64 << 10
+	partialMin      = 4 << 10
+	partialKeep     = 64 << 10
+	partialChunkMax = 1 << 20
 )
 
 // ErrInflightBudget closes a connection whose partial frame would take the
@@ -117,13 +119,13 @@ type inbound interface {
 	Discard(n int) (int, error)
 }
 
-// nextFrame returns the next complete frame of c: from its partial-frame
-// buffer once that is whole, else straight from in's bytes, decoded in
-// place. It returns (nil, nil) when no frame is complete; the bytes of an
-// incomplete one are then in c.partial and in is empty. An error means the
+// nextFrame returns the next complete frame of c: from its partial frame
+// once that is whole, else straight from in's bytes, decoded in place. It
+// returns (nil, nil) when no frame is complete; the bytes of an incomplete
+// one are then in c's partial frame and in is empty. An error means the
 // connection must close. It runs on c's event loop.
 func (s *Server) nextFrame(c *Conn, in inbound) (*Command, error) {
-	if len(c.partial) > 0 {
+	if c.plen > 0 {
 		return s.fillPartial(c, in)
 	}
 	avail := in.InboundBuffered()
@@ -148,31 +150,30 @@ func (s *Server) nextFrame(c *Conn, in inbound) (*Command, error) {
 	if err != nil {
 		return nil, nil
 	}
-	cmd, err := decodeFrame(frame[4:], s.rawExt)
+	cmd, err := decodeFrame(frame[4:], s.rawExt, false)
 	_, _ = in.Discard(4 + n)
 	return cmd, err
 }
 
-// stash moves the first k bytes of in, the start of a frame of size bytes
-// (prefix included; 4 while the prefix is incomplete), into c.partial.
+// stash moves the first k bytes of in to c's partial frame, a frame of size
+// bytes (prefix included; 4 while the prefix is incomplete).
 func (s *Server) stash(c *Conn, in inbound, k, size int) error {
-	if err := s.reserve(c, len(c.partial)+k, size); err != nil {
-		return err
-	}
 	b, err := in.Peek(k)
 	if err != nil {
 		return nil
 	}
-	c.partial = append(c.partial, b...)
+	if err := s.appendPartial(c, b, size); err != nil {
+		return err
+	}
 	_, _ = in.Discard(k)
 	return nil
 }
 
-// fillPartial moves bytes of in into c.partial up to the end of its frame
-// and decodes the frame once it is whole.
+// fillPartial moves bytes of in to c's partial frame up to its end and
+// decodes the frame once it is whole.
 func (s *Server) fillPartial(c *Conn, in inbound) (*Command, error) {
 	for {
-		have, size := len(c.partial), 4
+		have, size := c.plen, 4
 		if have >= 4 {
 			n, err := FrameLength(c.partial[:4])
 			if err != nil {
@@ -184,72 +185,104 @@ func (s *Server) fillPartial(c *Conn, in inbound) (*Command, error) {
 		if avail == 0 {
 			return nil, nil
 		}
-		take := min(size-have, avail)
-		if err := s.stash(c, in, take, size); err != nil {
+		if err := s.stash(c, in, min(size-have, avail), size); err != nil {
 			return nil, err
 		}
-		if len(c.partial) < size || have < 4 {
+		if c.plen < size || have < 4 {
 			// in ran dry (the next round returns), or the prefix has just
 			// become whole (the next round reads the frame's size).
 			continue
 		}
-		cmd, err := decodeFrame(c.partial[4:], s.rawExt)
-		s.releasePartial(c)
-		return cmd, err
+		return s.decodePartial(c)
 	}
 }
 
-// reserve makes room in c.partial for need bytes of a frame of size bytes
-// and charges the buffer to the server's budget.
-func (s *Server) reserve(c *Conn, need, size int) error {
+// appendPartial appends b to c's partial frame of size bytes, charging what
+// it allocates to the server's budget. The first partialKeep bytes go to
+// the contiguous head c.partial, which grows as they arrive; the rest to
+// chunks, each as large as what is buffered so far, at most
+// partialChunkMax: the capacity held stays below twice the bytes held (or
+// partialKeep), and no byte is copied twice while the frame arrives.
+func (s *Server) appendPartial(c *Conn, b []byte, size int) error {
 	if c.closing.Load() {
 		return errClosing // evicted or idle: buffer nothing more
 	}
-	newCap := cap(c.partial)
-	if newCap < need {
-		newCap = partialCap(newCap, need, size)
-	}
-	if delta := newCap - c.charged; delta > 0 {
-		if err := s.charge(c, int64(delta)); err != nil {
-			return err
+	if room := min(size, partialKeep) - len(c.partial); room > 0 && len(b) > 0 {
+		k := min(room, len(b))
+		newCap := cap(c.partial)
+		if need := len(c.partial) + k; need > newCap {
+			newCap = partialCap(newCap, need, max(min(size, partialKeep), partialMin))
 		}
-		c.charged = newCap
+		charged := 0 // the head kept from a previous frame is not charged
+		if c.plen > 0 {
+			charged = cap(c.partial)
+		}
+		if newCap > charged {
+			if err := s.charge(c, int64(newCap-charged)); err != nil {
+				return err
+			}
+		}
+		if newCap > cap(c.partial) {
+			c.partial = append(make([]byte, 0, newCap), c.partial...)
+		}
+		c.partial = append(c.partial, b[:k]...)
+		c.plen += k
+		b = b[k:]
 	}
-	if newCap > cap(c.partial) {
-		b := make([]byte, len(c.partial), newCap)
-		copy(b, c.partial)
-		c.partial = b
+	for len(b) > 0 {
+		last := len(c.chunks) - 1
+		if last < 0 || len(c.chunks[last]) == cap(c.chunks[last]) {
+			n := min(max(c.plen, partialKeep), partialChunkMax, size-c.plen)
+			if err := s.charge(c, int64(n)); err != nil {
+				return err
+			}
+			c.chunks = append(c.chunks, make([]byte, 0, n))
+			last++
+		}
+		ch := c.chunks[last]
+		k := min(cap(ch)-len(ch), len(b))
+		c.chunks[last] = append(ch, b[:k]...)
+		c.plen += k
+		b = b[k:]
 	}
 	return nil
 }
 
-// partialCap is the capacity a partial-frame buffer of capacity cur grows to
-// for need bytes of a frame of size bytes.
-func partialCap(cur, need, size int) int {
-	c := max(cur, partialMin)
-	for c < need {
-		if c < partialDoubleMax {
-			c *= 2
-		} else {
-			c += c / 4
-		}
-	}
-	return max(min(c, size), need)
-}
-
-// releasePartial empties c.partial after its frame was decoded; a small
-// buffer is kept, uncharged, for the next one.
-func (s *Server) releasePartial(c *Conn) {
-	if cap(c.partial) <= partialKeep {
-		c.partial = c.partial[:0]
+// decodePartial decodes c's whole partial frame and empties it. A frame
+// that needed chunks is assembled once into a buffer that becomes the
+// command's body, so its bytes are not copied a third time.
+func (s *Server) decodePartial(c *Conn) (*Command, error) {
+	var cmd *Command
+	var err error
+	if len(c.chunks) == 0 {
+		cmd, err = decodeFrame(c.partial[4:], s.rawExt, false)
 	} else {
-		c.partial = nil
+		frame := make([]byte, c.plen-4)
+		n := copy(frame, c.partial[4:])
+		for _, ch := range c.chunks {
+			n += copy(frame[n:], ch)
+		}
+		cmd, err = decodeFrame(frame, s.rawExt, true)
 	}
+	c.partial, c.plen = c.partial[:0], 0
+	clear(c.chunks)
+	c.chunks = c.chunks[:0]
 	if c.charged != 0 {
 		c.held.Add(int64(-c.charged))
 		s.inflight.Add(int64(-c.charged))
 		c.charged = 0
 	}
+	return cmd, err
+}
+
+// partialCap is the capacity the head of a partial frame, of capacity cur,
+// grows to for need bytes when it may hold limit bytes at most.
+func partialCap(cur, need, limit int) int {
+	c := max(cur, partialMin)
+	for c < need {
+		c *= 2
+	}
+	return max(min(c, limit), need)
 }
 
 // charge adds delta bytes of c's buffer to the budget. Past the budget it
@@ -258,6 +291,7 @@ func (s *Server) releasePartial(c *Conn) {
 // together, so s.inflight is always the sum of every open connection's
 // held, whichever loop evicts whom.
 func (s *Server) charge(c *Conn, delta int64) error {
+	c.charged += int(delta)
 	c.held.Add(delta)
 	if s.inflight.Add(delta) <= s.maxInflight || s.maxInflight <= 0 {
 		return nil
@@ -301,9 +335,9 @@ func (s *Server) largestHolder(c *Conn) *Conn {
 	return best
 }
 
-// dropPartial returns a closed connection's buffer and its charge.
+// dropPartial returns a closed connection's buffers and their charge.
 func (s *Server) dropPartial(c *Conn) {
-	c.partial, c.charged = nil, 0
+	c.partial, c.chunks, c.plen, c.charged = nil, nil, 0, 0
 	s.inflight.Add(-c.held.Swap(0))
 }
 

@@ -32,7 +32,7 @@ func watchTraffic(s *Server) *trafficWatch {
 	w := &trafficWatch{last: map[string]trafficSnap{}, note: make(chan struct{}, 1)}
 	s.trafficHook = func(c *Conn) {
 		w.mu.Lock()
-		w.last[c.remote] = trafficSnap{have: len(c.partial), capacity: cap(c.partial), inflight: s.inflight.Load()}
+		w.last[c.remote] = trafficSnap{have: len(c.partialBytes()), capacity: c.partialCap(), inflight: s.inflight.Load()}
 		w.mu.Unlock()
 		select {
 		case w.note <- struct{}{}:
@@ -161,9 +161,9 @@ func TestServerInflightBudget(t *testing.T) {
 	// is served.
 	b := dialRaw(t, addr)
 	big := echoFrame(t, 2<<20)
-	b.write(big[:1<<20])
+	b.write(big[:3<<19])
 	a.expectClosed()
-	b.write(big[1<<20:])
+	b.write(big[3<<19:])
 	if resp := b.expect(); resp.Code != Success || len(resp.Body) == 0 {
 		t.Fatalf("B's frame: %v", resp)
 	}
@@ -333,7 +333,7 @@ func TestServerConfig(t *testing.T) {
 func TestFrameReaderAllocs(t *testing.T) {
 	frame := EncodeFrame(echoReq(SerializeRocketMQ, "allocs"))
 	decodeOnly := testing.AllocsPerRun(100, func() {
-		if _, err := decodeFrame(frame[4:], nil); err != nil {
+		if _, err := decodeFrame(frame[4:], nil, false); err != nil {
 			t.Fatal(err)
 		}
 	})

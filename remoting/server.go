@@ -380,11 +380,14 @@ type Conn struct {
 	// (queueOnLoop); only the loop touches it.
 	inlineOut bool
 
-	// partial holds the bytes of a frame that has not arrived whole;
-	// charged is its capacity as charged to the server's budget. Only the
-	// loop touches them. held is the charge as the budget sees it: another
-	// loop that evicts the connection takes it back (hygiene.go).
+	// A frame that has not arrived whole: its first bytes in partial, the
+	// rest in chunks, plen in all; charged is the capacity of both as
+	// charged to the server's budget. Only the loop touches them. held is
+	// the charge as the budget sees it: another loop that evicts the
+	// connection takes it back (hygiene.go).
 	partial []byte
+	chunks  [][]byte
+	plen    int
 	charged int
 	held    atomic.Int64
 	// closing records that the server decided to close the connection
