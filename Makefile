@@ -2,7 +2,8 @@
 #
 #   make build   build bin/rmq
 #   make run     build, then run a name server and a broker in one process
-#                (name server 127.0.0.1:9876, broker 10911; store in .run/store)
+#                (name server 127.0.0.1:9876, broker 127.0.0.1:10911, both
+#                listening on 127.0.0.1 only; store in .run/store)
 #   make test    go vet, every Go test, then the Java client suite
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
 #   make clean   remove bin/ and .run/
@@ -25,7 +26,7 @@ build:
 
 run: build
 	mkdir -p .run
-	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911
+	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1
 
 test: vet test-go test-race test-java
 

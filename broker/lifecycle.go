@@ -190,7 +190,7 @@ func (b *Broker) Start() error {
 		return errors.New("broker: already started")
 	}
 	b.stats.BootTime = b.clock.Now()
-	srv, err := remoting.NewServer(b, remoting.ServerOptions{
+	so := remoting.ServerOptions{
 		Addrs: []string{
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
 			joinHostPort(b.opts.ListenHost, b.opts.ListenPort-2),
@@ -199,7 +199,9 @@ func (b *Broker) Start() error {
 		// (parseSendHeader), not through a map.
 		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
 		Logger:      b.log,
-	})
+	}
+	b.opts.ServerConfig.Apply(&so)
+	srv, err := remoting.NewServer(b, so)
 	if err != nil {
 		b.started.Store(false)
 		return fmt.Errorf("broker: %w", err)

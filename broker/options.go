@@ -9,6 +9,7 @@ import (
 
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
+	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
 	"rmq/timer"
@@ -69,9 +70,13 @@ type Options struct {
 	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`
 	MaxIndexNum        int  `conf:"maxIndexNum"`
 
-	// ListenHost is the bind address of both broker ports ("0.0.0.0" by default).
-	ListenHost string         `conf:"-"`
-	Logger     zerolog.Logger `conf:"-"`
+	// ListenHost is the bind address of both broker ports (5.x
+	// NettyServerConfig bindAddress; "0.0.0.0" by default).
+	ListenHost string `conf:"bindAddress"`
+	// ServerConfig holds the connection limits: idle timeout, connection
+	// cap, in-flight budget.
+	remoting.ServerConfig
+	Logger zerolog.Logger `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
 
@@ -120,6 +125,7 @@ func DefaultOptions() Options {
 		MaxHashSlotNum:                    store.DefaultIndexHashSlotNum,
 		MaxIndexNum:                       store.DefaultIndexMaxNum,
 		ListenHost:                        "0.0.0.0",
+		ServerConfig:                      remoting.DefaultServerConfig(),
 		Logger:                            zerolog.Nop(),
 	}
 }
@@ -188,6 +194,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BrokerIP1 == "" {
 		o.BrokerIP1 = "127.0.0.1"
+	}
+	if err := o.ServerConfig.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.RegisterNameServerPeriod < 10000 {
 		o.RegisterNameServerPeriod = 10000

@@ -6,13 +6,17 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"rmq/remoting"
 )
 
 // Options configures a Server. `conf` tags are the Java namesrv.conf keys
 // (NamesrvConfig, NettyServerConfig); "-" marks Go-only settings.
 type Options struct {
-	ListenPort         int    `conf:"listenPort"`
-	ListenHost         string `conf:"-"`
+	ListenPort int `conf:"listenPort"`
+	// ListenHost is the address the listener binds (5.x NettyServerConfig
+	// bindAddress; default 0.0.0.0, every interface).
+	ListenHost         string `conf:"bindAddress"`
 	OrderMessageEnable bool   `conf:"orderMessageEnable"`
 	// ScanNotActiveBrokerInterval is how often expired brokers are looked for.
 	ScanNotActiveBrokerInterval time.Duration `conf:"-"`
@@ -21,6 +25,9 @@ type Options struct {
 	BrokerChannelExpiredTime time.Duration `conf:"-"`
 	// KVConfigPath is the JSON file holding the KV config; "" keeps it in memory only.
 	KVConfigPath string `conf:"kvConfigPath"`
+	// ServerConfig holds the connection limits: idle timeout, connection
+	// cap, in-flight budget.
+	remoting.ServerConfig
 
 	Now    func() time.Time `conf:"-"`
 	Logger zerolog.Logger   `conf:"-"`
@@ -40,6 +47,7 @@ func DefaultOptions() Options {
 		ListenHost:                  "0.0.0.0",
 		ScanNotActiveBrokerInterval: DefaultScanNotActiveBrokerInterval,
 		BrokerChannelExpiredTime:    DefaultBrokerChannelExpiredTime,
+		ServerConfig:                remoting.DefaultServerConfig(),
 		Now:                         time.Now,
 		Logger:                      zerolog.Nop(),
 	}
@@ -68,6 +76,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("brokerChannelExpiredTime %v is negative", o.BrokerChannelExpiredTime))
 	case o.BrokerChannelExpiredTime == 0:
 		o.BrokerChannelExpiredTime = DefaultBrokerChannelExpiredTime
+	}
+	if err := o.ServerConfig.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -47,7 +47,9 @@ func New(opts Options) (*Server, error) {
 		stop:   make(chan struct{}),
 	}
 	listen := net.JoinHostPort(opts.ListenHost, strconv.Itoa(opts.ListenPort))
-	s.srv, err = remoting.NewServer(s, remoting.ServerOptions{Addrs: []string{listen}, Logger: opts.Logger})
+	so := remoting.ServerOptions{Addrs: []string{listen}, Logger: opts.Logger}
+	opts.ServerConfig.Apply(&so)
+	s.srv, err = remoting.NewServer(s, so)
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: %w", err)
 	}

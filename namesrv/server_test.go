@@ -465,6 +465,14 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "port too big", edit: func(o *Options) { o.ListenPort = 70000 }, wantErr: true},
 		{name: "negative scan interval", edit: func(o *Options) { o.ScanNotActiveBrokerInterval = -1 }, wantErr: true},
 		{name: "negative expiry", edit: func(o *Options) { o.BrokerChannelExpiredTime = -1 }, wantErr: true},
+		{name: "negative idle time", edit: func(o *Options) { o.ServerChannelMaxIdleTimeSeconds = -1 }, wantErr: true},
+		{name: "negative connection limit", edit: func(o *Options) { o.ServerMaxConnections = -1 }, wantErr: true},
+		{name: "budget below one frame", edit: func(o *Options) { o.ServerMaxInflightBytes = 1 << 20 }, wantErr: true},
+		{name: "zero budget gets the default", edit: func(o *Options) { o.ServerMaxInflightBytes = 0 }, check: func(t *testing.T, o Options) {
+			if o.ServerMaxInflightBytes != remoting.DefaultMaxInflightBytes || o.ServerChannelMaxIdleTimeSeconds != 120 {
+				t.Errorf("connection defaults: %+v", o.ServerConfig)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,11 +43,13 @@ func FrameLength(prefix []byte) (int, error) {
 
 // DecodeFrame decodes the bytes after the length prefix. The body is copied, so
 // the result does not alias frame.
-func DecodeFrame(frame []byte) (*Command, error) { return decodeFrame(frame, nil) }
+func DecodeFrame(frame []byte) (*Command, error) { return decodeFrame(frame, nil, false) }
 
 // decodeFrame is DecodeFrame; a binary header whose code rawExt accepts
 // keeps its extFields area unparsed (checked, but not split into a map).
-func decodeFrame(frame []byte, rawExt func(code int32) bool) (*Command, error) {
+// With own, frame is the caller's to give away: the body is a slice of it
+// rather than a copy.
+func decodeFrame(frame []byte, rawExt func(code int32) bool, own bool) (*Command, error) {
 	if len(frame) < 4 {
 		return nil, ErrFrameTooShort
 	}
@@ -72,7 +74,9 @@ func decodeFrame(frame []byte, rawExt func(code int32) bool) (*Command, error) {
 		return nil, err
 	}
 	cmd.SerializeType = st
-	if body := frame[4+hl:]; len(body) > 0 {
+	if body := frame[4+hl:]; len(body) > 0 && own {
+		cmd.Body = body
+	} else if len(body) > 0 {
 		cmd.Body = append([]byte(nil), body...)
 	}
 	return cmd, nil

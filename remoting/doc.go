@@ -63,4 +63,15 @@
 // peers match them by opaque. Requests with flag bit 1 (oneway) get no reply.
 // When every worker is busy the server answers SYSTEM_BUSY (2) with the remark
 // "[OVERLOAD]system busy, start flow control for a while".
+//
+// # Connections
+//
+// The server closes a connection that sends no complete frame for
+// ServerOptions.IdleTimeout (the stock serverChannelMaxIdleTimeSeconds, 120
+// s), caps the open connections (MaxConns) and bounds the memory held for
+// frames that have not arrived whole (MaxInflightBytes): such a frame holds
+// what has arrived, not what its length announces, and past the bound the
+// connection holding the most is closed. A frame that arrives in one read is
+// decoded in place. hygiene.go has the details; ServerConfig carries these
+// settings as config file keys.
 package remoting

@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 // fuzzSeeds are hand-built streams: valid frames of both header types, and
@@ -91,46 +94,113 @@ func FuzzDecodeFrame(f *testing.F) {
 	})
 }
 
-// streamDecoder is the server's readFrames over a plain buffer: bytes arrive
-// in chunks; after each, every complete frame is decoded; a bad length prefix
-// or a broken frame closes the connection, and later bytes are ignored.
+// streamDecoder runs the server's frame reader (Server.nextFrame, called as
+// readFrames calls it) over a plain buffer: bytes arrive in chunks; after
+// each, every complete frame is decoded; an error closes the connection, and
+// later bytes are ignored. It also checks what the reader keeps between
+// chunks: nothing in the read buffer, and a partial-frame buffer that holds
+// exactly the bytes after the last frame, charged to the budget, in a
+// capacity proportional to them.
 type streamDecoder struct {
-	buf    []byte
+	srv    *Server
+	conn   *Conn
+	in     sliceInbound
+	seen   []byte     // every byte fed so far
+	done   int        // offset in seen just past the last decoded frame
+	buf    []byte     // seen after the last decoded frame
 	frames [][]byte   // each decoded frame, prefix included
 	cmds   []*Command // what each decoded to
 	err    error      // why the connection closed; nil while open
+	broken string     // a violated invariant of the reader
+}
+
+func newStreamDecoder() *streamDecoder {
+	srv := &Server{log: zerolog.Nop()}
+	c := &Conn{srv: srv, remote: "fuzz"}
+	srv.conns.Store(uint64(1), c)
+	return &streamDecoder{srv: srv, conn: c}
 }
 
 func (d *streamDecoder) feed(chunk []byte) {
 	if d.err != nil {
 		return
 	}
-	d.buf = append(d.buf, chunk...)
-	for len(d.buf) >= 4 {
-		n, err := FrameLength(d.buf[:4])
+	d.seen = append(d.seen, chunk...)
+	d.in.b = append(d.in.b, chunk...)
+	for {
+		cmd, err := d.srv.nextFrame(d.conn, &d.in)
 		if err != nil {
 			d.err = err
 			return
 		}
-		if len(d.buf) < 4+n {
-			return
+		if cmd == nil {
+			break
 		}
-		frame := append([]byte(nil), d.buf[:4+n]...)
-		d.buf = d.buf[4+n:]
-		cmd, err := DecodeFrame(frame[4:])
-		if err != nil {
-			d.err = err
-			return
-		}
-		d.frames = append(d.frames, frame)
+		end := len(d.seen) - len(d.in.b)
+		d.frames = append(d.frames, d.seen[d.done:end])
 		d.cmds = append(d.cmds, cmd)
+		d.done = end
 	}
+	d.buf = d.seen[d.done:]
+	p, capacity, charged := d.conn.partialBytes(), d.conn.partialCap(), d.srv.inflight.Load()
+	switch {
+	case !bytes.Equal(p, d.buf):
+		d.broken = fmt.Sprintf("partial frame %q, want the %d bytes after the last frame", p, len(d.buf))
+	case len(d.in.b) != 0:
+		d.broken = fmt.Sprintf("%d bytes left in the read buffer", len(d.in.b))
+	case capacity > max(partialKeep, 2*len(p)):
+		d.broken = fmt.Sprintf("partial frame of capacity %d for %d bytes", capacity, len(p))
+	case len(p) > 0 && int64(capacity) != charged:
+		d.broken = fmt.Sprintf("partial frame of capacity %d, %d charged", capacity, charged)
+	case len(p) == 0 && charged != 0:
+		d.broken = fmt.Sprintf("no partial frame, %d charged", charged)
+	}
+}
+
+// partialBytes is c's partial frame, head and chunks.
+func (c *Conn) partialBytes() []byte {
+	out := append([]byte(nil), c.partial...)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
+	}
+	return out
+}
+
+// partialCap is the capacity c holds for its partial frame: nothing but the
+// kept head between frames.
+func (c *Conn) partialCap() int {
+	if c.plen == 0 {
+		return 0
+	}
+	n := cap(c.partial)
+	for _, ch := range c.chunks {
+		n += cap(ch)
+	}
+	return n
+}
+
+// sliceInbound is the inbound interface over a plain buffer.
+type sliceInbound struct{ b []byte }
+
+func (s *sliceInbound) InboundBuffered() int { return len(s.b) }
+
+func (s *sliceInbound) Peek(n int) ([]byte, error) {
+	if n > len(s.b) {
+		return nil, io.ErrShortBuffer
+	}
+	return s.b[:n], nil
+}
+
+func (s *sliceInbound) Discard(n int) (int, error) {
+	n = min(n, len(s.b))
+	s.b = s.b[n:]
+	return n, nil
 }
 
 // decodeChunks runs a streamDecoder over stream cut at the given ascending
 // offsets.
 func decodeChunks(stream []byte, cuts ...int) *streamDecoder {
-	d := &streamDecoder{}
+	d := newStreamDecoder()
 	prev := 0
 	for _, c := range cuts {
 		d.feed(stream[prev:c])
@@ -163,6 +233,9 @@ func splitPoints(stream []byte) []int {
 func checkChunkings(t *testing.T, stream []byte) {
 	t.Helper()
 	whole := decodeChunks(stream)
+	if whole.broken != "" {
+		t.Fatalf("whole stream: %s", whole.broken)
+	}
 	// The whole-stream pass against the plain loop above: it decodes exactly
 	// the frames before the first failure.
 	consumed := 0
@@ -177,6 +250,9 @@ func checkChunkings(t *testing.T, stream []byte) {
 	}
 	agree := func(how string, got *streamDecoder) {
 		t.Helper()
+		if got.broken != "" {
+			t.Fatalf("%s: %s", how, got.broken)
+		}
 		if fmt.Sprint(got.err) != fmt.Sprint(whole.err) {
 			t.Fatalf("%s: stopped with %v, whole stream with %v", how, got.err, whole.err)
 		}
@@ -195,7 +271,7 @@ func checkChunkings(t *testing.T, stream []byte) {
 	for _, c := range splitPoints(stream) {
 		agree(fmt.Sprintf("split at %d of %d", c, len(stream)), decodeChunks(stream, c))
 	}
-	bytewise := &streamDecoder{}
+	bytewise := newStreamDecoder()
 	for i := range stream {
 		bytewise.feed(stream[i : i+1])
 	}
@@ -293,7 +369,7 @@ func checkCrossType(t *testing.T, cmd *Command) {
 // fails, and its fields must read back the same.
 func checkRawAgrees(t *testing.T, frame []byte, eager *Command, eagerErr error) {
 	t.Helper()
-	raw, err := decodeFrame(frame, func(int32) bool { return true })
+	raw, err := decodeFrame(frame, func(int32) bool { return true }, false)
 	if (err == nil) != (eagerErr == nil) {
 		t.Fatalf("eager decode error %v, raw decode error %v", eagerErr, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/panjf2000/ants/v2"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
+
+	"rmq/internal/clock"
 )
 
 // Handler serves requests. ServeRemoting runs on a worker goroutine, never on an
@@ -53,7 +55,19 @@ type ServerOptions struct {
 	// left unparsed (Command.RawExt) for a handler that reads them in one
 	// pass; Ext and Header still work on them.
 	RawExtCodes []int32
-	Logger      zerolog.Logger
+	// IdleTimeout closes a connection on which no complete frame has
+	// arrived for this long (serverChannelMaxIdleTimeSeconds); 0 never does.
+	IdleTimeout time.Duration
+	// MaxConns caps the open connections; past it a new one is closed at
+	// accept. 0 is unlimited.
+	MaxConns int
+	// MaxInflightBytes caps the bytes buffered for frames that have not
+	// arrived whole, over all connections (see hygiene.go); 0 means
+	// DefaultMaxInflightBytes, a negative value no limit.
+	MaxInflightBytes int64
+	// Clock times the idle timeout (nil: the wall clock).
+	Clock  clock.Clock
+	Logger zerolog.Logger
 }
 
 // Server is a gnet/v2 remoting server.
@@ -71,6 +85,19 @@ type Server struct {
 	conns   sync.Map // uint64 -> *Conn
 	connSeq atomic.Uint64
 	stop    sync.Once
+
+	clock       clock.Clock
+	maxInflight int64        // MaxInflightBytes; <= 0: no limit
+	inflight    atomic.Int64 // bytes of every open connection's partial-frame buffer
+	open        atomic.Int64 // connections admitted and not yet closed
+	// now is the server clock (unix ns) as of the last idle sweep: the
+	// event loops stamp Conn.lastFrame with it instead of reading a clock.
+	now      atomic.Int64
+	quit     chan struct{} // closed by Stop; ends idleLoop
+	idleDone chan struct{} // closed when idleLoop returns
+	// trafficHook, set by tests before Start, runs on the event loop at the
+	// end of every OnTraffic.
+	trafficHook func(c *Conn)
 }
 
 // NewServer builds a server; Start runs it.
@@ -90,7 +117,14 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1)}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.MaxInflightBytes == 0 {
+		opts.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1),
+		clock: opts.Clock, maxInflight: opts.MaxInflightBytes, quit: make(chan struct{}), idleDone: make(chan struct{})}
 	s.inline, _ = h.(InlineHandler)
 	if codes := slices.Clone(opts.RawExtCodes); len(codes) > 0 {
 		s.rawExt = func(code int32) bool { return slices.Contains(codes, code) }
@@ -104,6 +138,7 @@ func (s *Server) Start() error {
 	for i, a := range s.opts.Addrs {
 		addrs[i] = "tcp4://" + a
 	}
+	s.now.Store(s.clock.Now().UnixNano())
 	go func() {
 		s.done <- gnet.Rotate(s, addrs,
 			gnet.WithNumEventLoop(s.opts.EventLoops),
@@ -115,8 +150,14 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.booted:
+		if s.opts.IdleTimeout > 0 {
+			go s.idleLoop()
+		} else {
+			close(s.idleDone)
+		}
 		return nil
 	case err := <-s.done:
+		close(s.idleDone)
 		if err == nil {
 			err = errors.New("remoting: server stopped during start")
 		}
@@ -138,12 +179,14 @@ func (s *Server) Stop() {
 		// Engine.Stop only notices the end by polling every 500 ms; the
 		// engine's own goroutine returns as soon as every loop, connection
 		// and listener is closed, so wait for that instead.
+		close(s.quit)
 		go func() { _ = s.eng.Stop(ctx) }()
 		select {
 		case <-s.done:
 		case <-ctx.Done():
 			s.log.Warn().Strs("addrs", s.opts.Addrs).Msg("remoting: server did not stop within 5s")
 		}
+		<-s.idleDone
 		s.pool.Release()
 	})
 }
@@ -161,6 +204,10 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if ra := gc.RemoteAddr(); ra != nil {
 		c.remote = ra.String()
 	}
+	if !s.admit(c.remote) {
+		return nil, gnet.Close // no context: OnClose ignores it
+	}
+	c.lastFrame.Store(s.now.Load())
 	if la := gc.LocalAddr(); la != nil {
 		c.local = la.String()
 	}
@@ -179,6 +226,8 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c.closed.Store(true)
 	c.life.Unlock()
 	s.conns.Delete(c.id)
+	s.open.Add(-1)
+	s.dropPartial(c)
 	c.failPending()
 	if obs, ok := s.handler.(ConnObserver); ok {
 		// Not through the worker pool: a saturated pool would drop the
@@ -204,37 +253,39 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		c.inlineOut = false
 		c.flushOut(gc)
 	}
+	if s.trafficHook != nil {
+		s.trafficHook(c)
+	}
 	return act
 }
 
 // readFrames decodes and dispatches every complete frame in the inbound
-// buffer.
+// buffer and moves the start of an incomplete one to the connection's
+// partial-frame buffer (nextFrame), so gnet keeps no bytes between reads.
+// The first frame stamps the connection's idle clock, before any answer can
+// leave.
 func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
+	var in inbound = gc
+	stamped := false
 	for {
-		if gc.InboundBuffered() < 4 {
-			return gnet.None
-		}
-		prefix, err := gc.Peek(4)
+		cmd, err := s.nextFrame(c, in)
 		if err != nil {
-			return gnet.None
-		}
-		n, err := FrameLength(prefix)
-		if err != nil {
-			s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: bad frame length")
+			switch {
+			case errors.Is(err, errClosing), errors.Is(err, ErrInflightBudget):
+				// logged where decided
+			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameTooShort):
+				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: bad frame length")
+			default:
+				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
+			}
 			return gnet.Close
 		}
-		if gc.InboundBuffered() < 4+n {
+		if cmd == nil {
 			return gnet.None
 		}
-		frame, err := gc.Peek(4 + n)
-		if err != nil {
-			return gnet.None
-		}
-		cmd, err := decodeFrame(frame[4:], s.rawExt)
-		_, _ = gc.Discard(4 + n)
-		if err != nil {
-			s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
-			return gnet.Close
+		if !stamped {
+			c.lastFrame.Store(s.now.Load())
+			stamped = true
 		}
 		s.dispatch(c, cmd)
 	}
@@ -328,6 +379,23 @@ type Conn struct {
 	// inlineOut records that the loop queued an answer itself
 	// (queueOnLoop); only the loop touches it.
 	inlineOut bool
+
+	// A frame that has not arrived whole: its first bytes in partial, the
+	// rest in chunks, plen in all; charged is the capacity of both as
+	// charged to the server's budget. Only the loop touches them. held is
+	// the charge as the budget sees it: another loop that evicts the
+	// connection takes it back (hygiene.go).
+	partial []byte
+	chunks  [][]byte
+	plen    int
+	charged int
+	held    atomic.Int64
+	// closing records that the server decided to close the connection
+	// (idle, or evicted for the budget), so that happens once.
+	closing atomic.Bool
+	// lastFrame is Server.now when the last complete frame arrived (or the
+	// connection opened).
+	lastFrame atomic.Int64
 }
 
 // outRetain bounds the buffers kept between flushes.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -24,6 +26,7 @@ const (
 	flagStoreDir    = "store-dir"
 	flagListenPort  = "listen-port"
 	flagNamesrvPort = "namesrv-port"
+	flagBindAddress = "bind-address"
 	flagLogLevel    = "log-level"
 )
 
@@ -64,8 +67,9 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 				Usage: "run a name server and one broker in one process",
 				Flags: append(commonFlags("broker config file (broker.conf format)"),
 					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ./store"},
-					&cli.IntFlag{Name: flagNamesrvPort, Value: namesrv.DefaultListenPort, Usage: "name server port (listens on 0.0.0.0; the broker registers at 127.0.0.1)"},
+					&cli.IntFlag{Name: flagNamesrvPort, Value: namesrv.DefaultListenPort, Usage: "name server port (on the broker's bind address; the broker registers there, at 127.0.0.1 for 0.0.0.0)"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
+					&cli.StringFlag{Name: flagBindAddress, Usage: "address the name server and the broker listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
 				),
 				Action: a.standalone,
 			},
@@ -74,6 +78,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 				Usage: "run a name server",
 				Flags: append(commonFlags("name server config file (namesrv.properties format)"),
 					&cli.IntFlag{Name: flagListenPort, Usage: "listen port", DefaultText: "listenPort from the config file, else 9876"},
+					&cli.StringFlag{Name: flagBindAddress, Usage: "address to listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
 				),
 				Action: a.namesrv,
 			},
@@ -84,6 +89,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 					&cli.StringFlag{Name: flagNamesrvAddr, Aliases: []string{"n"}, Usage: "name server address list, e.g. 127.0.0.1:9876;192.168.0.1:9876", DefaultText: "namesrvAddr from the config file, else $NAMESRV_ADDR"},
 					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ./store"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
+					&cli.StringFlag{Name: flagBindAddress, Usage: "address both broker ports listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
 				),
 				Action: a.broker,
 			},
@@ -132,8 +138,12 @@ func (a *action) standalone(c *cli.Context) error {
 	if nsOpts.KVConfigPath == "" {
 		nsOpts.KVConfigPath = filepath.Join(bs.opts.StorePathRootDir, "namesrv", "kvConfig.json")
 	}
+	// The name server listens where the broker does, with the broker's
+	// connection limits: standalone reads one config file.
+	nsOpts.ListenHost = bs.opts.ListenHost
+	nsOpts.ServerConfig = bs.opts.ServerConfig
 	// The broker always registers with the name server of this process.
-	own := fmt.Sprintf("127.0.0.1:%d", nsPort)
+	own := net.JoinHostPort(dialHost(nsOpts.ListenHost), strconv.Itoa(nsPort))
 	if bs.opts.NamesrvAddr != "" && bs.opts.NamesrvAddr != own {
 		log.Warn().Str("ignored", bs.opts.NamesrvAddr).Str("namesrvAddr", own).Msg("standalone: the broker registers with its own name server only")
 	}
@@ -162,6 +172,10 @@ func (a *action) namesrv(c *cli.Context) error {
 	if c.IsSet(flagListenPort) {
 		p := c.Int(flagListenPort)
 		f.listenPort = &p
+	}
+	if c.IsSet(flagBindAddress) {
+		v := c.String(flagBindAddress)
+		f.bindAddress = &v
 	}
 	nsOpts, err := loadNamesrvSettings(f, log)
 	if err != nil {
@@ -212,7 +226,20 @@ func brokerFlagsOf(c *cli.Context, withNamesrv bool) brokerFlags {
 		v := c.Int(flagListenPort)
 		f.listenPort = &v
 	}
+	if c.IsSet(flagBindAddress) {
+		v := c.String(flagBindAddress)
+		f.bindAddress = &v
+	}
 	return f
+}
+
+// dialHost is where a local client reaches a server bound to host: the
+// host itself, or 127.0.0.1 for the wildcard.
+func dialHost(host string) string {
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return "127.0.0.1"
+	}
+	return host
 }
 
 // printConfig handles -p and -m: it prints the effective configuration of

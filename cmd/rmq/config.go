@@ -42,7 +42,7 @@ var importantBrokerKeys = []string{
 
 // importantNamesrvKeys: the stock name server marks none important; these
 // are the ones an operator looks for.
-var importantNamesrvKeys = []string{"listenPort", "kvConfigPath", "orderMessageEnable"}
+var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath", "orderMessageEnable"}
 
 // brokerSettings is everything the broker and standalone commands configure.
 type brokerSettings struct {
@@ -57,6 +57,7 @@ type brokerFlags struct {
 	namesrvAddr *string
 	storeDir    *string
 	listenPort  *int
+	bindAddress *string
 }
 
 // loadBrokerSettings applies, in order: stock defaults, the NAMESRV_ADDR
@@ -85,6 +86,9 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 	}
 	if f.listenPort != nil {
 		s.opts.ListenPort = *f.listenPort
+	}
+	if f.bindAddress != nil {
+		s.opts.ListenHost = *f.bindAddress
 	}
 	return s, nil
 }
@@ -127,8 +131,9 @@ func checkNamesrvAddr(list string) error {
 
 // namesrvFlags are the name server command-line overrides.
 type namesrvFlags struct {
-	configFile string
-	listenPort *int
+	configFile  string
+	listenPort  *int
+	bindAddress *string
 }
 
 // loadNamesrvSettings applies stock defaults, the config file, then flags.
@@ -146,6 +151,9 @@ func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, 
 	}
 	if f.listenPort != nil {
 		opts.ListenPort = *f.listenPort
+	}
+	if f.bindAddress != nil {
+		opts.ListenHost = *f.bindAddress
 	}
 	return &opts, nil
 }

@@ -32,6 +32,8 @@ func writeFile(t *testing.T, name, content string) string {
 func TestPrintConfig(t *testing.T) {
 	brokerConf := writeFile(t, "broker.conf", "brokerName = fromFile\nlistenPort = 30911\nstorePathRootDir = /from/file\nnamesrvAddr = 10.0.0.1:9876\nbrokerRole = SYNC_MASTER\n")
 	nsConf := writeFile(t, "namesrv.conf", "listenPort=19876\norderMessageEnable=true\n")
+	nsLimits := writeFile(t, "limits.conf", "bindAddress=127.0.0.1\nserverChannelMaxIdleTimeSeconds=30\nserverMaxConnections=100\nserverMaxInflightBytes=33554432\n")
+	brokerLimits := writeFile(t, "broker.conf", "bindAddress=127.0.0.2\nserverChannelMaxIdleTimeSeconds=0\nserverMaxConnections=7\n")
 	tests := []struct {
 		name    string
 		env     string // NAMESRV_ADDR
@@ -111,6 +113,37 @@ func TestPrintConfig(t *testing.T) {
 			args:    []string{"namesrv", "-c", nsConf, "-m"},
 			want:    []string{"listenPort=19876", "orderMessageEnable=true"},
 			notWant: []string{"#"},
+		},
+		{
+			name: "namesrv connection defaults",
+			args: []string{"namesrv", "-p"},
+			want: []string{"bindAddress=0.0.0.0", "serverChannelMaxIdleTimeSeconds=120", "serverMaxConnections=0", "serverMaxInflightBytes=268435456"},
+		},
+		{
+			name: "namesrv connection keys",
+			args: []string{"namesrv", "-c", nsLimits, "-p"},
+			want: []string{"bindAddress=127.0.0.1", "serverChannelMaxIdleTimeSeconds=30", "serverMaxConnections=100", "serverMaxInflightBytes=33554432"},
+		},
+		{
+			name: "namesrv --bind-address wins over the file",
+			args: []string{"namesrv", "-c", nsLimits, "--bind-address", "127.0.0.3", "-m"},
+			want: []string{"bindAddress=127.0.0.3"},
+		},
+		{
+			name: "broker connection keys and flag",
+			args: []string{"broker", "-c", brokerLimits, "-p"},
+			want: []string{"bindAddress=127.0.0.2", "serverChannelMaxIdleTimeSeconds=0", "serverMaxConnections=7", "serverMaxInflightBytes=268435456"},
+		},
+		{
+			name:    "standalone: the name server binds where the broker does",
+			args:    []string{"standalone", "-c", brokerLimits, "--bind-address", "127.0.0.1", "-p"},
+			want:    []string{"bindAddress=127.0.0.1", "serverMaxConnections=7", "namesrvAddr=127.0.0.1:9876"},
+			notWant: []string{"bindAddress=0.0.0.0", "bindAddress=127.0.0.2"},
+		},
+		{
+			name: "standalone: a specific bind address is the registration address",
+			args: []string{"standalone", "-c", brokerLimits, "-p"},
+			want: []string{"namesrvAddr=127.0.0.2:9876"},
 		},
 		{
 			name: "shipped broker.conf",

@@ -1,8 +1,8 @@
 // Command rmq runs a RocketMQ 4.x-compatible name server and broker.
 //
-//	rmq standalone [-c broker.conf] [--store-dir DIR] [--namesrv-port 9876] [--listen-port 10911]
-//	rmq namesrv    [-c namesrv.conf] [--listen-port 9876]
-//	rmq broker     [-n 127.0.0.1:9876] [-c broker.conf] [--store-dir DIR] [--listen-port 10911]
+//	rmq standalone [-c broker.conf] [--store-dir DIR] [--namesrv-port 9876] [--listen-port 10911] [--bind-address IP]
+//	rmq namesrv    [-c namesrv.conf] [--listen-port 9876] [--bind-address IP]
+//	rmq broker     [-n 127.0.0.1:9876] [-c broker.conf] [--store-dir DIR] [--listen-port 10911] [--bind-address IP]
 //	rmq version
 //
 // Every server command also takes the stock -p (print every config key and
@@ -11,10 +11,10 @@
 // # Standalone process
 //
 //	+---------------------------- rmq standalone -----------------------------+
-//	|  name server   0.0.0.0:<namesrv-port>                                   |
+//	|  name server   <bind>:<namesrv-port>                                    |
 //	|       ^  REGISTER_BROKER every 30 s, UNREGISTER_BROKER at shutdown      |
-//	|       |  (namesrvAddr = 127.0.0.1:<namesrv-port>)                       |
-//	|  broker        0.0.0.0:<listen-port>  and  0.0.0.0:<listen-port - 2>    |
+//	|       |  (namesrvAddr = <bind or 127.0.0.1>:<namesrv-port>)             |
+//	|  broker        <bind>:<listen-port>  and  <bind>:<listen-port - 2>      |
 //	|       |        advertised as <brokerIP1>:<listen-port>                  |
 //	|       v                                                                 |
 //	|  store dir     <store-dir>/ commitlog/ consumequeue/ config/ checkpoint |
@@ -26,7 +26,9 @@
 // Each setting comes from, in increasing priority: the stock default, the
 // NAMESRV_ADDR environment variable (namesrvAddr only), the -c file (Java
 // key=value format, see package conf), then the command-line flags. In
-// standalone mode the broker always registers with its own name server.
+// standalone mode the broker always registers with its own name server, and
+// the name server listens on the broker's bindAddress (default 0.0.0.0) with
+// the broker's connection limits.
 //
 // # Output and signals
 //
