@@ -149,7 +149,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
 		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
-		ValidateTopic: validateTopicName, TimerInfo: b.timerRuntimeInfo,
+		TimerInfo:  b.timerRuntimeInfo,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)

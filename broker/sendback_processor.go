@@ -10,9 +10,6 @@ import (
 	"rmq/remoting"
 )
 
-// Properties of the retry path (MessageConst.java).
-const ()
-
 // processConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK: a consumer that
 // failed a message hands back its commitlog offset, and the stored original
 // goes to %RETRY%<group> with delay level 3+reconsumeTimes (or the requested
@@ -35,6 +32,11 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		return resp
 	}
 
+	// The group becomes %RETRY%<group> (and %DLQ%<group>): a name that cannot
+	// be stored would poison the delay level it is parked on.
+	if err := message.ValidateRetryGroup(group); err != nil {
+		return errorResponse(req, err)
+	}
 	cfg := b.clients.SubGroups.FindOrCreate(group)
 	if cfg == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))
