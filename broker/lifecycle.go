@@ -116,6 +116,7 @@ func New(opts Options) (*Broker, error) {
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.clock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+		EnsureDLQ: b.ensureDLQ,
 	})
 	if err != nil {
 		return closeStore(err)
@@ -141,6 +142,7 @@ func New(opts Options) (*Broker, error) {
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
 			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
+			EnsureDLQ: b.ensureDLQ,
 		})
 		if err != nil {
 			_ = b.sched.Stop()

@@ -10,6 +10,13 @@ import (
 	"rmq/remoting"
 )
 
+// ensureDLQ creates a group's DLQ topic as a send-back would, for the delay
+// and timer services moving aside a retry message the store refuses.
+func (b *Broker) ensureDLQ(topic string) bool {
+	tc, _ := b.topics.CreateSystemTopic(topic, dlqQueueNums, dlqPerm)
+	return tc != nil
+}
+
 // processConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK: a consumer that
 // failed a message hands back its commitlog offset, and the stored original
 // goes to %RETRY%<group> with delay level 3+reconsumeTimes (or the requested
