@@ -362,7 +362,7 @@ const deliverBatch = 32
 func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, err error) {
 	start := s.offset(level)
 	defer func() {
-		if s.offset(level) == start {
+		if s.offset(level) == start || s.dead.Load() {
 			return
 		}
 		if s.fp("deliver:before-commit") {

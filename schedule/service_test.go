@@ -26,6 +26,12 @@ type harness struct {
 
 func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 	t.Helper()
+	return newHarnessWith(t, dir, clk, nil)
+}
+
+// newHarnessWith is newHarness with changes to the service's options.
+func newHarnessWith(t *testing.T, dir string, clk *clock.Manual, mutate func(*Options)) *harness {
+	t.Helper()
 	levels, err := ParseLevels(DefaultLevels)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +56,11 @@ func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 		t.Fatal(err)
 	}
 	h.st = st
-	svc, err := New(Options{Levels: levels, Store: st, OffsetPath: filepath.Join(dir, "config", "delayOffset.json"), Clock: clk})
+	o := Options{Levels: levels, Store: st, OffsetPath: filepath.Join(dir, "config", "delayOffset.json"), Clock: clk}
+	if mutate != nil {
+		mutate(&o)
+	}
+	svc, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
