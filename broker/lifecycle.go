@@ -120,6 +120,7 @@ func New(opts Options) (*Broker, error) {
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.clock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+		EnsureDLQ: b.ensureDLQ,
 	})
 	if err != nil {
 		return closeStore(err)
@@ -145,6 +146,7 @@ func New(opts Options) (*Broker, error) {
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
 			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
+			EnsureDLQ: b.ensureDLQ,
 		})
 		if err != nil {
 			_ = b.sched.Stop()
@@ -153,7 +155,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
 		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
-		ValidateTopic: validateTopicName, TimerInfo: b.timerRuntimeInfo,
+		TimerInfo:  b.timerRuntimeInfo,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)

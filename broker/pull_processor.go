@@ -153,6 +153,9 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	if rc.BrokerPermission&remoting.PermRead == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
 	}
+	if err := message.ValidateGroup(ph.group); err != nil {
+		return errorResponse(req, err)
+	}
 	group := b.clients.SubGroups.FindOrCreate(ph.group)
 	if group == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", ph.group, faqSuggestion))

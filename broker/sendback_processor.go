@@ -10,8 +10,12 @@ import (
 	"rmq/remoting"
 )
 
-// Properties of the retry path (MessageConst.java).
-const ()
+// ensureDLQ creates a group's DLQ topic as a send-back would, for the delay
+// and timer services moving aside a retry message the store refuses.
+func (b *Broker) ensureDLQ(topic string) bool {
+	tc, _ := b.topics.CreateSystemTopic(topic, dlqQueueNums, dlqPerm)
+	return tc != nil
+}
 
 // processConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK: a consumer that
 // failed a message hands back its commitlog offset, and the stored original
@@ -35,6 +39,11 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		return resp
 	}
 
+	// The group becomes %RETRY%<group> (and %DLQ%<group>): a name that cannot
+	// be stored would poison the delay level it is parked on.
+	if err := message.ValidateRetryGroup(group); err != nil {
+		return errorResponse(req, err)
+	}
 	cfg := b.clients.SubGroups.FindOrCreate(group)
 	if cfg == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))

@@ -192,7 +192,12 @@ func (m *TopicConfigManager) CreateSystemTopic(topic string, queueNums int32, pe
 }
 
 // createIfAbsent is Java's createTopicInSendMessageBackMethod.
+// A name that is not a valid topic (message.ValidateTopic) is never created:
+// the result is nil.
 func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting.TopicConfig, bool) {
+	if message.ValidateTopic(tc.TopicName) != nil {
+		return nil, false
+	}
 	m.mu.Lock()
 	if old := m.table[tc.TopicName]; old != nil {
 		m.mu.Unlock()
@@ -348,22 +353,11 @@ func (m *TopicConfigManager) persistLocked() error {
 	return nil
 }
 
-// validateTopicName applies TopicValidator.validateTopic; the remark is the
-// stock one, empty when the name is valid.
+// validateTopicName applies message.ValidateTopic; the remark is the stock
+// one, empty when the name is valid.
 func validateTopicName(topic string) string {
-	if strings.TrimSpace(topic) == "" {
-		return "The specified topic is blank."
-	}
-	for i := 0; i < len(topic); i++ {
-		c := topic[i]
-		ok := c == '%' || c == '-' || c == '_' || c == '|' ||
-			(c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
-		if !ok {
-			return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-		}
-	}
-	if len(topic) > message.MaxTopicLength {
-		return "The specified topic is longer than topic max length."
+	if err := message.ValidateTopic(topic); err != nil {
+		return err.Error()
 	}
 	return ""
 }

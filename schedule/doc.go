@@ -25,8 +25,33 @@
 //
 //	{"offsetTable":{"1":23,"2":0}}
 //
-// It is written every PersistInterval when it changed, when a correction is
-// made, and at Stop; a crash re-delivers at most what was delivered since the
-// last write (duplicates, never loss). On load an offset outside its queue's
-// [min, max] is clamped into it and the correction persisted at once.
+// A level reads its queue in batches of deliverBatch (32) and writes the file
+// after every batch that delivered something, before reading the next one
+// (and also every PersistInterval when it changed, when a correction is
+// made, and at Stop). A kill -9 therefore re-delivers at most the batch in
+// flight: at most 32 duplicates per level that was delivering at the kill,
+// exactly the messages stored since that level's last write (crash_test.go
+// kills at every step and checks this count); before, it was everything
+// delivered in the last PersistInterval (10 s). Duplicates, never loss: the
+// file is written after the deliveries it covers are stored. A power loss
+// under ASYNC_FLUSH can lose deliveries not yet flushed, like any other
+// message stored in that window.
+//
+// On load an offset outside its queue's [min, max] is clamped into it and
+// the correction persisted at once.
+//
+// # Messages that cannot be delivered
+//
+// A level is FIFO, so a message the store refuses would block every message
+// behind it, for every topic. A refusal the store reports as permanent
+// (store.IsPermanent: topic too long or not a directory name, message or
+// properties too large, ...) moves the message aside (store.Diverter): a
+// retry message %RETRY%<g> goes to %DLQ%<g> when that topic can be stored,
+// anything else is appended to the dead-letter log (<store
+// root>/deadletter/schedule.log, one JSON object per line with its topic,
+// properties and body), logged once and counted (Stats.ToDLQ,
+// Stats.DeadLettered); the level goes on. Transient failures (disk full,
+// store closed) pause the level and are retried every RetryInterval. The
+// broker refuses such names before they are stored (message.ValidateTopic,
+// ValidateRetryGroup); the diversion also drains poison stored earlier.
 package schedule

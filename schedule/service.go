@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,19 @@ type Options struct {
 	PersistInterval time.Duration
 	// RetryInterval is the pause after a failed delivery (stock DELAY_FOR_A_WHILE).
 	RetryInterval time.Duration
-	Logger        zerolog.Logger
+	// DeadLetterPath is the log of messages the store refuses for good and
+	// that have no DLQ (store.Diverter); empty means deadletter/schedule.log
+	// next to the directory of OffsetPath's directory (the store root when
+	// OffsetPath is <root>/config/delayOffset.json).
+	DeadLetterPath string
+	// EnsureDLQ, when set, registers a DLQ topic before a refused retry
+	// message is moved there (the broker's topic table).
+	EnsureDLQ func(topic string) bool
+	Logger    zerolog.Logger
+
+	// failpoint, when set (tests), is called at each named durability step;
+	// an error simulates the death of the process at that point.
+	failpoint func(name string) error
 }
 
 // Service delivers delay-level messages when they are due. Each level is a
@@ -51,8 +64,30 @@ type Service struct {
 	wg      sync.WaitGroup
 	started bool
 
-	delivered atomic.Int64
-	skipped   atomic.Int64
+	// pmu serialises offset-file writes, so that the last write holds the
+	// newest snapshot.
+	pmu      sync.Mutex
+	diverter *store.Diverter
+	dead     atomic.Bool // a failpoint fired: nothing more is written
+
+	delivered    atomic.Int64
+	skipped      atomic.Int64
+	toDLQ        atomic.Int64
+	deadLettered atomic.Int64
+}
+
+// errCrashed is returned once a failpoint has killed the service (tests).
+var errCrashed = errors.New("schedule: crashed at a failpoint")
+
+// fp runs the failpoint name; true means the service is now dead.
+func (s *Service) fp(name string) bool {
+	if s.opts.failpoint == nil {
+		return false
+	}
+	if s.opts.failpoint(name) != nil {
+		s.dead.Store(true)
+	}
+	return s.dead.Load()
 }
 
 // errNotReady means the queue had a hole or was being cleaned: retry shortly.
@@ -76,7 +111,14 @@ func New(opts Options) (*Service, error) {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = 100 * time.Millisecond
 	}
+	if opts.DeadLetterPath == "" && opts.OffsetPath != "" {
+		opts.DeadLetterPath = filepath.Join(filepath.Dir(filepath.Dir(opts.OffsetPath)), "deadletter", "schedule.log")
+	}
 	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}}
+	s.diverter = &store.Diverter{
+		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
+		Logger: opts.Logger, Now: opts.Clock.Now,
+	}
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
 	for i := range s.notify {
 		s.notify[i] = make(chan struct{}, 1)
@@ -173,8 +215,20 @@ func (s *Service) Offsets() map[int]int64 {
 	return out
 }
 
-// Stats reports delivered and skipped message counts since start.
-func (s *Service) Stats() (delivered, skipped int64) { return s.delivered.Load(), s.skipped.Load() }
+// Stats are the service's counters since start.
+type Stats struct {
+	Delivered int64 // stored on their real topic
+	Skipped   int64 // undecodable records, or records without a destination
+	// Messages the store refused for good, moved aside so that their level
+	// goes on (store.Diverter): to the group's DLQ, or to the dead-letter log.
+	ToDLQ        int64
+	DeadLettered int64
+}
+
+// Stats returns the counters.
+func (s *Service) Stats() Stats {
+	return Stats{Delivered: s.delivered.Load(), Skipped: s.skipped.Load(), ToDLQ: s.toDLQ.Load(), DeadLettered: s.deadLettered.Load()}
+}
 
 // Pending is the number of messages stored on the schedule topic not yet delivered.
 func (s *Service) Pending() int64 {
@@ -202,9 +256,11 @@ func (s *Service) setOffset(level int, off int64) {
 }
 
 func (s *Service) persist() error {
-	if s.opts.OffsetPath == "" {
+	if s.opts.OffsetPath == "" || s.dead.Load() {
 		return nil
 	}
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
 	s.mu.Lock()
 	if !s.dirty {
 		s.mu.Unlock()
@@ -248,6 +304,8 @@ func (s *Service) runLevel(level int) {
 		next, idle, err := s.deliverDue(level, now)
 		var t clock.Timer
 		switch {
+		case errors.Is(err, errCrashed):
+			return
 		case err != nil:
 			s.log.Warn().Err(err).Int("level", level).Msg("schedule: delivery paused")
 			t = s.opts.Clock.NewTimer(s.opts.RetryInterval)
@@ -290,15 +348,46 @@ func (s *Service) runLevel(level int) {
 	}
 }
 
+// deliverBatch is the most messages a level delivers between two writes of
+// delayOffset.json: a crash re-delivers at most this many per level.
+const deliverBatch = 32
+
 // deliverDue delivers every message of level due at now. It returns the
 // deliver time (ms) of the first message not yet due, or idle when the level
 // has nothing left to deliver.
+//
+// The level's offset is written to delayOffset.json after every batch that
+// delivered something (commit), before the next batch is read: a crash
+// re-delivers at most the batch in flight, never what was delivered before.
 func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, err error) {
+	start := s.offset(level)
+	defer func() {
+		if s.offset(level) == start || s.dead.Load() {
+			return
+		}
+		if s.fp("deliver:before-commit") {
+			next, idle, err = 0, false, errCrashed
+			return
+		}
+		if perr := s.persist(); perr != nil {
+			s.log.Error().Err(perr).Int("level", level).Msg("schedule: persist delay offsets")
+		}
+	}()
 	nowMs := now.UnixMilli()
 	qid := int32(level - 1)
-	off := s.offset(level)
+	off := start
 	for {
-		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, 32, 4<<20, nil)
+		if off != start {
+			// The previous batch delivered something: commit it.
+			if s.fp("deliver:before-commit") {
+				return 0, false, errCrashed
+			}
+			if perr := s.persist(); perr != nil {
+				s.log.Error().Err(perr).Int("level", level).Msg("schedule: persist delay offsets")
+			}
+			start = off
+		}
+		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, deliverBatch, 4<<20, nil)
 		switch res.Status {
 		case store.Found:
 			for i, raw := range res.Messages {
@@ -316,6 +405,9 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				}
 				if err := s.deliver(ext); err != nil {
 					return 0, false, err
+				}
+				if s.fp("deliver:after-put") {
+					return 0, false, errCrashed
 				}
 				off = ext.QueueOffset + 1
 				s.setOffset(level, off)
@@ -373,9 +465,25 @@ func (s *Service) deliver(ext *message.MessageExt) error {
 		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
 	}
-	if _, err := s.opts.Store.PutMessage(m); err != nil {
+	_, err := s.opts.Store.PutMessage(m)
+	switch {
+	case err == nil:
+		s.delivered.Add(1)
+		return nil
+	case store.IsPermanent(err):
+		// Never again storable: retrying would hold up every message behind
+		// it on this level, for every topic. Move it aside and go on.
+		where, derr := s.diverter.Divert(m, ext.PhysicalOffset, fmt.Errorf("deliver to %s/%d: %w", realTopic, qid, err))
+		if derr != nil {
+			return fmt.Errorf("schedule: deliver to %s/%d: %w; %w", realTopic, qid, err, derr)
+		}
+		if where == store.ToDLQ {
+			s.toDLQ.Add(1)
+		} else {
+			s.deadLettered.Add(1)
+		}
+		return nil
+	default:
 		return fmt.Errorf("schedule: deliver to %s/%d: %w", realTopic, qid, err)
 	}
-	s.delivered.Add(1)
-	return nil
 }

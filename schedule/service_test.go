@@ -26,6 +26,12 @@ type harness struct {
 
 func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 	t.Helper()
+	return newHarnessWith(t, dir, clk, nil)
+}
+
+// newHarnessWith is newHarness with changes to the service's options.
+func newHarnessWith(t *testing.T, dir string, clk *clock.Manual, mutate func(*Options)) *harness {
+	t.Helper()
 	levels, err := ParseLevels(DefaultLevels)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +56,11 @@ func newHarness(t *testing.T, dir string, clk *clock.Manual) *harness {
 		t.Fatal(err)
 	}
 	h.st = st
-	svc, err := New(Options{Levels: levels, Store: st, OffsetPath: filepath.Join(dir, "config", "delayOffset.json"), Clock: clk})
+	o := Options{Levels: levels, Store: st, OffsetPath: filepath.Join(dir, "config", "delayOffset.json"), Clock: clk}
+	if mutate != nil {
+		mutate(&o)
+	}
+	svc, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +188,7 @@ func TestRunnerDeliversWhenClockReachesDueTime(t *testing.T) {
 	}
 	clk.Advance(8 * time.Second)
 	// 9 s after the put: level 3 (10 s) must still be pending.
-	if d, _ := h.svc.Stats(); d != 1 {
+	if d := h.svc.Stats().Delivered; d != 1 {
 		t.Fatalf("delivered %d before due", d)
 	}
 	clk.Advance(time.Second)
@@ -246,11 +256,11 @@ func TestDeliveryCorrectsOffsetOutsideQueue(t *testing.T) {
 		offset        int64
 		wantOffset    int64
 		wantDelivered int
-		// wantPersisted is the corrected offset, written at once; progress
-		// after it waits for the periodic persist or Stop.
+		// wantPersisted is the corrected offset, written at once, or the
+		// progress of the deliveries after it, committed with them.
 		wantPersisted int64
 	}{
-		{name: "below the queue minimum", level: 1, offset: -5, wantOffset: 2, wantDelivered: 2, wantPersisted: 0},
+		{name: "below the queue minimum", level: 1, offset: -5, wantOffset: 2, wantDelivered: 2, wantPersisted: 2},
 		{name: "beyond the queue maximum", level: 1, offset: 99, wantOffset: 2, wantDelivered: 0, wantPersisted: 2},
 		{name: "on a level with no queue", level: 2, offset: 7, wantOffset: 0, wantDelivered: 0, wantPersisted: 0},
 	}
@@ -311,8 +321,8 @@ func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
 	if _, idle, err := h.svc.deliverDue(1, t0.Add(time.Second)); !idle || err != nil {
 		t.Fatalf("idle=%v err=%v", idle, err)
 	}
-	if d, s := h.svc.Stats(); d != 0 || s != 2 {
-		t.Fatalf("delivered=%d skipped=%d", d, s)
+	if st := h.svc.Stats(); st.Delivered != 0 || st.Skipped != 2 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 

@@ -36,3 +36,18 @@ var (
 	// ErrLocked: another process holds the store directory's lock file.
 	ErrLocked = errors.New("store: directory is locked by another process")
 )
+
+// IsPermanent reports whether err is a refusal that storing the same message
+// again can never overcome (its size, topic, properties, batch shape or
+// hosts), as opposed to a transient failure (disk full, store closed, a
+// flush timeout) worth retrying. A delivery service that meets a permanent
+// refusal moves the message aside (Diverter) instead of retrying it forever.
+func IsPermanent(err error) bool {
+	for _, e := range []error{ErrMessageTooLarge, ErrPropertiesTooLarge, ErrTopicTooLong,
+		ErrInvalidTopic, ErrInvalidBatch, ErrHostNotIPv4} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

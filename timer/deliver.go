@@ -145,7 +145,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		// One fsync for the batch: under SYNC_FLUSH only the last put waits,
 		// and its flush covers every earlier byte.
 		m.SkipFlushWait = i != last
-		ok, abort := t.put(m, plain)
+		ok, abort := t.put(m, plain, p.ext.PhysicalOffset)
 		if abort {
 			return i, effects
 		}
@@ -201,21 +201,14 @@ func messageProp(m *message.Message, key string) string {
 	return message.Props(m.RawProperties).Get(key)
 }
 
-// permanent reports store errors that retrying the same message cannot fix.
-func permanent(err error) bool {
-	for _, e := range []error{store.ErrMessageTooLarge, store.ErrPropertiesTooLarge, store.ErrTopicTooLong,
-		store.ErrInvalidTopic, store.ErrInvalidBatch, store.ErrHostNotIPv4} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
 // put stores m, retrying transient failures every RetryInterval until it
 // succeeds or the store stops (abort: the message is left for after the
-// restart). ok is false when m was dropped.
-func (t *TimerStore) put(m *message.Message, fallback map[string]string) (ok, abort bool) {
+// restart). ok is false when m was moved aside: a message the store refuses
+// for good (store.IsPermanent) is retried once without the timer bookkeeping
+// properties, then diverted to its group's DLQ or the dead-letter log
+// (store.Diverter), so that it never holds up the wheel. from is the
+// commitlog offset m was read from.
+func (t *TimerStore) put(m *message.Message, fallback map[string]string, from int64) (ok, abort bool) {
 	for attempt := 0; ; attempt++ {
 		if t.dead.Load() {
 			return false, true
@@ -229,15 +222,23 @@ func (t *TimerStore) put(m *message.Message, fallback map[string]string) (ok, ab
 			return true, false
 		case errors.Is(err, store.ErrClosed):
 			return false, true
-		case permanent(err):
+		case store.IsPermanent(err):
 			if fallback != nil {
 				t.log.Warn().Err(err).Str("topic", m.Topic).Msg("timer: delivery refused, retrying without timer bookkeeping properties")
-				m.Properties, fallback = fallback, nil
+				m.Properties, m.RawProperties, fallback = fallback, "", nil
 				continue
 			}
-			t.c.skipped.Add(1)
-			t.log.Error().Err(err).Str("topic", m.Topic).Str("uniqKey", messageProp(m, message.PropUniqKey)).Msg("timer: delivery refused by the store, message dropped")
-			return false, false
+			where, derr := t.diverter.Divert(m, from, err)
+			if derr == nil {
+				if where == store.ToDLQ {
+					t.c.toDLQ.Add(1)
+				} else {
+					t.c.deadLettered.Add(1)
+				}
+				return false, false
+			}
+			err = derr
+			fallthrough
 		default:
 			t.c.putRetries.Add(1)
 			ev := t.log.Debug()

@@ -251,5 +251,22 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		o.scanned = o.scannedNext
 	}
 	t.mu.Unlock()
+	if effects > 0 && !t.commitDeliveries() {
+		return 0, false
+	}
 	return wakeAt, done == len(batch)
+}
+
+// commitDeliveries makes the progress of the deliveries just done durable
+// (a flush, which writes the checkpoint), so that a crash redoes at most the
+// batch in flight rather than everything since the last periodic flush. It
+// reports false when a failpoint killed the store.
+func (t *TimerStore) commitDeliveries() bool {
+	if err := t.flush(); err != nil {
+		if err == errCrashed {
+			return false
+		}
+		t.log.Error().Err(err).Msg("timer: flush after deliveries failed")
+	}
+	return !t.dead.Load()
 }

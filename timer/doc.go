@@ -108,7 +108,22 @@
 // commitlog bytes lost since they were written are skipped, and any entry
 // whose record is unreadable or does not match is skipped and counted, never
 // retried. Deliveries made after the last checkpoint are redone: duplicates
-// are limited to them.
+// are limited to them. Every dequeue batch that delivered something (at most
+// BatchSize, 256 by default) is committed by a flush before the next batch,
+// and so is every enqueue batch that delivered messages already due
+// (bypass), so a kill -9 redoes at most the batch in flight in each of the
+// two stages (2 × BatchSize in the worst case, one batch in the usual one),
+// not everything since the last periodic flush (crashdup_test.go).
+//
+// # Deliveries the store refuses
+//
+// A delivery the store refuses for good (store.IsPermanent) is retried once
+// without the timer bookkeeping properties, then moved aside by
+// store.Diverter: to %DLQ%<g> for a retry message of group g when that topic
+// can be stored, else to the dead-letter log <Dir>/deadletter/timer.log
+// (one JSON object per line), logged once and counted (Stats.ToDLQ,
+// Stats.DeadLettered). The wheel never waits on such a message; transient
+// failures are retried every RetryInterval.
 //
 // # Recall
 //

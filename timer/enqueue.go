@@ -106,6 +106,7 @@ type record struct {
 // wheel: it is delivered first, and only then is the offset moved past it.
 func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 	recs := make([]record, 0, len(res.Messages))
+	bypassed := false
 	for _, raw := range res.Messages {
 		ext, err := message.DecodeRecord(raw)
 		if err != nil {
@@ -180,6 +181,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 			t.queueOffset = max(t.queueOffset, bypass.qoff+1)
 			t.mu.Unlock()
 			i++
+			bypassed = true
 		}
 	}
 	t.mu.Lock()
@@ -187,6 +189,10 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 		t.queueOffset = res.NextBeginOffset
 	}
 	t.mu.Unlock()
+	// Bypass deliveries are committed with the batch that read them.
+	if bypassed && !t.commitDeliveries() {
+		return false
+	}
 	return true
 }
 

@@ -2,7 +2,6 @@ package timer
 
 import (
 	"fmt"
-	"github.com/rs/zerolog"
 	"math"
 	"net/netip"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
 	"rmq/message"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -77,8 +78,15 @@ type Options struct {
 	Store Store
 	// BrokerName is checked against recall handles.
 	BrokerName string
-	Clock      clock.Clock    // nil means the wall clock
-	Logger     zerolog.Logger // the zero Logger is silent
+	// DeadLetterPath is the log of messages the store refuses for good and
+	// that have no DLQ (store.Diverter); empty means
+	// <Dir>/deadletter/timer.log.
+	DeadLetterPath string
+	// EnsureDLQ, when set, registers a DLQ topic before a refused retry
+	// message is moved there (the broker's topic table).
+	EnsureDLQ func(topic string) bool
+	Clock     clock.Clock    // nil means the wall clock
+	Logger    zerolog.Logger // the zero Logger is silent
 
 	// failpoint, when set (tests), is called at each named durability step;
 	// an error simulates the death of the process at that point.
@@ -96,6 +104,9 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("timer: Store is nil"))
+	}
+	if o.DeadLetterPath == "" && o.Dir != "" {
+		o.DeadLetterPath = filepath.Join(o.Dir, "deadletter", "timer.log")
 	}
 	if o.PrecisionMs == 0 {
 		o.PrecisionMs = DefaultPrecisionMs

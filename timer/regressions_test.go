@@ -53,7 +53,8 @@ func TestTimer_Issue6984_FailedPutRetriedAlone(t *testing.T) {
 }
 
 // TestPermanentPutFailureDropsOnlyThatMessage: a delivery the store refuses
-// for good is dropped and counted; the wheel does not stall behind it.
+// for good is moved to the dead-letter log and counted; the wheel does not
+// stall behind it.
 func TestPermanentPutFailureDropsOnlyThatMessage(t *testing.T) {
 	e := newEnv(t, nil)
 	at := e.nowMs() + 500
@@ -72,8 +73,12 @@ func TestPermanentPutFailureDropsOnlyThatMessage(t *testing.T) {
 	if got = e.got("Orders"); len(got) != 1 || got[0].Properties[message.PropUniqKey] != good.Properties[message.PropUniqKey] {
 		t.Fatalf("delivered %v", uniqCounts(got))
 	}
-	if st := e.ts().Stats(); st.Skipped != 1 || st.PutRetries != 0 {
+	if st := e.ts().Stats(); st.DeadLettered != 1 || st.Skipped != 0 || st.PutRetries != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	dl, err := store.ReadDeadLetters(e.ts().opts.DeadLetterPath)
+	if err != nil || len(dl) != 1 || dl[0].Properties[message.PropUniqKey] != bad.Properties[message.PropUniqKey] || dl[0].Topic != "Orders" {
+		t.Fatalf("dead letters %+v, %v", dl, err)
 	}
 }
 

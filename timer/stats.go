@@ -34,6 +34,10 @@ type Stats struct {
 	Markers    int64 // delete markers read
 	Skipped    int64 // corrupt, stale or undeliverable entries skipped
 	PutRetries int64 // transient store failures retried
+	// Deliveries the store refused for good, moved aside so that the wheel
+	// goes on (store.Diverter): to the group's DLQ, or to the dead-letter log.
+	ToDLQ        int64
+	DeadLettered int64
 	// EnqueueRate and DequeueRate are per second over the last ~10 flushes.
 	EnqueueRate float64
 	DequeueRate float64
@@ -49,6 +53,7 @@ func (t *TimerStore) Stats() Stats {
 		Enqueued: t.c.enqueued.Load(), Delivered: t.c.delivered.Load(), Rolled: t.c.rolled.Load(),
 		Bypassed: t.c.bypassed.Load(), Deleted: t.c.deleted.Load(), Markers: t.c.markers.Load(),
 		Skipped: t.c.skipped.Load(), PutRetries: t.c.putRetries.Load(),
+		ToDLQ: t.c.toDLQ.Load(), DeadLettered: t.c.deadLettered.Load(),
 	}
 	if t.tl != nil {
 		st.TimerLogEnd = t.tl.end

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"rmq/store"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,11 +70,13 @@ type TimerStore struct {
 	closed   bool
 	dead     atomic.Bool
 
-	c counters
+	c        counters
+	diverter *store.Diverter
 }
 
 type counters struct {
 	enqueued, delivered, rolled, bypassed, deleted, skipped, putRetries, markers atomic.Int64
+	toDLQ, deadLettered                                                          atomic.Int64
 }
 
 // Open opens the timer store under opts.Dir and recovers it: TimerLog units
@@ -96,6 +99,10 @@ func Open(opts Options) (*TimerStore, error) {
 		enqWake:   make(chan struct{}, 1),
 		deqWake:   make(chan struct{}, 1),
 		stop:      make(chan struct{}),
+	}
+	t.diverter = &store.Diverter{
+		Source: "timer", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
+		Logger: opts.Logger, Now: opts.Clock.Now,
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "config"), 0o755); err != nil {
 		return nil, err

@@ -47,9 +47,6 @@ type Options struct {
 	Topics  Topics
 	Offsets Offsets
 	Stats   *Stats
-	// ValidateTopic is the broker's topic-name check: "" for a valid name,
-	// else the stock remark.
-	ValidateTopic func(topic string) string
 	// TimerInfo adds the timer store's keys to a runtime-info table (nil:
 	// none).
 	TimerInfo func(t map[string]string)
@@ -64,22 +61,21 @@ type Options struct {
 // Service serves the admin requests about topics, the broker's runtime and
 // stored messages.
 type Service struct {
-	store         *store.Store
-	topics        Topics
-	offsets       Offsets
-	stats         *Stats
-	validateTopic func(string) string
-	timerInfo     func(map[string]string)
-	brokerName    string
-	storeDir      string
-	clock         clock.Clock
-	log           zerolog.Logger
+	store      *store.Store
+	topics     Topics
+	offsets    Offsets
+	stats      *Stats
+	timerInfo  func(map[string]string)
+	brokerName string
+	storeDir   string
+	clock      clock.Clock
+	log        zerolog.Logger
 }
 
 // New returns the admin service over o.
 func New(o Options) *Service {
 	s := &Service{
-		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats, validateTopic: o.ValidateTopic,
+		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats,
 		timerInfo: o.TimerInfo, brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
 	}
 	if s.clock == nil {

@@ -36,8 +36,8 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	if remark := s.validateTopic(topic); remark != "" {
-		return remoting.NewResponse(req, remoting.SystemError, remark)
+	if err := message.ValidateTopic(topic); err != nil {
+		return errorResponse(req, err)
 	}
 	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")
@@ -64,8 +64,8 @@ func (s *Service) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *r
 	if err := h.Err(); err != nil {
 		return errorResponse(req, err)
 	}
-	if remark := s.validateTopic(topic); remark != "" {
-		return remoting.NewResponse(req, remoting.SystemError, remark)
+	if err := message.ValidateTopic(topic); err != nil {
+		return errorResponse(req, err)
 	}
 	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")

@@ -3,6 +3,7 @@ package clients
 import (
 	"sort"
 
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -44,6 +45,9 @@ func (s *Service) updateAndCreateSubscriptionGroup(c *remoting.Conn, req *remoti
 	if cfg == nil {
 		return successResponse(req, nil)
 	}
+	if err := message.ValidateGroup(cfg.GroupName); err != nil {
+		return errorResponse(req, err)
+	}
 	s.log.Info().Str("group", cfg.GroupName).Str("addr", c.RemoteAddr()).Msg("update subscription group")
 	if err := s.SubGroups.Update(cfg); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
@@ -61,6 +65,9 @@ func (s *Service) getSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.Com
 	h := req.Header()
 	group := h.Str("group", true)
 	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	if err := message.ValidateGroup(group); err != nil {
 		return errorResponse(req, err)
 	}
 	cfg := s.SubGroups.FindOrCreate(group)

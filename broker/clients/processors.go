@@ -41,6 +41,22 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 	if err := remoting.UnmarshalBody(req.Body, &hb); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, "heartbeat: bad body: "+err.Error())
 	}
+	// Every group is checked before any is registered: a heartbeat either
+	// counts in full or not at all.
+	for _, cd := range hb.ConsumerDataSet {
+		if cd != nil && cd.GroupName != "" {
+			if err := message.ValidateGroup(cd.GroupName); err != nil {
+				return errorResponse(req, err)
+			}
+		}
+	}
+	for _, pd := range hb.ProducerDataSet {
+		if pd != nil && pd.GroupName != "" {
+			if err := message.ValidateGroup(pd.GroupName); err != nil {
+				return errorResponse(req, err)
+			}
+		}
+	}
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	for _, cd := range hb.ConsumerDataSet {
 		if cd == nil || cd.GroupName == "" {
@@ -72,6 +88,12 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 }
 
 func (s *Service) ensureRetryTopic(group string, queueNums int32) {
+	if err := message.ValidateRetryGroup(group); err != nil {
+		// A group of 121..255 characters may consume, but its retry topic
+		// would not fit a record: send-backs are refused instead.
+		s.log.Warn().Str("group", group).Err(err).Msg("retry topic not created")
+		return
+	}
 	if _, created := s.topics.CreateRetryTopic(group, queueNums, remoting.PermRead|remoting.PermWrite); created {
 		s.log.Info().Str("topic", message.RetryTopicPrefix+group).Msg("retry topic created")
 	}
@@ -120,6 +142,12 @@ func (s *Service) updateConsumerOffset(_ *remoting.Conn, req *remoting.Command) 
 	queueID := h.Int32("queueId", true, 0)
 	offset := h.Int64("commitOffset", true, 0)
 	if err := h.Err(); err != nil {
+		return errorResponse(req, err)
+	}
+	if err := message.ValidateGroup(group); err != nil {
+		return errorResponse(req, err)
+	}
+	if err := message.ValidateTopic(topic); err != nil {
 		return errorResponse(req, err)
 	}
 	s.Offsets.Commit(group, topic, queueID, offset)

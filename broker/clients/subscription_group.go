@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -124,7 +125,7 @@ func (m *SubscriptionGroupManager) FindOrCreate(group string) *remoting.Subscrip
 	if cfg := m.Find(group); cfg != nil {
 		return cfg
 	}
-	if group == "" || (!m.autoCreate && !strings.HasPrefix(group, sysConsumerGroupPrefix)) {
+	if message.ValidateGroup(group) != nil || (!m.autoCreate && !strings.HasPrefix(group, sysConsumerGroupPrefix)) {
 		return nil
 	}
 	m.mu.Lock()
@@ -147,6 +148,9 @@ func (m *SubscriptionGroupManager) FindOrCreate(group string) *remoting.Subscrip
 func (m *SubscriptionGroupManager) Update(cfg *remoting.SubscriptionGroupConfig) error {
 	if cfg.GroupName == "" {
 		return ErrEmptyGroupName
+	}
+	if err := message.ValidateGroup(cfg.GroupName); err != nil {
+		return err
 	}
 	cp := *cfg
 	m.mu.Lock()

@@ -1,0 +1,81 @@
+package timer
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestCrashDuplicatesAreBoundedByTheBatchInFlight: deliveries are committed
+// (a flush writes the checkpoint) after every dequeue batch, so a kill -9
+// redoes at most the batch in flight, whatever the FlushInterval. 60
+// messages due together go out in batches of 8; the store is killed after
+// the k-th batch was stored but before its commit, or inside the commit's
+// flush, and restarted: every message arrives, and at most one batch twice.
+func TestCrashDuplicatesAreBoundedByTheBatchInFlight(t *testing.T) {
+	const n, batch = 60, 8
+	for _, tc := range []struct {
+		point string
+		hit   int
+	}{
+		{"dequeue:after-deliver", 1},
+		{"dequeue:after-deliver", 4},
+		{"flush:begin", 3},
+		{"flush:after-timerlog", 5},
+		{"flush:after-wheel", 2},
+		{"flush:after-deletes", 6},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.point, tc.hit), func(t *testing.T) {
+			var (
+				mu    sync.Mutex
+				armed bool
+				hits  int
+			)
+			e := newEnv(t, func(o *Options) {
+				o.BatchSize = batch
+				o.FlushInterval = time.Hour // only the commits flush
+				o.failpoint = func(name string) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if armed && name == tc.point {
+						if hits++; hits == tc.hit {
+							return errInjectedCrash
+						}
+					}
+					return nil
+				}
+			})
+			at := e.nowMs() + 500
+			for range n {
+				e.sendAt("Dup", at)
+			}
+			e.settle()
+			mu.Lock()
+			armed = true
+			mu.Unlock()
+			e.advance(time.Second)
+			if !settleOrDead(e) {
+				t.Fatalf("failpoint %s never fired (%d hits)", tc.point, hits)
+			}
+			ts := e.ts()
+			ts.kill()
+			ts.closeFiles()
+			before := ts.Stats().Delivered
+			e.openTimer()
+			e.settle()
+			counts := uniqCounts(e.got("Dup"))
+			if len(counts) != n {
+				t.Fatalf("%d distinct messages delivered, want %d", len(counts), n)
+			}
+			dups := 0
+			for _, c := range counts {
+				dups += c - 1
+			}
+			if dups > batch {
+				t.Fatalf("%d duplicates after a crash with %d delivered, want at most one batch (%d)", dups, before, batch)
+			}
+			t.Logf("delivered before the crash %d, duplicated %d", before, dups)
+		})
+	}
+}
