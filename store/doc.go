@@ -27,7 +27,8 @@
 // records with IPv4 hosts (a topic longer than 127 bytes gets a v2 record),
 // sets PHYSICALOFFSET to the record's own commitlog offset, QUEUEOFFSET
 // under the put lock (0 for prepared and rollback records), STORETIMESTAMP
-// from the clock under that lock and STOREHOST from Options.StoreHost.
+// from the clock under that lock and STOREHOST from Options.StoreHost (or
+// SetStoreHost).
 //
 // A record never spans files. When a record (or a whole batch) plus 8 bytes
 // does not fit in the rest of the file, the rest becomes a BLANK record and

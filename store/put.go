@@ -99,7 +99,7 @@ func (s *Store) prepare(m *message.Message, f *message.Record) error {
 		BornTimestamp:             m.BornTimestamp,
 		PreparedTransactionOffset: m.PreparedTransactionOffset,
 		BornHost:                  m.BornHost,
-		StoreHost:                 s.opts.StoreHost,
+		StoreHost:                 s.StoreHost(),
 	}
 	return nil
 }
@@ -208,7 +208,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		WroteBytes:     total,
 	}
 	for i := range fields {
-		res.MsgIDs[i] = message.CreateMessageID(s.opts.StoreHost, fields[i].PhysicalOffset)
+		res.MsgIDs[i] = message.CreateMessageID(fields[i].StoreHost, fields[i].PhysicalOffset)
 	}
 	if wait && !s.waitFlushed(phy+int64(total)) {
 		s.stats.flushTimeouts.Add(1)

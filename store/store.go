@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,9 @@ type Store struct {
 	cl   *commitLog
 	ckpt *checkpointFile
 	lock *os.File
+
+	// storeHost, once SetStoreHost ran, replaces Options.StoreHost (storehost.go).
+	storeHost atomic.Pointer[netip.AddrPort]
 
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
