@@ -29,8 +29,9 @@ type Broker struct {
 	opts  Options
 	log   zerolog.Logger
 	clock clock.Clock
-	addr  string         // brokerIP1:listenPort, registered with the name server
-	host  netip.AddrPort // the same address, written as STOREHOST in every record
+	// host is brokerIP1:listenPort of the start, the first STOREHOST; what the
+	// broker advertises now is in runtime() (runtime_config.go).
+	host netip.AddrPort
 
 	store  *store.Store
 	server *remoting.Server
@@ -80,8 +81,9 @@ type Broker struct {
 	shutErr  error
 }
 
-// Addr is the broker's advertised "ip:port".
-func (b *Broker) Addr() string { return b.addr }
+// Addr is the broker's advertised "ip:port" (brokerIP1:listenPort), which
+// UPDATE_BROKER_CONFIG may change while the broker runs.
+func (b *Broker) Addr() string { return b.runtime().addr() }
 
 // Store exposes the message store (tests, admin).
 func (b *Broker) Store() *store.Store { return b.store }
@@ -96,7 +98,7 @@ func (b *Broker) Clients() *clients.Service { return b.clients }
 func (b *Broker) Transactions() *transaction.Service { return b.tx }
 
 // storeHost is the address written as STOREHOST and encoded in offsetMsgIds.
-func (b *Broker) storeHost() netip.AddrPort { return b.host }
+func (b *Broker) storeHost() netip.AddrPort { return b.store.StoreHost() }
 
 // ServeRemoting implements remoting.Handler.
 func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {

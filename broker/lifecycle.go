@@ -53,7 +53,6 @@ func New(opts Options) (*Broker, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		clock:   opts.Clock,
-		addr:    joinHostPort(opts.BrokerIP1, opts.ListenPort),
 		host:    netip.AddrPortFrom(ip.Unmap(), uint16(opts.ListenPort)),
 		nsCli:   remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
 		stop:    make(chan struct{}),
@@ -240,7 +239,7 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go b.registerLoop()
 	}
-	b.log.Info().Str("addr", b.addr).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
+	b.log.Info().Str("addr", b.Addr()).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
 	return nil
 }
 
@@ -327,6 +326,6 @@ func (b *Broker) shutdown() error {
 	if err := b.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close store: %w", err))
 	}
-	b.log.Info().Str("addr", b.addr).Msg("broker stopped")
+	b.log.Info().Str("addr", b.Addr()).Msg("broker stopped")
 	return errors.Join(errs...)
 }

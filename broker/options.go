@@ -24,6 +24,7 @@ type Options struct {
 	NamesrvAddr                       string `conf:"namesrvAddr"` // "host:port;host:port"
 	ListenPort                        int    `conf:"listenPort"`
 	BrokerIP1                         string `conf:"brokerIP1"`
+	BrokerIP2                         string `conf:"brokerIP2"` // advertised in haServerAddr; brokerIP1 when empty
 	StorePathRootDir                  string `conf:"storePathRootDir"`
 	FlushDiskType                     string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
 	MappedFileSizeCommitLog           int64  `conf:"mappedFileSizeCommitLog"`
@@ -194,6 +195,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BrokerIP1 == "" {
 		o.BrokerIP1 = "127.0.0.1"
+	}
+	if o.BrokerIP2 == "" {
+		o.BrokerIP2 = o.BrokerIP1
 	}
 	if err := o.ServerConfig.Validate(); err != nil {
 		errs = append(errs, err)

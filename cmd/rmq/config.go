@@ -20,7 +20,6 @@ import (
 // is checked: rmq has no replication, so only master roles are accepted.
 type stockBrokerKeys struct {
 	BrokerRole       string `conf:"brokerRole"`
-	BrokerIP2        string `conf:"brokerIP2"`
 	DeleteWhen       string `conf:"deleteWhen"`
 	FileReservedTime int    `conf:"fileReservedTime"`
 }
