@@ -4,7 +4,10 @@
 #   make run     build, then run a name server and a broker in one process
 #                (name server 127.0.0.1:9876, broker 127.0.0.1:10911, both
 #                listening on 127.0.0.1 only; store in .run/store)
-#   make test    go vet, every Go test, then the Java client suite
+#   make test    go vet, every Go test, the Java client suite, then the
+#                container tests (skipped without a Docker daemon)
+#   make image   build the container image (IMAGE, default rmq:latest)
+#                offline: static rmq + busybox, no base image (docker/)
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
 #   make clean   remove bin/ and .run/
 
@@ -17,7 +20,7 @@ TEST_TIMEOUT ?= 15m
 GOTESTFLAGS  ?=
 FUZZTIME     ?= 15s
 
-.PHONY: all build run test vet test-go test-race test-java fuzz clean
+.PHONY: all build run test vet test-go test-race test-java test-container image fuzz clean
 
 all: build
 
@@ -28,7 +31,7 @@ run: build
 	mkdir -p .run
 	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1
 
-test: vet test-go test-race test-java
+test: vet test-go test-race test-java test-container
 
 vet:
 	$(GO) vet ./...
@@ -49,6 +52,19 @@ test-java:
 	else \
 		echo "integration/java/run.sh not found: Java suite skipped"; \
 	fi
+
+# The container image, built without pulling anything: bin/rmq built static
+# (CGO_ENABLED=0) and Debian's busybox-static on an empty base (docker/image.sh).
+IMAGE ?= rmq:latest
+
+image:
+	IMAGE=$(IMAGE) GO=$(GO) VERSION=$(VERSION) sh docker/image.sh
+
+# The image started by the Testcontainers recipe with testcontainers-go
+# (integration/container, its own module). The Java side of it runs in
+# test-java. Both skip, saying why, without a Docker daemon.
+test-container:
+	IMAGE=$(IMAGE) GO=$(GO) sh integration/container/run.sh
 
 # Every func FuzzXxx in a _test.go file, one at a time (go test -fuzz takes
 # one target per run). Not part of test: corpus seeds already run there.

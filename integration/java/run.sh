@@ -11,6 +11,11 @@
 # never for a 4.x Java oracle). A second broker for the restart test is started by the tests through a launcher
 # script this file writes. The broker under test must exit 0 on SIGTERM at the end.
 #
+# With a Docker daemon (docker/available.sh), run.sh (rmq mode) also builds the image (docker/image.sh, tag
+# $IMAGE, default rmq:latest) and runs the profile "container": the image started by the Testcontainers recipe,
+# 4.9.8 client through the mapped ports. Without one it says why and skips that profile; RMQ_CONTAINER_TESTS=0
+# skips it too.
+#
 # Installs JDK 17 and Maven with apt-get when they are missing (Debian, run as root). Maven's local repository is
 # the default ~/.m2, so dependencies are downloaded once per machine.
 set -euo pipefail
@@ -271,7 +276,8 @@ run_suite() {
   # Debian's Maven 3.8.7 prints stray colour resets even in batch mode; strip them.
   mvn -B -q -f "$HERE/pom.xml" -Dstyle.color=never -P"$client" \
     -Drmq.namesrv="127.0.0.1:$NP" -Drmq.serializeType="$type" -Drmq.brokerKind="$BROKER_KIND" \
-    -Drmq.brokerLauncher="$WORK/broker-launcher.sh" -Drmq.excludedGroups="$EXCLUDED_GROUPS" test 2>&1 \
+    -Drmq.brokerLauncher="$WORK/broker-launcher.sh" -Drmq.excludedGroups="$EXCLUDED_GROUPS" \
+    -Drmq.image="${IMAGE:-rmq:latest}" test 2>&1 \
     | sed -u 's/\x1b\[[0-9;]*m//g' || rc=$?
   local f
   for f in "$reports"/TEST-*.xml; do
@@ -294,6 +300,20 @@ run_suite() {
     fi
     return 1
   fi
+}
+
+# The rmq image under the Testcontainers recipe (profile "container"), when Docker is there.
+container_suite() {
+  local why
+  if [[ "${RMQ_CONTAINER_TESTS:-1}" == 0 ]]; then
+    log "container profile SKIPPED: RMQ_CONTAINER_TESTS=0"; return 0
+  fi
+  if ! why="$(sh "$ROOT/docker/available.sh")"; then
+    log "container profile SKIPPED: $why"; return 0
+  fi
+  log "building the image ${IMAGE:-rmq:latest} (docker/image.sh)"
+  IMAGE="${IMAGE:-rmq:latest}" sh "$ROOT/docker/image.sh" || { log "the image did not build"; return 1; }
+  run_suite container JSON
 }
 
 main() {
@@ -330,6 +350,7 @@ main() {
     done
   done
   stop_broker || failed=1
+  if [[ "$MODE" == rmq ]]; then container_suite || failed=1; fi
 
   if (( failed )); then dump_logs; fi
   printf 'Tests run: %d, Failures: %d, Errors: %d, Skipped: %d\n' \
