@@ -65,6 +65,10 @@ type Broker struct {
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
+	// regMu serialises registrations: each takes its snapshot under it, so
+	// the name servers receive them in snapshot order and the last one they
+	// get is never older than a configuration already answered (register.go).
+	regMu sync.Mutex
 
 	// life guards closed; every request and woken pull runs inside inflight,
 	// entered under a read lock while !closed, so Shutdown can wait for all

@@ -92,6 +92,8 @@ func (b *Broker) registerAll(checkOrder bool) {
 	if len(addrs) == 0 {
 		return
 	}
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
 	rc := b.runtime()
 	body := b.registerBody(rc)
 	header := b.registerHeader(rc, body)

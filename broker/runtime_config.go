@@ -158,8 +158,8 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 // it never reads back, the next start takes the config file and flags again.
 //
 // A change of brokerIP1, brokerIP2, listenPort or brokerPermission is
-// registered with every name server at once (the stock broker does so only
-// for brokerPermission, and picks up the others at the next periodic
+// registered with every name server before the reply (the stock broker does
+// so only for brokerPermission, and picks up the others at the next periodic
 // registration, up to a minute later). brokerIP1 may be a host name, resolved
 // here to an IPv4 address as Java resolves it into storeHost: the records
 // stored afterwards carry brokerIP1:listenPort as STOREHOST, so their
@@ -207,7 +207,10 @@ func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Comma
 	b.live.Store(&next)
 	b.log.Info().Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
 	if cur.advertisesChange(&next) {
-		b.registerAsync()
+		// Before answering, as the stock broker does for brokerPermission:
+		// once mqadmin returns, the name servers hand out the new address
+		// (a Testcontainers recipe starts its clients right after).
+		b.registerAll(false)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
 }
