@@ -9,7 +9,7 @@
 #   make image   build the container image (IMAGE, default rmq:latest)
 #                offline: static rmq + busybox, no base image (docker/)
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
-#   make clean   remove bin/ and .run/
+#   make clean   remove bin/, .run/ and .image/
 
 GO           ?= go
 BIN          := bin/rmq
@@ -79,7 +79,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin .run
+	rm -rf bin .run .image
 
 # The Java suite of test-java against the stock Java name server and broker (Maven Central jars, version
 # ORACLE_VERSION, default 4.9.8) instead of rmq, so that differences show up side by side. Not part of test.
