@@ -44,4 +44,7 @@ cp conf/broker.conf conf/namesrv.conf "$ctx/conf/"
 cp -R docker/rootfs "$ctx/rootfs"
 cp docker/Dockerfile "$ctx/Dockerfile"
 docker build -t "$IMAGE" "$ctx"
+# A rebuild leaves the previous image untagged (the version stamp changes):
+# drop those, and only those (dangling and labelled by docker/Dockerfile).
+docker image prune -f --filter label=rmq.image=true >/dev/null
 echo "image.sh: built $IMAGE"
