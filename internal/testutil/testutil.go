@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,12 +35,13 @@ func FreeAddr(t testing.TB) string {
 	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 }
 
-// FreePortPair returns a free port p whose broker VIP port p-2 is free too.
-func FreePortPair(t testing.TB) int {
+// FreePortPair returns a free port p whose broker VIP port p-2 is free too;
+// neither p nor p-2 is one of avoid (ports picked earlier but not yet bound).
+func FreePortPair(t testing.TB, avoid ...int) int {
 	t.Helper()
 	for range 100 {
 		p := FreePort(t)
-		if p < 1100 || p > 65000 {
+		if p < 1100 || p > 65000 || slices.Contains(avoid, p) || slices.Contains(avoid, p-2) {
 			continue
 		}
 		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))

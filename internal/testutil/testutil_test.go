@@ -18,6 +18,16 @@ func TestFreePortPairIsListenable(t *testing.T) {
 	}
 }
 
+func TestFreePortPairAvoids(t *testing.T) {
+	first := FreePortPair(t)
+	for range 20 {
+		p := FreePortPair(t, first)
+		if p == first || p-2 == first {
+			t.Fatalf("FreePortPair(%d) = %d: overlaps the avoided port", first, p)
+		}
+	}
+}
+
 func TestWaitForReturnsOnceTrue(t *testing.T) {
 	n := 0
 	WaitFor(t, DefaultTimeout, func() bool { n++; return n == 3 }, "the third poll")
