@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // Test request codes served by testHandler. They sit above every real code so
@@ -87,7 +89,7 @@ func (p plainHandler) ServeRemoting(c *Conn, req *Command) *Command { return p.h
 func startServer(t testing.TB, h Handler, opts ServerOptions) *Server {
 	t.Helper()
 	if len(opts.Addrs) == 0 {
-		opts.Addrs = []string{freeAddr(t)}
+		opts.Addrs = []string{testutil.FreeAddr(t)}
 	}
 	s, err := NewServer(h, opts)
 	if err != nil {
@@ -184,18 +186,6 @@ func (r *rawConn) ping(st byte) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // recv receives from ch or fails after ioWait.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
@@ -281,14 +271,3 @@ func (l *lockedBuffer) String() string {
 }
 
 var _ io.Writer = (*lockedBuffer)(nil)
-
-// freeAddr returns a 127.0.0.1 address whose port was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 )
 
 // trafficSnap is what the server holds for one connection after a read.
@@ -68,7 +69,7 @@ func (w *trafficWatch) until(t *testing.T, r *rawConn, have int) trafficSnap {
 func startWith(t *testing.T, h Handler, opts ServerOptions, prepare func(*Server)) *Server {
 	t.Helper()
 	if len(opts.Addrs) == 0 {
-		opts.Addrs = []string{freeAddr(t)}
+		opts.Addrs = []string{testutil.FreeAddr(t)}
 	}
 	s, err := NewServer(h, opts)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // echoReq builds an echo request whose ext field and body identify it.
@@ -466,7 +468,7 @@ func TestServerCloseFromHandler(t *testing.T) {
 
 func TestServerStop(t *testing.T) {
 	h := newTestHandler()
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	s, err := NewServer(h, ServerOptions{Addrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -515,7 +517,7 @@ func TestServerStop(t *testing.T) {
 
 func TestServerTwoAddresses(t *testing.T) {
 	h := newTestHandler()
-	addrs := []string{freeAddr(t), freeAddr(t)} // like the broker port and port-2
+	addrs := []string{testutil.FreeAddr(t), testutil.FreeAddr(t)} // like the broker port and port-2
 	s := startServer(t, h, ServerOptions{Addrs: addrs})
 	for _, addr := range s.opts.Addrs {
 		r := dialRaw(t, addr)
