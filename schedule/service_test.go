@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/store"
 )
@@ -162,7 +163,7 @@ func TestDeliverKeepsReconsumeTimes(t *testing.T) {
 	if _, err := h.st.PutMessage(m); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 1 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 1 }, "the first schedule record")
 	h.svc.deliverDue(1, t0.Add(time.Second))
 	got := h.delivered("%RETRY%g")
 	if len(got) != 1 || got[0].ReconsumeTimes != 3 || got[0].Properties["RETRY_TOPIC"] != "Orders" {
@@ -179,10 +180,10 @@ func TestRunnerDeliversWhenClockReachesDueTime(t *testing.T) {
 	h.putDelayed("Late", 3, "y") // 10 s
 	// Each level goroutine parks on a timer for its head; advance in steps and
 	// check that nothing arrives before its time.
-	waitFor(t, func() bool { return clk.Pending() >= 3 }) // the persister and the heads of levels 1 and 3
+	testutil.WaitFor(t, 10*time.Second, func() bool { return clk.Pending() >= 3 }, "the persister and the heads of levels 1 and 3")
 	clk.Advance(999 * time.Millisecond)
 	clk.Advance(time.Millisecond)
-	waitFor(t, func() bool { return len(h.delivered("Late")) == 1 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(h.delivered("Late")) == 1 }, "the first Late delivery")
 	if got := h.delivered("Late"); string(got[0].Body) != "x" {
 		t.Fatalf("first delivery %q", got[0].Body)
 	}
@@ -192,7 +193,7 @@ func TestRunnerDeliversWhenClockReachesDueTime(t *testing.T) {
 		t.Fatalf("delivered %d before due", d)
 	}
 	clk.Advance(time.Second)
-	waitFor(t, func() bool { return len(h.delivered("Late")) == 2 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(h.delivered("Late")) == 2 }, "the second Late delivery")
 }
 
 func TestRestartResumesWithoutLossOrDuplicates(t *testing.T) {
@@ -317,22 +318,11 @@ func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 2 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 2 }, "the second schedule record")
 	if _, idle, err := h.svc.deliverDue(1, t0.Add(time.Second)); !idle || err != nil {
 		t.Fatalf("idle=%v err=%v", idle, err)
 	}
 	if st := h.svc.Stats(); st.Delivered != 0 || st.Skipped != 2 {
 		t.Fatalf("stats %+v", st)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met before the deadline")
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/store"
 )
@@ -213,16 +214,18 @@ func (e *env) got(topic string) []*message.MessageExt {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor is testutil.WaitFor with a 20 s limit that also logs the timer
+// store's stats when it times out.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; stats %+v", what, e.ts().Stats())
+	done := false
+	defer func() {
+		if !done {
+			e.t.Logf("timer store stats at the timeout: %+v", e.ts().Stats())
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	}()
+	testutil.WaitFor(e.t, 20*time.Second, cond, what)
+	done = true
 }
 
 // waitCount waits until topic holds n messages.

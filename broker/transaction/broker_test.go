@@ -111,12 +111,6 @@ func (e *txEnv) storeHost() netip.AddrPort {
 	return netip.MustParseAddrPort(e.Broker.Broker.Addr())
 }
 
-// waitFor polls cond until it holds or the test's deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testutil.WaitFor(t, testutil.DefaultTimeout, cond, what)
-}
-
 // connectProducer opens a connection that heartbeats as a producer of group.
 func (e *txEnv) connectProducer(group string) *txProducer {
 	e.t.Helper()
@@ -219,14 +213,14 @@ func (e *txEnv) pass() {
 	e.WaitDispatched()
 	n := e.txStats().Passes
 	e.clk.Advance(time.Duration(e.opts.TransactionCheckInterval) * time.Millisecond)
-	waitFor(e.t, "a check pass", func() bool { return e.txStats().Passes > n })
+	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool { return e.txStats().Passes > n }, "a check pass")
 }
 
 // waitChecks waits until the producer received n checks and the service
 // sent exactly n.
 func (e *txEnv) waitChecks(p *txProducer, n int) []*remoting.Command {
 	e.t.Helper()
-	waitFor(e.t, strconv.Itoa(n)+" checks", func() bool { return len(p.received()) >= n })
+	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool { return len(p.received()) >= n }, strconv.Itoa(n)+" checks")
 	got := p.received()
 	if len(got) != n {
 		e.t.Fatalf("received %d checks, want %d", len(got), n)
@@ -321,7 +315,7 @@ func TestTransactionUnknownDecisionLeavesTheMessage(t *testing.T) {
 	if err := e.JSON.Oneway(e.Broker.Broker.Addr(), req); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the unknown answer to be logged", func() bool { return strings.Contains(e.logs.String(), "still unknown") })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return strings.Contains(e.logs.String(), "still unknown") }, "the unknown answer to be logged")
 	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 0 {
 		t.Fatalf("%d op entries after an unknown answer", n)
 	}
@@ -532,7 +526,7 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	e := startTxBroker(t, nil)
 	e.prod.cl.Close() // the sending producer died
-	waitFor(t, "the producer to be dropped", func() bool { return e.Clients().Producers.AvailableConn("PG") == nil })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Clients().Producers.AvailableConn("PG") == nil }, "the producer to be dropped")
 	e.sendHalf("TxP", 0, "U-orphan")
 	e.pass()
 	if n := e.txStats().Checks; n != 0 {
