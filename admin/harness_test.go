@@ -7,13 +7,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -84,7 +84,7 @@ func (p *fakePeer) requests(code int32) []*remoting.Command {
 func startPeer(t *testing.T) *fakePeer {
 	t.Helper()
 	p := &fakePeer{t: t, handlers: map[int32]func(*remoting.Command) *remoting.Command{}}
-	p.addr = freeAddr(t)
+	p.addr = testutil.FreeAddr(t)
 	srv, err := remoting.NewServer(p, remoting.ServerOptions{Addrs: []string{p.addr}})
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
@@ -94,17 +94,6 @@ func startPeer(t *testing.T) *fakePeer {
 	}
 	t.Cleanup(srv.Stop)
 	return p
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // newTestAdmin returns an Admin for the given name servers, closed with the test.

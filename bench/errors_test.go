@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
 
@@ -114,12 +115,7 @@ func (p *failingPeer) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *re
 // TestRunCountsErrorsByCode: failed sends are counted by response code and
 // name (and timeouts apart) and the summary prints them.
 func TestRunCountsErrorsByCode(t *testing.T) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &failingPeer{addr: l.Addr().String()}
-	l.Close()
+	p := &failingPeer{addr: testutil.FreeAddr(t)}
 	srv, err := remoting.NewServer(p, remoting.ServerOptions{Addrs: []string{p.addr}})
 	if err != nil {
 		t.Fatal(err)
