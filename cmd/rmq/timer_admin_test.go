@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rmq/admin"
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
 
@@ -42,7 +43,7 @@ func (s *stubTimerBroker) ServeRemoting(_ *remoting.Conn, req *remoting.Command)
 
 func startStubTimerBroker(t *testing.T) *stubTimerBroker {
 	t.Helper()
-	s := &stubTimerBroker{addr: fmt.Sprintf("127.0.0.1:%d", adminFreePort(t))}
+	s := &stubTimerBroker{addr: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))}
 	srv, err := remoting.NewServer(s, remoting.ServerOptions{Addrs: []string{s.addr}})
 	if err != nil {
 		t.Fatal(err)
