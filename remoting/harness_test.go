@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -251,23 +249,3 @@ func sameCommand(a, b *Command) bool {
 		a.SerializeType == b.SerializeType && reflect.DeepEqual(a.ExtFields, b.ExtFields) &&
 		bytes.Equal(a.Body, b.Body)
 }
-
-// lockedBuffer is an io.Writer safe for concurrent use (log capture).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var _ io.Writer = (*lockedBuffer)(nil)

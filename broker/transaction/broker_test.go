@@ -1,7 +1,6 @@
 package transaction_test
 
 import (
-	"bytes"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ type txEnv struct {
 	t    *testing.T
 	clk  *clock.Manual
 	opts broker.Options
-	logs *txLogBuffer
+	logs *testutil.LockedBuffer
 	prod *txProducer
 }
 
@@ -54,30 +53,12 @@ type txProducer struct {
 	checks []*remoting.Command
 }
 
-// txLogBuffer collects the broker's log lines.
-type txLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *txLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *txLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // startTxBroker starts a broker with transactionTimeOut 6 s, check interval
 // 60 s and 15 checks unless mutate says otherwise.
 func startTxBroker(t *testing.T, mutate func(*broker.Options)) *txEnv {
 	t.Helper()
 	clk := clock.NewManual(time.Now().Truncate(time.Second))
-	logs := &txLogBuffer{}
+	logs := &testutil.LockedBuffer{}
 	o := testbroker.Options(t, func(o *broker.Options) {
 		o.Clock = clk
 		o.TransactionTimeOut = 6000

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -66,25 +65,8 @@ type proc struct {
 	name   string
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startProc(t *testing.T, name string, args ...string) *proc {
@@ -93,7 +75,7 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 		name:   name,
 		cmd:    exec.Command(rmqBinary(t), args...),
 		lines:  make(chan string, 64),
-		stderr: &lockedBuffer{},
+		stderr: &testutil.LockedBuffer{},
 		done:   make(chan struct{}),
 	}
 	p.cmd.Stderr = p.stderr

@@ -152,17 +152,10 @@ func TestTimerStatusRealBroker(t *testing.T) {
 // waitTimerStatus polls broker-a's timer figures until cond holds.
 func waitTimerStatus(t *testing.T, c *adminCluster, what string, cond func(admin.TimerStatus) bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testutil.WaitFor(t, 15*time.Second, func() bool {
 		sts, err := c.adm.TimerStatuses(context.Background(), c.broker, "")
-		if err == nil && len(sts) == 1 && cond(sts[0]) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timer status never showed %s: %+v %v", what, sts, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && len(sts) == 1 && cond(sts[0])
+	}, "timer status to show "+what)
 }
 
 // sendTimer runs sendMessage of a timer message with the given timer flag

@@ -1,10 +1,12 @@
 package testutil
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +70,27 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, what string)
 		}
 		time.Sleep(pollInterval)
 	}
+}
+
+// LockedBuffer is a bytes.Buffer that is safe for concurrent writers and
+// readers, for capturing the logs or output of running servers.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Logger is a no-op logger, or with RMQ_TEST_LOG set a debug logger that
