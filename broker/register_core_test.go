@@ -3,13 +3,13 @@ package broker
 import (
 	"fmt"
 	"hash/crc32"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
 
@@ -25,12 +25,7 @@ type fakeNamesrv struct {
 
 func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.FreeAddr(t)
 	ns := &fakeNamesrv{addr: addr}
 	srv, err := remoting.NewServer(ns, remoting.ServerOptions{Addrs: []string{addr}})
 	if err != nil {
