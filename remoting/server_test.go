@@ -38,8 +38,7 @@ func checkEcho(t testing.TB, req, resp *Command) {
 func (r *rawConn) pingUntilServed(st byte) {
 	r.t.Helper()
 	sent := map[int32]bool{}
-	deadline := time.Now().Add(ioWait)
-	for time.Now().Before(deadline) {
+	testutil.WaitFor(r.t, ioWait, func() bool {
 		req := echoReq(st, "ping")
 		sent[req.Opaque] = true
 		r.send(req)
@@ -49,14 +48,14 @@ func (r *rawConn) pingUntilServed(st byte) {
 		}
 		switch resp.Code {
 		case Success:
-			return
+			return true
 		case SystemBusy:
-			time.Sleep(time.Millisecond)
+			return false
 		default:
 			r.t.Fatalf("ping reply %v", resp)
+			return false
 		}
-	}
-	r.t.Fatal("the server stayed busy")
+	}, "the server to serve a ping instead of SYSTEM_BUSY")
 }
 
 func TestServerPipelinedOutOfOrder(t *testing.T) {
