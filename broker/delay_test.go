@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
@@ -57,7 +58,7 @@ func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {
 		t.Fatal("delivered before its delay")
 	}
 	clk.Advance(time.Millisecond)
-	coreWaitFor(t, "delivery", func() bool { return len(tb.messagesOn("DelayT", 2)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("DelayT", 2)) == 1 }, "delivery")
 	m := tb.messagesOn("DelayT", 2)[0]
 	if string(m.Body) != "d" || m.Properties["TAGS"] != "tA" || m.Properties["UNIQ_KEY"] != "U1" || m.Properties["DELAY"] != "" {
 		t.Fatalf("delivered %q %v", m.Body, m.Properties)
@@ -97,7 +98,7 @@ func TestDelayedMessagesSurviveRestart(t *testing.T) {
 	tb.waitDispatched()
 	tb = tb.restart()
 	clk.Advance(10 * time.Second)
-	coreWaitFor(t, "delivery after restart", func() bool { return len(tb.messagesOn("Persist", 0)) == 3 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("Persist", 0)) == 3 }, "delivery after restart")
 }
 
 // sendBack runs CONSUMER_SEND_MSG_BACK for a stored message.
@@ -130,7 +131,7 @@ func TestConsumerSendMsgBackRetriesAfterLevel3(t *testing.T) {
 		t.Fatalf("retry message props %v reconsume %d", p, sched[0].ReconsumeTimes)
 	}
 	clk.Advance(10 * time.Second)
-	coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%G1", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%G1", 0)) == 1 }, "retry delivery")
 	retry := tb.messagesOn("%RETRY%G1", 0)[0]
 	if retry.ReconsumeTimes != 1 || string(retry.Body) != "job" || retry.Properties["UNIQ_KEY"] != "UK" {
 		t.Fatalf("retry delivered %+v", retry.Message)
@@ -171,7 +172,7 @@ func TestConsumerSendMsgBackExplicitDelayLevel(t *testing.T) {
 		t.Fatal("delivered before level 5's delay")
 	}
 	clk.Advance(time.Millisecond)
-	coreWaitFor(t, "level 5 delivery", func() bool { return len(tb.messagesOn("%RETRY%G4", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%G4", 0)) == 1 }, "level 5 delivery")
 	if m := tb.messagesOn("%RETRY%G4", 0)[0]; string(m.Body) != "later" || m.ReconsumeTimes != 1 || m.Properties["DELAY"] != "" {
 		t.Fatalf("retry delivered %q reconsume %d %v", m.Body, m.ReconsumeTimes, m.Properties)
 	}
@@ -222,7 +223,7 @@ func TestRetryFallbackSendIsDelayed(t *testing.T) {
 		t.Fatalf("level 4 queue holds %d", n)
 	}
 	clk.Advance(30 * time.Second)
-	coreWaitFor(t, "fallback delivery", func() bool { return len(tb.messagesOn("%RETRY%G3", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%G3", 0)) == 1 }, "fallback delivery")
 }
 
 func TestTransactionalBatchIsRefused(t *testing.T) {
