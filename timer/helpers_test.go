@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
 	"rmq/message"
@@ -21,9 +19,6 @@ import (
 // epoch is the manual clock's start: a whole second, so tests can aim at
 // slot boundaries.
 var epoch = time.UnixMilli(1_700_000_000_000)
-
-// testLogger, when set, gives each env a logger (debugging).
-var testLogger func(t *testing.T) zerolog.Logger
 
 // env is a real message store plus a timer store on a manual clock.
 type env struct {
@@ -89,9 +84,7 @@ func newEnvStore(t *testing.T, storeMutate func(*store.Options), mutate func(*Op
 		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,
 		MappedFileSizeTimerLog: 4096, Clock: e.clk, BrokerName: "broker-a", Store: faultStore{e},
 	}
-	if testLogger != nil {
-		e.opts.Logger = testLogger(t)
-	}
+	e.opts.Logger = testutil.Logger(t)
 	if mutate != nil {
 		mutate(&e.opts)
 	}
