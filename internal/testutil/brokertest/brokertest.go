@@ -204,3 +204,13 @@ func Props(kv ...string) string {
 	}
 	return message.MarshalProperties(m)
 }
+
+// CreateTopicExt is an UPDATE_AND_CREATE_TOPIC header: queues read and
+// write queues, perm, the filter type, not ordered.
+func CreateTopicExt(topic string, queues int, perm int, filter string) map[string]string {
+	return map[string]string{
+		"topic": topic, "defaultTopic": message.TopicAutoCreateKey, "readQueueNums": strconv.Itoa(queues),
+		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
+		"topicSysFlag": "0", "order": "false",
+	}
+}
