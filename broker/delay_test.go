@@ -7,9 +7,9 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // startDelayBroker runs a broker on a manual clock so delay levels are
@@ -25,19 +25,7 @@ func startDelayBroker(t *testing.T) (*testBroker, *clock.Manual) {
 func (tb *testBroker) messagesOn(topic string, queueID int32) []*message.MessageExt {
 	tb.t.Helper()
 	tb.waitDispatched()
-	res := tb.Store().GetMessage(topic, queueID, 0, 1000, 64<<20, nil)
-	if res.Status != store.Found {
-		return nil
-	}
-	out := make([]*message.MessageExt, 0, len(res.Messages))
-	for _, raw := range res.Messages {
-		m, err := message.DecodeRecord(raw)
-		if err != nil {
-			tb.t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return storetest.Messages(tb.t, tb.Store(), topic, queueID)
 }
 
 func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {

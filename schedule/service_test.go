@@ -10,6 +10,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/store"
 )
@@ -104,19 +105,7 @@ func (h *harness) delivered(topic string) []*message.MessageExt {
 	if err := h.st.WaitDispatched(ctx, h.st.MaxPhyOffset()); err != nil {
 		h.t.Fatal(err)
 	}
-	res := h.st.GetMessage(topic, 1, 0, 1000, 64<<20, nil)
-	if res.Status != store.Found {
-		return nil
-	}
-	var out []*message.MessageExt
-	for _, raw := range res.Messages {
-		ext, err := message.DecodeRecord(raw)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		out = append(out, ext)
-	}
-	return out
+	return storetest.Messages(h.t, h.st, topic, 1)
 }
 
 func TestDeliverDueIsNeverEarlyAndRestoresTheMessage(t *testing.T) {

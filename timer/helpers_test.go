@@ -12,6 +12,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/store"
 )
@@ -190,21 +191,7 @@ func (e *env) sendAt(topic string, at int64) *message.Message {
 // got returns every message stored on topic queue 0.
 func (e *env) got(topic string) []*message.MessageExt {
 	e.t.Helper()
-	var out []*message.MessageExt
-	for off := int64(0); ; {
-		r := e.st.GetMessage(topic, 0, off, 1024, 64<<20, nil)
-		if r == nil || r.Status != store.Found {
-			return out
-		}
-		for _, raw := range r.Messages {
-			m, err := message.DecodeRecord(raw)
-			if err != nil {
-				e.t.Fatalf("decode delivered: %v", err)
-			}
-			out = append(out, m)
-		}
-		off = r.NextBeginOffset
-	}
+	return storetest.Messages(e.t, e.st, topic, 0)
 }
 
 // waitFor is testutil.WaitFor with a 20 s limit that also logs the timer
