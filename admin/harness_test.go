@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -85,14 +86,7 @@ func startPeer(t *testing.T) *fakePeer {
 	t.Helper()
 	p := &fakePeer{t: t, handlers: map[int32]func(*remoting.Command) *remoting.Command{}}
 	p.addr = testutil.FreeAddr(t)
-	srv, err := remoting.NewServer(p, remoting.ServerOptions{Addrs: []string{p.addr}})
-	if err != nil {
-		t.Fatalf("NewServer: %v", err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(srv.Stop)
+	brokertest.Serve(t, p.addr, p)
 	return p
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
 
@@ -116,14 +117,7 @@ func (p *failingPeer) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *re
 // name (and timeouts apart) and the summary prints them.
 func TestRunCountsErrorsByCode(t *testing.T) {
 	p := &failingPeer{addr: testutil.FreeAddr(t)}
-	srv, err := remoting.NewServer(p, remoting.ServerOptions{Addrs: []string{p.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	brokertest.Serve(t, p.addr, p)
 
 	sum, err := Run(context.Background(), Options{
 		Mode: ModeProduce, NamesrvAddr: p.addr, Topic: "BenchFail", Connections: 1, InFlight: 6,

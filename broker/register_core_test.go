@@ -10,6 +10,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
 
@@ -27,14 +28,7 @@ func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 	t.Helper()
 	addr := testutil.FreeAddr(t)
 	ns := &fakeNamesrv{addr: addr}
-	srv, err := remoting.NewServer(ns, remoting.ServerOptions{Addrs: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	brokertest.Serve(t, addr, ns)
 	return ns
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"rmq/admin"
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
 
@@ -44,14 +45,7 @@ func (s *stubTimerBroker) ServeRemoting(_ *remoting.Conn, req *remoting.Command)
 func startStubTimerBroker(t *testing.T) *stubTimerBroker {
 	t.Helper()
 	s := &stubTimerBroker{addr: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))}
-	srv, err := remoting.NewServer(s, remoting.ServerOptions{Addrs: []string{s.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	brokertest.Serve(t, s.addr, s)
 	return s
 }
 

@@ -1,6 +1,7 @@
 // Package brokertest sends requests to a broker under test: producer sends
 // (V1 and V2 headers, batches), pulls and any other request, over one JSON
-// and one ROCKETMQ-serialised client, and decodes what comes back.
+// and one ROCKETMQ-serialised client, and decodes what comes back. Serve
+// runs the other side: a scripted fake name server or broker.
 //
 // It talks to the broker only over the wire and imports no broker package,
 // so the tests of package broker and of its subpackages (which start a
@@ -213,4 +214,18 @@ func CreateTopicExt(topic string, queues int, perm int, filter string) map[strin
 		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
 		"topicSysFlag": "0", "order": "false",
 	}
+}
+
+// Serve serves h on addr (testutil.FreeAddr) until the test ends: a fake name
+// server or broker whose answers the test scripts.
+func Serve(t testing.TB, addr string, h remoting.Handler) {
+	t.Helper()
+	srv, err := remoting.NewServer(h, remoting.ServerOptions{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatalf("brokertest: NewServer: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("brokertest: Start: %v", err)
+	}
+	t.Cleanup(srv.Stop)
 }
