@@ -145,11 +145,6 @@ func (b *Broker) registerHandlers() {
 	}
 }
 
-// errorResponse maps a header decode error to the stock reply.
-func errorResponse(req *remoting.Command, err error) *remoting.Command {
-	return remoting.NewResponse(req, remoting.SystemError, err.Error())
-}
-
 func joinHostPort(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }

@@ -142,7 +142,7 @@ func (b *Broker) processPullRequest(c *remoting.Conn, req *remoting.Command) *re
 func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
 	ph, err := parsePullHeader(req)
 	if err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	fail := func(code int32, remark string) *remoting.Command {
@@ -154,7 +154,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
 	}
 	if err := message.ValidateGroup(ph.group); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	group := b.clients.SubGroups.FindOrCreate(ph.group)
 	if group == nil {

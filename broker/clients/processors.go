@@ -46,14 +46,14 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 	for _, cd := range hb.ConsumerDataSet {
 		if cd != nil && cd.GroupName != "" {
 			if err := message.ValidateGroup(cd.GroupName); err != nil {
-				return errorResponse(req, err)
+				return remoting.ErrorResponse(req, err)
 			}
 		}
 	}
 	for _, pd := range hb.ProducerDataSet {
 		if pd != nil && pd.GroupName != "" {
 			if err := message.ValidateGroup(pd.GroupName); err != nil {
-				return errorResponse(req, err)
+				return remoting.ErrorResponse(req, err)
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func (s *Service) unregisterClient(c *remoting.Conn, req *remoting.Command) *rem
 	h := req.Header()
 	clientID := h.Str("clientID", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if h.Has("producerGroup") {
 		s.Producers.Unregister(h.Str("producerGroup", false), c, clientID)
@@ -123,7 +123,7 @@ func (s *Service) getConsumerListByGroup(_ *remoting.Conn, req *remoting.Command
 	h := req.Header()
 	group := h.Str("consumerGroup", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	ids := s.Consumers.ClientIDs(group)
 	if len(ids) == 0 {
@@ -142,13 +142,13 @@ func (s *Service) updateConsumerOffset(_ *remoting.Conn, req *remoting.Command) 
 	queueID := h.Int32("queueId", true, 0)
 	offset := h.Int64("commitOffset", true, 0)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if err := message.ValidateGroup(group); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if err := message.ValidateTopic(topic); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	s.Offsets.Commit(group, topic, queueID, offset)
 	return successResponse(req, nil)

@@ -86,8 +86,3 @@ func successResponse(req *remoting.Command, body []byte) *remoting.Command {
 	resp.Body = body
 	return resp
 }
-
-// errorResponse maps a header decode error to the stock reply.
-func errorResponse(req *remoting.Command, err error) *remoting.Command {
-	return remoting.NewResponse(req, remoting.SystemError, err.Error())
-}
