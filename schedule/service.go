@@ -117,7 +117,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}}
 	s.diverter = &store.Diverter{
 		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
-		Logger: opts.Logger, Now: opts.Clock.Now,
+		Logger: opts.Logger, Clock: opts.Clock,
 	}
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
 	for i := range s.notify {
