@@ -27,5 +27,9 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 
 		remoting.GetBrokerConfig:    b.processGetBrokerConfig,
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
+
+		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
+		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,
+		remoting.CleanUnusedTopic:             b.processCleanUnusedTopic,
 	}
 }
