@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"rmq/message"
@@ -15,12 +16,62 @@ import (
 // Request-reply (J4 ReplyMessageProcessor): a responder sends the reply with
 // SEND_REPLY_MESSAGE(_V2); the broker pushes it to the requester's
 // connection, named by the REPLY_TO_CLIENT property and found among the
-// producer connections of this broker, with PUSH_REPLY_MESSAGE_TO_CLIENT, and
+// producer connections of this broker (or, before the requester's first
+// heartbeat, as the connection the request came on: requesterTable), with PUSH_REPLY_MESSAGE_TO_CLIENT, and
 // with storeReplyMessageEnable also stores it on its topic.
 //
 //	SEND_REPLY_MESSAGE ─► msgCheck ─► push to REPLY_TO_CLIENT ─► SUCCESS msgId "0"
 //	                                          │ no client / failed ─► SYSTEM_ERROR
 //	                                          └─► store (storeReplyMessageEnable): msgId, queueOffset
+
+// requesterTable remembers, per client id, the connection that last sent a
+// request (a message with REPLY_TO_CLIENT). The stock broker finds the
+// requester only among producer heartbeats, so a reply that comes before the
+// requester's first heartbeat fails; the Go client's Request heartbeats at
+// once only for a topic the name server does not know yet. rmq falls back on
+// the connection the request came on.
+type requesterTable struct {
+	mu       sync.Mutex
+	byClient map[string]*remoting.Conn
+}
+
+// noteRequest records c as the connection of the client a request names in
+// its properties text; anything else is a no-op costing one substring search.
+func (t *requesterTable) noteRequest(props string, c *remoting.Conn) {
+	if c == nil || !strings.Contains(props, message.PropReplyToClient) {
+		return
+	}
+	id, ok := message.Props(props).Lookup(message.PropReplyToClient)
+	if !ok || id == "" {
+		return
+	}
+	t.mu.Lock()
+	if t.byClient == nil {
+		t.byClient = make(map[string]*remoting.Conn)
+	}
+	t.byClient[id] = c
+	t.mu.Unlock()
+}
+
+func (t *requesterTable) find(clientID string) *remoting.Conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.byClient[clientID]; c != nil && !c.Closed() {
+		return c
+	}
+	return nil
+}
+
+// dropConn forgets a closed connection.
+func (t *requesterTable) dropConn(c *remoting.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, conn := range t.byClient {
+		if conn == c {
+			delete(t.byClient, id)
+		}
+	}
+}
 
 // replyPushTimeout bounds the push (Broker2Client.callClient's 10 s).
 const replyPushTimeout = 10 * time.Second
@@ -89,6 +140,9 @@ func (b *Broker) pushReply(c *remoting.Conn, sh *sendHeader, body []byte) (strin
 		return "reply message properties[" + message.PropReplyToClient + "] is null", false
 	}
 	conn := b.clients.Producers.FindConn(clientID)
+	if conn == nil {
+		conn = b.requesters.find(clientID)
+	}
 	if conn == nil {
 		remark := "push reply message fail, channel of <" + clientID + "> not found."
 		b.log.Warn().Msg(remark)

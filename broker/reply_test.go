@@ -146,3 +146,42 @@ func TestTraceTopicOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyBeforeRequesterHeartbeat: a requester that has not heartbeated
+// yet gets the reply on the connection its request came on.
+func TestReplyBeforeRequesterHeartbeat(t *testing.T) {
+	tb := startBroker(t, nil)
+	pushed := make(chan *remoting.Command, 1)
+	reqCli := remoting.NewClient(remoting.ClientOptions{OnRequest: func(_ string, req *remoting.Command) *remoting.Command {
+		pushed <- req
+		return remoting.NewResponse(req, remoting.Success, "")
+	}})
+	t.Cleanup(reqCli.Close)
+	request := brokertest.Send{Topic: "RequestTopic", Body: []byte("ping"),
+		Props: brokertest.Props(message.PropReplyToClient, "early@1", message.PropCorrelationID, "c-1")}
+	if resp := tb.invokeWith(reqCli, remoting.SendMessageV2, request.Ext(), request.Body); resp.Code != remoting.Success {
+		t.Fatalf("request: %d %q", resp.Code, resp.Remark)
+	}
+	c := brokertest.NewClient(t, tb.Addr())
+	resp := c.Send(brokertest.Send{Code: remoting.SendReplyMessageV2, Topic: message.ReplyTopic(tb.opts.BrokerClusterName),
+		Body: []byte("pong"), Props: brokertest.Props(message.PropReplyToClient, "early@1", message.PropCorrelationID, "c-1")})
+	if resp.Code != remoting.Success {
+		t.Fatalf("reply: %d %q", resp.Code, resp.Remark)
+	}
+	select {
+	case push := <-pushed:
+		if string(push.Body) != "pong" {
+			t.Fatalf("pushed body %q", push.Body)
+		}
+	default:
+		t.Fatal("the reply was not pushed to the request's connection")
+	}
+	// Once that connection is gone, the stock answer.
+	reqCli.Close()
+	coreWaitFor(t, "the requester's connection to close", func() bool { return tb.requesters.find("early@1") == nil })
+	resp = c.Send(brokertest.Send{Code: remoting.SendReplyMessageV2, Topic: message.ReplyTopic(tb.opts.BrokerClusterName),
+		Body: []byte("late"), Props: brokertest.Props(message.PropReplyToClient, "early@1")})
+	if resp.Code != remoting.SystemError || resp.Remark != "push reply message fail, channel of <early@1> not found." {
+		t.Fatalf("reply to a gone requester: %d %q", resp.Code, resp.Remark)
+	}
+}

@@ -379,6 +379,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	if tc == nil {
 		return fail(code, remark)
 	}
+	b.requesters.noteRequest(sh.properties, c)
 	if len(req.Body) > b.opts.MaxMessageSize {
 		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
