@@ -225,14 +225,12 @@ func (a *Admin) ConsumerStatus(ctx context.Context, group, topic, clientID strin
 }
 
 // PrintConsumerStatus writes getConsumerStatus output (GetConsumerStatusCommand).
-func PrintConsumerStatus(w io.Writer, group string, st []ClientStatus) {
-	fmt.Fprintf(w, "get consumer status from client. group=%s\n", group)
+func PrintConsumerStatus(w io.Writer, group, topic, clientID string, st []ClientStatus) {
+	fmt.Fprintf(w, "get consumer status from client. group=%s, topic=%s, originClientId=%s\n", group, topic, nullable(clientID))
+	fmt.Fprintf(w, "%-50s  %-15s  %-15s  %-20s\n", "#clientId", "#brokerName", "#queueId", "#offset")
 	for _, c := range st {
-		fmt.Fprintf(w, "---------------------------------------------------------\n")
-		fmt.Fprintf(w, "ClientId=%s\n", c.ClientID)
-		fmt.Fprintf(w, "%-40s  %-40s  %-40s\n", "#brokerName", "#queueId", "#offset")
 		for _, q := range c.Queues {
-			fmt.Fprintf(w, "%-40s  %-40d  %-40d\n", q.BrokerName, q.QueueID, q.Offset)
+			fmt.Fprintf(w, "%-50s  %-15s  %-15d  %-20d\n", c.ClientID, q.BrokerName, q.QueueID, q.Offset)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func adminCloneGroupOffset() *cli.Command {
 		}
 		res := map[string]any{"srcGroup": src, "destGroup": dest, "topic": topic, "offline": offline}
 		return r.emit(res, func(w io.Writer) {
-			fmt.Fprintf(w, "clone group offset success. srcGroup[%s], destGroup=[%s], topic[%s]\n", src, dest, topic)
+			fmt.Fprintf(w, "clone group offset success. srcGroup[%s], destGroup=[%s], topic[%s]", src, dest, topic)
 		})
 	})
 }
@@ -74,12 +74,12 @@ func adminGetConsumerStatus() *cli.Command {
 		topicFlag(),
 		&cli.StringFlag{Name: "originClientId", Aliases: []string{"i"}, Usage: "the client id"},
 	}, func(r *adminRun) error {
-		group := strings.TrimSpace(r.c.String("group"))
-		st, err := r.a.ConsumerStatus(r.ctx, group, strings.TrimSpace(r.c.String("topic")), strings.TrimSpace(r.c.String("originClientId")))
+		group, topic, id := strings.TrimSpace(r.c.String("group")), strings.TrimSpace(r.c.String("topic")), strings.TrimSpace(r.c.String("originClientId"))
+		st, err := r.a.ConsumerStatus(r.ctx, group, topic, id)
 		if err != nil {
 			return err
 		}
-		return r.emit(map[string]any{"group": group, "clients": st}, func(w io.Writer) { admin.PrintConsumerStatus(w, group, st) })
+		return r.emit(map[string]any{"group": group, "clients": st}, func(w io.Writer) { admin.PrintConsumerStatus(w, group, topic, id, st) })
 	})
 }
 
