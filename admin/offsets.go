@@ -129,7 +129,7 @@ func (a *Admin) resetOffsetByTimeOld(ctx context.Context, group, topic string, t
 
 // PrintResetResult writes resetOffsetByTime output.
 func PrintResetResult(w io.Writer, r *ResetResult, tsText string) {
-	fmt.Fprintf(w, "rollback consumer offset by specified consumerGroup[%s], topic[%s], force[%t], timestamp(string)[%s], timestamp(long)[%d]\n",
+	fmt.Fprintf(w, "rollback consumer offset by specified group[%s], topic[%s], force[%t], timestamp(string)[%s], timestamp(long)[%d]\n",
 		r.Group, r.Topic, r.Force, tsText, r.Timestamp)
 	fmt.Fprintf(w, "%-40s  %-40s  %-40s\n", "#brokerName", "#queueId", "#offset")
 	for _, q := range r.Queues {

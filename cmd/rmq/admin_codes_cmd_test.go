@@ -85,7 +85,7 @@ func TestAdminOffsetTraceAndConfigCommands(t *testing.T) {
 	joinGroup(t, c, sc.cli, "CodesG", "CodesT")
 	commit(sc.cli, "CodesG", 0, 1)
 	out := run("resetOffsetByTime", "-g", "CodesG", "-t", "CodesT", "-s", "0")
-	want := `rollback consumer offset by specified consumerGroup[CodesG], topic[CodesT], force[true], timestamp(string)[0], timestamp(long)[0]
+	want := `rollback consumer offset by specified group[CodesG], topic[CodesT], force[true], timestamp(string)[0], timestamp(long)[0]
 #brokerName                               #queueId                                  #offset
 broker-a                                  0                                         0
 broker-a                                  1                                         0
