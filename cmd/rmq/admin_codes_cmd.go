@@ -15,7 +15,7 @@ import (
 
 func adminCodesCommands() []*cli.Command {
 	return []*cli.Command{
-		adminResetOffsetByTime(), adminCloneGroupOffset(), adminGetConsumerStatus(), adminQueryCq(),
+		adminResetOffsetByTime(), adminCloneGroupOffset(), adminGetConsumerStatus(), adminConsumerStatus(), adminQueryCq(),
 		adminQueryMsgTraceByID(), adminQueryMsgByUniqueKey(), adminGetNamesrvConfig(), adminUpdateNamesrvConfig(),
 	}
 }
@@ -80,6 +80,20 @@ func adminGetConsumerStatus() *cli.Command {
 			return err
 		}
 		return r.emit(map[string]any{"group": group, "clients": st}, func(w io.Writer) { admin.PrintConsumerStatus(w, group, topic, id, st) })
+	})
+}
+
+func adminConsumerStatus() *cli.Command {
+	return adminSub("consumerStatus", "Query consumer's internal data structure", []cli.Flag{
+		groupFlag("consumer group name"),
+		&cli.StringFlag{Name: "clientId", Aliases: []string{"i"}, Usage: "The consumer's client id"},
+	}, func(r *adminRun) error {
+		id := strings.TrimSpace(r.c.String("clientId"))
+		infos, err := r.a.ConsumerRunningInfo(r.ctx, strings.TrimSpace(r.c.String("group")), id)
+		if err != nil {
+			return err
+		}
+		return r.emit(map[string]any{"clients": infos}, func(w io.Writer) { admin.PrintRunningInfos(w, infos, id != "") })
 	})
 }
 

@@ -31,6 +31,11 @@ func newStatusConsumer(t *testing.T, topic string) *statusConsumer {
 			sc.resets = append(sc.resets, req)
 			sc.mu.Unlock()
 			return nil
+		case remoting.GetConsumerRunningInfo:
+			resp := remoting.NewResponse(req, remoting.Success, "")
+			resp.Body = []byte(`{"properties":{"PROP_CONSUME_TYPE":"CONSUME_PASSIVELY"},"subscriptionSet":[{"topic":"` + topic +
+				`","subString":"*","classFilterMode":false}],"mqTable":{{"brokerName":"broker-a","queueId":0,"topic":"` + topic + `"}:{"commitOffset":3}}}`)
+			return resp
 		case remoting.GetConsumerStatusFromClient:
 			resp := remoting.NewResponse(req, remoting.Success, "")
 			resp.Body = []byte(`{"messageQueueTable":{{"brokerName":"broker-a","queueId":0,"topic":"` + topic + `"}:7}}`)
@@ -128,6 +133,17 @@ broker-a                                  1                                     
 	if !strings.Contains(out, "get consumer status from client. group=CodesG, topic=CodesT, originClientId=null") ||
 		!strings.Contains(out, "127.0.0.1@admin-test                                broker-a         0                7") {
 		t.Fatalf("getConsumerStatus:\n%s", out)
+	}
+
+	// consumerStatus lists the clients, and with -i shows one's running info.
+	if out = run("consumerStatus", "-g", "CodesG"); out != "001  127.0.0.1@admin-test                     V4_9_8\n" {
+		t.Fatalf("consumerStatus: %q", out)
+	}
+	out = run("consumerStatus", "-g", "CodesG", "-i", "127.0.0.1@admin-test")
+	for _, s := range []string{"#Consumer Properties#", "PROP_CONSUME_TYPE", "001 Topic: CodesT", "#Consumer Offset#", "CodesT", "broker-a"} {
+		if !strings.Contains(out, s) {
+			t.Fatalf("consumerStatus -i lacks %q:\n%s", s, out)
+		}
 	}
 
 	// cloneGroupOffset copies CodesG's offsets.

@@ -36,7 +36,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 28 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 29 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -120,6 +120,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			args:     []string{"resetOffsetByTime", "-g", "JsonG", "-t", "JsonT", "-s", "now"},
 			contains: []string{"JsonT", "broker-a", `"queues"`},
 		},
+		{name: "consumerStatus", args: []string{"consumerStatus", "-g", "JsonG"}, contains: []string{"127.0.0.1@admin-test"}},
 		{name: "getConsumerStatus", args: []string{"getConsumerStatus", "-g", "JsonG", "-t", "JsonT", "-i", "nobody"}, contains: []string{"JsonG"}},
 		{name: "cloneGroupOffset", args: []string{"cloneGroupOffset", "-s", "JsonG", "-d", "JsonG2", "-t", "JsonT", "-o", "true"}, contains: []string{"JsonG2"}},
 		{name: "queryCq", args: []string{"queryCq", "-t", "JsonT", "-q", "<QID>", "-i", "0"}, contains: []string{"maxQueueIndex"}},
@@ -193,7 +194,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 28 {
-		t.Errorf("%d subcommands covered, want 28: %v", len(seen), seen)
+	if len(seen) != 29 {
+		t.Errorf("%d subcommands covered, want 29: %v", len(seen), seen)
 	}
 }
