@@ -147,11 +147,21 @@ func ParseResetTimestamp(s string, now time.Time) (int64, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, nil
 	}
-	t, err := time.ParseInLocation("2006-01-02#15:04:05:000", s, time.Local)
-	if err != nil {
-		return 0, fmt.Errorf("%w: -s %q is neither now, milliseconds nor yyyy-MM-dd#HH:mm:ss:SSS", ErrUsage, s)
+	bad := fmt.Errorf("%w: -s %q is neither now, milliseconds nor yyyy-MM-dd#HH:mm:ss:SSS", ErrUsage, s)
+	// Go layouts know no ':' before the milliseconds: split them off.
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || len(s)-i-1 != 3 {
+		return 0, bad
 	}
-	return t.UnixMilli(), nil
+	ms, err := strconv.Atoi(s[i+1:])
+	if err != nil {
+		return 0, bad
+	}
+	t, err := time.ParseInLocation("2006-01-02#15:04:05", s[:i], time.Local)
+	if err != nil {
+		return 0, bad
+	}
+	return t.UnixMilli() + int64(ms), nil
 }
 
 // CloneGroupOffset is mqadmin cloneGroupOffset: CLONE_GROUP_OFFSET on every
