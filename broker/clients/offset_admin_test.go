@@ -30,8 +30,7 @@ func decodeOffsetTable(t *testing.T, body []byte) map[int32]int64 {
 }
 
 func TestResetOffsetByTime(t *testing.T) {
-	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
-	env.withStore()
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, store: true})
 	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
 	env.put("T", 0, 3) // stored at epoch
 	env.clk.Advance(10 * time.Second)
@@ -95,8 +94,7 @@ func TestResetOffsetByTime(t *testing.T) {
 }
 
 func TestGetConsumerStatus(t *testing.T) {
-	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
-	env.withStore()
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, store: true})
 	env.topics.create("T", 1, remoting.PermRead|remoting.PermWrite)
 	admin := env.client("admin")
 	ask := func(clientAddr string) *remoting.Command {
@@ -127,8 +125,7 @@ func TestGetConsumerStatus(t *testing.T) {
 }
 
 func TestQueryConsumeTimeSpan(t *testing.T) {
-	env := newClientTestEnv(t, clientTestOptions{})
-	env.withStore()
+	env := newClientTestEnv(t, clientTestOptions{store: true})
 	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
 	env.put("T", 0, 2) // epoch
 	env.clk.Advance(5 * time.Second)
@@ -158,8 +155,7 @@ func TestQueryConsumeTimeSpan(t *testing.T) {
 }
 
 func TestQueryCorrectionOffset(t *testing.T) {
-	env := newClientTestEnv(t, clientTestOptions{})
-	env.withStore()
+	env := newClientTestEnv(t, clientTestOptions{store: true})
 	env.s.Offsets.Commit("A", "T", 0, 5)
 	env.s.Offsets.Commit("A", "T", 1, 7)
 	env.s.Offsets.Commit("B", "T", 0, 3)
@@ -208,8 +204,7 @@ func TestCloneGroupOffset(t *testing.T) {
 }
 
 func TestQueryConsumeQueue(t *testing.T) {
-	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
-	env.withStore()
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, store: true})
 	env.topics.create("T", 1, remoting.PermRead|remoting.PermWrite)
 	res := env.put("T", 0, 3)
 	admin := env.client("admin")
