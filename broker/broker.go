@@ -59,7 +59,9 @@ type Broker struct {
 	// The other concerns, one package each (doc.go).
 	clients *clients.Service     // heartbeats, groups, offsets, locks
 	tx      *transaction.Service // half messages, END_TRANSACTION, check-back
-	admin   *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
+	// requesters maps request senders' client ids to their connections (reply.go).
+	requesters requesterTable
+	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
 
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
@@ -127,6 +129,7 @@ func (b *Broker) enter() bool {
 func (b *Broker) ConnClosed(c *remoting.Conn) {
 	b.pullHold.dropConn(c)
 	b.clients.ConnClosed(c)
+	b.requesters.dropConn(c)
 }
 
 func (b *Broker) registerHandlers() {

@@ -69,6 +69,7 @@ func New(opts Options) (*Broker, error) {
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
+		traceTopic: traceTopic(&opts),
 	}, b.clock, b.log)
 	if err != nil {
 		return nil, err

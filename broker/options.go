@@ -9,6 +9,7 @@ import (
 
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
@@ -18,30 +19,38 @@ import (
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
 // (BrokerConfig, MessageStoreConfig, NettyServerConfig).
 type Options struct {
-	BrokerClusterName                 string `conf:"brokerClusterName"`
-	BrokerName                        string `conf:"brokerName"`
-	BrokerID                          int64  `conf:"brokerId"`
-	NamesrvAddr                       string `conf:"namesrvAddr"` // "host:port;host:port"
-	ListenPort                        int    `conf:"listenPort"`
-	BrokerIP1                         string `conf:"brokerIP1"`
-	StorePathRootDir                  string `conf:"storePathRootDir"`
-	FlushDiskType                     string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
-	MappedFileSizeCommitLog           int64  `conf:"mappedFileSizeCommitLog"`
-	MappedFileSizeConsumeQueue        int64  `conf:"mappedFileSizeConsumeQueue"`
-	FlushIntervalCommitLog            int    `conf:"flushIntervalCommitLog"` // ms
-	SyncFlushTimeout                  int    `conf:"syncFlushTimeout"`       // ms
-	MaxMessageSize                    int    `conf:"maxMessageSize"`
-	AutoCreateTopicEnable             bool   `conf:"autoCreateTopicEnable"`
-	AutoCreateSubscriptionGroup       bool   `conf:"autoCreateSubscriptionGroup"`
-	DefaultTopicQueueNums             int32  `conf:"defaultTopicQueueNums"`
-	RegisterNameServerPeriod          int    `conf:"registerNameServerPeriod"` // ms, clamped to 10–60 s
-	LongPollingEnable                 bool   `conf:"longPollingEnable"`
-	ShortPollingTimeMills             int    `conf:"shortPollingTimeMills"`
-	BrokerPermission                  int32  `conf:"brokerPermission"`
-	RegionID                          string `conf:"regionId"`
-	TraceOn                           bool   `conf:"traceOn"`
-	MaxTransferCountOnMessageInMemory int    `conf:"maxTransferCountOnMessageInMemory"`
-	MaxTransferBytesOnMessageInMemory int    `conf:"maxTransferBytesOnMessageInMemory"`
+	BrokerClusterName           string `conf:"brokerClusterName"`
+	BrokerName                  string `conf:"brokerName"`
+	BrokerID                    int64  `conf:"brokerId"`
+	NamesrvAddr                 string `conf:"namesrvAddr"` // "host:port;host:port"
+	ListenPort                  int    `conf:"listenPort"`
+	BrokerIP1                   string `conf:"brokerIP1"`
+	StorePathRootDir            string `conf:"storePathRootDir"`
+	FlushDiskType               string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
+	MappedFileSizeCommitLog     int64  `conf:"mappedFileSizeCommitLog"`
+	MappedFileSizeConsumeQueue  int64  `conf:"mappedFileSizeConsumeQueue"`
+	FlushIntervalCommitLog      int    `conf:"flushIntervalCommitLog"` // ms
+	SyncFlushTimeout            int    `conf:"syncFlushTimeout"`       // ms
+	MaxMessageSize              int    `conf:"maxMessageSize"`
+	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
+	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
+	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
+	RegisterNameServerPeriod    int    `conf:"registerNameServerPeriod"` // ms, clamped to 10–60 s
+	LongPollingEnable           bool   `conf:"longPollingEnable"`
+	ShortPollingTimeMills       int    `conf:"shortPollingTimeMills"`
+	BrokerPermission            int32  `conf:"brokerPermission"`
+	RegionID                    string `conf:"regionId"`
+	TraceOn                     bool   `conf:"traceOn"`
+	// TraceTopicEnable creates MsgTraceTopicName (one queue, a system topic)
+	// at start; without it the trace topic is auto-created from TBW102 on
+	// the first trace send.
+	TraceTopicEnable  bool   `conf:"traceTopicEnable"`
+	MsgTraceTopicName string `conf:"msgTraceTopicName"`
+	// StoreReplyMessageEnable also stores request-reply replies on the reply
+	// topic after pushing them to the requester.
+	StoreReplyMessageEnable           bool `conf:"storeReplyMessageEnable"`
+	MaxTransferCountOnMessageInMemory int  `conf:"maxTransferCountOnMessageInMemory"`
+	MaxTransferBytesOnMessageInMemory int  `conf:"maxTransferBytesOnMessageInMemory"`
 	// AccessMessageInMemoryMaxRatio is the share (percent) of physical memory
 	// within which the newest commitlog bytes count as "in memory".
 	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
@@ -107,6 +116,9 @@ func DefaultOptions() Options {
 		ShortPollingTimeMills:             1000,
 		BrokerPermission:                  6,
 		RegionID:                          "DefaultRegion",
+		TraceOn:                           true,
+		MsgTraceTopicName:                 message.TopicTrace,
+		StoreReplyMessageEnable:           true,
 		MaxTransferCountOnMessageInMemory: 32,
 		MaxTransferBytesOnMessageInMemory: 256 << 10,
 		AccessMessageInMemoryMaxRatio:     40,

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -22,6 +23,11 @@ type Server struct {
 	srv    *remoting.Server
 
 	brokerConns sync.Map // connection id → *remoting.Conn that registered a broker
+
+	// live is opts as UPDATE_NAMESRV_CONFIG changed them (nil: unchanged);
+	// cfgMu serialises the updates (config_codes.go).
+	live  atomic.Pointer[Options]
+	cfgMu sync.Mutex
 
 	mu      sync.Mutex
 	started bool

@@ -10,7 +10,7 @@ import (
 // Processors maps the request codes the service serves: client membership,
 // offsets, locks and the admin requests about groups.
 func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
-	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
+	m := map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
 		remoting.HeartBeat:                        s.heartbeat,
 		remoting.UnregisterClient:                 s.unregisterClient,
 		remoting.GetConsumerListByGroup:           s.getConsumerListByGroup,
@@ -30,6 +30,10 @@ func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command)
 		remoting.CheckClientConfig:                s.checkClientConfig,
 		remoting.GetSubscriptionGroupConfig:       s.getSubscriptionGroupConfig,
 	}
+	for code, h := range s.OffsetAdminProcessors() {
+		m[code] = h
+	}
+	return m
 }
 
 // heartbeat records the client in each producer and consumer group it names.
