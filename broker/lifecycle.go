@@ -109,6 +109,7 @@ func New(opts Options) (*Broker, error) {
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log,
+		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter },
 	})
 	if err != nil {
 		return closeStore(err)
@@ -236,11 +237,15 @@ func (b *Broker) Start() error {
 	return nil
 }
 
-// persistLoop writes consumer offsets every offsetPersistInterval.
+// persistLoop writes consumer offsets and consumer filters every
+// offsetPersistInterval.
 func (b *Broker) persistLoop() {
 	b.every(offsetPersistInterval, func() {
 		if err := b.clients.Offsets.Persist(); err != nil {
 			b.log.Error().Err(err).Msg("persist consumer offsets")
+		}
+		if err := b.clients.Filters.Persist(); err != nil {
+			b.log.Error().Err(err).Msg("persist consumer filters")
 		}
 	})
 }
@@ -315,6 +320,9 @@ func (b *Broker) shutdown() error {
 	}
 	if err := b.clients.SubGroups.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist subscription groups: %w", err))
+	}
+	if err := b.clients.Filters.Persist(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: persist consumer filters: %w", err))
 	}
 	if err := b.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close store: %w", err))
