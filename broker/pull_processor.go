@@ -128,6 +128,18 @@ func tagFilterFromSubscription(sub *remoting.SubscriptionData) *tagFilter {
 	return f
 }
 
+// checkFilterData refuses a pull by a property filter the heartbeats did not
+// register (no filter, or one older than the client's subVersion).
+func checkFilterData(fd *clients.FilterData, subVersion int64) (int32, string) {
+	if fd == nil {
+		return remoting.FilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!"
+	}
+	if fd.ClientVersion < subVersion {
+		return remoting.FilterDataNotLatest, "the consumer's consumer filter data not latest"
+	}
+	return remoting.Success, ""
+}
+
 // pullFilterFor picks the subscription of a pull and builds its filter, with
 // the checks of PullMessageProcessor in Java's order. With the subscription
 // flag the header carries the expression (FilterAPI.build: an empty non-tag
@@ -162,11 +174,8 @@ func (b *Broker) pullFilterFor(ph *pullHeader) (*pullFilter, int32, string) {
 			pf.tags = tagFilterFromSubscription(sub)
 		} else {
 			fd := b.clients.Filters.Get(ph.topic, ph.group)
-			if fd == nil {
-				return nil, remoting.FilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!"
-			}
-			if fd.ClientVersion < ph.subVersion {
-				return nil, remoting.FilterDataNotLatest, "the consumer's consumer filter data not latest"
+			if code, remark := checkFilterData(fd, ph.subVersion); code != remoting.Success {
+				return nil, code, remark
 			}
 			pf.expr = fd.Compiled
 		}
