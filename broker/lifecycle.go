@@ -164,7 +164,7 @@ func New(opts Options) (*Broker, error) {
 // reached its consume queue; it only hands work to the hold service.
 func (b *Broker) onDispatch(d store.DispatchRequest) {
 	if hs := b.pullHold; hs != nil {
-		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
+		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props)
 	}
 	switch d.Topic {
 	case message.TopicSchedule:

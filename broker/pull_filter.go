@@ -54,6 +54,16 @@ func (f *pullFilter) MatchProps(p message.Props) bool {
 	return ok
 }
 
+// arrivalMatcher returns MatchProps for the hold service to check arriving
+// messages with, or nil when the properties do not matter (a tag filter).
+// The held pull's filter is used by the dispatch goroutine alone from then on.
+func (f *pullFilter) arrivalMatcher() func(message.Props) bool {
+	if f.expr == nil && f.retryGroup == "" {
+		return nil
+	}
+	return f.MatchProps
+}
+
 // Get is filter.Properties over the record's properties text: every property,
 // system keys such as TAGS and KEYS included, as Java's
 // MessageEvaluationContext sees them.

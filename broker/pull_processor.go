@@ -257,7 +257,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 			}
 			b.pullHold.suspend(&heldPull{
 				conn: c, req: req, topic: ph.topic, queueID: ph.queueID, offset: ph.queueOffset,
-				match: pf.MatchTags, deadline: b.clock.Now().Add(hold),
+				match: pf.MatchTags, matchProps: pf.arrivalMatcher(), deadline: b.clock.Now().Add(hold),
 			}, b.store.MaxOffsetInQueue)
 			resp = nil
 		}

@@ -331,3 +331,25 @@ func TestPullFilterAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per message", n)
 	}
 }
+
+// TestLongPollSQLWakesOnMatch: a held SQL92 pull stays parked when a message
+// its expression rejects arrives, and is answered by the next one that matches.
+func TestLongPollSQLWakesOnMatch(t *testing.T) {
+	tb := startBroker(t, enableSQL)
+	tb.mustSend(sendArgs{topic: sqlTopic, body: []byte("first"), props: coreProps("a", "1")})
+	tb.waitDispatched()
+	tb.sqlHeartbeat("LG", sqlTopic, "a = 7", 100)
+	ch := tb.pullAsync(pullArgs{group: "LG", topic: sqlTopic, offset: 1, sysFlag: pullFlagSuspend, suspendMillis: 15000, subVersion: 100})
+	coreWaitFor(t, "the pull to be held", func() bool { return tb.pullHold.held() == 1 })
+
+	tb.mustSend(sendArgs{topic: sqlTopic, body: []byte("no"), props: coreProps("a", "2")})
+	tb.waitDispatched()
+	if n := tb.pullHold.held(); n != 1 {
+		t.Fatalf("a message the expression rejects woke the pull (%d held)", n)
+	}
+	tb.mustSend(sendArgs{topic: sqlTopic, body: []byte("yes"), props: coreProps("a", "7")})
+	resp := coreAwait(t, ch, coreTestTimeout)
+	if resp.Code != remoting.Success || !slices.Equal(pullBodies(t, resp), []string{"yes"}) || coreExtInt(t, resp, "nextBeginOffset") != 3 {
+		t.Fatalf("woken pull: %d %q %v", resp.Code, resp.Remark, pullBodies(t, resp))
+	}
+}
