@@ -27,7 +27,6 @@ const maxSuspend = 20 * time.Second
 
 const (
 	subAll             = "*"
-	expressionTypeTag  = "TAG"
 	pullHeaderSuggest  = "suggestWhichBrokerId"
 	pullHeaderNext     = "nextBeginOffset"
 	pullHeaderMin      = "minOffset"
