@@ -114,6 +114,7 @@ func New(opts Options) (*Broker, error) {
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log,
+		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter },
 	})
 	if err != nil {
 		return closeStore(err)
@@ -170,7 +171,7 @@ func New(opts Options) (*Broker, error) {
 // reached its consume queue; it only hands work to the hold service.
 func (b *Broker) onDispatch(d store.DispatchRequest) {
 	if hs := b.pullHold; hs != nil {
-		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
+		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props)
 	}
 	switch d.Topic {
 	case message.TopicSchedule:
@@ -245,11 +246,15 @@ func (b *Broker) Start() error {
 	return nil
 }
 
-// persistLoop writes consumer offsets every offsetPersistInterval.
+// persistLoop writes consumer offsets and consumer filters every
+// offsetPersistInterval.
 func (b *Broker) persistLoop() {
 	b.every(offsetPersistInterval, func() {
 		if err := b.clients.Offsets.Persist(); err != nil {
 			b.log.Error().Err(err).Msg("persist consumer offsets")
+		}
+		if err := b.clients.Filters.Persist(); err != nil {
+			b.log.Error().Err(err).Msg("persist consumer filters")
 		}
 	})
 }
@@ -324,6 +329,9 @@ func (b *Broker) shutdown() error {
 	}
 	if err := b.clients.SubGroups.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist subscription groups: %w", err))
+	}
+	if err := b.clients.Filters.Persist(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: persist consumer filters: %w", err))
 	}
 	if err := b.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close store: %w", err))

@@ -74,6 +74,12 @@ type Options struct {
 	TimerFlushIntervalMs   int   `conf:"timerFlushIntervalMs"`
 	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
 	RecallMessageEnable    bool  `conf:"recallMessageEnable"`
+	// SQL92 property filters (MessageSelector.bySql): with
+	// EnablePropertyFilter false, non-tag pulls and CHECK_CLIENT_CONFIG are
+	// refused as on the stock broker. FilterSupportRetry filters a group's
+	// retry messages by its filter of their original topic.
+	EnablePropertyFilter bool `conf:"enablePropertyFilter"`
+	FilterSupportRetry   bool `conf:"filterSupportRetry"`
 	// Key index for QUERY_MESSAGE (IndexFile).
 	MessageIndexEnable bool `conf:"messageIndexEnable"`
 	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`

@@ -165,12 +165,14 @@ type pullArgs struct {
 	suspendMillis int64
 	subscription  string
 	subVersion    int64
+	exprType      string // "" → TAG
 }
 
 func (a pullArgs) ext() map[string]string {
 	return brokertest.Pull{
 		Group: a.group, Topic: a.topic, QueueID: a.queueID, Offset: a.offset, MaxMsgs: a.maxMsgs, SysFlag: a.sysFlag,
 		CommitOffset: a.commitOffset, SuspendMillis: a.suspendMillis, Subscription: a.subscription, SubVersion: a.subVersion,
+		ExpressionType: a.exprType,
 	}.Ext()
 }
 
