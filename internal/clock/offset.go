@@ -21,13 +21,18 @@ type Offset struct {
 	timers map[*offsetTimer]struct{} // armed, not fired nor stopped
 }
 
-// NewOffset returns a clock equal to the wall clock until advanced.
-func NewOffset() *Offset { return &Offset{timers: map[*offsetTimer]struct{}{}} }
+// NewOffset returns a clock that reads the wall clock plus initial (which
+// may be negative) until advanced.
+func NewOffset(initial time.Duration) *Offset {
+	o := &Offset{timers: map[*offsetTimer]struct{}{}}
+	o.off.Store(int64(initial))
+	return o
+}
 
 // Now implements Clock: the wall clock plus the offset.
 func (o *Offset) Now() time.Time { return time.Now().Add(time.Duration(o.off.Load())) }
 
-// Offset is how far the clock is ahead of the wall clock.
+// Offset is how far the clock is ahead of the wall clock (negative: behind).
 func (o *Offset) Offset() time.Duration { return time.Duration(o.off.Load()) }
 
 // NewTimer implements Clock.

@@ -25,7 +25,7 @@ func waitTick(t *testing.T, o *Offset, tm Timer, deadline time.Time) time.Time {
 }
 
 func TestOffsetAdvanceFiresDueTimersInOrder(t *testing.T) {
-	o := NewOffset()
+	o := NewOffset(0)
 	start := o.Now()
 	late := o.NewTimer(2 * time.Hour)
 	early := o.NewTimer(30 * time.Minute)
@@ -65,7 +65,7 @@ func TestOffsetAdvanceFiresDueTimersInOrder(t *testing.T) {
 // A timer not reached by Advance is re-armed for its remaining wait, which
 // real time then covers.
 func TestOffsetAdvanceShortensRemainingWait(t *testing.T) {
-	o := NewOffset()
+	o := NewOffset(0)
 	start := o.Now()
 	tm := o.NewTimer(time.Hour)
 	o.Advance(time.Hour - 20*time.Millisecond)
@@ -78,7 +78,7 @@ func TestOffsetAdvanceShortensRemainingWait(t *testing.T) {
 }
 
 func TestOffsetRealTimeFiresAndZeroFiresAtOnce(t *testing.T) {
-	o := NewOffset()
+	o := NewOffset(0)
 	o.Advance(time.Hour)
 	start := o.Now()
 	waitTick(t, o, o.NewTimer(10*time.Millisecond), start.Add(10*time.Millisecond))
@@ -93,5 +93,16 @@ func TestOffsetRealTimeFiresAndZeroFiresAtOnce(t *testing.T) {
 	}
 	if d := o.Now().Sub(time.Now()); d < time.Hour-time.Second || d > time.Hour+time.Second {
 		t.Fatalf("clock is %v ahead of the wall clock, want about 1 h", d)
+	}
+}
+
+func TestOffsetInitial(t *testing.T) {
+	o := NewOffset(-time.Hour)
+	if d := time.Now().Sub(o.Now()); d < time.Hour-time.Second || d > time.Hour+time.Second {
+		t.Fatalf("clock is %v behind the wall clock, want about 1 h", d)
+	}
+	o.Advance(2 * time.Hour)
+	if o.Offset() != time.Hour {
+		t.Fatalf("offset %v after advancing 2 h from -1 h", o.Offset())
 	}
 }
