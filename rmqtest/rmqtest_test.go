@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
+	"rmq/remoting"
 	"rmq/rmqtest"
 )
 
@@ -232,5 +234,42 @@ func TestFastForwardTransactionCheckBack(t *testing.T) {
 	defer l.mu.Unlock()
 	if len(l.checked) != 1 || l.checked[0].Before(sent.Add(6*time.Second)) {
 		t.Fatalf("checked at %v, sent at %v (timeout 6 s)", l.checked, sent)
+	}
+}
+
+// Broker config keys reach the running broker (read back with
+// GET_BROKER_CONFIG), and WithClockStart sets the virtual clock that store
+// timestamps come from.
+func TestStartWithBrokerConfigAndClockStart(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2030, 1, 31, 23, 59, 0, 0, time.UTC)
+	srv := rmqtest.Start(t,
+		rmqtest.WithBrokerConfig(map[string]string{"brokerName": "broker-x", "messageDelayLevel": "1s 1h"}),
+		rmqtest.WithClockStart(start),
+	)
+	cl := remoting.NewClient(remoting.ClientOptions{})
+	defer cl.Close()
+	resp, err := cl.InvokeTimeout(srv.BrokerAddr(), remoting.NewRequest(remoting.GetBrokerConfig, nil, nil), 10*time.Second)
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("GET_BROKER_CONFIG: %v %v", resp, err)
+	}
+	for _, want := range []string{"brokerName=broker-x", "messageDelayLevel=1s 1h"} {
+		if !strings.Contains(string(resp.Body), want+"\n") {
+			t.Errorf("broker config lacks %q", want)
+		}
+	}
+	if now := srv.Now(); now.Before(start) || now.After(start.Add(time.Minute)) {
+		t.Fatalf("virtual clock at %v, started at %v", now, start)
+	}
+
+	topic := name(t, "clk")
+	srv.CreateTopic(topic, 1)
+	p := startProducer(t, srv)
+	got := startConsumer(t, srv, topic)
+	send(t, p, primitive.NewMessage(topic, []byte("level 2")).WithDelayTimeLevel(2)) // 1 h here
+	srv.FastForward(time.Hour)
+	m := receive(t, got)
+	if at := msTime(m.StoreTimestamp); at.Before(start.Add(time.Hour)) || at.After(start.Add(time.Hour+2*time.Minute)) {
+		t.Fatalf("delivered at %v, want about %v", at, start.Add(time.Hour))
 	}
 }
