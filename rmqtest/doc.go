@@ -52,7 +52,9 @@
 // client. Born timestamps are set by the client from its own (real) clock,
 // so after a FastForward a message's born time lies before its store time.
 // The store's flush timers also run on the virtual clock; a FastForward
-// fires them early, which only flushes sooner.
+// fires them early, which only flushes sooner, but with
+// flushDiskType=SYNC_FLUSH a send waiting for its flush while the clock
+// jumps may be answered FLUSH_DISK_TIMEOUT.
 //
 // # FastForward
 //
