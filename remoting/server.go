@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/ants/v2"
@@ -213,14 +214,16 @@ func (s *Server) boundAddrs() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("find listener %s: %w", a, err)
 		}
-		f := os.NewFile(uintptr(fd), a)
-		ln, err := net.FileListener(f)
-		f.Close()
+		sa, err := syscall.Getsockname(fd)
+		syscall.Close(fd)
 		if err != nil {
 			return nil, fmt.Errorf("read listener %s: %w", a, err)
 		}
-		out[i] = ln.Addr().String()
-		ln.Close()
+		in4, ok := sa.(*syscall.SockaddrInet4)
+		if !ok {
+			return nil, fmt.Errorf("listener %s is not IPv4 (%T)", a, sa)
+		}
+		out[i] = netip.AddrPortFrom(netip.AddrFrom4(in4.Addr), uint16(in4.Port)).String()
 	}
 	return out, nil
 }
