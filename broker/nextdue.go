@@ -8,6 +8,11 @@ import "time"
 // stored message is not yet in its consume queue; else the earliest time
 // one of them falls due (ok false: nothing is waiting). It only reads.
 func (b *Broker) NextDue() (next time.Time, ok, busy bool) {
+	// First: a message stored before this call is in its consume queue, where
+	// the services below look for it.
+	if b.store.DispatchBehind() != 0 {
+		return time.Time{}, false, true
+	}
 	earliest := func(at time.Time) {
 		if !ok || at.Before(next) {
 			next, ok = at, true
