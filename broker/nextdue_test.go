@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/message"
 )
 
@@ -33,11 +34,11 @@ func TestMessageClockAndNextDue(t *testing.T) {
 		t.Helper()
 		var next time.Time
 		var ok bool
-		coreWaitFor(t, "the broker to settle", func() bool {
+		testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
 			var busy bool
 			next, ok, busy = tb.NextDue()
 			return !busy
-		})
+		}, "the broker to settle")
 		return next, ok
 	}
 	for _, want := range []time.Time{coreEpoch.Add(5 * time.Second), coreEpoch.Add(time.Hour)} {

@@ -3,12 +3,14 @@ package remoting
 import (
 	"net"
 	"testing"
+
+	"rmq/internal/testutil"
 )
 
 // Port 0 listeners, even several on one host, each get a port of their own
 // from the system, and Addrs reports them in the order of Options.Addrs.
 func TestServerPortZeroAddrs(t *testing.T) {
-	fixed := freeAddr(t)
+	fixed := testutil.FreeAddr(t)
 	s := startServer(t, newTestHandler(), ServerOptions{Addrs: []string{"127.0.0.1:0", fixed, "127.0.0.1:0"}})
 	got := s.Addrs()
 	if len(got) != 3 {

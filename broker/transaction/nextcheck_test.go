@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 )
 
@@ -21,15 +22,15 @@ func TestTransactionNextCheck(t *testing.T) {
 	}
 	ref := e.refOf(e.sendHalf("TxN", 0, "U-next"))
 	e.WaitDispatched()
-	waitFor(t, "the first pass to be named", nextIs(start.Add(time.Minute)))
+	testutil.WaitFor(t, testutil.DefaultTimeout, nextIs(start.Add(time.Minute)), "the first pass to be named")
 
 	e.pass() // checks it and puts the copy back: the copy waits
 	check := e.waitChecks(e.prod, 1)[0]
-	waitFor(t, "the second pass to be named", nextIs(start.Add(2*time.Minute)))
+	testutil.WaitFor(t, testutil.DefaultTimeout, nextIs(start.Add(2*time.Minute)), "the second pass to be named")
 
 	e.mustEnd(e.checkRef(check), message.TransactionCommitType, true)
 	e.pass() // walks past the decided copy
-	waitFor(t, "no pass to be needed", func() bool { _, ok := tx.NextCheck(); return !ok })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { _, ok := tx.NextCheck(); return !ok }, "no pass to be needed")
 	if got := e.messages("TxN", 0); len(got) != 1 {
 		t.Fatalf("committed %d messages (half %+v)", len(got), ref)
 	}
