@@ -69,7 +69,12 @@
 // messages on their next pull, at once with long polling, in real time:
 // wait for them with a real-time bound, not a sleep. A step that does not
 // settle within the settle timeout (WithSettleTimeout, 30 s) fails the test.
-// Settle waits the same way without moving the clock.
+// Settle waits the same way without moving the clock. FastForward knows
+// only what the broker has stored when it starts: a client's request still
+// in flight (an asynchronous send, a consumer sending back a message it
+// failed to consume, a transaction's answer) is not waited for, so wait for
+// its effect first (for a retry: the failed consume call returning) if it
+// has to be in the jump.
 //
 // Transaction check-backs are made by the check passes: a half message is
 // checked by the first pass at least transactionTimeOut (6 s) after it was
