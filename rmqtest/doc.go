@@ -72,9 +72,10 @@
 // Settle waits the same way without moving the clock. FastForward knows
 // only what the broker has stored when it starts: a client's request still
 // in flight (an asynchronous send, a consumer sending back a message it
-// failed to consume, a transaction's answer) is not waited for, so wait for
-// its effect first (for a retry: the failed consume call returning) if it
-// has to be in the jump.
+// failed to consume, a transaction's answer) is not waited for. A consumer
+// retry, for one, reaches the broker some time after the consume call
+// returned RECONSUME_LATER; a test that needs it can fast-forward in small
+// steps until the retried message arrives.
 //
 // Transaction check-backs are made by the check passes: a half message is
 // checked by the first pass at least transactionTimeOut (6 s) after it was
