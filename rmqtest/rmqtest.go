@@ -40,7 +40,7 @@ type config struct {
 }
 
 // WithBrokerConfig sets broker.conf keys (Java names, e.g.
-// "enablePropertyFilter": "true" or "transactionCheckInterval": "10000").
+// "defaultTopicQueueNums": "4" or "transactionCheckInterval": "10000").
 // The keys go through the same binding as a broker.conf file, so every key
 // the broker knows works and an unknown key or bad value fails the test.
 // namesrvAddr is always the server's own name server. Later options win.
