@@ -23,7 +23,7 @@ type Options struct {
 	BrokerName                  string `conf:"brokerName"`
 	BrokerID                    int64  `conf:"brokerId"`
 	NamesrvAddr                 string `conf:"namesrvAddr"` // "host:port;host:port"
-	ListenPort                  int    `conf:"listenPort"`
+	ListenPort                  int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
 	BrokerIP1                   string `conf:"brokerIP1"`
 	StorePathRootDir            string `conf:"storePathRootDir"`
 	FlushDiskType               string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
@@ -94,6 +94,12 @@ type Options struct {
 	Logger zerolog.Logger `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
+	// MessageClock, when set, replaces Clock for the message timeline: store
+	// timestamps, delay levels, timer messages and transaction check-backs.
+	// Client liveness (heartbeats, locks), long polling, registration and
+	// the runtime statistics stay on Clock. Package rmqtest runs it ahead of
+	// the wall clock to fast-forward deliveries.
+	MessageClock clock.Clock `conf:"-"`
 
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
@@ -190,8 +196,8 @@ func (o *Options) Validate() error {
 	if o.BrokerClusterName == "" {
 		errs = append(errs, errors.New("brokerClusterName is empty"))
 	}
-	if o.ListenPort <= 2 || o.ListenPort > 65535 {
-		errs = append(errs, fmt.Errorf("listenPort %d out of range", o.ListenPort))
+	if o.ListenPort != 0 && (o.ListenPort <= 2 || o.ListenPort > 65535) {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range (0: free ports from the system)", o.ListenPort))
 	}
 	switch o.FlushDiskType {
 	case "ASYNC_FLUSH", "SYNC_FLUSH":
