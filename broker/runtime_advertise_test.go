@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -15,7 +16,7 @@ import (
 func lastRegistration(t *testing.T, ns *fakeNamesrv, what string, want map[string]string) *remoting.Command {
 	t.Helper()
 	var found *remoting.Command
-	coreWaitFor(t, what, func() bool {
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
 		regs := ns.requests(remoting.RegisterBroker)
 		for i := len(regs) - 1; i >= 0; i-- {
 			match := true
@@ -31,7 +32,7 @@ func lastRegistration(t *testing.T, ns *fakeNamesrv, what string, want map[strin
 			}
 		}
 		return false
-	})
+	}, what)
 	return found
 }
 

@@ -36,6 +36,8 @@ type runtimeConfig struct {
 	LongPollingEnable                 bool   `conf:"longPollingEnable"`
 	TraceOn                           bool   `conf:"traceOn"`
 	RegionID                          string `conf:"regionId"`
+	EnablePropertyFilter              bool   `conf:"enablePropertyFilter"`
+	FilterSupportRetry                bool   `conf:"filterSupportRetry"`
 
 	// version is the configuration's DataVersion: bumped by every update.
 	version dataVersion
@@ -71,6 +73,8 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		LongPollingEnable:                 o.LongPollingEnable,
 		TraceOn:                           o.TraceOn,
 		RegionID:                          o.RegionID,
+		EnablePropertyFilter:              o.EnablePropertyFilter,
+		FilterSupportRetry:                o.FilterSupportRetry,
 		version:                           dataVersion{Timestamp: bootMs},
 		host:                              host,
 	}
@@ -88,6 +92,8 @@ func (rc *runtimeConfig) applyTo(o *Options) {
 	o.LongPollingEnable = rc.LongPollingEnable
 	o.TraceOn = rc.TraceOn
 	o.RegionID = rc.RegionID
+	o.EnablePropertyFilter = rc.EnablePropertyFilter
+	o.FilterSupportRetry = rc.FilterSupportRetry
 }
 
 // validate refuses values the broker cannot run with.
