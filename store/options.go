@@ -97,6 +97,10 @@ type Options struct {
 	// the given offset; while it blocks, that file stays unready.
 	BeforeSegmentCreate func(start int64)
 	Logger              zerolog.Logger // the zero Logger is silent
+
+	// dispatchFault, when set (tests only), runs before a record's unit is
+	// written; an error it returns is treated as that write's.
+	dispatchFault func(d *DispatchRequest) error
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.

@@ -110,6 +110,10 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	if err := s.writeRefused(); err != nil {
+		s.stats.putFailures.Add(1)
+		return nil, err
+	}
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidBatch)
 	}

@@ -14,6 +14,7 @@ type storeStats struct {
 	flushTimeouts  atomic.Int64
 	flushErrors    atomic.Int64
 	dispatchErrors atomic.Int64
+	dispatchStalls atomic.Int64 // times dispatch stopped on a full disk
 	getCalls       atomic.Int64
 	getFound       atomic.Int64
 	getMessages    atomic.Int64
@@ -45,6 +46,8 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"putMessageInlineWouldBlock":   i(st.putWouldBlock.Load()),
 		"flushErrors":                  i(st.flushErrors.Load()),
 		"dispatchErrors":               i(st.dispatchErrors.Load()),
+		"dispatchDiskFullStalls":       i(st.dispatchStalls.Load()),
+		"dispatchStalled":              strconv.FormatBool(s.dispatchStalled.Load()),
 		"getMessageTimesTotal":         i(st.getCalls.Load()),
 		"getMessageTimesTotalFound":    i(st.getFound.Load()),
 		"getMessageTransferedMsgCount": i(st.getMessages.Load()),

@@ -62,6 +62,9 @@ type Store struct {
 	stopDispatch    chan struct{}
 	dispatchWG      sync.WaitGroup
 	dispatchStopped atomic.Bool
+	// dispatchStalled is set while the dispatcher waits for disk space to
+	// write the record at reput (dispatch.go); puts are refused meanwhile.
+	dispatchStalled atomic.Bool
 	progressMu      sync.Mutex
 	progress        chan struct{} // closed and replaced after each dispatch pass
 
