@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"rmq/internal/clock"
 	"rmq/message"
 )
 
@@ -133,11 +132,13 @@ func (s *Store) dispatchLoop() {
 		// (a timer flood stores every message twice) a flush interval's worth
 		// of written pages would otherwise stay mapped.
 		s.cl.releaseBehind()
+		// The retry polls the disk: wall-clock pacing, like the cleanup
+		// loop's, which also wakes the dispatcher when it freed space.
 		var retry <-chan time.Time
-		var t clock.Timer
+		var t *time.Timer
 		if stalled {
-			t = s.opts.Clock.NewTimer(dispatchRetryInterval)
-			retry = t.C()
+			t = time.NewTimer(dispatchRetryInterval)
+			retry = t.C
 		}
 		select {
 		case <-s.dispatchWake:

@@ -297,6 +297,21 @@ func (x *indexService) lookup(key string, maxNum int, begin, end int64, accept f
 	return lastTS, lastPhy, nil
 }
 
+// deleteBelow takes off the list the index files (never the newest) whose
+// entries all point below minPhy (Java IndexService.deleteExpiredFile), once
+// background flushes are done. The caller unmaps and removes them.
+func (x *indexService) deleteBelow(minPhy int64) []*mappedFile {
+	x.syncs.Wait()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []*mappedFile
+	for len(x.files) > 1 && x.files[0].endPhyOffset() < minPhy {
+		out = append(out, x.files[0].mf)
+		x.files = slices.Clone(x.files[1:])
+	}
+	return out
+}
+
 // close waits for background flushes, then flushes and unmaps every file.
 func (x *indexService) close() error {
 	if x == nil {

@@ -201,6 +201,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	s.stats.putMessages.Add(int64(len(fields)))
 	s.stats.putBytes.Add(int64(total))
 	s.wakeDispatcher()
+	s.noteWritten(total)
 
 	res := &PutResult{
 		Status:         PutOK,

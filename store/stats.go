@@ -15,6 +15,7 @@ type storeStats struct {
 	flushErrors    atomic.Int64
 	dispatchErrors atomic.Int64
 	dispatchStalls atomic.Int64 // times dispatch stopped on a full disk
+	diskFullTimes  atomic.Int64 // times the disk check started refusing puts
 	getCalls       atomic.Int64
 	getFound       atomic.Int64
 	getMessages    atomic.Int64
@@ -31,7 +32,11 @@ func (s *Store) RuntimeInfo() map[string]string {
 		queues += len(m)
 	}
 	s.cqMu.RUnlock()
-	return map[string]string{
+	used, full := s.DiskStatus()
+	m := map[string]string{
+		"diskUsedRatio":                formatRatio(used),
+		"diskFull":                     strconv.FormatBool(full),
+		"diskFullTimes":                i(st.diskFullTimes.Load()),
 		"bootTimestamp":                i(s.bootTime.UnixMilli()),
 		"commitLogMinOffset":           i(s.MinPhyOffset()),
 		"commitLogMaxOffset":           i(s.MaxPhyOffset()),
@@ -60,4 +65,8 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"recoveryTornTailBytes":        i(s.recovery.tornTailBytes),
 		"recoveryDroppedUnits":         i(s.recovery.droppedUnits),
 	}
+	for k, v := range s.cleanupInfo() {
+		m[k] = v
+	}
+	return m
 }
