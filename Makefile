@@ -26,7 +26,7 @@ build:
 
 run: build
 	mkdir -p .run
-	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1
+	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1 --small-store
 
 test: vet test-go test-race test-java
 

@@ -81,8 +81,9 @@ type RetentionOptions struct {
 	DiskUsage DiskUsage
 	// ProtectedOffset, when set, returns the lowest commitlog offset that
 	// must be kept (math.MaxInt64: none); files holding it or anything
-	// after it are not deleted, whatever their age or the disk.
-	ProtectedOffset func() int64
+	// after it are not deleted. forced says the round deletes files inside
+	// FileReservedTime (the disk is over DiskSpaceCleanForciblyRatio).
+	ProtectedOffset func(forced bool) int64
 	// Disabled turns the cleanup rounds off (the disk guard stays).
 	Disabled bool
 
@@ -295,7 +296,7 @@ func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
 	r := &s.opts.Retention
 	protected := int64(1<<63 - 1)
 	if r.ProtectedOffset != nil {
-		protected = r.ProtectedOffset()
+		protected = r.ProtectedOffset(force)
 	}
 	limit := min(s.cl.flushedOffset.Load(), s.reput.Load(), protected)
 	deleted := 0

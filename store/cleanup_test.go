@@ -238,8 +238,14 @@ func TestCleanupManualDeleteIgnoresHour(t *testing.T) {
 
 func TestCleanupKeepsProtectedFiles(t *testing.T) {
 	var protected atomic.Int64
+	var sawForced atomic.Bool
 	protected.Store(math.MaxInt64)
-	fx := newCleanupFixture(t, func(r *RetentionOptions) { r.ProtectedOffset = protected.Load })
+	fx := newCleanupFixture(t, func(r *RetentionOptions) {
+		r.ProtectedOffset = func(forced bool) int64 {
+			sawForced.Store(forced)
+			return protected.Load()
+		}
+	})
 	fx.fill(t, 400)
 	// A pending message in the third file.
 	third := 2 * fx.o.MappedFileSizeCommitLog
@@ -251,6 +257,9 @@ func TestCleanupKeepsProtectedFiles(t *testing.T) {
 	}
 	if fx.s.MinPhyOffset() != third {
 		t.Fatalf("min %d, want %d", fx.s.MinPhyOffset(), third)
+	}
+	if !sawForced.Load() {
+		t.Fatal("the hook was not told the round is forced")
 	}
 }
 

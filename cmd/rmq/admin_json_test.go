@@ -105,6 +105,8 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "consumerProgress of every group", args: []string{"consumerProgress"}, contains: []string{"JsonG"}},
 		{name: "timerStatus", args: []string{"timerStatus"}, contains: []string{c.broker, `"pending"`}},
 		{name: "recallMessage", args: []string{"recallMessage", "-i", "<HANDLE>"}, contains: []string{`"msgId": "<TIMERMSGID>"`, c.broker}},
+		{name: "deleteExpiredCommitLog", args: []string{"deleteExpiredCommitLog", "-b", c.broker}, contains: []string{c.broker}},
+		{name: "cleanExpiredCQ", args: []string{"cleanExpiredCQ", "-c", "DefaultCluster"}, contains: []string{c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
 	}
@@ -158,7 +160,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 20 {
-		t.Errorf("%d subcommands covered, want 20: %v", len(seen), seen)
+	if len(seen) != 22 {
+		t.Errorf("%d subcommands covered, want 22: %v", len(seen), seen)
 	}
 }
