@@ -248,6 +248,11 @@ func (s *Store) cleanLoop() {
 	}
 }
 
+// CleanNow runs one cleanup round on the caller's goroutine and returns the
+// number of commitlog files it deleted (tests and tools: the cleanup
+// goroutine runs rounds by itself).
+func (s *Store) CleanNow() int { return s.cleanRound() }
+
 // cleanRound is one CleanCommitLogService + CleanConsumeQueueService run.
 // It returns the number of commitlog files deleted.
 func (s *Store) cleanRound() int {

@@ -1,0 +1,184 @@
+package broker
+
+import (
+	"bytes"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"rmq/internal/clock"
+	"rmq/message"
+	"rmq/store"
+)
+
+// retentionDisk is a store.DiskUsage the test sets.
+type retentionDisk struct {
+	mu   sync.Mutex
+	used float64
+}
+
+func (d *retentionDisk) set(v float64) {
+	d.mu.Lock()
+	d.used = v
+	d.mu.Unlock()
+}
+
+func (d *retentionDisk) Usage(string) (float64, int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.used, 1 << 40, nil
+}
+
+// at0300 is an hour before the default deleteWhen hour 04.
+var at0300 = time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
+
+// startRetentionBroker runs a broker on a manual clock with 64 KiB
+// commitlog files, a one-minute reserved time, a fake disk and cleanup
+// rounds only when the test runs them (CleanNow).
+func startRetentionBroker(t *testing.T, mutate func(*Options)) (*testBroker, *clock.Manual, *retentionDisk) {
+	t.Helper()
+	clk := clock.NewManual(at0300)
+	disk := &retentionDisk{used: 0.30}
+	tb := startBroker(t, func(o *Options) {
+		o.Clock = clk
+		// Flushed at every put: only flushed files may be deleted, and the
+		// ASYNC_FLUSH period runs on the manual clock.
+		o.FlushDiskType = "SYNC_FLUSH"
+		o.MappedFileSizeCommitLog = 64 << 10
+		o.MaxMessageSize = 16 << 10
+		o.FileReservedTimeMinutes = 1
+		o.CleanResourceInterval = int(time.Hour.Milliseconds())
+		o.DeleteCommitLogFilesInterval = 0
+		o.DeleteConsumeQueueFilesInterval = 0
+		o.TransactionTimeOut = time.Hour.Milliseconds()
+		o.TransactionCheckInterval = time.Hour.Milliseconds()
+		o.storeOptions = func(so *store.Options) { so.Retention.DiskUsage = disk }
+		if mutate != nil {
+			mutate(o)
+		}
+	})
+	return tb, clk, disk
+}
+
+// fillFiles sends 1 KiB messages to RetT until the commitlog has files
+// commitlog files.
+func fillFiles(t *testing.T, tb *testBroker, files int) {
+	t.Helper()
+	body := bytes.Repeat([]byte("r"), 1024)
+	for tb.Store().MaxPhyOffset() < int64(files)*(64<<10) {
+		tb.mustSend(sendArgs{topic: "RetT", body: body})
+	}
+	tb.waitDispatched()
+}
+
+// The delay-level message keeps its file until it is delivered; then the
+// file goes, and the delivered copy is consumable.
+func TestRetentionKeepsPendingDelayMessage(t *testing.T) {
+	tb, clk, _ := startRetentionBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "RetD", body: []byte("later"), props: coreProps("DELAY", "3")}) // 10 s
+	fillFiles(t, tb, 4)
+	clk.Set(at0300.Add(time.Hour + 5*time.Second)) // 04:00:05: files expired, level 3 not due yet
+	if n := tb.Store().CleanNow(); n != 0 || tb.Store().MinPhyOffset() != 0 {
+		t.Fatalf("deleted %d files (min %d) while the delay message is pending", n, tb.Store().MinPhyOffset())
+	}
+	clk.Advance(10 * time.Second)
+	coreWaitFor(t, "delay delivery", func() bool {
+		return len(tb.messagesOn("RetD", 0))+len(tb.messagesOn("RetD", 1))+len(tb.messagesOn("RetD", 2))+len(tb.messagesOn("RetD", 3)) == 1
+	})
+	coreWaitFor(t, "delay progress committed", func() bool { return tb.sched.Pending() == 0 })
+	tb.waitDispatched()
+	if n := tb.Store().CleanNow(); n == 0 {
+		t.Fatal("nothing deleted once the delay message was delivered")
+	}
+}
+
+// An undecided half message keeps its file, expired or not.
+func TestRetentionKeepsUndecidedHalfMessage(t *testing.T) {
+	tb, clk, _ := startRetentionBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "RetH", body: []byte("half"), props: coreProps("TRAN_MSG", "true", "PGROUP", "pg")})
+	fillFiles(t, tb, 4)
+	clk.Set(at0300.Add(time.Hour + time.Minute))
+	if n := tb.Store().CleanNow(); n != 0 {
+		t.Fatalf("deleted %d files under an undecided half message", n)
+	}
+}
+
+// A pending timer keeps its file; its roll window is at most half the
+// reserved time, so it is re-stored before it could age out.
+func TestRetentionKeepsPendingTimer(t *testing.T) {
+	tb, clk, _ := startRetentionBroker(t, nil)
+	if rw := timerRollWindow(&tb.opts); rw > 30*time.Second {
+		t.Fatalf("timer roll window %v, want at most half of the 1-minute reserved time", rw)
+	}
+	due := at0300.Add(2 * time.Hour).UnixMilli()
+	tb.mustSend(sendArgs{topic: "RetTm", body: []byte("timer"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due, 10))})
+	tb.waitDispatched()
+	coreWaitFor(t, "timer enqueued", func() bool { return tb.timers.Stats().Pending == 1 })
+	fillFiles(t, tb, 4)
+	clk.Set(at0300.Add(time.Hour + time.Minute))
+	if n := tb.Store().CleanNow(); n != 0 {
+		t.Fatalf("deleted %d files under a pending timer", n)
+	}
+}
+
+// Expired files go whatever the consumer groups' offsets (stock); a forced
+// round inside the reserved time keeps what a group has not consumed.
+func TestRetentionConsumerGroups(t *testing.T) {
+	t.Run("expired files go past a lagging group", func(t *testing.T) {
+		tb, clk, _ := startRetentionBroker(t, nil)
+		fillFiles(t, tb, 4)
+		tb.Clients().Offsets.Commit("G", "RetT", 0, 0)
+		clk.Set(at0300.Add(time.Hour + time.Minute))
+		if n := tb.Store().CleanNow(); n == 0 {
+			t.Fatal("a lagging group kept expired files")
+		}
+		if min := tb.Store().MinOffsetInQueue("RetT", 0); min == 0 {
+			t.Fatal("queue minimum did not move")
+		}
+	})
+	t.Run("forced round keeps unconsumed messages", func(t *testing.T) {
+		tb, _, disk := startRetentionBroker(t, nil)
+		fillFiles(t, tb, 4)
+		for q := int32(0); q < 4; q++ {
+			tb.Clients().Offsets.Commit("G", "RetT", q, 0)
+		}
+		disk.set(0.86) // over diskSpaceCleanForciblyRatio, files not expired
+		if n := tb.Store().CleanNow(); n != 0 {
+			t.Fatalf("forced round deleted %d files a group has not consumed", n)
+		}
+		for q := int32(0); q < 4; q++ {
+			tb.Clients().Offsets.Commit("G", "RetT", q, tb.Store().MaxOffsetInQueue("RetT", q))
+		}
+		if n := tb.Store().CleanNow(); n == 0 {
+			t.Fatal("forced round deleted nothing once everything was consumed")
+		}
+	})
+}
+
+// Over diskSpaceWarningLevelRatio sends are refused with the stock code and
+// remark; reads go on, and sends resume once space is freed.
+func TestRetentionDiskFullRefusesSends(t *testing.T) {
+	tb, _, disk := startRetentionBroker(t, func(o *Options) { o.CleanFileForciblyEnable = false })
+	tb.mustSend(sendArgs{topic: "RetF", body: []byte("before")})
+	tb.waitDispatched()
+	disk.set(0.95)
+	tb.Store().CleanNow() // a disk check
+	resp := tb.send(sendArgs{topic: "RetF", body: []byte("refused")})
+	if resp.Code != 14 || !bytes.Contains([]byte(resp.Remark), []byte("the broker's disk is full [CL:  0.95")) {
+		t.Fatalf("send on a full disk: %d %q", resp.Code, resp.Remark)
+	}
+	if got := tb.Store().RuntimeInfo()["diskFull"]; got != "true" {
+		t.Fatalf("runtime info diskFull=%s", got)
+	}
+	n := 0
+	for q := int32(0); q < 4; q++ {
+		n += len(tb.messagesOn("RetF", q))
+	}
+	if n != 1 {
+		t.Fatalf("%d messages readable on a full disk, want 1", n)
+	}
+	disk.set(0.50)
+	tb.Store().CleanNow()
+	tb.mustSend(sendArgs{topic: "RetF", body: []byte("after")})
+}
