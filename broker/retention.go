@@ -16,9 +16,10 @@ import (
 //     level is 2 h, far inside any reserved time.
 //   - timers (rmq_sys_wheel_timer): re-stored ahead of deletion. The roll
 //     window is at most half of fileReservedTime (timerRollWindow), so a
-//     pending timer's commitlog copy is never older than that; as a guard
-//     the file of the oldest TimerLog unit and of the first timer message
-//     not yet enqueued is kept too.
+//     pending timer's commitlog copy is never older than that; and the
+//     files from the oldest message a live wheel slot references (or the
+//     first timer message not enqueued, per the durable timer checkpoint)
+//     are kept, which also covers forced rounds inside the reserved time.
 //   - undecided half messages (RMQ_SYS_TRANS_HALF_TOPIC) and the op queue
 //     the decided set is rebuilt from: the file is kept from the check
 //     walk's progress on (CID_RMQ_SYS_TRANS offsets). The check gives up on
@@ -54,10 +55,16 @@ func (b *Broker) protectedOffset(forced bool) int64 {
 		}
 	}
 	if t := b.timersLive.Load(); t != nil {
-		if phy, ok := t.OldestReferencedOffset(); ok && phy < low {
+		unitAt := func(off int64) (int64, bool) {
+			off = max(off, st.MinOffsetInQueue(message.TopicWheelTimer, 0))
+			if off >= st.MaxOffsetInQueue(message.TopicWheelTimer, 0) {
+				return 0, false
+			}
+			return st.CommitLogOffsetOf(message.TopicWheelTimer, 0, off)
+		}
+		if phy, ok := t.RetainFrom(unitAt); ok && phy < low {
 			low = phy
 		}
-		keep(message.TopicWheelTimer, 0, t.QueueOffset())
 	}
 	txWalked := map[string]bool{}
 	b.clients.Offsets.Each(func(group, topic string, qid int32, off int64) {

@@ -1,35 +1,41 @@
 package timer
 
-// OldestReferencedOffset returns the commitlog offset of the message of the
-// oldest unit the TimerLog still stores, and false when it stores none.
-// The enqueue stage appends units in commitlog order (it reads the timer
-// consume queue in order, and a rolled message is re-stored and enqueued
-// afresh), so every pending timer and roll entry points at or after it:
-// commitlog retention keeps the files from there on. TimerLog segments no
-// slot references any more are deleted every CleanInterval, and a message
-// is re-stored at least every RollWindow, so the offset is at most about
-// RollWindow old.
-func (t *TimerStore) OldestReferencedOffset() (int64, bool) {
+// RetainFrom returns the lowest commitlog offset the timer store may still
+// need, and false when it needs none: the message of the oldest TimerLog
+// unit a live slot references (from the durable checkpoint's read time,
+// the span TimerStore.clean keeps), and the first timer-queue message the
+// durable checkpoint has not enqueued (recovery reads the queue from
+// there). The enqueue stage appends units in commitlog order (it reads the
+// timer consume queue in order; a rolled message is re-stored and enqueued
+// afresh), so every pending timer and roll entry points at or after the
+// unit found. A message is re-stored at least every RollWindow, so the
+// offset is about RollWindow old at most.
+func (t *TimerStore) RetainFrom(queueUnitOffset func(queueOffset int64) (int64, bool)) (int64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tl == nil || t.closed {
 		return 0, false
 	}
-	var phy int64
-	found := false
-	t.tl.scan(t.tl.first(), func(pos int64, u unit) bool {
+	ck := t.lastCkpt
+	limit := min(ck.flushPos, t.tl.end)
+	from := ck.readTimeMs
+	t.wh.forEachLive(func(st int64) {
+		if st < from || st >= from+t.span {
+			return
+		}
+		if s, live := t.wh.get(st); live && s.first >= 0 && s.first < limit {
+			limit = s.first
+		}
+	})
+	low, found := int64(0), false
+	t.tl.scan(max(limit, t.tl.first()), func(pos int64, u unit) bool {
 		if pos < t.tl.end {
-			phy, found = u.offsetPy, true
+			low, found = u.offsetPy, true
 		}
 		return false
 	})
-	return phy, found
-}
-
-// QueueOffset is the next offset of the timer consume queue the enqueue
-// stage reads: messages from there on are not in the TimerLog yet.
-func (t *TimerStore) QueueOffset() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.queueOffset
+	if phy, ok := queueUnitOffset(ck.queueOffset); ok && (!found || phy < low) {
+		low, found = phy, true
+	}
+	return low, found
 }
