@@ -182,3 +182,50 @@ func TestRetentionDiskFullRefusesSends(t *testing.T) {
 	tb.Store().CleanNow()
 	tb.mustSend(sendArgs{topic: "RetF", body: []byte("after")})
 }
+
+// A timer due long after the reserved time is re-stored by the roll before
+// retention reaches its commitlog copy: the file of the original copy is
+// deleted, and the timer is still delivered at its time, not earlier.
+func TestRetentionTimerRollOutlivesFiles(t *testing.T) {
+	tb, clk, _ := startRetentionBroker(t, func(o *Options) { o.TimerFlushIntervalMs = 100 })
+	due := at0300.Add(time.Hour + 10*time.Minute)
+	first := tb.mustSend(sendArgs{topic: "RetRoll", body: []byte("timer"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due.UnixMilli(), 10))})
+	_, origPhy, _ := message.DecodeMessageID(first.ExtFields["msgId"])
+	coreWaitFor(t, "timer enqueued", func() bool { return tb.timers.Stats().Pending == 1 })
+	// Walk the clock to 04:05 in steps shorter than the roll window, with
+	// traffic, so the timer rolls (is re-stored) several times and the
+	// original's file ages out.
+	for now := at0300; now.Before(at0300.Add(65 * time.Minute)); now = now.Add(10 * time.Second) {
+		clk.Set(now)
+		if now.Second() == 0 && now.Minute()%5 == 0 {
+			fillFiles(t, tb, int(tb.Store().MaxPhyOffset()/(64<<10))+2)
+		}
+	}
+	coreWaitFor(t, "timer rolled", func() bool { return tb.timers.Stats().Rolled > 0 })
+	coreWaitFor(t, "rolled copy enqueued", func() bool { return tb.timers.Stats().EnqueueBehind == 0 })
+	// Let a checkpoint cover the roll, then clean at 04:05.
+	clk.Advance(time.Second)
+	coreWaitFor(t, "original copy no longer pinned", func() bool {
+		tb.Store().CleanNow()
+		return tb.Store().MinPhyOffset() > origPhy
+	})
+	n := 0
+	for q := int32(0); q < 4; q++ {
+		n += len(tb.messagesOn("RetRoll", q))
+	}
+	if n != 0 {
+		t.Fatalf("timer delivered %d messages before it was due", n)
+	}
+	clk.Set(due.Add(time.Second))
+	coreWaitFor(t, "timer delivered after its file was deleted", func() bool {
+		n := 0
+		for q := int32(0); q < 4; q++ {
+			for _, m := range tb.messagesOn("RetRoll", q) {
+				if string(m.Body) == "timer" {
+					n++
+				}
+			}
+		}
+		return n == 1
+	})
+}
