@@ -197,7 +197,7 @@ type cleanState struct {
 	manualRounds        int
 	lastPhysicalMin     int64
 	hanged              []hangedFile
-	forcedAtLastRound   bool
+	keptLogged          string // the file last reported as kept
 	deletedCommitLog    int64
 	deletedConsumeQueue int64
 	deletedIndex        int64
@@ -279,7 +279,6 @@ func (s *Store) cleanRound() int {
 	deleted := 0
 	if timeUp || spaceFull || manual {
 		force := !r.CleanFileForciblyDisable && cleanImmediately
-		s.clean.forcedAtLastRound = force
 		deleted = s.deleteExpiredCommitLog(now, force)
 		if deleted == 0 && spaceFull {
 			s.log.Warn().Float64("used", used).Msg("cleanup: disk space will be full soon, but no file could be deleted")
@@ -318,8 +317,10 @@ func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
 			break
 		}
 		if f.end() > limit {
-			if f.end() > protected {
-				s.log.Info().Str("file", f.path).Int64("protectedOffset", protected).Msg("cleanup: commitlog file kept for pending messages")
+			if f.end() > protected && s.clean.keptLogged != f.path {
+				// Logged once per file: rounds run every second on a full disk.
+				s.clean.keptLogged = f.path
+				s.log.Info().Str("file", f.path).Int64("protectedOffset", protected).Bool("forced", force).Msg("cleanup: commitlog file kept for pending messages")
 			}
 			break
 		}

@@ -87,6 +87,24 @@ func TestSoakRetention(t *testing.T) {
 	ns := p.NamesrvAddr()
 	adm := admin.New(admin.Options{NamesrvAddr: ns})
 
+	for _, topic := range []string{"SoakPlain", "SoakTimer", "SoakDelay"} {
+		spec := admin.TopicSpec{TopicName: topic, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}
+		if _, err := adm.UpdateTopic(context.Background(), spec, p.BrokerAddr(), ""); err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+	}
+	// The name server learns the topics at the next registration.
+	if err := harness.Poll(60*time.Second, func() error {
+		for _, topic := range []string{"SoakPlain", "SoakTimer", "SoakDelay"} {
+			if _, err := adm.Route(context.Background(), topic); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	r := &soakRun{t: t, start: time.Now()}
 	ctx, stop := context.WithTimeout(context.Background(), *soakDuration)
 	defer stop()
@@ -125,7 +143,9 @@ func TestSoakRetention(t *testing.T) {
 	r.produce(ctx, &wg, ns, *soakRate, 8, func(i int64) *primitive.Message {
 		return primitive.NewMessage("SoakPlain", body)
 	}, true)
-	pendingRate := int(float64(*soakPending) / ((soakMinDelay + soakMaxDelay) / 2).Seconds())
+	// Pending ≈ rate × mean delay; half again as much keeps the minimum,
+	// not only the mean, at soak.pending.
+	pendingRate := int(1.5 * float64(*soakPending) / ((soakMinDelay + soakMaxDelay) / 2).Seconds())
 	r.produce(ctx, &wg, ns, pendingRate, 4, func(i int64) *primitive.Message {
 		d := soakMinDelay + time.Duration(i%9)*time.Second
 		due := time.Now().Add(d).UnixMilli()
@@ -387,6 +407,9 @@ func (r *soakRun) report(adm *admin.Admin, broker string) {
 	}
 	if r.timersEarly+r.delaysEarly > 0 || len(r.timersOut)+len(r.delaysOut) > 0 {
 		t.Errorf("timers/delays: %d early, %d lost", r.timersEarly+r.delaysEarly, len(r.timersOut)+len(r.delaysOut))
+	}
+	if r.pendingSamples > 0 && r.minPending < int64(*soakPending) {
+		t.Errorf("only %d timers or delay messages pending at one point, want %d throughout", r.minPending, *soakPending)
 	}
 	if r.maxUsed > *soakCap {
 		t.Errorf("disk use %d above the cap %d", r.maxUsed, *soakCap)
