@@ -140,13 +140,13 @@ func TestSoakRetention(t *testing.T) {
 	var wg sync.WaitGroup
 	r.watch(ctx, &wg, root, adm, p.BrokerAddr())
 	body := bytes.Repeat([]byte("p"), 1024)
-	r.produce(ctx, &wg, ns, *soakRate, 8, func(i int64) *primitive.Message {
+	r.produce(ctx, &wg, ns, *soakRate, 16, func(i int64) *primitive.Message {
 		return primitive.NewMessage("SoakPlain", body)
 	}, true)
 	// Pending ≈ rate × mean delay; half again as much keeps the minimum,
 	// not only the mean, at soak.pending.
 	pendingRate := int(1.5 * float64(*soakPending) / ((soakMinDelay + soakMaxDelay) / 2).Seconds())
-	r.produce(ctx, &wg, ns, pendingRate, 4, func(i int64) *primitive.Message {
+	r.produce(ctx, &wg, ns, pendingRate, 16, func(i int64) *primitive.Message {
 		d := soakMinDelay + time.Duration(i%9)*time.Second
 		due := time.Now().Add(d).UnixMilli()
 		id := "t" + strconv.FormatInt(i, 10)
@@ -159,7 +159,7 @@ func TestSoakRetention(t *testing.T) {
 		r.mu.Unlock()
 		return m
 	}, false)
-	r.produce(ctx, &wg, ns, pendingRate, 4, func(i int64) *primitive.Message {
+	r.produce(ctx, &wg, ns, pendingRate, 16, func(i int64) *primitive.Message {
 		level := int(i%3) + 1
 		due := time.Now().Add(levelDelay(level)).UnixMilli()
 		id := "d" + strconv.FormatInt(i, 10)
