@@ -105,3 +105,39 @@ func testDiskFillsMidSegment(t *testing.T, flush FlushDiskType) {
 	})
 	checkAcked(s)
 }
+
+// WriteFileAtomic on a full disk fails and leaves the previous content in
+// place (config files written at shutdown on a full disk: consumer offsets,
+// topics, subscription groups).
+func TestWriteFileAtomicOnFullDiskKeepsOldContent(t *testing.T) {
+	root := tmpfsStoreDir(t, 1<<20)
+	path := filepath.Join(root, "config", "consumerOffset.json")
+	old := []byte(`{"offsetTable":{"T@G":{0:5}}}`)
+	if err := WriteFileAtomic(path, old); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the rest of the file system.
+	f, err := os.Create(filepath.Join(root, "ballast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := f.Write(make([]byte, 64<<10)); err != nil {
+			break
+		}
+	}
+	f.Close()
+	if err := WriteFileAtomic(path, bytes.Repeat([]byte("n"), 256<<10)); err == nil {
+		t.Fatal("WriteFileAtomic succeeded on a full disk")
+	}
+	var got []byte
+	if err := ReadFileWithBackup(path, func(b []byte) error { got = b; return nil }); err != nil || !bytes.Equal(got, old) {
+		t.Fatalf("after a failed write: %q, %v; want the old content", got, err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range ents {
+		if e.Name() != "consumerOffset.json" && e.Name() != "consumerOffset.json.bak" {
+			t.Errorf("leftover %s", e.Name())
+		}
+	}
+}
