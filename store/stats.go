@@ -34,7 +34,9 @@ func (s *Store) RuntimeInfo() map[string]string {
 	s.cqMu.RUnlock()
 	used, full := s.DiskStatus()
 	m := map[string]string{
-		"diskUsedRatio":                formatRatio(used),
+		"diskUsedRatio": formatRatio(used),
+		// Java getRuntimeInfo's key; queues share the commitlog's file system.
+		"consumeQueueDiskRatio":        strconv.FormatFloat(used, 'f', -1, 64),
 		"diskFull":                     strconv.FormatBool(full),
 		"diskFullTimes":                i(st.diskFullTimes.Load()),
 		"bootTimestamp":                i(s.bootTime.UnixMilli()),
