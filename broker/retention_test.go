@@ -9,6 +9,7 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/message"
+	"rmq/remoting"
 	"rmq/store"
 )
 
@@ -228,4 +229,33 @@ func TestRetentionTimerRollOutlivesFiles(t *testing.T) {
 		}
 		return n == 1
 	})
+}
+
+// DELETE_EXPIRED_COMMITLOG (329) makes the cleanup delete expired files
+// outside deleteWhen; CLEAN_EXPIRED_CONSUMEQUEUE (306) then destroys the
+// queues left without messages.
+func TestRetentionAdminRequests(t *testing.T) {
+	tb, clk, _ := startRetentionBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "RetGone", body: []byte("old")})
+	fillFiles(t, tb, 4)
+	clk.Set(at0300.Add(10 * time.Minute)) // expired, but 03:10 is not deleteWhen
+	if n := tb.Store().CleanNow(); n != 0 {
+		t.Fatalf("deleted %d files outside deleteWhen", n)
+	}
+	if resp := tb.invoke(remoting.DeleteExpiredCommitLog, nil, nil); resp.Code != remoting.Success {
+		t.Fatalf("DELETE_EXPIRED_COMMITLOG: %d %q", resp.Code, resp.Remark)
+	}
+	coreWaitFor(t, "manual cleanup", func() bool { return tb.Store().MinPhyOffset() > 0 })
+	if len(tb.Store().QueueIDs("RetGone")) == 0 {
+		t.Fatal("RetGone's queue went before CLEAN_EXPIRED_CONSUMEQUEUE")
+	}
+	if resp := tb.invoke(remoting.CleanExpiredConsumeQueue, nil, nil); resp.Code != remoting.Success {
+		t.Fatalf("CLEAN_EXPIRED_CONSUMEQUEUE: %d %q", resp.Code, resp.Remark)
+	}
+	if ids := tb.Store().QueueIDs("RetGone"); len(ids) != 0 {
+		t.Fatalf("RetGone still has queues %v", ids)
+	}
+	if len(tb.Store().QueueIDs("RetT")) == 0 {
+		t.Fatal("RetT's queues went too")
+	}
 }

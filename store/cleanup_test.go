@@ -367,3 +367,44 @@ func TestParseDeleteWhen(t *testing.T) {
 		}
 	}
 }
+
+// Removing a file happens off the put path: while the unlink of a deleted
+// file is blocked, puts and reads go on.
+func TestCleanupRemovalDoesNotBlockPuts(t *testing.T) {
+	entered, release := make(chan string, 16), make(chan struct{})
+	fx := newCleanupFixture(t, func(r *RetentionOptions) {
+		r.removeFile = func(path string) error {
+			select {
+			case entered <- path:
+			default:
+			}
+			<-release
+			return os.Remove(path)
+		}
+	})
+	fx.fill(t, 400)
+	fx.clk.Advance(2 * time.Hour)
+	fx.s.DeleteExpiredFilesManually()
+	done := make(chan int)
+	go func() { done <- fx.s.cleanRound() }()
+	select {
+	case <-entered:
+	case <-time.After(testWait):
+		t.Fatal("cleanup never removed a file")
+	}
+	// The removal is stuck: a put, a dispatch and a read must still complete.
+	r := mustPut(t, fx.s, testMessage("T", 0, 5000))
+	waitDispatched(t, fx.s)
+	if got := fx.s.GetMessage("T", 0, r.QueueOffset, 1, 1<<20, nil); got.Status != Found {
+		t.Fatalf("read during a blocked removal: %v", got.Status)
+	}
+	close(release)
+	select {
+	case n := <-done:
+		if n == 0 {
+			t.Fatal("nothing deleted")
+		}
+	case <-time.After(testWait):
+		t.Fatal("cleanup round did not finish")
+	}
+}
