@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -34,7 +35,7 @@ func TestResponseErrorNamesPeerCodeAndRemark(t *testing.T) {
 }
 
 func TestTransportErrorNamesPeer(t *testing.T) {
-	dead := freeAddr(t)
+	dead := testutil.FreeAddr(t)
 	a := newTestAdmin(t)
 	_, err := a.BrokerRuntimeInfo(testCtx(t), dead)
 	var te *TransportError
@@ -46,7 +47,7 @@ func TestTransportErrorNamesPeer(t *testing.T) {
 func TestNamesrvFailover(t *testing.T) {
 	ns := startPeer(t)
 	ns.reply(remoting.GetAllTopicListFromNameserver, remoting.Success, "", nil, []byte(`{"topicList":["A","B"]}`))
-	dead := freeAddr(t)
+	dead := testutil.FreeAddr(t)
 	a := newTestAdmin(t, dead, ns.addr)
 	got, err := a.TopicList(testCtx(t))
 	if err != nil || !reflect.DeepEqual(got, []string{"A", "B"}) {

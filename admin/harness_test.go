@@ -7,13 +7,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -84,27 +85,9 @@ func (p *fakePeer) requests(code int32) []*remoting.Command {
 func startPeer(t *testing.T) *fakePeer {
 	t.Helper()
 	p := &fakePeer{t: t, handlers: map[int32]func(*remoting.Command) *remoting.Command{}}
-	p.addr = freeAddr(t)
-	srv, err := remoting.NewServer(p, remoting.ServerOptions{Addrs: []string{p.addr}})
-	if err != nil {
-		t.Fatalf("NewServer: %v", err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(srv.Stop)
+	p.addr = testutil.FreeAddr(t)
+	brokertest.Serve(t, p.addr, p)
 	return p
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // newTestAdmin returns an Admin for the given name servers, closed with the test.

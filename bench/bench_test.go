@@ -3,100 +3,23 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"rmq/admin"
 	"rmq/bench"
 	"rmq/broker"
-	"rmq/message"
-	"rmq/namesrv"
+	"rmq/internal/testutil/testbroker"
 )
 
-// cluster is an in-process name server and broker on random loopback ports.
-type cluster struct {
-	namesrv string
-	broker  string
-}
-
-func startCluster(t *testing.T) *cluster {
+// startCluster starts an in-process name server and broker with 4 MiB
+// commitlog files.
+func startCluster(t *testing.T) *testbroker.Cluster {
 	t.Helper()
-	nsOpts := namesrv.DefaultOptions()
-	nsOpts.ListenHost = "127.0.0.1"
-	nsOpts.ListenPort = freePort(t)
-	ns, err := namesrv.New(nsOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Shutdown)
-	c := &cluster{namesrv: ns.Addr()}
-
-	bo := broker.DefaultOptions()
-	bo.StorePathRootDir = t.TempDir()
-	bo.ListenHost = "127.0.0.1"
-	bo.BrokerIP1 = "127.0.0.1"
-	bo.ListenPort = freePortPair(t)
-	bo.NamesrvAddr = c.namesrv
-	bo.MappedFileSizeCommitLog = 4 << 20
-	bo.MappedFileSizeConsumeQueue = 20 * 4096
-	b, err := broker.New(bo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		_ = b.Shutdown()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Shutdown(); err != nil {
-			t.Errorf("broker shutdown: %v", err)
-		}
+	return testbroker.StartCluster(t, func(o *broker.Options) {
+		o.MappedFileSizeCommitLog = 4 << 20
+		o.MappedFileSizeConsumeQueue = 20 * 4096
 	})
-	c.broker = b.Addr()
-	a := admin.New(admin.Options{NamesrvAddr: c.namesrv})
-	defer a.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := a.Route(context.Background(), message.TopicAutoCreateKey); err == nil {
-			return c
-		} else if time.Now().After(deadline) {
-			t.Fatalf("broker did not register: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freePortPair finds a free port p whose VIP port p-2 is free too.
-func freePortPair(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := freePort(t)
-		if p < 1100 {
-			continue
-		}
-		if l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p-2))); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
 }
 
 // TestProduceThenConsumeSmoke runs a short produce, then consumes what it
@@ -106,7 +29,7 @@ func TestProduceThenConsumeSmoke(t *testing.T) {
 	var progress bytes.Buffer
 	ctx := context.Background()
 	prod, err := bench.Run(ctx, bench.Options{
-		Mode: bench.ModeProduce, NamesrvAddr: c.namesrv, Topic: "BenchSmoke", Connections: 2, InFlight: 8,
+		Mode: bench.ModeProduce, NamesrvAddr: c.NamesrvAddr(), Topic: "BenchSmoke", Connections: 2, InFlight: 8,
 		MessageSize: 64, Duration: 1500 * time.Millisecond, Out: &progress, ReportInterval: 500 * time.Millisecond,
 	})
 	if err != nil {
@@ -129,7 +52,7 @@ func TestProduceThenConsumeSmoke(t *testing.T) {
 
 	// The warm-up message that created the topic is consumed too.
 	cons, err := bench.Run(ctx, bench.Options{
-		Mode: bench.ModeConsume, NamesrvAddr: c.namesrv, Topic: "BenchSmoke", From: "min",
+		Mode: bench.ModeConsume, NamesrvAddr: c.NamesrvAddr(), Topic: "BenchSmoke", From: "min",
 		Count: prod.Sent + 1, Duration: 20 * time.Second, ReportInterval: -1,
 	})
 	if err != nil {
@@ -146,7 +69,7 @@ func TestProduceThenConsumeSmoke(t *testing.T) {
 func TestTimerSmoke(t *testing.T) {
 	c := startCluster(t)
 	sum, err := bench.Run(context.Background(), bench.Options{
-		Mode: bench.ModeTimer, NamesrvAddr: c.namesrv, Topic: "BenchTimer", Connections: 1, InFlight: 4,
+		Mode: bench.ModeTimer, NamesrvAddr: c.NamesrvAddr(), Topic: "BenchTimer", Connections: 1, InFlight: 4,
 		Duration: time.Second, TimerDelay: 200 * time.Millisecond, TimerSpread: 500 * time.Millisecond,
 		Grace: 20 * time.Second, ReportInterval: -1,
 	})

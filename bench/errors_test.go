@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
 
@@ -114,20 +116,8 @@ func (p *failingPeer) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *re
 // TestRunCountsErrorsByCode: failed sends are counted by response code and
 // name (and timeouts apart) and the summary prints them.
 func TestRunCountsErrorsByCode(t *testing.T) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &failingPeer{addr: l.Addr().String()}
-	l.Close()
-	srv, err := remoting.NewServer(p, remoting.ServerOptions{Addrs: []string{p.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	p := &failingPeer{addr: testutil.FreeAddr(t)}
+	brokertest.Serve(t, p.addr, p)
 
 	sum, err := Run(context.Background(), Options{
 		Mode: ModeProduce, NamesrvAddr: p.addr, Topic: "BenchFail", Connections: 1, InFlight: 6,

@@ -31,6 +31,11 @@ type Broker struct {
 	clock clock.Clock
 	addr  string         // brokerIP1:listenPort, registered with the name server
 	host  netip.AddrPort // the same address, written as STOREHOST in every record
+	// msgClock is Options.MessageClock: store timestamps, delay levels,
+	// timers and transaction check-backs run on it.
+	msgClock clock.Clock
+	vipAddr  string     // brokerIP1:VIP port
+	gate     *startGate // with ListenPort 0: the handler of the ports New bound
 
 	store  *store.Store
 	server *remoting.Server
@@ -62,7 +67,9 @@ type Broker struct {
 	// The other concerns, one package each (doc.go).
 	clients *clients.Service     // heartbeats, groups, offsets, locks
 	tx      *transaction.Service // half messages, END_TRANSACTION, check-back
-	admin   *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
+	// requesters maps request senders' client ids to their connections (reply.go).
+	requesters requesterTable
+	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
 
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
@@ -85,6 +92,10 @@ type Broker struct {
 
 // Addr is the broker's advertised "ip:port".
 func (b *Broker) Addr() string { return b.addr }
+
+// VIPAddr is the "ip:port" of the VIP channel (stock: listenPort-2), which
+// old Java clients with vipChannelEnabled use.
+func (b *Broker) VIPAddr() string { return b.vipAddr }
 
 // Store exposes the message store (tests, admin).
 func (b *Broker) Store() *store.Store { return b.store }
@@ -114,6 +125,33 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	return h(c, req)
 }
 
+// startGate is the handler of ports bound before the broker can serve them
+// (ListenPort 0: New binds to learn its address): it refuses requests until
+// Start opens it, then hands everything to the broker.
+type startGate struct{ b atomic.Pointer[Broker] }
+
+func (g *startGate) open(b *Broker) { g.b.Store(b) }
+
+func (g *startGate) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if b := g.b.Load(); b != nil {
+		return b.ServeRemoting(c, req)
+	}
+	return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the broker is starting")
+}
+
+func (g *startGate) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	if b := g.b.Load(); b != nil {
+		return b.ServeInline(c, req)
+	}
+	return nil, false
+}
+
+func (g *startGate) ConnClosed(c *remoting.Conn) {
+	if b := g.b.Load(); b != nil {
+		b.ConnClosed(c)
+	}
+}
+
 // enter registers one unit of work; false once shutdown has begun. A true
 // result must be paired with b.inflight.Done().
 func (b *Broker) enter() bool {
@@ -130,6 +168,7 @@ func (b *Broker) enter() bool {
 func (b *Broker) ConnClosed(c *remoting.Conn) {
 	b.pullHold.dropConn(c)
 	b.clients.ConnClosed(c)
+	b.requesters.dropConn(c)
 }
 
 func (b *Broker) registerHandlers() {
@@ -149,11 +188,6 @@ func (b *Broker) registerHandlers() {
 	for code, h := range b.admin.RetentionProcessors() {
 		b.handlers[code] = h
 	}
-}
-
-// errorResponse maps a header decode error to the stock reply.
-func errorResponse(req *remoting.Command, err error) *remoting.Command {
-	return remoting.NewResponse(req, remoting.SystemError, err.Error())
 }
 
 func joinHostPort(host string, port int) string {

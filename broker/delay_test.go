@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/remoting"
-	"rmq/store"
 )
 
 // startDelayBroker runs a broker on a manual clock so delay levels are
@@ -24,19 +25,7 @@ func startDelayBroker(t *testing.T) (*testBroker, *clock.Manual) {
 func (tb *testBroker) messagesOn(topic string, queueID int32) []*message.MessageExt {
 	tb.t.Helper()
 	tb.waitDispatched()
-	res := tb.Store().GetMessage(topic, queueID, 0, 1000, 64<<20, nil)
-	if res.Status != store.Found {
-		return nil
-	}
-	out := make([]*message.MessageExt, 0, len(res.Messages))
-	for _, raw := range res.Messages {
-		m, err := message.DecodeRecord(raw)
-		if err != nil {
-			tb.t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return storetest.Messages(tb.t, tb.Store(), topic, queueID)
 }
 
 func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {
@@ -57,7 +46,7 @@ func TestDelayLevelSendIsHeldUntilDue(t *testing.T) {
 		t.Fatal("delivered before its delay")
 	}
 	clk.Advance(time.Millisecond)
-	coreWaitFor(t, "delivery", func() bool { return len(tb.messagesOn("DelayT", 2)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("DelayT", 2)) == 1 }, "delivery")
 	m := tb.messagesOn("DelayT", 2)[0]
 	if string(m.Body) != "d" || m.Properties["TAGS"] != "tA" || m.Properties["UNIQ_KEY"] != "U1" || m.Properties["DELAY"] != "" {
 		t.Fatalf("delivered %q %v", m.Body, m.Properties)
@@ -97,7 +86,7 @@ func TestDelayedMessagesSurviveRestart(t *testing.T) {
 	tb.waitDispatched()
 	tb = tb.restart()
 	clk.Advance(10 * time.Second)
-	coreWaitFor(t, "delivery after restart", func() bool { return len(tb.messagesOn("Persist", 0)) == 3 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("Persist", 0)) == 3 }, "delivery after restart")
 }
 
 // sendBack runs CONSUMER_SEND_MSG_BACK for a stored message.
@@ -130,7 +119,7 @@ func TestConsumerSendMsgBackRetriesAfterLevel3(t *testing.T) {
 		t.Fatalf("retry message props %v reconsume %d", p, sched[0].ReconsumeTimes)
 	}
 	clk.Advance(10 * time.Second)
-	coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%G1", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%G1", 0)) == 1 }, "retry delivery")
 	retry := tb.messagesOn("%RETRY%G1", 0)[0]
 	if retry.ReconsumeTimes != 1 || string(retry.Body) != "job" || retry.Properties["UNIQ_KEY"] != "UK" {
 		t.Fatalf("retry delivered %+v", retry.Message)
@@ -171,7 +160,7 @@ func TestConsumerSendMsgBackExplicitDelayLevel(t *testing.T) {
 		t.Fatal("delivered before level 5's delay")
 	}
 	clk.Advance(time.Millisecond)
-	coreWaitFor(t, "level 5 delivery", func() bool { return len(tb.messagesOn("%RETRY%G4", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%G4", 0)) == 1 }, "level 5 delivery")
 	if m := tb.messagesOn("%RETRY%G4", 0)[0]; string(m.Body) != "later" || m.ReconsumeTimes != 1 || m.Properties["DELAY"] != "" {
 		t.Fatalf("retry delivered %q reconsume %d %v", m.Body, m.ReconsumeTimes, m.Properties)
 	}
@@ -222,7 +211,7 @@ func TestRetryFallbackSendIsDelayed(t *testing.T) {
 		t.Fatalf("level 4 queue holds %d", n)
 	}
 	clk.Advance(30 * time.Second)
-	coreWaitFor(t, "fallback delivery", func() bool { return len(tb.messagesOn("%RETRY%G3", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%G3", 0)) == 1 }, "fallback delivery")
 }
 
 func TestTransactionalBatchIsRefused(t *testing.T) {

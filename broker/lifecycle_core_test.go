@@ -10,17 +10,9 @@ import (
 	"rmq/broker/brokeradmin"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
-
-// createTopicExt is an UPDATE_AND_CREATE_TOPIC header.
-func createTopicExt(topic string, queues int, perm int, filter string) map[string]string {
-	return map[string]string{
-		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": strconv.Itoa(queues),
-		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
-		"topicSysFlag": "0", "order": "false",
-	}
-}
 
 func TestRestartKeepsState(t *testing.T) {
 	tb := startBroker(t, nil)
@@ -28,7 +20,7 @@ func TestRestartKeepsState(t *testing.T) {
 		tb.mustSend(sendArgs{topic: "Durable", body: []byte("m" + strconv.Itoa(i)), queueID: 1})
 	}
 	tb.waitDispatched()
-	if resp := tb.invoke(remoting.UpdateAndCreateTopic, createTopicExt("Created", 2, 6, "SINGLE_TAG"), nil); resp.Code != remoting.Success {
+	if resp := tb.invoke(remoting.UpdateAndCreateTopic, brokertest.CreateTopicExt("Created", 2, 6, "SINGLE_TAG"), nil); resp.Code != remoting.Success {
 		t.Fatalf("create topic: %d", resp.Code)
 	}
 	tb.pull(pullArgs{group: "DG", topic: "Durable", queueID: 1, sysFlag: pullFlagSubscription | pullFlagCommitOffset, commitOffset: 3})

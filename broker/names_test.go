@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"rmq/internal/testutil/brokertest"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -59,7 +60,7 @@ func TestUpdateAndCreateTopicRefusesInvalidNames(t *testing.T) {
 		{"../../evil", "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
 		{strings.Repeat("t", 128), "The specified topic is longer than topic max length."},
 	} {
-		r := tb.invoke(remoting.UpdateAndCreateTopic, createTopicExt(tc.topic, 1, 6, "SINGLE_TAG"), nil)
+		r := tb.invoke(remoting.UpdateAndCreateTopic, brokertest.CreateTopicExt(tc.topic, 1, 6, "SINGLE_TAG"), nil)
 		if r.Code != remoting.SystemError || r.Remark != tc.remark {
 			t.Fatalf("%q: %d %q", tc.topic, r.Code, r.Remark)
 		}

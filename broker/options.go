@@ -10,6 +10,7 @@ import (
 
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 	"rmq/schedule"
 	"rmq/store"
@@ -19,30 +20,38 @@ import (
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
 // (BrokerConfig, MessageStoreConfig, NettyServerConfig).
 type Options struct {
-	BrokerClusterName                 string `conf:"brokerClusterName"`
-	BrokerName                        string `conf:"brokerName"`
-	BrokerID                          int64  `conf:"brokerId"`
-	NamesrvAddr                       string `conf:"namesrvAddr"` // "host:port;host:port"
-	ListenPort                        int    `conf:"listenPort"`
-	BrokerIP1                         string `conf:"brokerIP1"`
-	StorePathRootDir                  string `conf:"storePathRootDir"`
-	FlushDiskType                     string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
-	MappedFileSizeCommitLog           int64  `conf:"mappedFileSizeCommitLog"`
-	MappedFileSizeConsumeQueue        int64  `conf:"mappedFileSizeConsumeQueue"`
-	FlushIntervalCommitLog            int    `conf:"flushIntervalCommitLog"` // ms
-	SyncFlushTimeout                  int    `conf:"syncFlushTimeout"`       // ms
-	MaxMessageSize                    int    `conf:"maxMessageSize"`
-	AutoCreateTopicEnable             bool   `conf:"autoCreateTopicEnable"`
-	AutoCreateSubscriptionGroup       bool   `conf:"autoCreateSubscriptionGroup"`
-	DefaultTopicQueueNums             int32  `conf:"defaultTopicQueueNums"`
-	RegisterNameServerPeriod          int    `conf:"registerNameServerPeriod"` // ms, clamped to 10–60 s
-	LongPollingEnable                 bool   `conf:"longPollingEnable"`
-	ShortPollingTimeMills             int    `conf:"shortPollingTimeMills"`
-	BrokerPermission                  int32  `conf:"brokerPermission"`
-	RegionID                          string `conf:"regionId"`
-	TraceOn                           bool   `conf:"traceOn"`
-	MaxTransferCountOnMessageInMemory int    `conf:"maxTransferCountOnMessageInMemory"`
-	MaxTransferBytesOnMessageInMemory int    `conf:"maxTransferBytesOnMessageInMemory"`
+	BrokerClusterName           string `conf:"brokerClusterName"`
+	BrokerName                  string `conf:"brokerName"`
+	BrokerID                    int64  `conf:"brokerId"`
+	NamesrvAddr                 string `conf:"namesrvAddr"` // "host:port;host:port"
+	ListenPort                  int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
+	BrokerIP1                   string `conf:"brokerIP1"`
+	StorePathRootDir            string `conf:"storePathRootDir"`
+	FlushDiskType               string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
+	MappedFileSizeCommitLog     int64  `conf:"mappedFileSizeCommitLog"`
+	MappedFileSizeConsumeQueue  int64  `conf:"mappedFileSizeConsumeQueue"`
+	FlushIntervalCommitLog      int    `conf:"flushIntervalCommitLog"` // ms
+	SyncFlushTimeout            int    `conf:"syncFlushTimeout"`       // ms
+	MaxMessageSize              int    `conf:"maxMessageSize"`
+	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
+	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
+	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
+	RegisterNameServerPeriod    int    `conf:"registerNameServerPeriod"` // ms, clamped to 10–60 s
+	LongPollingEnable           bool   `conf:"longPollingEnable"`
+	ShortPollingTimeMills       int    `conf:"shortPollingTimeMills"`
+	BrokerPermission            int32  `conf:"brokerPermission"`
+	RegionID                    string `conf:"regionId"`
+	TraceOn                     bool   `conf:"traceOn"`
+	// TraceTopicEnable creates MsgTraceTopicName (one queue, a system topic)
+	// at start; without it the trace topic is auto-created from TBW102 on
+	// the first trace send.
+	TraceTopicEnable  bool   `conf:"traceTopicEnable"`
+	MsgTraceTopicName string `conf:"msgTraceTopicName"`
+	// StoreReplyMessageEnable also stores request-reply replies on the reply
+	// topic after pushing them to the requester.
+	StoreReplyMessageEnable           bool `conf:"storeReplyMessageEnable"`
+	MaxTransferCountOnMessageInMemory int  `conf:"maxTransferCountOnMessageInMemory"`
+	MaxTransferBytesOnMessageInMemory int  `conf:"maxTransferBytesOnMessageInMemory"`
 	// AccessMessageInMemoryMaxRatio is the share (percent) of physical memory
 	// within which the newest commitlog bytes count as "in memory".
 	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
@@ -66,6 +75,12 @@ type Options struct {
 	TimerFlushIntervalMs   int   `conf:"timerFlushIntervalMs"`
 	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
 	RecallMessageEnable    bool  `conf:"recallMessageEnable"`
+	// SQL92 property filters (MessageSelector.bySql): with
+	// EnablePropertyFilter false, non-tag pulls and CHECK_CLIENT_CONFIG are
+	// refused as on the stock broker. FilterSupportRetry filters a group's
+	// retry messages by its filter of their original topic.
+	EnablePropertyFilter bool `conf:"enablePropertyFilter"`
+	FilterSupportRetry   bool `conf:"filterSupportRetry"`
 	// Key index for QUERY_MESSAGE (IndexFile).
 	MessageIndexEnable bool `conf:"messageIndexEnable"`
 	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`
@@ -103,6 +118,12 @@ type Options struct {
 	Logger zerolog.Logger `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
+	// MessageClock, when set, replaces Clock for the message timeline: store
+	// timestamps, delay levels, timer messages and transaction check-backs.
+	// Client liveness (heartbeats, locks), long polling, registration and
+	// the runtime statistics stay on Clock. Package rmqtest runs it ahead of
+	// the wall clock to fast-forward deliveries.
+	MessageClock clock.Clock `conf:"-"`
 
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
@@ -131,6 +152,9 @@ func DefaultOptions() Options {
 		ShortPollingTimeMills:             1000,
 		BrokerPermission:                  6,
 		RegionID:                          "DefaultRegion",
+		TraceOn:                           true,
+		MsgTraceTopicName:                 message.TopicTrace,
+		StoreReplyMessageEnable:           true,
 		MaxTransferCountOnMessageInMemory: 32,
 		MaxTransferBytesOnMessageInMemory: 256 << 10,
 		AccessMessageInMemoryMaxRatio:     40,
@@ -279,8 +303,8 @@ func (o *Options) Validate() error {
 	if o.BrokerClusterName == "" {
 		errs = append(errs, errors.New("brokerClusterName is empty"))
 	}
-	if o.ListenPort <= 2 || o.ListenPort > 65535 {
-		errs = append(errs, fmt.Errorf("listenPort %d out of range", o.ListenPort))
+	if o.ListenPort != 0 && (o.ListenPort <= 2 || o.ListenPort > 65535) {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range (0: free ports from the system)", o.ListenPort))
 	}
 	switch o.FlushDiskType {
 	case "ASYNC_FLUSH", "SYNC_FLUSH":

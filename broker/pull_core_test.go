@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -207,7 +208,7 @@ func TestLongPollWokenBySend(t *testing.T) {
 	start := time.Now()
 	ch := tb.pullAsync(pullArgs{topic: "LP", offset: 1, sysFlag: pullFlagSubscription | pullFlagSuspend,
 		suspendMillis: 15000, subscription: "want"})
-	coreWaitFor(t, "the pull to be held", func() bool { return tb.pullHold.held() == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.pullHold.held() == 1 }, "the pull to be held")
 
 	tb.mustSend(sendArgs{topic: "LP", body: []byte("other"), props: coreProps("TAGS", "other")})
 	tb.mustSend(sendArgs{topic: "LP", body: []byte("wanted"), props: coreProps("TAGS", "want")})
@@ -278,7 +279,7 @@ func TestLongPollDroppedOnClose(t *testing.T) {
 		a := pullArgs{topic: "DC", offset: 1, sysFlag: pullFlagSubscription | pullFlagSuspend, suspendMillis: 15000}
 		_, _ = cli.InvokeTimeout(tb.Addr(), remoting.NewRequest(remoting.PullMessage, a.ext(), nil), 20*time.Second)
 	}()
-	coreWaitFor(t, "the pull to be held", func() bool { return tb.pullHold.held() == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.pullHold.held() == 1 }, "the pull to be held")
 	cli.Close()
-	coreWaitFor(t, "the held pull to be dropped", func() bool { return tb.pullHold.held() == 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.pullHold.held() == 0 }, "the held pull to be dropped")
 }

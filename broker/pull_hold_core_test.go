@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
 
@@ -70,7 +71,7 @@ func (h *holdHarness) expectNone() {
 
 // advance moves the manual clock once the service sleeps on it.
 func (h *holdHarness) advance(d time.Duration) {
-	coreWaitFor(h.t, "the hold service to sleep", func() bool { return h.clk.Pending() > 0 })
+	testutil.WaitFor(h.t, coreTestTimeout, func() bool { return h.clk.Pending() > 0 }, "the hold service to sleep")
 	h.clk.Advance(d)
 }
 
@@ -111,7 +112,7 @@ func TestPullHoldNotify(t *testing.T) {
 			h := newHoldHarness(t)
 			h.park("p", nil, "T", tc.offset, time.Minute, tc.tags...)
 			h.park("other queue", nil, "Other", tc.offset, time.Minute)
-			h.s.notify("T", 0, tc.notifyMax, tc.notifyTag)
+			h.s.notify("T", 0, tc.notifyMax, tc.notifyTag, "")
 			if tc.wantWake {
 				h.expect("p")
 			} else {

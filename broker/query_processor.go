@@ -26,7 +26,7 @@ func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Comman
 func (b *Broker) processGetMaxOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h, topic, qid := queueHeader(req)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	return offsetResponse(req, "offset", b.store.MaxOffsetInQueue(topic, qid))
 }
@@ -35,7 +35,7 @@ func (b *Broker) processGetMaxOffset(_ *remoting.Conn, req *remoting.Command) *r
 func (b *Broker) processGetMinOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h, topic, qid := queueHeader(req)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	return offsetResponse(req, "offset", b.store.MinOffsetInQueue(topic, qid))
 }
@@ -45,7 +45,7 @@ func (b *Broker) processSearchOffset(_ *remoting.Conn, req *remoting.Command) *r
 	h, topic, qid := queueHeader(req)
 	ts := h.Int64("timestamp", true, 0)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	return offsetResponse(req, "offset", b.store.OffsetInQueueByTime(topic, qid, ts))
 }
@@ -55,7 +55,7 @@ func (b *Broker) processSearchOffset(_ *remoting.Conn, req *remoting.Command) *r
 func (b *Broker) processEarliestMsgStoreTime(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h, topic, qid := queueHeader(req)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	ts, err := b.store.EarliestMessageTime(topic, qid)
 	if err != nil {
@@ -70,7 +70,7 @@ func (b *Broker) processViewMessageByID(_ *remoting.Conn, req *remoting.Command)
 	h := req.Header()
 	off := h.Int64("offset", true, 0)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	rec, err := b.store.LookMessageByOffset(off)
 	if err != nil || len(rec) == 0 {
@@ -91,7 +91,7 @@ func (b *Broker) processQueryConsumerOffset(_ *remoting.Conn, req *remoting.Comm
 	topic := h.Str("topic", true)
 	qid := h.Int32("queueId", true, 0)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if off, ok := b.clients.Offsets.Query(group, topic, qid); ok && off >= 0 {
 		return offsetResponse(req, "offset", off)

@@ -31,12 +31,14 @@ func (b *Broker) registerLoop() {
 		case <-b.stop:
 			return
 		case <-t.C():
-			b.registerAll(true)
+			// Re-arm before registering: whoever sees this registration's
+			// effects (the order table) may rely on the next one being due.
 			now := b.clock.Now()
 			for !next.After(now) {
 				next = next.Add(period)
 			}
 			t = b.clock.NewTimer(next.Sub(now))
+			b.registerAll(true)
 		case <-b.regKick:
 			b.registerAll(false)
 		}

@@ -3,13 +3,14 @@ package broker
 import (
 	"fmt"
 	"hash/crc32"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
 
@@ -25,21 +26,9 @@ type fakeNamesrv struct {
 
 func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.FreeAddr(t)
 	ns := &fakeNamesrv{addr: addr}
-	srv, err := remoting.NewServer(ns, remoting.ServerOptions{Addrs: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	brokertest.Serve(t, addr, ns)
 	return ns
 }
 
@@ -115,7 +104,7 @@ func TestRegisterWithNameServers(t *testing.T) {
 		ns.setOrderTable(map[string]string{"NewTopic": "broker-x:4"})
 	}
 	tb.mustSend(sendArgs{topic: "NewTopic", body: []byte("x")})
-	coreWaitFor(t, "the new topic to be registered", func() bool {
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
 		for _, r := range ns1.requests(remoting.RegisterBroker) {
 			var body remoting.RegisterBrokerBody
 			if remoting.UnmarshalBody(r.Body, &body) == nil && body.TopicConfigSerializeWrapper.TopicConfigTable["NewTopic"] != nil {
@@ -123,7 +112,7 @@ func TestRegisterWithNameServers(t *testing.T) {
 			}
 		}
 		return false
-	})
+	}, "the new topic to be registered")
 	// Registrations triggered by a change leave the order flags alone; the
 	// periodic one applies the name server's table.
 	if tb.Topics().IsOrderTopic("NewTopic") {
@@ -217,12 +206,12 @@ func TestRegisterPeriodic(t *testing.T) {
 	// arrives the loop has armed its timer at start+period (the manual clock
 	// has not moved).
 	tb.registerAsync()
-	coreWaitFor(t, "the kicked registration", func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 2 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 2 }, "the kicked registration")
 
 	// Just before the period: another kick goes through, the period has not.
 	clk.Advance(period - time.Millisecond)
 	tb.registerAsync()
-	coreWaitFor(t, "the second kicked registration", func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 3 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 3 }, "the second kicked registration")
 	if tb.Topics().IsOrderTopic(orderTopic) {
 		t.Fatal("order table applied before one period passed")
 	}
@@ -230,7 +219,7 @@ func TestRegisterPeriodic(t *testing.T) {
 	// At the period, with no other trigger, the loop registers by itself.
 	before := len(ns.requests(remoting.RegisterBroker))
 	clk.Advance(time.Millisecond)
-	coreWaitFor(t, "the periodic registration", func() bool { return tb.Topics().IsOrderTopic(orderTopic) })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.Topics().IsOrderTopic(orderTopic) }, "the periodic registration")
 	if n := len(ns.requests(remoting.RegisterBroker)); n <= before {
 		t.Errorf("%d registrations after the period, want more than %d", n, before)
 	}
@@ -238,5 +227,5 @@ func TestRegisterPeriodic(t *testing.T) {
 	// The timer is re-armed: one more period clears the flag again.
 	ns.setOrderTable(map[string]string{})
 	clk.Advance(period)
-	coreWaitFor(t, "the next periodic registration", func() bool { return !tb.Topics().IsOrderTopic(orderTopic) })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return !tb.Topics().IsOrderTopic(orderTopic) }, "the next periodic registration")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
@@ -84,10 +85,10 @@ func TestRetentionKeepsPendingDelayMessage(t *testing.T) {
 		t.Fatalf("deleted %d files (min %d) while the delay message is pending", n, tb.Store().MinPhyOffset())
 	}
 	clk.Advance(10 * time.Second)
-	coreWaitFor(t, "delay delivery", func() bool {
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
 		return len(tb.messagesOn("RetD", 0))+len(tb.messagesOn("RetD", 1))+len(tb.messagesOn("RetD", 2))+len(tb.messagesOn("RetD", 3)) == 1
-	})
-	coreWaitFor(t, "delay progress committed", func() bool { return tb.sched.Pending() == 0 })
+	}, "delay delivery")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.sched.Pending() == 0 }, "delay progress committed")
 	tb.waitDispatched()
 	if n := tb.Store().CleanNow(); n == 0 {
 		t.Fatal("nothing deleted once the delay message was delivered")
@@ -115,7 +116,7 @@ func TestRetentionKeepsPendingTimer(t *testing.T) {
 	due := at0300.Add(2 * time.Hour).UnixMilli()
 	tb.mustSend(sendArgs{topic: "RetTm", body: []byte("timer"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due, 10))})
 	tb.waitDispatched()
-	coreWaitFor(t, "timer enqueued", func() bool { return tb.timers.Stats().Pending == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 1 }, "timer enqueued")
 	fillFiles(t, tb, 4)
 	clk.Set(at0300.Add(time.Hour + time.Minute))
 	if n := tb.Store().CleanNow(); n != 0 {
@@ -192,7 +193,7 @@ func TestRetentionTimerRollOutlivesFiles(t *testing.T) {
 	due := at0300.Add(time.Hour + 10*time.Minute)
 	first := tb.mustSend(sendArgs{topic: "RetRoll", body: []byte("timer"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due.UnixMilli(), 10))})
 	_, origPhy, _ := message.DecodeMessageID(first.ExtFields["msgId"])
-	coreWaitFor(t, "timer enqueued", func() bool { return tb.timers.Stats().Pending == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 1 }, "timer enqueued")
 	// Walk the clock to 04:05 in steps shorter than the roll window, with
 	// traffic, so the timer rolls (is re-stored) several times and the
 	// original's file ages out.
@@ -202,14 +203,14 @@ func TestRetentionTimerRollOutlivesFiles(t *testing.T) {
 			fillFiles(t, tb, int(tb.Store().MaxPhyOffset()/(64<<10))+2)
 		}
 	}
-	coreWaitFor(t, "timer rolled", func() bool { return tb.timers.Stats().Rolled > 0 })
-	coreWaitFor(t, "rolled copy enqueued", func() bool { return tb.timers.Stats().EnqueueBehind == 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Rolled > 0 }, "timer rolled")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().EnqueueBehind == 0 }, "rolled copy enqueued")
 	// Let a checkpoint cover the roll, then clean at 04:05.
 	clk.Advance(time.Second)
-	coreWaitFor(t, "original copy no longer pinned", func() bool {
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
 		tb.Store().CleanNow()
 		return tb.Store().MinPhyOffset() > origPhy
-	})
+	}, "original copy no longer pinned")
 	n := 0
 	for q := int32(0); q < 4; q++ {
 		n += len(tb.messagesOn("RetRoll", q))
@@ -218,7 +219,7 @@ func TestRetentionTimerRollOutlivesFiles(t *testing.T) {
 		t.Fatalf("timer delivered %d messages before it was due", n)
 	}
 	clk.Set(due.Add(time.Second))
-	coreWaitFor(t, "timer delivered after its file was deleted", func() bool {
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
 		n := 0
 		for q := int32(0); q < 4; q++ {
 			for _, m := range tb.messagesOn("RetRoll", q) {
@@ -228,7 +229,7 @@ func TestRetentionTimerRollOutlivesFiles(t *testing.T) {
 			}
 		}
 		return n == 1
-	})
+	}, "timer delivered after its file was deleted")
 }
 
 // DELETE_EXPIRED_COMMITLOG (329) makes the cleanup delete expired files
@@ -245,7 +246,7 @@ func TestRetentionAdminRequests(t *testing.T) {
 	if resp := tb.invoke(remoting.DeleteExpiredCommitLog, nil, nil); resp.Code != remoting.Success {
 		t.Fatalf("DELETE_EXPIRED_COMMITLOG: %d %q", resp.Code, resp.Remark)
 	}
-	coreWaitFor(t, "manual cleanup", func() bool { return tb.Store().MinPhyOffset() > 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.Store().MinPhyOffset() > 0 }, "manual cleanup")
 	if len(tb.Store().QueueIDs("RetGone")) == 0 {
 		t.Fatal("RetGone's queue went before CLEAN_EXPIRED_CONSUMEQUEUE")
 	}

@@ -24,6 +24,8 @@ type runtimeConfig struct {
 	LongPollingEnable                 bool   `conf:"longPollingEnable"`
 	TraceOn                           bool   `conf:"traceOn"`
 	RegionID                          string `conf:"regionId"`
+	EnablePropertyFilter              bool   `conf:"enablePropertyFilter"`
+	FilterSupportRetry                bool   `conf:"filterSupportRetry"`
 
 	// version is the configuration's DataVersion: bumped by every update.
 	version dataVersion
@@ -44,6 +46,8 @@ func runtimeConfigFrom(o *Options, bootMs int64) *runtimeConfig {
 		LongPollingEnable:                 o.LongPollingEnable,
 		TraceOn:                           o.TraceOn,
 		RegionID:                          o.RegionID,
+		EnablePropertyFilter:              o.EnablePropertyFilter,
+		FilterSupportRetry:                o.FilterSupportRetry,
 		version:                           dataVersion{Timestamp: bootMs},
 	}
 }
@@ -57,6 +61,8 @@ func (rc *runtimeConfig) applyTo(o *Options) {
 	o.LongPollingEnable = rc.LongPollingEnable
 	o.TraceOn = rc.TraceOn
 	o.RegionID = rc.RegionID
+	o.EnablePropertyFilter = rc.EnablePropertyFilter
+	o.FilterSupportRetry = rc.FilterSupportRetry
 }
 
 // validate refuses values the broker cannot run with.

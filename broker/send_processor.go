@@ -320,9 +320,8 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	return res, err
 }
 
-// processSend serves SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE and
-// SEND_REPLY_MESSAGE(_V2). Replies are stored like any send; pushing them to
-// the requesting client is not done here.
+// processSend serves SEND_MESSAGE(_V2) and SEND_BATCH_MESSAGE (replies:
+// reply.go).
 func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	sh, err := parseSendHeader(req)
 	if err != nil {
@@ -390,6 +389,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	if tc == nil {
 		return fail(code, remark)
 	}
+	b.requesters.noteRequest(sh.properties, c)
 	if len(req.Body) > b.opts.MaxMessageSize {
 		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
 	}

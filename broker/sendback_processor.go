@@ -31,7 +31,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	hasMax := h.Has("maxReconsumeTimes") && req.Ext()["maxReconsumeTimes"] != ""
 	headerMax := h.Int32("maxReconsumeTimes", false, 0)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	fail := func(code int32, remark string) *remoting.Command {
@@ -42,7 +42,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	// The group becomes %RETRY%<group> (and %DLQ%<group>): a name that cannot
 	// be stored would poison the delay level it is parked on.
 	if err := message.ValidateRetryGroup(group); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	cfg := b.clients.SubGroups.FindOrCreate(group)
 	if cfg == nil {

@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"rmq/internal/testutil"
 	"rmq/internal/testutil/brokertest"
 	"rmq/message"
@@ -39,11 +37,11 @@ func coreTestOptions(t *testing.T, mutate func(*Options)) Options {
 	o.StorePathRootDir = t.TempDir()
 	o.ListenHost = "127.0.0.1"
 	o.BrokerIP1 = "127.0.0.1"
-	o.ListenPort = corePortPair(t)
+	o.ListenPort = testutil.FreePortPair(t)
 	o.MappedFileSizeCommitLog = 1 << 20
 	o.MappedFileSizeConsumeQueue = 20 * 1024
 	o.MaxMessageSize = 64 << 10
-	o.Logger = coreTestLogger(t)
+	o.Logger = testutil.Logger(t)
 	if mutate != nil {
 		mutate(&o)
 	}
@@ -94,13 +92,8 @@ func (tb *testBroker) restart() *testBroker {
 // (dispatch is asynchronous, as in the stock store).
 func (tb *testBroker) waitDispatched() {
 	tb.t.Helper()
-	coreWaitFor(tb.t, "dispatch to catch up", func() bool { return tb.Store().DispatchBehind() == 0 })
+	testutil.WaitFor(tb.t, coreTestTimeout, func() bool { return tb.Store().DispatchBehind() == 0 }, "dispatch to catch up")
 }
-
-func coreTestLogger(t *testing.T) zerolog.Logger { return testutil.Logger(t) }
-
-// corePortPair finds a free port p whose VIP port p-2 is free too.
-func corePortPair(t *testing.T) int { return testutil.FreePortPair(t) }
 
 // invoke sends a request with the JSON client and fails the test on
 // transport errors.
@@ -172,12 +165,14 @@ type pullArgs struct {
 	suspendMillis int64
 	subscription  string
 	subVersion    int64
+	exprType      string // "" → TAG
 }
 
 func (a pullArgs) ext() map[string]string {
 	return brokertest.Pull{
 		Group: a.group, Topic: a.topic, QueueID: a.queueID, Offset: a.offset, MaxMsgs: a.maxMsgs, SysFlag: a.sysFlag,
 		CommitOffset: a.commitOffset, SuspendMillis: a.suspendMillis, Subscription: a.subscription, SubVersion: a.subVersion,
+		ExpressionType: a.exprType,
 	}.Ext()
 }
 
@@ -191,12 +186,6 @@ func coreRecords(t *testing.T, body []byte) []*message.MessageExt { return broke
 
 func coreExtInt(t *testing.T, resp *remoting.Command, key string) int64 {
 	return brokertest.ExtInt(t, resp, key)
-}
-
-// coreWaitFor polls cond until it holds or the deadline passes.
-func coreWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testutil.WaitFor(t, coreTestTimeout, cond, what)
 }
 
 // coreProps renders properties Java-style (k\x01v pairs joined by \x02).

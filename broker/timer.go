@@ -33,7 +33,7 @@ func (b *Broker) timerHook(m *message.Message) error {
 		}
 		return nil
 	}
-	now := b.clock.Now().UnixMilli()
+	now := b.msgClock.Now().UnixMilli()
 	if b.timers == nil {
 		// timerWheelEnable=false: the 5.x broker refuses what it would have
 		// admitted as a timer message, valid or not
@@ -83,7 +83,7 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	handle := h.Str("recallHandle", true)
 	group := h.Str("producerGroup", false)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)

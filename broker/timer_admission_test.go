@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -123,16 +124,16 @@ func TestTimerBatchOfLegalTimersIsHeldOnTheWheel(t *testing.T) {
 	if got := tb.Store().MaxOffsetInQueue("TBL", 2); got != before.topic {
 		t.Fatalf("the batch's own queue holds %d, want nothing before the due times", got)
 	}
-	coreWaitFor(t, "enqueue into the wheel", func() bool { return tb.timers.Stats().Pending == 3 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 3 }, "enqueue into the wheel")
 	for i, d := range due {
 		clk.Advance(d.Sub(clk.Now()))
-		coreWaitFor(t, "delivery of member "+strconv.Itoa(i), func() bool { return len(tb.messagesOn("TBL", 2)) == i+1 })
+		testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("TBL", 2)) == i+1 }, "delivery of member "+strconv.Itoa(i))
 		m := tb.messagesOn("TBL", 2)[i]
 		if m.Properties["UNIQ_KEY"] != "BL"+strconv.Itoa(i) || m.StoreTimestamp < d.UnixMilli() {
 			t.Fatalf("delivery %d: %s stored at %d, due %d", i, m.Properties["UNIQ_KEY"], m.StoreTimestamp, d.UnixMilli())
 		}
 	}
-	coreWaitFor(t, "the wheel to drain", func() bool { return tb.timers.Stats().Pending == 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 0 }, "the wheel to drain")
 	if n := len(tb.messagesOn("TBL", 2)); n != 3 {
 		t.Fatalf("%d deliveries, want each member once", n)
 	}
@@ -164,10 +165,10 @@ func TestTimerBatchDueNowIsStoredAtOnce(t *testing.T) {
 func deliveredTimer(t *testing.T, tb *testBroker, adv func(time.Duration), topic, uniq string) (*message.MessageExt, string) {
 	t.Helper()
 	tb.mustSend(sendArgs{topic: topic, body: []byte(uniq), props: coreProps(message.PropTimerDelaySec, "5", "UNIQ_KEY", uniq, "TAGS", "tt")})
-	coreWaitFor(t, "enqueue into the wheel", func() bool { return tb.timers.Stats().Pending == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 1 }, "enqueue into the wheel")
 	adv(5 * time.Second)
-	coreWaitFor(t, "timer delivery", func() bool { return len(tb.messagesOn(topic, 0)) == 1 })
-	coreWaitFor(t, "the wheel to drain", func() bool { return tb.timers.Stats().Pending == 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn(topic, 0)) == 1 }, "timer delivery")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 0 }, "the wheel to drain")
 	m := tb.messagesOn(topic, 0)[0]
 	for _, k := range []string{message.PropTimerOutMs, message.PropTimerDelaySec, message.PropTimerEnqueueMs, message.PropTimerDequeueMs} {
 		if m.Properties[k] == "" {
@@ -234,7 +235,7 @@ func TestTimerMessageSendBack(t *testing.T) {
 			if tc.wantTopic == message.TopicSchedule {
 				// The retry comes due on %RETRY%GT and still does not enter the wheel.
 				clk.Advance(30 * time.Second)
-				coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%GT", 0)) == 1 })
+				testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%GT", 0)) == 1 }, "retry delivery")
 			}
 			if w := tb.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0); w != wheelBefore {
 				t.Fatalf("send back put %d records on %s", w-wheelBefore, message.TopicWheelTimer)
@@ -256,7 +257,7 @@ func TestTimerMessageRetriedTwice(t *testing.T) {
 		t.Fatalf("send back: %d %q", r.Code, r.Remark)
 	}
 	clk.Advance(10 * time.Second)
-	coreWaitFor(t, "retry delivery", func() bool { return len(tb.messagesOn("%RETRY%GT2", 0)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("%RETRY%GT2", 0)) == 1 }, "retry delivery")
 	retry := tb.messagesOn("%RETRY%GT2", 0)[0]
 	if r := tb.sendBack(message.CreateMessageID(tb.host, retry.PhysicalOffset), "GT2", 0, "16"); r.Code != remoting.Success {
 		t.Fatalf("second send back: %d %q", r.Code, r.Remark)

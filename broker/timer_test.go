@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -24,13 +25,13 @@ func TestTimerMessageDeliveredAtItsTimeNeverEarly(t *testing.T) {
 	if len(wheel) != 1 || wheel[0].Properties["REAL_TOPIC"] != "TimerT" || wheel[0].Properties["REAL_QID"] != "1" {
 		t.Fatalf("wheel topic holds %d", len(wheel))
 	}
-	coreWaitFor(t, "enqueue into the wheel", func() bool { return tb.timers.Stats().Pending == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 1 }, "enqueue into the wheel")
 	clk.Advance(5*time.Second - time.Millisecond)
 	if n := len(tb.messagesOn("TimerT", 1)); n != 0 {
 		t.Fatal("timer message delivered before its time")
 	}
 	clk.Advance(time.Millisecond)
-	coreWaitFor(t, "timer delivery", func() bool { return len(tb.messagesOn("TimerT", 1)) == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("TimerT", 1)) == 1 }, "timer delivery")
 	m := tb.messagesOn("TimerT", 1)[0]
 	if string(m.Body) != "t" || m.Properties["UNIQ_KEY"] != "TU1" || m.Properties["TAGS"] != "x" || m.Properties[message.PropTimerDequeueMs] == "" {
 		t.Fatalf("delivered %q %v", m.Body, m.Properties)
@@ -94,10 +95,10 @@ func TestRecallBeforeAndAfterDelivery(t *testing.T) {
 	if r := recall(h1); r.Code != remoting.Success || r.ExtFields["msgId"] != "U-cancelled" {
 		t.Fatalf("recall: %d %q %v", r.Code, r.Remark, r.ExtFields)
 	}
-	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().EnqueueBehind == 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().EnqueueBehind == 0 }, "enqueue")
 	clk.Advance(3 * time.Second)
-	coreWaitFor(t, "delivery of the kept message", func() bool { return len(tb.messagesOn("RecallT", 0)) >= 1 })
-	coreWaitFor(t, "the wheel to drain", func() bool { return tb.timers.Stats().Pending == 0 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("RecallT", 0)) >= 1 }, "delivery of the kept message")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 0 }, "the wheel to drain")
 	got := tb.messagesOn("RecallT", 0)
 	if len(got) != 1 || string(got[0].Body) != "kept" {
 		t.Fatalf("delivered %d messages; the recalled one must never arrive", len(got))
@@ -118,7 +119,7 @@ func TestRecallBeforeAndAfterDelivery(t *testing.T) {
 func TestTimerFiguresInRuntimeInfo(t *testing.T) {
 	tb, _ := startDelayBroker(t)
 	tb.mustSend(sendArgs{topic: "Fig", body: []byte("f"), props: coreProps(message.PropTimerDelaySec, "60")})
-	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().Pending == 1 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 1 }, "enqueue")
 	resp := tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
 	var kv remoting.KVTable
 	if err := remoting.UnmarshalBody(resp.Body, &kv); err != nil {
@@ -158,8 +159,8 @@ func TestTimerMessagesSurviveRestart(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		tb.mustSend(sendArgs{topic: "TR", body: []byte(strconv.Itoa(i)), props: coreProps(message.PropTimerDelaySec, "20")})
 	}
-	coreWaitFor(t, "enqueue", func() bool { return tb.timers.Stats().Pending == 5 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 5 }, "enqueue")
 	tb = tb.restart()
 	clk.Advance(20 * time.Second)
-	coreWaitFor(t, "delivery after restart", func() bool { return len(tb.messagesOn("TR", 0)) == 5 })
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("TR", 0)) == 5 }, "delivery after restart")
 }

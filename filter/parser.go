@@ -129,38 +129,25 @@ func describe(x node) string {
 }
 
 func (ps *parser) orExpr() (node, error) {
-	left, err := ps.andExpr()
-	for err == nil {
-		var k tokKind
-		if k, err = ps.peek(1); err != nil || k != tOr {
-			break
-		}
-		t, _ := ps.take()
-		var right node
-		if right, err = ps.andExpr(); err != nil {
-			break
-		}
-		if left, err = asBoolean(left, t.pos); err != nil {
-			break
-		}
-		if right, err = asBoolean(right, t.pos); err != nil {
-			break
-		}
-		left = &orNode{l: left, r: right}
-	}
-	return left, err
+	return ps.logicChain(tOr, ps.andExpr, func(l, r node) node { return &orNode{l: l, r: r} })
 }
 
 func (ps *parser) andExpr() (node, error) {
-	left, err := ps.equalityExpr()
+	return ps.logicChain(tAnd, ps.equalityExpr, func(l, r node) node { return &andNode{l: l, r: r} })
+}
+
+// logicChain parses operand ( op operand )*, left-associative, both sides
+// cast to boolean as LogicExpression.create{OR,AND} does.
+func (ps *parser) logicChain(op tokKind, operand func() (node, error), combine func(l, r node) node) (node, error) {
+	left, err := operand()
 	for err == nil {
 		var k tokKind
-		if k, err = ps.peek(1); err != nil || k != tAnd {
+		if k, err = ps.peek(1); err != nil || k != op {
 			break
 		}
 		t, _ := ps.take()
 		var right node
-		if right, err = ps.equalityExpr(); err != nil {
+		if right, err = operand(); err != nil {
 			break
 		}
 		if left, err = asBoolean(left, t.pos); err != nil {
@@ -169,7 +156,7 @@ func (ps *parser) andExpr() (node, error) {
 		if right, err = asBoolean(right, t.pos); err != nil {
 			break
 		}
-		left = &andNode{l: left, r: right}
+		left = combine(left, right)
 	}
 	return left, err
 }

@@ -1,30 +1,15 @@
 package namesrv
 
 import (
-	"sync"
 	"time"
 
+	"rmq/internal/clock"
 	"rmq/remoting"
 )
 
-// fakeClock is a settable clock for expiry tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+// newFakeClock is a manual clock for expiry tests, at a fixed start.
+func newFakeClock() *clock.Manual {
+	return clock.NewManual(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // topics builds a topic table at the given data version counter.

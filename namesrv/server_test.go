@@ -13,24 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 func startServer(t *testing.T, edit func(*Options)) *Server {
 	t.Helper()
 	opts := DefaultOptions()
 	opts.ListenHost = "127.0.0.1"
-	opts.ListenPort = freePort(t)
+	opts.ListenPort = testutil.FreePort(t)
 	if edit != nil {
 		edit(&opts)
 	}
@@ -342,18 +333,6 @@ func (r *rawConn) invoke(req *remoting.Command) *remoting.Command {
 	return resp
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestServerRemovesBrokerWhenItsConnectionCloses(t *testing.T) {
 	s := startServer(t, nil)
 	keep := dialRaw(t, s.Addr())
@@ -368,7 +347,7 @@ func TestServerRemovesBrokerWhenItsConnectionCloses(t *testing.T) {
 		t.Fatalf("route before close: %+v", rd)
 	}
 	gone.nc.Close()
-	waitFor(t, "the closed broker to leave the route", func() bool { return s.Routes().TopicRoute("G") == nil })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return s.Routes().TopicRoute("G") == nil }, "the closed broker to leave the route")
 	rd := s.Routes().TopicRoute("T")
 	if rd == nil || len(rd.BrokerDatas) != 1 || rd.BrokerDatas[0].BrokerName != "keep" {
 		t.Fatalf("route after close: %+v", rd)
@@ -400,10 +379,10 @@ func TestServerExpiresSilentBrokers(t *testing.T) {
 		t.Fatalf("query data version: %v", dv)
 	}
 	clk.Advance(11 * time.Second) // silent: 121 s; talker: 11 s since its query
-	waitFor(t, "the silent broker to expire", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
 		rd := s.Routes().TopicRoute("T")
 		return rd != nil && len(rd.BrokerDatas) == 1
-	})
+	}, "the silent broker to expire")
 	if name := s.Routes().TopicRoute("T").BrokerDatas[0].BrokerName; name != "talker" {
 		t.Fatalf("left in route: %s", name)
 	}
@@ -417,7 +396,7 @@ func TestServerExpiresSilentBrokers(t *testing.T) {
 }
 
 func TestServerLifecycle(t *testing.T) {
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	opts := DefaultOptions()
 	opts.ListenPort = port
 	s, err := New(opts)
@@ -446,6 +425,26 @@ func TestServerLifecycle(t *testing.T) {
 	never.Shutdown()
 }
 
+// With ListenPort 0 the system picks the port; Addr reports it once started
+// and it serves requests. Two such servers get different ports.
+func TestServerPortZero(t *testing.T) {
+	a := startServer(t, func(o *Options) { o.ListenPort = 0 })
+	b := startServer(t, func(o *Options) { o.ListenPort = 0 })
+	for _, s := range []*Server{a, b} {
+		host, port, err := net.SplitHostPort(s.Addr())
+		if err != nil || host != "127.0.0.1" || port == "0" {
+			t.Fatalf("Addr = %q", s.Addr())
+		}
+		resp := dialRaw(t, s.Addr()).invoke(remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil))
+		if resp.Code != remoting.Success {
+			t.Fatalf("request on %s: code %d %q", s.Addr(), resp.Code, resp.Remark)
+		}
+	}
+	if a.Addr() == b.Addr() {
+		t.Fatalf("both servers report %s", a.Addr())
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -461,7 +460,8 @@ func TestOptionsValidate(t *testing.T) {
 				t.Errorf("defaults not filled: %+v", o)
 			}
 		}},
-		{name: "port zero", edit: func(o *Options) { o.ListenPort = 0 }, wantErr: true},
+		{name: "port zero: any free port", edit: func(o *Options) { o.ListenPort = 0 }},
+		{name: "negative port", edit: func(o *Options) { o.ListenPort = -1 }, wantErr: true},
 		{name: "port too big", edit: func(o *Options) { o.ListenPort = 70000 }, wantErr: true},
 		{name: "negative scan interval", edit: func(o *Options) { o.ScanNotActiveBrokerInterval = -1 }, wantErr: true},
 		{name: "negative expiry", edit: func(o *Options) { o.BrokerChannelExpiredTime = -1 }, wantErr: true},

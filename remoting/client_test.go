@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 func newTestClient(t testing.TB, opts ClientOptions) *Client {
@@ -127,7 +129,7 @@ func TestClientInvokeTimeout(t *testing.T) {
 }
 
 func TestClientConnectionRefused(t *testing.T) {
-	addr := freeAddr(t) // closed again: nothing listens there
+	addr := testutil.FreeAddr(t) // closed again: nothing listens there
 	cl := newTestClient(t, ClientOptions{})
 	if _, err := cl.InvokeTimeout(addr, echoReq(SerializeJSON, "x"), ioWait); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("Invoke = %v, want connection refused", err)
@@ -139,7 +141,7 @@ func TestClientConnectionRefused(t *testing.T) {
 
 func TestClientReconnect(t *testing.T) {
 	h := newTestHandler()
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	s := startServer(t, h, ServerOptions{Addrs: []string{addr}})
 	cl := newTestClient(t, ClientOptions{})
 
@@ -168,11 +170,11 @@ func TestClientReconnect(t *testing.T) {
 		// The client learns of the old connection's end asynchronously; a
 		// call racing that may fail, a later one must succeed.
 		var resp *Command
-		waitFor(t, ioWait, "a call to the restarted server", func() bool {
+		testutil.WaitFor(t, ioWait, func() bool {
 			var err error
 			resp, err = cl.InvokeTimeout(addr, echoReq(SerializeJSON, "3"), ioWait)
 			return err == nil
-		})
+		}, "a call to the restarted server")
 		if resp.ExtFields["tag"] != "3" {
 			t.Fatalf("reply %v", resp)
 		}

@@ -1,11 +1,7 @@
 package remoting
 
-// Request codes of the retention admin requests (RequestCode.java).
-const (
-	// CleanExpiredConsumeQueue (CLEAN_EXPIRED_CONSUMEQUEUE) destroys the
-	// consume queues whose every unit points below the commitlog minimum.
-	CleanExpiredConsumeQueue int32 = 306
-	// DeleteExpiredCommitLog (DELETE_EXPIRED_COMMITLOG) makes the next 20
-	// cleanup rounds run whatever the hour (executeDeleteFilesManually).
-	DeleteExpiredCommitLog int32 = 329
-)
+// DeleteExpiredCommitLog (DELETE_EXPIRED_COMMITLOG, RequestCode.java) makes
+// the next 20 cleanup rounds run whatever the hour
+// (executeDeleteFilesManually). CLEAN_EXPIRED_CONSUMEQUEUE (306) is in
+// codes_admin.go.
+const DeleteExpiredCommitLog int32 = 329

@@ -67,6 +67,12 @@ func NewResponse(req *Command, code int32, remark string) *Command {
 	}
 }
 
+// ErrorResponse answers req with SYSTEM_ERROR and err's text as the remark:
+// the stock reply to a request whose header or body cannot be used.
+func ErrorResponse(req *Command, err error) *Command {
+	return NewResponse(req, SystemError, err.Error())
+}
+
 // IsResponse reports whether the response bit is set.
 func (c *Command) IsResponse() bool { return c.Flag&FlagResponse != 0 }
 

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // Test request codes served by testHandler. They sit above every real code so
@@ -87,7 +87,7 @@ func (p plainHandler) ServeRemoting(c *Conn, req *Command) *Command { return p.h
 func startServer(t testing.TB, h Handler, opts ServerOptions) *Server {
 	t.Helper()
 	if len(opts.Addrs) == 0 {
-		opts.Addrs = []string{freeAddr(t)}
+		opts.Addrs = []string{testutil.FreeAddr(t)}
 	}
 	s, err := NewServer(h, opts)
 	if err != nil {
@@ -184,18 +184,6 @@ func (r *rawConn) ping(st byte) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // recv receives from ch or fails after ioWait.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
@@ -260,35 +248,4 @@ func sameCommand(a, b *Command) bool {
 		a.Opaque == b.Opaque && a.Flag == b.Flag && a.Remark == b.Remark &&
 		a.SerializeType == b.SerializeType && reflect.DeepEqual(a.ExtFields, b.ExtFields) &&
 		bytes.Equal(a.Body, b.Body)
-}
-
-// lockedBuffer is an io.Writer safe for concurrent use (log capture).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var _ io.Writer = (*lockedBuffer)(nil)
-
-// freeAddr returns a 127.0.0.1 address whose port was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 )
 
 // trafficSnap is what the server holds for one connection after a read.
@@ -68,7 +69,7 @@ func (w *trafficWatch) until(t *testing.T, r *rawConn, have int) trafficSnap {
 func startWith(t *testing.T, h Handler, opts ServerOptions, prepare func(*Server)) *Server {
 	t.Helper()
 	if len(opts.Addrs) == 0 {
-		opts.Addrs = []string{freeAddr(t)}
+		opts.Addrs = []string{testutil.FreeAddr(t)}
 	}
 	s, err := NewServer(h, opts)
 	if err != nil {
@@ -144,7 +145,7 @@ func TestServerStalledFrameHoldsWhatArrived(t *testing.T) {
 
 func TestServerInflightBudget(t *testing.T) {
 	h := newTestHandler()
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	var w *trafficWatch
 	const budget = 4 << 20
 	s := startWith(t, h, ServerOptions{MaxInflightBytes: budget, Logger: zerolog.New(&logs)}, func(s *Server) { w = watchTraffic(s) })
@@ -190,7 +191,7 @@ func TestServerInflightBudget(t *testing.T) {
 
 func TestServerIdleTimeout(t *testing.T) {
 	h := newTestHandler()
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	m := clock.NewManual(time.Unix(1000, 0))
 	armed := m.TimerCreated()
 	var w *trafficWatch
@@ -257,7 +258,7 @@ func TestServerIdleTimeoutOff(t *testing.T) {
 
 func TestServerMaxConns(t *testing.T) {
 	h := newTestHandler()
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	s := startServer(t, h, ServerOptions{MaxConns: 2, Logger: zerolog.New(&logs)})
 	addr := s.opts.Addrs[0]
 	a := dialRaw(t, addr)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // echoReq builds an echo request whose ext field and body identify it.
@@ -36,8 +38,7 @@ func checkEcho(t testing.TB, req, resp *Command) {
 func (r *rawConn) pingUntilServed(st byte) {
 	r.t.Helper()
 	sent := map[int32]bool{}
-	deadline := time.Now().Add(ioWait)
-	for time.Now().Before(deadline) {
+	testutil.WaitFor(r.t, ioWait, func() bool {
 		req := echoReq(st, "ping")
 		sent[req.Opaque] = true
 		r.send(req)
@@ -47,14 +48,14 @@ func (r *rawConn) pingUntilServed(st byte) {
 		}
 		switch resp.Code {
 		case Success:
-			return
+			return true
 		case SystemBusy:
-			time.Sleep(time.Millisecond)
+			return false
 		default:
 			r.t.Fatalf("ping reply %v", resp)
+			return false
 		}
-	}
-	r.t.Fatal("the server stayed busy")
+	}, "the server to serve a ping instead of SYSTEM_BUSY")
 }
 
 func TestServerPipelinedOutOfOrder(t *testing.T) {
@@ -466,7 +467,7 @@ func TestServerCloseFromHandler(t *testing.T) {
 
 func TestServerStop(t *testing.T) {
 	h := newTestHandler()
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	s, err := NewServer(h, ServerOptions{Addrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -515,7 +516,7 @@ func TestServerStop(t *testing.T) {
 
 func TestServerTwoAddresses(t *testing.T) {
 	h := newTestHandler()
-	addrs := []string{freeAddr(t), freeAddr(t)} // like the broker port and port-2
+	addrs := []string{testutil.FreeAddr(t), testutil.FreeAddr(t)} // like the broker port and port-2
 	s := startServer(t, h, ServerOptions{Addrs: addrs})
 	for _, addr := range s.opts.Addrs {
 		r := dialRaw(t, addr)

@@ -3,6 +3,8 @@ package remoting
 import (
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 type echoHandler struct{}
@@ -15,7 +17,7 @@ func (echoHandler) ServeRemoting(c *Conn, req *Command) *Command {
 }
 
 func TestSmokeRoundTrip(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	s, err := NewServer(echoHandler{}, ServerOptions{Addrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)

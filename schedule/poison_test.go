@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/store"
 )
@@ -105,7 +106,7 @@ func TestPoisonedMessageStoredBeforeRestartCannotBlockLevel(t *testing.T) {
 	h.putDelayed("Good", 1, "b")
 	clk.Advance(time.Second)
 	h.svc.Start()
-	waitFor(t, func() bool { return h.svc.Stats().Delivered == 2 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return h.svc.Stats().Delivered == 2 }, "both messages delivered")
 	checkPoisonMovedAside(t, h, dir, []string{"a", "b"})
 	if st := h.svc.Stats(); st.ToDLQ != 1 || st.DeadLettered != 2 {
 		t.Fatalf("stats %+v", st)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/store"
 )
@@ -103,19 +105,7 @@ func (h *harness) delivered(topic string) []*message.MessageExt {
 	if err := h.st.WaitDispatched(ctx, h.st.MaxPhyOffset()); err != nil {
 		h.t.Fatal(err)
 	}
-	res := h.st.GetMessage(topic, 1, 0, 1000, 64<<20, nil)
-	if res.Status != store.Found {
-		return nil
-	}
-	var out []*message.MessageExt
-	for _, raw := range res.Messages {
-		ext, err := message.DecodeRecord(raw)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		out = append(out, ext)
-	}
-	return out
+	return storetest.Messages(h.t, h.st, topic, 1)
 }
 
 func TestDeliverDueIsNeverEarlyAndRestoresTheMessage(t *testing.T) {
@@ -162,7 +152,7 @@ func TestDeliverKeepsReconsumeTimes(t *testing.T) {
 	if _, err := h.st.PutMessage(m); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 1 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 1 }, "the first schedule record")
 	h.svc.deliverDue(1, t0.Add(time.Second))
 	got := h.delivered("%RETRY%g")
 	if len(got) != 1 || got[0].ReconsumeTimes != 3 || got[0].Properties["RETRY_TOPIC"] != "Orders" {
@@ -179,10 +169,10 @@ func TestRunnerDeliversWhenClockReachesDueTime(t *testing.T) {
 	h.putDelayed("Late", 3, "y") // 10 s
 	// Each level goroutine parks on a timer for its head; advance in steps and
 	// check that nothing arrives before its time.
-	waitFor(t, func() bool { return clk.Pending() >= 3 }) // the persister and the heads of levels 1 and 3
+	testutil.WaitFor(t, 10*time.Second, func() bool { return clk.Pending() >= 3 }, "the persister and the heads of levels 1 and 3")
 	clk.Advance(999 * time.Millisecond)
 	clk.Advance(time.Millisecond)
-	waitFor(t, func() bool { return len(h.delivered("Late")) == 1 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(h.delivered("Late")) == 1 }, "the first Late delivery")
 	if got := h.delivered("Late"); string(got[0].Body) != "x" {
 		t.Fatalf("first delivery %q", got[0].Body)
 	}
@@ -192,7 +182,7 @@ func TestRunnerDeliversWhenClockReachesDueTime(t *testing.T) {
 		t.Fatalf("delivered %d before due", d)
 	}
 	clk.Advance(time.Second)
-	waitFor(t, func() bool { return len(h.delivered("Late")) == 2 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(h.delivered("Late")) == 2 }, "the second Late delivery")
 }
 
 func TestRestartResumesWithoutLossOrDuplicates(t *testing.T) {
@@ -317,7 +307,7 @@ func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 2 })
+	testutil.WaitFor(t, 10*time.Second, func() bool { return h.st.MaxOffsetInQueue(message.TopicSchedule, 0) == 2 }, "the second schedule record")
 	if _, idle, err := h.svc.deliverDue(1, t0.Add(time.Second)); !idle || err != nil {
 		t.Fatalf("idle=%v err=%v", idle, err)
 	}
@@ -326,13 +316,31 @@ func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met before the deadline")
-		}
-		time.Sleep(2 * time.Millisecond)
+func TestNextDue(t *testing.T) {
+	clk := clock.NewManual(t0)
+	h := newHarness(t, t.TempDir(), clk)
+	defer h.close()
+	if _, ok, busy := h.svc.NextDue(); ok || busy {
+		t.Fatalf("empty levels: ok=%v busy=%v", ok, busy)
+	}
+	h.putDelayed("ND", 3, "a") // 10 s
+	h.putDelayed("ND", 2, "b") // 5 s
+	next, ok, busy := h.svc.NextDue()
+	if !ok || busy || !next.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("NextDue = %v %v %v, want %v", next, ok, busy, t0.Add(5*time.Second))
+	}
+	clk.Advance(5 * time.Second)
+	if _, _, busy := h.svc.NextDue(); !busy {
+		t.Fatal("a due head not delivered must read as busy")
+	}
+	h.svc.deliverDue(2, clk.Now())
+	next, ok, busy = h.svc.NextDue()
+	if !ok || busy || !next.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("after delivering level 2: NextDue = %v %v %v", next, ok, busy)
+	}
+	clk.Advance(5 * time.Second)
+	h.svc.deliverDue(3, clk.Now())
+	if _, ok, busy := h.svc.NextDue(); ok || busy {
+		t.Fatalf("all delivered: ok=%v busy=%v", ok, busy)
 	}
 }

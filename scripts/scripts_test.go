@@ -1,7 +1,6 @@
 package scripts
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"rmq/internal/testutil"
 )
 
 // TestScripts builds rmq and runs scripts_test.sh, which starts and stops a
@@ -29,38 +30,11 @@ func TestScripts(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"RMQ_BIN="+bin,
 		"WORK="+t.TempDir(),
-		"NS_PORT="+strconv.Itoa(freePort(t)),
-		"BROKER_PORT="+strconv.Itoa(freePortPair(t)),
+		"NS_PORT="+strconv.Itoa(testutil.FreePort(t)),
+		"BROKER_PORT="+strconv.Itoa(testutil.FreePortPair(t)),
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "PASS") {
 		t.Fatalf("scripts_test.sh: %v\n%s", err, out)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freePortPair finds a free port p whose VIP port p-2 is free too.
-func freePortPair(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := freePort(t)
-		if p < 10002 {
-			continue
-		}
-		if l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(p-2)); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // gateSegment returns options whose allocator holds the commitlog file
@@ -191,10 +193,10 @@ func TestRecoveryWithNextFileHalfCreated(t *testing.T) {
 					mustPut(t, s, testMessage("Half", 0, n))
 					n++
 				}
-				waitFor(t, 10*time.Second, "the file created ahead", func() bool {
+				testutil.WaitFor(t, 10*time.Second, func() bool {
 					_, err := os.Stat(filepath.Join(o.Dir, commitLogDir, segmentName(2*size)))
 					return err == nil
-				})
+				}, "the file created ahead")
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
 )
 
 // putNoWait stores a message without waiting and returns the end of its bytes.
@@ -75,7 +76,7 @@ func TestOnFlushedTimesOut(t *testing.T) {
 	got := make(chan bool, 1)
 	s.OnFlushed(end, func(ok bool) { got <- ok })
 	// The expiry loop and the queue flush loop wait on the clock.
-	waitFor(t, 5*time.Second, "the flush loops' timers", func() bool { return clk.Pending() == 2 })
+	testutil.WaitFor(t, 5*time.Second, func() bool { return clk.Pending() == 2 }, "the flush loops' timers")
 
 	// Each expiry pass ends by arming the next tick: once a timer is created
 	// after the advance, the pass that saw the new time is over.

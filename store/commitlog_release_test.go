@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"rmq/internal/testutil"
 )
 
 // mappedRSS returns the resident kilobytes /proc/self/smaps reports for the
@@ -53,11 +55,11 @@ func TestFlushReleasesOldPages(t *testing.T) {
 		mustPut(t, s, testMessage("Rel", int32(i%4), i))
 		i++
 	}
-	waitFor(t, 5*time.Second, "a flush that releases the first segment", func() bool {
+	testutil.WaitFor(t, 5*time.Second, func() bool {
 		s.cl.releaseMu.Lock()
 		defer s.cl.releaseMu.Unlock()
 		return s.cl.released >= 1<<20
-	})
+	}, "a flush that releases the first segment")
 	first := s.cl.files[0]
 	if kb := mappedRSS(t, first.data); kb != 0 {
 		t.Fatalf("first segment still has %d kB resident after its release", kb)

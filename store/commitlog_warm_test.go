@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 func TestWarmerNext(t *testing.T) {
@@ -135,11 +137,11 @@ func TestWarmerNeverOverwritesRecords(t *testing.T) {
 		}
 	}
 	end := s.MaxPhyOffset()
-	waitFor(t, 5*time.Second, "the warmer to zero past the end", func() bool {
+	testutil.WaitFor(t, 5*time.Second, func() bool {
 		s.cl.warm.mu.Lock()
 		defer s.cl.warm.mu.Unlock()
 		return s.cl.warm.done > end || s.cl.last().end() <= (end+pageSize-1)&^(pageSize-1)
-	})
+	}, "the warmer to zero past the end")
 }
 
 func TestWarmerUnderAsyncFlush(t *testing.T) {
@@ -149,11 +151,11 @@ func TestWarmerUnderAsyncFlush(t *testing.T) {
 	}
 	r := mustPut(t, s, testMessage("AsyncWarm", 0, 0))
 	end := r.PhysicalOffset + int64(r.WroteBytes)
-	waitFor(t, 5*time.Second, "the warmer to zero past the first record", func() bool {
+	testutil.WaitFor(t, 5*time.Second, func() bool {
 		s.cl.warm.mu.Lock()
 		defer s.cl.warm.mu.Unlock()
 		return s.cl.warm.done > end
-	})
+	}, "the warmer to zero past the first record")
 }
 
 // TestWarmerWriteSizeFollowsTheWriter: the chunk claimed after a direct

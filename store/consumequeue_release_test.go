@@ -3,6 +3,8 @@ package store
 import (
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 func TestQueueFlushReleasesOldUnits(t *testing.T) {
@@ -20,9 +22,9 @@ func TestQueueFlushReleasesOldUnits(t *testing.T) {
 	q := s.cqs["CQRel"][0]
 	f := q.files[0]
 	bound := int64(cqReleaseKeep+3*pageSize) / 1024 // the kept window and partial pages
-	waitFor(t, 5*time.Second, "queue flushes that release all but the kept window", func() bool {
+	testutil.WaitFor(t, 5*time.Second, func() bool {
 		return mappedRSS(t, f.data) <= bound
-	})
+	}, "queue flushes that release all but the kept window")
 	if written := int64(n*cqUnitSize) / 1024; bound*2 > written {
 		t.Fatalf("test too small: %d kB written, %d kB kept", written, bound)
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // tmpfsStoreDir mounts a tmpfs of size bytes for the test (root only).
@@ -75,7 +77,7 @@ func testDiskFillsMidSegment(t *testing.T, flush FlushDiskType) {
 	checkAcked := func(s *Store) {
 		t.Helper()
 		ctx := 10 * time.Second
-		waitFor(t, ctx, "dispatch", func() bool { return s.DispatchBehind() == 0 })
+		testutil.WaitFor(t, ctx, func() bool { return s.DispatchBehind() == 0 }, "dispatch")
 		got := len(readQueue(t, s, "T", 0)) + len(readQueue(t, s, "T", 1))
 		if got < len(acked) {
 			t.Fatalf("%d messages readable, %d acknowledged", got, len(acked))
@@ -98,11 +100,11 @@ func testDiskFillsMidSegment(t *testing.T, flush FlushDiskType) {
 	if err := os.Remove(ballast); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "puts accepted again", func() bool {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		s.checkDisk()
 		_, err := s.PutMessage(testMessage("T", 1, 100000))
 		return err == nil
-	})
+	}, "puts accepted again")
 	checkAcked(s)
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // testWait bounds how long a test waits for a background goroutine.
@@ -37,7 +39,7 @@ func TestDispatchStallsOnFullDiskAndResumes(t *testing.T) {
 	waitDispatched(t, s)
 	full.Store(true)
 	acked := mustPut(t, s, testMessage("T", 0, 10)) // the commitlog still had room
-	waitFor(t, testWait, "dispatch stall", func() bool { return s.dispatchStalled.Load() })
+	testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
 	if _, err := s.PutMessage(testMessage("T", 0, 11)); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("put while dispatch is stalled: err %v, want ErrDiskFull", err)
 	}
@@ -49,7 +51,7 @@ func TestDispatchStallsOnFullDiskAndResumes(t *testing.T) {
 	}
 	full.Store(false)
 	s.wakeDispatcher()
-	waitFor(t, testWait, "dispatch resumed", func() bool { return !s.dispatchStalled.Load() })
+	testutil.WaitFor(t, testWait, func() bool { return !s.dispatchStalled.Load() }, "dispatch resumed")
 	waitDispatched(t, s)
 	if got := s.MaxOffsetInQueue("T", 0); got != 11 || acked.QueueOffset != 10 {
 		t.Fatalf("queue max %d (acked offset %d), want 11", got, acked.QueueOffset)
@@ -84,7 +86,7 @@ func TestStalledRecordsSurviveRestartAndCrash(t *testing.T) {
 			waitDispatched(t, s)
 			full.Store(true)
 			mustPut(t, s, testMessage("T", 0, 50))
-			waitFor(t, testWait, "dispatch stall", func() bool { return s.dispatchStalled.Load() })
+			testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
 			// Acknowledged in the same window (SEND_OK), before the refusal.
 			reopen := testOptions(t.TempDir())
 			if crash {
@@ -110,7 +112,7 @@ func TestStalledRecordsSurviveRestartAndCrash(t *testing.T) {
 			}
 			full.Store(false)
 			c.wakeDispatcher()
-			waitFor(t, testWait, "dispatch resumed", func() bool { return !c.dispatchStalled.Load() })
+			testutil.WaitFor(t, testWait, func() bool { return !c.dispatchStalled.Load() }, "dispatch resumed")
 			r := mustPut(t, c, testMessage("T", 0, 51))
 			if r.QueueOffset != 26 {
 				t.Fatalf("queue offset after reopen %d, want 26", r.QueueOffset)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/message"
 )
 
@@ -39,12 +40,12 @@ func TestSyncFlushGroupCommitOneFsyncForAllWaiters(t *testing.T) {
 	}
 	wg.Add(1)
 	go put(0)
-	waitFor(t, 5*time.Second, "first flush to start", func() bool { return entered.Load() == 1 })
+	testutil.WaitFor(t, 5*time.Second, func() bool { return entered.Load() == 1 }, "first flush to start")
 	for i := 1; i < putters; i++ {
 		wg.Add(1)
 		go put(i)
 	}
-	waitFor(t, 5*time.Second, "all puts written", func() bool { return s.stats.putMessages.Load() == putters })
+	testutil.WaitFor(t, 5*time.Second, func() bool { return s.stats.putMessages.Load() == putters }, "all puts written")
 	select {
 	case r := <-results:
 		t.Fatalf("put returned %v before its flush", r.Status)

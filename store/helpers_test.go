@@ -84,18 +84,6 @@ func waitDispatched(t testing.TB, s *Store) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // readQueue pulls every message of a queue from offset 0, in batches.
 func readQueue(t testing.TB, s *Store, topic string, qid int32) []*message.MessageExt {
 	t.Helper()

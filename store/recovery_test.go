@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"rmq/internal/testutil"
 )
 
 // putRec remembers where message i went.
@@ -535,11 +537,11 @@ func TestAsyncFlushAdvancesCheckpoint(t *testing.T) {
 		mustPut(t, s, testMessage("Flush", 0, i))
 	}
 	max := s.MaxPhyOffset()
-	waitFor(t, 5*time.Second, "commitlog flush", func() bool { return s.cl.flushedOffset.Load() == max })
-	waitFor(t, 5*time.Second, "checkpoint", func() bool {
+	testutil.WaitFor(t, 5*time.Second, func() bool { return s.cl.flushedOffset.Load() == max }, "commitlog flush")
+	testutil.WaitFor(t, 5*time.Second, func() bool {
 		_, d, ok, err := openCheckpoint(filepath.Join(o.Dir, checkpointName))
 		return err == nil && ok && d.physicOffset == max && d.logicsOffset == max
-	})
+	}, "checkpoint")
 }
 
 func TestChangedFileSizeIsRefusedWithoutDamage(t *testing.T) {

@@ -170,18 +170,9 @@ func runCrash(t *testing.T, point string, powerLoss bool) {
 // settleOrDead waits for the timer store to settle; true means a failpoint
 // killed it.
 func settleOrDead(e *env) bool {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if e.ts().dead.Load() {
-			return true
-		}
-		if settled(e) {
-			return e.ts().dead.Load()
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	e.t.Fatalf("neither settled nor dead; stats %+v", e.ts().Stats())
-	return false
+	e.t.Helper()
+	e.waitFor("the timer store to settle or die", func() bool { return e.ts().dead.Load() || settled(e) })
+	return e.ts().dead.Load()
 }
 
 // loseUnsynced zeroes every TimerLog byte not yet synced, as a power failure

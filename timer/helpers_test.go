@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"rmq/internal/clock"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/store"
 )
@@ -20,9 +20,6 @@ import (
 // epoch is the manual clock's start: a whole second, so tests can aim at
 // slot boundaries.
 var epoch = time.UnixMilli(1_700_000_000_000)
-
-// testLogger, when set, gives each env a logger (debugging).
-var testLogger func(t *testing.T) zerolog.Logger
 
 // env is a real message store plus a timer store on a manual clock.
 type env struct {
@@ -88,9 +85,7 @@ func newEnvStore(t *testing.T, storeMutate func(*store.Options), mutate func(*Op
 		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,
 		MappedFileSizeTimerLog: 4096, Clock: e.clk, BrokerName: "broker-a", Store: faultStore{e},
 	}
-	if testLogger != nil {
-		e.opts.Logger = testLogger(t)
-	}
+	e.opts.Logger = testutil.Logger(t)
 	if mutate != nil {
 		mutate(&e.opts)
 	}
@@ -196,33 +191,21 @@ func (e *env) sendAt(topic string, at int64) *message.Message {
 // got returns every message stored on topic queue 0.
 func (e *env) got(topic string) []*message.MessageExt {
 	e.t.Helper()
-	var out []*message.MessageExt
-	for off := int64(0); ; {
-		r := e.st.GetMessage(topic, 0, off, 1024, 64<<20, nil)
-		if r == nil || r.Status != store.Found {
-			return out
-		}
-		for _, raw := range r.Messages {
-			m, err := message.DecodeRecord(raw)
-			if err != nil {
-				e.t.Fatalf("decode delivered: %v", err)
-			}
-			out = append(out, m)
-		}
-		off = r.NextBeginOffset
-	}
+	return storetest.Messages(e.t, e.st, topic, 0)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor is testutil.WaitFor with a 20 s limit that also logs the timer
+// store's stats when it times out.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; stats %+v", what, e.ts().Stats())
+	done := false
+	defer func() {
+		if !done {
+			e.t.Logf("timer store stats at the timeout: %+v", e.ts().Stats())
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	}()
+	testutil.WaitFor(e.t, 20*time.Second, cond, what)
+	done = true
 }
 
 // waitCount waits until topic holds n messages.

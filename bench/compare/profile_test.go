@@ -10,11 +10,11 @@ import (
 	"rmq/admin"
 	"rmq/bench"
 	"rmq/broker"
+	"rmq/internal/testutil/testbroker"
 	"rmq/message"
-	"rmq/namesrv"
 )
 
-// inProcess is a name server and a broker in this process, for profiling
+// startInProcess starts a name server and a broker in this process, for profiling
 // the broker's hot paths with `go test -cpuprofile`:
 //
 //	go test ./bench/compare -run '^$' -bench 'Broker/send/async' -benchtime 200000x -cpuprofile cpu.out
@@ -22,56 +22,20 @@ import (
 //
 // The load generator runs in the same process; focus on the broker's
 // packages when reading the profile.
-type inProcess struct {
-	ns *namesrv.Server
-	b  *broker.Broker
-}
-
-func startInProcess(tb testing.TB, flush string, mutate func(*broker.Options)) *inProcess {
+func startInProcess(tb testing.TB, flush string, mutate func(*broker.Options)) *testbroker.Cluster {
 	tb.Helper()
-	nsPort, err := freePort()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port, err := brokerPorts()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	nopts := namesrv.DefaultOptions()
-	nopts.ListenPort, nopts.ListenHost = nsPort, "127.0.0.1"
-	ns, err := namesrv.New(nopts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	bopts := broker.DefaultOptions()
-	bopts.ListenPort, bopts.ListenHost = port, "127.0.0.1"
-	bopts.NamesrvAddr = fmt.Sprintf("127.0.0.1:%d", nsPort)
-	bopts.StorePathRootDir = tb.TempDir()
-	bopts.FlushDiskType = flush
-	if mutate != nil {
-		mutate(&bopts)
-	}
-	b, err := broker.New(bopts)
-	if err != nil {
-		ns.Shutdown()
-		tb.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		ns.Shutdown()
-		tb.Fatal(err)
-	}
-	p := &inProcess{ns: ns, b: b}
-	tb.Cleanup(func() {
-		_ = b.Shutdown()
-		ns.Shutdown()
+	return testbroker.StartCluster(tb, func(o *broker.Options) {
+		// The stock file sizes and limits, not testbroker's small ones.
+		d := broker.DefaultOptions()
+		o.MappedFileSizeCommitLog = d.MappedFileSizeCommitLog
+		o.MappedFileSizeConsumeQueue = d.MappedFileSizeConsumeQueue
+		o.MaxMessageSize = d.MaxMessageSize
+		o.FlushDiskType = flush
+		if mutate != nil {
+			mutate(o)
+		}
 	})
-	return p
 }
-
-func (p *inProcess) nsAddr() string { return p.ns.Addr() }
 
 // BenchmarkBroker runs `rmq bench` (the bench package) against an in-process
 // broker; one op is one message.
@@ -90,12 +54,12 @@ func BenchmarkBroker(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			p := startInProcess(b, tc.flush, nil)
 			opts := bench.Options{
-				Mode: tc.mode, NamesrvAddr: p.nsAddr(), Topic: "ProfileTopic", MessageSize: 1024,
+				Mode: tc.mode, NamesrvAddr: p.NamesrvAddr(), Topic: "ProfileTopic", MessageSize: 1024,
 				Count: int64(b.N), DelayLevel: tc.delay, ReportInterval: -1, Grace: 30 * time.Second,
 			}
 			ctx := context.Background()
 			flushes := func() float64 {
-				v, _ := strconv.ParseFloat(p.b.Store().RuntimeInfo()["commitLogFlushTimes"], 64)
+				v, _ := strconv.ParseFloat(p.Store().RuntimeInfo()["commitLogFlushTimes"], 64)
 				return v
 			}
 			f0 := flushes()
@@ -125,13 +89,13 @@ func inProcessCluster(tb testing.TB, flush string) *cluster {
 	// Small segments: the test needs no 1 GiB file (nor its warm-up writes).
 	p := startInProcess(tb, flush, func(o *broker.Options) { o.MappedFileSizeCommitLog = 16 << 20 })
 	var nsPort, port int
-	if _, err := fmt.Sscanf(p.nsAddr(), "127.0.0.1:%d", &nsPort); err != nil {
+	if _, err := fmt.Sscanf(p.NamesrvAddr(), "127.0.0.1:%d", &nsPort); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := fmt.Sscanf(p.b.Addr(), "127.0.0.1:%d", &port); err != nil {
+	if _, err := fmt.Sscanf(p.BrokerAddr(), "127.0.0.1:%d", &port); err != nil {
 		tb.Fatal(err)
 	}
-	c := &cluster{nsPort: nsPort, port: port, adm: admin.New(admin.Options{NamesrvAddr: p.nsAddr()})}
+	c := &cluster{nsPort: nsPort, port: port, adm: admin.New(admin.Options{NamesrvAddr: p.NamesrvAddr()})}
 	tb.Cleanup(c.adm.Close)
 	return c
 }

@@ -24,7 +24,7 @@ func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *
 	begin := h.Int64("beginTimestamp", true, 0)
 	end := h.Int64("endTimestamp", true, 0)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if req.Ext()[uniqueKeyQueryFlag] == "true" {
 		maxNum = defaultQueryMaxNum

@@ -102,8 +102,3 @@ func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command)
 		remoting.QueryMessage:         s.processQueryMessage,
 	}
 }
-
-// errorResponse maps a header decode error to the stock reply.
-func errorResponse(req *remoting.Command, err error) *remoting.Command {
-	return remoting.NewResponse(req, remoting.SystemError, err.Error())
-}

@@ -34,10 +34,10 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	sysFlag := h.Int32("topicSysFlag", false, 0)
 	h.Str("order", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if err := message.ValidateTopic(topic); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")
@@ -62,10 +62,10 @@ func (s *Service) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *r
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if err := message.ValidateTopic(topic); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")
@@ -92,7 +92,7 @@ func (s *Service) processGetTopicConfig(_ *remoting.Conn, req *remoting.Command)
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	tc := s.topics.Get(topic)
 	if tc == nil {
@@ -110,7 +110,7 @@ func (s *Service) processGetTopicStatsInfo(_ *remoting.Conn, req *remoting.Comma
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	tc := s.topics.Get(topic)
 	if tc == nil {

@@ -11,17 +11,9 @@ import (
 	"rmq/remoting"
 )
 
-func createTopicExt(topic string, queues int, perm int, filter string) map[string]string {
-	return map[string]string{
-		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": strconv.Itoa(queues),
-		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
-		"topicSysFlag": "0", "order": "false",
-	}
-}
-
 func TestUpdateAndCreateTopic(t *testing.T) {
 	tb := testbroker.Start(t, testbroker.Options(t, nil))
-	missingOrder := createTopicExt("NoOrder", 2, 6, "SINGLE_TAG")
+	missingOrder := brokertest.CreateTopicExt("NoOrder", 2, 6, "SINGLE_TAG")
 	delete(missingOrder, "order")
 	cases := []struct {
 		name       string
@@ -29,17 +21,17 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 		wantCode   int32
 		wantRemark string
 	}{
-		{name: "create", ext: createTopicExt("AdminT", 3, 6, "MULTI_TAG"), wantCode: remoting.Success},
-		{name: "update", ext: createTopicExt("AdminT", 5, 4, "SINGLE_TAG"), wantCode: remoting.Success},
-		{name: "system topic", ext: createTopicExt("SCHEDULE_TOPIC_XXXX", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
+		{name: "create", ext: brokertest.CreateTopicExt("AdminT", 3, 6, "MULTI_TAG"), wantCode: remoting.Success},
+		{name: "update", ext: brokertest.CreateTopicExt("AdminT", 5, 4, "SINGLE_TAG"), wantCode: remoting.Success},
+		{name: "system topic", ext: brokertest.CreateTopicExt("SCHEDULE_TOPIC_XXXX", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
 			wantRemark: "The topic[SCHEDULE_TOPIC_XXXX] is conflict with system topic."},
-		{name: "cluster topic", ext: createTopicExt("DefaultCluster", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
+		{name: "cluster topic", ext: brokertest.CreateTopicExt("DefaultCluster", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
 			wantRemark: "is conflict with system topic."},
-		{name: "rmq_sys prefix", ext: createTopicExt("rmq_sys_mine", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
+		{name: "rmq_sys prefix", ext: brokertest.CreateTopicExt("rmq_sys_mine", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
 			wantRemark: "is conflict with system topic."},
-		{name: "invalid name", ext: createTopicExt("a/b", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
+		{name: "invalid name", ext: brokertest.CreateTopicExt("a/b", 1, 6, "SINGLE_TAG"), wantCode: remoting.SystemError,
 			wantRemark: "The specified topic contains illegal characters"},
-		{name: "bad filter type", ext: createTopicExt("BadFilter", 1, 6, "SQL"), wantCode: remoting.SystemError,
+		{name: "bad filter type", ext: brokertest.CreateTopicExt("BadFilter", 1, 6, "SQL"), wantCode: remoting.SystemError,
 			wantRemark: "TopicFilterType.SQL"},
 		{name: "missing order", ext: missingOrder, wantCode: remoting.SystemError, wantRemark: "the custom field <order> is null"},
 	}

@@ -13,7 +13,7 @@ func (s *Service) getConsumerConnectionList(_ *remoting.Conn, req *remoting.Comm
 	h := req.Header()
 	group := h.Str("consumerGroup", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	cc, ok := s.Consumers.Connection(group)
 	if !ok {
@@ -26,7 +26,7 @@ func (s *Service) getProducerConnectionList(_ *remoting.Conn, req *remoting.Comm
 	h := req.Header()
 	group := h.Str("producerGroup", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	pc, ok := s.Producers.Connection(group)
 	if !ok {
@@ -46,7 +46,7 @@ func (s *Service) updateAndCreateSubscriptionGroup(c *remoting.Conn, req *remoti
 		return successResponse(req, nil)
 	}
 	if err := message.ValidateGroup(cfg.GroupName); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	s.log.Info().Str("group", cfg.GroupName).Str("addr", c.RemoteAddr()).Msg("update subscription group")
 	if err := s.SubGroups.Update(cfg); err != nil {
@@ -65,10 +65,10 @@ func (s *Service) getSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.Com
 	h := req.Header()
 	group := h.Str("group", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	if err := message.ValidateGroup(group); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	cfg := s.SubGroups.FindOrCreate(group)
 	if cfg == nil {
@@ -82,7 +82,7 @@ func (s *Service) deleteSubscriptionGroup(c *remoting.Conn, req *remoting.Comman
 	group := h.Str("groupName", true)
 	removeOffset := h.Bool("removeOffset")
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	s.log.Info().Str("group", group).Bool("removeOffset", removeOffset).Str("addr", c.RemoteAddr()).Msg("delete subscription group")
 	if _, err := s.SubGroups.Delete(group); err != nil {
@@ -100,7 +100,7 @@ func (s *Service) queryTopicConsumeByWho(_ *remoting.Conn, req *remoting.Command
 	h := req.Header()
 	topic := h.Str("topic", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	set := make(map[string]struct{})
 	for _, g := range s.Consumers.GroupsByTopic(topic) {

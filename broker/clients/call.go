@@ -34,7 +34,7 @@ func (s *Service) getConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command
 	group := h.Str("consumerGroup", true)
 	clientID := h.Str("clientId", true)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	return s.callConsumer(req, req.Body, group, clientID)
 }
@@ -47,7 +47,7 @@ func (s *Service) consumeMessageDirectly(_ *remoting.Conn, req *remoting.Command
 	clientID := h.Str("clientId", false)
 	msgID := h.Str("msgId", false)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	req.SetExt("brokerName", s.brokerName)
 	body := req.Body

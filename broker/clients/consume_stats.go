@@ -31,7 +31,7 @@ func (s *Service) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remo
 	group := h.Str("consumerGroup", true)
 	topic := h.Str("topic", false)
 	if err := h.Err(); err != nil {
-		return errorResponse(req, err)
+		return remoting.ErrorResponse(req, err)
 	}
 	topics := []string{topic}
 	if strings.TrimSpace(topic) == "" {

@@ -1,7 +1,6 @@
 package transaction_test
 
 import (
-	"bytes"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ type txEnv struct {
 	t    *testing.T
 	clk  *clock.Manual
 	opts broker.Options
-	logs *txLogBuffer
+	logs *testutil.LockedBuffer
 	prod *txProducer
 }
 
@@ -54,30 +53,12 @@ type txProducer struct {
 	checks []*remoting.Command
 }
 
-// txLogBuffer collects the broker's log lines.
-type txLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *txLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *txLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // startTxBroker starts a broker with transactionTimeOut 6 s, check interval
 // 60 s and 15 checks unless mutate says otherwise.
 func startTxBroker(t *testing.T, mutate func(*broker.Options)) *txEnv {
 	t.Helper()
 	clk := clock.NewManual(time.Now().Truncate(time.Second))
-	logs := &txLogBuffer{}
+	logs := &testutil.LockedBuffer{}
 	o := testbroker.Options(t, func(o *broker.Options) {
 		o.Clock = clk
 		o.TransactionTimeOut = 6000
@@ -109,12 +90,6 @@ func (e *txEnv) txStats() transaction.Stats { return e.Transactions().Stats() }
 // storeHost is the broker's STOREHOST, as offsetMsgIds encode it.
 func (e *txEnv) storeHost() netip.AddrPort {
 	return netip.MustParseAddrPort(e.Broker.Broker.Addr())
-}
-
-// waitFor polls cond until it holds or the test's deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testutil.WaitFor(t, testutil.DefaultTimeout, cond, what)
 }
 
 // connectProducer opens a connection that heartbeats as a producer of group.
@@ -219,14 +194,14 @@ func (e *txEnv) pass() {
 	e.WaitDispatched()
 	n := e.txStats().Passes
 	e.clk.Advance(time.Duration(e.opts.TransactionCheckInterval) * time.Millisecond)
-	waitFor(e.t, "a check pass", func() bool { return e.txStats().Passes > n })
+	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool { return e.txStats().Passes > n }, "a check pass")
 }
 
 // waitChecks waits until the producer received n checks and the service
 // sent exactly n.
 func (e *txEnv) waitChecks(p *txProducer, n int) []*remoting.Command {
 	e.t.Helper()
-	waitFor(e.t, strconv.Itoa(n)+" checks", func() bool { return len(p.received()) >= n })
+	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool { return len(p.received()) >= n }, strconv.Itoa(n)+" checks")
 	got := p.received()
 	if len(got) != n {
 		e.t.Fatalf("received %d checks, want %d", len(got), n)
@@ -321,7 +296,7 @@ func TestTransactionUnknownDecisionLeavesTheMessage(t *testing.T) {
 	if err := e.JSON.Oneway(e.Broker.Broker.Addr(), req); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the unknown answer to be logged", func() bool { return strings.Contains(e.logs.String(), "still unknown") })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return strings.Contains(e.logs.String(), "still unknown") }, "the unknown answer to be logged")
 	if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 0 {
 		t.Fatalf("%d op entries after an unknown answer", n)
 	}
@@ -532,7 +507,7 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	e := startTxBroker(t, nil)
 	e.prod.cl.Close() // the sending producer died
-	waitFor(t, "the producer to be dropped", func() bool { return e.Clients().Producers.AvailableConn("PG") == nil })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Clients().Producers.AvailableConn("PG") == nil }, "the producer to be dropped")
 	e.sendHalf("TxP", 0, "U-orphan")
 	e.pass()
 	if n := e.txStats().Checks; n != 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rmq/broker"
+	"rmq/internal/testutil"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -199,13 +200,13 @@ func TestTransactionTimerAppliesOnCommit(t *testing.T) {
 	if n := len(e.messages("TxTimer", 1)); n != 0 {
 		t.Fatal("delivered before its time")
 	}
-	waitFor(t, "enqueue into the wheel", func() bool { return e.runtimeInfo("timerCongestNum") == "1" })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.runtimeInfo("timerCongestNum") == "1" }, "enqueue into the wheel")
 	e.clk.Advance(30*time.Second - time.Millisecond)
 	if n := len(e.messages("TxTimer", 1)); n != 0 {
 		t.Fatal("delivered before its time")
 	}
 	e.clk.Advance(time.Millisecond)
-	waitFor(t, "timer delivery", func() bool { return len(e.messages("TxTimer", 1)) == 1 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return len(e.messages("TxTimer", 1)) == 1 }, "timer delivery")
 	m := e.messages("TxTimer", 1)[0]
 	if string(m.Body) != "body-U-timer" || m.Properties["UNIQ_KEY"] != "U-timer" || m.Properties["TRAN_MSG"] != "" {
 		t.Fatalf("delivered %q %v", m.Body, m.Properties)

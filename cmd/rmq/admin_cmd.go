@@ -150,14 +150,14 @@ func adminCommand() *cli.Command {
 	cmd := &cli.Command{
 		Name:  "admin",
 		Usage: "mqadmin: administer name servers and brokers (stock subcommand names and flags)",
-		Subcommands: []*cli.Command{
+		Subcommands: append([]*cli.Command{
 			adminUpdateTopic(), adminDeleteTopic(), adminTopicList(), adminTopicRoute(), adminTopicStatus(),
 			adminClusterList(), adminBrokerStatus(),
 			adminUpdateSubGroup(), adminDeleteSubGroup(), adminConsumerProgress(), adminConsumerConnection(),
 			adminQueryMsgByID(), adminQueryMsgByKey(), adminSendMessage(), adminConsumeMessage(), adminPrintMsg(),
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
 			adminTimerStatus(), adminRecallMessage(),
-		},
+		}, adminCodesCommands()...),
 	}
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
 	return cmd

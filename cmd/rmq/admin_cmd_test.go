@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"regexp"
 	"strconv"
@@ -14,8 +13,9 @@ import (
 
 	"rmq/admin"
 	"rmq/broker"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/testbroker"
 	"rmq/message"
-	"rmq/namesrv"
 	"rmq/remoting"
 )
 
@@ -29,108 +29,33 @@ type adminCluster struct {
 
 func startAdminCluster(t *testing.T) *adminCluster {
 	t.Helper()
-	nsOpts := namesrv.DefaultOptions()
-	nsOpts.ListenHost = "127.0.0.1"
-	nsOpts.ListenPort = adminFreePort(t)
-	ns, err := namesrv.New(nsOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Shutdown)
-
-	bo := broker.DefaultOptions()
-	bo.StorePathRootDir = t.TempDir()
-	bo.ListenHost = "127.0.0.1"
-	bo.BrokerIP1 = "127.0.0.1"
-	bo.ListenPort = adminFreePortPair(t)
-	bo.NamesrvAddr = ns.Addr()
-	bo.MappedFileSizeCommitLog = 1 << 20
-	bo.MaxMessageSize = 256 << 10
-	bo.MappedFileSizeConsumeQueue = 20 * 1024
-	b, err := broker.New(bo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		_ = b.Shutdown()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Shutdown(); err != nil {
-			t.Errorf("broker shutdown: %v", err)
-		}
-	})
-	c := &adminCluster{ns: ns.Addr(), broker: b.Addr(), adm: admin.New(admin.Options{NamesrvAddr: ns.Addr()})}
+	tc := testbroker.StartCluster(t, func(o *broker.Options) { o.MaxMessageSize = 256 << 10 })
+	c := &adminCluster{ns: tc.NamesrvAddr(), broker: tc.BrokerAddr(), adm: admin.New(admin.Options{NamesrvAddr: tc.NamesrvAddr()})}
 	t.Cleanup(c.adm.Close)
-	c.waitRoute(t, message.TopicAutoCreateKey)
 	return c
 }
 
 // waitRoute polls until the name server routes topic.
 func (c *adminCluster) waitRoute(t *testing.T, topic string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		_, err := c.adm.Route(context.Background(), topic)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no route for %s: %v", topic, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil
+	}, "a route for "+topic)
 }
 
 // waitDispatched polls until the topic's queues hold n messages in all:
 // the store dispatches to consume queues after the send is answered.
 func (c *adminCluster) waitDispatched(t *testing.T, topic string, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		rows, err := c.adm.TopicStatus(context.Background(), topic)
 		var total int64
 		for _, r := range rows {
 			total += r.MaxOffset - r.MinOffset
 		}
-		if err == nil && total >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages, want %d (%v)", topic, total, n, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func adminFreePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// adminFreePortPair finds a free port p whose VIP port p-2 is free too.
-func adminFreePortPair(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := adminFreePort(t)
-		if p < 10002 {
-			continue
-		}
-		if l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(p-2)); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
+		return err == nil && total >= n
+	}, fmt.Sprintf("%d messages on %s", n, topic))
 }
 
 // masker replaces the volatile parts of admin output with placeholders.
@@ -658,7 +583,7 @@ func TestAdminJSONOutput(t *testing.T) {
 // TestAdminUnreachableBroker: a dead broker address fails with exit 1 and
 // an error naming it.
 func TestAdminUnreachableBroker(t *testing.T) {
-	dead := "127.0.0.1:" + strconv.Itoa(adminFreePort(t))
+	dead := "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
 	code, out, errOut := runCLI(t, "admin", "brokerStatus", "-b", dead, "--timeout", "2s")
 	if code != 1 || out != "" || !strings.Contains(errOut, "rmq: brokerStatus: broker "+dead) {
 		t.Errorf("exit %d out %q err %q", code, out, errOut)

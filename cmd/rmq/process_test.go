@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -10,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"rmq/internal/testutil"
 	"rmq/remoting"
 )
 
@@ -66,25 +65,8 @@ type proc struct {
 	name   string
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startProc(t *testing.T, name string, args ...string) *proc {
@@ -93,7 +75,7 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 		name:   name,
 		cmd:    exec.Command(rmqBinary(t), args...),
 		lines:  make(chan string, 64),
-		stderr: &lockedBuffer{},
+		stderr: &testutil.LockedBuffer{},
 		done:   make(chan struct{}),
 	}
 	p.cmd.Stderr = p.stderr
@@ -163,49 +145,6 @@ func (p *proc) signal(t *testing.T, sig os.Signal) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freeBrokerPort returns a free port p whose p-2 (the broker's second
-// listener) is free as well, and neither is one of avoid (ports picked
-// earlier but not yet bound).
-func freeBrokerPort(t *testing.T, avoid ...int) int {
-	t.Helper()
-	for range 100 {
-		p := freePort(t)
-		if p <= 1026 || slices.Contains(avoid, p) || slices.Contains(avoid, p-2) {
-			continue
-		}
-		l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return p
-	}
-	t.Fatal("no free broker port pair")
-	return 0
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // clusterInfo returns the raw GET_BROKER_CLUSTER_INFO body of a name server.
 func clusterInfo(cli *remoting.Client, nsAddr string) (string, error) {
 	resp, err := cli.InvokeTimeout(nsAddr, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil), 3*time.Second)
@@ -230,8 +169,8 @@ func fileExists(path string) bool {
 
 func TestStandaloneBootAndSigterm(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
-	np := freePort(t)
-	bp := freeBrokerPort(t, np)
+	np := testutil.FreePort(t)
+	bp := testutil.FreePortPair(t, np)
 	p := startProc(t, "standalone", "standalone", "-c", smallStoreConf(t, ""), "--store-dir", store,
 		"--namesrv-port", fmt.Sprint(np), "--listen-port", fmt.Sprint(bp))
 
@@ -252,10 +191,10 @@ func TestStandaloneBootAndSigterm(t *testing.T) {
 	defer cli.Close()
 	nsAddr := fmt.Sprintf("127.0.0.1:%d", np)
 	brokerAddr := fmt.Sprintf("127.0.0.1:%d", bp)
-	waitFor(t, 10*time.Second, "broker registration", func() bool {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		body, err := clusterInfo(cli, nsAddr)
 		return err == nil && strings.Contains(body, brokerAddr)
-	})
+	}, "broker registration")
 	for _, port := range []int{bp, bp - 2} {
 		c, err := net.DialTimeout("tcp4", fmt.Sprintf("127.0.0.1:%d", port), 3*time.Second)
 		if err != nil {
@@ -273,8 +212,8 @@ func TestStandaloneBootAndSigterm(t *testing.T) {
 }
 
 func TestSeparateNamesrvAndBroker(t *testing.T) {
-	np := freePort(t)
-	bp := freeBrokerPort(t, np)
+	np := testutil.FreePort(t)
+	bp := testutil.FreePortPair(t, np)
 	nsAddr := fmt.Sprintf("127.0.0.1:%d", np)
 	ns := startProc(t, "namesrv", "namesrv", "-c", "../../conf/namesrv.conf", "--listen-port", fmt.Sprint(np))
 	if got, want := ns.waitLine(t, "boot success"), "The Name Server boot success. serializeType=JSON"; got != want {
@@ -291,10 +230,10 @@ func TestSeparateNamesrvAndBroker(t *testing.T) {
 
 	cli := remoting.NewClient(remoting.ClientOptions{})
 	defer cli.Close()
-	waitFor(t, 10*time.Second, "broker-x in cluster info", func() bool {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		body, err := clusterInfo(cli, nsAddr)
 		return err == nil && strings.Contains(body, "broker-x") && strings.Contains(body, "ClusterX")
-	})
+	}, "broker-x in cluster info")
 
 	if code := b.signal(t, syscall.SIGTERM); code != 0 {
 		t.Fatalf("broker exit code %d after SIGTERM", code)
@@ -303,10 +242,10 @@ func TestSeparateNamesrvAndBroker(t *testing.T) {
 		t.Fatal("abort file left after a clean broker shutdown")
 	}
 	// The broker unregistered (or its connection closed) on shutdown.
-	waitFor(t, 10*time.Second, "broker-x gone from cluster info", func() bool {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		body, err := clusterInfo(cli, nsAddr)
 		return err == nil && !strings.Contains(body, "broker-x")
-	})
+	}, "broker-x gone from cluster info")
 
 	if code := ns.signal(t, syscall.SIGINT); code != 0 {
 		t.Fatalf("name server exit code %d after SIGINT", code)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"rmq/admin"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
 	"rmq/remoting"
 )
 
@@ -42,15 +44,8 @@ func (s *stubTimerBroker) ServeRemoting(_ *remoting.Conn, req *remoting.Command)
 
 func startStubTimerBroker(t *testing.T) *stubTimerBroker {
 	t.Helper()
-	s := &stubTimerBroker{addr: fmt.Sprintf("127.0.0.1:%d", adminFreePort(t))}
-	srv, err := remoting.NewServer(s, remoting.ServerOptions{Addrs: []string{s.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	s := &stubTimerBroker{addr: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))}
+	brokertest.Serve(t, s.addr, s)
 	return s
 }
 
@@ -151,17 +146,10 @@ func TestTimerStatusRealBroker(t *testing.T) {
 // waitTimerStatus polls broker-a's timer figures until cond holds.
 func waitTimerStatus(t *testing.T, c *adminCluster, what string, cond func(admin.TimerStatus) bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testutil.WaitFor(t, 15*time.Second, func() bool {
 		sts, err := c.adm.TimerStatuses(context.Background(), c.broker, "")
-		if err == nil && len(sts) == 1 && cond(sts[0]) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timer status never showed %s: %+v %v", what, sts, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && len(sts) == 1 && cond(sts[0])
+	}, "timer status to show "+what)
 }
 
 // sendTimer runs sendMessage of a timer message with the given timer flag

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"sync"
@@ -18,8 +17,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"rmq/broker"
+	"rmq/internal/testutil/testbroker"
 	"rmq/message"
-	"rmq/namesrv"
 	"rmq/remoting"
 	"rmq/store"
 )
@@ -75,38 +74,14 @@ type servers struct {
 
 func startServers(b *testing.B) *servers {
 	b.Helper()
-	nsPort := freePort(b)
-	nsOpts := namesrv.DefaultOptions()
-	nsOpts.ListenHost, nsOpts.ListenPort = "127.0.0.1", nsPort
-	ns, err := namesrv.New(nsOpts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(ns.Shutdown)
-
-	o := broker.DefaultOptions()
-	o.StorePathRootDir = b.TempDir()
-	o.ListenHost, o.BrokerIP1 = "127.0.0.1", "127.0.0.1"
-	o.ListenPort = brokerPort(b)
-	o.NamesrvAddr = fmt.Sprintf("127.0.0.1:%d", nsPort)
-	o.MappedFileSizeCommitLog = 64 << 20
-	brk, err := broker.New(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := brk.Start(); err != nil {
-		_ = brk.Shutdown()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := brk.Shutdown(); err != nil {
-			b.Errorf("broker shutdown: %v", err)
-		}
+	c := testbroker.StartCluster(b, func(o *broker.Options) {
+		// 64 MiB commitlog files and the stock queue files and limits.
+		d := broker.DefaultOptions()
+		o.MappedFileSizeCommitLog = 64 << 20
+		o.MappedFileSizeConsumeQueue = d.MappedFileSizeConsumeQueue
+		o.MaxMessageSize = d.MaxMessageSize
 	})
-	return &servers{nsAddr: o.NamesrvAddr, broker: brk}
+	return &servers{nsAddr: c.NamesrvAddr(), broker: c.Broker.Broker}
 }
 
 func runLatenessRound(b *testing.B, env *servers, round int) {
@@ -296,36 +271,6 @@ func summary(ds []time.Duration) (p50, p99, maxD time.Duration) {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
 	return at(0.50), at(0.99), s[len(s)-1]
-}
-
-// freePort returns a port that was free on 127.0.0.1 a moment ago.
-func freePort(b *testing.B) int {
-	b.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// brokerPort finds a free port p whose VIP port p−2 is free too.
-func brokerPort(b *testing.B) int {
-	b.Helper()
-	for range 100 {
-		p := freePort(b)
-		if p < 1100 {
-			continue
-		}
-		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
-		if err != nil {
-			continue
-		}
-		vip.Close()
-		return p
-	}
-	b.Fatal("no free broker port pair")
-	return 0
 }
 
 // quietLog silences the Go client.

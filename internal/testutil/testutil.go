@@ -1,9 +1,12 @@
 package testutil
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,12 +37,13 @@ func FreeAddr(t testing.TB) string {
 	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 }
 
-// FreePortPair returns a free port p whose broker VIP port p-2 is free too.
-func FreePortPair(t testing.TB) int {
+// FreePortPair returns a free port p whose broker VIP port p-2 is free too;
+// neither p nor p-2 is one of avoid (ports picked earlier but not yet bound).
+func FreePortPair(t testing.TB, avoid ...int) int {
 	t.Helper()
 	for range 100 {
 		p := FreePort(t)
-		if p < 1100 || p > 65000 {
+		if p < 1100 || p > 65000 || slices.Contains(avoid, p) || slices.Contains(avoid, p-2) {
 			continue
 		}
 		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
@@ -66,6 +70,27 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, what string)
 		}
 		time.Sleep(pollInterval)
 	}
+}
+
+// LockedBuffer is a bytes.Buffer that is safe for concurrent writers and
+// readers, for capturing the logs or output of running servers.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Logger is a no-op logger, or with RMQ_TEST_LOG set a debug logger that

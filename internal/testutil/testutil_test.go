@@ -3,6 +3,7 @@ package testutil
 import (
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,6 +16,16 @@ func TestFreePortPairIsListenable(t *testing.T) {
 			t.Fatalf("port %d: %v", port, err)
 		}
 		l.Close()
+	}
+}
+
+func TestFreePortPairAvoids(t *testing.T) {
+	first := FreePortPair(t)
+	for range 20 {
+		p := FreePortPair(t, first)
+		if p == first || p-2 == first {
+			t.Fatalf("FreePortPair(%d) = %d: overlaps the avoided port", first, p)
+		}
 	}
 }
 
@@ -50,5 +61,22 @@ func TestWaitForFailsAtTheDeadline(t *testing.T) {
 	}()
 	if !rec.failed {
 		t.Fatal("WaitFor with a false condition and no time left did not fail")
+	}
+}
+
+func TestLockedBufferKeepsConcurrentWrites(t *testing.T) {
+	var b LockedBuffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				_, _ = b.Write([]byte("x"))
+				_ = b.String()
+			}
+		})
+	}
+	wg.Wait()
+	if got := len(b.String()); got != 800 {
+		t.Fatalf("len = %d, want 800", got)
 	}
 }

@@ -1,6 +1,7 @@
 // Package brokertest sends requests to a broker under test: producer sends
 // (V1 and V2 headers, batches), pulls and any other request, over one JSON
-// and one ROCKETMQ-serialised client, and decodes what comes back.
+// and one ROCKETMQ-serialised client, and decodes what comes back. Serve
+// runs the other side: a scripted fake name server or broker.
 //
 // It talks to the broker only over the wire and imports no broker package,
 // so the tests of package broker and of its subpackages (which start a
@@ -147,6 +148,8 @@ type Pull struct {
 	SuspendMillis int64
 	Subscription  string
 	SubVersion    int64
+	// ExpressionType is "" (TAG) or e.g. "SQL92".
+	ExpressionType string
 }
 
 // Ext is the request header of the pull.
@@ -157,12 +160,15 @@ func (a Pull) Ext() map[string]string {
 	if a.MaxMsgs == 0 {
 		a.MaxMsgs = 32
 	}
+	if a.ExpressionType == "" {
+		a.ExpressionType = "TAG"
+	}
 	return map[string]string{
 		"consumerGroup": a.Group, "topic": a.Topic, "queueId": strconv.Itoa(int(a.QueueID)),
 		"queueOffset": strconv.FormatInt(a.Offset, 10), "maxMsgNums": strconv.Itoa(int(a.MaxMsgs)),
 		"sysFlag": strconv.Itoa(int(a.SysFlag)), "commitOffset": strconv.FormatInt(a.CommitOffset, 10),
 		"suspendTimeoutMillis": strconv.FormatInt(a.SuspendMillis, 10), "subscription": a.Subscription,
-		"subVersion": strconv.FormatInt(a.SubVersion, 10), "expressionType": "TAG",
+		"subVersion": strconv.FormatInt(a.SubVersion, 10), "expressionType": a.ExpressionType,
 	}
 }
 
@@ -203,4 +209,28 @@ func Props(kv ...string) string {
 		m[kv[i]] = kv[i+1]
 	}
 	return message.MarshalProperties(m)
+}
+
+// CreateTopicExt is an UPDATE_AND_CREATE_TOPIC header: queues read and
+// write queues, perm, the filter type, not ordered.
+func CreateTopicExt(topic string, queues int, perm int, filter string) map[string]string {
+	return map[string]string{
+		"topic": topic, "defaultTopic": message.TopicAutoCreateKey, "readQueueNums": strconv.Itoa(queues),
+		"writeQueueNums": strconv.Itoa(queues), "perm": strconv.Itoa(perm), "topicFilterType": filter,
+		"topicSysFlag": "0", "order": "false",
+	}
+}
+
+// Serve serves h on addr (testutil.FreeAddr) until the test ends: a fake name
+// server or broker whose answers the test scripts.
+func Serve(t testing.TB, addr string, h remoting.Handler) {
+	t.Helper()
+	srv, err := remoting.NewServer(h, remoting.ServerOptions{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatalf("brokertest: NewServer: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("brokertest: Start: %v", err)
+	}
+	t.Cleanup(srv.Stop)
 }

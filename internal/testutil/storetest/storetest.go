@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rmq/internal/testutil"
+	"rmq/message"
 	"rmq/store"
 )
 
@@ -39,4 +40,25 @@ func TempStore(t testing.TB, dir string, mutate func(*store.Options)) *store.Sto
 		}
 	})
 	return st
+}
+
+// Messages reads every message of topic's queue qid from offset 0, as far as
+// the consume queue reaches (callers wait for dispatch first).
+func Messages(t testing.TB, st *store.Store, topic string, qid int32) []*message.MessageExt {
+	t.Helper()
+	var out []*message.MessageExt
+	for off := int64(0); ; {
+		r := st.GetMessage(topic, qid, off, 1024, 64<<20, nil)
+		if r == nil || r.Status != store.Found {
+			return out
+		}
+		for _, raw := range r.Messages {
+			m, err := message.DecodeRecord(raw)
+			if err != nil {
+				t.Fatalf("storetest: decode %s/%d: %v", topic, qid, err)
+			}
+			out = append(out, m)
+		}
+		off = r.NextBeginOffset
+	}
 }

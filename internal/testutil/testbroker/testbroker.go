@@ -1,4 +1,5 @@
-// Package testbroker starts in-process brokers for the tests of the broker's
+// Package testbroker starts in-process brokers, alone or registered with an
+// in-process name server (StartCluster), for the tests of the broker's
 // subpackages and of the packages above it. Package broker's own tests
 // cannot import it (it imports broker); they keep their harness in
 // broker/testutil_test.go and share the request helpers of brokertest.
