@@ -10,6 +10,7 @@
 #                offline: static rmq + busybox, no base image (docker/)
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
 #   make clean   remove bin/, .run/ and .image/
+#   make soak-retention  retention soak, 10 min (SOAK_DURATION); not part of test
 
 GO           ?= go
 BIN          := bin/rmq
@@ -20,7 +21,7 @@ TEST_TIMEOUT ?= 15m
 GOTESTFLAGS  ?=
 FUZZTIME     ?= 15s
 
-.PHONY: all build run test vet test-go test-race test-java test-container image fuzz clean
+.PHONY: all build run test vet test-go test-race test-java test-container image fuzz clean soak-retention
 
 all: build
 
@@ -29,7 +30,7 @@ build:
 
 run: build
 	mkdir -p .run
-	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1
+	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1 --small-store
 
 test: vet test-go test-race test-java test-container
 
@@ -80,6 +81,15 @@ fuzz:
 
 clean:
 	rm -rf bin .run .image
+
+# Retention soak (issue 13; not part of test, needs root for its tmpfs): a
+# store capped at 256 MiB takes 1 KiB messages at a fixed rate for
+# SOAK_DURATION with 10 000 timers and 10 000 delay messages pending; prints
+# disk use, failed sends, lost/early deliveries and send p99 during deletions.
+SOAK_DURATION ?= 10m
+SOAK_FLAGS    ?=
+soak-retention:
+	RMQ_SOAK=1 $(GO) test -count=1 -timeout 60m -run '^TestSoakRetention$$' -v ./integration/soak/ -soak.duration=$(SOAK_DURATION) $(SOAK_FLAGS)
 
 # The Java suite of test-java against the stock Java name server and broker (Maven Central jars, version
 # ORACLE_VERSION, default 4.9.8) instead of rmq, so that differences show up side by side. Not part of test.

@@ -61,6 +61,9 @@ type Broker struct {
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
+	// retentionReady is set once clients and services exist: until then
+	// protectedOffset keeps every file (retention.go).
+	retentionReady atomic.Bool
 
 	// The other concerns, one package each (doc.go).
 	clients *clients.Service     // heartbeats, groups, offsets, locks
@@ -186,6 +189,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.admin.Processors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.admin.RetentionProcessors() {
 		b.handlers[code] = h
 	}
 }

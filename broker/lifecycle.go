@@ -116,9 +116,12 @@ func New(opts Options) (*Broker, error) {
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
-		Clock:  b.msgClock,
-		Logger: b.log,
+		Clock:         b.msgClock,
+		Logger:        b.log,
+		NoPreallocate: opts.SmallStore,
+		Retention:     opts.retentionOptions(),
 	}
+	so.Retention.ProtectedOffset = b.protectedOffset
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
@@ -163,7 +166,7 @@ func New(opts Options) (*Broker, error) {
 	if opts.TimerWheelEnable {
 		b.timers, err = timer.Open(timer.Options{
 			Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
-			RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
+			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
 			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: b.log,
@@ -183,6 +186,8 @@ func New(opts Options) (*Broker, error) {
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
 	b.registerHandlers()
+	// From here on the store's cleanup may ask what is pending.
+	b.retentionReady.Store(true)
 	return b, nil
 }
 

@@ -624,9 +624,10 @@ func (b *Broker) putFailure(resp *remoting.Command, err error) *remoting.Command
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		resp.Code, resp.Remark = remoting.MessageIllegal, err.Error()
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+		// The stock remark, with the store's cause appended.
 		resp.Code = remoting.ServiceNotAvailable
 		resp.Remark = "service not available now. It may be caused by one of the following reasons: " +
-			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
+			"the broker's disk is full [" + b.store.DiskUtil() + "], messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
 	default:
 		resp.Code, resp.Remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
 	}

@@ -110,6 +110,10 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	if err := s.writeRefused(); err != nil {
+		s.stats.putFailures.Add(1)
+		return nil, err
+	}
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidBatch)
 	}
@@ -197,6 +201,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	s.stats.putMessages.Add(int64(len(fields)))
 	s.stats.putBytes.Add(int64(total))
 	s.wakeDispatcher()
+	s.noteWritten(total)
 
 	res := &PutResult{
 		Status:         PutOK,

@@ -141,6 +141,8 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "updateNamesrvConfig", args: []string{"updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "false"}, contains: []string{"orderMessageEnable"}},
 		{name: "timerStatus", args: []string{"timerStatus"}, contains: []string{c.broker, `"pending"`}},
 		{name: "recallMessage", args: []string{"recallMessage", "-i", "<HANDLE>"}, contains: []string{`"msgId": "<TIMERMSGID>"`, c.broker}},
+		{name: "deleteExpiredCommitLog", args: []string{"deleteExpiredCommitLog", "-b", c.broker}, contains: []string{c.broker}},
+		{name: "cleanExpiredCQ", args: []string{"cleanExpiredCQ", "-c", "DefaultCluster"}, contains: []string{c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
 	}
@@ -194,7 +196,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 29 {
-		t.Errorf("%d subcommands covered, want 29: %v", len(seen), seen)
+	if len(seen) != 31 {
+		t.Errorf("%d subcommands covered, want 31: %v", len(seen), seen)
 	}
 }

@@ -130,8 +130,9 @@ wait_for_line() {
 start_rmq() {
   mkdir -p "$WORK/store"
   # A short check interval keeps the transaction check-back tests to seconds (stock: 60 s). SqlFilterTest
-  # needs SQL92 filtering, retry topics included (both off by default, as on the stock broker).
-  printf 'brokerIP1=127.0.0.1\ntransactionCheckInterval=5000\nenablePropertyFilter=true\nfilterSupportRetry=true\n' \
+  # needs SQL92 filtering, retry topics included (both off by default, as on the stock broker). A small
+  # store keeps the suite to a few MiB of disk.
+  printf 'brokerIP1=127.0.0.1\ntransactionCheckInterval=5000\nenablePropertyFilter=true\nfilterSupportRetry=true\nsmallStore=true\n' \
     >"$WORK/broker.conf"
   log "starting rmq standalone: namesrv 127.0.0.1:$NP, broker 127.0.0.1:$BP, store $WORK/store"
   "$RMQ_BIN" standalone --store-dir "$WORK/store" --namesrv-port "$NP" --listen-port "$BP" \
@@ -145,7 +146,7 @@ start_rmq() {
   cat >"$WORK/broker-launcher.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail
-printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\n' "\$1" "\$2" >"\$4.conf"
+printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\n' "\$1" "\$2" >"\$4.conf"
 exec "$RMQ_BIN" broker -c "\$4.conf" -n "\$5" --store-dir "\$4" --listen-port "\$3"
 EOF
   chmod +x "$WORK/broker-launcher.sh"
