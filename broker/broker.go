@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -54,7 +55,8 @@ type Broker struct {
 	timers    *timer.TimerStore // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
-	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
+	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
+	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
 
 	// The other concerns, one package each (doc.go).
 	clients *clients.Service     // heartbeats, groups, offsets, locks
@@ -141,6 +143,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.admin.Processors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.statsProcessors() {
 		b.handlers[code] = h
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -58,6 +59,7 @@ func New(opts Options) (*Broker, error) {
 		nsCli:   remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
 		stop:    make(chan struct{}),
 		regKick: make(chan struct{}, 1),
+		bstats:  brokerstats.NewManager(opts.BrokerClusterName),
 	}
 	// The hold service exists before the store: recovery may already dispatch.
 	b.pullHold = newPullRequestHoldService(b.clock, b.log, b.wakePull)
@@ -255,7 +257,11 @@ func (b *Broker) persistLoop() {
 
 // statsLoop samples the put/get counters for the runtime-info rates.
 func (b *Broker) statsLoop() {
-	b.every(statsSampleInterval, func() { b.stats.Sample(b.clock.Now()) })
+	b.every(statsSampleInterval, func() {
+		now := b.clock.Now()
+		b.stats.Sample(now)
+		b.bstats.Tick(now)
+	})
 }
 
 // every runs fn every period of the broker clock until Shutdown; the caller

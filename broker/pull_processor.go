@@ -199,6 +199,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	}
 
 	maxMsgs := max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory))
+	begin := b.clock.Now()
 	res := b.store.GetMessage(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, rc.MaxTransferBytesOnMessageInMemory,
 		func(tagsCode int64, _ func() map[string]string) bool { return filter.match(tagsCode) })
 	resp.Remark = getStatusNames[res.Status]
@@ -212,6 +213,8 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	case remoting.Success:
 		resp.Body = res.Body()
 		b.stats.GetMsgs.Add(int64(len(res.Messages)))
+		b.bstats.RecordGet(ph.topic, ph.group, len(res.Messages), len(resp.Body))
+		b.bstats.RecordGetLatency(ph.topic, ph.group, ph.queueID, b.clock.Now().Sub(begin))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
 			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond

@@ -294,6 +294,7 @@ func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	res, err := b.store.PutMessage(m)
 	if err == nil {
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 	}
 	return res, err
 }
@@ -316,6 +317,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(msgs[0].Topic, res.Count, res.WroteBytes)
 	}
 	return res, err
 }
@@ -478,6 +480,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			return b.putFailure(resp, err)
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 	} else {
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,

@@ -117,5 +117,6 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		}
 		return fail(remoting.SystemError, err.Error())
 	}
+	b.bstats.RecordSendBack(props[message.PropRetryTopic], group)
 	return resp
 }
