@@ -66,14 +66,14 @@ func (a *Admin) ViewBrokerStatsData(ctx context.Context, addr, statsName, statsK
 
 // StatsAllRow is one line of statsAll.
 type StatsAllRow struct {
-	Topic         string  `json:"topic"`
-	Group         string  `json:"group,omitempty"` // "" with NoConsumer
-	Accumulation  int64   `json:"accumulation"`
-	InTps         float64 `json:"inTps"`
-	OutTps        float64 `json:"outTps"`
-	InMsg24Hour   int64   `json:"inMsg24Hour"`
-	OutMsg24Hour  int64   `json:"outMsg24Hour"`
-	NoConsumer    bool    `json:"noConsumer,omitempty"`
+	Topic        string  `json:"topic"`
+	Group        string  `json:"group,omitempty"` // "" with NoConsumer
+	Accumulation int64   `json:"accumulation"`
+	InTps        float64 `json:"inTps"`
+	OutTps       float64 `json:"outTps"`
+	InMsg24Hour  int64   `json:"inMsg24Hour"`
+	OutMsg24Hour int64   `json:"outMsg24Hour"`
+	NoConsumer   bool    `json:"noConsumer,omitempty"`
 }
 
 // StatsAll is mqadmin statsAll: for every topic (or only topic) except
