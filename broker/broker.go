@@ -57,6 +57,9 @@ type Broker struct {
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
 	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
+	// registeredAll is true after a registration every name server accepted
+	// (metrics_access.go: Ready).
+	registeredAll atomic.Bool
 
 	// The other concerns, one package each (doc.go).
 	clients *clients.Service     // heartbeats, groups, offsets, locks
@@ -109,6 +112,9 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	h := b.handlers[req.Code]
 	if h == nil {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
+	}
+	if d := b.bstats.Detail(); d != nil {
+		return b.timedServe(d, h, c, req)
 	}
 	return h(c, req)
 }

@@ -208,6 +208,9 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	resp.SetExt(pullHeaderMin, strconv.FormatInt(res.MinOffset, 10))
 	resp.SetExt(pullHeaderMax, strconv.FormatInt(res.MaxOffset, 10))
 	resp.Code = pullCode(res.Status, ph.queueOffset)
+	if d := b.bstats.Detail(); d != nil && resp.Code == remoting.Success {
+		d.RecordPulled(ph.topic, ph.group, ph.queueID, res.NextBeginOffset)
+	}
 
 	switch resp.Code {
 	case remoting.Success:

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"rmq/broker/transaction"
 	"rmq/message"
@@ -362,9 +363,17 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 	}
 	defer b.inflight.Done()
 	plain.inline = true
+	var begin time.Time
+	d := b.bstats.Detail()
+	if d != nil {
+		begin = b.clock.Now()
+	}
 	resp := b.send(c, req, sh, &plain)
 	if plain.wouldBlock {
 		return nil, false // the store would wait for the disk: the pool serves it
+	}
+	if d != nil && resp != nil {
+		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
 	}
 	return resp, true
 }

@@ -34,3 +34,6 @@ func (s *Service) PendingByLevel() []int64 {
 	}
 	return out[1:]
 }
+
+// Levels are the service's delay levels.
+func (s *Service) Levels() Levels { return s.opts.Levels }

@@ -177,6 +177,7 @@ type Manager struct {
 	GroupLatency *Set // GROUP_GET_LATENCY
 
 	brokerPut, brokerGet *Item
+	detail               atomic.Pointer[Detail] // nil unless EnableDetail (detail.go)
 
 	tickMu                        sync.Mutex
 	nextMinute, nextHour, nextDay time.Time
@@ -221,6 +222,12 @@ func (m *Manager) RecordPut(topic string, msgs, bytes int) {
 	m.TopicPut.Item(k).Add(int64(msgs))
 	m.TopicSize.Item(k).Add(int64(bytes))
 	m.brokerPut.Add(int64(msgs))
+	if d := m.detail.Load(); d != nil && msgs > 0 {
+		avg := int64(bytes / msgs)
+		for range msgs {
+			d.MessageSize.Observe(avg)
+		}
+	}
 }
 
 // RecordGet counts one pull that transferred msgs messages of bytes bytes

@@ -31,7 +31,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 20 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 23 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -103,6 +103,9 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "consumerProgress -g", args: []string{"consumerProgress", "-g", "JsonG"}, contains: []string{"JsonT", "broker-a"}},
 		{name: "consumerProgress -g -s true", args: []string{"consumerProgress", "-g", "JsonG", "-s", "true"}, contains: []string{"JsonT", "127.0.0.1"}},
 		{name: "consumerProgress of every group", args: []string{"consumerProgress"}, contains: []string{"JsonG"}},
+		{name: "statsAll", args: []string{"statsAll", "-t", "JsonT"}, contains: []string{`"topic": "JsonT"`, `"group": "JsonG"`}},
+		{name: "brokerConsumeStats", args: []string{"brokerConsumeStats", "-b", c.broker}, contains: []string{`"group": "JsonG"`, c.broker}},
+		{name: "producer", args: []string{"producer", "-b", c.broker}, contains: []string{`"groups"`}},
 		{name: "timerStatus", args: []string{"timerStatus"}, contains: []string{c.broker, `"pending"`}},
 		{name: "recallMessage", args: []string{"recallMessage", "-i", "<HANDLE>"}, contains: []string{`"msgId": "<TIMERMSGID>"`, c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
@@ -158,7 +161,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 20 {
-		t.Errorf("%d subcommands covered, want 20: %v", len(seen), seen)
+	if len(seen) != 23 {
+		t.Errorf("%d subcommands covered, want 23: %v", len(seen), seen)
 	}
 }

@@ -1,0 +1,70 @@
+package broker
+
+import (
+	"strings"
+
+	"rmq/broker/brokerstats"
+	"rmq/remoting"
+	"rmq/schedule"
+	"rmq/timer"
+)
+
+// Accessors for the metrics endpoint and the console (read-only use).
+
+// EnableMetrics turns on the figures only the metrics endpoint reads
+// (request latencies, message sizes, pull positions, DLQ sends), best
+// before Start. Without it the send and pull paths record none of them.
+func (b *Broker) EnableMetrics() { b.bstats.EnableDetail() }
+
+// Schedule is the delay-level service.
+func (b *Broker) Schedule() *schedule.Service { return b.sched }
+
+// Timers is the timer store, nil when timerWheelEnable is off.
+func (b *Broker) Timers() *timer.TimerStore { return b.timers }
+
+// Options are the options the broker was built with.
+func (b *Broker) Options() Options { return b.opts }
+
+// Ready is true once the broker has started and, with name servers
+// configured, its last registration was accepted by every one of them.
+func (b *Broker) Ready() bool {
+	if !b.started.Load() {
+		return false
+	}
+	if len(b.opts.NamesrvAddrs()) == 0 {
+		return true
+	}
+	return b.registeredAll.Load()
+}
+
+// timedServe runs h and records its latency by request and response code;
+// a parked request (nil response) is not recorded.
+func (b *Broker) timedServe(d *brokerstats.Detail, h HandlerFunc, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	begin := b.clock.Now()
+	resp := h(c, req)
+	if resp != nil {
+		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
+	}
+	return resp
+}
+
+// MetricsConfig holds the keys of the HTTP endpoint (package metrics),
+// which cmd/rmq starts next to the broker.
+type MetricsConfig struct {
+	// MetricsExporterType is the 5.x key: "PROM" serves Prometheus metrics;
+	// "DISABLE" (the default) serves nothing.
+	MetricsExporterType string `conf:"metricsExporterType"`
+	// MetricsPromExporterHost is the interface to listen on ("" means
+	// bindAddress).
+	MetricsPromExporterHost string `conf:"metricsPromExporterHost"`
+	MetricsPromExporterPort int    `conf:"metricsPromExporterPort"`
+	// MetricsPprofEnable also serves /debug/pprof/ on the metrics port.
+	MetricsPprofEnable bool `conf:"metricsPprofEnable"`
+}
+
+// MetricsEnabled reports whether metricsExporterType asks for Prometheus.
+func (c MetricsConfig) MetricsEnabled() bool { return strings.EqualFold(c.MetricsExporterType, "PROM") }
+
+func defaultMetricsConfig() MetricsConfig {
+	return MetricsConfig{MetricsExporterType: "DISABLE", MetricsPromExporterPort: 5557}
+}
