@@ -12,6 +12,7 @@ require (
 	github.com/prometheus/common v0.66.1
 	github.com/rs/zerolog v1.35.1
 	github.com/urfave/cli/v2 v2.27.7
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (
@@ -47,6 +48,5 @@ require (
 	golang.org/x/sys v0.35.0 // indirect
 	golang.org/x/tools v0.0.0-20201224043029-2b0845dc783e // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
-	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	stathat.com/c/consistent v1.0.0 // indirect
 )

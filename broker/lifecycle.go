@@ -121,7 +121,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.clock,
-		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
 		EnsureDLQ: b.ensureDLQ,
 	})
 	if err != nil {
@@ -133,7 +133,7 @@ func New(opts Options) (*Broker, error) {
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.clock, Logger: b.log,
+		Clock:         b.clock, Logger: componentLog(b.log, "transaction"),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -147,7 +147,7 @@ func New(opts Options) (*Broker, error) {
 			RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
+			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: componentLog(b.log, "timer"),
 			EnsureDLQ: b.ensureDLQ,
 		})
 		if err != nil {

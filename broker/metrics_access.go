@@ -3,6 +3,8 @@ package broker
 import (
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"rmq/broker/brokerstats"
 	"rmq/remoting"
 	"rmq/schedule"
@@ -67,4 +69,10 @@ func (c MetricsConfig) MetricsEnabled() bool { return strings.EqualFold(c.Metric
 
 func defaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{MetricsExporterType: "DISABLE", MetricsPromExporterPort: 5557}
+}
+
+// componentLog is log for a subsystem: its "component" field (the last one
+// of an event wins) lets --log-level set the subsystem's level.
+func componentLog(log zerolog.Logger, name string) zerolog.Logger {
+	return log.With().Str("component", name).Logger()
 }

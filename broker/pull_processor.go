@@ -231,7 +231,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 			resp = nil
 		}
 	case remoting.PullOffsetMoved:
-		b.log.Info().Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
+		b.log.Info().Object("client", c).Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
 			Int64("requestOffset", ph.queueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
 	}
 
@@ -273,6 +273,6 @@ func (b *Broker) wakePull(hp *heldPull) {
 		return
 	}
 	if err := hp.conn.WriteResponse(resp); err != nil {
-		b.log.Debug().Err(err).Str("remote", hp.conn.RemoteAddr()).Msg("held pull answer not delivered")
+		b.log.Debug().Err(err).Object("client", hp.conn).Msg("held pull answer not delivered")
 	}
 }

@@ -120,7 +120,7 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 // until the broker stops: like the stock broker, which writes them to a file
 // it never reads back, the next start takes the config file and flags again.
 // A permission change is registered with the name servers at once.
-func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	keys := propertyKeys(req.Body)
 	if len(keys) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: the body holds no key=value line")
@@ -149,7 +149,7 @@ func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Comma
 	}
 	next.version = dataVersion{Counter: cur.version.Counter + 1, Timestamp: b.clock.Now().UnixMilli()}
 	b.live.Store(&next)
-	b.log.Info().Strs("keys", keys).Msg("broker config updated")
+	b.log.Info().Object("client", c).Strs("keys", keys).Msg("broker config updated")
 	if next.BrokerPermission != cur.BrokerPermission {
 		b.registerAsync()
 	}

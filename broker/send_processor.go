@@ -574,7 +574,7 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
-		b.log.Warn().Str("topic", sh.topic).Str("producer", c.RemoteAddr()).Msg("send to a topic that does not exist")
+		b.log.Warn().Str("topic", sh.topic).Object("client", c).Msg("send to a topic that does not exist")
 		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{

@@ -57,6 +57,7 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 			}
 		}
 	}
+	c.SetClientID(hb.ClientID)
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	for _, cd := range hb.ConsumerDataSet {
 		if cd == nil || cd.GroupName == "" {
@@ -67,7 +68,7 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 		}
 		changed, members := s.Consumers.Register(ch, cd)
 		if changed {
-			s.log.Info().Str("group", cd.GroupName).Str("clientId", hb.ClientID).Str("addr", c.RemoteAddr()).Msg("consumer group changed")
+			s.log.Info().Str("group", cd.GroupName).Object("client", c).Msg("consumer group changed")
 			s.notifyConsumerIdsChanged(cd.GroupName, members)
 		}
 	}

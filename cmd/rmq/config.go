@@ -48,6 +48,7 @@ var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath",
 type brokerSettings struct {
 	opts  broker.Options
 	stock stockBrokerKeys
+	logs  logSettings // read by action.logger; loaded here so the keys are known
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -69,7 +70,7 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock)
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
@@ -140,7 +141,8 @@ type namesrvFlags struct {
 func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, error) {
 	opts := namesrv.DefaultOptions()
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &opts)
+		logs := defaultLogSettings() // read by action.logger; loaded so the keys are known
+		warnings, err := conf.LoadFile(f.configFile, &opts, &logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
