@@ -62,13 +62,16 @@ type MetricsConfig struct {
 	MetricsPromExporterPort int    `conf:"metricsPromExporterPort"`
 	// MetricsPprofEnable also serves /debug/pprof/ on the metrics port.
 	MetricsPprofEnable bool `conf:"metricsPprofEnable"`
+	// ConsoleEnable serves the read-only web console on the metrics port
+	// (at / and /console).
+	ConsoleEnable bool `conf:"consoleEnable"`
 }
 
 // MetricsEnabled reports whether metricsExporterType asks for Prometheus.
 func (c MetricsConfig) MetricsEnabled() bool { return strings.EqualFold(c.MetricsExporterType, "PROM") }
 
 func defaultMetricsConfig() MetricsConfig {
-	return MetricsConfig{MetricsExporterType: "DISABLE", MetricsPromExporterPort: 5557}
+	return MetricsConfig{MetricsExporterType: "DISABLE", MetricsPromExporterPort: 5557, ConsoleEnable: true}
 }
 
 // componentLog is log for a subsystem: its "component" field (the last one

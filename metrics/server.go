@@ -24,19 +24,22 @@ type Options struct {
 	Addr string
 	// Pprof serves /debug/pprof/ (metricsPprofEnable).
 	Pprof bool
-	// Routes adds more handlers (the console) to the same mux.
-	Routes func(mux *http.ServeMux)
-	Now    func() time.Time // nil: time.Now
-	Logger zerolog.Logger
+	// Routes adds more handlers (the console) to the same mux; OnClose runs
+	// when the server has stopped.
+	Routes  func(mux *http.ServeMux)
+	OnClose func()
+	Now     func() time.Time // nil: time.Now
+	Logger  zerolog.Logger
 }
 
 // Server is the broker's HTTP endpoint: /metrics, /healthz and, when asked
 // for, /debug/pprof/.
 type Server struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan struct{}
-	log  zerolog.Logger
+	srv     *http.Server
+	ln      net.Listener
+	done    chan struct{}
+	log     zerolog.Logger
+	onClose func()
 }
 
 // Registry returns a registry with the broker's collector and the Go and
@@ -82,10 +85,11 @@ func Start(b *broker.Broker, o Options) (*Server, error) {
 		return nil, fmt.Errorf("metrics: listen %s: %w", o.Addr, err)
 	}
 	s := &Server{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		ln:   ln,
-		done: make(chan struct{}),
-		log:  o.Logger,
+		srv:     &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		ln:      ln,
+		done:    make(chan struct{}),
+		log:     o.Logger,
+		onClose: o.OnClose,
 	}
 	go func() {
 		defer close(s.done)
@@ -106,6 +110,9 @@ func (s *Server) Close() error {
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
 	<-s.done
+	if s.onClose != nil {
+		s.onClose()
+	}
 	return err
 }
 
