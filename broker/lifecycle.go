@@ -156,7 +156,7 @@ func New(opts Options) (*Broker, error) {
 		}
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
-		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
+		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
 		TimerInfo:  b.timerRuntimeInfo,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})

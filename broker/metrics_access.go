@@ -79,3 +79,15 @@ func defaultMetricsConfig() MetricsConfig {
 func componentLog(log zerolog.Logger, name string) zerolog.Logger {
 	return log.With().Str("component", name).Logger()
 }
+
+// offsetsAndStats forgets a deleted topic's consumer offsets and its stats
+// items (brokeradmin's DELETE_TOPIC_IN_BROKER).
+type offsetsAndStats struct {
+	offsets interface{ RemoveTopic(string) }
+	stats   *brokerstats.Manager
+}
+
+func (o offsetsAndStats) RemoveTopic(topic string) {
+	o.offsets.RemoveTopic(topic)
+	o.stats.RemoveTopic(topic)
+}

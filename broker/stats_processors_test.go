@@ -145,3 +145,19 @@ func TestStatsRequests(t *testing.T) {
 		t.Errorf("producers %+v", pt.Data)
 	}
 }
+
+// TestDeleteTopicDropsItsStats: after DELETE_TOPIC_IN_BROKER the topic's
+// stats item is gone.
+func TestDeleteTopicDropsItsStats(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "GoneT", body: []byte("x")})
+	if tb.bstats.TopicPut.LookupText("GoneT") == nil {
+		t.Fatal("no stats item after a send")
+	}
+	if resp := tb.invoke(remoting.DeleteTopicInBroker, map[string]string{"topic": "GoneT"}, nil); resp.Code != remoting.Success {
+		t.Fatalf("delete: %d %q", resp.Code, resp.Remark)
+	}
+	if tb.bstats.TopicPut.LookupText("GoneT") != nil {
+		t.Error("the deleted topic's stats item remains")
+	}
+}
