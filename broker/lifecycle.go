@@ -157,7 +157,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
 		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
-		TimerInfo:  b.timerRuntimeInfo,
+		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
@@ -261,6 +261,7 @@ func (b *Broker) statsLoop() {
 		now := b.clock.Now()
 		b.stats.Sample(now)
 		b.bstats.Tick(now)
+		b.sampleRuntimeRates(now)
 	})
 }
 

@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -90,4 +92,23 @@ type offsetsAndStats struct {
 func (o offsetsAndStats) RemoveTopic(topic string) {
 	o.offsets.RemoveTopic(topic)
 	o.stats.RemoveTopic(topic)
+}
+
+// sampleRuntimeRates records the store's pull counters for the get TPS
+// figures of GET_BROKER_RUNTIME_INFO (found, missed, total).
+func (b *Broker) sampleRuntimeRates(now time.Time) {
+	info := b.store.RuntimeInfo()
+	total, _ := strconv.ParseInt(info["getMessageTimesTotal"], 10, 64)
+	found, _ := strconv.ParseInt(info["getMessageTimesTotalFound"], 10, 64)
+	b.bstats.Runtime.Sample(now, found, total-found, total)
+}
+
+// runtimeInfoExtras adds to GET_BROKER_RUNTIME_INFO the timer figures and
+// the stock StoreStatsService get rates ("%.2f %.2f %.2f" over 10 s, 1 min
+// and 10 min).
+func (b *Broker) runtimeInfoExtras(t map[string]string) {
+	b.timerRuntimeInfo(t)
+	t["getFoundTps"] = b.bstats.Runtime.Text(0)
+	t["getMissTps"] = b.bstats.Runtime.Text(1)
+	t["getTotalTps"] = b.bstats.Runtime.Text(2)
 }

@@ -161,3 +161,31 @@ func TestDeleteTopicDropsItsStats(t *testing.T) {
 		t.Error("the deleted topic's stats item remains")
 	}
 }
+
+// TestRuntimeInfoGetRates: GET_BROKER_RUNTIME_INFO's getFoundTps,
+// getMissTps and getTotalTps follow the store's pulls over the windows.
+func TestRuntimeInfoGetRates(t *testing.T) {
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	tb := startBroker(t, func(o *Options) { o.Clock = clk })
+	tb.mustSend(sendArgs{topic: "RateT", body: []byte("x")})
+	tb.waitDispatched()
+	tb.sampleRuntimeRates(clk.Now())
+	if resp := tb.pull(pullArgs{group: "RateG", topic: "RateT", subscription: "*", sysFlag: 4, maxMsgs: 1}); resp.Code != remoting.Success {
+		t.Fatalf("pull: %d %q", resp.Code, resp.Remark)
+	}
+	if resp := tb.pull(pullArgs{group: "RateG", topic: "RateT", subscription: "*", sysFlag: 4, offset: 1, maxMsgs: 1}); resp.Code != remoting.PullNotFound {
+		t.Fatalf("pull past the end: %d %q", resp.Code, resp.Remark)
+	}
+	clk.Advance(10 * time.Second)
+	tb.sampleRuntimeRates(clk.Now())
+	resp := tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil)
+	var kv remoting.KVTable
+	if err := remoting.UnmarshalBody(resp.Body, &kv); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"getFoundTps": "0.10 0.10 0.10", "getMissTps": "0.10 0.10 0.10", "getTotalTps": "0.20 0.20 0.20"} {
+		if got := kv.Table[k]; got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}

@@ -176,6 +176,10 @@ type Manager struct {
 	BrokerGet    *Set // BROKER_GET_NUMS
 	GroupLatency *Set // GROUP_GET_LATENCY
 
+	// Runtime samples the store's get counters every second for the
+	// getFoundTps, getMissTps and getTotalTps of GET_BROKER_RUNTIME_INFO.
+	Runtime Rates
+
 	brokerPut, brokerGet *Item
 	detail               atomic.Pointer[Detail] // nil unless EnableDetail (detail.go)
 
