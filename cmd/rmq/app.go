@@ -299,7 +299,7 @@ func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSett
 			fmt.Fprintln(a.stdout, "# broker")
 		}
 		if all {
-			conf.Print(a.stdout, &bs.opts, &bs.stock)
+			conf.Print(a.stdout, &bs.opts, &bs.stock, &bs.logs)
 		} else {
 			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock)
 		}

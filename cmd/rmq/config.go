@@ -65,7 +65,7 @@ type brokerFlags struct {
 // environment variable (the Java default for namesrvAddr), the config file,
 // then flags. Config file warnings are logged.
 func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
-	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys()}
+	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), logs: defaultLogSettings()}
 	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
 		s.opts.NamesrvAddr = env
 	}
