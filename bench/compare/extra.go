@@ -193,6 +193,9 @@ func (r *runner) drain(ctx context.Context, t *target, c *cluster) error {
 	if s.Received < fill.Sent {
 		r.note("%s: workload a drained %d of %d messages within %v", t.name, s.Received, fill.Sent, drainTimeout)
 	}
+	if r.stock != nil {
+		return r.stockDrain(ctx, t, c, s.RecvTps)
+	}
 	return nil
 }
 
@@ -612,6 +615,12 @@ func (r *runner) extraRows(rmq, j4, j5 *target, get func(*target, string) float6
 	}
 	same(we, fmt.Sprintf("restart with %d + %d probe pending: start to ready", r.cfg.scaleMax, r.cfg.scaleProbe), "s", j5, "we.restart", rmqAtMost(1))
 	same(we, "restart: orderly stop", "s", j5, "we.stop", noGoal)
+
+	wf := "f stock benchmark tools (-stock-tools)"
+	same(wf, "workload 1 by the stock Producer: throughput", "msg/s", j4, "w1.stock.tps", atLeast(1.5))
+	same(wf, "workload 1 by the stock Producer: max RT", "ms", j4, "w1.stock.maxrt", noGoal)
+	same(wf, "workload 1 by the stock Producer: failed sends", "", j4, "w1.stock.failed", noGoal)
+	same(wf, "workload a by the stock Consumer: best 10-s window", "msg/s", j4, "wa.stock.tps", atLeast(2))
 
 	if g, ok := r.m["noop"]; ok {
 		wg := "g no-op remoting server (loopback ceiling)"

@@ -151,3 +151,44 @@ func TestNoopServer(t *testing.T) {
 		t.Fatalf("other request: %v, %v", resp, err)
 	}
 }
+
+func TestParseStockOutput(t *testing.T) {
+	prod := `topic: CmpSend threadCount: 128 messageSize: 1024 keyEnable: false propertySize: 0 tagCount: 0 traceEnable: false aclEnable: false messageQuantity: 0
+delayEnable: false delayLevel: 1
+Current Time: 2026-12-01 11:00:10,123 Send TPS: 30000 Max RT(ms): 250 Average RT(ms):   4.100 Send Failed: 0 Response Failed: 0
+Current Time: 1764586820000 Send TPS: 41000 Max RT(ms): 31 Average RT(ms):   3.101 Send Failed: 2 Response Failed: 0
+Current Time: 1764586830000 Send TPS: 43000 Max RT(ms): 40 Average RT(ms):   2.950 Send Failed: 3 Response Failed: 0
+[Complete] Send Total: 900000 Send TPS: 42000 Max RT(ms): 250 Average RT(ms):   3.000 Send Failed: 3 Response Failed: 0
+`
+	s := parseStockOutput(prod, true)
+	if !slices.Equal(s.tps, []float64{30000, 41000, 43000}) || s.maxRT != 250 || s.failed != 3 {
+		t.Fatalf("producer: %+v", s)
+	}
+	if s.steady() != 42000 || s.peak() != 43000 {
+		t.Fatalf("producer steady %v peak %v", s.steady(), s.peak())
+	}
+	cons := `Consumer Started.
+Current Time: 1764586810000 TPS: 52011 FAIL: 0 AVG(B2C) RT(ms): 1200.000 AVG(S2C) RT(ms): 1100.000 MAX(B2C) RT(ms): 9000 MAX(S2C) RT(ms): 8000
+Current Time: 1764586820000 TPS: 0 FAIL: 1 AVG(B2C) RT(ms):     NaN AVG(S2C) RT(ms):     NaN MAX(B2C) RT(ms): 0 MAX(S2C) RT(ms): 0
+`
+	c := parseStockOutput(cons, false)
+	if !slices.Equal(c.tps, []float64{52011, 0}) || c.failed != 1 || c.peak() != 52011 || c.steady() != 0 {
+		t.Fatalf("consumer: %+v", c)
+	}
+	if got := parseStockOutput(prod, false); len(got.tps) != 0 {
+		t.Fatalf("producer lines read as consumer lines: %+v", got)
+	}
+	if got := (stockStats{tps: []float64{7}}); got.steady() != 7 {
+		t.Fatalf("one window: steady %v", got.steady())
+	}
+	if got := (stockStats{}); got.steady() != 0 || got.peak() != 0 {
+		t.Fatalf("no window: %v %v", got.steady(), got.peak())
+	}
+}
+
+func TestBuildStockToolsNotACheckout(t *testing.T) {
+	_, err := buildStockTools(t.TempDir(), t.TempDir(), []string{t.TempDir()})
+	if !errors.Is(err, errStockTools) {
+		t.Fatalf("err = %v, want errStockTools", err)
+	}
+}

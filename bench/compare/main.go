@@ -177,6 +177,14 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 		}
 		delayTargets, timerTargets = append(delayTargets, j4), append(timerTargets, j5)
 	}
+	if cfg.stockTools != "" && cfg.hasAny("1", "a") {
+		r.logf("compiling the stock benchmark tools of %s", cfg.stockTools)
+		var err error
+		if r.stock, err = buildStockTools(cfg.stockTools, cfg.workDir, []string{j4.lib, j5.lib}); err != nil {
+			return err
+		}
+		r.logf("stock tools built against %s", r.stock.lib)
+	}
 	if cfg.has("1") || cfg.has("2") || cfg.has("3") || cfg.has("4") || cfg.has("7") {
 		for _, t := range delayTargets {
 			if err := r.delayPhase(ctx, t); err != nil {

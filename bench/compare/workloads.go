@@ -41,6 +41,7 @@ type runner struct {
 	log   io.Writer
 	m     map[string]measures // by target name
 	cmds  []string            // `rmq bench` command lines, for the report
+	stock *stockTools         // -stock-tools, compiled; nil: not run
 	notes []string
 }
 
@@ -325,6 +326,11 @@ func (r *runner) delayPhase(ctx context.Context, t *target) error {
 	if r.cfg.has("1") {
 		if err := r.saturated(ctx, t, c, "w1"); err != nil {
 			return err
+		}
+		if r.stock != nil {
+			if err := r.stockSaturated(ctx, t, c); err != nil {
+				return err
+			}
 		}
 	}
 	if r.cfg.has("3") {
