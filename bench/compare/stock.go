@@ -200,9 +200,11 @@ func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) erro
 }
 
 // stockDrain is workload a driven by the stock Consumer (push, 20 threads,
-// a new group) over a backlog stored by `rmq bench produce`. The tool
-// never ends, so it runs for a span sized by the rmq bench drain rate, and
-// its best 10-second window is reported.
+// a new group) over a second backlog stored by `rmq bench produce`. Both
+// brokers start a new group at offset 0 while the queue's first message is
+// recent, so the tool reads both backlogs. It never ends: it runs for a
+// span sized by the rmq bench drain rate, and its best 10-second window is
+// reported.
 func (r *runner) stockDrain(ctx context.Context, t *target, c *cluster, rate float64) error {
 	fill, err := r.rmqBench(ctx, c.nsAddr(), "produce", "-t", topicBacklog, "-s", "1024", "-c", strconv.Itoa(r.cfg.conns),
 		"-w", strconv.Itoa(r.cfg.inflight), "--count", strconv.FormatInt(r.cfg.backlog, 10), "-d", "0s")
@@ -211,7 +213,7 @@ func (r *runner) stockDrain(ctx context.Context, t *target, c *cluster, rate flo
 	}
 	d := 3*stockWindow + 2*time.Second
 	if rate > 0 {
-		d = max(d, time.Duration(1.5*float64(fill.Sent)/rate*float64(time.Second))+stockWindow)
+		d = max(d, time.Duration(1.5*float64(2*fill.Sent)/rate*float64(time.Second))+stockWindow)
 	}
 	s, u, err := r.runStock(ctx, c, "Consumer", d, "-t", topicBacklog, "-g", "cmp_stock_drain")
 	if err != nil {
