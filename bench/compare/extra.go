@@ -366,6 +366,8 @@ func (r *runner) manyTopics(ctx context.Context, t *target, c *cluster) error {
 				return fmt.Errorf("%w: topic %s: %v", errRoute, name, err)
 			}
 			if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+				bsmp.stop()
+				nsmp.stop()
 				return err
 			}
 		}
