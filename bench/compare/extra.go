@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"rmq/admin"
-	"rmq/bench"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/bench"
 )
 
 // Topics of workloads a-e.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestScaleLevels(t *testing.T) {

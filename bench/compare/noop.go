@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // noopQueues is the queue count of every topic the no-op server routes.

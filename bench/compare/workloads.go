@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"rmq/bench"
-	"rmq/message"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
 )
 
 // Topics, each created with 8 queues on both brokers before use. The stock
