@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ensureDLQ creates a group's DLQ topic as a send-back would, for the delay

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"math"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // DispatchRequest describes one stored message as the dispatcher sees it.

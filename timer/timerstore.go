@@ -2,10 +2,10 @@ package timer
 
 import (
 	"errors"
+	"github.com/rmqio/rmq/store"
 	"math"
 	"os"
 	"path/filepath"
-	"rmq/store"
 	"sync"
 	"sync/atomic"
 	"time"

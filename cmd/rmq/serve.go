@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/namesrv"
 )
 
 // servers starts a name server, a broker or both, announces each on stdout
