@@ -55,7 +55,7 @@ func New(opts Options) (*Broker, error) {
 		clock:   opts.Clock,
 		addr:    joinHostPort(opts.BrokerIP1, opts.ListenPort),
 		host:    netip.AddrPortFrom(ip.Unmap(), uint16(opts.ListenPort)),
-		nsCli:   remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
+		nsCli:   remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: opts.Logger}),
 		stop:    make(chan struct{}),
 		regKick: make(chan struct{}, 1),
 	}

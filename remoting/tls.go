@@ -107,6 +107,19 @@ type TLSConfig struct {
 	// TLSServerTrustCertPath (PEM); false accepts any client certificate.
 	TLSServerAuthClient    bool   `conf:"tls.server.authClient"`
 	TLSServerTrustCertPath string `conf:"tls.server.trustCertPath"`
+	// TLSEnable makes the broker speak TLS to the name server (stock
+	// tls.enable, which the stock broker's outer API reads), trusting any
+	// name server certificate.
+	TLSEnable bool `conf:"tls.enable"`
+}
+
+// ClientTLS is the configuration of this process's own client connections
+// (ClientTLS when TLSEnable, else nil).
+func (c TLSConfig) ClientTLS() *tls.Config {
+	if !c.TLSEnable {
+		return nil
+	}
+	return ClientTLS()
 }
 
 // DefaultTLSConfig returns the stock defaults.
