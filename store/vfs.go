@@ -137,6 +137,9 @@ type Rule struct {
 	Nth int
 	// Path, when set, matches only operations on paths containing it.
 	Path string
+	// Data, when set, matches only writes of bytes it accepts (e.g. the
+	// records of one topic, not the warmer's zeros).
+	Data func(b []byte) bool
 	// Partial makes a failing write store the first half of its bytes
 	// before it fails (a torn write).
 	Partial bool
@@ -176,11 +179,11 @@ func (i *Injector) Hits() []string {
 }
 
 // check returns the rule that fails this operation, if any.
-func (i *Injector) check(op Op, path string) *Rule {
+func (i *Injector) check(op Op, path string, b []byte) *Rule {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, r := range i.rules {
-		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) {
+		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) || (r.Data != nil && !r.Data(b)) {
 			continue
 		}
 		r.seen++
@@ -207,14 +210,14 @@ type ErrorFS struct {
 }
 
 func (e *ErrorFS) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	if r := e.Inj.check(OpOpen, name); r != nil {
+	if r := e.Inj.check(OpOpen, name, nil); r != nil {
 		return nil, r.err(OpOpen, name)
 	}
 	return e.FS.OpenFile(name, flag, perm)
 }
 
 func (e *ErrorFS) Write(f *os.File, b []byte) (int, error) {
-	if r := e.Inj.check(OpWrite, f.Name()); r != nil {
+	if r := e.Inj.check(OpWrite, f.Name(), b); r != nil {
 		n := 0
 		if r.Partial {
 			n, _ = e.FS.Write(f, b[:len(b)/2])
@@ -225,7 +228,7 @@ func (e *ErrorFS) Write(f *os.File, b []byte) (int, error) {
 }
 
 func (e *ErrorFS) WriteAt(f *os.File, b []byte, off int64) (int, error) {
-	if r := e.Inj.check(OpWrite, f.Name()); r != nil {
+	if r := e.Inj.check(OpWrite, f.Name(), b); r != nil {
 		n := 0
 		if r.Partial {
 			n, _ = e.FS.WriteAt(f, b[:len(b)/2], off)
@@ -236,49 +239,49 @@ func (e *ErrorFS) WriteAt(f *os.File, b []byte, off int64) (int, error) {
 }
 
 func (e *ErrorFS) Sync(f *os.File) error {
-	if r := e.Inj.check(OpSync, f.Name()); r != nil {
+	if r := e.Inj.check(OpSync, f.Name(), nil); r != nil {
 		return r.err(OpSync, f.Name())
 	}
 	return e.FS.Sync(f)
 }
 
 func (e *ErrorFS) Fdatasync(f *os.File) error {
-	if r := e.Inj.check(OpSync, f.Name()); r != nil {
+	if r := e.Inj.check(OpSync, f.Name(), nil); r != nil {
 		return r.err(OpSync, f.Name())
 	}
 	return e.FS.Fdatasync(f)
 }
 
 func (e *ErrorFS) Msync(name string, b []byte) error {
-	if r := e.Inj.check(OpMsync, name); r != nil {
+	if r := e.Inj.check(OpMsync, name, nil); r != nil {
 		return r.err(OpMsync, name)
 	}
 	return e.FS.Msync(name, b)
 }
 
 func (e *ErrorFS) Mmap(f *os.File, size int) ([]byte, error) {
-	if r := e.Inj.check(OpMmap, f.Name()); r != nil {
+	if r := e.Inj.check(OpMmap, f.Name(), nil); r != nil {
 		return nil, r.err(OpMmap, f.Name())
 	}
 	return e.FS.Mmap(f, size)
 }
 
 func (e *ErrorFS) Truncate(f *os.File, size int64) error {
-	if r := e.Inj.check(OpTruncate, f.Name()); r != nil {
+	if r := e.Inj.check(OpTruncate, f.Name(), nil); r != nil {
 		return r.err(OpTruncate, f.Name())
 	}
 	return e.FS.Truncate(f, size)
 }
 
 func (e *ErrorFS) Fallocate(f *os.File, size int64) error {
-	if r := e.Inj.check(OpFallocate, f.Name()); r != nil {
+	if r := e.Inj.check(OpFallocate, f.Name(), nil); r != nil {
 		return r.err(OpFallocate, f.Name())
 	}
 	return e.FS.Fallocate(f, size)
 }
 
 func (e *ErrorFS) Rename(oldpath, newpath string) error {
-	if r := e.Inj.check(OpRename, newpath); r != nil {
+	if r := e.Inj.check(OpRename, newpath, nil); r != nil {
 		return r.err(OpRename, newpath)
 	}
 	return e.FS.Rename(oldpath, newpath)

@@ -3,6 +3,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"rmq/internal/clock"
 	"rmq/message"
 )
 
@@ -91,6 +93,10 @@ func checkAcked(t *testing.T, o Options, ok []acked) {
 	}
 }
 
+// hasTopic matches the writes of FaultTopic's records, not the commitlog
+// warmer's zeros.
+func hasTopic(b []byte) bool { return bytes.Contains(b, []byte("FaultTopic")) }
+
 func checkMessage(t *testing.T, m *message.MessageExt, i int) {
 	t.Helper()
 	w := testMessage("FaultTopic", int32(i%2), i)
@@ -113,7 +119,7 @@ func TestFaultCommitLogWrite(t *testing.T) {
 			if failed != 0 {
 				t.Fatalf("%d puts failed without a fault", failed)
 			}
-			inj.Add(Rule{Op: OpWrite, Nth: 3, Path: "commitlog", Partial: partial})
+			inj.Add(Rule{Op: OpWrite, Nth: 3, Path: "commitlog", Data: hasTopic, Partial: partial})
 			more, failed := putAll(t, s, 20, 40)
 			if failed != 1 || len(inj.Hits()) != 1 {
 				t.Fatalf("%d puts failed, %d faults injected; want 1 and 1", failed, len(inj.Hits()))
@@ -134,16 +140,22 @@ func TestFaultCommitLogWrite(t *testing.T) {
 }
 
 // A commitlog sync that keeps failing acknowledges nothing: each put ends
-// with PutFlushDiskTimeout. Once the disk heals, puts are acknowledged again
-// and everything acknowledged survives.
+// with PutFlushDiskTimeout once the (manual) clock passes its
+// SyncFlushTimeout. Once the disk heals, puts are acknowledged again — the
+// clock stands still then, so only a real flush can answer them — and
+// everything acknowledged survives.
 func TestFaultCommitLogSyncIsNeverAcknowledged(t *testing.T) {
 	inj := &Injector{}
-	s, o := faultStore(t, inj, func(o *Options) { o.SyncFlushTimeout = 20 * time.Millisecond })
+	m := clock.NewManual(time.Unix(1_700_000_000, 0))
+	s, o := faultStore(t, inj, func(o *Options) { o.Clock, o.SyncFlushTimeout = m, time.Second })
 	ok, _ := putAll(t, s, 0, 10)
 	inj.Add(Rule{Op: OpMsync, Path: "commitlog"})
-	for i := 10; i < 15; i++ {
-		r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
-		if err == nil && r.Status == PutOK {
+	for i := 10; i < 13; i++ {
+		r := advanceUntil(t, m, o.SyncFlushTimeout, func() putOutcome {
+			r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+			return putOutcome{r, err}
+		})
+		if r.err == nil && r.r.Status == PutOK {
 			t.Fatalf("put %d acknowledged while every commitlog sync fails", i)
 		}
 	}
@@ -159,8 +171,32 @@ func TestFaultCommitLogSyncIsNeverAcknowledged(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	inj.Clear()
 	checkAcked(t, o, ok)
+}
+
+type putOutcome struct {
+	r   *PutResult
+	err error
+}
+
+// advanceUntil runs f and, while it has not returned, moves m on by step:
+// f's outcome does not depend on how many steps that takes.
+func advanceUntil[T any](t *testing.T, m *clock.Manual, step time.Duration, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case v := <-done:
+			return v
+		case <-time.After(5 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("still not done after a minute")
+			}
+			m.Advance(step)
+		}
+	}
 }
 
 // Creating the next commitlog file fails at each step in turn (open,
