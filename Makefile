@@ -7,6 +7,8 @@
 #   make test    go vet, every Go test, then the Java client suite
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
 #   make clean   remove bin/ and .run/
+#   make soak-crash  kill -9 a SYNC_FLUSH rmq SOAK_CYCLES times (default 30) under
+#                load from the stock Go client, then print acked/lost/duplicates/early
 
 GO           ?= go
 BIN          := bin/rmq
@@ -82,3 +84,13 @@ BENCH_COMPARE_FLAGS ?=
 .PHONY: bench-compare
 bench-compare: build
 	$(GO) run ./bench/compare -rmq $(BIN) $(BENCH_COMPARE_FLAGS)
+
+# The crash-loop soak (integration/soak): SOAK_CYCLES kill -9 cycles (default 30) of a SYNC_FLUSH rmq under
+# plain, delay-level, timer and transactional sends from the stock Go client; then it drains and prints acked,
+# lost, duplicates and early, and fails unless lost and early are 0. SOAK_SEED repeats a run's random choices.
+# A few minutes. Not part of test.
+SOAK_CYCLES ?= 30
+
+.PHONY: soak-crash
+soak-crash: build
+	SOAK_CRASH=1 SOAK_CYCLES=$(SOAK_CYCLES) RMQ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m -run '^TestCrashLoopSoak$$' -v ./integration/soak/
