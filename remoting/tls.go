@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,12 @@ const tlsHandshakeByte = 0x16
 // frames: the goroutine only decrypts and hands frames to the pool, so it
 // falls behind only when starved.
 const tlsBacklogMax = 2 * MaxFrameSize
+
+// tlsFrameStart is the first buffer of a TLS connection's frame; it doubles
+// as the frame arrives. (The partial frames of TLS connections are not
+// charged to MaxInflightBytes: they are bounded per connection by the
+// backlog and by what has arrived.)
+const tlsFrameStart = 64 << 10
 
 // ParseTLSMode reads "disabled", "permissive" or "enforcing" (any case).
 // The empty string (a zero ServerConfig) is disabled. Where TlsMode.parse
@@ -309,9 +316,21 @@ func (s *Server) readTLSFrame(r io.Reader, prefix []byte) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(r, frame); err != nil {
-		return nil, err
+	// The buffer grows with what arrives, not with the length announced,
+	// so a peer that announces 16 MiB and stalls holds what it sent.
+	frame := make([]byte, 0, min(n, tlsFrameStart))
+	for len(frame) < n {
+		if len(frame) == cap(frame) {
+			frame = slices.Grow(frame, min(n-len(frame), cap(frame)))
+		}
+		m, err := r.Read(frame[len(frame):min(n, cap(frame))])
+		frame = frame[:len(frame)+m]
+		if err != nil && len(frame) < n {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
 	return decodeFrame(frame, s.rawExt, true)
 }

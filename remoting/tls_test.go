@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -321,4 +322,31 @@ func TestTLSStalledHandshakeIdles(t *testing.T) {
 	m.Advance(121 * time.Second)
 	recv(t, next, "an idle sweep")
 	raw.expectClosed()
+}
+
+// A TLS connection that announces an oversized frame is closed, as a
+// plaintext one is; the server goes on serving.
+func TestTLSBadFrameCloses(t *testing.T) {
+	addr := tlsServer(t, newTestHandler(), tlsCfg("enforcing")).opts.Addrs[0]
+	conn, err := tls.DialWithDialer(&netDialer, "tcp", addr, ClientTLS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte{0x7f, 0xff, 0xff, 0xff}); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(ioWait))
+	var one [1]byte
+	if n, err := conn.Read(one[:]); n > 0 || err == nil || isTimeout(err) {
+		t.Fatalf("read after an oversized frame: %d bytes, %v; want the connection closed", n, err)
+	}
+	if err := echo(t, newTLSClient(t, ClientTLS()), addr, []byte("still")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
