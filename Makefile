@@ -7,8 +7,6 @@
 #   make test    go vet, every Go test, then the Java client suite
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
 #   make clean   remove bin/ and .run/
-#   make soak-crash  kill -9 a SYNC_FLUSH rmq SOAK_CYCLES times (default 30) under
-#                load from the stock Go client, then print acked/lost/duplicates/early
 
 GO           ?= go
 BIN          := bin/rmq
