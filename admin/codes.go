@@ -49,6 +49,12 @@ var requestNames = map[int32]string{
 	remoting.SendMessageV2:                    "SEND_MESSAGE_V2",
 	remoting.SendBatchMessage:                 "SEND_BATCH_MESSAGE",
 	remoting.RecallMessage:                    "RECALL_MESSAGE",
+	remoting.InvokeBrokerToResetOffset:        "INVOKE_BROKER_TO_RESET_OFFSET",
+	remoting.InvokeBrokerToGetConsumerStatus:  "INVOKE_BROKER_TO_GET_CONSUMER_STATUS",
+	remoting.CloneGroupOffset:                 "CLONE_GROUP_OFFSET",
+	remoting.QueryConsumeQueue:                "QUERY_CONSUME_QUEUE",
+	remoting.GetNamesrvConfig:                 "GET_NAMESRV_CONFIG",
+	remoting.UpdateNamesrvConfig:              "UPDATE_NAMESRV_CONFIG",
 	GetTimerCheckPoint:                        "GET_TIMER_CHECK_POINT",
 	GetTimerMetrics:                           "GET_TIMER_METRICS",
 }

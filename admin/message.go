@@ -303,6 +303,22 @@ func (a *Admin) MessageDetail(ctx context.Context, id, topic string) (*MessageDe
 	if err != nil {
 		return nil, err
 	}
+	return a.detail(ctx, m)
+}
+
+// MessageDetailByUniqueKey is queryMsgByUniqueKey: the message whose client
+// id (UNIQ_KEY) is id, looked up in topic's key index only.
+func (a *Admin) MessageDetailByUniqueKey(ctx context.Context, id, topic string) (*MessageDetail, error) {
+	msgs, err := a.QueryMessage(ctx, topic, id, QueryMaxNumUniqKey, 0, math.MaxInt64, true)
+	if err != nil {
+		return nil, err
+	}
+	return a.detail(ctx, msgs[0])
+}
+
+// detail writes m's body under BodyDir and looks up its consumption.
+func (a *Admin) detail(ctx context.Context, m *Message) (*MessageDetail, error) {
+	var err error
 	d := &MessageDetail{Message: m}
 	if err := os.MkdirAll(a.opts.BodyDir, 0o755); err != nil {
 		return nil, fmt.Errorf("admin: body directory: %w", err)

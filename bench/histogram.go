@@ -86,12 +86,13 @@ type Percentiles struct {
 	Count int64   `json:"count"`
 	P50   float64 `json:"p50Ms"`
 	P99   float64 `json:"p99Ms"`
+	P999  float64 `json:"p999Ms"`
 	Max   float64 `json:"maxMs"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// Percentiles returns p50, p99 and max in milliseconds.
+// Percentiles returns p50, p99, p99.9 and max in milliseconds.
 func (h *Histogram) Percentiles() Percentiles {
-	return Percentiles{Count: h.Count(), P50: ms(h.Quantile(0.5)), P99: ms(h.Quantile(0.99)), Max: ms(h.Max())}
+	return Percentiles{Count: h.Count(), P50: ms(h.Quantile(0.5)), P99: ms(h.Quantile(0.99)), P999: ms(h.Quantile(0.999)), Max: ms(h.Max())}
 }

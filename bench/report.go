@@ -64,10 +64,10 @@ func (r *reporter) line(span time.Duration) {
 		lat = recvLat
 	}
 	p := lat.Percentiles()
-	fmt.Fprintf(&b, " | latency p50 %.3f p99 %.3f max %.3f ms", p.P50, p.P99, p.Max)
+	fmt.Fprintf(&b, " | latency p50 %.3f p99 %.3f p99.9 %.3f max %.3f ms", p.P50, p.P99, p.P999, p.Max)
 	if r.o.Mode == ModeTimer {
 		lp := late.Percentiles()
-		fmt.Fprintf(&b, " | lateness p50 %.3f p99 %.3f max %.3f ms", lp.P50, lp.P99, lp.Max)
+		fmt.Fprintf(&b, " | lateness p50 %.3f p99 %.3f p99.9 %.3f max %.3f ms", lp.P50, lp.P99, lp.P999, lp.Max)
 	}
 	fmt.Fprintln(r.o.Out, b.String())
 	r.last.sent, r.last.recv, r.last.fail = sent, recv, fail
@@ -86,9 +86,9 @@ func (s *Summary) Print(w io.Writer) {
 	if s.Mode == ModeConsume {
 		what = "pull"
 	}
-	fmt.Fprintf(w, "%-11s p50 %.3f ms, p99 %.3f ms, max %.3f ms (%s round trip, %d samples)\n", "latency:", s.Latency.P50, s.Latency.P99, s.Latency.Max, what, s.Latency.Count)
+	fmt.Fprintf(w, "%-11s p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms (%s round trip, %d samples)\n", "latency:", s.Latency.P50, s.Latency.P99, s.Latency.P999, s.Latency.Max, what, s.Latency.Count)
 	if s.Lateness != nil {
-		fmt.Fprintf(w, "%-11s p50 %.3f ms, p99 %.3f ms, max %.3f ms (%d samples)\n", "lateness:", s.Lateness.P50, s.Lateness.P99, s.Lateness.Max, s.Lateness.Count)
+		fmt.Fprintf(w, "%-11s p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms (%d samples)\n", "lateness:", s.Lateness.P50, s.Lateness.P99, s.Lateness.P999, s.Lateness.Max, s.Lateness.Count)
 		fmt.Fprintf(w, "%-11s %d early (at most %.3f ms), %d lost, %d duplicates\n", "delivery:", s.Early, s.MaxEarlyMs, s.Lost, s.Duplicates)
 	}
 	if len(s.Errors) == 0 {

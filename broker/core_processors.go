@@ -9,8 +9,8 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.SendMessage:        b.processSend,
 		remoting.SendMessageV2:      b.processSend,
 		remoting.SendBatchMessage:   b.processSend,
-		remoting.SendReplyMessage:   b.processSend,
-		remoting.SendReplyMessageV2: b.processSend,
+		remoting.SendReplyMessage:   b.processReply,
+		remoting.SendReplyMessageV2: b.processReply,
 
 		remoting.ConsumerSendMsgBack: b.processConsumerSendMsgBack,
 		remoting.RecallMessage:       b.processRecallMessage,
@@ -27,5 +27,9 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 
 		remoting.GetBrokerConfig:    b.processGetBrokerConfig,
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
+
+		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
+		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,
+		remoting.CleanUnusedTopic:             b.processCleanUnusedTopic,
 	}
 }

@@ -22,10 +22,14 @@
 //
 // # Request paths
 //
-//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE / SEND_REPLY_MESSAGE(_V2)
+//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE
 //	  header (V2 letters → V1 names) ─► msgCheck (topic name, perms, auto-create
 //	  from TBW102, queue id) ─► %RETRY% limit → %DLQ% ─► putMessage (hooks)
 //	  ─► store ─► msgId(s), queueId, queueOffset, MSG_REGION, TRACE_ON
+//
+//	SEND_REPLY_MESSAGE(_V2) (reply.go)
+//	  header ─► msgCheck ─► PUSH_REPLY_MESSAGE_TO_CLIENT to REPLY_TO_CLIENT's
+//	  connection ─► store (storeReplyMessageEnable) ─► SUCCESS / SYSTEM_ERROR
 //
 //	PULL_MESSAGE / LITE_PULL_MESSAGE
 //	  group, topic, queue checks ─► tag filter (request or heartbeat

@@ -320,9 +320,8 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	return res, err
 }
 
-// processSend serves SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE and
-// SEND_REPLY_MESSAGE(_V2). Replies are stored like any send; pushing them to
-// the requesting client is not done here.
+// processSend serves SEND_MESSAGE(_V2) and SEND_BATCH_MESSAGE (replies:
+// reply.go).
 func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	sh, err := parseSendHeader(req)
 	if err != nil {
@@ -390,6 +389,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	if tc == nil {
 		return fail(code, remark)
 	}
+	b.requesters.noteRequest(sh.properties, c)
 	if len(req.Body) > b.opts.MaxMessageSize {
 		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
@@ -624,9 +624,10 @@ func (b *Broker) putFailure(resp *remoting.Command, err error) *remoting.Command
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		resp.Code, resp.Remark = remoting.MessageIllegal, err.Error()
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+		// The stock remark, with the store's cause appended.
 		resp.Code = remoting.ServiceNotAvailable
 		resp.Remark = "service not available now. It may be caused by one of the following reasons: " +
-			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
+			"the broker's disk is full [" + b.store.DiskUtil() + "], messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
 	default:
 		resp.Code, resp.Remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
 	}

@@ -77,6 +77,8 @@ type topicConfigDefaults struct {
 	brokerName       string
 	autoCreate       bool
 	defaultQueueNums int32
+	// traceTopic, when not empty, is created at start (traceTopicEnable).
+	traceTopic string
 }
 
 func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
@@ -110,6 +112,9 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 	add(newTopicConfig(message.TopicOffsetMovedEvent, 1, permReadWrite))
 	add(newTopicConfig(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite))
 	add(newTopicConfig(message.ReplyTopic(d.clusterName), 1, permReadWrite))
+	if d.traceTopic != "" {
+		add(newTopicConfig(d.traceTopic, 1, permReadWrite))
+	}
 
 	if err := m.load(); err != nil {
 		return nil, err

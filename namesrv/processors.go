@@ -50,6 +50,12 @@ func (s *Server) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	case remoting.GetSystemTopicListFromNS:
 		topics, addr := s.routes.SystemTopics()
 		return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: topics, BrokerAddr: addr}))
+	case remoting.GetUnitTopicList, remoting.GetHasUnitSubTopicList, remoting.GetHasUnitSubUnunitTopicList:
+		return s.unitTopicList(req)
+	case remoting.UpdateNamesrvConfig:
+		return s.updateNamesrvConfig(req)
+	case remoting.GetNamesrvConfig:
+		return s.getNamesrvConfig(req)
 	}
 	return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
 }
@@ -236,7 +242,7 @@ func (s *Server) getRouteInfoByTopic(req *remoting.Command) *remoting.Command {
 	if rd == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "No topic route info in name server for the topic: "+topic)
 	}
-	if s.opts.OrderMessageEnable {
+	if s.config().OrderMessageEnable {
 		rd.OrderTopicConf, _ = s.kv.Get(NamespaceOrderTopicConfig, topic)
 	}
 	return ok(req, encodeRoute(rd, standardOnly || req.Version >= versionV4_9_4))

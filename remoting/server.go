@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/ants/v2"
@@ -90,6 +94,9 @@ type Server struct {
 	conns   sync.Map // uint64 -> *Conn
 	connSeq atomic.Uint64
 	stop    sync.Once
+	// listen are the gnet addresses of opts.Addrs; bound the addresses the
+	// listeners really have (port 0 resolved), both in opts.Addrs order.
+	listen, bound []string
 
 	clock       clock.Clock
 	maxInflight int64        // MaxInflightBytes; <= 0: no limit
@@ -140,10 +147,12 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-// Start listens on every address and returns once the server accepts connections.
+// Start listens on every address and returns once the server accepts
+// connections. A port 0 gets a port from the system; Addrs reports it.
 func (s *Server) Start() error {
-	addrs := make([]string, len(s.opts.Addrs))
-	for i, a := range s.opts.Addrs {
+	s.listen = distinctListenAddrs(s.opts.Addrs)
+	addrs := make([]string, len(s.listen))
+	for i, a := range s.listen {
 		addrs[i] = "tcp4://" + a
 	}
 	s.now.Store(s.clock.Now().UnixNano())
@@ -158,6 +167,13 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.booted:
+		bound, err := s.boundAddrs()
+		if err != nil {
+			close(s.idleDone)
+			s.Stop()
+			return fmt.Errorf("remoting: listen %v: %w", s.opts.Addrs, err)
+		}
+		s.bound = bound
 		if s.opts.IdleTimeout > 0 {
 			go s.idleLoop()
 		} else {
@@ -171,6 +187,53 @@ func (s *Server) Start() error {
 		}
 		return fmt.Errorf("remoting: listen %v: %w", s.opts.Addrs, err)
 	}
+}
+
+// Addrs are the addresses the server listens on, in ServerOptions.Addrs
+// order, with the port the system chose for a port 0. Nil before Start.
+func (s *Server) Addrs() []string { return slices.Clone(s.bound) }
+
+// distinctListenAddrs returns addrs with every repeated port-0 address made
+// distinct by leading zeros ("h:0", "h:00", ...): gnet tells its listeners
+// apart by address only (Engine.DupListener), and the resolver reads all of
+// them as port 0.
+func distinctListenAddrs(addrs []string) []string {
+	out := make([]string, len(addrs))
+	seen := make(map[string]bool, len(addrs))
+	for i, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err == nil && strings.Trim(port, "0") == "" {
+			for seen[a] {
+				port += "0"
+				a = net.JoinHostPort(host, port)
+			}
+		}
+		seen[a] = true
+		out[i] = a
+	}
+	return out
+}
+
+// boundAddrs reads each listener's address from a duplicate of its socket.
+func (s *Server) boundAddrs() ([]string, error) {
+	out := make([]string, len(s.listen))
+	for i, a := range s.listen {
+		fd, err := s.eng.DupListener("tcp", a)
+		if err != nil {
+			return nil, fmt.Errorf("find listener %s: %w", a, err)
+		}
+		sa, err := syscall.Getsockname(fd)
+		syscall.Close(fd)
+		if err != nil {
+			return nil, fmt.Errorf("read listener %s: %w", a, err)
+		}
+		in4, ok := sa.(*syscall.SockaddrInet4)
+		if !ok {
+			return nil, fmt.Errorf("listener %s is not IPv4 (%T)", a, sa)
+		}
+		out[i] = netip.AddrPortFrom(netip.AddrFrom4(in4.Addr), uint16(in4.Port)).String()
+	}
+	return out, nil
 }
 
 // Stop closes every connection and the listeners. It returns once the

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
+	"rmq/internal/clock"
 	"rmq/message"
 )
 
@@ -36,8 +36,8 @@ type Diverter struct {
 	// Path is the dead-letter log file.
 	Path   string
 	Logger zerolog.Logger
-	// Now stamps records (nil: time.Now).
-	Now func() time.Time
+	// Clock stamps records (nil: the wall clock).
+	Clock clock.Clock
 
 	mu sync.Mutex
 }
@@ -103,11 +103,11 @@ func (d *Diverter) Divert(m *message.Message, from int64, cause error) (Diverted
 		Flag: m.Flag, SysFlag: m.SysFlag, ReconsumeTimes: m.ReconsumeTimes, BornTimestamp: m.BornTimestamp,
 		Properties: props, Body: m.Body,
 	}
-	if d.Now != nil {
-		rec.TimeMs = d.Now().UnixMilli()
-	} else {
-		rec.TimeMs = time.Now().UnixMilli()
+	clk := d.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
+	rec.TimeMs = clk.Now().UnixMilli()
 	if err := d.appendRecord(&rec); err != nil {
 		return 0, err
 	}

@@ -102,7 +102,7 @@ func Open(opts Options) (*TimerStore, error) {
 	}
 	t.diverter = &store.Diverter{
 		Source: "timer", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
-		Logger: opts.Logger, Now: opts.Clock.Now,
+		Logger: opts.Logger, Clock: opts.Clock,
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "config"), 0o755); err != nil {
 		return nil, err

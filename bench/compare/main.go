@@ -196,6 +196,8 @@ func (r *runner) rows(rmq, j4, j5 *target) []row {
 		same(w.name, "throughput", "msg/s", j4, w.key+".tps", atLeast(1.5))
 		same(w.name, "msg per broker CPU-second", "msg/CPU-s", j4, w.key+".tpcpu", atLeast(2))
 		same(w.name, "send p99", "ms", j4, w.key+".p99", noGoal)
+		same(w.name, "send p99.9", "ms", j4, w.key+".p999", noGoal)
+		same(w.name, "send max", "ms", j4, w.key+".max", noGoal)
 		same(w.name, "broker CPU", "s", j4, w.key+".cpu", noGoal)
 		same(w.name, "peak RSS", "MiB", j4, w.key+".rss", atMost(0.1))
 		same(w.name, "peak anonymous RSS", "MiB", j4, w.key+".anon", atMost(0.1))

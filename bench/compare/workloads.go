@@ -112,12 +112,15 @@ func (r *runner) saturated(ctx context.Context, t *target, c *cluster, key strin
 	r.recordUsage(t, key, u)
 	r.set(t, key+".tps", s.SendTps)
 	r.set(t, key+".p99", s.Latency.P99)
+	r.set(t, key+".p999", s.Latency.P999)
+	r.set(t, key+".max", s.Latency.Max)
 	r.set(t, key+".failed", float64(s.SendFailed))
 	if u.CPU > 0 {
 		r.set(t, key+".tpcpu", float64(s.Sent)/u.CPU.Seconds())
 	}
-	r.logf("%s %s: %.0f msg/s, broker CPU %.1f s, %.0f msg per CPU-s, p99 %.2f ms, %d failed, peak RSS %.0f MiB",
-		t.name, key, s.SendTps, u.CPU.Seconds(), float64(s.Sent)/max(u.CPU.Seconds(), 1e-9), s.Latency.P99, s.SendFailed, float64(u.PeakRSS)/(1<<20))
+	r.logf("%s %s: %.0f msg/s, broker CPU %.1f s, %.0f msg per CPU-s, p99 %.2f p99.9 %.2f max %.2f ms, %d failed, peak RSS %.0f MiB",
+		t.name, key, s.SendTps, u.CPU.Seconds(), float64(s.Sent)/max(u.CPU.Seconds(), 1e-9), s.Latency.P99, s.Latency.P999, s.Latency.Max,
+		s.SendFailed, float64(u.PeakRSS)/(1<<20))
 	return nil
 }
 

@@ -19,6 +19,10 @@ type ConsumerManager struct {
 
 	mu     sync.RWMutex
 	groups map[string]*consumerGroup
+
+	// groupGone, when set, hears of every group that lost its last
+	// connection (ConsumerGroupEvent.UNREGISTER); it runs under mu.
+	groupGone func(group string)
 }
 
 type consumerGroup struct {
@@ -128,7 +132,7 @@ func (m *ConsumerManager) Unregister(group string, conn *remoting.Conn) (removed
 	delete(g.channels, conn)
 	m.log.Info().Str("group", group).Str("addr", conn.RemoteAddr()).Msg("consumer unregistered")
 	if len(g.channels) == 0 {
-		delete(m.groups, group)
+		m.removeGroupLocked(group)
 		return true, nil
 	}
 	return true, g.conns()
@@ -148,7 +152,7 @@ func (m *ConsumerManager) ConnClosed(conn *remoting.Conn) map[string][]*remoting
 		delete(g.channels, conn)
 		m.log.Info().Str("group", name).Str("addr", conn.RemoteAddr()).Msg("consumer connection closed")
 		if len(g.channels) == 0 {
-			delete(m.groups, name)
+			m.removeGroupLocked(name)
 			continue
 		}
 		if changed == nil {
@@ -183,7 +187,7 @@ func (m *ConsumerManager) ScanExpired() (expired []*remoting.Conn, changed map[s
 			}
 		}
 		if len(g.channels) == 0 {
-			delete(m.groups, name)
+			m.removeGroupLocked(name)
 			continue
 		}
 		if lost {
@@ -194,6 +198,14 @@ func (m *ConsumerManager) ScanExpired() (expired []*remoting.Conn, changed map[s
 		}
 	}
 	return expired, changed
+}
+
+// removeGroupLocked forgets a group without connections; m.mu is held.
+func (m *ConsumerManager) removeGroupLocked(group string) {
+	delete(m.groups, group)
+	if m.groupGone != nil {
+		m.groupGone(group)
+	}
 }
 
 // FindSubscription returns group's subscription of topic, or nil. The result

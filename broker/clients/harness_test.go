@@ -9,8 +9,10 @@ import (
 
 	"rmq/internal/clock"
 	"rmq/internal/testutil"
+	"rmq/internal/testutil/storetest"
 	"rmq/message"
 	"rmq/remoting"
+	"rmq/store"
 )
 
 // clientTestEnv is the client service (over a topic table of its own),
@@ -27,6 +29,10 @@ type clientTestEnv struct {
 
 type clientTestOptions struct {
 	autoCreateGroups bool
+	// store opens a store before the server starts (withStore sets one on a
+	// running service, which a handler that touches nothing else but the
+	// store reads without a happens-before edge).
+	store bool
 }
 
 func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
@@ -35,9 +41,13 @@ func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	clk := clock.NewManual(clientTestEpoch)
 	dir := t.TempDir()
 	topics := &clTopics{table: make(map[string]*remoting.TopicConfig)}
+	var st *store.Store
+	if o.store {
+		st = storetest.TempStore(t, dir, func(so *store.Options) { so.Clock = clk })
+	}
 	s, err := New(Options{
 		ConfigDir: dir, AutoCreateSubscriptionGroup: o.autoCreateGroups, BrokerName: "broker-a",
-		Topics: topics, Clock: clk, Logger: log,
+		Topics: topics, Clock: clk, Logger: log, Store: st,
 	})
 	if err != nil {
 		t.Fatal(err)

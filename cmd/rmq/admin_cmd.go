@@ -158,18 +158,20 @@ func optInt64(c *cli.Context, name string, def int64) (int64, error) {
 }
 
 func adminCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "admin",
 		Usage: "mqadmin: administer name servers and brokers (stock subcommand names and flags)",
-		Subcommands: []*cli.Command{
+		Subcommands: append([]*cli.Command{
 			adminUpdateTopic(), adminDeleteTopic(), adminTopicList(), adminTopicRoute(), adminTopicStatus(),
 			adminClusterList(), adminBrokerStatus(),
 			adminUpdateSubGroup(), adminDeleteSubGroup(), adminConsumerProgress(), adminConsumerConnection(),
 			adminQueryMsgByID(), adminQueryMsgByKey(), adminSendMessage(), adminConsumeMessage(), adminPrintMsg(),
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
 			adminTimerStatus(), adminRecallMessage(),
-		},
+		}, adminCodesCommands()...),
 	}
+	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
+	return cmd
 }
 
 func adminUpdateTopic() *cli.Command {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rmq/admin"
+	"rmq/message"
+	"rmq/remoting"
 )
 
 // jsonValues decodes every JSON value of out (consumeMessage and printMsg
@@ -31,7 +36,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 20 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 29 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -42,6 +47,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		MsgID        string `json:"msgId"`
 		OffsetMsgID  string `json:"offsetMsgId"`
 		RecallHandle string `json:"recallHandle"`
+		QueueID      int32  `json:"queueId"`
 	}
 	tests := []struct {
 		name     string
@@ -103,8 +109,40 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "consumerProgress -g", args: []string{"consumerProgress", "-g", "JsonG"}, contains: []string{"JsonT", "broker-a"}},
 		{name: "consumerProgress -g -s true", args: []string{"consumerProgress", "-g", "JsonG", "-s", "true"}, contains: []string{"JsonT", "127.0.0.1"}},
 		{name: "consumerProgress of every group", args: []string{"consumerProgress"}, contains: []string{"JsonG"}},
+		{
+			name: "resetOffsetByTime",
+			before: func(t *testing.T) {
+				req := remoting.NewRequest(remoting.UpdateConsumerOffset, map[string]string{"consumerGroup": "JsonG", "topic": "JsonT", "queueId": "0", "commitOffset": "0"}, nil)
+				if resp, err := consumer.InvokeTimeout(c.broker, req, 5*time.Second); err != nil || resp.Code != remoting.Success {
+					t.Fatalf("commit: %v %v", resp, err)
+				}
+			},
+			args:     []string{"resetOffsetByTime", "-g", "JsonG", "-t", "JsonT", "-s", "now"},
+			contains: []string{"JsonT", "broker-a", `"queues"`},
+		},
+		{name: "consumerStatus", args: []string{"consumerStatus", "-g", "JsonG"}, contains: []string{"127.0.0.1@admin-test"}},
+		{name: "getConsumerStatus", args: []string{"getConsumerStatus", "-g", "JsonG", "-t", "JsonT", "-i", "nobody"}, contains: []string{"JsonG"}},
+		{name: "cloneGroupOffset", args: []string{"cloneGroupOffset", "-s", "JsonG", "-d", "JsonG2", "-t", "JsonT", "-o", "true"}, contains: []string{"JsonG2"}},
+		{name: "queryCq", args: []string{"queryCq", "-t", "JsonT", "-q", "<QID>", "-i", "0"}, contains: []string{"maxQueueIndex"}},
+		{name: "queryMsgByUniqueKey", args: []string{"queryMsgByUniqueKey", "-t", "JsonT", "-i", "<MSGID>"}, contains: []string{"<MSGID>", "JsonT"}},
+		{
+			name: "queryMsgTraceById",
+			before: func(t *testing.T) {
+				pub := strings.Join([]string{"Pub", "1700000000000", "DefaultRegion", "PG", "JsonT", sent.MsgID, "", "", c.broker, "5", "2", "0", sent.OffsetMsgID, "true"}, "\x01") + "\x02"
+				if _, err := c.adm.SendMessage(context.Background(), admin.SendMessageSpec{Topic: message.TopicTrace, Body: []byte(pub), Keys: sent.MsgID, QueueID: -1}); err != nil {
+					t.Fatal(err)
+				}
+				c.waitDispatched(t, message.TopicTrace, 1)
+			},
+			args:     []string{"queryMsgTraceById", "-i", "<MSGID>"},
+			contains: []string{`"msgType": "Pub"`, "<MSGID>"},
+		},
+		{name: "getNamesrvConfig", args: []string{"getNamesrvConfig"}, contains: []string{"orderMessageEnable", c.ns}},
+		{name: "updateNamesrvConfig", args: []string{"updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "false"}, contains: []string{"orderMessageEnable"}},
 		{name: "timerStatus", args: []string{"timerStatus"}, contains: []string{c.broker, `"pending"`}},
 		{name: "recallMessage", args: []string{"recallMessage", "-i", "<HANDLE>"}, contains: []string{`"msgId": "<TIMERMSGID>"`, c.broker}},
+		{name: "deleteExpiredCommitLog", args: []string{"deleteExpiredCommitLog", "-b", c.broker}, contains: []string{c.broker}},
+		{name: "cleanExpiredCQ", args: []string{"cleanExpiredCQ", "-c", "DefaultCluster"}, contains: []string{c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
 	}
@@ -117,7 +155,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			if tt.before != nil {
 				tt.before(t)
 			}
-			r := strings.NewReplacer("<OFFSETID>", sent.OffsetMsgID, "<HANDLE>", timerSent.RecallHandle, "<TIMERMSGID>", timerSent.MsgID)
+			r := strings.NewReplacer("<QID>", strconv.Itoa(int(sent.QueueID)), "<MSGID>", sent.MsgID, "<OFFSETID>", sent.OffsetMsgID, "<HANDLE>", timerSent.RecallHandle, "<TIMERMSGID>", timerSent.MsgID)
 			args := make([]string, len(tt.args))
 			for i, a := range tt.args {
 				args[i] = r.Replace(a)
@@ -158,7 +196,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 20 {
-		t.Errorf("%d subcommands covered, want 20: %v", len(seen), seen)
+	if len(seen) != 31 {
+		t.Errorf("%d subcommands covered, want 31: %v", len(seen), seen)
 	}
 }

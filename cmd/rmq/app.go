@@ -28,6 +28,7 @@ const (
 	flagListenPort  = "listen-port"
 	flagNamesrvPort = "namesrv-port"
 	flagBindAddress = "bind-address"
+	flagSmallStore  = "small-store"
 	flagLogLevel    = "log-level"
 )
 
@@ -71,6 +72,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 					&cli.IntFlag{Name: flagNamesrvPort, Value: namesrv.DefaultListenPort, Usage: "name server port (on the broker's bind address; the broker registers there, at 127.0.0.1 for 0.0.0.0)"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
 					&cli.StringFlag{Name: flagBindAddress, Usage: "address the name server and the broker listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
+					smallStoreFlag,
 				),
 				Action: a.standalone,
 			},
@@ -91,6 +93,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ./store"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
 					&cli.StringFlag{Name: flagBindAddress, Usage: "address both broker ports listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
+					smallStoreFlag,
 				),
 				Action: a.broker,
 			},
@@ -235,8 +238,16 @@ func brokerFlagsOf(c *cli.Context, withNamesrv bool) brokerFlags {
 		v := c.String(flagBindAddress)
 		f.bindAddress = &v
 	}
+	if c.IsSet(flagSmallStore) {
+		v := c.Bool(flagSmallStore)
+		f.smallStore = &v
+	}
 	return f
 }
+
+// smallStoreFlag is --small-store (key smallStore): a store of a few MiB for
+// tests and development.
+var smallStoreFlag = &cli.BoolFlag{Name: flagSmallStore, Usage: "small store for tests and development: 4 MiB commitlog files, small queue and index files, no fallocate (key smallStore)"}
 
 // dialHost is where a local client reaches a server bound to host: the
 // host itself, or 127.0.0.1 for the wildcard.

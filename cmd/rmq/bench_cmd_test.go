@@ -19,10 +19,10 @@ func TestBenchCommands(t *testing.T) {
 		t.Fatalf("produce: exit %d: %s", code, errOut)
 	}
 	for _, re := range []string{
-		`(?m)^\[\s+\d+s\] sent \d+ \(\d+/s\) errors 0 \| latency p50 [\d.]+ p99 [\d.]+ max [\d.]+ ms$`,
+		`(?m)^\[\s+\d+s\] sent \d+ \(\d+/s\) errors 0 \| latency p50 [\d.]+ p99 [\d.]+ p99.9 [\d.]+ max [\d.]+ ms$`,
 		`(?m)^=== bench produce: topic BenchCLI, [\d.]+ s ===$`,
 		`(?m)^sent:\s+\d+ ok, 0 failed, [\d.]+ msg/s, [\d.]+ MiB/s$`,
-		`(?m)^latency:\s+p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms \(send round trip, \d+ samples\)$`,
+		`(?m)^latency:\s+p50 [\d.]+ ms, p99 [\d.]+ ms, p99.9 [\d.]+ ms, max [\d.]+ ms \(send round trip, \d+ samples\)$`,
 		`(?m)^errors:\s+none$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
@@ -51,7 +51,7 @@ func TestBenchCommands(t *testing.T) {
 	}
 	for _, re := range []string{
 		`(?m)^received:\s+\d+, [\d.]+ msg/s`,
-		`(?m)^lateness:\s+p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms \(\d+ samples\)$`,
+		`(?m)^lateness:\s+p50 [\d.]+ ms, p99 [\d.]+ ms, p99.9 [\d.]+ ms, max [\d.]+ ms \(\d+ samples\)$`,
 		`(?m)^delivery:\s+\d+ early \(at most [\d.]+ ms\), 0 lost, 0 duplicates$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {

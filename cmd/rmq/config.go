@@ -19,14 +19,11 @@ import (
 // on them, so that the stock sample file loads without warnings. brokerRole
 // is checked: rmq has no replication, so only master roles are accepted.
 type stockBrokerKeys struct {
-	BrokerRole       string `conf:"brokerRole"`
-	BrokerIP2        string `conf:"brokerIP2"`
-	DeleteWhen       string `conf:"deleteWhen"`
-	FileReservedTime int    `conf:"fileReservedTime"`
+	BrokerRole string `conf:"brokerRole"`
 }
 
 func defaultStockBrokerKeys() stockBrokerKeys {
-	return stockBrokerKeys{BrokerRole: "ASYNC_MASTER", DeleteWhen: "04", FileReservedTime: 72}
+	return stockBrokerKeys{BrokerRole: "ASYNC_MASTER"}
 }
 
 // importantBrokerKeys are the keys -m prints: the stock @ImportantField keys
@@ -56,6 +53,7 @@ type brokerFlags struct {
 	configFile  string
 	namesrvAddr *string
 	storeDir    *string
+	smallStore  *bool
 	listenPort  *int
 	bindAddress *string
 }
@@ -83,6 +81,9 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 	}
 	if f.storeDir != nil {
 		s.opts.StorePathRootDir = *f.storeDir
+	}
+	if f.smallStore != nil {
+		s.opts.SmallStore = *f.smallStore
 	}
 	if f.listenPort != nil {
 		s.opts.ListenPort = *f.listenPort

@@ -1,0 +1,134 @@
+package rmq.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.admin.ConsumeStats;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.common.protocol.body.Connection;
+import org.apache.rocketmq.common.protocol.body.ConsumerConnection;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The offset and config subcommands of the stock mqadmin against a live push consumer: resetOffsetByTime
+ * (INVOKE_BROKER_TO_RESET_OFFSET; the client re-consumes), the consumer status through the broker, consumerStatus, cloneGroupOffset,
+ * queryCq, and getNamesrvConfig / updateNamesrvConfig on the name server.
+ */
+class OffsetAdminTest {
+    private static final int MESSAGES = 4;
+
+    @Test
+    void offsetCommands() throws Exception {
+        String topic = Clients.unique("offsets");
+        MQAdmin.run("updateTopic", "-c", "DefaultCluster", "-t", topic, "-r", "2", "-w", "2").assertOk();
+        DefaultMQProducer producer = Clients.startProducer();
+        DefaultMQPushConsumer consumer = Clients.pushConsumer(topic, "*", 2);
+        String group = consumer.getConsumerGroup();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(Clients.namesrv());
+        admin.setInstanceName(Clients.unique("offsets-admin"));
+        Inbox inbox = new Inbox();
+        try {
+            Await.until("the route of " + topic, Clients.DEADLINE,
+                () -> MQAdmin.run("topicRoute", "-t", topic).ok(), () -> "");
+            long before = System.currentTimeMillis() - 60_000;
+            List<SendResult> sent = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                sent.add(producer.send(new Message(topic, ("m" + i).getBytes(StandardCharsets.UTF_8))));
+            }
+            consumer.registerMessageListener(inbox);
+            consumer.start();
+            admin.start();
+            Await.until("every message consumed", Clients.DEADLINE, () -> inbox.all().size() >= MESSAGES, inbox::describe);
+            // The consumer commits its offsets every 5 s; wait until the broker holds them all.
+            Await.until("the offsets committed", Clients.DEADLINE, () -> {
+                try {
+                    ConsumeStats cs = admin.examineConsumeStats(group);
+                    return cs.computeTotalDiff() == 0
+                        && cs.getOffsetTable().keySet().stream().filter(mq -> mq.getTopic().equals(topic)).count() == 2;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, () -> {
+                try {
+                    return admin.examineConsumeStats(group).getOffsetTable().toString();
+                } catch (Exception e) {
+                    return e.toString();
+                }
+            });
+
+            // resetOffsetByTime to before the first message: the broker pushes the offsets to the client, which
+            // consumes everything again.
+            MQAdmin.Output reset = MQAdmin.run("resetOffsetByTime", "-g", group, "-t", topic, "-s", Long.toString(before))
+                .assertOk();
+            assertTrue(reset.out().contains("rollback consumer offset by specified group[" + group + "]"), reset::toString);
+            assertTrue(reset.out().contains("#brokerName") && reset.out().contains("#offset"), reset::toString);
+            Await.until("every message consumed twice", Clients.DEADLINE,
+                () -> inbox.all().size() >= 2 * MESSAGES, inbox::describe);
+
+            // INVOKE_BROKER_TO_GET_CONSUMER_STATUS asks the client through the broker (mqadmin 4.9.8 does not
+            // register its getConsumerStatus command; the admin API it would call is used directly).
+            ConsumerConnection cc = admin.examineConsumerConnectionInfo(group);
+            String clientId = cc.getConnectionSet().stream().map(Connection::getClientId).findFirst().orElseThrow();
+            Map<String, Map<MessageQueue, Long>> status = admin.getConsumeStatus(topic, group, "");
+            assertEquals(Set.of(clientId), status.keySet(), status::toString);
+            assertEquals(2, status.get(clientId).size(), status::toString);
+
+            // consumerStatus -i shows the client's running info.
+            MQAdmin.Output running = MQAdmin.run("consumerStatus", "-g", group, "-i", clientId).assertOk();
+            assertTrue(running.out().contains(topic), running::toString);
+
+            // cloneGroupOffset gives another group the same offsets.
+            String clone = Clients.unique("clonecg");
+            MQAdmin.Output cloned = MQAdmin.run("cloneGroupOffset", "-s", group, "-d", clone, "-t", topic, "-o", "true").assertOk();
+            assertTrue(cloned.out().contains("clone group offset success."), cloned::toString);
+
+            // queryCq lists the consume-queue units of queue 0.
+            MQAdmin.Output cq = MQAdmin.run("queryCq", "-t", topic, "-q", Integer.toString(sent.get(0).getMessageQueue().getQueueId()),
+                "-i", "0", "-c", "1").assertOk();
+            assertTrue(cq.out().contains("Queue data:") && cq.out().contains("physicOffset="), cq::toString);
+
+            // Offline: resetOffsetByTime falls back on rewriting the broker's offsets.
+            consumer.shutdown();
+            consumer = null;
+            Await.until(group + " offline", Clients.DEADLINE, () -> {
+                try {
+                    return admin.examineConsumerConnectionInfo(group).getConnectionSet().isEmpty();
+                } catch (Exception e) {
+                    return true;
+                }
+            }, () -> "");
+            MQAdmin.run("resetOffsetByTime", "-g", group, "-t", topic, "-s", Long.toString(before)).assertOk();
+            ConsumeStats after = admin.examineConsumeStats(group);
+            assertEquals(MESSAGES, after.computeTotalDiff(), () -> "offsets after the offline reset: " + after.getOffsetTable());
+        } finally {
+            if (consumer != null) {
+                consumer.shutdown();
+            }
+            producer.shutdown();
+            admin.shutdown();
+        }
+    }
+
+    @Test
+    void namesrvConfig() {
+        MQAdmin.Output get = MQAdmin.run("getNamesrvConfig").assertOk();
+        assertTrue(get.out().contains("orderMessageEnable"), get::toString);
+        // Set to the value it has: the other tests see no change.
+        String current = get.lines().stream().filter(l -> l.startsWith("orderMessageEnable")).findFirst().orElseThrow()
+            .replaceAll(".*=\\s*", "").trim();
+        MQAdmin.Output update = MQAdmin.run("updateNamesrvConfig", "-k", "orderMessageEnable", "-v", current).assertOk();
+        assertTrue(update.out().contains("update name server config success!"), update::toString);
+    }
+}
