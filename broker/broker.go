@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -60,7 +61,11 @@ type Broker struct {
 	timers    *timer.TimerStore // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
-	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
+	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
+	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
+	// registeredAll is true after a registration every name server accepted
+	// (metrics_access.go: Ready).
+	registeredAll atomic.Bool
 	// retentionReady is set once clients and services exist: until then
 	// protectedOffset keeps every file (retention.go).
 	retentionReady atomic.Bool
@@ -128,6 +133,9 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	if h == nil {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
 	}
+	if d := b.bstats.Detail(); d != nil {
+		return b.timedServe(d, h, c, req)
+	}
 	return h(c, req)
 }
 
@@ -192,6 +200,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.admin.RetentionProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.statsProcessors() {
 		b.handlers[code] = h
 	}
 }

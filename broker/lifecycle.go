@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -60,6 +61,7 @@ func New(opts Options) (*Broker, error) {
 		nsCli:    remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: opts.Logger}),
 		stop:     make(chan struct{}),
 		regKick:  make(chan struct{}, 1),
+		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
 	}
 	vipPort := opts.ListenPort - 2
 	if opts.ListenPort == 0 {
@@ -143,7 +145,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
-		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
 		EnsureDLQ: b.ensureDLQ,
 	})
 	if err != nil {
@@ -155,7 +157,7 @@ func New(opts Options) (*Broker, error) {
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.msgClock, Logger: b.log,
+		Clock:         b.msgClock, Logger: componentLog(b.log, "transaction"),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -169,7 +171,7 @@ func New(opts Options) (*Broker, error) {
 			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: b.log,
+			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.log, "timer"),
 			EnsureDLQ: b.ensureDLQ,
 		})
 		if err != nil {
@@ -178,8 +180,8 @@ func New(opts Options) (*Broker, error) {
 		}
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
-		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
-		TimerInfo:  b.timerRuntimeInfo,
+		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
+		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
@@ -321,7 +323,12 @@ func (b *Broker) persistLoop() {
 
 // statsLoop samples the put/get counters for the runtime-info rates.
 func (b *Broker) statsLoop() {
-	b.every(statsSampleInterval, func() { b.stats.Sample(b.clock.Now()) })
+	b.every(statsSampleInterval, func() {
+		now := b.clock.Now()
+		b.stats.Sample(now)
+		b.bstats.Tick(now)
+		b.sampleRuntimeRates(now)
+	})
 }
 
 // every runs fn every period of the broker clock until Shutdown; the caller

@@ -116,6 +116,8 @@ type Options struct {
 	// ServerConfig holds the connection limits: idle timeout, connection
 	// cap, in-flight budget.
 	remoting.ServerConfig
+	// MetricsConfig holds the HTTP endpoint's keys (metrics_access.go).
+	MetricsConfig
 	Logger zerolog.Logger `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
@@ -186,6 +188,7 @@ func DefaultOptions() Options {
 		RedeleteHangedFileInterval:        120000,
 		ListenHost:                        "0.0.0.0",
 		ServerConfig:                      remoting.DefaultServerConfig(),
+		MetricsConfig:                     defaultMetricsConfig(),
 		Logger:                            zerolog.Nop(),
 	}
 }

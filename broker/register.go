@@ -124,6 +124,7 @@ func (b *Broker) registerAll(checkOrder bool) {
 		}()
 	}
 	wg.Wait()
+	b.registeredAll.Store(len(replies) == len(addrs))
 	if !checkOrder || len(replies) == 0 || len(replies[0].Body) == 0 {
 		return
 	}

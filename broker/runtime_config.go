@@ -172,7 +172,7 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 // offsetMsgIds lead a client (queryMsgById) to the advertised address. Stock
 // 4.9.8 keeps the store host of its start, which a client outside a container
 // cannot reach.
-func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	keys := propertyKeys(req.Body)
 	if len(keys) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: the body holds no key=value line")
@@ -211,7 +211,7 @@ func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Comma
 	}
 	next.version = dataVersion{Counter: cur.version.Counter + 1, Timestamp: b.clock.Now().UnixMilli()}
 	b.live.Store(&next)
-	b.log.Info().Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
+	b.log.Info().Object("client", c).Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
 	if cur.advertisesChange(&next) {
 		// Before answering, as the stock broker does for brokerPermission:
 		// once mqadmin returns, the name servers hand out the new address

@@ -168,6 +168,7 @@ func adminCommand() *cli.Command {
 			adminQueryMsgByID(), adminQueryMsgByKey(), adminSendMessage(), adminConsumeMessage(), adminPrintMsg(),
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
 			adminTimerStatus(), adminRecallMessage(),
+			adminStatsAll(), adminBrokerConsumeStats(), adminProducer(),
 		}, adminCodesCommands()...),
 	}
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)

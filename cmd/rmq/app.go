@@ -30,6 +30,8 @@ const (
 	flagBindAddress = "bind-address"
 	flagSmallStore  = "small-store"
 	flagLogLevel    = "log-level"
+	flagLogFormat   = "log-format"
+	flagLogFile     = "log-file"
 )
 
 func commonFlags(configUsage string) []cli.Flag {
@@ -37,7 +39,9 @@ func commonFlags(configUsage string) []cli.Flag {
 		&cli.StringFlag{Name: flagConfigFile, Aliases: []string{"c"}, Usage: configUsage, TakesFile: true},
 		&cli.BoolFlag{Name: flagPrintAll, Aliases: []string{"p"}, Usage: "print every config key=value and exit"},
 		&cli.BoolFlag{Name: flagPrintImp, Aliases: []string{"m"}, Usage: "print the important config keys and exit"},
-		&cli.StringFlag{Name: flagLogLevel, Value: "info", Usage: "trace, debug, info, warn, error or disabled (logs go to stderr)"},
+		&cli.StringFlag{Name: flagLogLevel, Value: "info", Usage: "trace, debug, info, warn, error or disabled, optionally per component: info,store=debug,broker=warn (key logLevel)"},
+		&cli.StringFlag{Name: flagLogFormat, Value: "console", Usage: "console or json, one object per line (key logFormat)"},
+		&cli.StringFlag{Name: flagLogFile, Usage: "write logs to this file instead of stderr, rotated by size and age (keys logFile, logFileMaxSize MB, logFileMaxAge days, logFileMaxBackups)"},
 	}
 }
 
@@ -119,10 +123,36 @@ type action struct {
 	stopSignals func()
 	stdout      io.Writer
 	stderr      io.Writer
+	logFile     io.Closer // the log file of a.logger, closed by closeLog
 }
 
+// logger builds the process logger from the log keys of the -c file, if
+// any, overridden by the --log-* flags (logging.go).
 func (a *action) logger(c *cli.Context) (zerolog.Logger, error) {
-	return newLogger(a.stderr, c.String(flagLogLevel))
+	s := defaultLogSettings()
+	if f := c.String(flagConfigFile); f != "" {
+		// Only the log keys are read here; the full load reports problems.
+		_, _ = conf.LoadFile(f, &s)
+	}
+	if c.IsSet(flagLogLevel) || s.Level == "" {
+		s.Level = c.String(flagLogLevel)
+	}
+	if c.IsSet(flagLogFormat) {
+		s.Format = c.String(flagLogFormat)
+	}
+	if c.IsSet(flagLogFile) {
+		s.File = c.String(flagLogFile)
+	}
+	log, closer, err := newLogger(a.stderr, s)
+	a.logFile = closer
+	return log, err
+}
+
+// closeLog closes the log file, if any.
+func (a *action) closeLog() {
+	if a.logFile != nil {
+		_ = a.logFile.Close()
+	}
 }
 
 func (a *action) standalone(c *cli.Context) error {
@@ -130,6 +160,7 @@ func (a *action) standalone(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.closeLog()
 	bs, err := loadBrokerSettings(brokerFlagsOf(c, false), log)
 	if err != nil {
 		return err
@@ -176,6 +207,7 @@ func (a *action) namesrv(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.closeLog()
 	f := namesrvFlags{configFile: c.String(flagConfigFile)}
 	if c.IsSet(flagListenPort) {
 		p := c.Int(flagListenPort)
@@ -202,6 +234,7 @@ func (a *action) broker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.closeLog()
 	bs, err := loadBrokerSettings(brokerFlagsOf(c, true), log)
 	if err != nil {
 		return err
@@ -282,7 +315,7 @@ func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSett
 			fmt.Fprintln(a.stdout, "# broker")
 		}
 		if all {
-			conf.Print(a.stdout, &bs.opts, &bs.stock)
+			conf.Print(a.stdout, &bs.opts, &bs.stock, &bs.logs)
 		} else {
 			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock)
 		}

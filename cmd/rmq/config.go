@@ -45,6 +45,7 @@ var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath",
 type brokerSettings struct {
 	opts  broker.Options
 	stock stockBrokerKeys
+	logs  logSettings // read by action.logger; loaded here so the keys are known
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -62,12 +63,12 @@ type brokerFlags struct {
 // environment variable (the Java default for namesrvAddr), the config file,
 // then flags. Config file warnings are logged.
 func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
-	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys()}
+	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), logs: defaultLogSettings()}
 	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock)
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
@@ -141,7 +142,8 @@ type namesrvFlags struct {
 func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, error) {
 	opts := namesrv.DefaultOptions()
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &opts)
+		logs := defaultLogSettings() // read by action.logger; loaded so the keys are known
+		warnings, err := conf.LoadFile(f.configFile, &opts, &logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
