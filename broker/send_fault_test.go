@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // A send whose commitlog write or sync fails is answered with an error

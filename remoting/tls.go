@@ -21,7 +21,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
-	"rmq/conf"
+	"github.com/rmqio/rmq/conf"
 )
 
 // TLS on the remoting port, as the Java NettyRemotingServer offers it

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/conf"
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // tlsServer starts a testHandler server built from cfg, as the name server

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
 )
 
 // faultStore opens a SYNC_FLUSH store in a fresh directory whose file

@@ -12,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
-	"rmq/conf"
-	"rmq/namesrv"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/namesrv"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Flag names. The one-letter aliases and camelCase names are the stock

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 // The crash-loop soak (make soak-crash; not part of make test): a
