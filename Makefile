@@ -109,3 +109,13 @@ BENCH_COMPARE_FLAGS ?=
 .PHONY: bench-compare
 bench-compare: build
 	$(GO) run ./bench/compare -rmq $(BIN) $(BENCH_COMPARE_FLAGS)
+
+# The crash-loop soak (integration/soak): SOAK_CYCLES kill -9 cycles (default 30) of a SYNC_FLUSH rmq under
+# plain, delay-level, timer and transactional sends from the stock Go client; then it drains and prints acked,
+# lost, duplicates and early, and fails unless lost and early are 0. SOAK_SEED repeats a run's random choices.
+# A few minutes. Not part of test.
+SOAK_CYCLES ?= 30
+
+.PHONY: soak-crash
+soak-crash: build
+	SOAK_CRASH=1 SOAK_CYCLES=$(SOAK_CYCLES) RMQ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m -run '^TestCrashLoopSoak$$' -v ./integration/soak/

@@ -45,7 +45,7 @@ func newProducer(o *Options, st *stats, queues []admin.QueueAddr, runID string) 
 		p.levels, _ = ParseDelayLevels(o.DelayLevels)
 	}
 	for range o.Connections {
-		p.clients = append(p.clients, remoting.NewClient(remoting.ClientOptions{SerializeType: o.SerializeType, Logger: o.Logger}))
+		p.clients = append(p.clients, remoting.NewClient(remoting.ClientOptions{SerializeType: o.SerializeType, TLS: o.TLS, Logger: o.Logger}))
 	}
 	return p
 }

@@ -58,7 +58,7 @@ func New(opts Options) (*Broker, error) {
 		log:      opts.Logger,
 		clock:    opts.Clock,
 		msgClock: opts.MessageClock,
-		nsCli:    remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
+		nsCli:    remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: opts.Logger}),
 		stop:     make(chan struct{}),
 		regKick:  make(chan struct{}, 1),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),

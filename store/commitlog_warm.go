@@ -2,7 +2,6 @@ package store
 
 import (
 	"sync"
-	"syscall"
 )
 
 // Warm-up of the commitlog ahead of the writer.
@@ -194,12 +193,12 @@ func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
 	step := min(int64(len(w.zeros)), max(w.busyWrite, pageSize))
 	for off := from; off < to; {
 		n := min(step, to-off)
-		if _, err := f.file.WriteAt(w.zeros[:n], off); err != nil {
+		if _, err := fsFor(f.path).WriteAt(f.file, w.zeros[:n], off); err != nil {
 			return err
 		}
 		off += n
 	}
-	return syscall.Fdatasync(int(f.file.Fd()))
+	return fsFor(f.path).Fdatasync(f.file)
 }
 
 // awaitNear waits, on the allocator's goroutine, until the writer has
@@ -256,12 +255,12 @@ func (w *warmer) prewarm(f *mappedFile, zeros []byte) int64 {
 		return 0
 	}
 	for off := pageSize; off < pageSize+n; off += step {
-		if _, err := f.file.WriteAt(zeros[:min(step, pageSize+n-off)], off); err != nil {
+		if _, err := fsFor(f.path).WriteAt(f.file, zeros[:min(step, pageSize+n-off)], off); err != nil {
 			w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 			return 0
 		}
 	}
-	if err := syscall.Fdatasync(int(f.file.Fd())); err != nil {
+	if err := fsFor(f.path).Fdatasync(f.file); err != nil {
 		w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 		return 0
 	}
