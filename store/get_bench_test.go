@@ -3,7 +3,7 @@ package store
 import (
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // BenchmarkGetMessage is a pull of 1 KiB messages with maxMsgs 32, the stock
