@@ -2,7 +2,6 @@ package store
 
 import (
 	"sync"
-	"syscall"
 )
 
 // Warm-up of the commitlog ahead of the writer.
@@ -185,7 +184,7 @@ func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
 		}
 		off += n
 	}
-	return syscall.Fdatasync(int(f.file.Fd()))
+	return syncData(f.file)
 }
 
 // prewarm zeroes and syncs the first bytes of f, a segment the allocator has
@@ -206,7 +205,7 @@ func (w *warmer) prewarm(f *mappedFile, zeros []byte) int64 {
 			return 0
 		}
 	}
-	if err := syscall.Fdatasync(int(f.file.Fd())); err != nil {
+	if err := syncData(f.file); err != nil {
 		w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 		return 0
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/rs/zerolog"
 )
@@ -383,7 +382,7 @@ func (f *cqFile) releaseBelow(rel int64) {
 	if end <= 0 {
 		return
 	}
-	_ = syscall.Madvise(f.data[:min(end, f.size())], syscall.MADV_DONTNEED)
+	_ = releasePages(f.data[:min(end, f.size())])
 }
 
 // destroy deletes the queue's files and directory.

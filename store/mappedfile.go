@@ -1,5 +1,3 @@
-//go:build unix
-
 package store
 
 import (
@@ -9,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
-	"unsafe"
+
+	"rmq/internal/mmap"
 )
 
 // fileNameDigits is the width of segment file names (UtilAll.offset2FileName).
@@ -88,7 +86,7 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 			return nil, err
 		}
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	data, err := mmap.Map(f, size)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("store: mmap %s: %w", path, err)
@@ -105,11 +103,11 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 // after a few GB of writes (workload 4 of bench/compare), each time holding up
 // the dispatcher. Pages already in the cache are mapped as before.
 func (m *mappedFile) adviseRandom() {
-	_ = syscall.Madvise(m.data, syscall.MADV_RANDOM)
+	madviseRandom(m.data)
 }
 
 func diskErr(err error) error {
-	if errors.Is(err, syscall.ENOSPC) {
+	if isNoSpace(err) {
 		return fmt.Errorf("%w: %v", ErrDiskFull, err)
 	}
 	return err
@@ -121,18 +119,16 @@ func (m *mappedFile) size() int64 { return int64(len(m.data)) }
 func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 
 // sync makes data[from:to) durable. from is rounded down to a page boundary
-// because msync works on whole pages. msync syncs that range of the file
-// (vfs_fsync_range), so it covers bytes pwritten there as well as bytes
-// copied into the mapping.
+// because msync works on whole pages. It covers bytes pwritten there as well
+// as bytes copied into the mapping (mmap.Sync).
 func (m *mappedFile) sync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
 	from &^= pageSize - 1
 	b := m.data[from:to]
-	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC)
-	if e != 0 {
-		return fmt.Errorf("store: msync %s: %w", m.path, e)
+	if err := mmap.Sync(m.file, b); err != nil {
+		return fmt.Errorf("store: msync %s: %w", m.path, err)
 	}
 	return nil
 }
@@ -172,7 +168,7 @@ func allZero(b []byte) bool {
 func (m *mappedFile) close() error {
 	var errs []error
 	if m.data != nil {
-		errs = append(errs, syscall.Munmap(m.data))
+		errs = append(errs, mmap.Unmap(m.data))
 		m.data = nil
 	}
 	errs = append(errs, m.file.Close())
