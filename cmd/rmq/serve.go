@@ -17,6 +17,7 @@ import (
 // with the stock boot line, and shuts them down when the context ends.
 type servers struct {
 	stdout io.Writer
+	stderr io.Writer // the standalone address block; nil prints none
 	log    zerolog.Logger
 }
 
@@ -34,8 +35,13 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 		if err := ns.Start(); err != nil {
 			return err
 		}
-		// Stock NamesrvStartup line; scripts grep for "boot success".
-		fmt.Fprintln(s.stdout, "The Name Server boot success. serializeType=JSON")
+	}
+	// Stock NamesrvStartup line; scripts grep for "boot success". In
+	// standalone it waits for the broker: a start that then fails must not
+	// have announced anything.
+	nsReady := "The Name Server boot success. serializeType=JSON"
+	if ns != nil && bOpts == nil {
+		fmt.Fprintln(s.stdout, nsReady)
 	}
 
 	var b *broker.Broker
@@ -56,12 +62,18 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 			}
 			return err
 		}
+		if ns != nil {
+			fmt.Fprintln(s.stdout, nsReady)
+		}
 		// Stock BrokerStartup line.
 		tip := fmt.Sprintf("The broker[%s, %s] boot success. serializeType=JSON", bOpts.BrokerName, b.Addr())
 		if bOpts.NamesrvAddr != "" {
 			tip += " and name server is " + bOpts.NamesrvAddr
 		}
 		fmt.Fprintln(s.stdout, tip)
+		if ns != nil {
+			s.printAddresses(ns.Addr(), b, bOpts.StorePathRootDir)
+		}
 	}
 
 	<-ctx.Done()
@@ -79,4 +91,22 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 		ns.Shutdown()
 	}
 	return errors.Join(errs...)
+}
+
+// printAddresses writes, after the readiness lines of standalone, the
+// addresses a user needs in one block on stderr (stdout keeps only the stock
+// lines that scripts grep for).
+func (s *servers) printAddresses(nsAddr string, b *broker.Broker, storeDir string) {
+	if s.stderr == nil {
+		return
+	}
+	fmt.Fprintf(s.stderr, `
+rmq standalone is ready:
+  name server  %s   <- give clients this one (setNamesrvAddr, -n, NAMESRV_ADDR)
+  broker       %s  (clients learn it from the name server)
+  VIP port     %s  (old Java clients with vipChannelEnabled)
+  store        %s
+Stop with Ctrl-C.
+
+`, nsAddr, b.Addr(), b.VIPAddr(), storeDir)
 }
