@@ -61,6 +61,9 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 		HideHelpCommand: true,
 		// Errors are printed once, by run.
 		ExitErrHandler: func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version (as rmq version)"},
+		},
 		Commands: []*cli.Command{
 			{
 				Name:  "standalone",
@@ -97,6 +100,14 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 	}
 	for _, build := range extraCommands {
 		app.Commands = append(app.Commands, build(a))
+	}
+	dispatch := dispatchAction("rmq")
+	app.Action = func(c *cli.Context) error {
+		if c.Bool("version") {
+			printVersion(stdout)
+			return nil
+		}
+		return dispatch(c)
 	}
 	app.Commands = append(app.Commands, &cli.Command{
 		Name:  "version",
