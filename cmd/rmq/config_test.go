@@ -210,7 +210,6 @@ func TestCommandErrors(t *testing.T) {
 		{name: "bad namesrv file", args: []string{"namesrv", "-c", badNs}, wantErr: badNs + `:1: listenPort: invalid int "port"`},
 		{name: "bad log level", args: []string{"namesrv", "--log-level", "loud"}, wantErr: `bad --log-level "loud"`},
 		{name: "unknown flag", args: []string{"broker", "--bogus"}, wantErr: "flag provided but not defined"},
-		{name: "unknown command", args: []string{"frobnicate"}, wantErr: "frobnicate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
