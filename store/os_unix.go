@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// canSyncDir: fsync of a directory makes the entries created in it durable.
+const canSyncDir = true
+
 // isNoSpace reports whether err means the disk is full.
 func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) }
 

@@ -8,6 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// canSyncDir: Windows cannot flush a directory handle (FlushFileBuffers
+// needs write access, which a directory handle does not get); NTFS journals
+// its directory entries, so syncDir has nothing to do.
+const canSyncDir = false
+
 // isNoSpace reports whether err means the disk is full.
 func isNoSpace(err error) bool {
 	return errors.Is(err, windows.ERROR_DISK_FULL) || errors.Is(err, windows.ERROR_HANDLE_DISK_FULL) ||
