@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
@@ -60,6 +61,7 @@ func New(opts Options) (*Broker, error) {
 		nsCli:    remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
 		stop:     make(chan struct{}),
 		regKick:  make(chan struct{}, 1),
+		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
 	}
 	vipPort := opts.ListenPort - 2
 	if opts.ListenPort == 0 {
@@ -70,7 +72,6 @@ func New(opts Options) (*Broker, error) {
 			return nil, err
 		}
 	}
-	b.addr = joinHostPort(opts.BrokerIP1, b.opts.ListenPort)
 	b.vipAddr = joinHostPort(opts.BrokerIP1, vipPort)
 	b.host = netip.AddrPortFrom(ip.Unmap(), uint16(b.opts.ListenPort))
 	fail := func(err error) (*Broker, error) {
@@ -117,9 +118,12 @@ func New(opts Options) (*Broker, error) {
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
-		Clock:  b.msgClock,
-		Logger: b.log,
+		Clock:         b.msgClock,
+		Logger:        b.log,
+		NoPreallocate: opts.SmallStore,
+		Retention:     opts.retentionOptions(),
 	}
+	so.Retention.ProtectedOffset = b.protectedOffset
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
@@ -141,7 +145,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
-		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
 		EnsureDLQ: b.ensureDLQ,
 	})
 	if err != nil {
@@ -153,7 +157,7 @@ func New(opts Options) (*Broker, error) {
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.msgClock, Logger: b.log,
+		Clock:         b.msgClock, Logger: componentLog(b.log, "transaction"),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -164,10 +168,10 @@ func New(opts Options) (*Broker, error) {
 	if opts.TimerWheelEnable {
 		b.timers, err = timer.Open(timer.Options{
 			Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
-			RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
+			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: b.log,
+			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.log, "timer"),
 			EnsureDLQ: b.ensureDLQ,
 		})
 		if err != nil {
@@ -176,14 +180,16 @@ func New(opts Options) (*Broker, error) {
 		}
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
-		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
-		TimerInfo:  b.timerRuntimeInfo,
+		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
+		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
 	b.registerHandlers()
+	// From here on the store's cleanup may ask what is pending.
+	b.retentionReady.Store(true)
 	return b, nil
 }
 
@@ -256,7 +262,7 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go b.registerLoop()
 	}
-	b.log.Info().Str("addr", b.addr).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
+	b.log.Info().Str("addr", b.Addr()).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
 	return nil
 }
 
@@ -317,7 +323,12 @@ func (b *Broker) persistLoop() {
 
 // statsLoop samples the put/get counters for the runtime-info rates.
 func (b *Broker) statsLoop() {
-	b.every(statsSampleInterval, func() { b.stats.Sample(b.clock.Now()) })
+	b.every(statsSampleInterval, func() {
+		now := b.clock.Now()
+		b.stats.Sample(now)
+		b.bstats.Tick(now)
+		b.sampleRuntimeRates(now)
+	})
 }
 
 // every runs fn every period of the broker clock until Shutdown; the caller
@@ -392,6 +403,6 @@ func (b *Broker) shutdown() error {
 	if err := b.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close store: %w", err))
 	}
-	b.log.Info().Str("addr", b.addr).Msg("broker stopped")
+	b.log.Info().Str("addr", b.Addr()).Msg("broker stopped")
 	return errors.Join(errs...)
 }

@@ -336,9 +336,9 @@ func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
 			case errors.Is(err, errClosing), errors.Is(err, ErrInflightBudget):
 				// logged where decided
 			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameTooShort):
-				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: bad frame length")
+				s.log.Warn().Err(err).Object("client", c).Msg("closing connection: bad frame length")
 			default:
-				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
+				s.log.Warn().Err(err).Object("client", c).Msg("closing connection: broken frame")
 			}
 			return gnet.Close
 		}
@@ -419,6 +419,8 @@ type Conn struct {
 	remote string
 	local  string
 	closed atomic.Bool
+	// clientID is the client id of the peer's last heartbeat (connlog.go).
+	clientID atomic.Pointer[string]
 	// life is held shared around every call that queues work on gnet's
 	// event loop (AsyncWrite, Close) and exclusively by OnClose to set
 	// closed. No such call can then start after OnClose: once the engine

@@ -152,6 +152,7 @@ func brokerDefaults(dir string) broker.Options {
 	o.MappedFileSizeTimerLog = 1 << 20
 	o.MaxHashSlotNum = 1 << 14
 	o.MaxIndexNum = 1 << 16
+	o.SmallStore = true // no fallocate: the disk holds what was written
 	return o
 }
 

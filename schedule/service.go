@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/histo"
 	"rmq/message"
 	"rmq/store"
 )
@@ -74,6 +75,7 @@ type Service struct {
 	skipped      atomic.Int64
 	toDLQ        atomic.Int64
 	deadLettered atomic.Int64
+	obs          *histo.Deliveries // lateness and the last deliveries (metrics.go)
 }
 
 // errCrashed is returned once a failpoint has killed the service (tests).
@@ -119,6 +121,7 @@ func New(opts Options) (*Service, error) {
 		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
 		Logger: opts.Logger, Clock: opts.Clock,
 	}
+	s.obs = newDeliveries()
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
 	for i := range s.notify {
 		s.notify[i] = make(chan struct{}, 1)
@@ -438,6 +441,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				if err := s.deliver(ext); err != nil {
 					return 0, false, err
 				}
+				s.observe(level, ext, due, nowMs)
 				if s.fp("deliver:after-put") {
 					return 0, false, errCrashed
 				}

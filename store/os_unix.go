@@ -4,6 +4,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -24,4 +25,18 @@ func tryLock(f *os.File) (held bool, err error) {
 		return true, nil
 	}
 	return false, err
+}
+
+// Usage implements DiskUsage with statfs(2).
+func (StatfsUsage) Usage(path string) (float64, int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return -1, 0, err
+	}
+	if st.Blocks == 0 {
+		return -1, 0, fmt.Errorf("store: statfs %s: no blocks", path)
+	}
+	bs := int64(st.Bsize)
+	used := float64(st.Blocks-st.Bfree) / float64(st.Blocks)
+	return used, int64(st.Bavail) * bs, nil
 }

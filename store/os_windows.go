@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 
@@ -28,4 +29,21 @@ func tryLock(f *os.File) (held bool, err error) {
 		return true, nil
 	}
 	return false, err
+}
+
+// Usage implements DiskUsage with GetDiskFreeSpaceEx: used is
+// (total-free)/total, avail the bytes free to this user.
+func (StatfsUsage) Usage(path string) (float64, int64, error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return -1, 0, err
+	}
+	var avail, total, free uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
+		return -1, 0, os.NewSyscallError("GetDiskFreeSpaceEx", err)
+	}
+	if total == 0 {
+		return -1, 0, fmt.Errorf("store: %s: volume of size 0", path)
+	}
+	return float64(total-free) / float64(total), int64(avail), nil
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 
 	"github.com/rs/zerolog"
 
 	"rmq/broker"
+	"rmq/metrics"
 	"rmq/namesrv"
 )
 
@@ -45,10 +48,17 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	}
 
 	var b *broker.Broker
+	var ms *metrics.Server // HTTP endpoint (observe.go), nil when off
 	if bOpts != nil {
 		var err error
 		if b, err = broker.New(*bOpts); err == nil {
-			if err = b.Start(); err != nil {
+			if bOpts.MetricsEnabled() {
+				b.EnableMetrics()
+			}
+			if err = b.Start(); err == nil {
+				ms, err = startMetrics(b, *bOpts, s.log)
+			}
+			if err != nil {
 				// Start failed after the store was opened: close it so that the
 				// abort marker does not claim a crash.
 				if serr := b.Shutdown(); serr != nil {
@@ -72,7 +82,11 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 		}
 		fmt.Fprintln(s.stdout, tip)
 		if ns != nil {
-			s.printAddresses(ns.Addr(), b, bOpts.StorePathRootDir)
+			metricsAddr := ""
+			if ms != nil {
+				metricsAddr = ms.Addr()
+			}
+			s.printAddresses(ns.Addr(), b.Addr(), b.VIPAddr(), metricsAddr, bOpts.ConsoleEnable, bOpts.StorePathRootDir)
 		}
 	}
 
@@ -82,6 +96,11 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	s.log.Info().Msg("shutting down (signal again to force)")
 
 	var errs []error
+	if ms != nil {
+		if err := ms.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if b != nil {
 		if err := b.Shutdown(); err != nil {
 			errs = append(errs, err)
@@ -95,18 +114,27 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 
 // printAddresses writes, after the readiness lines of standalone, the
 // addresses a user needs in one block on stderr (stdout keeps only the stock
-// lines that scripts grep for).
-func (s *servers) printAddresses(nsAddr string, b *broker.Broker, storeDir string) {
+// lines that scripts grep for). metricsAddr is the metrics endpoint's
+// listener, "" when off; console says whether it also serves the web console.
+func (s *servers) printAddresses(nsAddr, brokerAddr, vipAddr, metricsAddr string, console bool, storeDir string) {
 	if s.stderr == nil {
 		return
 	}
-	fmt.Fprintf(s.stderr, `
-rmq standalone is ready:
-  name server  %s   <- give clients this one (setNamesrvAddr, -n, NAMESRV_ADDR)
-  broker       %s  (clients learn it from the name server)
-  VIP port     %s  (old Java clients with vipChannelEnabled)
-  store        %s
-Stop with Ctrl-C.
-
-`, nsAddr, b.Addr(), b.VIPAddr(), storeDir)
+	var w strings.Builder
+	fmt.Fprintf(&w, "\nrmq standalone is ready:\n")
+	fmt.Fprintf(&w, "  name server  %s   <- give clients this one (setNamesrvAddr, -n, NAMESRV_ADDR)\n", nsAddr)
+	fmt.Fprintf(&w, "  broker       %s  (clients learn it from the name server)\n", brokerAddr)
+	fmt.Fprintf(&w, "  VIP port     %s  (old Java clients with vipChannelEnabled)\n", vipAddr)
+	if metricsAddr != "" {
+		base := "http://" + metricsAddr
+		if host, port, err := net.SplitHostPort(metricsAddr); err == nil {
+			base = "http://" + net.JoinHostPort(dialHost(host), port)
+		}
+		fmt.Fprintf(&w, "  metrics      %s/metrics\n", base)
+		if console {
+			fmt.Fprintf(&w, "  console      %s/\n", base)
+		}
+	}
+	fmt.Fprintf(&w, "  store        %s\nStop with Ctrl-C.\n\n", storeDir)
+	io.WriteString(s.stderr, w.String())
 }

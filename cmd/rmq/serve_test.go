@@ -53,3 +53,33 @@ func TestStandaloneAnnouncesNothingWhenBrokerFails(t *testing.T) {
 		t.Fatalf("address block printed for a start that failed:\n%s", stderr.String())
 	}
 }
+
+func TestPrintAddresses(t *testing.T) {
+	tests := []struct {
+		name        string
+		metrics     string
+		console     bool
+		want, notIn []string
+	}{
+		{name: "metrics off", want: []string{"name server  127.0.0.1:9876", "broker       127.0.0.1:10911", "VIP port     127.0.0.1:10909", "store        .run/store"}, notIn: []string{"metrics", "console"}},
+		{name: "metrics on wildcard", metrics: "0.0.0.0:5557", want: []string{"metrics      http://127.0.0.1:5557/metrics"}, notIn: []string{"console"}},
+		{name: "metrics and console", metrics: "127.0.0.1:5557", console: true, want: []string{"metrics      http://127.0.0.1:5557/metrics", "console      http://127.0.0.1:5557/"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := &servers{stderr: &out}
+			s.printAddresses("127.0.0.1:9876", "127.0.0.1:10911", "127.0.0.1:10909", tc.metrics, tc.console, ".run/store")
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("block lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, n := range tc.notIn {
+				if strings.Contains(out.String(), n) {
+					t.Errorf("block has %q:\n%s", n, out.String())
+				}
+			}
+		})
+	}
+}
