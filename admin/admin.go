@@ -11,8 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // DefaultTimeout bounds one request when Options.Timeout is zero (mqadmin's

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"rmq/admin"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Long-poll settings of the consumer: the hold the broker may apply, and the

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Mode selects what Run measures.

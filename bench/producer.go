@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Properties the timer mode adds so its consumer can tell this run's

@@ -8,16 +8,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"rmq/broker/brokeradmin"
-	"rmq/broker/brokerstats"
-	"rmq/broker/clients"
-	"rmq/broker/transaction"
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
+	"github.com/rmqio/rmq/broker/brokeradmin"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/schedule"
+	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/timer"
 )
 
 // Background periods of the stock broker.

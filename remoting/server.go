@@ -18,7 +18,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 )
 
 // Handler serves requests. ServeRemoting runs on a worker goroutine, never on an

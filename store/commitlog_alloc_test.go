@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // gateSegment returns options whose allocator holds the commitlog file

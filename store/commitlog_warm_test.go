@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 func TestWarmerNext(t *testing.T) {

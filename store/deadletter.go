@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
 )
 
 // Diverter moves aside a message a delivery service (delay levels, timer

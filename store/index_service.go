@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Index defaults (Java MessageStoreConfig maxHashSlotNum, maxIndexNum,

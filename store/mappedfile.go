@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"rmq/internal/mmap"
+	"github.com/rmqio/rmq/internal/mmap"
 )
 
 // fileNameDigits is the width of segment file names (UtilAll.offset2FileName).

@@ -17,7 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Paths under Options.Dir.

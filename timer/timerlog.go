@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strconv"
 
-	"rmq/internal/mmap"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/mmap"
+	"github.com/rmqio/rmq/store"
 )
 
 // timerLog is the append-only sequence of 52-byte units in segment files

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/admin"
-	"rmq/bench"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Properties the driver puts on every message so that its consumer finds

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"rmq/bench"
-	"rmq/message"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
 )
 
 // Topics, each created with 8 queues on both brokers before use. The stock

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // brokerVersionDesc is MQVersion.getVersionDesc of remoting.Version.

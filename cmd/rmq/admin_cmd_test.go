@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/testbroker"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // adminCluster is an in-process name server and broker for the admin and

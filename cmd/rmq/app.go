@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
-	"rmq/conf"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/namesrv"
 )
 
 // Flag names. The one-letter aliases and camelCase names are the stock

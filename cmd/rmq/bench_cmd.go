@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
-	"rmq/bench"
-	"rmq/message"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
 )
 
 // `rmq bench produce|consume|timer` drives package bench.

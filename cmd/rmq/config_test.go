@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/broker"
+	"github.com/rmqio/rmq/broker"
 )
 
 // runCLI runs the command in-process; only commands that exit before

@@ -11,8 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/namesrv"
 )
 
 // TestStandaloneAnnouncesNothingWhenBrokerFails: in standalone the name
