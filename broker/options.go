@@ -3,6 +3,9 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -133,6 +136,24 @@ type Options struct {
 	storeOptions func(*store.Options)
 }
 
+// DefaultStoreDir is the default storePathRootDir, Java's
+// System.getProperty("user.home") + File.separator + "store": the store
+// never lands in the working directory, which from a source checkout would
+// be the store package's folder. Without a home directory ($HOME, or the
+// user database) it falls back to rmq-store in the temporary directory.
+func DefaultStoreDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		if u, uerr := user.Current(); uerr == nil {
+			home = u.HomeDir
+		}
+	}
+	if home == "" {
+		return filepath.Join(os.TempDir(), "rmq-store")
+	}
+	return filepath.Join(home, "store")
+}
+
 // DefaultOptions returns the stock defaults.
 func DefaultOptions() Options {
 	return Options{
@@ -140,7 +161,7 @@ func DefaultOptions() Options {
 		BrokerName:                        "broker-a",
 		ListenPort:                        10911,
 		BrokerIP1:                         "127.0.0.1",
-		StorePathRootDir:                  "./store",
+		StorePathRootDir:                  DefaultStoreDir(),
 		FlushDiskType:                     "ASYNC_FLUSH",
 		MappedFileSizeCommitLog:           1 << 30,
 		MappedFileSizeConsumeQueue:        300000 * 20,

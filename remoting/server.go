@@ -222,8 +222,7 @@ func (s *Server) boundAddrs() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("find listener %s: %w", a, err)
 		}
-		sa, err := syscall.Getsockname(fd)
-		syscall.Close(fd)
+		sa, err := listenerName(fd)
 		if err != nil {
 			return nil, fmt.Errorf("read listener %s: %w", a, err)
 		}

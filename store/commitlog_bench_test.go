@@ -1,3 +1,5 @@
+//go:build unix
+
 package store
 
 import (
@@ -78,7 +80,7 @@ func BenchmarkSyncFlushPut(b *testing.B) {
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 			b.StopTimer()
 			us := func(t1, t0 syscall.Timeval) float64 {
-				return float64((t1.Sec-t0.Sec)*1e6+(t1.Usec-t0.Usec)) / float64(b.N)
+				return float64(t1.Nano()-t0.Nano()) / 1e3 / float64(b.N)
 			}
 			b.ReportMetric(us(ru.Utime, ru0.Utime), "user-us/msg")
 			b.ReportMetric(us(ru.Stime, ru0.Stime), "sys-us/msg")

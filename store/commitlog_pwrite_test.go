@@ -69,10 +69,10 @@ func TestDirectAppendNeverWritesThroughTheMapping(t *testing.T) {
 			msgs := []*message.Message{testMessage("Direct", 0, 0)}
 			res := []*PutResult{mustPut(t, s, msgs[0])}
 			first := s.cl.files[0]
-			if err := syscall.Mprotect(first.data, syscall.PROT_READ); err != nil {
+			if err := protect(first.data, false); err != nil {
 				t.Fatal(err)
 			}
-			defer syscall.Mprotect(first.data, syscall.PROT_READ|syscall.PROT_WRITE)
+			defer protect(first.data, true)
 			// Until the second segment exists: the put that rolls writes
 			// the BLANK at the end of the read-only one.
 			for i := 1; len(s.cl.files) < 2; i++ {

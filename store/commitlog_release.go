@@ -1,9 +1,5 @@
 package store
 
-import (
-	"syscall"
-)
-
 // Release of commitlog pages from the broker's page tables.
 //
 // Records are copied into a shared mapping (under SYNC_FLUSH pwritten, and
@@ -53,7 +49,7 @@ func (c *commitLog) releaseBehind() {
 		if from >= to {
 			continue
 		}
-		if err := syscall.Madvise(f.data[from-f.start:to-f.start], syscall.MADV_DONTNEED); err != nil {
+		if err := releasePages(f.data[from-f.start : to-f.start]); err != nil {
 			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing written pages failed")
 			return
 		}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/rs/zerolog"
 )
@@ -384,7 +383,7 @@ func (f *cqFile) releaseBelow(rel int64) {
 	if end <= 0 {
 		return
 	}
-	_ = syscall.Madvise(f.data[:min(end, f.size())], syscall.MADV_DONTNEED)
+	_ = releasePages(f.data[:min(end, f.size())])
 }
 
 // lastPhy returns the commitlog offset of the queue's last unit.

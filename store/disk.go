@@ -5,7 +5,6 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // DiskUsage measures the file system holding a path (statfs in production;
@@ -19,20 +18,6 @@ type DiskUsage interface {
 
 // StatfsUsage is the DiskUsage of the real file system.
 type StatfsUsage struct{}
-
-// Usage implements DiskUsage with statfs(2).
-func (StatfsUsage) Usage(path string) (float64, int64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return -1, 0, err
-	}
-	if st.Blocks == 0 {
-		return -1, 0, fmt.Errorf("store: statfs %s: no blocks", path)
-	}
-	bs := int64(st.Bsize)
-	used := float64(st.Blocks-st.Bfree) / float64(st.Blocks)
-	return used, int64(st.Bavail) * bs, nil
-}
 
 // errDispatchStalled refuses puts while the dispatcher waits for space.
 var errDispatchStalled = fmt.Errorf("%w: consume queue or index writes are waiting for disk space", ErrDiskFull)

@@ -2,9 +2,9 @@ package store
 
 import (
 	"errors"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
-	"syscall"
 )
 
 const (
@@ -30,7 +30,7 @@ func DataRegions(f *os.File, from, size int64) [][2]int64 {
 	var out [][2]int64
 	for from < size {
 		start, err := f.Seek(from, seekData)
-		if errors.Is(err, syscall.ENXIO) {
+		if errors.Is(err, unix.ENXIO) {
 			break // nothing but holes from here on
 		}
 		if err != nil {
@@ -55,8 +55,8 @@ func DataRegions(f *os.File, from, size int64) [][2]int64 {
 // the caller then writes zeros.
 func PunchHole(f *os.File, off, n int64) bool {
 	for {
-		err := syscall.Fallocate(int(f.Fd()), fallocPunchHole|fallocKeepSize, off, n)
-		if err == syscall.EINTR {
+		err := unix.Fallocate(int(f.Fd()), fallocPunchHole|fallocKeepSize, off, n)
+		if err == unix.EINTR {
 			continue
 		}
 		return err == nil

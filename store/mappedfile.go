@@ -1,5 +1,3 @@
-//go:build unix
-
 package store
 
 import (
@@ -10,7 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"syscall"
+
+	"github.com/rmqio/rmq/internal/mmap"
 )
 
 // fileNameDigits is the width of segment file names (UtilAll.offset2FileName).
@@ -109,11 +108,11 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 // after a few GB of writes (workload 4 of bench/compare), each time holding up
 // the dispatcher. Pages already in the cache are mapped as before.
 func (m *mappedFile) adviseRandom() {
-	_ = syscall.Madvise(m.data, syscall.MADV_RANDOM)
+	madviseRandom(m.data)
 }
 
 func diskErr(err error) error {
-	if errors.Is(err, syscall.ENOSPC) {
+	if isNoSpace(err) {
 		return fmt.Errorf("%w: %v", ErrDiskFull, err)
 	}
 	return err
@@ -125,15 +124,14 @@ func (m *mappedFile) size() int64 { return int64(len(m.data)) }
 func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 
 // sync makes data[from:to) durable. from is rounded down to a page boundary
-// because msync works on whole pages. msync syncs that range of the file
-// (vfs_fsync_range), so it covers bytes pwritten there as well as bytes
-// copied into the mapping.
+// because msync works on whole pages. It covers bytes pwritten there as well
+// as bytes copied into the mapping (mmap.Sync).
 func (m *mappedFile) sync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
 	from &^= pageSize - 1
-	if err := fsFor(m.path).Msync(m.path, m.data[from:to]); err != nil {
+	if err := fsFor(m.path).Msync(m.path, m.file, m.data[from:to]); err != nil {
 		return fmt.Errorf("store: msync %s: %w", m.path, err)
 	}
 	return nil
@@ -174,7 +172,7 @@ func allZero(b []byte) bool {
 func (m *mappedFile) close() error {
 	var errs []error
 	if m.data != nil {
-		errs = append(errs, syscall.Munmap(m.data))
+		errs = append(errs, mmap.Unmap(m.data))
 		m.data = nil
 	}
 	errs = append(errs, m.file.Close())

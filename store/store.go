@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -216,7 +215,7 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// lockDir takes an exclusive, non-blocking flock on path (Java's ${root}/lock).
+// lockDir takes an exclusive, non-blocking lock on path (Java's ${root}/lock).
 // The kernel drops it when the process dies, so a crashed owner does not
 // block the next Open.
 func lockDir(path string) (*os.File, error) {
@@ -224,9 +223,10 @@ func lockDir(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	held, err := tryLock(f)
+	if err != nil || held {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if held {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
 		}
 		return nil, err

@@ -1,5 +1,3 @@
-//go:build unix
-
 package store
 
 import (
@@ -10,7 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
+
+	"github.com/rmqio/rmq/internal/mmap"
 )
 
 // The file-operation seam. Every write, sync, rename, truncate, fallocate
@@ -29,7 +28,7 @@ type FS interface {
 	// b of a shared mapping of name (msync MS_SYNC).
 	Sync(f *os.File) error
 	Fdatasync(f *os.File) error
-	Msync(name string, b []byte) error
+	Msync(name string, f *os.File, b []byte) error
 	Mmap(f *os.File, size int) ([]byte, error)
 	Truncate(f *os.File, size int64) error
 	Fallocate(f *os.File, size int64) error
@@ -63,25 +62,19 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) 
 func (osFS) Write(f *os.File, b []byte) (int, error)              { return f.Write(b) }
 func (osFS) WriteAt(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) }
 func (osFS) Sync(f *os.File) error                                { return f.Sync() }
-func (osFS) Fdatasync(f *os.File) error                           { return syscall.Fdatasync(int(f.Fd())) }
+func (osFS) Fdatasync(f *os.File) error                           { return syncData(f) }
 func (osFS) Truncate(f *os.File, size int64) error                { return f.Truncate(size) }
 func (osFS) Fallocate(f *os.File, size int64) error               { return preallocate(f, size) }
 func (osFS) Rename(oldpath, newpath string) error                 { return os.Rename(oldpath, newpath) }
 
-func (osFS) Msync(name string, b []byte) error {
+func (osFS) Msync(_ string, f *os.File, b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC)
-	if e != 0 {
-		return e
-	}
-	return nil
+	return mmap.Sync(f, b)
 }
 
-func (osFS) Mmap(f *os.File, size int) ([]byte, error) {
-	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-}
+func (osFS) Mmap(f *os.File, size int) ([]byte, error) { return mmap.Map(f, int64(size)) }
 
 // faultDirs maps a directory to the ErrorFS installed for the files under
 // it; faultCount is its size, read on every operation.
@@ -252,11 +245,11 @@ func (e *ErrorFS) Fdatasync(f *os.File) error {
 	return e.FS.Fdatasync(f)
 }
 
-func (e *ErrorFS) Msync(name string, b []byte) error {
+func (e *ErrorFS) Msync(name string, f *os.File, b []byte) error {
 	if r := e.Inj.check(OpMsync, name, nil); r != nil {
 		return r.err(OpMsync, name)
 	}
-	return e.FS.Msync(name, b)
+	return e.FS.Msync(name, f, b)
 }
 
 func (e *ErrorFS) Mmap(f *os.File, size int) ([]byte, error) {

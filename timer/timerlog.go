@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
-	"unsafe"
 
+	"github.com/rmqio/rmq/internal/mmap"
 	"github.com/rmqio/rmq/store"
 )
 
@@ -110,7 +109,7 @@ func mapSegment(path string, start, size int64) (*segment, error) {
 			return nil, err
 		}
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	data, err := mmap.Map(f, size)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("timer: mmap %s: %w", path, err)
@@ -121,7 +120,7 @@ func mapSegment(path string, start, size int64) (*segment, error) {
 func (s *segment) close() error {
 	var errs []error
 	if s.data != nil {
-		errs = append(errs, syscall.Munmap(s.data))
+		errs = append(errs, mmap.Unmap(s.data))
 		s.data = nil
 	}
 	errs = append(errs, s.f.Close())
@@ -136,8 +135,8 @@ func (s *segment) msync(from, to int64) error {
 	page := int64(os.Getpagesize())
 	from &^= page - 1
 	b := s.data[from:to]
-	if _, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC); e != 0 {
-		return fmt.Errorf("timer: msync %s: %w", s.path, e)
+	if err := mmap.Sync(s.f, b); err != nil {
+		return fmt.Errorf("timer: msync %s: %w", s.path, err)
 	}
 	return nil
 }

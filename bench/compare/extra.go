@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rmqio/rmq/admin"
@@ -533,9 +532,6 @@ func (r *runner) ceiling(ctx context.Context) error {
 		s.SendTps, s.Latency.P99, s.Latency.P999, s.Latency.Max, s.SendFailed, n.sends.Load())
 	return nil
 }
-
-// fdatasync flushes f's data (not its metadata) to the device.
-func fdatasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
 
 // extraRows are the table rows of workloads a-e and g; get and same are
 // rows()'s helpers, val adds a row of values computed here.

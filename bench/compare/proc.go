@@ -52,9 +52,7 @@ func startProcess(name string, argv, env []string, dir, logBase string) (*proces
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, errf
-	// Own process group: a terminal's ^C reaches the driver, which then stops
-	// its children in order instead of having them all die at once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	p := &process{name: name, cmd: cmd, stdout: logBase + ".out", done: make(chan struct{})}
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {

@@ -159,8 +159,9 @@ func optInt64(c *cli.Context, name string, def int64) (int64, error) {
 
 func adminCommand() *cli.Command {
 	cmd := &cli.Command{
-		Name:  "admin",
-		Usage: "mqadmin: administer name servers and brokers (stock subcommand names and flags)",
+		Name:   "admin",
+		Usage:  "mqadmin: administer name servers and brokers (stock subcommand names and flags)",
+		Action: dispatchAction("rmq admin"),
 		Subcommands: append([]*cli.Command{
 			adminUpdateTopic(), adminDeleteTopic(), adminTopicList(), adminTopicRoute(), adminTopicStatus(),
 			adminClusterList(), adminBrokerStatus(),

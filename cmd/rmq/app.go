@@ -67,12 +67,15 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 		HideHelpCommand: true,
 		// Errors are printed once, by run.
 		ExitErrHandler: func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version (as rmq version)"},
+		},
 		Commands: []*cli.Command{
 			{
 				Name:  "standalone",
 				Usage: "run a name server and one broker in one process",
 				Flags: append(commonFlags("broker config file (broker.conf format)"),
-					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ./store"},
+					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ~/store"},
 					&cli.IntFlag{Name: flagNamesrvPort, Value: namesrv.DefaultListenPort, Usage: "name server port (on the broker's bind address; the broker registers there, at 127.0.0.1 for 0.0.0.0)"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
 					&cli.StringFlag{Name: flagBindAddress, Usage: "address the name server and the broker listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
@@ -94,7 +97,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 				Usage: "run a broker that registers with the given name servers",
 				Flags: append(commonFlags("broker config file (broker.conf format)"),
 					&cli.StringFlag{Name: flagNamesrvAddr, Aliases: []string{"n"}, Usage: "name server address list, e.g. 127.0.0.1:9876;192.168.0.1:9876", DefaultText: "namesrvAddr from the config file, else $NAMESRV_ADDR"},
-					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ./store"},
+					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ~/store"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
 					&cli.StringFlag{Name: flagBindAddress, Usage: "address both broker ports listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
 					smallStoreFlag,
@@ -105,6 +108,14 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 	}
 	for _, build := range extraCommands {
 		app.Commands = append(app.Commands, build(a))
+	}
+	dispatch := dispatchAction("rmq")
+	app.Action = func(c *cli.Context) error {
+		if c.Bool("version") {
+			printVersion(stdout)
+			return nil
+		}
+		return dispatch(c)
 	}
 	app.Commands = append(app.Commands, &cli.Command{
 		Name:  "version",
@@ -198,7 +209,7 @@ func (a *action) standalone(c *cli.Context) error {
 	}
 	nsOpts.Logger = log.With().Str("component", "namesrv").Logger()
 	bs.opts.Logger = log.With().Str("component", "broker").Logger()
-	s := &servers{stdout: a.stdout, log: log}
+	s := &servers{stdout: a.stdout, stderr: a.stderr, log: log}
 	return s.run(a.ctx, a.stopSignals, nsOpts, &bs.opts)
 }
 

@@ -31,7 +31,7 @@ func benchCommonFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "count", Usage: "stop after this many messages (0: duration only)"},
 		&cli.StringFlag{Name: "header", Value: "rocketmq", Usage: "request header encoding: rocketmq (binary, as the stock benchmark) or json"},
 		&cli.DurationFlag{Name: "report-interval", Value: time.Second, Usage: "progress line period (0 disables)"},
-		&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON"},
+		&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON (progress lines then go to stderr)"},
 		&cli.BoolFlag{Name: flagTLS, Usage: "connect over TLS, trusting any server certificate"},
 	}
 }
@@ -46,8 +46,9 @@ func sendFlags() []cli.Flag {
 
 func benchCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "bench",
-		Usage: "load generator for any RocketMQ-compatible broker: produce, consume, timer",
+		Name:   "bench",
+		Usage:  "load generator for any RocketMQ-compatible broker: produce, consume, timer",
+		Action: dispatchAction("rmq bench"),
 		Subcommands: []*cli.Command{
 			{
 				Name:   "produce",
@@ -72,7 +73,7 @@ func benchCommand() *cli.Command {
 					&cli.DurationFlag{Name: "spread", Usage: "... plus a uniform share of this window"},
 					&cli.IntFlag{Name: "delay-level", Usage: "use delay level N (DELAY property) instead of a timer"},
 					&cli.StringFlag{Name: "delay-levels", Value: bench.DefaultDelayLevels, Usage: "the broker's messageDelayLevel, to know when a level is due"},
-					&cli.DurationFlag{Name: "grace", Usage: "how long to wait after the last send for deliveries (default: the longest delay + 30s)"},
+					&cli.DurationFlag{Name: "grace", Usage: "how long to wait after the last send for deliveries", DefaultText: "the longest delay + 30s"},
 					&cli.StringFlag{Name: "group", Aliases: []string{"g"}, Value: "rmq_bench_consumer", Usage: "consumer group"},
 				),
 				Action: func(c *cli.Context) error { return runBench(c, bench.ModeTimer) },
@@ -105,6 +106,10 @@ func runBench(c *cli.Context, mode bench.Mode) error {
 		o.JSONHeader = true
 	default:
 		return fmt.Errorf("bench %s: --header %q is neither rocketmq nor json", mode, c.String("header"))
+	}
+	if c.Bool("json") {
+		// stdout carries the JSON summary alone, for jq and friends.
+		o.Out = c.App.ErrWriter
 	}
 	if o.ReportInterval == 0 {
 		o.ReportInterval = -1

@@ -44,6 +44,22 @@ func TestBenchCommands(t *testing.T) {
 		t.Errorf("consume summary %+v, want %d received", sum, sent+1)
 	}
 
+	// --json: stdout is the summary alone, progress lines go to stderr.
+	code, out, errOut = runCLI(t, "bench", "produce", "-n", c.ns, "-t", "BenchJSON", "-d", "700ms", "-c", "1", "-w", "4", "--report-interval", "200ms", "--json")
+	if code != 0 {
+		t.Fatalf("produce --json: exit %d: %s", code, errOut)
+	}
+	var psum bench.Summary
+	if err := json.Unmarshal([]byte(out), &psum); err != nil {
+		t.Fatalf("produce --json stdout is not one JSON document: %v\n%s", err, out)
+	}
+	if psum.Mode != bench.ModeProduce || psum.Sent == 0 {
+		t.Errorf("produce --json summary %+v", psum)
+	}
+	if !regexp.MustCompile(`(?m)^\[\s+\d+s\] sent \d+`).MatchString(errOut) {
+		t.Errorf("produce --json: no progress line on stderr:\n%s", errOut)
+	}
+
 	code, out, errOut = runCLI(t, "bench", "timer", "-n", c.ns, "-t", "BenchTimerCLI", "-d", "1s", "-c", "1", "-w", "2",
 		"--delay", "100ms", "--spread", "300ms", "--grace", "20s", "--report-interval", "0")
 	if code != 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,10 @@ func main() {
 func run(ctx context.Context, stopSignals func(), args []string, stdout, stderr io.Writer) int {
 	app := newApp(ctx, stopSignals, stdout, stderr)
 	if err := app.Run(args); err != nil {
+		if errors.Is(err, errUnknownCommand) {
+			fmt.Fprintln(stderr, err) // it names the command line already
+			return exitUsage
+		}
 		fmt.Fprintf(stderr, "rmq: %v\n", err)
 		return 1
 	}

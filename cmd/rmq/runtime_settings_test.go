@@ -22,6 +22,7 @@ func TestTuneRuntime(t *testing.T) {
 		name        string
 		env         map[string]string
 		broker      bool
+		startProcs  int // the runtime's default; 0 means NumCPU
 		wantPercent int
 		wantLimit   int64
 		wantProcs   int
@@ -31,9 +32,13 @@ func TestTuneRuntime(t *testing.T) {
 		{name: "GOMEMLIMIT set", env: map[string]string{"GOMEMLIMIT": "1GiB"}, wantPercent: serverGCPercent, wantLimit: 1 << 30, wantProcs: runtime.NumCPU()},
 		{name: "broker", broker: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU() + 1},
 		{name: "broker with GOMAXPROCS set", env: map[string]string{"GOMAXPROCS": "1"}, broker: true, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: runtime.NumCPU()},
+		{name: "broker under a CPU limit", broker: true, startProcs: 1, wantPercent: serverGCPercent, wantLimit: serverMemoryLimit, wantProcs: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.startProcs >= runtime.NumCPU() {
+				t.Skip("needs more than one CPU to stand in for a limit below them")
+			}
 			// The runtime read the variables at start; stand in for that.
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(1<<63 - 1)
@@ -43,7 +48,11 @@ func TestTuneRuntime(t *testing.T) {
 			if tc.env["GOMEMLIMIT"] != "" {
 				debug.SetMemoryLimit(1 << 30)
 			}
-			runtime.GOMAXPROCS(runtime.NumCPU())
+			start := runtime.NumCPU()
+			if tc.startProcs != 0 {
+				start = tc.startProcs
+			}
+			runtime.GOMAXPROCS(start)
 			p, l := tuneRuntime(func(k string) string { return tc.env[k] }, zerolog.Nop(), tc.broker)
 			if got := runtime.GOMAXPROCS(0); got != tc.wantProcs {
 				t.Fatalf("GOMAXPROCS %d, want %d", got, tc.wantProcs)
@@ -53,6 +62,30 @@ func TestTuneRuntime(t *testing.T) {
 			}
 			if got := debug.SetGCPercent(p); got != tc.wantPercent {
 				t.Fatalf("GC percent in force %d, want %d", got, tc.wantPercent)
+			}
+		})
+	}
+}
+
+func TestBrokerProcs(t *testing.T) {
+	tests := []struct {
+		name         string
+		numCPU, dflt int
+		envSet       bool
+		want         int
+	}{
+		{name: "no limit", numCPU: 8, dflt: 8, want: 9},
+		{name: "one CPU, no limit", numCPU: 1, dflt: 1, want: 2},
+		{name: "cgroup limit 2 on 64 cores", numCPU: 64, dflt: 2, want: 2},
+		{name: "cgroup limit just below the CPUs", numCPU: 8, dflt: 7, want: 7},
+		{name: "GOMAXPROCS set below the CPUs", numCPU: 8, dflt: 3, envSet: true, want: 3},
+		{name: "GOMAXPROCS set equal to the CPUs", numCPU: 8, dflt: 8, envSet: true, want: 8},
+		{name: "GOMAXPROCS set above the CPUs", numCPU: 8, dflt: 32, envSet: true, want: 32},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := brokerProcs(tc.numCPU, tc.dflt, tc.envSet); got != tc.want {
+				t.Fatalf("brokerProcs(%d, %d, %v) = %d, want %d", tc.numCPU, tc.dflt, tc.envSet, got, tc.want)
 			}
 		})
 	}

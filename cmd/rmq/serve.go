@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -18,6 +20,7 @@ import (
 // with the stock boot line, and shuts them down when the context ends.
 type servers struct {
 	stdout io.Writer
+	stderr io.Writer // the standalone address block; nil prints none
 	log    zerolog.Logger
 }
 
@@ -35,8 +38,13 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 		if err := ns.Start(); err != nil {
 			return err
 		}
-		// Stock NamesrvStartup line; scripts grep for "boot success".
-		fmt.Fprintln(s.stdout, "The Name Server boot success. serializeType=JSON")
+	}
+	// Stock NamesrvStartup line; scripts grep for "boot success". In
+	// standalone it waits for the broker: a start that then fails must not
+	// have announced anything.
+	nsReady := "The Name Server boot success. serializeType=JSON"
+	if ns != nil && bOpts == nil {
+		fmt.Fprintln(s.stdout, nsReady)
 	}
 
 	var b *broker.Broker
@@ -64,12 +72,22 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 			}
 			return err
 		}
+		if ns != nil {
+			fmt.Fprintln(s.stdout, nsReady)
+		}
 		// Stock BrokerStartup line.
 		tip := fmt.Sprintf("The broker[%s, %s] boot success. serializeType=JSON", bOpts.BrokerName, b.Addr())
 		if bOpts.NamesrvAddr != "" {
 			tip += " and name server is " + bOpts.NamesrvAddr
 		}
 		fmt.Fprintln(s.stdout, tip)
+		if ns != nil {
+			metricsAddr := ""
+			if ms != nil {
+				metricsAddr = ms.Addr()
+			}
+			s.printAddresses(ns.Addr(), b.Addr(), b.VIPAddr(), metricsAddr, bOpts.ConsoleEnable, bOpts.StorePathRootDir)
+		}
 	}
 
 	<-ctx.Done()
@@ -92,4 +110,31 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 		ns.Shutdown()
 	}
 	return errors.Join(errs...)
+}
+
+// printAddresses writes, after the readiness lines of standalone, the
+// addresses a user needs in one block on stderr (stdout keeps only the stock
+// lines that scripts grep for). metricsAddr is the metrics endpoint's
+// listener, "" when off; console says whether it also serves the web console.
+func (s *servers) printAddresses(nsAddr, brokerAddr, vipAddr, metricsAddr string, console bool, storeDir string) {
+	if s.stderr == nil {
+		return
+	}
+	var w strings.Builder
+	fmt.Fprintf(&w, "\nrmq standalone is ready:\n")
+	fmt.Fprintf(&w, "  name server  %s   <- give clients this one (setNamesrvAddr, -n, NAMESRV_ADDR)\n", nsAddr)
+	fmt.Fprintf(&w, "  broker       %s  (clients learn it from the name server)\n", brokerAddr)
+	fmt.Fprintf(&w, "  VIP port     %s  (old Java clients with vipChannelEnabled)\n", vipAddr)
+	if metricsAddr != "" {
+		base := "http://" + metricsAddr
+		if host, port, err := net.SplitHostPort(metricsAddr); err == nil {
+			base = "http://" + net.JoinHostPort(dialHost(host), port)
+		}
+		fmt.Fprintf(&w, "  metrics      %s/metrics\n", base)
+		if console {
+			fmt.Fprintf(&w, "  console      %s/\n", base)
+		}
+	}
+	fmt.Fprintf(&w, "  store        %s\nStop with Ctrl-C.\n\n", storeDir)
+	io.WriteString(s.stderr, w.String())
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package soak holds long runs that are not part of make test:
 // make soak-retention runs TestSoakRetention.
 package soak
