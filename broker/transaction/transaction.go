@@ -157,6 +157,9 @@ type Service struct {
 	walkMu sync.Mutex
 	passes atomic.Int64 // completed passes
 	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+	// checker takes checks for groups with no remoting producer connected
+	// (SetChecker).
+	checker atomic.Pointer[Checker]
 
 	stop     chan struct{}
 	stopOnce sync.Once
