@@ -12,6 +12,7 @@ import (
 
 	"rmq/broker"
 	"rmq/conf"
+	"rmq/grpcapi"
 	"rmq/namesrv"
 )
 
@@ -48,6 +49,7 @@ var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath",
 type brokerSettings struct {
 	opts  broker.Options
 	stock stockBrokerKeys
+	grpc  grpcapi.Options // the 5.x gRPC endpoint in the broker process
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -64,12 +66,12 @@ type brokerFlags struct {
 // environment variable (the Java default for namesrvAddr), the config file,
 // then flags. Config file warnings are logged.
 func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
-	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys()}
+	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), grpc: grpcapi.DefaultOptions()}
 	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock)
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.grpc)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/broker"
+	"rmq/grpcapi"
 	"rmq/namesrv"
 )
 
@@ -18,6 +19,15 @@ import (
 type servers struct {
 	stdout io.Writer
 	log    zerolog.Logger
+	// grpc, when set and enabled, runs the gRPC endpoint beside the broker.
+	grpc *grpcapi.Options
+}
+
+// grpcOptions is the gRPC endpoint's part of the broker settings.
+func grpcOptions(bs *brokerSettings, log zerolog.Logger) *grpcapi.Options {
+	o := bs.grpc
+	o.Logger = log.With().Str("component", "grpc").Logger()
+	return &o
 }
 
 // run starts the name server (if nsOpts is non-nil) and then the broker (if
@@ -39,6 +49,7 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	}
 
 	var b *broker.Broker
+	var gs *grpcapi.Server
 	if bOpts != nil {
 		var err error
 		if b, err = broker.New(*bOpts); err == nil {
@@ -62,6 +73,18 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 			tip += " and name server is " + bOpts.NamesrvAddr
 		}
 		fmt.Fprintln(s.stdout, tip)
+		if s.grpc != nil && s.grpc.Enable {
+			gs = grpcapi.New(b, *s.grpc)
+			if err := gs.Start(); err != nil {
+				if serr := b.Shutdown(); serr != nil {
+					s.log.Error().Err(serr).Msg("broker shutdown after failed start")
+				}
+				if ns != nil {
+					ns.Shutdown()
+				}
+				return err
+			}
+		}
 	}
 
 	<-ctx.Done()
@@ -70,6 +93,9 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	s.log.Info().Msg("shutting down (signal again to force)")
 
 	var errs []error
+	if gs != nil {
+		gs.Stop()
+	}
 	if b != nil {
 		if err := b.Shutdown(); err != nil {
 			errs = append(errs, err)

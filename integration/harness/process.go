@@ -158,14 +158,23 @@ func (p *Process) tail() string {
 
 func (p *Process) writeConf() (string, error) {
 	lines := append([]string(nil), p.cfg.BrokerConf...)
-	hasIP := false
+	hasIP, hasGrpcPort := false, false
 	for _, l := range lines {
-		if k, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "brokerIP1" {
-			hasIP = true
+		if k, _, ok := strings.Cut(l, "="); ok {
+			switch strings.TrimSpace(k) {
+			case "brokerIP1":
+				hasIP = true
+			case "grpcServerPort":
+				hasGrpcPort = true
+			}
 		}
 	}
 	if !hasIP {
 		lines = append(lines, "brokerIP1=127.0.0.1")
+	}
+	if !hasGrpcPort {
+		// Any free port: processes run side by side, and 8081 may be taken.
+		lines = append(lines, "grpcServerPort=0")
 	}
 	path := filepath.Join(p.cfg.WorkDir, "broker.conf")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
