@@ -2,9 +2,10 @@ package grpcapi
 
 import (
 	"fmt"
-	"time"
+	"google.golang.org/grpc/mem"
 	"os"
 	"testing"
+	"time"
 
 	"rmq/broker"
 	"rmq/internal/testutil"
@@ -102,3 +103,26 @@ func (ts *testServer) waitCount(t *testing.T, topic string, n int32, want int64)
 	testutil.WaitFor(t, 10*time.Second, func() bool { return sum(ts.queueCounts(topic, n)) == want },
 		fmt.Sprintf("%d messages on %s", want, topic))
 }
+
+// remotingTopic describes a topic config for a test.
+type remotingTopic struct {
+	name              string
+	read, write, perm int32
+}
+
+func (r remotingTopic) config() *remoting.TopicConfig {
+	return &remoting.TopicConfig{TopicName: r.name, ReadQueueNums: r.read, WriteQueueNums: r.write, Perm: r.perm, TopicFilterType: "SINGLE_TAG"}
+}
+
+// rawBytes is a request sent as the bytes given (rawCodec).
+type rawBytes struct{ b []byte }
+
+// rawCodec marshals rawBytes as is and unmarshals nothing: it sends a
+// request that is not a valid protobuf message.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.(*rawBytes).b)}, nil
+}
+func (rawCodec) Unmarshal(mem.BufferSlice, any) error { return nil }
+func (rawCodec) Name() string                         { return "proto" }
