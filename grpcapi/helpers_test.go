@@ -35,6 +35,12 @@ func (ts *testServer) endpoint() string { return ts.srv.Addr().String() }
 
 func startServer(t *testing.T, mutate func(*broker.Options)) *testServer {
 	t.Helper()
+	return startServerWith(t, mutate, nil)
+}
+
+// startServerWith also adjusts the endpoint's options.
+func startServerWith(t *testing.T, mutate func(*broker.Options), mutateGrpc func(*Options)) *testServer {
+	t.Helper()
 	o := broker.DefaultOptions()
 	o.StorePathRootDir = t.TempDir()
 	o.ListenHost = "127.0.0.1"
@@ -58,6 +64,9 @@ func startServer(t *testing.T, mutate func(*broker.Options)) *testServer {
 	go_ := DefaultOptions()
 	go_.Port = 0
 	go_.Logger = o.Logger
+	if mutateGrpc != nil {
+		mutateGrpc(&go_)
+	}
 	srv := New(b, go_)
 	if err := srv.Start(); err != nil {
 		_ = b.Shutdown()
