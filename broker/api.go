@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 
+	"github.com/rs/zerolog"
+
 	"rmq/broker/transaction"
 	"rmq/message"
 	"rmq/remoting"
@@ -69,7 +71,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	// No default topic: as through the 5.x proxy, whose route lookup fails
 	// first, a topic that does not exist is not created by a send.
 	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID}
-	tc, code, remark := b.checkSendFrom(req.From, sh)
+	tc, code, remark := b.checkSendFrom(fromAddr(req.From), req.From, sh)
 	if tc == nil {
 		return nil, &SendError{Code: code, Remark: remark}
 	}
@@ -121,5 +123,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	return reply, nil
 }
 
-// Options returns the options the broker runs with.
-func (b *Broker) Options() Options { return b.opts }
+// fromAddr logs a front end's producer as a client address.
+type fromAddr string
+
+func (a fromAddr) MarshalZerologObject(e *zerolog.Event) { e.Str("addr", string(a)) }

@@ -239,6 +239,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	}
 
 	maxMsgs := max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory))
+	begin := b.clock.Now()
 	res := b.store.GetMessageFiltered(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, rc.MaxTransferBytesOnMessageInMemory, pf)
 	resp.Remark = getStatusNames[res.Status]
 	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
@@ -246,11 +247,16 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	resp.SetExt(pullHeaderMin, strconv.FormatInt(res.MinOffset, 10))
 	resp.SetExt(pullHeaderMax, strconv.FormatInt(res.MaxOffset, 10))
 	resp.Code = pullCode(res.Status, ph.queueOffset)
+	if d := b.bstats.Detail(); d != nil && resp.Code == remoting.Success {
+		d.RecordPulled(ph.topic, ph.group, ph.queueID, res.NextBeginOffset)
+	}
 
 	switch resp.Code {
 	case remoting.Success:
 		resp.Body = res.Body()
 		b.stats.GetMsgs.Add(int64(len(res.Messages)))
+		b.bstats.RecordGet(ph.topic, ph.group, len(res.Messages), len(resp.Body))
+		b.bstats.RecordGetLatency(ph.topic, ph.group, ph.queueID, b.clock.Now().Sub(begin))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
 			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond
@@ -264,7 +270,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 			resp = nil
 		}
 	case remoting.PullOffsetMoved:
-		b.log.Info().Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
+		b.log.Info().Object("client", c).Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
 			Int64("requestOffset", ph.queueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
 	}
 
@@ -306,6 +312,6 @@ func (b *Broker) wakePull(hp *heldPull) {
 		return
 	}
 	if err := hp.conn.WriteResponse(resp); err != nil {
-		b.log.Debug().Err(err).Str("remote", hp.conn.RemoteAddr()).Msg("held pull answer not delivered")
+		b.log.Debug().Err(err).Object("client", hp.conn).Msg("held pull answer not delivered")
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"rmq/broker/transaction"
 	"rmq/message"
@@ -294,6 +297,7 @@ func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	res, err := b.store.PutMessage(m)
 	if err == nil {
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 	}
 	return res, err
 }
@@ -316,6 +320,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(msgs[0].Topic, res.Count, res.WroteBytes)
 	}
 	return res, err
 }
@@ -359,9 +364,17 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 	}
 	defer b.inflight.Done()
 	plain.inline = true
+	var begin time.Time
+	d := b.bstats.Detail()
+	if d != nil {
+		begin = b.clock.Now()
+	}
 	resp := b.send(c, req, sh, &plain)
 	if plain.wouldBlock {
 		return nil, false // the store would wait for the disk: the pool serves it
+	}
+	if d != nil && resp != nil {
+		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
 	}
 	return resp, true
 }
@@ -478,6 +491,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			return b.putFailure(resp, err)
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 	} else {
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
@@ -544,11 +558,12 @@ func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end 
 // validity, auto-creation and the queue id bound. A nil config comes with
 // the response code and remark.
 func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
-	return b.checkSendFrom(c.RemoteAddr(), sh)
+	return b.checkSendFrom(c, c.RemoteAddr(), sh)
 }
 
-// checkSendFrom is checkSend for a producer at address from.
-func (b *Broker) checkSendFrom(from string, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
+// checkSendFrom is checkSend for a producer at address from, logged as
+// client.
+func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
 	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
 		return nil, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
 	}
@@ -567,7 +582,7 @@ func (b *Broker) checkSendFrom(from string, sh *sendHeader) (*remoting.TopicConf
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
-		b.log.Warn().Str("topic", sh.topic).Str("producer", from).Msg("send to a topic that does not exist")
+		b.log.Warn().Str("topic", sh.topic).Object("client", client).Msg("send to a topic that does not exist")
 		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
@@ -636,9 +651,10 @@ func (b *Broker) putFailureCode(err error) (code int32, remark string) {
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark = remoting.MessageIllegal, err.Error()
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable
 		remark = "service not available now. It may be caused by one of the following reasons: " +
-			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
+			"the broker's disk is full [" + b.store.DiskUtil() + "], messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
 	default:
 		code, remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
 	}

@@ -62,7 +62,7 @@ func (m *ConsumerManager) Register(ch ClientChannel, data *remoting.ConsumerData
 		ch.LastUpdate = now
 		g.channels[ch.Conn] = &ch
 		changed = true
-		m.log.Info().Str("group", data.GroupName).Str("clientId", ch.ClientID).Str("addr", ch.Conn.RemoteAddr()).Msg("new consumer connected")
+		m.log.Info().Str("group", data.GroupName).Object("client", ch.Conn).Msg("new consumer connected")
 	case old.ClientID != ch.ClientID:
 		m.log.Warn().Str("group", data.GroupName).Str("old", old.ClientID).Str("new", ch.ClientID).Msg("consumer connection changed its client id")
 		ch.LastUpdate = now
@@ -130,7 +130,7 @@ func (m *ConsumerManager) Unregister(group string, conn *remoting.Conn) (removed
 		return false, nil
 	}
 	delete(g.channels, conn)
-	m.log.Info().Str("group", group).Str("addr", conn.RemoteAddr()).Msg("consumer unregistered")
+	m.log.Info().Str("group", group).Object("client", conn).Msg("consumer unregistered")
 	if len(g.channels) == 0 {
 		m.removeGroupLocked(group)
 		return true, nil
@@ -150,7 +150,7 @@ func (m *ConsumerManager) ConnClosed(conn *remoting.Conn) map[string][]*remoting
 			continue
 		}
 		delete(g.channels, conn)
-		m.log.Info().Str("group", name).Str("addr", conn.RemoteAddr()).Msg("consumer connection closed")
+		m.log.Info().Str("group", name).Object("client", conn).Msg("consumer connection closed")
 		if len(g.channels) == 0 {
 			m.removeGroupLocked(name)
 			continue
@@ -180,7 +180,7 @@ func (m *ConsumerManager) ScanExpired() (expired []*remoting.Conn, changed map[s
 			}
 			delete(g.channels, c)
 			lost = true
-			m.log.Warn().Str("group", name).Str("clientId", ch.ClientID).Str("addr", c.RemoteAddr()).Msg("consumer channel expired")
+			m.log.Warn().Str("group", name).Object("client", c).Msg("consumer channel expired")
 			if _, dup := seen[c]; !dup {
 				seen[c] = struct{}{}
 				expired = append(expired, c)

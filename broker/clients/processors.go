@@ -61,6 +61,7 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 			}
 		}
 	}
+	c.SetClientID(hb.ClientID)
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	for _, cd := range hb.ConsumerDataSet {
 		if cd == nil || cd.GroupName == "" {
@@ -72,7 +73,7 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 		changed, members := s.Consumers.Register(ch, cd)
 		s.Filters.Register(cd.GroupName, cd.SubscriptionDataSet)
 		if changed {
-			s.log.Info().Str("group", cd.GroupName).Str("clientId", hb.ClientID).Str("addr", c.RemoteAddr()).Msg("consumer group changed")
+			s.log.Info().Str("group", cd.GroupName).Object("client", c).Msg("consumer group changed")
 			s.notifyConsumerIdsChanged(cd.GroupName, members)
 		}
 	}

@@ -177,11 +177,11 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 	}
 	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, realMessage(cp)))
 	if err := conn.Oneway(req); err != nil {
-		log.Warn().Err(err).Str("producer", conn.RemoteAddr()).Msg("transaction: check request failed")
+		log.Warn().Err(err).Object("client", conn).Msg("transaction: check request failed")
 		return
 	}
 	s.checks.Add(1)
-	log.Debug().Str("producer", conn.RemoteAddr()).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
+	log.Debug().Object("client", conn).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
 }
 
 // realMessage is the half message cp with its real topic and queue restored.

@@ -11,6 +11,7 @@ import (
 
 	"rmq/broker"
 	"rmq/grpcapi"
+	"rmq/metrics"
 	"rmq/namesrv"
 )
 
@@ -50,10 +51,17 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 
 	var b *broker.Broker
 	var gs *grpcapi.Server
+	var ms *metrics.Server // HTTP endpoint (observe.go), nil when off
 	if bOpts != nil {
 		var err error
 		if b, err = broker.New(*bOpts); err == nil {
-			if err = b.Start(); err != nil {
+			if bOpts.MetricsEnabled() {
+				b.EnableMetrics()
+			}
+			if err = b.Start(); err == nil {
+				ms, err = startMetrics(b, *bOpts, s.log)
+			}
+			if err != nil {
 				// Start failed after the store was opened: close it so that the
 				// abort marker does not claim a crash.
 				if serr := b.Shutdown(); serr != nil {
@@ -67,15 +75,14 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 			}
 			return err
 		}
-		// Stock BrokerStartup line.
-		tip := fmt.Sprintf("The broker[%s, %s] boot success. serializeType=JSON", bOpts.BrokerName, b.Addr())
-		if bOpts.NamesrvAddr != "" {
-			tip += " and name server is " + bOpts.NamesrvAddr
-		}
-		fmt.Fprintln(s.stdout, tip)
+		// The gRPC endpoint for the 5.x SDKs serves before the broker is
+		// announced ready.
 		if s.grpc != nil && s.grpc.Enable {
 			gs = grpcapi.New(b, *s.grpc)
 			if err := gs.Start(); err != nil {
+				if ms != nil {
+					_ = ms.Close()
+				}
 				if serr := b.Shutdown(); serr != nil {
 					s.log.Error().Err(serr).Msg("broker shutdown after failed start")
 				}
@@ -85,6 +92,12 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 				return err
 			}
 		}
+		// Stock BrokerStartup line.
+		tip := fmt.Sprintf("The broker[%s, %s] boot success. serializeType=JSON", bOpts.BrokerName, b.Addr())
+		if bOpts.NamesrvAddr != "" {
+			tip += " and name server is " + bOpts.NamesrvAddr
+		}
+		fmt.Fprintln(s.stdout, tip)
 	}
 
 	<-ctx.Done()
@@ -95,6 +108,11 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	var errs []error
 	if gs != nil {
 		gs.Stop()
+	}
+	if ms != nil {
+		if err := ms.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if b != nil {
 		if err := b.Shutdown(); err != nil {

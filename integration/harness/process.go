@@ -36,7 +36,8 @@ type Config struct {
 	// kept across restarts.
 	NamesrvPort, BrokerPort int
 	// BrokerConf holds the lines of broker.conf ("key=value"). brokerIP1=127.0.0.1
-	// is appended unless a brokerIP1 line is present.
+	// is appended unless a brokerIP1 line is present, and smallStore=true
+	// unless a smallStore line is.
 	BrokerConf []string
 	Args       []string // extra command-line arguments after the standard ones
 	// ReadyTimeout bounds the wait for the boot lines (30 s when zero);
@@ -158,19 +159,21 @@ func (p *Process) tail() string {
 
 func (p *Process) writeConf() (string, error) {
 	lines := append([]string(nil), p.cfg.BrokerConf...)
-	hasIP, hasGrpcPort := false, false
+	hasIP, hasSmall, hasGrpcPort := false, false, false
 	for _, l := range lines {
 		if k, _, ok := strings.Cut(l, "="); ok {
-			switch strings.TrimSpace(k) {
-			case "brokerIP1":
-				hasIP = true
-			case "grpcServerPort":
-				hasGrpcPort = true
-			}
+			hasIP = hasIP || strings.TrimSpace(k) == "brokerIP1"
+			hasSmall = hasSmall || strings.TrimSpace(k) == "smallStore"
+			hasGrpcPort = hasGrpcPort || strings.TrimSpace(k) == "grpcServerPort"
 		}
 	}
 	if !hasIP {
 		lines = append(lines, "brokerIP1=127.0.0.1")
+	}
+	// Every test broker runs a small store (a few MiB of disk, no 1 GiB
+	// fallocated segments) unless the test says otherwise.
+	if !hasSmall {
+		lines = append(lines, "smallStore=true")
 	}
 	if !hasGrpcPort {
 		// Any free port: processes run side by side, and 8081 may be taken.
