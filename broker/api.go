@@ -7,10 +7,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker/transaction"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // This file is the broker's Go API for front ends served in the same

@@ -5,8 +5,8 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"rmq/broker"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // statusError is a request refused with an apache.rocketmq.v2 Code, as the

@@ -9,7 +9,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // toProtoMessage is a stored message as the proxy hands it to a 5.x client

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestMain(m *testing.M) {

@@ -14,9 +14,9 @@ import (
 	rmqclient "github.com/apache/rocketmq-clients/golang/v5"
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/message"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
 )
 
 // newProducer starts a stock Go 5.x SDK producer (TLS on, its default)

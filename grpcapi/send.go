@@ -10,9 +10,9 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"rmq/broker"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // maxMessageGroupLength is ProxyConfig maxMessageGroupSize.

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
-	"rmq/broker"
+	"github.com/rmqio/rmq/broker"
 )
 
 // maxInboundMessageSize is the stock proxy's grpcMaxInboundMessageSize: a

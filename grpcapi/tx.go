@@ -7,8 +7,8 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"rmq/broker/transaction"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // maxTxEntries bounds the transaction table; the oldest entry goes first.

@@ -1,8 +1,8 @@
 package transaction
 
 import (
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Check is a transaction state check addressed to a producer that is not a
