@@ -46,6 +46,8 @@ type Broker struct {
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager
 	pullHold *PullRequestHoldService
+	// dispatchWakes gathers onDispatch's wake-ups for onDispatchBatch.
+	dispatchWakes dispatchWakes
 	// putHooks see every message before it is stored (putMessage); they are
 	// installed before Start and never change afterwards.
 	putHooks []putHook

@@ -114,6 +114,7 @@ func New(opts Options) (*Broker, error) {
 		MaxMessageSize:             opts.MaxMessageSize,
 		StoreHost:                  b.host,
 		OnDispatch:                 b.onDispatch,
+		OnDispatchBatch:            b.onDispatchBatch,
 		TagsCode:                   b.tagsCode,
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
@@ -194,20 +195,61 @@ func New(opts Options) (*Broker, error) {
 }
 
 // onDispatch runs on the store's dispatch goroutine for every message that
-// reached its consume queue; it only hands work to the hold service.
+// reached its consume queue. It only notes who is to be woken: held pulls of
+// the queue, the schedule level, the timer enqueue. onDispatchBatch wakes
+// them once the dispatcher's batch is in the consume queues, so a pull woken
+// by the first of several records that arrived together reads all of them,
+// and a service is signalled once per batch, not once per message.
 func (b *Broker) onDispatch(d store.DispatchRequest) {
+	w := &b.dispatchWakes
 	if hs := b.pullHold; hs != nil {
-		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props)
+		w.pulls = hs.collect(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props, w.pulls)
 	}
 	switch d.Topic {
 	case message.TopicSchedule:
-		if s := b.schedLive.Load(); s != nil {
-			s.Notify(d.QueueID)
+		if d.QueueID >= 0 && d.QueueID < 64 {
+			w.levels |= 1 << d.QueueID
+		} else if s := b.schedLive.Load(); s != nil {
+			s.Notify(d.QueueID) // not a level: Notify ignores it
 		}
 	case message.TopicWheelTimer:
+		w.timer = true
+	}
+}
+
+// dispatchWakes is what onDispatch gathered since the last batch end. Only
+// the store's dispatch goroutine (or Open's recovery, before it starts)
+// touches it.
+type dispatchWakes struct {
+	pulls  []*heldPull
+	levels uint64 // schedule queue ids dispatched to
+	timer  bool
+}
+
+// onDispatchBatch runs on the store's dispatch goroutine after a batch of
+// onDispatch calls and does the wake-ups they gathered.
+func (b *Broker) onDispatchBatch() {
+	w := &b.dispatchWakes
+	if len(w.pulls) > 0 {
+		b.pullHold.wakeAll(w.pulls)
+		clear(w.pulls)
+		w.pulls = w.pulls[:0]
+	}
+	if w.levels != 0 {
+		if s := b.schedLive.Load(); s != nil {
+			for q := int32(0); q < 64; q++ {
+				if w.levels&(1<<q) != 0 {
+					s.Notify(q)
+				}
+			}
+		}
+		w.levels = 0
+	}
+	if w.timer {
 		if t := b.timersLive.Load(); t != nil {
 			t.Notify()
 		}
+		w.timer = false
 	}
 }
 

@@ -125,15 +125,23 @@ func (s *PullRequestHoldService) poke() {
 // accepts the tag (and the properties) wake; the rest keep waiting. Called on the store's dispatch goroutine:
 // it only takes the lock briefly and never runs a pull itself.
 func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, tagsCode int64, props message.Props) {
+	s.wakeAll(s.collect(topic, queueID, maxOffset, tagsCode, props, nil))
+}
+
+// collect is notify without the wake-up: the waiters notify would wake are
+// taken out of the service and appended to woken, for wakeAll to wake later
+// (the broker does so once per dispatch batch). A taken waiter is answered
+// only by whoever holds it, so it must be passed to wakeAll.
+func (s *PullRequestHoldService) collect(topic string, queueID int32, maxOffset, tagsCode int64, props message.Props, woken []*heldPull) []*heldPull {
 	key := queueKey{topic, queueID}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	list := s.queues[key]
 	if len(list) == 0 {
-		s.mu.Unlock()
-		return
+		return woken
 	}
-	var woken []*heldPull
-	keep := make([]*heldPull, 0, len(list))
+	n := len(woken)
+	var keep []*heldPull
 	for _, hp := range list {
 		if maxOffset > hp.offset && hp.match(tagsCode) && (hp.matchProps == nil || hp.matchProps(props)) {
 			heap.Remove(&s.byDue, hp.heapIdx)
@@ -142,8 +150,14 @@ func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, 
 			keep = append(keep, hp)
 		}
 	}
-	s.setQueueLocked(key, keep)
-	s.mu.Unlock()
+	if len(woken) > n {
+		s.setQueueLocked(key, keep)
+	}
+	return woken
+}
+
+// wakeAll re-runs each pull collect took, each on its own goroutine.
+func (s *PullRequestHoldService) wakeAll(woken []*heldPull) {
 	for _, hp := range woken {
 		go s.wake(hp)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // holdHarness runs a hold service on a manual clock and records wake-ups.
@@ -159,5 +160,31 @@ func TestPullHoldDropConnAndShutdown(t *testing.T) {
 	h.expectNone()
 	if n := h.s.held(); n != 0 {
 		t.Fatalf("held %d after shutdown", n)
+	}
+}
+
+// TestPullHoldWakesOncePerDispatchBatch: the broker's dispatch hook only
+// takes the held pulls the records reach; they are woken when the store's
+// batch ends, once each, so the re-run pull reads the whole batch.
+func TestPullHoldWakesOncePerDispatchBatch(t *testing.T) {
+	h := newHoldHarness(t)
+	b := &Broker{pullHold: h.s}
+	h.park("p", nil, "T", 5, time.Minute)
+	h.park("q", nil, "T", 6, time.Minute)
+	h.park("other queue", nil, "Other", 0, time.Minute)
+	for off := int64(5); off < 8; off++ {
+		b.onDispatch(store.DispatchRequest{Topic: "T", QueueID: 0, QueueOffset: off})
+	}
+	h.expectNone()
+	if n := h.s.held(); n != 1 {
+		t.Fatalf("held %d during the batch, want 1 (the other queue's)", n)
+	}
+	b.onDispatchBatch()
+	h.expect("p", "q")
+	b.onDispatch(store.DispatchRequest{Topic: "T", QueueID: 0, QueueOffset: 8})
+	b.onDispatchBatch()
+	h.expectNone()
+	if n := len(b.dispatchWakes.pulls); n != 0 {
+		t.Fatalf("%d pulls left gathered after the batch", n)
 	}
 }

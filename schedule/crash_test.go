@@ -118,3 +118,50 @@ func (h *harness) deliveredAll(topic string) []*message.MessageExt {
 		off = res.NextBeginOffset
 	}
 }
+
+// TestDeliveriesShareCommits: messages due a millisecond apart are each
+// delivered at their time, but delayOffset.json is written once per
+// deliverBatch of them (or when the level is about to wait longer than
+// commitIdle), never once per message, and never with more than
+// deliverBatch deliveries unwritten.
+func TestDeliveriesShareCommits(t *testing.T) {
+	const n = 100
+	clk := clock.NewManual(t0)
+	commits := 0
+	h := newHarnessWith(t, t.TempDir(), clk, func(o *Options) {
+		o.failpoint = func(name string) error {
+			if name == "deliver:before-commit" {
+				commits++
+			}
+			return nil
+		}
+	})
+	defer h.close()
+	for i := range n {
+		h.putDelayed("C", 1, strconv.Itoa(i))
+		clk.Advance(time.Millisecond)
+	}
+	clk.Advance(time.Second - n*time.Millisecond)
+	for i := range n {
+		next, idle, err := h.svc.deliverDue(1, clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.svc.uncommitted[1]; got > deliverBatch {
+			t.Fatalf("%d deliveries unwritten, want at most %d", got, deliverBatch)
+		}
+		if i < n-1 && (idle || next != clk.Now().UnixMilli()+1) {
+			t.Fatalf("step %d: next %d idle %v, want the next message 1 ms on", i, next, idle)
+		}
+		clk.Advance(time.Millisecond)
+	}
+	if got := len(h.delivered("C")); got != n {
+		t.Fatalf("%d delivered, want %d", got, n)
+	}
+	if u := h.svc.uncommitted[1]; u != 0 {
+		t.Fatalf("%d deliveries unwritten once the level is idle", u)
+	}
+	if commits > n/deliverBatch+1 {
+		t.Fatalf("%d commits for %d deliveries", commits, n)
+	}
+}

@@ -25,11 +25,13 @@
 //
 //	{"offsetTable":{"1":23,"2":0}}
 //
-// A level reads its queue in batches of deliverBatch (32) and writes the file
-// after every batch that delivered something, before reading the next one
-// (and also every PersistInterval when it changed, when a correction is
-// made, and at Stop). A kill -9 therefore re-delivers at most the batch in
-// flight: at most 32 duplicates per level that was delivering at the kill,
+// A level writes the file before a read could bring its deliveries not yet
+// written past deliverBatch (32), and when it stops delivering unless its
+// next message is due within commitIdle (10 ms): messages sent at a steady
+// rate, due every millisecond or so, share a write instead of paying one
+// each (it is also written every PersistInterval when it changed, when a
+// correction is made, and at Stop). A kill -9 therefore re-delivers at most
+// one batch: at most 32 duplicates per level that was delivering at the kill,
 // exactly the messages stored since that level's last write (crash_test.go
 // kills at every step and checks this count); before, it was everything
 // delivered in the last PersistInterval (10 s). Duplicates, never loss: the

@@ -61,9 +61,12 @@ type Service struct {
 	offsets map[int]int64 // level → next consume-queue offset to deliver
 	dirty   bool
 	notify  []chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	started bool
+	// uncommitted counts, per level, the offsets moved past since the level
+	// last wrote delayOffset.json; only the level's deliverDue touches it.
+	uncommitted []int
+	stop        chan struct{}
+	wg          sync.WaitGroup
+	started     bool
 
 	// pmu serialises offset-file writes, so that the last write holds the
 	// newest snapshot.
@@ -123,6 +126,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s.obs = newDeliveries()
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
+	s.uncommitted = make([]int, len(opts.Levels)+1)
 	for i := range s.notify {
 		s.notify[i] = make(chan struct{}, 1)
 	}
@@ -387,42 +391,55 @@ func (s *Service) runLevel(level int) {
 // delayOffset.json: a crash re-delivers at most this many per level.
 const deliverBatch = 32
 
+// commitIdle is how long a level may wait for its next message with
+// deliveries not yet written to delayOffset.json: a longer wait writes them
+// first. Messages due every millisecond or so (a steady send rate) thus
+// share a write, up to deliverBatch of them, instead of paying one each.
+const commitIdle = 10 * time.Millisecond
+
 // deliverDue delivers every message of level due at now. It returns the
 // deliver time (ms) of the first message not yet due, or idle when the level
 // has nothing left to deliver.
 //
-// The level's offset is written to delayOffset.json after every batch that
-// delivered something (commit), before the next batch is read: a crash
-// re-delivers at most the batch in flight, never what was delivered before.
+// The level's offset is written to delayOffset.json (commit) before a read
+// could take the uncommitted deliveries past deliverBatch, and on return
+// unless the next message is due within commitIdle: a crash re-delivers at
+// most deliverBatch messages, never what was delivered before.
 func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, err error) {
-	start := s.offset(level)
-	defer func() {
-		if s.offset(level) == start || s.dead.Load() {
-			return
-		}
+	commit := func() bool {
 		if s.fp("deliver:before-commit") {
-			next, idle, err = 0, false, errCrashed
-			return
+			return false
 		}
 		if perr := s.persist(); perr != nil {
 			s.log.Error().Err(perr).Int("level", level).Msg("schedule: persist delay offsets")
 		}
+		s.uncommitted[level] = 0
+		return true
+	}
+	defer func() {
+		if s.uncommitted[level] == 0 || s.dead.Load() || errors.Is(err, errCrashed) {
+			return
+		}
+		if err == nil && !idle && next-now.UnixMilli() <= commitIdle.Milliseconds() {
+			return // the next message is due soon: its commit covers these
+		}
+		if !commit() {
+			next, idle, err = 0, false, errCrashed
+		}
 	}()
 	nowMs := now.UnixMilli()
 	qid := int32(level - 1)
-	off := start
+	off := s.offset(level)
+	moved := func(to int64) {
+		s.uncommitted[level] += int(to - off)
+		off = to
+		s.setOffset(level, off)
+	}
 	for {
-		if off != start {
-			// The previous batch delivered something: commit it.
-			if s.fp("deliver:before-commit") {
-				return 0, false, errCrashed
-			}
-			if perr := s.persist(); perr != nil {
-				s.log.Error().Err(perr).Int("level", level).Msg("schedule: persist delay offsets")
-			}
-			start = off
+		if s.uncommitted[level] >= deliverBatch && !commit() {
+			return 0, false, errCrashed
 		}
-		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, deliverBatch, 4<<20, nil)
+		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, deliverBatch-s.uncommitted[level], 4<<20, nil)
 		switch res.Status {
 		case store.Found:
 			for i, raw := range res.Messages {
@@ -430,8 +447,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				if derr != nil {
 					s.skipped.Add(1)
 					s.log.Error().Err(derr).Int("level", level).Int64("offset", off+int64(i)).Msg("schedule: undecodable record skipped")
-					off++
-					s.setOffset(level, off)
+					moved(off + 1)
 					continue
 				}
 				due := s.opts.Levels.DeliverAt(level, ext.StoreTimestamp)
@@ -445,8 +461,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				if s.fp("deliver:after-put") {
 					return 0, false, errCrashed
 				}
-				off = ext.QueueOffset + 1
-				s.setOffset(level, off)
+				moved(ext.QueueOffset + 1)
 			}
 		case store.OffsetOverflowOne:
 			return 0, true, nil
@@ -460,8 +475,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 			off = res.NextBeginOffset
 		default:
 			if res.NextBeginOffset > off {
-				off = res.NextBeginOffset
-				s.setOffset(level, off)
+				moved(res.NextBeginOffset)
 				continue
 			}
 			return 0, false, errNotReady

@@ -188,6 +188,7 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 			if err := s.dispatch(&batch[i]); err != nil {
 				s.pending = batch[:0]
 				s.reput.Store(batch[i].PhysicalOffset)
+				s.dispatchBatchDone()
 				s.signalProgress()
 				s.stallDispatch(batch[i].PhysicalOffset, err)
 				return true
@@ -195,8 +196,16 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 		}
 		s.pending = batch[:0]
 		s.reput.Store(next)
+		s.dispatchBatchDone()
 		s.unstallDispatch()
 		s.signalProgress()
+	}
+}
+
+// dispatchBatchDone calls OnDispatchBatch after a run of dispatches.
+func (s *Store) dispatchBatchDone() {
+	if s.opts.OnDispatchBatch != nil {
+		s.opts.OnDispatchBatch()
 	}
 }
 

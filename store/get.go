@@ -158,9 +158,9 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 						return nil
 					}
 					if r.body == nil {
-						// Size the buffer for the likely batch, within the byte budget.
-						est := int(size) * min(max(maxMsgs, 1), 32)
-						r.body = make([]byte, 0, max(min(est, maxBytes), int(size)))
+						// Size the buffer for what the queue holds: the units
+						// written from here on, within maxMsgs and maxBytes.
+						r.body = make([]byte, 0, bodyEstimate(units[scanned:min(len(units), limit)], maxMsgs, maxBytes))
 					}
 					r.body = append(r.body, b...)
 					return nil
@@ -209,6 +209,29 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 		s.stats.getMessages.Add(int64(len(offs)))
 	}
 	return r
+}
+
+// bodyEstimate is the buffer a pull needs for the units ahead (the first one
+// is the record being copied): the sum of the record sizes of the first
+// maxMsgs non-filler units, stopping where maxBytes would be passed, as the
+// copy loop does. Without a filter this is exact, so a pull allocates in
+// proportion to what it returns rather than to maxMsgs; a filter that skips
+// units only makes it an over-estimate, and append grows the buffer if
+// accepted records beyond those units follow.
+func bodyEstimate(units []byte, maxMsgs, maxBytes int) int {
+	total, n := 0, 0
+	for p := 0; p+cqUnitSize <= len(units) && n < max(maxMsgs, 1); p += cqUnitSize {
+		phy, size, _ := unitAt(units[p:])
+		if isFiller(phy, size) || size <= 0 {
+			continue
+		}
+		if n > 0 && total+int(size) > maxBytes {
+			break
+		}
+		total += int(size)
+		n++
+	}
+	return total
 }
 
 // filterUnit runs filter on one unit, parsing the record's properties only if

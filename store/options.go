@@ -85,6 +85,13 @@ type Options struct {
 	// near the end of the log may be dispatched again after a crash. It must not
 	// block for long: dispatch of later messages waits for it.
 	OnDispatch func(d DispatchRequest)
+	// OnDispatchBatch, if set, is called on the same goroutine after each run
+	// of OnDispatch calls: every record the dispatcher found published at
+	// once (at most a few hundred), or the records of a recovery scan. When
+	// it runs, the consume queues hold every record OnDispatch saw, so
+	// OnDispatch can just note who is to be woken and OnDispatchBatch wake
+	// each of them once, with the whole batch readable.
+	OnDispatchBatch func()
 	// Index configures the key index behind QueryMessage (index_service.go).
 	Index IndexOptions
 	// Clock is read for store timestamps and checkpoint times and drives

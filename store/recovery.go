@@ -150,6 +150,7 @@ func (s *Store) scanAndRebuild(start int64) (end, dispatched int64, err error) {
 			end = f.start + int64(p)
 		}
 	}
+	s.dispatchBatchDone()
 	if err := s.truncateTail(end); err != nil {
 		return 0, 0, err
 	}

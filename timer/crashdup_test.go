@@ -8,8 +8,8 @@ import (
 )
 
 // TestCrashDuplicatesAreBoundedByTheBatchInFlight: deliveries are committed
-// (a flush writes the checkpoint) after every dequeue batch, so a kill -9
-// redoes at most the batch in flight, whatever the FlushInterval. 60
+// (a flush writes the checkpoint) before more than BatchSize of them are
+// uncommitted, so a kill -9 redoes at most a batch, whatever the FlushInterval. 60
 // messages due together go out in batches of 8; the store is killed after
 // the k-th batch was stored but before its commit, or inside the commit's
 // flush, and restarted: every message arrives, and at most one batch twice.
@@ -77,5 +77,60 @@ func TestCrashDuplicatesAreBoundedByTheBatchInFlight(t *testing.T) {
 			}
 			t.Logf("delivered before the crash %d, duplicated %d", before, dups)
 		})
+	}
+}
+
+// TestDeliveriesShareCommits: timers due a millisecond apart are delivered
+// each at its time, but their commits are grouped: a flush once BatchSize
+// deliveries are uncommitted, or before the dequeue sleeps longer than
+// commitIdleMs; never one per delivery. Nothing is left uncommitted once
+// the dequeue goes idle.
+func TestDeliveriesShareCommits(t *testing.T) {
+	const n, batch = 40, 8
+	e := newEnv(t, func(o *Options) {
+		o.BatchSize = batch
+		o.FlushInterval = time.Hour // only the commits flush
+	})
+	start := e.nowMs() + 500
+	for i := range n {
+		e.sendAt("Spread", start+int64(i))
+	}
+	e.settle()
+	e.advance(500 * time.Millisecond)
+	ckptSeq := func() uint64 {
+		ts := e.ts()
+		ts.flushMu.Lock()
+		defer ts.flushMu.Unlock()
+		return ts.ckf.last.seq
+	}
+	seq0 := ckptSeq()
+	for i := range n {
+		e.waitCount("Spread", i+1)
+		e.settle()
+		ts := e.ts()
+		ts.mu.Lock()
+		pending := ts.committed - ts.durableCommitted
+		ts.mu.Unlock()
+		if pending > batch {
+			t.Fatalf("%d deliveries uncommitted, want at most %d", pending, batch)
+		}
+		if i < n-1 {
+			e.advance(time.Millisecond)
+		}
+	}
+	e.waitCount("Spread", n)
+	e.settle()
+	e.advance(time.Second) // past the slot: the dequeue sleeps long, after a commit
+	e.settle()
+	ts := e.ts()
+	ts.mu.Lock()
+	pending := ts.committed - ts.durableCommitted
+	ts.mu.Unlock()
+	seq := ckptSeq()
+	if pending != 0 {
+		t.Fatalf("%d deliveries left uncommitted when idle", pending)
+	}
+	if commits := seq - seq0; commits > n/batch+2 {
+		t.Fatalf("%d commits for %d deliveries in batches of %d", commits, n, batch)
 	}
 }

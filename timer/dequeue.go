@@ -153,6 +153,9 @@ func (t *TimerStore) runDequeue() {
 			runtime.Gosched() // between bounded batches: let sends and the enqueue in
 			continue
 		}
+		if t.idleCommitDue(wakeAt) && !t.commitDeliveries() {
+			return
+		}
 		if !t.waitUntil(wakeAt, t.deqWake) {
 			return
 		}
@@ -185,8 +188,26 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		t.mu.Unlock()
 		return wakeAt, false
 	}
+	// Deliveries are committed (flushed) in groups: never more than
+	// BatchSize of them uncommitted, which bounds what a kill -9 redoes.
+	b := t.opts.BatchSize - int(t.committed-t.durableCommitted)
+	if b <= 0 && !t.commitStuck {
+		t.mu.Unlock()
+		if !t.commitDeliveries() {
+			return 0, false
+		}
+		t.mu.Lock()
+		// A flush that failed (logged) allows one more batch before the
+		// next try, as a commit after every batch would.
+		t.commitStuck = t.committed-t.durableCommitted >= int64(t.opts.BatchSize)
+		t.mu.Unlock()
+		return 0, true
+	}
+	if b <= 0 {
+		b = t.opts.BatchSize
+	}
+	t.commitStuck = false
 	t.absorb(o)
-	b := t.opts.BatchSize
 	nImm := min(len(o.imm), b)
 	batch := append(make([]item, 0, b), o.imm[:nImm]...)
 	o.imm = o.imm[nImm:]
@@ -251,15 +272,28 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		o.scanned = o.scannedNext
 	}
 	t.mu.Unlock()
-	if effects > 0 && !t.commitDeliveries() {
+	if done < len(batch) && effects > 0 && !t.commitDeliveries() {
 		return 0, false
 	}
 	return wakeAt, done == len(batch)
 }
 
-// commitDeliveries makes the progress of the deliveries just done durable
-// (a flush, which writes the checkpoint), so that a crash redoes at most the
-// batch in flight rather than everything since the last periodic flush. It
+// commitIdleMs is how long the dequeue may sleep with deliveries not yet
+// committed: a longer sleep commits them first. Shorter gaps (timers due
+// every millisecond or so) let up to BatchSize deliveries share one flush.
+const commitIdleMs = 10
+
+// idleCommitDue reports whether deliveries are uncommitted and the dequeue
+// is about to sleep until wakeAt, more than commitIdleMs away.
+func (t *TimerStore) idleCommitDue(wakeAt int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.committed > t.durableCommitted && (wakeAt == math.MaxInt64 || wakeAt-t.nowMs() > commitIdleMs)
+}
+
+// commitDeliveries makes the progress of the deliveries done so far durable
+// (a flush, which writes the checkpoint), so that a crash redoes at most
+// BatchSize of them rather than everything since the last periodic flush. It
 // reports false when a failpoint killed the store.
 func (t *TimerStore) commitDeliveries() bool {
 	if err := t.flush(); err != nil {

@@ -108,11 +108,13 @@
 // commitlog bytes lost since they were written are skipped, and any entry
 // whose record is unreadable or does not match is skipped and counted, never
 // retried. Deliveries made after the last checkpoint are redone: duplicates
-// are limited to them. Every dequeue batch that delivered something (at most
-// BatchSize, 256 by default) is committed by a flush before the next batch,
-// and so is every enqueue batch that delivered messages already due
-// (bypass), so a kill -9 redoes at most the batch in flight in each of the
-// two stages (2 × BatchSize in the worst case, one batch in the usual one),
+// are limited to them. The dequeue's deliveries are committed by a flush in
+// groups: before a batch would bring more than BatchSize (256 by default) of
+// them past the last checkpoint, and before the dequeue sleeps longer than
+// 10 ms; so timers due every millisecond share a flush instead of paying one
+// each. Every enqueue batch that delivered messages already due (bypass) is
+// committed before the next, so a kill -9 redoes at most BatchSize
+// deliveries in each of the two stages (2 × BatchSize in the worst case),
 // not everything since the last periodic flush (crashdup_test.go).
 //
 // # Deliveries the store refuses

@@ -56,6 +56,9 @@ type TimerStore struct {
 	// its value in the last durable checkpoint. Their difference is what a
 	// crash now would redo (tests bound duplicates with it).
 	committed, durableCommitted int64
+	// commitStuck: the dequeue's last commit left BatchSize deliveries
+	// uncommitted (its flush failed); the next batch goes out anyway.
+	commitStuck bool
 	// Units below tlOpenEnd were written before this Open; a unit there
 	// pointing beyond clMaxAtOpen refers to commitlog bytes lost since.
 	tlOpenEnd   int64
