@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -556,6 +558,12 @@ func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end 
 // validity, auto-creation and the queue id bound. A nil config comes with
 // the response code and remark.
 func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
+	return b.checkSendFrom(c, c.RemoteAddr(), sh)
+}
+
+// checkSendFrom is checkSend for a producer at address from, logged as
+// client.
+func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
 	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
 		return nil, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
 	}
@@ -574,7 +582,7 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
-		b.log.Warn().Str("topic", sh.topic).Object("client", c).Msg("send to a topic that does not exist")
+		b.log.Warn().Str("topic", sh.topic).Object("client", client).Msg("send to a topic that does not exist")
 		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
@@ -591,7 +599,7 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 	}
 	if sh.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
 		return nil, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
-			sh.queueID, topicConfigString(tc), c.RemoteAddr())
+			sh.queueID, topicConfigString(tc), from)
 	}
 	return tc, 0, ""
 }
@@ -627,24 +635,31 @@ func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Me
 
 // putFailure maps a store or hook error to the stock send reply.
 func (b *Broker) putFailure(resp *remoting.Command, err error) *remoting.Command {
+	resp.Code, resp.Remark = b.putFailureCode(err)
+	return resp
+}
+
+// putFailureCode is the stock response code and remark for a store or hook
+// error.
+func (b *Broker) putFailureCode(err error) (code int32, remark string) {
 	var pe *putError
 	switch {
 	case errors.As(err, &pe):
-		resp.Code, resp.Remark = pe.code, pe.remark
+		code, remark = pe.code, pe.remark
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
-		resp.Code, resp.Remark = remoting.MessageIllegal, b.illegalMessageRemark()
+		code, remark = remoting.MessageIllegal, b.illegalMessageRemark()
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
-		resp.Code, resp.Remark = remoting.MessageIllegal, err.Error()
+		code, remark = remoting.MessageIllegal, err.Error()
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
 		// The stock remark, with the store's cause appended.
-		resp.Code = remoting.ServiceNotAvailable
-		resp.Remark = "service not available now. It may be caused by one of the following reasons: " +
+		code = remoting.ServiceNotAvailable
+		remark = "service not available now. It may be caused by one of the following reasons: " +
 			"the broker's disk is full [" + b.store.DiskUtil() + "], messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
 	default:
-		resp.Code, resp.Remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
+		code, remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
 	}
-	b.log.Warn().Err(err).Int32("code", resp.Code).Msg("send refused by the store")
-	return resp
+	b.log.Warn().Err(err).Int32("code", code).Msg("send refused by the store")
+	return code, remark
 }
 
 func (b *Broker) illegalMessageRemark() string {

@@ -159,6 +159,10 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 	log := s.log.With().Str("group", group).Str("msgId", cp.Properties[message.PropUniqKey]).Int64("halfOffset", cp.QueueOffset).Logger()
 	conn := s.producers.AvailableConn(group)
 	if conn == nil {
+		if s.checkExternal(externalCheck(group, cp)) {
+			s.checks.Add(1)
+			return
+		}
 		log.Warn().Msg("transaction: check skipped, no producer of the group is connected")
 		return
 	}
@@ -171,6 +175,17 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 		ext["msgId"] = id
 		ext["transactionId"] = id
 	}
+	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, realMessage(cp)))
+	if err := conn.Oneway(req); err != nil {
+		log.Warn().Err(err).Object("client", conn).Msg("transaction: check request failed")
+		return
+	}
+	s.checks.Add(1)
+	log.Debug().Object("client", conn).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
+}
+
+// realMessage is the half message cp with its real topic and queue restored.
+func realMessage(cp *message.MessageExt) *message.MessageExt {
 	body := *cp
 	if t := cp.Properties[message.PropRealTopic]; t != "" {
 		body.Topic = t
@@ -178,13 +193,13 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 	if q, err := strconv.Atoi(cp.Properties[message.PropRealQueueID]); err == nil {
 		body.QueueID = int32(q)
 	}
-	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, &body))
-	if err := conn.Oneway(req); err != nil {
-		log.Warn().Err(err).Object("client", conn).Msg("transaction: check request failed")
-		return
-	}
-	s.checks.Add(1)
-	log.Debug().Object("client", conn).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
+	return &body
+}
+
+// externalCheck is the check about cp for a Checker.
+func externalCheck(group string, cp *message.MessageExt) Check {
+	return Check{Group: group, Message: realMessage(cp), TransactionID: cp.Properties[message.PropUniqKey],
+		TranStateTableOffset: cp.QueueOffset, CommitLogOffset: cp.PhysicalOffset}
 }
 
 // discard moves a half message that was checked transactionCheckMax times

@@ -157,6 +157,9 @@ type Service struct {
 	walkMu sync.Mutex
 	passes atomic.Int64 // completed passes
 	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+	// checker takes checks for groups with no remoting producer connected
+	// (SetChecker).
+	checker atomic.Pointer[Checker]
 	// nextPass is the time (unix ns) of the pass the loop waits for or is
 	// running; 0 before Start.
 	nextPass atomic.Int64

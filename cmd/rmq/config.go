@@ -12,6 +12,7 @@ import (
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/namesrv"
 )
 
@@ -45,7 +46,8 @@ var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath",
 type brokerSettings struct {
 	opts  broker.Options
 	stock stockBrokerKeys
-	logs  logSettings // read by action.logger; loaded here so the keys are known
+	grpc  grpcapi.Options // the 5.x gRPC endpoint in the broker process
+	logs  logSettings     // read by action.logger; loaded here so the keys are known
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -63,12 +65,12 @@ type brokerFlags struct {
 // environment variable (the Java default for namesrvAddr), the config file,
 // then flags. Config file warnings are logged.
 func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
-	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), logs: defaultLogSettings()}
+	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), grpc: grpcapi.DefaultOptions(), logs: defaultLogSettings()}
 	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.logs)
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.grpc, &s.logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}

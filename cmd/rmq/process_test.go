@@ -159,7 +159,7 @@ func clusterInfo(cli *remoting.Client, nsAddr string) (string, error) {
 
 func smallStoreConf(t *testing.T, extra string) string {
 	t.Helper()
-	return writeFile(t, "broker.conf", "brokerIP1=127.0.0.1\nmappedFileSizeCommitLog=8388608\nmappedFileSizeConsumeQueue=6000\n"+extra)
+	return writeFile(t, "broker.conf", "brokerIP1=127.0.0.1\nmappedFileSizeCommitLog=8388608\nmappedFileSizeConsumeQueue=6000\ngrpcServerPort=0\n"+extra)
 }
 
 func fileExists(path string) bool {

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/metrics"
 	"github.com/rmqio/rmq/namesrv"
 )
@@ -22,6 +23,15 @@ type servers struct {
 	stdout io.Writer
 	stderr io.Writer // the standalone address block; nil prints none
 	log    zerolog.Logger
+	// grpc, when set and enabled, runs the gRPC endpoint beside the broker.
+	grpc *grpcapi.Options
+}
+
+// grpcOptions is the gRPC endpoint's part of the broker settings.
+func grpcOptions(bs *brokerSettings, log zerolog.Logger) *grpcapi.Options {
+	o := bs.grpc
+	o.Logger = log.With().Str("component", "grpc").Logger()
+	return &o
 }
 
 // run starts the name server (if nsOpts is non-nil) and then the broker (if
@@ -48,6 +58,7 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	}
 
 	var b *broker.Broker
+	var gs *grpcapi.Server
 	var ms *metrics.Server // HTTP endpoint (observe.go), nil when off
 	if bOpts != nil {
 		var err error
@@ -71,6 +82,23 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 				ns.Shutdown()
 			}
 			return err
+		}
+		// The gRPC endpoint for the 5.x SDKs serves before the broker is
+		// announced ready.
+		if s.grpc != nil && s.grpc.Enable {
+			gs = grpcapi.New(b, *s.grpc)
+			if err := gs.Start(); err != nil {
+				if ms != nil {
+					_ = ms.Close()
+				}
+				if serr := b.Shutdown(); serr != nil {
+					s.log.Error().Err(serr).Msg("broker shutdown after failed start")
+				}
+				if ns != nil {
+					ns.Shutdown()
+				}
+				return err
+			}
 		}
 		if ns != nil {
 			fmt.Fprintln(s.stdout, nsReady)
@@ -96,6 +124,9 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	s.log.Info().Msg("shutting down (signal again to force)")
 
 	var errs []error
+	if gs != nil {
+		gs.Stop()
+	}
 	if ms != nil {
 		if err := ms.Close(); err != nil {
 			errs = append(errs, err)

@@ -222,7 +222,7 @@ func TestProcessLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(conf) != "flushDiskType=SYNC_FLUSH\nbrokerIP1=127.0.0.1\nsmallStore=true\n" {
+	if string(conf) != "flushDiskType=SYNC_FLUSH\nbrokerIP1=127.0.0.1\nsmallStore=true\ngrpcServerPort=0\n" {
 		t.Fatalf("broker.conf = %q", conf)
 	}
 	if !strings.Contains(p.Logs(), "args ok store="+p.StoreDir()) {

@@ -159,11 +159,12 @@ func (p *Process) tail() string {
 
 func (p *Process) writeConf() (string, error) {
 	lines := append([]string(nil), p.cfg.BrokerConf...)
-	hasIP, hasSmall := false, false
+	hasIP, hasSmall, hasGrpcPort := false, false, false
 	for _, l := range lines {
 		if k, _, ok := strings.Cut(l, "="); ok {
 			hasIP = hasIP || strings.TrimSpace(k) == "brokerIP1"
 			hasSmall = hasSmall || strings.TrimSpace(k) == "smallStore"
+			hasGrpcPort = hasGrpcPort || strings.TrimSpace(k) == "grpcServerPort"
 		}
 	}
 	if !hasIP {
@@ -173,6 +174,10 @@ func (p *Process) writeConf() (string, error) {
 	// fallocated segments) unless the test says otherwise.
 	if !hasSmall {
 		lines = append(lines, "smallStore=true")
+	}
+	if !hasGrpcPort {
+		// Any free port: processes run side by side, and 8081 may be taken.
+		lines = append(lines, "grpcServerPort=0")
 	}
 	path := filepath.Join(p.cfg.WorkDir, "broker.conf")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

@@ -27,7 +27,9 @@ STOP_DEADLINE_S=30
 MODE=rmq
 if [[ "${1:-}" == "--oracle" ]]; then MODE=java; fi
 ORACLE_VERSION="${ORACLE_VERSION:-4.9.8}"
-CLIENTS="${RMQ_JAVA_CLIENTS:-client4 client5}"
+# grpc5 (the 5.x gRPC SDK against rmq's gRPC endpoint) runs once, not per header type, and not against the
+# Java oracle (which runs no proxy).
+CLIENTS="${RMQ_JAVA_CLIENTS:-client4 client5 grpc5}"
 TYPES="${RMQ_JAVA_TYPES:-JSON ROCKETMQ}"
 
 log() { printf '[java-it] %s\n' "$*"; }
@@ -74,6 +76,8 @@ pick_ports() {
     (( NP != BP && NP != BP - 2 && NP != BP + 1 )) || continue
     port_taken $((BP - 2)) && continue
     port_taken $((BP + 1)) && continue
+    GP="$(pick_port)"
+    (( GP != NP && GP != BP && GP != BP - 2 && GP != BP + 1 )) || continue
     return 0
   done
 }
@@ -132,8 +136,8 @@ start_rmq() {
   # A short check interval keeps the transaction check-back tests to seconds (stock: 60 s). SqlFilterTest
   # needs SQL92 filtering, retry topics included (both off by default, as on the stock broker). A small
   # store keeps the suite to a few MiB of disk.
-  printf 'brokerIP1=127.0.0.1\ntransactionCheckInterval=5000\nenablePropertyFilter=true\nfilterSupportRetry=true\nsmallStore=true\n' \
-    >"$WORK/broker.conf"
+  printf 'brokerIP1=127.0.0.1\ntransactionCheckInterval=5000\nenablePropertyFilter=true\nfilterSupportRetry=true\nsmallStore=true\ngrpcServerPort=%s\n' \
+    "$GP" >"$WORK/broker.conf"
   log "starting rmq standalone: namesrv 127.0.0.1:$NP, broker 127.0.0.1:$BP, store $WORK/store"
   "$RMQ_BIN" standalone --store-dir "$WORK/store" --namesrv-port "$NP" --listen-port "$BP" \
     -c "$WORK/broker.conf" >"$WORK/rmq.out" 2>"$WORK/rmq.err" &
@@ -146,7 +150,7 @@ start_rmq() {
   cat >"$WORK/broker-launcher.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail
-printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\n' "\$1" "\$2" >"\$4.conf"
+printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\ngrpcServerPort=0\n' "\$1" "\$2" >"\$4.conf"
 if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTRA_CONF" >>"\$4.conf"; fi
 exec "$RMQ_BIN" broker -c "\$4.conf" -n "\$5" --store-dir "\$4" --listen-port "\$3"
 EOF
@@ -283,7 +287,7 @@ run_suite() {
   mvn -B -q -f "$HERE/pom.xml" -Dstyle.color=never -P"$client" \
     -Drmq.namesrv="127.0.0.1:$NP" -Drmq.serializeType="$type" -Drmq.brokerKind="$BROKER_KIND" \
     -Drmq.brokerLauncher="$WORK/broker-launcher.sh" -Drmq.excludedGroups="$EXCLUDED_GROUPS" \
-    -Drmq.image="${IMAGE:-rmq:latest}" test 2>&1 \
+    -Drmq.image="${IMAGE:-rmq:latest}" -Drmq.grpcEndpoint="127.0.0.1:${GP:-}" test 2>&1 \
     | sed -u 's/\x1b\[[0-9;]*m//g' || rc=$?
   local f
   for f in "$reports"/TEST-*.xml; do
@@ -351,6 +355,11 @@ main() {
 
   local failed=0 client type
   for client in $CLIENTS; do
+    if [[ "$client" == grpc5 ]]; then
+      [[ "$MODE" == rmq ]] || continue
+      run_suite "$client" "$(set -- $TYPES; echo "$1")" || failed=1
+      continue
+    fi
     for type in $TYPES; do
       run_suite "$client" "$type" || failed=1
     done

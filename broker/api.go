@@ -1,0 +1,129 @@
+package broker
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+
+	"github.com/rs/zerolog"
+
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
+)
+
+// This file is the broker's Go API for front ends served in the same
+// process that are not remoting connections (package grpcapi, the 5.x gRPC
+// endpoint). It runs the code paths of the remoting requests: checkSendFrom
+// and putMessage for a send, the transaction service for END_TRANSACTION.
+
+// PutRequest is one message to store, as a front end hands it over.
+type PutRequest struct {
+	Topic string
+	// QueueID < 0 lets the broker pick a write queue at random.
+	QueueID       int32
+	Flag          int32
+	Body          []byte
+	Properties    map[string]string
+	SysFlag       int32
+	BornTimestamp int64
+	BornHost      netip.AddrPort
+	// From names the producer in logs and remarks.
+	From string
+}
+
+// PutReply is what a successful Put stored.
+type PutReply struct {
+	// MsgID is the offset message id (store host + commitlog offset).
+	MsgID string
+	// QueueID is the queue the producer addressed (a put hook may have moved
+	// the record to a system queue).
+	QueueID        int32
+	QueueOffset    int64
+	PhysicalOffset int64
+	// TransactionID is set for a half message, RecallHandle for a timer
+	// message that can be recalled.
+	TransactionID string
+	RecallHandle  string
+	// FlushTimeout reports SYNC_FLUSH not done within syncFlushTimeout (the
+	// message is stored).
+	FlushTimeout bool
+}
+
+// SendError is a send the broker refused, with the remoting response code
+// and remark the same send over remoting would get.
+type SendError struct {
+	Code   int32
+	Remark string
+}
+
+func (e *SendError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
+
+// Put stores one message as SEND_MESSAGE would: topic checks and
+// auto-creation, the size limits, the put hooks (transactions, delay levels,
+// timer messages) and, under SYNC_FLUSH, the wait for the flush.
+func (b *Broker) Put(req PutRequest) (*PutReply, error) {
+	if !b.enter() {
+		return nil, &SendError{Code: remoting.ServiceNotAvailable, Remark: "the broker is shutting down"}
+	}
+	defer b.inflight.Done()
+	// No default topic: as through the 5.x proxy, whose route lookup fails
+	// first, a topic that does not exist is not created by a send.
+	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID}
+	tc, code, remark := b.checkSendFrom(fromAddr(req.From), req.From, sh)
+	if tc == nil {
+		return nil, &SendError{Code: code, Remark: remark}
+	}
+	if len(req.Body) > b.opts.MaxMessageSize {
+		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
+	}
+	props := make(map[string]string, len(req.Properties)+1)
+	for k, v := range req.Properties {
+		props[k] = v
+	}
+	delete(props, message.PropWait)
+	if len(message.MarshalProperties(props)) > maxPropsLength {
+		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
+	}
+	queueID := req.QueueID
+	if queueID < 0 {
+		if tc.WriteQueueNums <= 0 {
+			return nil, &SendError{Code: remoting.SystemError, Remark: fmt.Sprintf("topic[%s] has no write queue", req.Topic)}
+		}
+		queueID = rand.Int32N(tc.WriteQueueNums)
+	}
+	sysFlag := req.SysFlag &^ msgSysFlagHostV6Mask
+	if tc.TopicFilterType == filterTypeMultiTag {
+		sysFlag |= msgSysFlagMultiTags
+	}
+	props[message.PropCluster] = b.opts.BrokerClusterName
+	syncFlush := b.opts.FlushDiskType == "SYNC_FLUSH"
+	m := &message.Message{
+		Topic: req.Topic, QueueID: queueID, Flag: req.Flag, Body: req.Body, Properties: props,
+		SysFlag: sysFlag, BornTimestamp: req.BornTimestamp, BornHost: req.BornHost, SkipFlushWait: syncFlush,
+	}
+	res, err := b.putMessage(m)
+	if err != nil {
+		code, remark := b.putFailureCode(err)
+		return nil, &SendError{Code: code, Remark: remark}
+	}
+	reply := &PutReply{
+		MsgID: res.MsgIDs[0], QueueID: queueID, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
+		TransactionID: transaction.IDFor(m, res), RecallHandle: b.recallHandle(m),
+		FlushTimeout: res.Status == store.PutFlushDiskTimeout,
+	}
+	if syncFlush {
+		done := make(chan bool, 1)
+		b.store.OnFlushed(res.PhysicalOffset+int64(res.WroteBytes), func(ok bool) { done <- ok })
+		if !<-done {
+			reply.FlushTimeout = true
+		}
+	}
+	return reply, nil
+}
+
+// fromAddr logs a front end's producer as a client address.
+type fromAddr string
+
+func (a fromAddr) MarshalZerologObject(e *zerolog.Event) { e.Str("addr", string(a)) }

@@ -1,0 +1,36 @@
+package grpcapi
+
+// javaStringHash is java.lang.String.hashCode over the UTF-16 code units of s.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// consistentHash is Guava's Hashing.consistentHash(long, int): the bucket
+// in [0, buckets) of input, moving as few inputs as possible when buckets
+// grows. The proxy picks a FIFO message's queue with it.
+func consistentHash(input int64, buckets int) int {
+	state := uint64(input)
+	next := func() float64 {
+		state = 2862933555777941757*state + 1
+		return float64(int32(state>>33)+1) / float64(1<<31)
+	}
+	candidate := 0
+	for {
+		n := int(float64(candidate+1) / next())
+		if n >= 0 && n < buckets {
+			candidate = n
+		} else {
+			return candidate
+		}
+	}
+}

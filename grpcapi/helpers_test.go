@@ -1,0 +1,137 @@
+package grpcapi
+
+import (
+	"fmt"
+	"google.golang.org/grpc/mem"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
+)
+
+func TestMain(m *testing.M) {
+	// The Go SDK logs to files under its log root; keep them out of $HOME.
+	dir, err := os.MkdirTemp("", "rmq-grpcapi-sdk-logs")
+	if err == nil {
+		os.Setenv("rocketmq.client.logRoot", dir)
+	}
+	code := m.Run()
+	if err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// testServer is a started broker with its gRPC endpoint on a free port.
+type testServer struct {
+	b   *broker.Broker
+	srv *Server
+}
+
+func (ts *testServer) endpoint() string { return ts.srv.Addr().String() }
+
+func startServer(t *testing.T, mutate func(*broker.Options)) *testServer {
+	t.Helper()
+	return startServerWith(t, mutate, nil)
+}
+
+// startServerWith also adjusts the endpoint's options.
+func startServerWith(t *testing.T, mutate func(*broker.Options), mutateGrpc func(*Options)) *testServer {
+	t.Helper()
+	o := broker.DefaultOptions()
+	o.StorePathRootDir = t.TempDir()
+	o.ListenHost = "127.0.0.1"
+	o.BrokerIP1 = "127.0.0.1"
+	o.ListenPort = testutil.FreePortPair(t)
+	o.MappedFileSizeCommitLog = 1 << 20
+	o.MappedFileSizeConsumeQueue = 20 * 1024
+	o.MaxMessageSize = 64 << 10
+	o.Logger = testutil.Logger(t)
+	if mutate != nil {
+		mutate(&o)
+	}
+	b, err := broker.New(o)
+	if err != nil {
+		t.Fatalf("broker.New: %v", err)
+	}
+	if err := b.Start(); err != nil {
+		_ = b.Shutdown()
+		t.Fatalf("broker Start: %v", err)
+	}
+	go_ := DefaultOptions()
+	go_.Port = 0
+	go_.Logger = o.Logger
+	if mutateGrpc != nil {
+		mutateGrpc(&go_)
+	}
+	srv := New(b, go_)
+	if err := srv.Start(); err != nil {
+		_ = b.Shutdown()
+		t.Fatalf("grpc Start: %v", err)
+	}
+	t.Cleanup(func() {
+		srv.Stop()
+		if err := b.Shutdown(); err != nil {
+			t.Errorf("broker Shutdown: %v", err)
+		}
+	})
+	return &testServer{b: b, srv: srv}
+}
+
+// createTopic makes a read-write topic with n queues.
+func (ts *testServer) createTopic(name string, n int32) {
+	ts.b.Topics().Update(&remoting.TopicConfig{
+		TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG",
+	})
+}
+
+// queueCounts is the number of messages in each queue of topic.
+func (ts *testServer) queueCounts(topic string, n int32) []int64 {
+	out := make([]int64, n)
+	for q := range n {
+		out[q] = ts.b.Store().MaxOffsetInQueue(topic, q)
+	}
+	return out
+}
+
+func sum(xs []int64) int64 {
+	var s int64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// waitCount waits until topic's n queues hold want messages in all (the
+// store dispatches to the consume queues in the background).
+func (ts *testServer) waitCount(t *testing.T, topic string, n int32, want int64) {
+	t.Helper()
+	testutil.WaitFor(t, 10*time.Second, func() bool { return sum(ts.queueCounts(topic, n)) == want },
+		fmt.Sprintf("%d messages on %s", want, topic))
+}
+
+// remotingTopic describes a topic config for a test.
+type remotingTopic struct {
+	name              string
+	read, write, perm int32
+}
+
+func (r remotingTopic) config() *remoting.TopicConfig {
+	return &remoting.TopicConfig{TopicName: r.name, ReadQueueNums: r.read, WriteQueueNums: r.write, Perm: r.perm, TopicFilterType: "SINGLE_TAG"}
+}
+
+// rawBytes is a request sent as the bytes given (rawCodec).
+type rawBytes struct{ b []byte }
+
+// rawCodec marshals rawBytes as is and unmarshals nothing: it sends a
+// request that is not a valid protobuf message.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.(*rawBytes).b)}, nil
+}
+func (rawCodec) Unmarshal(mem.BufferSlice, any) error { return nil }
+func (rawCodec) Name() string                         { return "proto" }

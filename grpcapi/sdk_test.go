@@ -1,0 +1,166 @@
+// The stock Go SDK (v5.1.2) races with itself (its meter provider's Reset on
+// a Settings command against a send's isEnabled), so its tests run without
+// the race detector only; the raw gRPC tests cover this package under it.
+
+//go:build !race
+
+package grpcapi
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	rmqclient "github.com/apache/rocketmq-clients/golang/v5"
+	"github.com/apache/rocketmq-clients/golang/v5/credentials"
+
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+)
+
+// newProducer starts a stock Go 5.x SDK producer (TLS on, its default)
+// against ts.
+func newProducer(t *testing.T, ts *testServer, topic string, opts ...rmqclient.ProducerOption) rmqclient.Producer {
+	t.Helper()
+	opts = append(opts, rmqclient.WithTopics(topic))
+	p, err := rmqclient.NewProducer(&rmqclient.Config{Endpoint: ts.endpoint(), Credentials: &credentials.SessionCredentials{}}, opts...)
+	if err != nil {
+		t.Fatalf("NewProducer: %v", err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatalf("producer Start: %v", err)
+	}
+	t.Cleanup(func() { _ = p.GracefulStop() })
+	return p
+}
+
+func TestSDKProducerNormal(t *testing.T) {
+	ts := startServer(t, nil)
+	ts.createTopic("NormalTopic", 4)
+	p := newProducer(t, ts, "NormalTopic")
+	for i := range 5 {
+		msg := &rmqclient.Message{Topic: "NormalTopic", Body: []byte{byte('a' + i)}}
+		msg.SetTag("tagA")
+		msg.SetKeys("k1", "k2")
+		receipts, err := p.Send(context.Background(), msg)
+		if err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+		if len(receipts) != 1 || receipts[0].MessageID == "" {
+			t.Fatalf("receipts %+v", receipts)
+		}
+	}
+	ts.waitCount(t, "NormalTopic", 4, 5)
+}
+
+func TestSDKProducerFIFO(t *testing.T) {
+	ts := startServer(t, nil)
+	ts.createTopic("FifoTopic", 8)
+	p := newProducer(t, ts, "FifoTopic")
+	for i := range 4 {
+		msg := &rmqclient.Message{Topic: "FifoTopic", Body: []byte{byte(i)}}
+		msg.SetMessageGroup("orderGroup1")
+		if _, err := p.Send(context.Background(), msg); err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+	}
+	ts.waitCount(t, "FifoTopic", 8, 4)
+	want := consistentHash(int64(javaStringHash("orderGroup1")), 8)
+	counts := ts.queueCounts("FifoTopic", 8)
+	for q, n := range counts {
+		if (q == want) != (n == 4) || (q != want && n != 0) {
+			t.Fatalf("queue counts %v, want all 4 in queue %d", counts, want)
+		}
+	}
+}
+
+func TestSDKProducerDelay(t *testing.T) {
+	ts := startServer(t, nil)
+	ts.createTopic("DelayTopic", 2)
+	p := newProducer(t, ts, "DelayTopic")
+	msg := &rmqclient.Message{Topic: "DelayTopic", Body: []byte("later")}
+	msg.SetDelayTimestamp(time.Now().Add(time.Hour))
+	if _, err := p.Send(context.Background(), msg); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.b.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0) == 1 },
+		"the message on the timer topic")
+	if got := sum(ts.queueCounts("DelayTopic", 2)); got != 0 {
+		t.Fatalf("a message due in an hour is on its topic already (%d)", got)
+	}
+	// Too far ahead: ILLEGAL_DELIVERY_TIME, refused by the SDK as a bad request.
+	far := &rmqclient.Message{Topic: "DelayTopic", Body: []byte("too late")}
+	far.SetDelayTimestamp(time.Now().Add(48 * time.Hour))
+	if _, err := p.Send(context.Background(), far); err == nil {
+		t.Fatal("a delivery timestamp two days ahead was accepted")
+	}
+}
+
+func TestSDKTransactionCommitRollback(t *testing.T) {
+	ts := startServer(t, nil) // the default check interval (60 s) sends no check during the test
+	ts.createTopic("TxTopic", 2)
+	unknown := &rmqclient.TransactionChecker{Check: func(*rmqclient.MessageView) rmqclient.TransactionResolution { return rmqclient.UNKNOWN }}
+	p := newProducer(t, ts, "TxTopic", rmqclient.WithTransactionChecker(unknown))
+
+	tx := p.BeginTransaction()
+	if _, err := p.SendWithTransaction(context.Background(), &rmqclient.Message{Topic: "TxTopic", Body: []byte("commit me")}, tx); err != nil {
+		t.Fatalf("SendWithTransaction: %v", err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.b.Store().MaxOffsetInQueue(message.TopicTransHalf, 0) == 1 },
+		"the half message")
+	if got := sum(ts.queueCounts("TxTopic", 2)); got != 0 {
+		t.Fatalf("half message visible before commit (%d)", got)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	ts.waitCount(t, "TxTopic", 2, 1)
+
+	tx = p.BeginTransaction()
+	if _, err := p.SendWithTransaction(context.Background(), &rmqclient.Message{Topic: "TxTopic", Body: []byte("roll me back")}, tx); err != nil {
+		t.Fatalf("SendWithTransaction: %v", err)
+	}
+	if err := tx.RollBack(); err != nil {
+		t.Fatalf("RollBack: %v", err)
+	}
+	// The rollback stored its op record; the real topic got nothing.
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.b.Store().MaxOffsetInQueue(message.TopicTransOpHalf, 0) == 2 },
+		"the op records of both decisions")
+	if got := sum(ts.queueCounts("TxTopic", 2)); got != 1 {
+		t.Fatalf("after rollback %d messages, want still 1", got)
+	}
+}
+
+func TestSDKTransactionCheckBack(t *testing.T) {
+	ts := startServer(t, func(o *broker.Options) {
+		o.TransactionTimeOut = 1
+		o.TransactionCheckInterval = 50
+		// Checks every 50 ms would spend the stock budget of 15 in under a
+		// second on a busy machine, before the checker's COMMIT arrives, and
+		// the half message would be discarded instead of committed.
+		o.TransactionCheckMax = 100000
+	})
+	ts.createTopic("TxCheckTopic", 2)
+	checked := make(chan string, 4)
+	commit := &rmqclient.TransactionChecker{Check: func(mv *rmqclient.MessageView) rmqclient.TransactionResolution {
+		checked <- string(mv.GetBody())
+		return rmqclient.COMMIT
+	}}
+	p := newProducer(t, ts, "TxCheckTopic", rmqclient.WithTransactionChecker(commit))
+	tx := p.BeginTransaction()
+	if _, err := p.SendWithTransaction(context.Background(), &rmqclient.Message{Topic: "TxCheckTopic", Body: []byte("orphan")}, tx); err != nil {
+		t.Fatalf("SendWithTransaction: %v", err)
+	}
+	// No Commit: the broker's check reaches the checker over Telemetry, and
+	// its COMMIT comes back as EndTransaction.
+	select {
+	case body := <-checked:
+		if body != "orphan" {
+			t.Fatalf("checked message body %q", body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no RecoverOrphanedTransactionCommand reached the checker")
+	}
+	ts.waitCount(t, "TxCheckTopic", 2, 1)
+}

@@ -1,0 +1,135 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+
+	"github.com/rmqio/rmq/broker"
+)
+
+// maxInboundMessageSize is the stock proxy's grpcMaxInboundMessageSize: a
+// request larger than the broker's maxMessageSize still arrives, so that
+// it is refused with MESSAGE_BODY_TOO_LARGE rather than by gRPC.
+const maxInboundMessageSize = 130 << 20
+
+// Metadata keys the 5.x SDKs send with every request (Signature.java).
+const (
+	mdClientID = "x-mq-client-id"
+)
+
+// Server is the gRPC endpoint: apache.rocketmq.v2.MessagingService over the
+// broker's Go API.
+type Server struct {
+	v2.UnimplementedMessagingServiceServer
+
+	b    *broker.Broker
+	opts Options
+	log  zerolog.Logger
+
+	ln      *sniffListener
+	gs      *grpc.Server
+	addr    netip.AddrPort // bound address
+	clients *clientTable
+	txs     *txTable
+	done    chan struct{}
+}
+
+// New makes the endpoint for b; nothing listens until Start.
+func New(b *broker.Broker, o Options) *Server {
+	if o.MaxDelayTimeMills <= 0 {
+		o.MaxDelayTimeMills = DefaultOptions().MaxDelayTimeMills
+	}
+	return &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), done: make(chan struct{})}
+}
+
+// Start listens on the broker's bind address and the configured port and
+// serves TLS and plaintext there. The broker must be started.
+func (s *Server) Start() error {
+	bo := s.b.Options()
+	cfg, err := tlsConfig(s.opts, time.Now())
+	if err != nil {
+		return err
+	}
+	host := bo.ListenHost
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	raw, err := net.Listen("tcp4", net.JoinHostPort(host, strconv.Itoa(s.opts.Port)))
+	if err != nil {
+		return fmt.Errorf("grpcapi: %w", err)
+	}
+	ap, err := netip.ParseAddrPort(raw.Addr().String())
+	if err != nil {
+		raw.Close()
+		return fmt.Errorf("grpcapi: listen address: %w", err)
+	}
+	s.addr = ap
+	s.ln = newSniffListener(raw, cfg)
+	s.gs = grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxInboundMessageSize),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+	)
+	v2.RegisterMessagingServiceServer(s.gs, s)
+	s.b.Transactions().SetChecker(s)
+	go func() {
+		if err := s.gs.Serve(s.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.log.Error().Err(err).Msg("grpc endpoint stopped serving")
+		}
+	}()
+	s.log.Info().Str("addr", ap.String()).Msg("grpc endpoint started")
+	return nil
+}
+
+// Addr is the bound address (valid after Start).
+func (s *Server) Addr() netip.AddrPort { return s.addr }
+
+// Stop closes the endpoint and every stream on it.
+func (s *Server) Stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+		close(s.done)
+	}
+	s.b.Transactions().SetChecker(nil)
+	if s.gs != nil {
+		s.gs.Stop()
+	}
+}
+
+// endpoint is this server as the 5.x clients reach it: brokerIP1 and the
+// bound port (the stock proxy's local mode).
+func (s *Server) endpoint() *v2.Endpoints {
+	return &v2.Endpoints{Scheme: v2.AddressScheme_IPv4, Addresses: []*v2.Address{{Host: s.b.Options().BrokerIP1, Port: int32(s.addr.Port())}}}
+}
+
+// clientID is the x-mq-client-id of the request.
+func clientID(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(mdClientID); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// peerAddr is the client's address (unspecified when unknown).
+func peerAddr(ctx context.Context) netip.AddrPort {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+	}
+	return netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+}
