@@ -12,6 +12,7 @@ import (
 
 	"rmq/broker/brokeradmin"
 	"rmq/broker/clients"
+	"rmq/broker/pop"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/remoting"
@@ -62,6 +63,9 @@ type Broker struct {
 	// requesters maps request senders' client ids to their connections (reply.go).
 	requesters requesterTable
 	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
+	// pop serves POP consumption; popLive is it once created (read by the dispatch goroutine).
+	pop     *pop.Service
+	popLive atomic.Pointer[pop.Service]
 
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
@@ -90,6 +94,9 @@ func (b *Broker) Store() *store.Store { return b.store }
 
 // Topics exposes the topic table.
 func (b *Broker) Topics() *TopicConfigManager { return b.topics }
+
+// Pop exposes the POP consumption service (tests, the gRPC front end).
+func (b *Broker) Pop() *pop.Service { return b.pop }
 
 // Clients exposes the client managers (tests).
 func (b *Broker) Clients() *clients.Service { return b.clients }
@@ -144,6 +151,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.admin.Processors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&remoting.PermRead != 0 }) {
 		b.handlers[code] = h
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"rmq/broker/brokeradmin"
 	"rmq/broker/clients"
+	"rmq/broker/pop"
 	"rmq/broker/transaction"
 	"rmq/internal/clock"
 	"rmq/message"
@@ -162,6 +163,21 @@ func New(opts Options) (*Broker, error) {
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
+	b.pop, err = pop.New(pop.Options{
+		Store: b.store, Put: b.putMessage, Topics: b.topics, Groups: b.clients.SubGroups, Offsets: b.clients.Offsets,
+		ClientIDs: b.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
+		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
+		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, Logger: b.log,
+	})
+	if err != nil {
+		b.tx.Stop()
+		_ = b.sched.Stop()
+		if b.timers != nil {
+			_ = b.timers.Stop()
+		}
+		return closeStore(fmt.Errorf("broker: pop service: %w", err))
+	}
+	b.popLive.Store(b.pop)
 	b.registerHandlers()
 	return b, nil
 }
@@ -171,6 +187,9 @@ func New(opts Options) (*Broker, error) {
 func (b *Broker) onDispatch(d store.DispatchRequest) {
 	if hs := b.pullHold; hs != nil {
 		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
+	}
+	if p := b.popLive.Load(); p != nil {
+		p.Notify(d.Topic, d.QueueID)
 	}
 	switch d.Topic {
 	case message.TopicSchedule:
@@ -227,6 +246,7 @@ func (b *Broker) Start() error {
 		b.timers.Start()
 	}
 	b.tx.Start()
+	b.pop.Start()
 
 	b.bg.Add(2)
 	go b.persistLoop()
@@ -307,6 +327,9 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
+	if err := b.pop.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: stop pop service: %w", err))
+	}
 	b.tx.Stop()
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)
