@@ -289,6 +289,7 @@ func (s *Service) Ack(group, topic string, h Handle) error {
 	if _, err := s.putRecord(tagAck, ackRecord{k, []int64{h.Offset}}); err != nil {
 		return err
 	}
+	s.ackWrites++
 	s.markAcked(ck, h.Offset)
 	if ck.rec.Order {
 		s.polls.arrived(k.Topic)
@@ -347,17 +348,6 @@ func (s *Service) ChangeInvisible(group, topic string, h Handle, invisibleMs int
 	nh := h
 	nh.PopTime, nh.InvisibleTime = nk.PopTime, invisibleMs
 	return nh, nil
-}
-
-// InFlight is the number of popped messages neither acked nor revived.
-func (s *Service) InFlight() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, ck := range s.cks {
-		n += len(ck.acked) - ck.nacked
-	}
-	return n
 }
 
 // Peek reads up to maxMsgs messages of topic/queueID from the group's pop

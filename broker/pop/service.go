@@ -123,6 +123,8 @@ type Service struct {
 	// holds triggers read but not yet acted on (a failed revive waits here).
 	readPos int64
 	due     []ckKey
+	// counters (Stats)
+	revived, rewound, ackWrites int64
 
 	polls *pollTable
 	modes *ModeManager
@@ -462,6 +464,7 @@ func (s *Service) revive(ck *checkpoint) error {
 	}
 	s.closeCheckpoint(ck, rewind)
 	if rewind >= 0 {
+		s.rewound++
 		s.polls.arrived(ck.rec.Topic)
 	}
 	return nil
@@ -534,6 +537,7 @@ func (s *Service) reviveOne(ck *checkpoint, off int64) error {
 		}
 		return err
 	}
+	s.revived++
 	return nil
 }
 
@@ -608,3 +612,28 @@ func randomStart(n int32) int32 {
 }
 
 func rand100() int { return rand.IntN(100) }
+
+// Stats are counters for tests and runtime info.
+type Stats struct {
+	InFlight  int   // popped messages neither acked nor revived
+	ReadPos   int64 // next revive-queue offset the reader looks at
+	Due       int   // triggers read whose revive is still to be done
+	Parked    int   // long-polling requests waiting
+	Revived   int64 // messages re-put to a retry topic or the DLQ
+	Rewound   int64 // orderly checkpoints whose queue went back
+	AckWrites int64 // ack records written
+}
+
+// Stats returns the current counters.
+func (s *Service) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{ReadPos: s.readPos, Due: len(s.due), Revived: s.revived, Rewound: s.rewound, AckWrites: s.ackWrites}
+	for _, ck := range s.cks {
+		st.InFlight += len(ck.acked) - ck.nacked
+	}
+	s.polls.mu.Lock()
+	st.Parked = s.polls.n
+	s.polls.mu.Unlock()
+	return st
+}
