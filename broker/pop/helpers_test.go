@@ -141,8 +141,11 @@ func (e *env) ack(p popped) {
 	}
 }
 
-// reviveMax is the number of records on the revive queue.
+// reviveMax is the number of records on the revive queue (after dispatch
+// caught up).
 func (e *env) reviveMax() int64 {
+	e.t.Helper()
+	e.WaitDispatched()
 	return e.Store().MaxOffsetInQueue(pop.ReviveTopic(cl), 0)
 }
 
@@ -153,7 +156,8 @@ func (e *env) advanceAndSettle(d time.Duration, want int64) {
 	e.clk.Advance(d)
 	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool {
 		st := e.Pop().Stats()
-		return e.reviveMax() >= want && st.ReadPos >= e.reviveMax() && st.Due == 0
+		n := e.Store().MaxOffsetInQueue(pop.ReviveTopic(cl), 0)
+		return n >= want && st.ReadPos >= n && st.Due == 0 && e.Store().DispatchBehind() == 0
 	}, "revive queue to settle")
 }
 
