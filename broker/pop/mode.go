@@ -138,8 +138,10 @@ func (s *Service) processQueryAssignment(_ *remoting.Conn, req *remoting.Command
 		return remoting.NewResponse(req, remoting.SystemError, "query assignment: bad body")
 	}
 	tc := s.opts.Topics.Get(body.Topic)
-	if tc == nil {
-		return remoting.NewResponse(req, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", body.Topic, faqTopic))
+	if tc == nil { // stock: no queues, no assignments (the client keeps its old ones)
+		resp := remoting.NewResponse(req, remoting.Success, "")
+		resp.Body = []byte("{}")
+		return resp
 	}
 	mode := s.modes.Get(body.Topic, body.ConsumerGroup)
 	if strings.HasPrefix(body.Topic, message.RetryTopicPrefix) {

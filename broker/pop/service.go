@@ -320,8 +320,8 @@ func (s *Service) apply(ext *message.MessageExt, replay bool) {
 }
 
 // queueFor returns the state of q, creating it from the committed offset
-// (or, without one, from initMode: 0 = the queue's min offset, 1 = its max;
-// -1 = fallback).
+// (or, without one, from initMode: 0 = the queue's min offset, 1 = as
+// stock's MAX; -1 = fallback).
 func (s *Service) queueFor(q queueKey, initMode int, fallback int64) *queueState {
 	if qs := s.queues[q]; qs != nil {
 		return qs
@@ -332,7 +332,13 @@ func (s *Service) queueFor(q queueKey, initMode int, fallback int64) *queueState
 		case 0:
 			off = s.opts.Store.MinOffsetInQueue(q.topic, q.qid)
 		case 1:
-			off = s.opts.Store.MaxOffsetInQueue(q.topic, q.qid)
+			// PopMessageProcessor.getInitOffset: a queue that still holds its
+			// first message starts there (initPopOffsetByCheckMsgInMem), any
+			// other at its last message.
+			off = 0
+			if s.opts.Store.MinOffsetInQueue(q.topic, q.qid) > 0 {
+				off = max(0, s.opts.Store.MaxOffsetInQueue(q.topic, q.qid)-1)
+			}
 		default:
 			off = fallback
 		}
