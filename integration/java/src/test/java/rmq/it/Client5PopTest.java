@@ -2,6 +2,7 @@ package rmq.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -33,6 +34,9 @@ import org.junit.jupiter.api.Test;
 class Client5PopTest {
     @Test
     void popAckAndRedelivery() throws Exception {
+        // The ROCKETMQ header codec writes the request code as a short (RocketMQSerializable): 200050 and the other
+        // POP codes do not survive it, so POP works with JSON headers only, against stock brokers too.
+        assumeTrue("JSON".equals(Clients.serializeType()), "POP request codes need JSON headers");
         String topic = Clients.unique("pop5");
         String group = Clients.unique("pop5cg");
         Map<String, List<Integer>> deliveries = new ConcurrentHashMap<>();
