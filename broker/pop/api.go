@@ -354,8 +354,7 @@ func (s *Service) ChangeInvisible(group, topic string, h Handle, invisibleMs int
 // cursor without popping them.
 func (s *Service) Peek(group, topic string, qid int32, maxMsgs int) ([][]byte, int64, error) {
 	s.mu.Lock()
-	qs := s.queueFor(queueKey{topic, group, qid}, 0, 0)
-	from := qs.cursor
+	from := s.cursorOf(queueKey{topic, group, qid})
 	s.mu.Unlock()
 	get := s.opts.Store.GetMessage(topic, qid, from, max(1, maxMsgs), 1<<30, nil)
 	rest := max(0, get.MaxOffset-get.NextBeginOffset)
@@ -365,14 +364,24 @@ func (s *Service) Peek(group, topic string, qid int32, maxMsgs int) ([][]byte, i
 	return get.Messages, rest, nil
 }
 
+// cursorOf is where a pop of q would read, without creating its state.
+func (s *Service) cursorOf(q queueKey) int64 {
+	if qs := s.queues[q]; qs != nil {
+		return qs.cursor
+	}
+	if off, ok := s.opts.Offsets.Query(q.group, q.topic, q.qid); ok {
+		return off
+	}
+	return s.opts.Store.MinOffsetInQueue(q.topic, q.qid)
+}
+
 // HasMessage reports whether group has something to pop on topic (queueId
 // -1: any queue) or its retry topic (NOTIFICATION).
 func (s *Service) HasMessage(group, topic string, qid int32, readQueues int32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	has := func(t string, q int32) bool {
-		qs := s.queueFor(queueKey{t, group, q}, 0, 0)
-		return s.opts.Store.MaxOffsetInQueue(t, q) > qs.cursor
+		return s.opts.Store.MaxOffsetInQueue(t, q) > s.cursorOf(queueKey{t, group, q})
 	}
 	if qid >= 0 {
 		if has(topic, qid) {

@@ -369,3 +369,32 @@ func TestRestartKeepsInFlight(t *testing.T) {
 		t.Fatalf("redelivered %v, want [m0 m2]", got)
 	}
 }
+
+// TestBatchAck acks offsets 0 and 2 of a pop in one BATCH_ACK_MESSAGE
+// (stock body: short names, the BitSet as base64 of its bytes).
+func TestBatchAck(t *testing.T) {
+	e := startEnv(t, nil)
+	e.createTopic("T", 1)
+	for i := 0; i < 3; i++ {
+		e.send("T", 0, fmt.Sprintf("b%d", i))
+	}
+	e.WaitDispatched()
+	ps, resp := e.pop("T", 0, 32, 60000, nil)
+	if len(ps) != 3 {
+		t.Fatalf("popped %d", len(ps))
+	}
+	body := `{"brokerName":"` + e.Opts.BrokerName + `","acks":[{"c":"` + group + `","t":"T","r":"0","so":0,"q":0,"rq":0,"pt":` +
+		resp.ExtFields["popTime"] + `,"it":60000,"b":"BQ=="}]}`
+	if r := e.Invoke(remoting.BatchAckMessage, nil, []byte(body)); r.Code != remoting.Success {
+		t.Fatalf("batch ack: %d %s", r.Code, r.Remark)
+	}
+	if st := e.Pop().Stats(); st.InFlight != 1 || st.AckWrites != 2 {
+		t.Fatalf("after batch ack: %+v", st)
+	}
+	e.advanceAndSettle(time.Minute, e.reviveMax()+2)
+	e.WaitDispatched()
+	re, _ := e.pop("T", -1, 32, 60000, nil)
+	if len(re) != 1 || re[0].body() != "b1" {
+		t.Fatalf("redelivered %v, want [b1]", bodies(re))
+	}
+}

@@ -196,44 +196,83 @@ func (s *Service) processAck(c *remoting.Conn, req *remoting.Command) *remoting.
 	return remoting.NewResponse(req, remoting.Success, "")
 }
 
-// batchAckBody is BatchAckMessageRequestBody; bitSet is the offsets acked,
-// relative to startOffset, as fastjson writes a java.util.BitSet (the
-// list of set bit indexes).
-type batchAckBody struct {
-	BrokerName string `json:"brokerName"`
-	Acks       []struct {
-		ConsumerGroup string  `json:"consumerGroup"`
-		Topic         string  `json:"topic"`
-		Retry         string  `json:"retry"`
-		StartOffset   int64   `json:"startOffset"`
-		QueueID       int32   `json:"queueId"`
-		ReviveQueueID int32   `json:"reviveQueueId"`
-		PopTime       int64   `json:"popTime"`
-		InvisibleTime int64   `json:"invisibleTime"`
-		BitSet        []int64 `json:"bitSet"`
-	} `json:"acks"`
+// batchAck is one BatchAck (fastjson names, with their alternates).
+type batchAck struct {
+	C             string `json:"c"`
+	ConsumerGroup string `json:"consumerGroup"`
+	T             string `json:"t"`
+	Topic         string `json:"topic"`
+	R             string `json:"r"`
+	Retry         string `json:"retry"`
+	SO            *int64 `json:"so"`
+	StartOffset   *int64 `json:"startOffset"`
+	Q             *int32 `json:"q"`
+	QueueID       *int32 `json:"queueId"`
+	PT            *int64 `json:"pt"`
+	PopTime       *int64 `json:"popTime"`
+	IT            *int64 `json:"it"`
+	InvisibleTime *int64 `json:"invisibleTime"`
+	// B is BitSet.toByteArray() in base64 (BitSetSerializerDeserializer):
+	// bit i set = offset startOffset+i acked.
+	B      []byte `json:"b"`
+	BitSet []byte `json:"bitSet"`
 }
 
-// processBatchAck serves BATCH_ACK_MESSAGE.
+func pick[T any](a, b *T) T {
+	if a != nil {
+		return *a
+	}
+	if b != nil {
+		return *b
+	}
+	var zero T
+	return zero
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// bits lists the set bits of a java.util.BitSet byte array (little-endian).
+func bits(b []byte) []int64 {
+	var out []int64
+	for i, x := range b {
+		for j := 0; j < 8; j++ {
+			if x&(1<<j) != 0 {
+				out = append(out, int64(i*8+j))
+			}
+		}
+	}
+	return out
+}
+
+// processBatchAck serves BATCH_ACK_MESSAGE (BatchAckMessageRequestBody).
 func (s *Service) processBatchAck(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	var body batchAckBody
+	var body struct {
+		BrokerName string     `json:"brokerName"`
+		Acks       []batchAck `json:"acks"`
+	}
 	if err := fastjson.Unmarshal(req.Body, &body); err != nil || len(body.Acks) == 0 {
 		return remoting.NewResponse(req, remoting.NoMessage, "")
 	}
 	for _, a := range body.Acks {
-		flag := a.Retry
-		if flag == "" {
-			flag = flagNormal
+		group, topic := first(a.C, a.ConsumerGroup), first(a.T, a.Topic)
+		hd := Handle{CkOffset: pick(a.SO, a.StartOffset), PopTime: pick(a.PT, a.PopTime), InvisibleTime: pick(a.IT, a.InvisibleTime),
+			RetryFlag: first(first(a.R, a.Retry), flagNormal), BrokerName: body.BrokerName, QueueID: pick(a.Q, a.QueueID)}
+		rt := hd.RealTopic(topic, group)
+		b := a.B
+		if b == nil {
+			b = a.BitSet
 		}
-		hd := Handle{CkOffset: a.StartOffset, PopTime: a.PopTime, InvisibleTime: a.InvisibleTime, ReviveQid: a.ReviveQueueID,
-			RetryFlag: flag, BrokerName: body.BrokerName, QueueID: a.QueueID}
-		topic := hd.RealTopic(a.Topic, a.ConsumerGroup)
-		for _, bit := range a.BitSet {
-			hd.Offset = a.StartOffset + bit
-			if err := s.ackTarget(c, topic, a.QueueID, hd.Offset, false); err != nil {
+		for _, bit := range bits(b) {
+			hd.Offset = hd.CkOffset + bit
+			if err := s.ackTarget(c, rt, hd.QueueID, hd.Offset, false); err != nil {
 				continue
 			}
-			if err := s.Ack(a.ConsumerGroup, topic, hd); err != nil {
+			if err := s.Ack(group, topic, hd); err != nil {
 				return errorResponse(req, err)
 			}
 		}
