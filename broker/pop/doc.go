@@ -75,8 +75,10 @@
 //
 // Every PersistInterval (and at Stop) the consumer offsets are persisted,
 // then the replay start (config/popReviveOffset.json): the revive-queue
-// offset of the oldest live checkpoint. Every checkpoint before it was
-// closed, and the consumer offsets written first cover its messages. At
+// offset of the oldest live checkpoint (or of a rewound orderly checkpoint
+// whose attempt counts no later ck record carries yet). Every checkpoint
+// before it was closed, and the consumer offsets written first cover its
+// messages. At
 // start the revive queue is read from the replay start to its end applying
 // every record (ck adds, ack marks, done forgets; a cursor becomes the
 // largest "next" of its checkpoints, or for an orderly queue the last one's

@@ -167,6 +167,7 @@ func TestOrderlyPop(t *testing.T) {
 		t.Fatalf("queue not locked: popped %v", bodies(again))
 	}
 	e.advanceAndSettle(5*time.Second, e.reviveMax()+2)
+	e.restart() // the rewind and the attempt count come back from the revive log
 	again, resp := e.pop("T", 0, 1, 5000, order)
 	if len(again) != 1 || again[0].body() != "o0" || resp.ExtFields["orderCountInfo"] != "0 qo0%0 1" {
 		t.Fatalf("after expiry: %v %v", bodies(again), resp.ExtFields)

@@ -97,8 +97,12 @@ type queueState struct {
 	pending map[int64]int // offset → live checkpoints holding it unacked
 	live    int           // live checkpoints (an orderly queue pops again at 0)
 	// counts are orderly delivery attempts of offsets not yet acked.
-	counts    map[int64]int32
-	committed int64
+	counts map[int64]int32
+	// countsFrom is the revive-queue offset the replay must start at to
+	// rebuild counts after a rewind (the rewound checkpoint's ck record), -1
+	// once a later ck record carries them.
+	countsFrom int64
+	committed  int64
 }
 
 // checkpoint is a live ck record.
@@ -343,7 +347,7 @@ func (s *Service) queueFor(q queueKey, initMode int, fallback int64) *queueState
 			off = fallback
 		}
 	}
-	qs := &queueState{cursor: off, committed: -1, pending: make(map[int64]int)}
+	qs := &queueState{cursor: off, committed: -1, countsFrom: -1, pending: make(map[int64]int)}
 	s.queues[q] = qs
 	return qs
 }
@@ -353,6 +357,9 @@ func (s *Service) addCheckpoint(r ckRecord, logOff int64) *checkpoint {
 	s.cks[r.ckKey] = ck
 	qs := s.queues[r.queue()]
 	qs.live++
+	if r.Order {
+		qs.countsFrom = -1
+	}
 	for i, off := range r.Offsets {
 		qs.pending[off]++
 		if r.Order && i < len(r.Counts) {
@@ -403,7 +410,16 @@ func (s *Service) closeCheckpoint(ck *checkpoint, rewind int64) {
 	for i, off := range ck.rec.Offsets {
 		if !ck.acked[i] {
 			s.release(qs, off)
+			if rewind >= 0 { // popped again: one attempt more (orderCountInfo)
+				if qs.counts == nil {
+					qs.counts = make(map[int64]int32)
+				}
+				qs.counts[off] = max(qs.counts[off], ck.rec.countAt(i)) + 1
+			}
 		}
+	}
+	if rewind >= 0 && (qs.countsFrom < 0 || ck.logOff < qs.countsFrom) {
+		qs.countsFrom = ck.logOff
 	}
 	if rewind >= 0 && rewind < qs.cursor {
 		qs.cursor = rewind
@@ -446,7 +462,6 @@ func (s *Service) reviveDue() {
 
 func (s *Service) revive(ck *checkpoint) error {
 	rewind := int64(-1)
-	qs := s.queues[ck.rec.queue()]
 	for i, off := range ck.rec.Offsets {
 		if ck.acked[i] {
 			continue
@@ -455,10 +470,6 @@ func (s *Service) revive(ck *checkpoint) error {
 			if rewind < 0 {
 				rewind = off
 			}
-			if qs.counts == nil {
-				qs.counts = make(map[int64]int32)
-			}
-			qs.counts[off] = max(qs.counts[off], ck.rec.countAt(i)) + 1
 			continue
 		}
 		if err := s.reviveOne(ck, off); err != nil {
@@ -581,6 +592,11 @@ func (s *Service) persist() error {
 	start := s.readPos
 	for _, ck := range s.cks {
 		start = min(start, ck.logOff)
+	}
+	for _, qs := range s.queues {
+		if qs.countsFrom >= 0 && len(qs.counts) > 0 {
+			start = min(start, qs.countsFrom)
+		}
 	}
 	s.mu.Unlock()
 	if err := s.opts.Offsets.Persist(); err != nil {
