@@ -1,9 +1,11 @@
 package pop
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"rmq/message"
 	"rmq/remoting"
@@ -164,6 +166,45 @@ func (s *Service) checkInvisible(ms int64) error {
 		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal, it must be in (0, %d] ms", ms, s.opts.MaxInvisible.Milliseconds())
 	}
 	return nil
+}
+
+// ErrPollingFull: MaxPolling requests are waiting already (POLLING_FULL).
+var ErrPollingFull = refuse(remoting.PollingFull, "too many pops waiting")
+
+// PopWait is Pop with long polling, for callers that hold no remoting
+// connection (a gRPC ReceiveMessage): with nothing to pop it waits up to
+// poll for a message on the topic or its retry topic (or for an orderly
+// queue to unblock), then pops again. An empty result after poll is not an
+// error; ctx ending returns ctx.Err() (messages popped by a re-run racing
+// with it come back after their invisible time).
+func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duration) (*PopResult, error) {
+	res, err := s.Pop(req)
+	if err != nil || len(res.Messages) > 0 || poll <= 0 {
+		return res, err
+	}
+	type outcome struct {
+		res *PopResult
+		err error
+	}
+	ch := make(chan outcome, 1)
+	parked := s.polls.park([]string{req.Topic, RetryTopic(req.Topic, req.Group)}, pollKey(req.Topic, req.Group, req.QueueID),
+		poll, ctx.Done(), func(final bool) bool {
+			r, err := s.Pop(req)
+			if err == nil && len(r.Messages) == 0 && !final {
+				return false
+			}
+			ch <- outcome{r, err}
+			return true
+		})
+	if !parked {
+		return nil, ErrPollingFull
+	}
+	select {
+	case o := <-ch:
+		return o.res, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 type popInfo struct{ start, msgs, counts []string }

@@ -5,7 +5,7 @@
 // topic and group, config/messageRequestMode.json as stock; mqadmin
 // setConsumeMode -m POP sends it).
 //
-// The Go API (Pop, Ack, ChangeInvisible, Peek, HasMessage) is what the
+// The Go API (Pop, PopWait, Ack, ChangeInvisible, Peek, HasMessage) is what the
 // remoting processors call, and what a gRPC front end is to call: a popped
 // message comes with its Handle, the extraInfo a remoting client echoes
 // back (ExtraInfoUtil: ckQueueOffset popTime invisibleTime reviveQid

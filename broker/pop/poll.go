@@ -37,7 +37,9 @@ func newPollTable(s *Service) *pollTable {
 // park holds a request for at most d. rerun(final) re-runs it and reports
 // whether it answered; final=true (time is up) must answer. false: the
 // table is full or shutting down, nothing was parked.
-func (t *pollTable) park(topics []string, key string, d time.Duration, rerun func(final bool) bool) bool {
+//
+// done, when not nil, ends the wait without a re-run (a caller that gave up).
+func (t *pollTable) park(topics []string, key string, d time.Duration, done <-chan struct{}, rerun func(final bool) bool) bool {
 	p := &poll{topics: topics, key: key, wake: make(chan struct{}, 1)}
 	t.mu.Lock()
 	if t.stopped || t.n >= MaxPolling {
@@ -66,6 +68,9 @@ func (t *pollTable) park(topics []string, key string, d time.Duration, rerun fun
 		for {
 			select {
 			case <-t.quit:
+				timer.Stop()
+				return
+			case <-done:
 				timer.Stop()
 				return
 			case <-timer.C():

@@ -1,6 +1,7 @@
 package pop_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sort"
@@ -398,4 +399,41 @@ func TestBatchAck(t *testing.T) {
 	if len(re) != 1 || re[0].body() != "b1" {
 		t.Fatalf("redelivered %v, want [b1]", bodies(re))
 	}
+}
+
+// TestPopWait: the Go API's long poll (for the gRPC front end) returns when
+// a message arrives, and gives up with its context.
+func TestPopWait(t *testing.T) {
+	e := startEnv(t, nil)
+	e.createTopic("T", 1)
+	req := pop.PopRequest{Group: group, Topic: "T", QueueID: -1, MaxMsgs: 4, Invisible: 10000}
+	got := make(chan *pop.PopResult, 1)
+	go func() {
+		res, err := e.Pop().PopWait(context.Background(), req, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- res
+	}()
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Pop().Stats().Parked == 1 }, "PopWait to park")
+	e.send("T", 0, "w")
+	res := <-got
+	if len(res.Messages) != 1 || string(res.Messages[0].Ext.Body) != "w" || res.Messages[0].Handle.Offset != 0 {
+		t.Fatalf("PopWait: %+v", res)
+	}
+	if err := e.Pop().Ack(group, "T", res.Messages[0].Handle); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Pop().PopWait(ctx, req, time.Minute)
+		errc <- err
+	}()
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Pop().Stats().Parked == 1 }, "PopWait to park")
+	cancel()
+	if err := <-errc; err != context.Canceled {
+		t.Fatalf("cancelled PopWait: %v", err)
+	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Pop().Stats().Parked == 0 }, "cancelled wait to leave")
 }
