@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/pop"
 	"rmq/broker/transaction"
@@ -30,8 +31,14 @@ type Broker struct {
 	opts  Options
 	log   zerolog.Logger
 	clock clock.Clock
-	addr  string         // brokerIP1:listenPort, registered with the name server
-	host  netip.AddrPort // the same address, written as STOREHOST in every record
+	// host is brokerIP1:listenPort of the start, the first STOREHOST; what the
+	// broker advertises now is in runtime() (runtime_config.go).
+	host netip.AddrPort
+	// msgClock is Options.MessageClock: store timestamps, delay levels,
+	// timers and transaction check-backs run on it.
+	msgClock clock.Clock
+	vipAddr  string     // brokerIP1:VIP port
+	gate     *startGate // with ListenPort 0: the handler of the ports New bound
 
 	store  *store.Store
 	server *remoting.Server
@@ -55,7 +62,14 @@ type Broker struct {
 	timers    *timer.TimerStore // 5.x timer messages (timer.go)
 	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
 	timersLive atomic.Pointer[timer.TimerStore]
-	stats      brokeradmin.Stats // GET_BROKER_RUNTIME_INFO counters
+	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
+	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
+	// registeredAll is true after a registration every name server accepted
+	// (metrics_access.go: Ready).
+	registeredAll atomic.Bool
+	// retentionReady is set once clients and services exist: until then
+	// protectedOffset keeps every file (retention.go).
+	retentionReady atomic.Bool
 
 	// The other concerns, one package each (doc.go).
 	clients *clients.Service     // heartbeats, groups, offsets, locks
@@ -70,6 +84,10 @@ type Broker struct {
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
+	// regMu serialises registrations: each takes its snapshot under it, so
+	// the name servers receive them in snapshot order and the last one they
+	// get is never older than a configuration already answered (register.go).
+	regMu sync.Mutex
 
 	// life guards closed; every request and woken pull runs inside inflight,
 	// entered under a read lock while !closed, so Shutdown can wait for all
@@ -86,8 +104,13 @@ type Broker struct {
 	shutErr  error
 }
 
-// Addr is the broker's advertised "ip:port".
-func (b *Broker) Addr() string { return b.addr }
+// Addr is the broker's advertised "ip:port" (brokerIP1:listenPort), which
+// UPDATE_BROKER_CONFIG may change while the broker runs.
+func (b *Broker) Addr() string { return b.runtime().addr() }
+
+// VIPAddr is the "ip:port" of the VIP channel (stock: listenPort-2), which
+// old Java clients with vipChannelEnabled use.
+func (b *Broker) VIPAddr() string { return b.vipAddr }
 
 // Store exposes the message store (tests, admin).
 func (b *Broker) Store() *store.Store { return b.store }
@@ -105,7 +128,7 @@ func (b *Broker) Clients() *clients.Service { return b.clients }
 func (b *Broker) Transactions() *transaction.Service { return b.tx }
 
 // storeHost is the address written as STOREHOST and encoded in offsetMsgIds.
-func (b *Broker) storeHost() netip.AddrPort { return b.host }
+func (b *Broker) storeHost() netip.AddrPort { return b.store.StoreHost() }
 
 // ServeRemoting implements remoting.Handler.
 func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -117,7 +140,37 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	if h == nil {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
 	}
+	if d := b.bstats.Detail(); d != nil {
+		return b.timedServe(d, h, c, req)
+	}
 	return h(c, req)
+}
+
+// startGate is the handler of ports bound before the broker can serve them
+// (ListenPort 0: New binds to learn its address): it refuses requests until
+// Start opens it, then hands everything to the broker.
+type startGate struct{ b atomic.Pointer[Broker] }
+
+func (g *startGate) open(b *Broker) { g.b.Store(b) }
+
+func (g *startGate) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if b := g.b.Load(); b != nil {
+		return b.ServeRemoting(c, req)
+	}
+	return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the broker is starting")
+}
+
+func (g *startGate) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	if b := g.b.Load(); b != nil {
+		return b.ServeInline(c, req)
+	}
+	return nil, false
+}
+
+func (g *startGate) ConnClosed(c *remoting.Conn) {
+	if b := g.b.Load(); b != nil {
+		b.ConnClosed(c)
+	}
 }
 
 // enter registers one unit of work; false once shutdown has begun. A true
@@ -151,6 +204,12 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.admin.Processors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.admin.RetentionProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.statsProcessors() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&remoting.PermRead != 0 }) {

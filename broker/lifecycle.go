@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rmq/broker/brokeradmin"
+	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
 	"rmq/broker/pop"
 	"rmq/broker/transaction"
@@ -47,25 +48,45 @@ func New(opts Options) (*Broker, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	if opts.MessageClock == nil {
+		opts.MessageClock = opts.Clock
+	}
 	if opts.ListenHost == "" {
 		opts.ListenHost = "0.0.0.0"
 	}
 	b := &Broker{
-		opts:    opts,
-		log:     opts.Logger,
-		clock:   opts.Clock,
-		addr:    joinHostPort(opts.BrokerIP1, opts.ListenPort),
-		host:    netip.AddrPortFrom(ip.Unmap(), uint16(opts.ListenPort)),
-		nsCli:   remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
-		stop:    make(chan struct{}),
-		regKick: make(chan struct{}, 1),
+		opts:     opts,
+		log:      opts.Logger,
+		clock:    opts.Clock,
+		msgClock: opts.MessageClock,
+		nsCli:    remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
+		stop:     make(chan struct{}),
+		regKick:  make(chan struct{}, 1),
+		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
+	}
+	vipPort := opts.ListenPort - 2
+	if opts.ListenPort == 0 {
+		// The ports are part of the broker's identity (STOREHOST, message
+		// ids, registration), so they are bound now; requests wait for Start.
+		var err error
+		if vipPort, err = b.bindPortZero(); err != nil {
+			return nil, err
+		}
+	}
+	b.vipAddr = joinHostPort(opts.BrokerIP1, vipPort)
+	b.host = netip.AddrPortFrom(ip.Unmap(), uint16(b.opts.ListenPort))
+	fail := func(err error) (*Broker, error) {
+		if b.server != nil {
+			b.server.Stop()
+		}
+		return nil, err
 	}
 	// The hold service exists before the store: recovery may already dispatch.
 	b.pullHold = newPullRequestHoldService(b.clock, b.log, b.wakePull)
 
 	configDir := filepath.Join(opts.StorePathRootDir, "config")
 	if err := os.MkdirAll(configDir, 0o755); err != nil {
-		return nil, fmt.Errorf("broker: create %s: %w", configDir, err)
+		return fail(fmt.Errorf("broker: create %s: %w", configDir, err))
 	}
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
@@ -73,11 +94,11 @@ func New(opts Options) (*Broker, error) {
 		traceTopic: traceTopic(&opts),
 	}, b.clock, b.log)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	b.topics.onChange = b.registerAsync
 	if b.levels, err = schedule.ParseLevels(opts.MessageDelayLevel); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		return fail(fmt.Errorf("%w: %w", ErrOptions, err))
 	}
 
 	flush := store.AsyncFlush
@@ -98,30 +119,34 @@ func New(opts Options) (*Broker, error) {
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
-		Clock:  b.clock,
-		Logger: b.log,
+		Clock:         b.msgClock,
+		Logger:        b.log,
+		NoPreallocate: opts.SmallStore,
+		Retention:     opts.retentionOptions(),
 	}
+	so.Retention.ProtectedOffset = b.protectedOffset
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
 	b.store, err = store.Open(so)
 	if err != nil {
-		return nil, fmt.Errorf("broker: open store: %w", err)
+		return fail(fmt.Errorf("broker: open store: %w", err))
 	}
 	closeStore := func(err error) (*Broker, error) {
-		return nil, errors.Join(err, b.store.Close())
+		return fail(errors.Join(err, b.store.Close()))
 	}
 
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log,
+		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter },
 	})
 	if err != nil {
 		return closeStore(err)
 	}
 	b.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.clock,
-		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: b.log,
+		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
 		EnsureDLQ: b.ensureDLQ,
 	})
 	if err != nil {
@@ -133,7 +158,7 @@ func New(opts Options) (*Broker, error) {
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.clock, Logger: b.log,
+		Clock:         b.msgClock, Logger: componentLog(b.log, "transaction"),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -144,10 +169,10 @@ func New(opts Options) (*Broker, error) {
 	if opts.TimerWheelEnable {
 		b.timers, err = timer.Open(timer.Options{
 			Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
-			RollWindow:             time.Duration(opts.TimerRollWindowSlot*opts.TimerPrecisionMs) * time.Millisecond,
+			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.clock, Logger: b.log,
+			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.log, "timer"),
 			EnsureDLQ: b.ensureDLQ,
 		})
 		if err != nil {
@@ -156,8 +181,8 @@ func New(opts Options) (*Broker, error) {
 		}
 	}
 	b.admin = brokeradmin.New(brokeradmin.Options{
-		Store: b.store, Topics: b.topics, Offsets: b.clients.Offsets, Stats: &b.stats,
-		TimerInfo:  b.timerRuntimeInfo,
+		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
+		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
@@ -179,6 +204,8 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.popLive.Store(b.pop)
 	b.registerHandlers()
+	// From here on the store's cleanup may ask what is pending.
+	b.retentionReady.Store(true)
 	return b, nil
 }
 
@@ -186,7 +213,7 @@ func New(opts Options) (*Broker, error) {
 // reached its consume queue; it only hands work to the hold service.
 func (b *Broker) onDispatch(d store.DispatchRequest) {
 	if hs := b.pullHold; hs != nil {
-		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode)
+		hs.notify(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props)
 	}
 	if p := b.popLive.Load(); p != nil {
 		p.Notify(d.Topic, d.QueueID)
@@ -203,7 +230,8 @@ func (b *Broker) onDispatch(d store.DispatchRequest) {
 	}
 }
 
-// Start listens on ListenHost:ListenPort and the VIP port ListenPort-2,
+// Start listens on ListenHost:ListenPort and the VIP port ListenPort-2 (with
+// ListenPort 0, starts serving the ports New bound),
 // registers with the name servers (once now, then every
 // RegisterNameServerPeriod and whenever a topic changes) and starts the
 // background services. After a failed Start, Shutdown still closes the store.
@@ -212,27 +240,20 @@ func (b *Broker) Start() error {
 		return errors.New("broker: already started")
 	}
 	b.stats.BootTime = b.clock.Now()
-	so := remoting.ServerOptions{
-		Addrs: []string{
-			joinHostPort(b.opts.ListenHost, b.opts.ListenPort),
-			joinHostPort(b.opts.ListenHost, b.opts.ListenPort-2),
-		},
-		// The V2 send header is read in one pass over its letters
-		// (parseSendHeader), not through a map.
-		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
-		Logger:      b.log,
+	if b.gate != nil {
+		b.gate.open(b) // bound at New (ListenPort 0)
+	} else {
+		srv, err := remoting.NewServer(b, b.serverOptions(b.opts.ListenPort, b.opts.ListenPort-2))
+		if err != nil {
+			b.started.Store(false)
+			return fmt.Errorf("broker: %w", err)
+		}
+		if err := srv.Start(); err != nil {
+			b.started.Store(false)
+			return fmt.Errorf("broker: %w", err)
+		}
+		b.server = srv
 	}
-	b.opts.ServerConfig.Apply(&so)
-	srv, err := remoting.NewServer(b, so)
-	if err != nil {
-		b.started.Store(false)
-		return fmt.Errorf("broker: %w", err)
-	}
-	if err := srv.Start(); err != nil {
-		b.started.Store(false)
-		return fmt.Errorf("broker: %w", err)
-	}
-	b.server = srv
 	b.pullHold.start()
 	// The live pointers are published before the services start: the store
 	// dispatches from Open on, and a delayed or timer message dispatched
@@ -261,22 +282,73 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go b.registerLoop()
 	}
-	b.log.Info().Str("addr", b.addr).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
+	b.log.Info().Str("addr", b.Addr()).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
 	return nil
 }
 
-// persistLoop writes consumer offsets every offsetPersistInterval.
+// serverOptions are the options of the remoting server on port and vipPort.
+func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
+	so := remoting.ServerOptions{
+		Addrs: []string{
+			joinHostPort(b.opts.ListenHost, port),
+			joinHostPort(b.opts.ListenHost, vipPort),
+		},
+		// The V2 send header is read in one pass over its letters
+		// (parseSendHeader), not through a map.
+		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
+		Logger:      b.log,
+	}
+	b.opts.ServerConfig.Apply(&so)
+	return so
+}
+
+// bindPortZero starts the remoting server on two ports the system picks,
+// behind a gate that refuses requests until Start opens it, and records the
+// main port as ListenPort. It returns the VIP port.
+func (b *Broker) bindPortZero() (int, error) {
+	b.gate = &startGate{}
+	srv, err := remoting.NewServer(b.gate, b.serverOptions(0, 0))
+	if err != nil {
+		return 0, fmt.Errorf("broker: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return 0, fmt.Errorf("broker: %w", err)
+	}
+	b.server = srv
+	var ports [2]int
+	for i, a := range srv.Addrs() {
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			srv.Stop()
+			return 0, fmt.Errorf("broker: bound address %q: %w", a, err)
+		}
+		ports[i] = int(ap.Port())
+	}
+	b.opts.ListenPort = ports[0]
+	return ports[1], nil
+}
+
+// persistLoop writes consumer offsets and consumer filters every
+// offsetPersistInterval.
 func (b *Broker) persistLoop() {
 	b.every(offsetPersistInterval, func() {
 		if err := b.clients.Offsets.Persist(); err != nil {
 			b.log.Error().Err(err).Msg("persist consumer offsets")
+		}
+		if err := b.clients.Filters.Persist(); err != nil {
+			b.log.Error().Err(err).Msg("persist consumer filters")
 		}
 	})
 }
 
 // statsLoop samples the put/get counters for the runtime-info rates.
 func (b *Broker) statsLoop() {
-	b.every(statsSampleInterval, func() { b.stats.Sample(b.clock.Now()) })
+	b.every(statsSampleInterval, func() {
+		now := b.clock.Now()
+		b.stats.Sample(now)
+		b.bstats.Tick(now)
+		b.sampleRuntimeRates(now)
+	})
 }
 
 // every runs fn every period of the broker clock until Shutdown; the caller
@@ -348,9 +420,12 @@ func (b *Broker) shutdown() error {
 	if err := b.clients.SubGroups.Persist(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: persist subscription groups: %w", err))
 	}
+	if err := b.clients.Filters.Persist(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: persist consumer filters: %w", err))
+	}
 	if err := b.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close store: %w", err))
 	}
-	b.log.Info().Str("addr", b.addr).Msg("broker stopped")
+	b.log.Info().Str("addr", b.Addr()).Msg("broker stopped")
 	return errors.Join(errs...)
 }

@@ -127,7 +127,7 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 // would silently lose one handler in registerHandlers.
 func TestProcessorCodesDisjoint(t *testing.T) {
 	b := &Broker{clients: &clients.Service{}, tx: &transaction.Service{}, admin: &brokeradmin.Service{}}
-	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}, "admin": {}}
+	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}, "admin": {}, "retention": {}}
 	for code, h := range b.clients.Processors() {
 		sets["clients"][code] = h
 	}
@@ -136,6 +136,9 @@ func TestProcessorCodesDisjoint(t *testing.T) {
 	}
 	for code, h := range b.admin.Processors() {
 		sets["admin"][code] = h
+	}
+	for code, h := range b.admin.RetentionProcessors() {
+		sets["retention"][code] = h
 	}
 	owner := map[int32]string{}
 	for name, set := range sets {

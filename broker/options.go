@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -23,8 +24,9 @@ type Options struct {
 	BrokerName                  string `conf:"brokerName"`
 	BrokerID                    int64  `conf:"brokerId"`
 	NamesrvAddr                 string `conf:"namesrvAddr"` // "host:port;host:port"
-	ListenPort                  int    `conf:"listenPort"`
+	ListenPort                  int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
 	BrokerIP1                   string `conf:"brokerIP1"`
+	BrokerIP2                   string `conf:"brokerIP2"` // advertised in haServerAddr; brokerIP1 when empty
 	StorePathRootDir            string `conf:"storePathRootDir"`
 	FlushDiskType               string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
 	MappedFileSizeCommitLog     int64  `conf:"mappedFileSizeCommitLog"`
@@ -74,10 +76,39 @@ type Options struct {
 	TimerFlushIntervalMs   int   `conf:"timerFlushIntervalMs"`
 	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
 	RecallMessageEnable    bool  `conf:"recallMessageEnable"`
+	// SQL92 property filters (MessageSelector.bySql): with
+	// EnablePropertyFilter false, non-tag pulls and CHECK_CLIENT_CONFIG are
+	// refused as on the stock broker. FilterSupportRetry filters a group's
+	// retry messages by its filter of their original topic.
+	EnablePropertyFilter bool `conf:"enablePropertyFilter"`
+	FilterSupportRetry   bool `conf:"filterSupportRetry"`
 	// Key index for QUERY_MESSAGE (IndexFile).
 	MessageIndexEnable bool `conf:"messageIndexEnable"`
 	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`
 	MaxIndexNum        int  `conf:"maxIndexNum"`
+
+	// Retention and disk protection (store/cleanup.go), stock keys and
+	// defaults. FileReservedTimeMinutes (rmq), when positive, replaces
+	// fileReservedTime (hours) so that tests and development stores see
+	// files age out in minutes. The two disk ratios are percents, as the
+	// 5.x config fields (4.9.8 reads them from JVM properties).
+	FileReservedTime                 int    `conf:"fileReservedTime"` // hours
+	FileReservedTimeMinutes          int    `conf:"fileReservedTimeMinutes"`
+	DeleteWhen                       string `conf:"deleteWhen"`
+	DiskMaxUsedSpaceRatio            int    `conf:"diskMaxUsedSpaceRatio"`
+	DiskSpaceWarningLevelRatio       int    `conf:"diskSpaceWarningLevelRatio"`
+	DiskSpaceCleanForciblyRatio      int    `conf:"diskSpaceCleanForciblyRatio"`
+	CleanFileForciblyEnable          bool   `conf:"cleanFileForciblyEnable"`
+	CleanResourceInterval            int    `conf:"cleanResourceInterval"`            // ms
+	DeleteCommitLogFilesInterval     int    `conf:"deleteCommitLogFilesInterval"`     // ms
+	DeleteConsumeQueueFilesInterval  int    `conf:"deleteConsumeQueueFilesInterval"`  // ms
+	DestroyMapedFileIntervalForcibly int    `conf:"destroyMapedFileIntervalForcibly"` // ms
+	RedeleteHangedFileInterval       int    `conf:"redeleteHangedFileInterval"`       // ms
+	// SmallStore (rmq) is a store for tests and development: commitlog
+	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
+	// otherwise, small consume-queue and index files, no fallocate. It
+	// uses a few MiB of disk instead of two 1 GiB segments.
+	SmallStore bool `conf:"smallStore"`
 
 	// ListenHost is the bind address of both broker ports (5.x
 	// NettyServerConfig bindAddress; "0.0.0.0" by default).
@@ -85,9 +116,17 @@ type Options struct {
 	// ServerConfig holds the connection limits: idle timeout, connection
 	// cap, in-flight budget.
 	remoting.ServerConfig
+	// MetricsConfig holds the HTTP endpoint's keys (metrics_access.go).
+	MetricsConfig
 	Logger zerolog.Logger `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
+	// MessageClock, when set, replaces Clock for the message timeline: store
+	// timestamps, delay levels, timer messages and transaction check-backs.
+	// Client liveness (heartbeats, locks), long polling, registration and
+	// the runtime statistics stay on Clock. Package rmqtest runs it ahead of
+	// the wall clock to fast-forward deliveries.
+	MessageClock clock.Clock `conf:"-"`
 
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
@@ -136,15 +175,99 @@ func DefaultOptions() Options {
 		MessageIndexEnable:                true,
 		MaxHashSlotNum:                    store.DefaultIndexHashSlotNum,
 		MaxIndexNum:                       store.DefaultIndexMaxNum,
+		FileReservedTime:                  72,
+		DeleteWhen:                        store.DefaultDeleteWhen,
+		DiskMaxUsedSpaceRatio:             store.DefaultDiskMaxUsedSpaceRatio,
+		DiskSpaceWarningLevelRatio:        90,
+		DiskSpaceCleanForciblyRatio:       85,
+		CleanFileForciblyEnable:           true,
+		CleanResourceInterval:             10000,
+		DeleteCommitLogFilesInterval:      100,
+		DeleteConsumeQueueFilesInterval:   100,
+		DestroyMapedFileIntervalForcibly:  120000,
+		RedeleteHangedFileInterval:        120000,
 		ListenHost:                        "0.0.0.0",
 		ServerConfig:                      remoting.DefaultServerConfig(),
+		MetricsConfig:                     defaultMetricsConfig(),
 		Logger:                            zerolog.Nop(),
+	}
+}
+
+// Small-store geometry (SmallStore).
+const (
+	SmallStoreCommitLogSize    = 4 << 20
+	SmallStoreConsumeQueueSize = 30000 * 20
+	SmallStoreMaxHashSlotNum   = 4096
+	SmallStoreMaxIndexNum      = 16384
+	// SmallStoreTimerLogSize is the timer log's file size in a small store.
+	SmallStoreTimerLogSize = 4 << 20
+)
+
+// applySmallStore shrinks the store geometry that is still at its stock
+// default.
+func (o *Options) applySmallStore() {
+	d := DefaultOptions()
+	if o.MappedFileSizeCommitLog == d.MappedFileSizeCommitLog {
+		o.MappedFileSizeCommitLog = SmallStoreCommitLogSize
+	}
+	if o.MappedFileSizeConsumeQueue == d.MappedFileSizeConsumeQueue {
+		o.MappedFileSizeConsumeQueue = SmallStoreConsumeQueueSize
+	}
+	if o.MaxHashSlotNum == d.MaxHashSlotNum {
+		o.MaxHashSlotNum = SmallStoreMaxHashSlotNum
+	}
+	if o.MaxIndexNum == d.MaxIndexNum {
+		o.MaxIndexNum = SmallStoreMaxIndexNum
+	}
+	if o.MappedFileSizeTimerLog == d.MappedFileSizeTimerLog {
+		o.MappedFileSizeTimerLog = SmallStoreTimerLogSize
+	}
+	if o.MaxMessageSize > int(o.MappedFileSizeCommitLog) {
+		o.MaxMessageSize = int(o.MappedFileSizeCommitLog)
+	}
+}
+
+// retentionOptions maps the retention keys to the store's.
+func (o *Options) retentionOptions() store.RetentionOptions {
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	reserved := time.Duration(o.FileReservedTime) * time.Hour
+	if o.FileReservedTimeMinutes > 0 {
+		reserved = time.Duration(o.FileReservedTimeMinutes) * time.Minute
+	}
+	pause := func(v int) time.Duration {
+		if v <= 0 {
+			return -1 // no pause (the store's zero means the default)
+		}
+		return ms(v)
+	}
+	return store.RetentionOptions{
+		FileReservedTime:                 reserved,
+		DeleteWhen:                       o.DeleteWhen,
+		DiskMaxUsedSpaceRatio:            o.DiskMaxUsedSpaceRatio,
+		DiskSpaceWarningLevelRatio:       float64(o.DiskSpaceWarningLevelRatio) / 100,
+		DiskSpaceCleanForciblyRatio:      float64(o.DiskSpaceCleanForciblyRatio) / 100,
+		CleanFileForciblyDisable:         !o.CleanFileForciblyEnable,
+		CleanResourceInterval:            ms(o.CleanResourceInterval),
+		DeleteCommitLogFilesInterval:     pause(o.DeleteCommitLogFilesInterval),
+		DeleteConsumeQueueFilesInterval:  pause(o.DeleteConsumeQueueFilesInterval),
+		DestroyMapedFileIntervalForcibly: ms(o.DestroyMapedFileIntervalForcibly),
+		RedeleteHangedFileInterval:       ms(o.RedeleteHangedFileInterval),
 	}
 }
 
 // Validate checks the options and normalises derived values.
 func (o *Options) Validate() error {
 	var errs []error
+	if o.SmallStore {
+		o.applySmallStore()
+	}
+	if o.FileReservedTime <= 0 && o.FileReservedTimeMinutes <= 0 {
+		errs = append(errs, fmt.Errorf("fileReservedTime %d must be positive (or set fileReservedTimeMinutes)", o.FileReservedTime))
+	}
+	if o.DiskSpaceWarningLevelRatio <= 0 || o.DiskSpaceWarningLevelRatio > 100 || o.DiskSpaceCleanForciblyRatio <= 0 || o.DiskSpaceCleanForciblyRatio > 100 {
+		errs = append(errs, fmt.Errorf("diskSpaceWarningLevelRatio %d and diskSpaceCleanForciblyRatio %d must be percents in 1..100",
+			o.DiskSpaceWarningLevelRatio, o.DiskSpaceCleanForciblyRatio))
+	}
 	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {
 		errs = append(errs, fmt.Errorf("messageDelayLevel: %w", err))
 	}
@@ -184,8 +307,8 @@ func (o *Options) Validate() error {
 	if o.BrokerClusterName == "" {
 		errs = append(errs, errors.New("brokerClusterName is empty"))
 	}
-	if o.ListenPort <= 2 || o.ListenPort > 65535 {
-		errs = append(errs, fmt.Errorf("listenPort %d out of range", o.ListenPort))
+	if o.ListenPort != 0 && (o.ListenPort <= 2 || o.ListenPort > 65535) {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range (0: free ports from the system)", o.ListenPort))
 	}
 	switch o.FlushDiskType {
 	case "ASYNC_FLUSH", "SYNC_FLUSH":
@@ -206,6 +329,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BrokerIP1 == "" {
 		o.BrokerIP1 = "127.0.0.1"
+	}
+	if o.BrokerIP2 == "" {
+		o.BrokerIP2 = o.BrokerIP1
 	}
 	if err := o.ServerConfig.Validate(); err != nil {
 		errs = append(errs, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/message"
 	"rmq/remoting"
 )
 
@@ -19,10 +20,13 @@ type heldPull struct {
 	queueID int32
 	// offset is the queue offset the client asked for: any message at or past
 	// it that passes match ends the wait.
-	offset   int64
-	match    func(tagsCode int64) bool
-	deadline time.Time
-	heapIdx  int
+	offset int64
+	match  func(tagsCode int64) bool
+	// matchProps, when set, also decides on the new message's properties
+	// (a SQL92 filter; Java's isMatchedByCommitLog in notifyMessageArriving).
+	matchProps func(message.Props) bool
+	deadline   time.Time
+	heapIdx    int
 }
 
 type queueKey struct {
@@ -117,10 +121,10 @@ func (s *PullRequestHoldService) poke() {
 }
 
 // notify reports that the queue now holds messages below maxOffset, the
-// newest with tagsCode. Waiters behind maxOffset whose filter accepts the
-// tag wake; the rest keep waiting. Called on the store's dispatch goroutine:
+// newest with tagsCode and props. Waiters behind maxOffset whose filter
+// accepts the tag (and the properties) wake; the rest keep waiting. Called on the store's dispatch goroutine:
 // it only takes the lock briefly and never runs a pull itself.
-func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, tagsCode int64) {
+func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, tagsCode int64, props message.Props) {
 	key := queueKey{topic, queueID}
 	s.mu.Lock()
 	list := s.queues[key]
@@ -131,7 +135,7 @@ func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, 
 	var woken []*heldPull
 	keep := make([]*heldPull, 0, len(list))
 	for _, hp := range list {
-		if maxOffset > hp.offset && hp.match(tagsCode) {
+		if maxOffset > hp.offset && hp.match(tagsCode) && (hp.matchProps == nil || hp.matchProps(props)) {
 			heap.Remove(&s.byDue, hp.heapIdx)
 			woken = append(woken, hp)
 		} else {

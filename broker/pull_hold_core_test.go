@@ -112,7 +112,7 @@ func TestPullHoldNotify(t *testing.T) {
 			h := newHoldHarness(t)
 			h.park("p", nil, "T", tc.offset, time.Minute, tc.tags...)
 			h.park("other queue", nil, "Other", tc.offset, time.Minute)
-			h.s.notify("T", 0, tc.notifyMax, tc.notifyTag)
+			h.s.notify("T", 0, tc.notifyMax, tc.notifyTag, "")
 			if tc.wantWake {
 				h.expect("p")
 			} else {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"rmq/broker/clients"
 	"rmq/message"
 	"rmq/remoting"
 	"rmq/store"
@@ -26,7 +27,6 @@ const maxSuspend = 20 * time.Second
 
 const (
 	subAll             = "*"
-	expressionTypeTag  = "TAG"
 	pullHeaderSuggest  = "suggestWhichBrokerId"
 	pullHeaderNext     = "nextBeginOffset"
 	pullHeaderMin      = "minOffset"
@@ -127,8 +127,66 @@ func tagFilterFromSubscription(sub *remoting.SubscriptionData) *tagFilter {
 	return f
 }
 
-func isTagType(expressionType string) bool {
-	return expressionType == "" || expressionType == expressionTypeTag
+// checkFilterData refuses a pull by a property filter the heartbeats did not
+// register (no filter, or one older than the client's subVersion).
+func checkFilterData(fd *clients.FilterData, subVersion int64) (int32, string) {
+	if fd == nil {
+		return remoting.FilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!"
+	}
+	if fd.ClientVersion < subVersion {
+		return remoting.FilterDataNotLatest, "the consumer's consumer filter data not latest"
+	}
+	return remoting.Success, ""
+}
+
+// pullFilterFor picks the subscription of a pull and builds its filter, with
+// the checks of PullMessageProcessor in Java's order. With the subscription
+// flag the header carries the expression (FilterAPI.build: an empty non-tag
+// expression is SUBSCRIPTION_PARSE_FAILED; one that does not compile leaves
+// no filter data, so, as on the stock broker, every message matches).
+// Without it the heartbeat's subscription is used, and for a property filter
+// the filter registered from the heartbeats must exist and be as new as the
+// client's subscription. Only then is enablePropertyFilter checked.
+func (b *Broker) pullFilterFor(ph *pullHeader) (*pullFilter, int32, string) {
+	pf := &pullFilter{filters: b.clients.Filters}
+	var exprType string
+	if ph.sysFlag&pullFlagSubscription != 0 {
+		exprType = ph.expressionType
+		if clients.IsTagType(exprType) {
+			pf.tags = tagFilterFromExpression(ph.subscription)
+		} else {
+			if ph.subscription == "" {
+				return nil, remoting.SubscriptionParseFailed, "parse the consumer's subscription failed"
+			}
+			pf.expr, _ = b.clients.Filters.Compile(exprType, ph.subscription)
+		}
+	} else {
+		sub := b.clients.Consumers.FindSubscription(ph.group, ph.topic)
+		if sub == nil {
+			return nil, remoting.SubscriptionNotExist, "the consumer's subscription not exist" + faqSuggestion
+		}
+		if sub.SubVersion < ph.subVersion {
+			return nil, remoting.SubscriptionNotLatest, "the consumer's subscription not latest"
+		}
+		exprType = sub.ExpressionType
+		if clients.IsTagType(exprType) {
+			pf.tags = tagFilterFromSubscription(sub)
+		} else {
+			fd := b.clients.Filters.Get(ph.topic, ph.group)
+			if code, remark := checkFilterData(fd, ph.subVersion); code != remoting.Success {
+				return nil, code, remark
+			}
+			pf.expr = fd.Compiled
+		}
+	}
+	rc := b.runtime()
+	if !clients.IsTagType(exprType) && !rc.EnablePropertyFilter {
+		return nil, remoting.SystemError, "The broker does not support consumer to filter message by " + exprType
+	}
+	if rc.FilterSupportRetry && message.IsRetryTopic(ph.topic) {
+		pf.retryGroup = strings.TrimPrefix(ph.topic, message.RetryTopicPrefix)
+	}
+	return pf, remoting.Success, ""
 }
 
 // processPullRequest serves PULL_MESSAGE and LITE_PULL_MESSAGE.
@@ -175,43 +233,30 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 			ph.queueID, ph.topic, tc.ReadQueueNums, c.RemoteAddr()))
 	}
 
-	var filter *tagFilter
-	if ph.sysFlag&pullFlagSubscription != 0 {
-		if !isTagType(ph.expressionType) {
-			if ph.subscription == "" {
-				return fail(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
-			}
-			return fail(remoting.SystemError, "The broker does not support consumer to filter message by "+ph.expressionType)
-		}
-		filter = tagFilterFromExpression(ph.subscription)
-	} else {
-		sub := b.clients.Consumers.FindSubscription(ph.group, ph.topic)
-		if sub == nil {
-			return fail(remoting.SubscriptionNotExist, "the consumer's subscription not exist"+faqSuggestion)
-		}
-		if sub.SubVersion < ph.subVersion {
-			return fail(remoting.SubscriptionNotLatest, "the consumer's subscription not latest")
-		}
-		if !isTagType(sub.ExpressionType) {
-			return fail(remoting.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
-		}
-		filter = tagFilterFromSubscription(sub)
+	pf, code, remark := b.pullFilterFor(ph)
+	if code != remoting.Success {
+		return fail(code, remark)
 	}
 
 	maxMsgs := max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory))
-	res := b.store.GetMessage(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, rc.MaxTransferBytesOnMessageInMemory,
-		func(tagsCode int64, _ func() map[string]string) bool { return filter.match(tagsCode) })
+	begin := b.clock.Now()
+	res := b.store.GetMessageFiltered(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, rc.MaxTransferBytesOnMessageInMemory, pf)
 	resp.Remark = getStatusNames[res.Status]
 	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
 	resp.SetExt(pullHeaderNext, strconv.FormatInt(res.NextBeginOffset, 10))
 	resp.SetExt(pullHeaderMin, strconv.FormatInt(res.MinOffset, 10))
 	resp.SetExt(pullHeaderMax, strconv.FormatInt(res.MaxOffset, 10))
 	resp.Code = pullCode(res.Status, ph.queueOffset)
+	if d := b.bstats.Detail(); d != nil && resp.Code == remoting.Success {
+		d.RecordPulled(ph.topic, ph.group, ph.queueID, res.NextBeginOffset)
+	}
 
 	switch resp.Code {
 	case remoting.Success:
 		resp.Body = res.Body()
 		b.stats.GetMsgs.Add(int64(len(res.Messages)))
+		b.bstats.RecordGet(ph.topic, ph.group, len(res.Messages), len(resp.Body))
+		b.bstats.RecordGetLatency(ph.topic, ph.group, ph.queueID, b.clock.Now().Sub(begin))
 	case remoting.PullNotFound:
 		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
 			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond
@@ -220,12 +265,12 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 			}
 			b.pullHold.suspend(&heldPull{
 				conn: c, req: req, topic: ph.topic, queueID: ph.queueID, offset: ph.queueOffset,
-				match: filter.match, deadline: b.clock.Now().Add(hold),
+				match: pf.MatchTags, matchProps: pf.arrivalMatcher(), deadline: b.clock.Now().Add(hold),
 			}, b.store.MaxOffsetInQueue)
 			resp = nil
 		}
 	case remoting.PullOffsetMoved:
-		b.log.Info().Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
+		b.log.Info().Object("client", c).Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
 			Int64("requestOffset", ph.queueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
 	}
 
@@ -267,6 +312,6 @@ func (b *Broker) wakePull(hp *heldPull) {
 		return
 	}
 	if err := hp.conn.WriteResponse(resp); err != nil {
-		b.log.Debug().Err(err).Str("remote", hp.conn.RemoteAddr()).Msg("held pull answer not delivered")
+		b.log.Debug().Err(err).Object("client", hp.conn).Msg("held pull answer not delivered")
 	}
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"hash/crc32"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -31,12 +32,14 @@ func (b *Broker) registerLoop() {
 		case <-b.stop:
 			return
 		case <-t.C():
-			b.registerAll(true)
+			// Re-arm before registering: whoever sees this registration's
+			// effects (the order table) may rely on the next one being due.
 			now := b.clock.Now()
 			for !next.After(now) {
 				next = next.Add(period)
 			}
 			t = b.clock.NewTimer(next.Sub(now))
+			b.registerAll(true)
 		case <-b.regKick:
 			b.registerAll(false)
 		}
@@ -55,9 +58,9 @@ func (b *Broker) registerAsync() {
 // registerBody builds the REGISTER_BROKER body. A broker without read or
 // write permission advertises its own permission on every topic
 // (BrokerController.registerBrokerAll).
-func (b *Broker) registerBody() []byte {
+func (b *Broker) registerBody(rc *runtimeConfig) []byte {
 	w := b.topics.Snapshot()
-	if bp := b.runtime().BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
+	if bp := rc.BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
 		for name, tc := range w.TopicConfigTable {
 			w.TopicConfigTable[name] = &remoting.TopicConfig{
 				TopicName: tc.TopicName, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,
@@ -68,12 +71,15 @@ func (b *Broker) registerBody() []byte {
 	return remoting.MarshalBody(&remoting.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: w})
 }
 
-func (b *Broker) registerHeader(body []byte) map[string]string {
+// registerHeader is the REGISTER_BROKER header of rc's advertised address.
+// The HA port is the one the broker would listen on (Java's haListenPort,
+// listenPort+1 at start), which a runtime listenPort does not move.
+func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]string {
 	return map[string]string{
 		"brokerName":   b.opts.BrokerName,
-		"brokerAddr":   b.addr,
+		"brokerAddr":   rc.addr(),
 		"clusterName":  b.opts.BrokerClusterName,
-		"haServerAddr": joinHostPort(b.opts.BrokerIP1, b.opts.ListenPort+1),
+		"haServerAddr": joinHostPort(rc.BrokerIP2, b.opts.ListenPort+1),
 		"brokerId":     strconv.FormatInt(b.opts.BrokerID, 10),
 		"compressed":   "false",
 		"bodyCrc32":    strconv.FormatInt(int64(crc32.ChecksumIEEE(body)&0x7FFFFFFF), 10),
@@ -88,7 +94,11 @@ func (b *Broker) registerAll(checkOrder bool) {
 	if len(addrs) == 0 {
 		return
 	}
-	body := b.registerBody()
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
+	rc := b.runtime()
+	body := b.registerBody(rc)
+	header := b.registerHeader(rc, body)
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -98,7 +108,7 @@ func (b *Broker) registerAll(checkOrder bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := remoting.NewRequest(remoting.RegisterBroker, b.registerHeader(body), body)
+			req := remoting.NewRequest(remoting.RegisterBroker, maps.Clone(header), body)
 			resp, err := b.nsCli.InvokeTimeout(addr, req, registerTimeout)
 			switch {
 			case err != nil:
@@ -114,6 +124,7 @@ func (b *Broker) registerAll(checkOrder bool) {
 		}()
 	}
 	wg.Wait()
+	b.registeredAll.Store(len(replies) == len(addrs))
 	if !checkOrder || len(replies) == 0 || len(replies[0].Body) == 0 {
 		return
 	}
@@ -127,8 +138,10 @@ func (b *Broker) registerAll(checkOrder bool) {
 	}
 }
 
-// unregisterAll sends UNREGISTER_BROKER to every name server.
+// unregisterAll sends UNREGISTER_BROKER for the advertised address to every
+// name server.
 func (b *Broker) unregisterAll() {
+	brokerAddr := b.runtime().addr()
 	var wg sync.WaitGroup
 	for _, addr := range b.opts.NamesrvAddrs() {
 		wg.Add(1)
@@ -136,7 +149,7 @@ func (b *Broker) unregisterAll() {
 			defer wg.Done()
 			req := remoting.NewRequest(remoting.UnregisterBroker, map[string]string{
 				"brokerName":  b.opts.BrokerName,
-				"brokerAddr":  b.addr,
+				"brokerAddr":  brokerAddr,
 				"clusterName": b.opts.BrokerClusterName,
 				"brokerId":    strconv.FormatInt(b.opts.BrokerID, 10),
 			}, nil)

@@ -141,7 +141,7 @@ func TestRegisterWithNameServers(t *testing.T) {
 func TestRegisterBodyMasksPermission(t *testing.T) {
 	tb := startBroker(t, func(o *Options) { o.BrokerPermission = remoting.PermRead })
 	var body remoting.RegisterBrokerBody
-	if err := remoting.UnmarshalBody(tb.registerBody(), &body); err != nil {
+	if err := remoting.UnmarshalBody(tb.registerBody(tb.runtime()), &body); err != nil {
 		t.Fatal(err)
 	}
 	for name, tc := range body.TopicConfigSerializeWrapper.TopicConfigTable {

@@ -2,11 +2,15 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"rmq/conf"
 	"rmq/remoting"
@@ -16,7 +20,15 @@ import (
 // broker runs. A snapshot is never modified: an update stores a new one, so
 // request handlers read b.runtime() without locks and see either the old or
 // the new values, never a mix. Every other option is fixed at New (Options).
+//
+// brokerIP1, brokerIP2 and listenPort change only what the broker advertises
+// (as in Java, where listenPort is read when registering): the sockets stay
+// where they are. That is what a container needs, whose broker listens on
+// 10911 inside while clients reach it at a mapped address outside.
 type runtimeConfig struct {
+	BrokerIP1                         string `conf:"brokerIP1"`
+	BrokerIP2                         string `conf:"brokerIP2"`
+	ListenPort                        int    `conf:"listenPort"`
 	BrokerPermission                  int32  `conf:"brokerPermission"`
 	MaxTransferCountOnMessageInMemory int    `conf:"maxTransferCountOnMessageInMemory"`
 	MaxTransferBytesOnMessageInMemory int    `conf:"maxTransferBytesOnMessageInMemory"`
@@ -24,9 +36,23 @@ type runtimeConfig struct {
 	LongPollingEnable                 bool   `conf:"longPollingEnable"`
 	TraceOn                           bool   `conf:"traceOn"`
 	RegionID                          string `conf:"regionId"`
+	EnablePropertyFilter              bool   `conf:"enablePropertyFilter"`
+	FilterSupportRetry                bool   `conf:"filterSupportRetry"`
 
 	// version is the configuration's DataVersion: bumped by every update.
 	version dataVersion
+	// host is brokerIP1 (resolved to IPv4) and listenPort: the STOREHOST of
+	// the records stored while this configuration is in force.
+	host netip.AddrPort
+}
+
+// addr is the address registered with the name servers: brokerIP1:listenPort.
+func (rc *runtimeConfig) addr() string { return joinHostPort(rc.BrokerIP1, rc.ListenPort) }
+
+// advertisesChange reports whether next registers differently from rc.
+func (rc *runtimeConfig) advertisesChange(next *runtimeConfig) bool {
+	return rc.BrokerIP1 != next.BrokerIP1 || rc.BrokerIP2 != next.BrokerIP2 ||
+		rc.ListenPort != next.ListenPort || rc.BrokerPermission != next.BrokerPermission
 }
 
 // dataVersion is Java's DataVersion as GET_BROKER_CONFIG reports it.
@@ -35,8 +61,11 @@ type dataVersion struct {
 	Timestamp int64 `json:"timestamp"`
 }
 
-func runtimeConfigFrom(o *Options, bootMs int64) *runtimeConfig {
+func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeConfig {
 	return &runtimeConfig{
+		BrokerIP1:                         o.BrokerIP1,
+		BrokerIP2:                         o.BrokerIP2,
+		ListenPort:                        o.ListenPort,
 		BrokerPermission:                  o.BrokerPermission,
 		MaxTransferCountOnMessageInMemory: o.MaxTransferCountOnMessageInMemory,
 		MaxTransferBytesOnMessageInMemory: o.MaxTransferBytesOnMessageInMemory,
@@ -44,12 +73,18 @@ func runtimeConfigFrom(o *Options, bootMs int64) *runtimeConfig {
 		LongPollingEnable:                 o.LongPollingEnable,
 		TraceOn:                           o.TraceOn,
 		RegionID:                          o.RegionID,
+		EnablePropertyFilter:              o.EnablePropertyFilter,
+		FilterSupportRetry:                o.FilterSupportRetry,
 		version:                           dataVersion{Timestamp: bootMs},
+		host:                              host,
 	}
 }
 
 // applyTo copies the runtime values over o.
 func (rc *runtimeConfig) applyTo(o *Options) {
+	o.BrokerIP1 = rc.BrokerIP1
+	o.BrokerIP2 = rc.BrokerIP2
+	o.ListenPort = rc.ListenPort
 	o.BrokerPermission = rc.BrokerPermission
 	o.MaxTransferCountOnMessageInMemory = rc.MaxTransferCountOnMessageInMemory
 	o.MaxTransferBytesOnMessageInMemory = rc.MaxTransferBytesOnMessageInMemory
@@ -57,11 +92,19 @@ func (rc *runtimeConfig) applyTo(o *Options) {
 	o.LongPollingEnable = rc.LongPollingEnable
 	o.TraceOn = rc.TraceOn
 	o.RegionID = rc.RegionID
+	o.EnablePropertyFilter = rc.EnablePropertyFilter
+	o.FilterSupportRetry = rc.FilterSupportRetry
 }
 
 // validate refuses values the broker cannot run with.
 func (rc *runtimeConfig) validate() error {
 	switch {
+	case rc.BrokerIP1 == "":
+		return fmt.Errorf("brokerIP1 must not be empty")
+	case rc.BrokerIP2 == "":
+		return fmt.Errorf("brokerIP2 must not be empty")
+	case rc.ListenPort <= 0 || rc.ListenPort > 65535:
+		return fmt.Errorf("listenPort %d is not a TCP port", rc.ListenPort)
 	case rc.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0:
 		return fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", rc.BrokerPermission)
 	case rc.MaxTransferCountOnMessageInMemory <= 0:
@@ -85,7 +128,7 @@ func (b *Broker) runtime() *runtimeConfig {
 	if rc := b.live.Load(); rc != nil {
 		return rc
 	}
-	b.live.CompareAndSwap(nil, runtimeConfigFrom(&b.opts, b.clock.Now().UnixMilli()))
+	b.live.CompareAndSwap(nil, runtimeConfigFrom(&b.opts, b.host, b.clock.Now().UnixMilli()))
 	return b.live.Load()
 }
 
@@ -119,8 +162,17 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 // changes nothing and is refused with a remark that says why. Changes last
 // until the broker stops: like the stock broker, which writes them to a file
 // it never reads back, the next start takes the config file and flags again.
-// A permission change is registered with the name servers at once.
-func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+//
+// A change of brokerIP1, brokerIP2, listenPort or brokerPermission is
+// registered with every name server before the reply (the stock broker does
+// so only for brokerPermission, and picks up the others at the next periodic
+// registration, up to a minute later). brokerIP1 may be a host name, resolved
+// here to an IPv4 address as Java resolves it into storeHost: the records
+// stored afterwards carry brokerIP1:listenPort as STOREHOST, so their
+// offsetMsgIds lead a client (queryMsgById) to the advertised address. Stock
+// 4.9.8 keeps the store host of its start, which a client outside a container
+// cannot reach.
+func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	keys := propertyKeys(req.Body)
 	if len(keys) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: the body holds no key=value line")
@@ -147,13 +199,47 @@ func (b *Broker) processUpdateBrokerConfig(_ *remoting.Conn, req *remoting.Comma
 	if err := next.validate(); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
 	}
+	if next.BrokerIP1 != cur.BrokerIP1 || next.ListenPort != cur.ListenPort {
+		ip, err := resolveIPv4(next.BrokerIP1)
+		if err != nil {
+			return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
+		}
+		next.host = netip.AddrPortFrom(ip, uint16(next.ListenPort))
+		if err := b.store.SetStoreHost(next.host); err != nil {
+			return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
+		}
+	}
 	next.version = dataVersion{Counter: cur.version.Counter + 1, Timestamp: b.clock.Now().UnixMilli()}
 	b.live.Store(&next)
-	b.log.Info().Strs("keys", keys).Msg("broker config updated")
-	if next.BrokerPermission != cur.BrokerPermission {
-		b.registerAsync()
+	b.log.Info().Object("client", c).Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
+	if cur.advertisesChange(&next) {
+		// Before answering, as the stock broker does for brokerPermission:
+		// once mqadmin returns, the name servers hand out the new address
+		// (a Testcontainers recipe starts its clients right after).
+		b.registerAll(false)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// resolveTimeout bounds the look-up of a brokerIP1 that is a host name.
+const resolveTimeout = 5 * time.Second
+
+// resolveIPv4 returns host as an IPv4 address: host itself when it is one,
+// else the first IPv4 address the system resolver gives for it.
+func resolveIPv4(host string) (netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip = ip.Unmap(); !ip.Is4() {
+			return netip.Addr{}, fmt.Errorf("brokerIP1 %q is not an IPv4 address", host)
+		}
+		return ip, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+	if err != nil || len(ips) == 0 {
+		return netip.Addr{}, fmt.Errorf("brokerIP1 %q does not resolve to an IPv4 address: %v", host, err)
+	}
+	return ips[0].Unmap(), nil
 }
 
 // propertyKeys lists the keys of a Java properties text in order: per

@@ -70,7 +70,7 @@ func TestUpdateBrokerConfig(t *testing.T) {
 				t.Fatalf("traceOn %v regionId %q", o.TraceOn, o.RegionID)
 			}
 		}},
-		{name: "fixed key refused", body: "listenPort=1\n", wantCode: remoting.SystemError, wantRemark: "listenPort cannot be changed while the broker runs"},
+		{name: "fixed key refused", body: "brokerName=other\n", wantCode: remoting.SystemError, wantRemark: "brokerName cannot be changed while the broker runs"},
 		{name: "one fixed key refuses the whole update", body: "traceOn=false\nstorePathRootDir=/tmp/x\n", wantCode: remoting.SystemError, wantRemark: "storePathRootDir"},
 		{name: "unknown key refused", body: "noSuchKey=1\n", wantCode: remoting.SystemError, wantRemark: "noSuchKey"},
 		{name: "bad value", body: "maxTransferCountOnMessageInMemory=lots\n", wantCode: remoting.SystemError, wantRemark: "maxTransferCountOnMessageInMemory"},

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"rmq/broker/transaction"
 	"rmq/message"
@@ -294,6 +295,7 @@ func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	res, err := b.store.PutMessage(m)
 	if err == nil {
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 	}
 	return res, err
 }
@@ -316,6 +318,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(msgs[0].Topic, res.Count, res.WroteBytes)
 	}
 	return res, err
 }
@@ -359,9 +362,17 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 	}
 	defer b.inflight.Done()
 	plain.inline = true
+	var begin time.Time
+	d := b.bstats.Detail()
+	if d != nil {
+		begin = b.clock.Now()
+	}
 	resp := b.send(c, req, sh, &plain)
 	if plain.wouldBlock {
 		return nil, false // the store would wait for the disk: the pool serves it
+	}
+	if d != nil && resp != nil {
+		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
 	}
 	return resp, true
 }
@@ -478,6 +489,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			return b.putFailure(resp, err)
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))
+		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 	} else {
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
@@ -562,7 +574,7 @@ func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicCon
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
-		b.log.Warn().Str("topic", sh.topic).Str("producer", c.RemoteAddr()).Msg("send to a topic that does not exist")
+		b.log.Warn().Str("topic", sh.topic).Object("client", c).Msg("send to a topic that does not exist")
 		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
@@ -624,9 +636,10 @@ func (b *Broker) putFailure(resp *remoting.Command, err error) *remoting.Command
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		resp.Code, resp.Remark = remoting.MessageIllegal, err.Error()
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+		// The stock remark, with the store's cause appended.
 		resp.Code = remoting.ServiceNotAvailable
 		resp.Remark = "service not available now. It may be caused by one of the following reasons: " +
-			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
+			"the broker's disk is full [" + b.store.DiskUtil() + "], messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
 	default:
 		resp.Code, resp.Remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
 	}

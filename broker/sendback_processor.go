@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
+	"rmq/broker/brokerstats"
 	"rmq/message"
 	"rmq/remoting"
 )
@@ -116,6 +118,10 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 			return fail(pe.code, pe.remark)
 		}
 		return fail(remoting.SystemError, err.Error())
+	}
+	b.bstats.RecordSendBack(props[message.PropRetryTopic], group)
+	if d := b.bstats.Detail(); d != nil && strings.HasPrefix(topic, message.DLQTopicPrefix) {
+		d.SendToDLQ.Item(brokerstats.Key{Topic: props[message.PropRetryTopic], Group: group}).Add(1)
 	}
 	return resp
 }

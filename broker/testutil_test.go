@@ -104,7 +104,10 @@ func (tb *testBroker) invoke(code int32, ext map[string]string, body []byte) *re
 
 func (tb *testBroker) invokeWith(cli *remoting.Client, code int32, ext map[string]string, body []byte) *remoting.Command {
 	tb.t.Helper()
-	resp, err := cli.InvokeTimeout(tb.Addr(), remoting.NewRequest(code, ext, body), coreTestTimeout)
+	// The listening socket, not Addr(): UPDATE_BROKER_CONFIG may change what
+	// the broker advertises, never where it listens.
+	listen := joinHostPort(tb.Broker.opts.ListenHost, tb.Broker.opts.ListenPort)
+	resp, err := cli.InvokeTimeout(listen, remoting.NewRequest(code, ext, body), coreTestTimeout)
 	if err != nil {
 		tb.t.Fatalf("request %d: %v", code, err)
 	}
@@ -165,12 +168,14 @@ type pullArgs struct {
 	suspendMillis int64
 	subscription  string
 	subVersion    int64
+	exprType      string // "" → TAG
 }
 
 func (a pullArgs) ext() map[string]string {
 	return brokertest.Pull{
 		Group: a.group, Topic: a.topic, QueueID: a.queueID, Offset: a.offset, MaxMsgs: a.maxMsgs, SysFlag: a.sysFlag,
 		CommitOffset: a.commitOffset, SuspendMillis: a.suspendMillis, Subscription: a.subscription, SubVersion: a.subVersion,
+		ExpressionType: a.exprType,
 	}.Ext()
 }
 

@@ -33,7 +33,7 @@ func (b *Broker) timerHook(m *message.Message) error {
 		}
 		return nil
 	}
-	now := b.clock.Now().UnixMilli()
+	now := b.msgClock.Now().UnixMilli()
 	if b.timers == nil {
 		// timerWheelEnable=false: the 5.x broker refuses what it would have
 		// admitted as a timer message, valid or not

@@ -13,6 +13,7 @@ import (
 // Options configures a Server. `conf` tags are the Java namesrv.conf keys
 // (NamesrvConfig, NettyServerConfig); "-" marks Go-only settings.
 type Options struct {
+	// ListenPort 0 takes a port the system chooses; Server.Addr reports it.
 	ListenPort int `conf:"listenPort"`
 	// ListenHost is the address the listener binds (5.x NettyServerConfig
 	// bindAddress; default 0.0.0.0, every interface).
@@ -59,8 +60,8 @@ var ErrInvalidOptions = errors.New("namesrv: invalid options")
 // Validate checks the options and fills unset (zero) values with the defaults.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.ListenPort <= 0 || o.ListenPort > 65535 {
-		errs = append(errs, fmt.Errorf("listenPort %d out of range 1..65535", o.ListenPort))
+	if o.ListenPort < 0 || o.ListenPort > 65535 {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range 0..65535 (0: any free port)", o.ListenPort))
 	}
 	if o.ListenHost == "" {
 		o.ListenHost = "0.0.0.0"

@@ -22,7 +22,8 @@ type Server struct {
 	kv     *KVConfigManager
 	srv    *remoting.Server
 
-	brokerConns sync.Map // connection id → *remoting.Conn that registered a broker
+	brokerConns sync.Map     // connection id → *remoting.Conn that registered a broker
+	port        atomic.Int32 // the bound port, once started
 
 	// live is opts as UPDATE_NAMESRV_CONFIG changed them (nil: unchanged);
 	// cfgMu serialises the updates (config_codes.go).
@@ -73,6 +74,13 @@ func (s *Server) Start() error {
 	if err := s.srv.Start(); err != nil {
 		return fmt.Errorf("namesrv: %w", err)
 	}
+	_, port, err := net.SplitHostPort(s.srv.Addrs()[0])
+	if err != nil {
+		s.srv.Stop()
+		return fmt.Errorf("namesrv: bound address: %w", err)
+	}
+	p, _ := strconv.Atoi(port)
+	s.port.Store(int32(p))
 	s.started = true
 	s.scanned.Add(1)
 	go s.scanLoop()
@@ -100,13 +108,18 @@ func (s *Server) Shutdown() {
 }
 
 // Addr is the address clients should dial: the listen host, or 127.0.0.1
-// when listening on every interface.
+// when listening on every interface, and the port listened on (with
+// ListenPort 0, the port the system chose; known once Start returned).
 func (s *Server) Addr() string {
 	host := s.opts.ListenHost
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	return net.JoinHostPort(host, strconv.Itoa(s.opts.ListenPort))
+	port := s.opts.ListenPort
+	if p := s.port.Load(); p != 0 {
+		port = int(p)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // Routes exposes the route table (tests, diagnostics).

@@ -425,6 +425,26 @@ func TestServerLifecycle(t *testing.T) {
 	never.Shutdown()
 }
 
+// With ListenPort 0 the system picks the port; Addr reports it once started
+// and it serves requests. Two such servers get different ports.
+func TestServerPortZero(t *testing.T) {
+	a := startServer(t, func(o *Options) { o.ListenPort = 0 })
+	b := startServer(t, func(o *Options) { o.ListenPort = 0 })
+	for _, s := range []*Server{a, b} {
+		host, port, err := net.SplitHostPort(s.Addr())
+		if err != nil || host != "127.0.0.1" || port == "0" {
+			t.Fatalf("Addr = %q", s.Addr())
+		}
+		resp := dialRaw(t, s.Addr()).invoke(remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil))
+		if resp.Code != remoting.Success {
+			t.Fatalf("request on %s: code %d %q", s.Addr(), resp.Code, resp.Remark)
+		}
+	}
+	if a.Addr() == b.Addr() {
+		t.Fatalf("both servers report %s", a.Addr())
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -440,7 +460,8 @@ func TestOptionsValidate(t *testing.T) {
 				t.Errorf("defaults not filled: %+v", o)
 			}
 		}},
-		{name: "port zero", edit: func(o *Options) { o.ListenPort = 0 }, wantErr: true},
+		{name: "port zero: any free port", edit: func(o *Options) { o.ListenPort = 0 }},
+		{name: "negative port", edit: func(o *Options) { o.ListenPort = -1 }, wantErr: true},
 		{name: "port too big", edit: func(o *Options) { o.ListenPort = 70000 }, wantErr: true},
 		{name: "negative scan interval", edit: func(o *Options) { o.ScanNotActiveBrokerInterval = -1 }, wantErr: true},
 		{name: "negative expiry", edit: func(o *Options) { o.BrokerChannelExpiredTime = -1 }, wantErr: true},

@@ -98,6 +98,8 @@ const (
 	SubscriptionNotExist      int32 = 24
 	SubscriptionNotLatest     int32 = 25
 	SubscriptionGroupNotExist int32 = 26
+	FilterDataNotExist        int32 = 27
+	FilterDataNotLatest       int32 = 28
 	InvalidParameter          int32 = 29
 	TransactionShouldCommit   int32 = 200
 	TransactionShouldRollback int32 = 201

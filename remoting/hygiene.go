@@ -300,7 +300,7 @@ func (s *Server) charge(c *Conn, delta int64) error {
 		v := s.largestHolder(c)
 		if v == nil || v == c {
 			c.closing.Store(true)
-			s.log.Warn().Str("remote", c.remote).Int64("held", c.held.Load()).Int64("budget", s.maxInflight).
+			s.log.Warn().Object("client", c).Int64("held", c.held.Load()).Int64("budget", s.maxInflight).
 				Msg("closing connection: in-flight request bytes over budget, and it holds the largest partial frame")
 			return ErrInflightBudget
 		}
@@ -309,7 +309,7 @@ func (s *Server) charge(c *Conn, delta int64) error {
 		}
 		r := v.held.Swap(0)
 		s.inflight.Add(-r)
-		s.log.Warn().Str("remote", v.remote).Int64("held", r).Int64("budget", s.maxInflight).Str("for", c.remote).
+		s.log.Warn().Object("client", v).Int64("held", r).Int64("budget", s.maxInflight).Str("for", c.remote).
 			Msg("closing connection: in-flight request bytes over budget, and it holds the largest partial frame")
 		v.Close()
 	}
@@ -351,7 +351,7 @@ func (s *Server) sweepIdle(now int64) {
 		if idle < limit || c.Closed() || !c.closing.CompareAndSwap(false, true) {
 			return true
 		}
-		s.log.Info().Str("remote", c.remote).Dur("idle", time.Duration(idle)).
+		s.log.Info().Object("client", c).Dur("idle", time.Duration(idle)).
 			Msg("closing idle connection: no complete request within serverChannelMaxIdleTimeSeconds")
 		c.Close()
 		return true

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/ants/v2"
@@ -85,6 +89,9 @@ type Server struct {
 	conns   sync.Map // uint64 -> *Conn
 	connSeq atomic.Uint64
 	stop    sync.Once
+	// listen are the gnet addresses of opts.Addrs; bound the addresses the
+	// listeners really have (port 0 resolved), both in opts.Addrs order.
+	listen, bound []string
 
 	clock       clock.Clock
 	maxInflight int64        // MaxInflightBytes; <= 0: no limit
@@ -132,10 +139,12 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-// Start listens on every address and returns once the server accepts connections.
+// Start listens on every address and returns once the server accepts
+// connections. A port 0 gets a port from the system; Addrs reports it.
 func (s *Server) Start() error {
-	addrs := make([]string, len(s.opts.Addrs))
-	for i, a := range s.opts.Addrs {
+	s.listen = distinctListenAddrs(s.opts.Addrs)
+	addrs := make([]string, len(s.listen))
+	for i, a := range s.listen {
 		addrs[i] = "tcp4://" + a
 	}
 	s.now.Store(s.clock.Now().UnixNano())
@@ -150,6 +159,13 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.booted:
+		bound, err := s.boundAddrs()
+		if err != nil {
+			close(s.idleDone)
+			s.Stop()
+			return fmt.Errorf("remoting: listen %v: %w", s.opts.Addrs, err)
+		}
+		s.bound = bound
 		if s.opts.IdleTimeout > 0 {
 			go s.idleLoop()
 		} else {
@@ -163,6 +179,53 @@ func (s *Server) Start() error {
 		}
 		return fmt.Errorf("remoting: listen %v: %w", s.opts.Addrs, err)
 	}
+}
+
+// Addrs are the addresses the server listens on, in ServerOptions.Addrs
+// order, with the port the system chose for a port 0. Nil before Start.
+func (s *Server) Addrs() []string { return slices.Clone(s.bound) }
+
+// distinctListenAddrs returns addrs with every repeated port-0 address made
+// distinct by leading zeros ("h:0", "h:00", ...): gnet tells its listeners
+// apart by address only (Engine.DupListener), and the resolver reads all of
+// them as port 0.
+func distinctListenAddrs(addrs []string) []string {
+	out := make([]string, len(addrs))
+	seen := make(map[string]bool, len(addrs))
+	for i, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err == nil && strings.Trim(port, "0") == "" {
+			for seen[a] {
+				port += "0"
+				a = net.JoinHostPort(host, port)
+			}
+		}
+		seen[a] = true
+		out[i] = a
+	}
+	return out
+}
+
+// boundAddrs reads each listener's address from a duplicate of its socket.
+func (s *Server) boundAddrs() ([]string, error) {
+	out := make([]string, len(s.listen))
+	for i, a := range s.listen {
+		fd, err := s.eng.DupListener("tcp", a)
+		if err != nil {
+			return nil, fmt.Errorf("find listener %s: %w", a, err)
+		}
+		sa, err := syscall.Getsockname(fd)
+		syscall.Close(fd)
+		if err != nil {
+			return nil, fmt.Errorf("read listener %s: %w", a, err)
+		}
+		in4, ok := sa.(*syscall.SockaddrInet4)
+		if !ok {
+			return nil, fmt.Errorf("listener %s is not IPv4 (%T)", a, sa)
+		}
+		out[i] = netip.AddrPortFrom(netip.AddrFrom4(in4.Addr), uint16(in4.Port)).String()
+	}
+	return out, nil
 }
 
 // Stop closes every connection and the listeners. It returns once the
@@ -274,9 +337,9 @@ func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
 			case errors.Is(err, errClosing), errors.Is(err, ErrInflightBudget):
 				// logged where decided
 			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameTooShort):
-				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: bad frame length")
+				s.log.Warn().Err(err).Object("client", c).Msg("closing connection: bad frame length")
 			default:
-				s.log.Warn().Err(err).Str("remote", c.remote).Msg("closing connection: broken frame")
+				s.log.Warn().Err(err).Object("client", c).Msg("closing connection: broken frame")
 			}
 			return gnet.Close
 		}
@@ -357,6 +420,8 @@ type Conn struct {
 	remote string
 	local  string
 	closed atomic.Bool
+	// clientID is the client id of the peer's last heartbeat (connlog.go).
+	clientID atomic.Pointer[string]
 	// life is held shared around every call that queues work on gnet's
 	// event loop (AsyncWrite, Close) and exclusively by OnClose to set
 	// closed. No such call can then start after OnClose: once the engine

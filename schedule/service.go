@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/internal/clock"
+	"rmq/internal/histo"
 	"rmq/message"
 	"rmq/store"
 )
@@ -74,6 +75,7 @@ type Service struct {
 	skipped      atomic.Int64
 	toDLQ        atomic.Int64
 	deadLettered atomic.Int64
+	obs          *histo.Deliveries // lateness and the last deliveries (metrics.go)
 }
 
 // errCrashed is returned once a failpoint has killed the service (tests).
@@ -119,6 +121,7 @@ func New(opts Options) (*Service, error) {
 		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
 		Logger: opts.Logger, Clock: opts.Clock,
 	}
+	s.obs = newDeliveries()
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
 	for i := range s.notify {
 		s.notify[i] = make(chan struct{}, 1)
@@ -238,6 +241,38 @@ func (s *Service) Pending() int64 {
 		n += hi - s.offset(level)
 	}
 	return n
+}
+
+// NextDue tells a driver of the service clock (package rmqtest) where
+// delivery stands: busy while some level has a message due at the clock's
+// now that is not delivered yet, else the earliest time a level's head falls
+// due (ok false: every level is empty). It only reads.
+func (s *Service) NextDue() (next time.Time, ok, busy bool) {
+	nowMs := s.opts.Clock.Now().UnixMilli()
+	for level := 1; level <= len(s.opts.Levels); level++ {
+		qid := int32(level - 1)
+		off := s.offset(level)
+		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, 1, 4<<20, nil)
+		switch {
+		case res == nil:
+			return time.Time{}, false, false // store closed
+		case res.Status == store.Found:
+			ext, err := message.DecodeRecord(res.Messages[0])
+			if err != nil {
+				return time.Time{}, false, true // the level skips it
+			}
+			due := s.opts.Levels.DeliverAt(level, ext.StoreTimestamp)
+			if due <= nowMs {
+				return time.Time{}, false, true
+			}
+			if at := time.UnixMilli(due); !ok || at.Before(next) {
+				next, ok = at, true
+			}
+		case off < s.opts.Store.MaxOffsetInQueue(message.TopicSchedule, qid):
+			return time.Time{}, false, true // a hole or a correction in progress
+		}
+	}
+	return next, ok, false
 }
 
 func (s *Service) offset(level int) int64 {
@@ -406,6 +441,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				if err := s.deliver(ext); err != nil {
 					return 0, false, err
 				}
+				s.observe(level, ext, due, nowMs)
 				if s.fp("deliver:after-put") {
 					return 0, false, errCrashed
 				}

@@ -315,3 +315,32 @@ func TestUndeliverableMessagesAreSkippedNotRetriedForever(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+func TestNextDue(t *testing.T) {
+	clk := clock.NewManual(t0)
+	h := newHarness(t, t.TempDir(), clk)
+	defer h.close()
+	if _, ok, busy := h.svc.NextDue(); ok || busy {
+		t.Fatalf("empty levels: ok=%v busy=%v", ok, busy)
+	}
+	h.putDelayed("ND", 3, "a") // 10 s
+	h.putDelayed("ND", 2, "b") // 5 s
+	next, ok, busy := h.svc.NextDue()
+	if !ok || busy || !next.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("NextDue = %v %v %v, want %v", next, ok, busy, t0.Add(5*time.Second))
+	}
+	clk.Advance(5 * time.Second)
+	if _, _, busy := h.svc.NextDue(); !busy {
+		t.Fatal("a due head not delivered must read as busy")
+	}
+	h.svc.deliverDue(2, clk.Now())
+	next, ok, busy = h.svc.NextDue()
+	if !ok || busy || !next.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("after delivering level 2: NextDue = %v %v %v", next, ok, busy)
+	}
+	clk.Advance(5 * time.Second)
+	h.svc.deliverDue(3, clk.Now())
+	if _, ok, busy := h.svc.NextDue(); ok || busy {
+		t.Fatalf("all delivered: ok=%v busy=%v", ok, busy)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -19,9 +21,11 @@ import (
 // Writers (the put path, under Store.putMu) copy a record into the mapping,
 // or pwrite it under SYNC_FLUSH (commitlog_pwrite.go), and then publish the
 // new end in maxOffset; readers load maxOffset and read the mapping only
-// below it, so they never see a partial record. files only grows at the tail
-// (under mu) while the store is open; segments are unmapped only by close,
-// after every goroutine that reads them has stopped.
+// below it, so they never see a partial record. files grows at the tail
+// (under mu) and loses its oldest file to cleanup (dropFirst, under mu,
+// which then waits out the flusher's and the releaser's snapshots); other
+// segments are unmapped only by close, after every goroutine that reads
+// them has stopped.
 type commitLog struct {
 	dir      string
 	fileSize int64
@@ -56,10 +60,47 @@ type commitLog struct {
 	// wbuf is the scratch buffer of direct appends (commitlog_pwrite.go);
 	// Store.putMu guards it.
 	wbuf []byte
+
+	// prealloc reserves the blocks of new files (Options.NoPreallocate off).
+	prealloc bool
+	// now is the store clock, read when the writer leaves a file.
+	now func() time.Time
 }
 
 func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
-	return &commitLog{dir: dir, fileSize: fileSize, log: log}
+	return &commitLog{dir: dir, fileSize: fileSize, log: log, prealloc: true, now: time.Now}
+}
+
+// lastWrite is when f was last written: when the writer moved on to the
+// next file, or, for files from before this Open or still written, the
+// file's modification time (Java MappedFile.getLastModifiedTimestamp).
+func (c *commitLog) lastWrite(f *mappedFile) time.Time {
+	if ms := f.doneMs.Load(); ms > 0 {
+		return time.UnixMilli(ms)
+	}
+	st, err := os.Stat(f.path)
+	if err != nil {
+		return c.now()
+	}
+	return st.ModTime()
+}
+
+// dropFirst takes f, the oldest file, off the list if it still is the
+// oldest and not the newest, and waits until no flush or page release
+// works on a snapshot holding it; f may then be unmapped.
+func (c *commitLog) dropFirst(f *mappedFile) bool {
+	c.mu.Lock()
+	if len(c.files) < 2 || c.files[0] != f {
+		c.mu.Unlock()
+		return false
+	}
+	c.files = slices.Clone(c.files[1:])
+	c.mu.Unlock()
+	c.flushMu.Lock()
+	c.flushMu.Unlock()
+	c.releaseMu.Lock()
+	c.releaseMu.Unlock()
+	return true
 }
 
 // load maps every segment file. The files must be contiguous and sized as
@@ -80,7 +121,7 @@ func (c *commitLog) load() error {
 		if i > 0 && start != starts[i-1]+c.fileSize {
 			return fmt.Errorf("%w: commitlog files %s and %s are not contiguous", ErrCorrupt, segmentName(starts[i-1]), segmentName(start))
 		}
-		f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, true)
+		f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, c.prealloc)
 		if err != nil {
 			return err
 		}
@@ -267,9 +308,11 @@ func (c *commitLog) awaitWritable(err error) {
 	}
 }
 
-// last returns the newest file; only the put path (and recovery) changes the
-// tail, so it may read files without the lock.
+// last returns the newest file. Only the put path (and recovery) changes
+// the tail, but cleanup replaces the list, hence the read lock.
 func (c *commitLog) last() *mappedFile {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if len(c.files) == 0 {
 		return nil
 	}
@@ -290,6 +333,9 @@ func (c *commitLog) roll(at int64) (*mappedFile, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if prev := c.last(); prev != nil {
+		prev.doneMs.Store(c.now().UnixMilli())
 	}
 	c.mu.Lock()
 	c.files = append(c.files, f)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -384,6 +385,84 @@ func (f *cqFile) releaseBelow(rel int64) {
 		return
 	}
 	_ = syscall.Madvise(f.data[:min(end, f.size())], syscall.MADV_DONTNEED)
+}
+
+// lastPhy returns the commitlog offset of the queue's last unit.
+func (q *consumeQueue) lastPhy() (int64, bool) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 || q.destroyed {
+		return 0, false
+	}
+	f := q.files[len(q.files)-1]
+	w := f.wrote.Load()
+	if w < cqUnitSize {
+		return 0, false
+	}
+	phy, _, _ := unitAt(f.data[w-cqUnitSize:])
+	return phy, true
+}
+
+// deleteBelow takes off the list the files (never the newest) whose last
+// unit points below minPhy, the commitlog's minimum, oldest first and
+// stopping at the first that stays (Java deleteExpiredFileByOffset), and
+// moves the queue's minimum to its first unit at or above minPhy (Java
+// correctMinOffset). The caller unmaps and removes the returned files: no
+// reader reaches them any more.
+func (q *consumeQueue) deleteBelow(minPhy int64) []*mappedFile {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.destroyed {
+		return nil
+	}
+	var out []*mappedFile
+	for len(q.files) > 1 {
+		f := q.files[0]
+		w := f.wrote.Load()
+		if w < cqUnitSize {
+			break
+		}
+		phy, _, _ := unitAt(f.data[w-cqUnitSize:])
+		if phy >= minPhy {
+			break
+		}
+		out = append(out, f.mappedFile)
+		q.files = q.files[1:]
+	}
+	if len(out) > 0 {
+		q.files = slices.Clone(q.files)
+	}
+	q.correctMinLocked(minPhy)
+	return out
+}
+
+// correctMinLocked raises minLogic to the first unit of the first file that
+// is no filler and points at or above minPhy; when every unit there is
+// below, the minimum is that file's write position (nothing readable before
+// it). mu must be held exclusively.
+func (q *consumeQueue) correctMinLocked(minPhy int64) {
+	if len(q.files) == 0 {
+		return
+	}
+	f := q.files[0]
+	w := f.wrote.Load()
+	p := max(q.minLogic-f.start, 0)
+	for ; p < w; p += cqUnitSize {
+		phy, size, _ := unitAt(f.data[p:])
+		if !isFiller(phy, size) && phy >= minPhy {
+			break
+		}
+	}
+	if f.start+p > q.minLogic {
+		q.minLogic = f.start + p
+	}
+}
+
+// correctMin is correctMinLocked for Open, after recovery.
+func (q *consumeQueue) correctMin(minPhy int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.correctMinLocked(minPhy)
 }
 
 // destroy deletes the queue's files and directory.

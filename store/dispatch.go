@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"time"
 
 	"rmq/message"
 )
@@ -47,42 +48,76 @@ func parseDispatch(b []byte, l *message.Layout, d *pendingDispatch) {
 }
 
 // dispatch decodes what d needs, writes its consume-queue unit (prepared and
-// rollback transaction records get none) and calls OnDispatch.
-func (s *Store) dispatch(d *pendingDispatch) {
+// rollback transaction records get none), indexes its keys and calls
+// OnDispatch. It returns an ErrDiskFull when the unit or a key could not be
+// written for want of disk space: the record is then not dispatched (no
+// OnDispatch), and the caller retries it later. A retry rewrites the same
+// unit (a no-op) and the keys (queries drop duplicates), so nothing a
+// producer was told is stored goes missing from its queue.
+func (s *Store) dispatch(d *pendingDispatch) error {
 	if s.opts.TagsCode != nil {
 		d.TagsCode = s.opts.TagsCode(d.Topic, d.Props, d.StoreTimestamp)
 	} else {
 		d.TagsCode = message.TagsHash(d.Props.Get(message.PropTags))
 	}
+	if s.opts.dispatchFault != nil {
+		if err := s.opts.dispatchFault(&d.DispatchRequest); err != nil {
+			return err
+		}
+	}
 	if tt := message.TransactionType(d.SysFlag); tt == message.TransactionNotType || tt == message.TransactionCommitType {
-		s.putUnit(&d.DispatchRequest)
+		if err := s.putUnit(&d.DispatchRequest); err != nil {
+			return err
+		}
 	}
 	if s.index != nil {
-		s.index.addRecord(d)
+		if err := s.index.addRecord(d); err != nil {
+			return err
+		}
 	}
 	if s.opts.OnDispatch != nil {
 		s.opts.OnDispatch(d.DispatchRequest)
 	}
+	return nil
 }
 
-func (s *Store) putUnit(d *DispatchRequest) {
+// putUnit writes d's consume-queue unit. Only a disk-full failure is
+// returned (to be retried); other failures are counted and logged.
+func (s *Store) putUnit(d *DispatchRequest) error {
 	// A queue deleted between lookup and write is looked up (recreated) again.
 	for attempt := 0; attempt < 2; attempt++ {
 		q, err := s.queueFor(d.Topic, d.QueueID, true)
 		if err != nil {
 			s.stats.dispatchErrors.Add(1)
 			s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: no consume queue")
-			return
+			return nil
 		}
 		err = q.put(d.QueueOffset, d.PhysicalOffset, d.Size, d.TagsCode)
 		if errors.Is(err, errQueueDestroyed) {
 			continue
 		}
+		if errors.Is(err, ErrDiskFull) {
+			return err
+		}
 		if err != nil {
 			s.stats.dispatchErrors.Add(1)
 			s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: consume queue write failed")
 		}
-		return
+		return nil
+	}
+	return nil
+}
+
+// dispatchRetryInterval is how long a dispatcher stalled on a full disk
+// waits before it tries the record again (it also tries when woken).
+const dispatchRetryInterval = 200 * time.Millisecond
+
+// stallDispatch records that the record at phy could not be dispatched for
+// want of disk space: puts are refused (ErrDiskFull) until it is.
+func (s *Store) stallDispatch(phy int64, err error) {
+	if !s.dispatchStalled.Swap(true) {
+		s.stats.dispatchStalls.Add(1)
+		s.log.Error().Err(err).Int64("phyOffset", phy).Msg("dispatch: disk full; the record stays in the commitlog and is dispatched when space is freed, puts are refused until then")
 	}
 }
 
@@ -92,18 +127,33 @@ func (s *Store) putUnit(d *DispatchRequest) {
 func (s *Store) dispatchLoop() {
 	defer s.dispatchWG.Done()
 	for {
-		s.dispatchAvailable()
+		stalled := s.dispatchAvailable()
 		// Also release here, not only after flushes: at a high write rate
 		// (a timer flood stores every message twice) a flush interval's worth
 		// of written pages would otherwise stay mapped.
 		s.cl.releaseBehind()
+		// The retry polls the disk: wall-clock pacing, like the cleanup
+		// loop's, which also wakes the dispatcher when it freed space.
+		var retry <-chan time.Time
+		var t *time.Timer
+		if stalled {
+			t = time.NewTimer(dispatchRetryInterval)
+			retry = t.C
+		}
 		select {
 		case <-s.dispatchWake:
+		case <-retry:
 		case <-s.stopDispatch:
+			if t != nil {
+				t.Stop()
+			}
 			s.dispatchAvailable()
 			s.dispatchStopped.Store(true)
 			s.signalProgress()
 			return
+		}
+		if t != nil {
+			t.Stop()
 		}
 	}
 }
@@ -119,24 +169,42 @@ func (s *Store) wakeDispatcher() {
 
 // dispatchAvailable dispatches records from reput up to the current commitlog
 // end. Only the dispatcher goroutine (or Open, before it starts) calls it.
-func (s *Store) dispatchAvailable() {
+// It reports whether it stopped at a record it could not dispatch for want
+// of disk space (reput then points at that record).
+func (s *Store) dispatchAvailable() (stalled bool) {
 	for {
 		from := s.reput.Load()
 		if from >= s.cl.maxOffset.Load() {
-			return
+			s.unstallDispatch()
+			return false
 		}
 		batch, next, err := s.readRecords(from, math.MaxInt64, s.pending[:0], true)
 		if err != nil {
 			// from is not inside any file: nothing can be dispatched there.
 			s.log.Error().Err(err).Int64("reput", from).Msg("dispatch: cannot read commitlog")
-			return
+			return false
 		}
 		for i := range batch {
-			s.dispatch(&batch[i])
+			if err := s.dispatch(&batch[i]); err != nil {
+				s.pending = batch[:0]
+				s.reput.Store(batch[i].PhysicalOffset)
+				s.signalProgress()
+				s.stallDispatch(batch[i].PhysicalOffset, err)
+				return true
+			}
 		}
 		s.pending = batch[:0]
 		s.reput.Store(next)
+		s.unstallDispatch()
 		s.signalProgress()
+	}
+}
+
+// unstallDispatch lifts the refusal of puts after a stalled record went
+// through.
+func (s *Store) unstallDispatch() {
+	if s.dispatchStalled.Swap(false) {
+		s.log.Warn().Int64("reput", s.reput.Load()).Msg("dispatch: resumed after the disk had been full; puts accepted again")
 	}
 }
 

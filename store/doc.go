@@ -27,7 +27,8 @@
 // records with IPv4 hosts (a topic longer than 127 bytes gets a v2 record),
 // sets PHYSICALOFFSET to the record's own commitlog offset, QUEUEOFFSET
 // under the put lock (0 for prepared and rollback records), STORETIMESTAMP
-// from the clock under that lock and STOREHOST from Options.StoreHost.
+// from the clock under that lock and STOREHOST from Options.StoreHost (or
+// SetStoreHost).
 //
 // A record never spans files. When a record (or a whole batch) plus 8 bytes
 // does not fit in the rest of the file, the rest becomes a BLANK record and
@@ -99,12 +100,42 @@
 // before it), and recovery removes it because it starts past the commitlog
 // end; the allocator then creates it again.
 //
+// # Full disk and retention
+//
+// A put is refused with ErrDiskFull while the last disk check (statfs
+// behind the DiskUsage interface, every second and after every quarter of
+// the reserve written) found the file system over
+// DiskSpaceWarningLevelRatio or with less free space than
+// Retention.DiskReserve, and while the dispatcher is stalled: a record
+// whose consume-queue unit or index keys cannot be written for want of
+// space is not skipped; reput stays at it, it is retried every 200 ms and
+// after every cleanup that freed space, and recovery dispatches it (never a
+// padded gap) and keeps its queue offset. The reserve is what keeps that
+// stall rare: records accepted while it held find blocks for their units.
+// Refusals lift by themselves once space is back, with no restart.
+//
+// cleanup.go deletes expired commitlog files as Java's
+// CleanCommitLogService does (fileReservedTime, deleteWhen,
+// diskMaxUsedSpaceRatio, diskSpaceCleanForciblyRatio, at most 10 files a
+// round, oldest first, never the newest), never a file not yet flushed or
+// dispatched or holding Retention.ProtectedOffset; then consume-queue and
+// index files wholly below the new minimum, and each queue's minimum offset
+// moves to its first unit still in the commitlog. Files leave the lists
+// under their locks and are unmapped, truncated in steps and unlinked on
+// the cleanup goroutine, never under the put lock.
+//
+// NoPreallocate leaves commitlog files sparse (a small test store); the
+// warm-up still zero-fills ahead of the writer, so such a store uses about
+// two segments' worth of disk plus what was written.
+//
 // # Clock
 //
 // Options.Clock (internal/clock) gives the store timestamps, the checkpoint
-// and index times, the ASYNC_FLUSH and consume-queue flush periods, and the
+// and index times, the age of commitlog files and the deleteWhen hour, the ASYNC_FLUSH and consume-queue flush periods, and the
 // SYNC_FLUSH timeouts (waitFlushed, OnFlushed); tests drive them with a
-// manual clock. Only the group-commit pacing reads the wall clock.
+// manual clock. The group-commit pacing, the disk-check and cleanup periods,
+// the pauses between deleted files and the stalled dispatcher's retry read
+// the wall clock: they pace work, no one waits for them.
 //
 // # Recovery
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"unsafe"
 
 	"rmq/message"
 )
@@ -65,6 +66,29 @@ const maxFilterUnits = 16000
 // filter accepts everything. The result is never nil; after Close every queue
 // reads as NoMatchedLogicQueue (Java returns null once shut down).
 func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *GetResult {
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, filter, nil)
+}
+
+// MessageFilter selects messages in GetMessageFiltered, in the two steps of
+// Java's MessageFilter: MatchTags sees the consume-queue unit's tagsCode
+// (isMatchedByConsumeQueue) before the record is read; MatchProps sees the
+// properties text of a record that passed it (isMatchedByCommitLog), read in
+// place: the text is only valid during the call and must not be kept.
+type MessageFilter interface {
+	MatchTags(tagsCode int64) bool
+	MatchProps(props message.Props) bool
+}
+
+// GetMessageFiltered is GetMessage with a MessageFilter: a unit either step
+// rejects is skipped but counted in NextBeginOffset, as Java's getMessage
+// does. The properties are handed over without a copy, so a filter that
+// evaluates them allocates nothing per message.
+func (s *Store) GetMessageFiltered(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, f MessageFilter) *GetResult {
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, f)
+}
+
+func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int,
+	filter func(tagsCode int64, props func() map[string]string) bool, mf MessageFilter) *GetResult {
 	if s.closed.Load() {
 		return &GetResult{Status: NoMatchedLogicQueue}
 	}
@@ -119,17 +143,34 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, m
 					continue
 				}
 			}
+			if mf != nil && !mf.MatchTags(tags) {
+				if len(offs) == 0 {
+					r.Status = NoMatchedMessage
+				}
+				continue
+			}
 			if !missing {
 				start := len(r.body)
-				if r.body == nil {
-					// Size the buffer for the likely batch, within the byte budget.
-					est := int(size) * min(max(maxMsgs, 1), 32)
-					r.body = make([]byte, 0, max(min(est, maxBytes), int(size)))
-				}
-				err := s.cl.record(phy, size, func(b []byte, _ *message.Layout) error {
+				rejected := false
+				err := s.cl.record(phy, size, func(b []byte, l *message.Layout) error {
+					if mf != nil && !mf.MatchProps(propsInPlace(b, l)) {
+						rejected = true
+						return nil
+					}
+					if r.body == nil {
+						// Size the buffer for the likely batch, within the byte budget.
+						est := int(size) * min(max(maxMsgs, 1), 32)
+						r.body = make([]byte, 0, max(min(est, maxBytes), int(size)))
+					}
 					r.body = append(r.body, b...)
 					return nil
 				})
+				if err == nil && rejected {
+					if len(offs) == 0 {
+						r.Status = NoMatchedMessage
+					}
+					continue
+				}
 				if err == nil {
 					offs = append(offs, start)
 					r.Status = Found
@@ -185,6 +226,15 @@ func (s *Store) filterUnit(filter func(int64, func() map[string]string) bool, ph
 		return props
 	})
 	return accepted, missing
+}
+
+// propsInPlace returns the properties text of rec as a string that shares
+// rec's memory: no copy, valid only while rec is (during a record callback).
+func propsInPlace(rec []byte, l *message.Layout) message.Props {
+	if l.PropertiesLen == 0 {
+		return ""
+	}
+	return message.Props(unsafe.String(&rec[l.PropertiesPos], l.PropertiesLen))
 }
 
 // MaxOffsetInQueue is the logical offset the next message of the queue gets

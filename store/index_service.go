@@ -211,33 +211,44 @@ func (x *indexService) writable() (*indexFile, error) {
 // and records before the newest indexed one are skipped. The newest indexed
 // record itself is indexed again when catch-up resumes there: its keys may
 // have been split across a file that was lost; queries drop the duplicates.
-func (x *indexService) addRecord(d *pendingDispatch) {
+//
+// A key that cannot be written for want of disk space ends the call with
+// an ErrDiskFull: the dispatcher retries the record later, and the retry
+// adds its keys again (the newest indexed record is not skipped).
+func (x *indexService) addRecord(d *pendingDispatch) error {
 	if message.TransactionType(d.SysFlag) == message.TransactionRollbackType {
-		return
+		return nil
 	}
 	uniq, keys := d.Props.Get(message.PropUniqKey), d.Props.Get(message.PropKeys)
 	if uniq == "" && strings.TrimSpace(keys) == "" {
-		return
+		return nil
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
-		return
+		return nil
 	}
 	if f := x.last(); f != nil && !f.empty() && d.PhysicalOffset < f.endPhyOffset() {
-		return
+		return nil
 	}
 	if uniq != "" {
-		x.addKey(d.Topic+"#"+uniq, d.PhysicalOffset, d.StoreTimestamp)
+		if err := x.addKey(d.Topic+"#"+uniq, d.PhysicalOffset, d.StoreTimestamp); err != nil {
+			return err
+		}
 	}
 	for _, k := range strings.Split(keys, message.KeySeparator) {
 		if k != "" {
-			x.addKey(d.Topic+"#"+k, d.PhysicalOffset, d.StoreTimestamp)
+			if err := x.addKey(d.Topic+"#"+k, d.PhysicalOffset, d.StoreTimestamp); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
-func (x *indexService) addKey(key string, phy, storeTimestamp int64) {
+// addKey adds one key; only a disk-full failure is returned, others are
+// counted and logged.
+func (x *indexService) addKey(key string, phy, storeTimestamp int64) error {
 	f, err := x.writable()
 	if err == nil {
 		err = guardFault(func() { f.add(javaKeyHash(key), phy, storeTimestamp) })
@@ -245,7 +256,11 @@ func (x *indexService) addKey(key string, phy, storeTimestamp int64) {
 	if err != nil {
 		x.failures++
 		x.log.Error().Err(err).Str("key", key).Int64("phyOffset", phy).Msg("index: cannot add key")
+		if errors.Is(err, ErrDiskFull) {
+			return err
+		}
 	}
+	return nil
 }
 
 // lookup collects the commitlog offsets of up to maxNum entries for key
@@ -280,6 +295,21 @@ func (x *indexService) lookup(key string, maxNum int, begin, end int64, accept f
 		}
 	}
 	return lastTS, lastPhy, nil
+}
+
+// deleteBelow takes off the list the index files (never the newest) whose
+// entries all point below minPhy (Java IndexService.deleteExpiredFile), once
+// background flushes are done. The caller unmaps and removes them.
+func (x *indexService) deleteBelow(minPhy int64) []*mappedFile {
+	x.syncs.Wait()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []*mappedFile
+	for len(x.files) > 1 && x.files[0].endPhyOffset() < minPhy {
+		out = append(out, x.files[0].mf)
+		x.files = slices.Clone(x.files[1:])
+	}
+	return out
 }
 
 // close waits for background flushes, then flushes and unmaps every file.
@@ -338,10 +368,17 @@ func (s *Store) openIndexAndCatchUp() error {
 			break
 		}
 		for i := range batch {
-			x.addRecord(&batch[i])
+			if err := x.addRecord(&batch[i]); err != nil {
+				// The consume queues are ahead of the index; it takes the
+				// records from here on and lacks the keys of the rest of
+				// the catch-up span (queries by key miss them).
+				s.log.Error().Err(err).Int64("phyOffset", batch[i].PhysicalOffset).Msg("index: catch-up stopped, disk full")
+				from = to
+				break
+			}
 		}
 		records += int64(len(batch))
-		if next <= from {
+		if next <= from || from >= to {
 			break
 		}
 		from = next

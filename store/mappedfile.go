@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -45,6 +46,10 @@ type mappedFile struct {
 	start int64 // global offset of data[0]
 	file  *os.File
 	data  []byte
+	// doneMs is when the writer moved past this commitlog file (Unix ms on
+	// the store clock); 0 while it is written or when unknown (then the
+	// file's modification time counts). Retention ages files by it.
+	doneMs atomic.Int64
 }
 
 // openMappedFile opens (creating if needed) the segment file at path, sized to

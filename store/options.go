@@ -97,6 +97,19 @@ type Options struct {
 	// the given offset; while it blocks, that file stays unready.
 	BeforeSegmentCreate func(start int64)
 	Logger              zerolog.Logger // the zero Logger is silent
+
+	// NoPreallocate leaves new commitlog files sparse instead of reserving
+	// their blocks with fallocate (a small test or development store: the
+	// disk holds what was written, not whole segments). A full disk then
+	// shows when a write faults, which is refused as ErrDiskFull.
+	NoPreallocate bool
+	// Retention is the cleanup of expired files and the disk guard
+	// (cleanup.go, disk.go).
+	Retention RetentionOptions
+
+	// dispatchFault, when set (tests only), runs before a record's unit is
+	// written; an error it returns is treated as that write's.
+	dispatchFault func(d *DispatchRequest) error
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.
@@ -142,6 +155,10 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
+	}
+	var err error
+	if o.Retention, err = o.Retention.normalized(o.MappedFileSizeConsumeQueue); err != nil {
+		errs = append(errs, err)
 	}
 	return o, errors.Join(errs...)
 }

@@ -99,7 +99,7 @@ func (s *Store) prepare(m *message.Message, f *message.Record) error {
 		BornTimestamp:             m.BornTimestamp,
 		PreparedTransactionOffset: m.PreparedTransactionOffset,
 		BornHost:                  m.BornHost,
-		StoreHost:                 s.opts.StoreHost,
+		StoreHost:                 s.StoreHost(),
 	}
 	return nil
 }
@@ -109,6 +109,10 @@ func (s *Store) prepare(m *message.Message, f *message.Record) error {
 func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if err := s.writeRefused(); err != nil {
+		s.stats.putFailures.Add(1)
+		return nil, err
 	}
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidBatch)
@@ -197,6 +201,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	s.stats.putMessages.Add(int64(len(fields)))
 	s.stats.putBytes.Add(int64(total))
 	s.wakeDispatcher()
+	s.noteWritten(total)
 
 	res := &PutResult{
 		Status:         PutOK,
@@ -208,7 +213,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		WroteBytes:     total,
 	}
 	for i := range fields {
-		res.MsgIDs[i] = message.CreateMessageID(s.opts.StoreHost, fields[i].PhysicalOffset)
+		res.MsgIDs[i] = message.CreateMessageID(fields[i].StoreHost, fields[i].PhysicalOffset)
 	}
 	if wait && !s.waitFlushed(phy+int64(total)) {
 		s.stats.flushTimeouts.Add(1)

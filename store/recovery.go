@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+
+	"rmq/message"
 )
 
 // recoveryStats counts what recovery found.
@@ -48,10 +50,9 @@ func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
 			}
 		}
 		var err error
-		if end, err = s.scanAndRebuild(start); err != nil {
+		if end, dispatchFrom, err = s.scanAndRebuild(start); err != nil {
 			return err
 		}
-		dispatchFrom = end
 	}
 	cl.maxOffset.Store(end)
 	cl.flushedOffset.Store(end)
@@ -70,6 +71,11 @@ func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
 		if next := q.maxOffset(); next > 0 {
 			s.queueOffsets[queueKey{q.topic, q.queueID}] = next
 		}
+	}
+	// Records not dispatched for want of disk space still hold their queue
+	// offsets: later puts must not take them again.
+	if err := s.queueOffsetsAfter(s.reput.Load(), end); err != nil {
+		return err
 	}
 	if err := s.flushQueues(); err != nil {
 		return err
@@ -92,12 +98,14 @@ func (s *Store) dropFilesAfter(end int64) {
 
 // scanAndRebuild verifies and re-dispatches every record from start and
 // returns the end of the last valid one.
-func (s *Store) scanAndRebuild(start int64) (int64, error) {
+func (s *Store) scanAndRebuild(start int64) (end, dispatched int64, err error) {
 	cl := s.cl
 	s.recovery.scannedFrom = start
 	s.log.Warn().Int64("from", start).Msg("recovery: abnormal shutdown, verifying commitlog")
-	end := start
-	badFrom := int64(-1) // start of the damaged span being skipped, -1 if none
+	end = start
+	badFrom := int64(-1)   // start of the damaged span being skipped, -1 if none
+	stalledAt := int64(-1) // the first record that could not be dispatched
+
 	first := int((start - cl.files[0].start) / cl.fileSize)
 	for i := first; i < len(cl.files); i++ {
 		f := cl.files[i]
@@ -129,14 +137,21 @@ func (s *Store) scanAndRebuild(start int64) (int64, error) {
 			}
 			var d pendingDispatch
 			parseDispatch(f.data[p:p+l.Total], &l, &d)
-			s.dispatch(&d)
+			if stalledAt < 0 {
+				if err := s.dispatch(&d); err != nil {
+					// No space for its unit: this record and every later
+					// one are dispatched by the dispatcher once there is.
+					stalledAt = d.PhysicalOffset
+					s.stallDispatch(stalledAt, err)
+				}
+			}
 			s.recovery.records++
 			p += l.Total
 			end = f.start + int64(p)
 		}
 	}
 	if err := s.truncateTail(end); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// Make the recovered span durable so the checkpoint written next is true
 	// even though the pages came from a crashed process's page cache.
@@ -145,13 +160,16 @@ func (s *Store) scanAndRebuild(start int64) (int64, error) {
 			continue
 		}
 		if err := f.sync(max(start, f.start)-f.start, min(end, f.end())-f.start); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	s.log.Info().Int64("commitlogEnd", end).Int64("records", s.recovery.records).
 		Int64("corruptRegions", s.recovery.corruptRegions).Int64("skippedBytes", s.recovery.skippedBytes).
 		Int64("tornTailBytes", s.recovery.tornTailBytes).Msg("recovery: commitlog verified")
-	return end, nil
+	if stalledAt >= 0 {
+		return end, stalledAt, nil
+	}
+	return end, end, nil
 }
 
 // skipDamaged accounts for the damaged span [from, to) that a valid record
@@ -230,4 +248,29 @@ func zeroCount(b []byte) int64 {
 		b = b[len(chunk):]
 	}
 	return n
+}
+
+// queueOffsetsAfter raises the next queue offsets past those of the records
+// in [from, end), which are stored but not dispatched (the dispatcher
+// stalled on a full disk and will write their units).
+func (s *Store) queueOffsetsAfter(from, end int64) error {
+	for from < end {
+		batch, next, err := s.readRecords(from, end, nil, false)
+		if err != nil {
+			return err
+		}
+		for i := range batch {
+			d := &batch[i]
+			if tt := message.TransactionType(d.SysFlag); tt != message.TransactionNotType && tt != message.TransactionCommitType {
+				continue
+			}
+			k := queueKey{d.Topic, d.QueueID}
+			s.queueOffsets[k] = max(s.queueOffsets[k], d.QueueOffset+1)
+		}
+		if next <= from {
+			break
+		}
+		from = next
+	}
+	return nil
 }

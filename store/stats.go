@@ -14,6 +14,8 @@ type storeStats struct {
 	flushTimeouts  atomic.Int64
 	flushErrors    atomic.Int64
 	dispatchErrors atomic.Int64
+	dispatchStalls atomic.Int64 // times dispatch stopped on a full disk
+	diskFullTimes  atomic.Int64 // times the disk check started refusing puts
 	getCalls       atomic.Int64
 	getFound       atomic.Int64
 	getMessages    atomic.Int64
@@ -30,7 +32,13 @@ func (s *Store) RuntimeInfo() map[string]string {
 		queues += len(m)
 	}
 	s.cqMu.RUnlock()
-	return map[string]string{
+	used, full := s.DiskStatus()
+	m := map[string]string{
+		"diskUsedRatio": formatRatio(used),
+		// Java getRuntimeInfo's key; queues share the commitlog's file system.
+		"consumeQueueDiskRatio":        strconv.FormatFloat(used, 'f', -1, 64),
+		"diskFull":                     strconv.FormatBool(full),
+		"diskFullTimes":                i(st.diskFullTimes.Load()),
 		"bootTimestamp":                i(s.bootTime.UnixMilli()),
 		"commitLogMinOffset":           i(s.MinPhyOffset()),
 		"commitLogMaxOffset":           i(s.MaxPhyOffset()),
@@ -45,6 +53,8 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"putMessageInlineWouldBlock":   i(st.putWouldBlock.Load()),
 		"flushErrors":                  i(st.flushErrors.Load()),
 		"dispatchErrors":               i(st.dispatchErrors.Load()),
+		"dispatchDiskFullStalls":       i(st.dispatchStalls.Load()),
+		"dispatchStalled":              strconv.FormatBool(s.dispatchStalled.Load()),
 		"getMessageTimesTotal":         i(st.getCalls.Load()),
 		"getMessageTimesTotalFound":    i(st.getFound.Load()),
 		"getMessageTransferedMsgCount": i(st.getMessages.Load()),
@@ -57,4 +67,8 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"recoveryTornTailBytes":        i(s.recovery.tornTailBytes),
 		"recoveryDroppedUnits":         i(s.recovery.droppedUnits),
 	}
+	for k, v := range s.cleanupInfo() {
+		m[k] = v
+	}
+	return m
 }

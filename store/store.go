@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,9 @@ type Store struct {
 	ckpt *checkpointFile
 	lock *os.File
 
+	// storeHost, once SetStoreHost ran, replaces Options.StoreHost (storehost.go).
+	storeHost atomic.Pointer[netip.AddrPort]
+
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
 	queueOffsets map[queueKey]int64 // next queue offset per queue
@@ -62,6 +66,9 @@ type Store struct {
 	stopDispatch    chan struct{}
 	dispatchWG      sync.WaitGroup
 	dispatchStopped atomic.Bool
+	// dispatchStalled is set while the dispatcher waits for disk space to
+	// write the record at reput (dispatch.go); puts are refused meanwhile.
+	dispatchStalled atomic.Bool
 	progressMu      sync.Mutex
 	progress        chan struct{} // closed and replaced after each dispatch pass
 
@@ -84,6 +91,16 @@ type Store struct {
 	stats    storeStats
 	recovery recoveryStats
 	bootTime time.Time
+
+	// Disk guard and cleanup (disk.go, cleanup.go).
+	diskFull       atomic.Bool
+	disk           atomic.Pointer[diskState]
+	sinceDiskCheck atomic.Int64 // put bytes since the last disk check
+	diskCheckWake  chan struct{}
+	cleanWake      chan struct{}
+	manualDelete   atomic.Int32 // forced rounds left
+	cleanMu        sync.Mutex   // one cleanup round at a time; guards clean
+	clean          cleanState
 }
 
 // Open creates the directories if needed, locks the store, recovers the
@@ -94,17 +111,19 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		opts:         o,
-		log:          o.Logger.With().Str("component", "store").Logger(),
-		queueOffsets: make(map[queueKey]int64),
-		cqs:          make(map[string]map[int32]*consumeQueue),
-		dispatchWake: make(chan struct{}, 1),
-		stopDispatch: make(chan struct{}),
-		progress:     make(chan struct{}),
-		flushWake:    make(chan struct{}, 1),
-		flushEpoch:   make(chan struct{}),
-		stopFlush:    make(chan struct{}),
-		bootTime:     o.Clock.Now(),
+		opts:          o,
+		log:           o.Logger.With().Str("component", "store").Logger(),
+		queueOffsets:  make(map[queueKey]int64),
+		cqs:           make(map[string]map[int32]*consumeQueue),
+		dispatchWake:  make(chan struct{}, 1),
+		stopDispatch:  make(chan struct{}),
+		progress:      make(chan struct{}),
+		flushWake:     make(chan struct{}, 1),
+		flushEpoch:    make(chan struct{}),
+		stopFlush:     make(chan struct{}),
+		bootTime:      o.Clock.Now(),
+		diskCheckWake: make(chan struct{}, 1),
+		cleanWake:     make(chan struct{}, 1),
 	}
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -115,6 +134,8 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.cl = newCommitLog(filepath.Join(o.Dir, commitLogDir), o.MappedFileSizeCommitLog, s.log)
+	s.cl.prealloc = !o.NoPreallocate
+	s.cl.now = o.Clock.Now
 	ok := false
 	defer func() {
 		if !ok {
@@ -141,6 +162,14 @@ func Open(opts Options) (*Store, error) {
 	if err := s.openIndexAndCatchUp(); err != nil {
 		return nil, err
 	}
+	// Files deleted by an earlier cleanup may have left units below the
+	// commitlog's first file in the first consume-queue files.
+	minPhy := s.cl.minOffset()
+	for _, q := range s.allQueues() {
+		q.correctMin(minPhy)
+	}
+	s.clean.lastPhysicalMin = minPhy
+	s.checkDisk()
 	if err := os.WriteFile(abortPath, nil, 0o644); err != nil {
 		return nil, err
 	}
@@ -175,6 +204,10 @@ func Open(opts Options) (*Store, error) {
 		go s.asyncFlushLoop()
 	}
 	go s.queueFlushLoop()
+	if !o.Retention.noLoop {
+		s.flushWG.Add(1)
+		go s.cleanLoop()
+	}
 	return s, nil
 }
 

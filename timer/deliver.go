@@ -155,6 +155,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 				t.c.rolled.Add(1)
 			} else {
 				t.c.delivered.Add(1)
+				t.observe(p, t.nowMs())
 			}
 		}
 	}

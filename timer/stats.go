@@ -2,6 +2,7 @@ package timer
 
 import (
 	"math"
+	"time"
 
 	"rmq/message"
 )
@@ -75,6 +76,59 @@ func (t *TimerStore) Stats() Stats {
 	}
 	st.EnqueueRate, st.DequeueRate = t.rates.rates(now, st.Enqueued, st.Delivered)
 	return st
+}
+
+// NextDue tells a driver of the store's clock (package rmqtest) where
+// delivery stands: busy while something due at the clock's now is not
+// delivered yet (or timer-queue messages are not read into the wheel yet),
+// else the earliest time an entry or a slot falls due (ok false: none). A
+// slot's time may come before the exact due times of its entries; at that
+// time the next call reports them.
+//
+// Entries linked into the open slot after the dequeue went to sleep wait in
+// the slot's chain until its next wake, so the chain is read too.
+func (t *TimerStore) NextDue() (next time.Time, ok, busy bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.started || t.closed {
+		return time.Time{}, false, false
+	}
+	now := t.nowMs()
+	if t.queueOffset < t.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) || t.deqWakeAt <= now {
+		return time.Time{}, false, true // reading the queue, or the dequeue is at work
+	}
+	nextMs := t.deqWakeAt // MaxInt64: none
+	floor := t.readTime
+	if o := t.open; o != nil {
+		if len(o.imm) > 0 || now >= o.t+t.p {
+			return time.Time{}, false, true
+		}
+		if len(o.items) > 0 {
+			nextMs = min(nextMs, o.items[0].target)
+		}
+		s, live := t.wh.get(o.t)
+		for pos := s.last; live && pos > o.scannedNext && pos >= 0; {
+			u, ok := t.tl.read(pos)
+			if !ok || t.slotOf(u.target()) != o.t || u.prevPos >= pos {
+				break // absorb skips the rest of a broken chain too
+			}
+			nextMs = min(nextMs, u.target())
+			pos = u.prevPos
+		}
+		floor = o.t + t.p
+	}
+	for _, st := range t.nonEmpty { // not min: that would prune the open slot
+		if st >= floor {
+			nextMs = min(nextMs, st)
+		}
+	}
+	switch {
+	case nextMs <= now:
+		return time.Time{}, false, true
+	case nextMs == math.MaxInt64:
+		return time.Time{}, false, false
+	}
+	return time.UnixMilli(nextMs), true, false
 }
 
 // rateWindow keeps the last samples of the enqueue and delivery counters.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"rmq/internal/histo"
 	"rmq/store"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,7 @@ type TimerStore struct {
 	tlOpenEnd   int64
 	clMaxAtOpen int64
 	rates       rateWindow
+	obs         *histo.Deliveries // lateness and the last deliveries (metrics.go)
 
 	enqWake  chan struct{}
 	deqWake  chan struct{}
@@ -95,6 +97,7 @@ func Open(opts Options) (*TimerStore, error) {
 		roll:      opts.RollWindow.Milliseconds(),
 		delPath:   filepath.Join(opts.Dir, "config", "timerdelete.json"),
 		delivered: map[string]int64{},
+		obs:       histo.NewDeliveries(recentDeliveries),
 		deqWakeAt: math.MaxInt64,
 		enqWake:   make(chan struct{}, 1),
 		deqWake:   make(chan struct{}, 1),

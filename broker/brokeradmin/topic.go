@@ -45,7 +45,7 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	if filterType != filterTypeSingleTag && filterType != filterTypeMultiTag {
 		return remoting.NewResponse(req, remoting.SystemError, "No enum constant org.apache.rocketmq.common.TopicFilterType."+filterType)
 	}
-	s.log.Info().Str("topic", topic).Str("from", c.RemoteAddr()).Int32("read", readQueues).Int32("write", writeQueues).
+	s.log.Info().Str("topic", topic).Object("client", c).Int32("read", readQueues).Int32("write", writeQueues).
 		Int32("perm", perm).Msg("update and create topic")
 	// Like stock, the order flag is not taken from the request: it follows the
 	// name server's ORDER_TOPIC_CONFIG at the next periodic registration.
@@ -70,9 +70,9 @@ func (s *Service) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *r
 	if s.topics.IsSystemTopic(topic) {
 		return remoting.NewResponse(req, remoting.SystemError, "The topic["+topic+"] is conflict with system topic.")
 	}
-	s.log.Info().Str("topic", topic).Str("from", c.RemoteAddr()).Msg("delete topic")
+	s.log.Info().Str("topic", topic).Object("client", c).Msg("delete topic")
 	if !s.topics.Delete(topic) {
-		s.log.Warn().Str("topic", topic).Msg("delete topic: no such topic")
+		s.log.Warn().Str("topic", topic).Object("client", c).Msg("delete topic: no such topic")
 	}
 	s.store.DeleteTopics(topic)
 	s.offsets.RemoveTopic(topic)

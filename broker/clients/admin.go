@@ -48,7 +48,7 @@ func (s *Service) updateAndCreateSubscriptionGroup(c *remoting.Conn, req *remoti
 	if err := message.ValidateGroup(cfg.GroupName); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	s.log.Info().Str("group", cfg.GroupName).Str("addr", c.RemoteAddr()).Msg("update subscription group")
+	s.log.Info().Str("group", cfg.GroupName).Object("client", c).Msg("update subscription group")
 	if err := s.SubGroups.Update(cfg); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}
@@ -84,7 +84,7 @@ func (s *Service) deleteSubscriptionGroup(c *remoting.Conn, req *remoting.Comman
 	if err := h.Err(); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	s.log.Info().Str("group", group).Bool("removeOffset", removeOffset).Str("addr", c.RemoteAddr()).Msg("delete subscription group")
+	s.log.Info().Str("group", group).Bool("removeOffset", removeOffset).Object("client", c).Msg("delete subscription group")
 	if _, err := s.SubGroups.Delete(group); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}

@@ -19,6 +19,10 @@ type ConsumerManager struct {
 
 	mu     sync.RWMutex
 	groups map[string]*consumerGroup
+
+	// groupGone, when set, hears of every group that lost its last
+	// connection (ConsumerGroupEvent.UNREGISTER); it runs under mu.
+	groupGone func(group string)
 }
 
 type consumerGroup struct {
@@ -58,7 +62,7 @@ func (m *ConsumerManager) Register(ch ClientChannel, data *remoting.ConsumerData
 		ch.LastUpdate = now
 		g.channels[ch.Conn] = &ch
 		changed = true
-		m.log.Info().Str("group", data.GroupName).Str("clientId", ch.ClientID).Str("addr", ch.Conn.RemoteAddr()).Msg("new consumer connected")
+		m.log.Info().Str("group", data.GroupName).Object("client", ch.Conn).Msg("new consumer connected")
 	case old.ClientID != ch.ClientID:
 		m.log.Warn().Str("group", data.GroupName).Str("old", old.ClientID).Str("new", ch.ClientID).Msg("consumer connection changed its client id")
 		ch.LastUpdate = now
@@ -126,9 +130,9 @@ func (m *ConsumerManager) Unregister(group string, conn *remoting.Conn) (removed
 		return false, nil
 	}
 	delete(g.channels, conn)
-	m.log.Info().Str("group", group).Str("addr", conn.RemoteAddr()).Msg("consumer unregistered")
+	m.log.Info().Str("group", group).Object("client", conn).Msg("consumer unregistered")
 	if len(g.channels) == 0 {
-		delete(m.groups, group)
+		m.removeGroupLocked(group)
 		return true, nil
 	}
 	return true, g.conns()
@@ -146,9 +150,9 @@ func (m *ConsumerManager) ConnClosed(conn *remoting.Conn) map[string][]*remoting
 			continue
 		}
 		delete(g.channels, conn)
-		m.log.Info().Str("group", name).Str("addr", conn.RemoteAddr()).Msg("consumer connection closed")
+		m.log.Info().Str("group", name).Object("client", conn).Msg("consumer connection closed")
 		if len(g.channels) == 0 {
-			delete(m.groups, name)
+			m.removeGroupLocked(name)
 			continue
 		}
 		if changed == nil {
@@ -176,14 +180,14 @@ func (m *ConsumerManager) ScanExpired() (expired []*remoting.Conn, changed map[s
 			}
 			delete(g.channels, c)
 			lost = true
-			m.log.Warn().Str("group", name).Str("clientId", ch.ClientID).Str("addr", c.RemoteAddr()).Msg("consumer channel expired")
+			m.log.Warn().Str("group", name).Object("client", c).Msg("consumer channel expired")
 			if _, dup := seen[c]; !dup {
 				seen[c] = struct{}{}
 				expired = append(expired, c)
 			}
 		}
 		if len(g.channels) == 0 {
-			delete(m.groups, name)
+			m.removeGroupLocked(name)
 			continue
 		}
 		if lost {
@@ -194,6 +198,14 @@ func (m *ConsumerManager) ScanExpired() (expired []*remoting.Conn, changed map[s
 		}
 	}
 	return expired, changed
+}
+
+// removeGroupLocked forgets a group without connections; m.mu is held.
+func (m *ConsumerManager) removeGroupLocked(group string) {
+	delete(m.groups, group)
+	if m.groupGone != nil {
+		m.groupGone(group)
+	}
 }
 
 // FindSubscription returns group's subscription of topic, or nil. The result

@@ -17,7 +17,7 @@ func (s *Service) notifyConsumerIdsChanged(group string, members []*remoting.Con
 	for _, c := range members {
 		req := remoting.NewRequest(remoting.NotifyConsumerIdsChanged, map[string]string{"consumerGroup": group}, nil)
 		if err := c.Oneway(req); err != nil {
-			s.log.Debug().Err(err).Str("group", group).Str("addr", c.RemoteAddr()).Msg("notify consumer ids changed")
+			s.log.Debug().Err(err).Str("group", group).Object("client", c).Msg("notify consumer ids changed")
 		}
 	}
 }
@@ -58,7 +58,7 @@ func (s *Service) scanClients() {
 			continue
 		}
 		closed[c] = struct{}{}
-		s.log.Warn().Str("addr", c.RemoteAddr()).Msg("closing client connection: no heartbeat")
+		s.log.Warn().Object("client", c).Msg("closing client connection: no heartbeat")
 		c.Close()
 	}
 	for group, members := range changed {

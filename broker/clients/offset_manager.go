@@ -137,6 +137,20 @@ func (m *ConsumerOffsetManager) removeWhere(match func(topic, group string) bool
 	}
 }
 
+// Each calls fn for every committed offset (on a copy: fn may call back).
+func (m *ConsumerOffsetManager) Each(fn func(group, topic string, queueID int32, offset int64)) {
+	table, _ := m.snapshot()
+	for key, qs := range table {
+		t, g, ok := splitOffsetKey(key)
+		if !ok {
+			continue
+		}
+		for id, off := range qs {
+			fn(g, t, id, off)
+		}
+	}
+}
+
 // TopicsByGroup lists, sorted, the topics group has offsets for.
 func (m *ConsumerOffsetManager) TopicsByGroup(group string) []string {
 	return m.collect(func(t, g string) (string, bool) { return t, g == group })

@@ -61,6 +61,7 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 			}
 		}
 	}
+	c.SetClientID(hb.ClientID)
 	ch := ClientChannel{Conn: c, ClientID: hb.ClientID, Language: req.Language, Version: req.Version}
 	for _, cd := range hb.ConsumerDataSet {
 		if cd == nil || cd.GroupName == "" {
@@ -70,8 +71,9 @@ func (s *Service) heartbeat(c *remoting.Conn, req *remoting.Command) *remoting.C
 			s.ensureRetryTopic(cd.GroupName, cfg.RetryQueueNums)
 		}
 		changed, members := s.Consumers.Register(ch, cd)
+		s.Filters.Register(cd.GroupName, cd.SubscriptionDataSet)
 		if changed {
-			s.log.Info().Str("group", cd.GroupName).Str("clientId", hb.ClientID).Str("addr", c.RemoteAddr()).Msg("consumer group changed")
+			s.log.Info().Str("group", cd.GroupName).Object("client", c).Msg("consumer group changed")
 			s.notifyConsumerIdsChanged(cd.GroupName, members)
 		}
 	}
@@ -177,9 +179,10 @@ func (s *Service) unlockBatchMQ(_ *remoting.Conn, req *remoting.Command) *remoti
 }
 
 // checkClientConfig vets a subscription before a Java client uses it (sent for
-// non-tag expressions only). Tag expressions pass; this broker has no
-// property (SQL92) filtering, so any other type is refused as a stock broker
-// with enablePropertyFilter=false refuses it.
+// non-tag expressions only; ClientManageProcessor.checkClientConfig): tag
+// expressions pass; with enablePropertyFilter off any other type is refused;
+// an expression that does not compile gets SUBSCRIPTION_PARSE_FAILED with the
+// compiler's message as remark.
 func (s *Service) checkClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var body struct {
 		ClientID         string                     `json:"clientId"`
@@ -191,8 +194,17 @@ func (s *Service) checkClientConfig(_ *remoting.Conn, req *remoting.Command) *re
 			return remoting.NewResponse(req, remoting.SystemError, "checkClientConfig: bad body: "+err.Error())
 		}
 	}
-	if sd := body.SubscriptionData; sd != nil && sd.ExpressionType != "" && sd.ExpressionType != "TAG" {
+	sd := body.SubscriptionData
+	if sd == nil || IsTagType(sd.ExpressionType) {
+		return successResponse(req, nil)
+	}
+	if !s.propertyFilter() {
 		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+sd.ExpressionType)
+	}
+	if _, err := s.Filters.Compile(sd.ExpressionType, sd.SubString); err != nil {
+		s.log.Warn().Str("clientId", body.ClientID).Str("group", body.Group).Str("expression", sd.SubString).Str("error", err.Error()).
+			Msg("client filters by an expression that does not compile")
+		return remoting.NewResponse(req, remoting.SubscriptionParseFailed, err.Error())
 	}
 	return successResponse(req, nil)
 }

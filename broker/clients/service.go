@@ -32,9 +32,12 @@ type Options struct {
 	Topics     Topics
 	// Store answers consume stats and CONSUME_MESSAGE_DIRECTLY lookups; nil
 	// serves neither (tests of the managers alone).
-	Store  *store.Store
-	Clock  clock.Clock // nil: the wall clock
-	Logger zerolog.Logger
+	Store *store.Store
+	// PropertyFilterEnabled reports enablePropertyFilter as it stands now
+	// (it may change at run time); nil: never enabled.
+	PropertyFilterEnabled func() bool
+	Clock                 clock.Clock // nil: the wall clock
+	Logger                zerolog.Logger
 }
 
 // Service holds the client managers and serves the client requests.
@@ -44,6 +47,10 @@ type Service struct {
 	Offsets   *ConsumerOffsetManager
 	SubGroups *SubscriptionGroupManager
 	Locks     *RebalanceLockManager
+	// Filters holds the consumers' compiled SQL92 filters.
+	Filters *ConsumerFilterManager
+
+	propertyFilter func() bool
 
 	topics     Topics
 	store      *store.Store
@@ -63,15 +70,24 @@ const (
 func New(o Options) (*Service, error) {
 	s := &Service{
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
+		propertyFilter: o.PropertyFilterEnabled,
+	}
+	if s.propertyFilter == nil {
+		s.propertyFilter = func() bool { return false }
 	}
 	s.Consumers = NewConsumerManager(s.log, s.clock)
 	s.Producers = NewProducerManager(s.clock)
 	s.Locks = NewRebalanceLockManager(s.clock)
-	var offsetPath, groupPath string
+	var offsetPath, groupPath, filterPath string
 	if o.ConfigDir != "" {
 		offsetPath, groupPath = filepath.Join(o.ConfigDir, OffsetFileName), filepath.Join(o.ConfigDir, GroupFileName)
+		filterPath = filepath.Join(o.ConfigDir, FilterFileName)
 	}
 	var err error
+	if s.Filters, err = NewConsumerFilterManager(filterPath, s.log, s.clock); err != nil {
+		return nil, err
+	}
+	s.Consumers.groupGone = s.Filters.Unregister
 	if s.Offsets, err = NewConsumerOffsetManager(offsetPath, s.log); err != nil {
 		return nil, err
 	}

@@ -180,11 +180,11 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 	}
 	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, &body))
 	if err := conn.Oneway(req); err != nil {
-		log.Warn().Err(err).Str("producer", conn.RemoteAddr()).Msg("transaction: check request failed")
+		log.Warn().Err(err).Object("client", conn).Msg("transaction: check request failed")
 		return
 	}
 	s.checks.Add(1)
-	log.Debug().Str("producer", conn.RemoteAddr()).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
+	log.Debug().Object("client", conn).Str("checkTimes", cp.Properties[message.PropTransactionCheckTimes]).Msg("transaction: state check sent")
 }
 
 // discard moves a half message that was checked transactionCheckMax times

@@ -55,7 +55,7 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 		return remoting.NewResponse(req, remoting.SystemError, txRemarkBadDecision)
 	}
 	log := s.log.With().Str("group", eh.group).Str("msgId", eh.msgID).Int64("commitLogOffset", eh.phyOff).
-		Int64("tranStateTableOffset", eh.tranOff).Bool("fromCheck", eh.fromCheck).Str("producer", c.RemoteAddr()).
+		Int64("tranStateTableOffset", eh.tranOff).Bool("fromCheck", eh.fromCheck).Object("client", c).
 		Str("remark", req.Remark).Logger()
 	if eh.decision == message.TransactionNotType {
 		log.Warn().Msg("transaction: producer reports the transaction still unknown")

@@ -157,6 +157,9 @@ type Service struct {
 	walkMu sync.Mutex
 	passes atomic.Int64 // completed passes
 	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+	// nextPass is the time (unix ns) of the pass the loop waits for or is
+	// running; 0 before Start.
+	nextPass atomic.Int64
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -245,6 +248,7 @@ func (s *Service) Stats() Stats {
 func (s *Service) loop(next time.Time) {
 	clk := s.clock
 	for {
+		s.nextPass.Store(next.UnixNano())
 		t := clk.NewTimer(next.Sub(clk.Now()))
 		select {
 		case <-s.stop:
@@ -257,6 +261,28 @@ func (s *Service) loop(next time.Time) {
 		}
 		s.checkNow()
 	}
+}
+
+// NextCheck tells a driver of the service clock (package rmqtest) when the
+// next check pass runs; a time at or before the clock's now means a pass is
+// due or running. ok is false while the loop is not running or no half
+// message is left to walk (a pass would have nothing to check).
+func (s *Service) NextCheck() (next time.Time, ok bool) {
+	ns := s.nextPass.Load()
+	if ns == 0 {
+		return time.Time{}, false
+	}
+	select {
+	case <-s.stop:
+		return time.Time{}, false
+	default:
+	}
+	next = time.Unix(0, ns)
+	if !next.After(s.clock.Now()) {
+		return next, true // running: it may be walking the last half message
+	}
+	end := s.store.MaxOffsetInQueue(message.TopicTransHalf, txHalfQueueID)
+	return next, s.committedOffset(message.TopicTransHalf) < end
 }
 
 // Hook is the first put hook: a send carrying TRAN_MSG=true

@@ -147,7 +147,7 @@ func optInt64(c *cli.Context, name string, def int64) (int64, error) {
 }
 
 func adminCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "admin",
 		Usage: "mqadmin: administer name servers and brokers (stock subcommand names and flags)",
 		Subcommands: append([]*cli.Command{
@@ -157,8 +157,11 @@ func adminCommand() *cli.Command {
 			adminQueryMsgByID(), adminQueryMsgByKey(), adminSendMessage(), adminConsumeMessage(), adminPrintMsg(),
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
 			adminTimerStatus(), adminRecallMessage(),
+			adminStatsAll(), adminBrokerConsumeStats(), adminProducer(),
 		}, adminCodesCommands()...),
 	}
+	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
+	return cmd
 }
 
 func adminUpdateTopic() *cli.Command {

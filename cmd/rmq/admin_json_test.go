@@ -36,7 +36,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 29 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 32 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -139,8 +139,13 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		},
 		{name: "getNamesrvConfig", args: []string{"getNamesrvConfig"}, contains: []string{"orderMessageEnable", c.ns}},
 		{name: "updateNamesrvConfig", args: []string{"updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "false"}, contains: []string{"orderMessageEnable"}},
+		{name: "statsAll", args: []string{"statsAll", "-t", "JsonT"}, contains: []string{`"topic": "JsonT"`, `"group": "JsonG"`}},
+		{name: "brokerConsumeStats", args: []string{"brokerConsumeStats", "-b", c.broker}, contains: []string{`"group": "JsonG"`, c.broker}},
+		{name: "producer", args: []string{"producer", "-b", c.broker}, contains: []string{`"groups"`}},
 		{name: "timerStatus", args: []string{"timerStatus"}, contains: []string{c.broker, `"pending"`}},
 		{name: "recallMessage", args: []string{"recallMessage", "-i", "<HANDLE>"}, contains: []string{`"msgId": "<TIMERMSGID>"`, c.broker}},
+		{name: "deleteExpiredCommitLog", args: []string{"deleteExpiredCommitLog", "-b", c.broker}, contains: []string{c.broker}},
+		{name: "cleanExpiredCQ", args: []string{"cleanExpiredCQ", "-c", "DefaultCluster"}, contains: []string{c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
 	}
@@ -194,7 +199,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 29 {
-		t.Errorf("%d subcommands covered, want 29: %v", len(seen), seen)
+	if len(seen) != 34 {
+		t.Errorf("%d subcommands covered, want 34: %v", len(seen), seen)
 	}
 }

@@ -27,7 +27,10 @@ const (
 	flagListenPort  = "listen-port"
 	flagNamesrvPort = "namesrv-port"
 	flagBindAddress = "bind-address"
+	flagSmallStore  = "small-store"
 	flagLogLevel    = "log-level"
+	flagLogFormat   = "log-format"
+	flagLogFile     = "log-file"
 )
 
 func commonFlags(configUsage string) []cli.Flag {
@@ -35,7 +38,9 @@ func commonFlags(configUsage string) []cli.Flag {
 		&cli.StringFlag{Name: flagConfigFile, Aliases: []string{"c"}, Usage: configUsage, TakesFile: true},
 		&cli.BoolFlag{Name: flagPrintAll, Aliases: []string{"p"}, Usage: "print every config key=value and exit"},
 		&cli.BoolFlag{Name: flagPrintImp, Aliases: []string{"m"}, Usage: "print the important config keys and exit"},
-		&cli.StringFlag{Name: flagLogLevel, Value: "info", Usage: "trace, debug, info, warn, error or disabled (logs go to stderr)"},
+		&cli.StringFlag{Name: flagLogLevel, Value: "info", Usage: "trace, debug, info, warn, error or disabled, optionally per component: info,store=debug,broker=warn (key logLevel)"},
+		&cli.StringFlag{Name: flagLogFormat, Value: "console", Usage: "console or json, one object per line (key logFormat)"},
+		&cli.StringFlag{Name: flagLogFile, Usage: "write logs to this file instead of stderr, rotated by size and age (keys logFile, logFileMaxSize MB, logFileMaxAge days, logFileMaxBackups)"},
 	}
 }
 
@@ -70,6 +75,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 					&cli.IntFlag{Name: flagNamesrvPort, Value: namesrv.DefaultListenPort, Usage: "name server port (on the broker's bind address; the broker registers there, at 127.0.0.1 for 0.0.0.0)"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
 					&cli.StringFlag{Name: flagBindAddress, Usage: "address the name server and the broker listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
+					smallStoreFlag,
 				),
 				Action: a.standalone,
 			},
@@ -90,6 +96,7 @@ func newApp(ctx context.Context, stopSignals func(), stdout, stderr io.Writer) *
 					&cli.StringFlag{Name: flagStoreDir, Usage: "store root directory", DefaultText: "storePathRootDir from the config file, else ./store"},
 					&cli.IntFlag{Name: flagListenPort, Usage: "broker port; port-2 is served too", DefaultText: "listenPort from the config file, else 10911"},
 					&cli.StringFlag{Name: flagBindAddress, Usage: "address both broker ports listen on", DefaultText: "bindAddress from the config file, else 0.0.0.0"},
+					smallStoreFlag,
 				),
 				Action: a.broker,
 			},
@@ -115,10 +122,36 @@ type action struct {
 	stopSignals func()
 	stdout      io.Writer
 	stderr      io.Writer
+	logFile     io.Closer // the log file of a.logger, closed by closeLog
 }
 
+// logger builds the process logger from the log keys of the -c file, if
+// any, overridden by the --log-* flags (logging.go).
 func (a *action) logger(c *cli.Context) (zerolog.Logger, error) {
-	return newLogger(a.stderr, c.String(flagLogLevel))
+	s := defaultLogSettings()
+	if f := c.String(flagConfigFile); f != "" {
+		// Only the log keys are read here; the full load reports problems.
+		_, _ = conf.LoadFile(f, &s)
+	}
+	if c.IsSet(flagLogLevel) || s.Level == "" {
+		s.Level = c.String(flagLogLevel)
+	}
+	if c.IsSet(flagLogFormat) {
+		s.Format = c.String(flagLogFormat)
+	}
+	if c.IsSet(flagLogFile) {
+		s.File = c.String(flagLogFile)
+	}
+	log, closer, err := newLogger(a.stderr, s)
+	a.logFile = closer
+	return log, err
+}
+
+// closeLog closes the log file, if any.
+func (a *action) closeLog() {
+	if a.logFile != nil {
+		_ = a.logFile.Close()
+	}
 }
 
 func (a *action) standalone(c *cli.Context) error {
@@ -126,6 +159,7 @@ func (a *action) standalone(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.closeLog()
 	bs, err := loadBrokerSettings(brokerFlagsOf(c, false), log)
 	if err != nil {
 		return err
@@ -168,6 +202,7 @@ func (a *action) namesrv(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.closeLog()
 	f := namesrvFlags{configFile: c.String(flagConfigFile)}
 	if c.IsSet(flagListenPort) {
 		p := c.Int(flagListenPort)
@@ -194,6 +229,7 @@ func (a *action) broker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.closeLog()
 	bs, err := loadBrokerSettings(brokerFlagsOf(c, true), log)
 	if err != nil {
 		return err
@@ -230,8 +266,16 @@ func brokerFlagsOf(c *cli.Context, withNamesrv bool) brokerFlags {
 		v := c.String(flagBindAddress)
 		f.bindAddress = &v
 	}
+	if c.IsSet(flagSmallStore) {
+		v := c.Bool(flagSmallStore)
+		f.smallStore = &v
+	}
 	return f
 }
+
+// smallStoreFlag is --small-store (key smallStore): a store of a few MiB for
+// tests and development.
+var smallStoreFlag = &cli.BoolFlag{Name: flagSmallStore, Usage: "small store for tests and development: 4 MiB commitlog files, small queue and index files, no fallocate (key smallStore)"}
 
 // dialHost is where a local client reaches a server bound to host: the
 // host itself, or 127.0.0.1 for the wildcard.
@@ -266,7 +310,7 @@ func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSett
 			fmt.Fprintln(a.stdout, "# broker")
 		}
 		if all {
-			conf.Print(a.stdout, &bs.opts, &bs.stock)
+			conf.Print(a.stdout, &bs.opts, &bs.stock, &bs.logs)
 		} else {
 			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock)
 		}

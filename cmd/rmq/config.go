@@ -19,14 +19,11 @@ import (
 // on them, so that the stock sample file loads without warnings. brokerRole
 // is checked: rmq has no replication, so only master roles are accepted.
 type stockBrokerKeys struct {
-	BrokerRole       string `conf:"brokerRole"`
-	BrokerIP2        string `conf:"brokerIP2"`
-	DeleteWhen       string `conf:"deleteWhen"`
-	FileReservedTime int    `conf:"fileReservedTime"`
+	BrokerRole string `conf:"brokerRole"`
 }
 
 func defaultStockBrokerKeys() stockBrokerKeys {
-	return stockBrokerKeys{BrokerRole: "ASYNC_MASTER", DeleteWhen: "04", FileReservedTime: 72}
+	return stockBrokerKeys{BrokerRole: "ASYNC_MASTER"}
 }
 
 // importantBrokerKeys are the keys -m prints: the stock @ImportantField keys
@@ -48,6 +45,7 @@ var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath",
 type brokerSettings struct {
 	opts  broker.Options
 	stock stockBrokerKeys
+	logs  logSettings // read by action.logger; loaded here so the keys are known
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -56,6 +54,7 @@ type brokerFlags struct {
 	configFile  string
 	namesrvAddr *string
 	storeDir    *string
+	smallStore  *bool
 	listenPort  *int
 	bindAddress *string
 }
@@ -64,12 +63,12 @@ type brokerFlags struct {
 // environment variable (the Java default for namesrvAddr), the config file,
 // then flags. Config file warnings are logged.
 func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
-	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys()}
+	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), logs: defaultLogSettings()}
 	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock)
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
@@ -83,6 +82,9 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 	}
 	if f.storeDir != nil {
 		s.opts.StorePathRootDir = *f.storeDir
+	}
+	if f.smallStore != nil {
+		s.opts.SmallStore = *f.smallStore
 	}
 	if f.listenPort != nil {
 		s.opts.ListenPort = *f.listenPort
@@ -140,7 +142,8 @@ type namesrvFlags struct {
 func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, error) {
 	opts := namesrv.DefaultOptions()
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &opts)
+		logs := defaultLogSettings() // read by action.logger; loaded so the keys are known
+		warnings, err := conf.LoadFile(f.configFile, &opts, &logs)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"rmq/broker"
+	"rmq/metrics"
 	"rmq/namesrv"
 )
 
@@ -39,10 +40,17 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	}
 
 	var b *broker.Broker
+	var ms *metrics.Server // HTTP endpoint (observe.go), nil when off
 	if bOpts != nil {
 		var err error
 		if b, err = broker.New(*bOpts); err == nil {
-			if err = b.Start(); err != nil {
+			if bOpts.MetricsEnabled() {
+				b.EnableMetrics()
+			}
+			if err = b.Start(); err == nil {
+				ms, err = startMetrics(b, *bOpts, s.log)
+			}
+			if err != nil {
 				// Start failed after the store was opened: close it so that the
 				// abort marker does not claim a crash.
 				if serr := b.Shutdown(); serr != nil {
@@ -70,6 +78,11 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	s.log.Info().Msg("shutting down (signal again to force)")
 
 	var errs []error
+	if ms != nil {
+		if err := ms.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if b != nil {
 		if err := b.Shutdown(); err != nil {
 			errs = append(errs, err)

@@ -220,7 +220,7 @@ func TestProcessLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(conf) != "flushDiskType=SYNC_FLUSH\nbrokerIP1=127.0.0.1\n" {
+	if string(conf) != "flushDiskType=SYNC_FLUSH\nbrokerIP1=127.0.0.1\nsmallStore=true\n" {
 		t.Fatalf("broker.conf = %q", conf)
 	}
 	if !strings.Contains(p.Logs(), "args ok store="+p.StoreDir()) {

@@ -36,7 +36,8 @@ type Config struct {
 	// kept across restarts.
 	NamesrvPort, BrokerPort int
 	// BrokerConf holds the lines of broker.conf ("key=value"). brokerIP1=127.0.0.1
-	// is appended unless a brokerIP1 line is present.
+	// is appended unless a brokerIP1 line is present, and smallStore=true
+	// unless a smallStore line is.
 	BrokerConf []string
 	Args       []string // extra command-line arguments after the standard ones
 	// ReadyTimeout bounds the wait for the boot lines (30 s when zero);
@@ -158,14 +159,20 @@ func (p *Process) tail() string {
 
 func (p *Process) writeConf() (string, error) {
 	lines := append([]string(nil), p.cfg.BrokerConf...)
-	hasIP := false
+	hasIP, hasSmall := false, false
 	for _, l := range lines {
-		if k, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "brokerIP1" {
-			hasIP = true
+		if k, _, ok := strings.Cut(l, "="); ok {
+			hasIP = hasIP || strings.TrimSpace(k) == "brokerIP1"
+			hasSmall = hasSmall || strings.TrimSpace(k) == "smallStore"
 		}
 	}
 	if !hasIP {
 		lines = append(lines, "brokerIP1=127.0.0.1")
+	}
+	// Every test broker runs a small store (a few MiB of disk, no 1 GiB
+	// fallocated segments) unless the test says otherwise.
+	if !hasSmall {
+		lines = append(lines, "smallStore=true")
 	}
 	path := filepath.Join(p.cfg.WorkDir, "broker.conf")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

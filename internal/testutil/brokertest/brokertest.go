@@ -148,6 +148,8 @@ type Pull struct {
 	SuspendMillis int64
 	Subscription  string
 	SubVersion    int64
+	// ExpressionType is "" (TAG) or e.g. "SQL92".
+	ExpressionType string
 }
 
 // Ext is the request header of the pull.
@@ -158,12 +160,15 @@ func (a Pull) Ext() map[string]string {
 	if a.MaxMsgs == 0 {
 		a.MaxMsgs = 32
 	}
+	if a.ExpressionType == "" {
+		a.ExpressionType = "TAG"
+	}
 	return map[string]string{
 		"consumerGroup": a.Group, "topic": a.Topic, "queueId": strconv.Itoa(int(a.QueueID)),
 		"queueOffset": strconv.FormatInt(a.Offset, 10), "maxMsgNums": strconv.Itoa(int(a.MaxMsgs)),
 		"sysFlag": strconv.Itoa(int(a.SysFlag)), "commitOffset": strconv.FormatInt(a.CommitOffset, 10),
 		"suspendTimeoutMillis": strconv.FormatInt(a.SuspendMillis, 10), "subscription": a.Subscription,
-		"subVersion": strconv.FormatInt(a.SubVersion, 10), "expressionType": "TAG",
+		"subVersion": strconv.FormatInt(a.SubVersion, 10), "expressionType": a.ExpressionType,
 	}
 }
 

@@ -1,0 +1,114 @@
+package broker
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/broker/brokerstats"
+	"rmq/remoting"
+	"rmq/schedule"
+	"rmq/timer"
+)
+
+// Accessors for the metrics endpoint and the console (read-only use).
+
+// EnableMetrics turns on the figures only the metrics endpoint reads
+// (request latencies, message sizes, pull positions, DLQ sends), best
+// before Start. Without it the send and pull paths record none of them.
+func (b *Broker) EnableMetrics() { b.bstats.EnableDetail() }
+
+// Schedule is the delay-level service.
+func (b *Broker) Schedule() *schedule.Service { return b.sched }
+
+// Timers is the timer store, nil when timerWheelEnable is off.
+func (b *Broker) Timers() *timer.TimerStore { return b.timers }
+
+// Options are the options the broker was built with.
+func (b *Broker) Options() Options { return b.opts }
+
+// Ready is true once the broker has started and, with name servers
+// configured, its last registration was accepted by every one of them.
+func (b *Broker) Ready() bool {
+	if !b.started.Load() {
+		return false
+	}
+	if len(b.opts.NamesrvAddrs()) == 0 {
+		return true
+	}
+	return b.registeredAll.Load()
+}
+
+// timedServe runs h and records its latency by request and response code;
+// a parked request (nil response) is not recorded.
+func (b *Broker) timedServe(d *brokerstats.Detail, h HandlerFunc, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	begin := b.clock.Now()
+	resp := h(c, req)
+	if resp != nil {
+		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
+	}
+	return resp
+}
+
+// MetricsConfig holds the keys of the HTTP endpoint (package metrics),
+// which cmd/rmq starts next to the broker.
+type MetricsConfig struct {
+	// MetricsExporterType is the 5.x key: "PROM" serves Prometheus metrics;
+	// "DISABLE" (the default) serves nothing.
+	MetricsExporterType string `conf:"metricsExporterType"`
+	// MetricsPromExporterHost is the interface to listen on ("" means
+	// bindAddress).
+	MetricsPromExporterHost string `conf:"metricsPromExporterHost"`
+	MetricsPromExporterPort int    `conf:"metricsPromExporterPort"`
+	// MetricsPprofEnable also serves /debug/pprof/ on the metrics port.
+	MetricsPprofEnable bool `conf:"metricsPprofEnable"`
+	// ConsoleEnable serves the read-only web console on the metrics port
+	// (at / and /console).
+	ConsoleEnable bool `conf:"consoleEnable"`
+}
+
+// MetricsEnabled reports whether metricsExporterType asks for Prometheus.
+func (c MetricsConfig) MetricsEnabled() bool { return strings.EqualFold(c.MetricsExporterType, "PROM") }
+
+func defaultMetricsConfig() MetricsConfig {
+	return MetricsConfig{MetricsExporterType: "DISABLE", MetricsPromExporterPort: 5557, ConsoleEnable: true}
+}
+
+// componentLog is log for a subsystem: its "component" field (the last one
+// of an event wins) lets --log-level set the subsystem's level.
+func componentLog(log zerolog.Logger, name string) zerolog.Logger {
+	return log.With().Str("component", name).Logger()
+}
+
+// offsetsAndStats forgets a deleted topic's consumer offsets and its stats
+// items (brokeradmin's DELETE_TOPIC_IN_BROKER).
+type offsetsAndStats struct {
+	offsets interface{ RemoveTopic(string) }
+	stats   *brokerstats.Manager
+}
+
+func (o offsetsAndStats) RemoveTopic(topic string) {
+	o.offsets.RemoveTopic(topic)
+	o.stats.RemoveTopic(topic)
+}
+
+// sampleRuntimeRates records the store's pull counters for the get TPS
+// figures of GET_BROKER_RUNTIME_INFO (found, missed, total).
+func (b *Broker) sampleRuntimeRates(now time.Time) {
+	info := b.store.RuntimeInfo()
+	total, _ := strconv.ParseInt(info["getMessageTimesTotal"], 10, 64)
+	found, _ := strconv.ParseInt(info["getMessageTimesTotalFound"], 10, 64)
+	b.bstats.Runtime.Sample(now, found, total-found, total)
+}
+
+// runtimeInfoExtras adds to GET_BROKER_RUNTIME_INFO the timer figures and
+// the stock StoreStatsService get rates ("%.2f %.2f %.2f" over 10 s, 1 min
+// and 10 min).
+func (b *Broker) runtimeInfoExtras(t map[string]string) {
+	b.timerRuntimeInfo(t)
+	t["getFoundTps"] = b.bstats.Runtime.Text(0)
+	t["getMissTps"] = b.bstats.Runtime.Text(1)
+	t["getTotalTps"] = b.bstats.Runtime.Text(2)
+}

@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"rmq/internal/clock"
+	"rmq/internal/testutil"
+	"rmq/message"
+)
+
+// With a MessageClock, store timestamps and delayed delivery follow it while
+// the broker's Clock (here the wall clock) keeps the rest; NextDue names
+// each due time in turn and nothing once all is delivered.
+func TestMessageClockAndNextDue(t *testing.T) {
+	clk := clock.NewManual(coreEpoch)
+	tb := startBroker(t, func(o *Options) { o.MessageClock = clk })
+	tb.mustSend(sendArgs{topic: "MC", body: []byte("plain")})
+	tb.mustSend(sendArgs{topic: "MC", body: []byte("d5"), props: coreProps("DELAY", "2")}) // 5 s
+	deliverAt := coreEpoch.Add(time.Hour).UnixMilli()
+	tb.mustSend(sendArgs{topic: "MC", body: []byte("t1h"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(deliverAt, 10))})
+
+	plain := tb.messagesOn("MC", 0)
+	if len(plain) != 1 || plain[0].StoreTimestamp != coreEpoch.UnixMilli() {
+		t.Fatalf("stored %d messages, first at %d, want the message clock's %d", len(plain), plain[0].StoreTimestamp, coreEpoch.UnixMilli())
+	}
+	if d := time.Since(tb.stats.BootTime); d < 0 || d > time.Hour {
+		t.Errorf("boot time %v is not on the wall clock", tb.stats.BootTime)
+	}
+
+	// settled waits until NextDue is not busy and returns its answer.
+	settled := func() (time.Time, bool) {
+		t.Helper()
+		var next time.Time
+		var ok bool
+		testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
+			var busy bool
+			next, ok, busy = tb.NextDue()
+			return !busy
+		}, "the broker to settle")
+		return next, ok
+	}
+	for _, want := range []time.Time{coreEpoch.Add(5 * time.Second), coreEpoch.Add(time.Hour)} {
+		next, ok := settled()
+		// The timer wheel names its slot first: the same time here.
+		if !ok || !next.Equal(want) {
+			t.Fatalf("NextDue = %v %v, want %v", next, ok, want)
+		}
+		clk.Set(next)
+	}
+	// The timer wheel's open slot closes at its end: one more wake.
+	if next, ok := settled(); ok {
+		if next.After(coreEpoch.Add(time.Hour + time.Second)) {
+			t.Fatalf("NextDue = %v after every delivery", next)
+		}
+		clk.Set(next)
+	}
+	if next, ok := settled(); ok {
+		t.Fatalf("NextDue = %v after every delivery and the slot's end", next)
+	}
+	got := tb.messagesOn("MC", 0)
+	if len(got) != 3 || string(got[1].Body) != "d5" || string(got[2].Body) != "t1h" {
+		t.Fatalf("topic holds %d messages", len(got))
+	}
+	if got[1].StoreTimestamp != coreEpoch.Add(5*time.Second).UnixMilli() || got[2].StoreTimestamp != deliverAt {
+		t.Fatalf("delivered at %d and %d", got[1].StoreTimestamp, got[2].StoreTimestamp)
+	}
+}

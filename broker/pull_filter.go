@@ -1,0 +1,88 @@
+package broker
+
+import (
+	"strings"
+
+	"rmq/broker/clients"
+	"rmq/filter"
+	"rmq/message"
+)
+
+// pullFilter is the store.MessageFilter of one pull: Java's
+// ExpressionMessageFilter, or ExpressionForRetryMessageFilter when
+// filterSupportRetry is on. Tag subscriptions are decided on the consume
+// queue's tagsCode; SQL92 subscriptions on the record's properties text,
+// read in place: the filter is itself the filter.Properties the expression
+// reads, so matching a message allocates nothing.
+type pullFilter struct {
+	// tags decides on the tagsCode; nil lets every unit through to MatchProps
+	// (a property filter: rmq keeps no bloom bit maps).
+	tags *tagFilter
+	// expr is the subscription's compiled SQL92 filter; nil matches every
+	// message (a tag subscription, or no compiled filter, as in Java).
+	expr *filter.Expression
+	// retryGroup is set when the pulled topic is %RETRY%<group> and
+	// filterSupportRetry is on: each message is matched by the group's filter
+	// of its original topic (property RETRY_TOPIC), if it has one.
+	retryGroup string
+	filters    *clients.ConsumerFilterManager
+
+	// The last original topic seen on a retry topic and its expression.
+	lastTopic string
+	lastExpr  *filter.Expression
+	lastOK    bool
+
+	props message.Props // the properties being matched, valid during MatchProps
+}
+
+// MatchTags is isMatchedByConsumeQueue.
+func (f *pullFilter) MatchTags(tagsCode int64) bool { return f.tags == nil || f.tags.match(tagsCode) }
+
+// MatchProps is isMatchedByCommitLog: only TRUE delivers; NULL, FALSE and an
+// evaluation that throws in Java do not.
+func (f *pullFilter) MatchProps(p message.Props) bool {
+	expr := f.expr
+	if f.retryGroup != "" {
+		expr = f.retryExpression(p)
+	}
+	if expr == nil {
+		return true
+	}
+	f.props = p
+	ok := expr.Match(f)
+	f.props = ""
+	return ok
+}
+
+// arrivalMatcher returns MatchProps for the hold service to check arriving
+// messages with, or nil when the properties do not matter (a tag filter).
+// The held pull's filter is used by the dispatch goroutine alone from then on.
+func (f *pullFilter) arrivalMatcher() func(message.Props) bool {
+	if f.expr == nil && f.retryGroup == "" {
+		return nil
+	}
+	return f.MatchProps
+}
+
+// Get is filter.Properties over the record's properties text: every property,
+// system keys such as TAGS and KEYS included, as Java's
+// MessageEvaluationContext sees them.
+func (f *pullFilter) Get(key string) (string, bool) { return f.props.Lookup(key) }
+
+// retryExpression finds the filter of a retry message's original topic. A
+// message without RETRY_TOPIC, or whose topic has no filter of the group,
+// passes (Java: no filter data, every message matches).
+func (f *pullFilter) retryExpression(p message.Props) *filter.Expression {
+	topic, ok := p.Lookup(message.PropRetryTopic)
+	if !ok {
+		return nil
+	}
+	if !f.lastOK || topic != f.lastTopic {
+		// topic aliases the record; the memo keeps a copy.
+		f.lastTopic, f.lastOK, f.lastExpr = strings.Clone(topic), true, nil
+		if d := f.filters.Get(f.lastTopic, f.retryGroup); d != nil {
+			f.lastExpr = d.Compiled
+		}
+	}
+	return f.lastExpr
+}

@@ -1,0 +1,334 @@
+package metrics
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"rmq/admin"
+	"rmq/broker"
+	"rmq/broker/brokerstats"
+	"rmq/internal/histo"
+	"rmq/message"
+)
+
+// TimerBounds are the due-time buckets of rocketmq_timer_message_snapshot
+// and the console's pending-timer chart.
+var TimerBounds = []time.Duration{
+	time.Second, 10 * time.Second, time.Minute, 10 * time.Minute, time.Hour,
+	6 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour,
+}
+
+// collector reads the broker's counters and tables at scrape time: nothing
+// here runs on the send or pull path.
+type collector struct {
+	b     *broker.Broker
+	now   func() time.Time
+	descs map[string]*prometheus.Desc
+}
+
+type metricSpec struct {
+	name, help string
+	labels     []string
+}
+
+var (
+	consumerLabels = []string{labelTopic, labelConsumerGroup, labelIsRetry, labelIsSystem}
+	topicLabels    = []string{labelTopic, labelMessageType, labelIsSystem}
+	storageLabels  = []string{labelStorageType, labelStorageMedium}
+)
+
+// specs lists every metric the collector exports.
+var specs = []metricSpec{
+	{nameMessagesIn, "Messages stored by sends, by topic.", topicLabels},
+	{nameMessagesOut, "Messages transferred to consumers by pulls, by topic and group.", consumerLabels},
+	{nameThroughputIn, "Commitlog bytes stored by sends, by topic.", topicLabels},
+	{nameThroughputOut, "Message bytes transferred to consumers, by topic and group.", consumerLabels},
+	{nameMessageSize, "Size of stored messages (bytes).", nil},
+	{nameProducerConnections, "Producer connections.", []string{labelLanguage, labelVersion}},
+	{nameConsumerConnections, "Consumer connections.", []string{labelConsumerGroup, labelLanguage, labelVersion, labelConsumeMode}},
+	{nameConsumerLagMessages, "Messages stored but not yet committed by the group.", consumerLabels},
+	{nameConsumerLagLatency, "Age of the oldest message not yet committed by the group (ms).", consumerLabels},
+	{nameConsumerInflight, "Messages pulled but not yet committed.", consumerLabels},
+	{nameConsumerQueueing, "Age of the oldest message not yet pulled (ms).", consumerLabels},
+	{nameConsumerReady, "Messages stored but not yet pulled.", consumerLabels},
+	{nameSendToDLQ, "Messages consumers sent back into their dead-letter queue.", []string{labelTopic, labelConsumerGroup}},
+	{nameRPCLatency, "Request handling time (ms).", []string{labelProtocolType, labelRequestCode, labelResponseCode}},
+	{nameStorageSize, "Commitlog bytes held (max offset - min offset).", storageLabels},
+	{nameStorageFlushBehind, "Commitlog bytes not yet flushed.", storageLabels},
+	{nameStorageDispatchBehind, "Commitlog bytes not yet dispatched to consume queues.", storageLabels},
+	{nameTimerEnqueueLag, "Timer-queue messages not yet read into the wheel.", nil},
+	{nameTimerDequeueLatency, "How long the oldest unprocessed due timer slot has been due (ms).", nil},
+	{nameTimingMessages, "Timer messages pending in the wheel.", nil},
+	{nameTimerEnqueueTotal, "Messages read into the timer wheel.", nil},
+	{nameTimerDequeueTotal, "Timer messages delivered to their topic.", nil},
+	{nameTimerMessageSnapshot, "Pending timer wheel entries by how far ahead they are due (upper bound in seconds).", []string{labelTimingBound}},
+	{nameDelayPending, "Delay-level messages not yet delivered, by level.", []string{labelLevel, labelDelay}},
+	{nameDeliveryLateness, "How late delayed and timer messages were delivered (ms past due).", []string{labelKind}},
+	{nameTimerRecalls, "Recall (delete) markers read by the timer wheel.", nil},
+	{nameTimerRecallDropped, "Timer messages dropped because they were recalled.", nil},
+	{nameHalfMessages, "Half messages the transaction check has not passed yet.", nil},
+	{nameTxChecks, "CHECK_TRANSACTION_STATE requests sent to producers.", nil},
+}
+
+func newCollector(b *broker.Broker, constLabels prometheus.Labels, now func() time.Time) *collector {
+	c := &collector{b: b, now: now, descs: make(map[string]*prometheus.Desc, len(specs))}
+	for _, s := range specs {
+		c.descs[s.name] = prometheus.NewDesc(s.name, s.help, s.labels, constLabels)
+	}
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	e := emitter{ch: ch, descs: c.descs}
+	c.collectTraffic(&e)
+	c.collectClients(&e)
+	c.collectConsumers(&e)
+	c.collectStore(&e)
+	c.collectDelay(&e)
+	c.collectTimer(&e)
+	tx := c.b.Transactions()
+	e.gauge(nameHalfMessages, float64(tx.HalfBacklog()))
+	e.counter(nameTxChecks, float64(tx.Stats().Checks))
+}
+
+type emitter struct {
+	ch    chan<- prometheus.Metric
+	descs map[string]*prometheus.Desc
+}
+
+func (e *emitter) gauge(name string, v float64, labels ...string) {
+	e.ch <- prometheus.MustNewConstMetric(e.descs[name], prometheus.GaugeValue, v, labels...)
+}
+
+func (e *emitter) counter(name string, v float64, labels ...string) {
+	e.ch <- prometheus.MustNewConstMetric(e.descs[name], prometheus.CounterValue, v, labels...)
+}
+
+func (e *emitter) histogram(name string, s histo.Snapshot, labels ...string) {
+	buckets := make(map[float64]uint64, len(s.Bounds))
+	for i, b := range s.Bounds {
+		buckets[float64(b)] = s.Cumulative[i]
+	}
+	e.ch <- prometheus.MustNewConstHistogram(e.descs[name], s.Count, float64(s.Sum), buckets, labels...)
+}
+
+func boolText(b bool) string { return strconv.FormatBool(b) }
+
+// messageType is the 5.x TopicMessageType metrics value of a topic: delay
+// and timer topics "delay", the half topic "transaction", ordered topics
+// "fifo", the rest "normal".
+func (c *collector) messageType(topic string) string {
+	switch topic {
+	case message.TopicSchedule, message.TopicWheelTimer:
+		return "delay"
+	case message.TopicTransHalf:
+		return "transaction"
+	}
+	if tc := c.b.Topics().Get(topic); tc != nil && tc.Order {
+		return "fifo"
+	}
+	return "normal"
+}
+
+func (c *collector) isSystem(topic string) bool { return c.b.Topics().IsSystemTopic(topic) }
+
+func (c *collector) consumerLabels(topic, group string) []string {
+	return []string{topic, group, boolText(strings.HasPrefix(topic, message.RetryTopicPrefix)), boolText(c.isSystem(topic))}
+}
+
+func (c *collector) collectTraffic(e *emitter) {
+	st := c.b.BrokerStats()
+	st.TopicPut.Each(func(k brokerstats.Key, it *brokerstats.Item) {
+		e.counter(nameMessagesIn, float64(it.Value()), k.Topic, c.messageType(k.Topic), boolText(c.isSystem(k.Topic)))
+	})
+	st.TopicSize.Each(func(k brokerstats.Key, it *brokerstats.Item) {
+		e.counter(nameThroughputIn, float64(it.Value()), k.Topic, c.messageType(k.Topic), boolText(c.isSystem(k.Topic)))
+	})
+	st.GroupGet.Each(func(k brokerstats.Key, it *brokerstats.Item) {
+		e.counter(nameMessagesOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+	})
+	st.GroupSize.Each(func(k brokerstats.Key, it *brokerstats.Item) {
+		e.counter(nameThroughputOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+	})
+	d := st.Detail()
+	if d == nil {
+		return
+	}
+	e.histogram(nameMessageSize, d.MessageSize.Snapshot())
+	d.SendToDLQ.Each(func(k brokerstats.Key, it *brokerstats.Item) {
+		e.counter(nameSendToDLQ, float64(it.Value()), k.Topic, k.Group)
+	})
+	for _, r := range d.RPC() {
+		e.histogram(nameRPCLatency, r.Hist.Snapshot(), "remoting", requestCodeName(r.Code), responseCodeName(r.Response))
+	}
+}
+
+// requestCodeName is the 5.x request_code label: the RequestCode field name
+// in lower case, or the number for a code rmq does not name.
+func requestCodeName(code int32) string {
+	n := admin.RequestName(code) // "NAME(code)" or "request(code)"
+	if name, _, ok := strings.Cut(n, "("); ok && name != "request" {
+		return strings.ToLower(name)
+	}
+	return strconv.Itoa(int(code))
+}
+
+func responseCodeName(code int32) string {
+	if n := admin.ResponseName(code); n != "UNKNOWN" {
+		return strings.ToLower(n)
+	}
+	return strconv.Itoa(int(code))
+}
+
+func (c *collector) collectClients(e *emitter) {
+	type pk struct{ lang, ver string }
+	producers := map[pk]int{}
+	for _, list := range c.b.Clients().Producers.Table() {
+		for _, p := range list {
+			producers[pk{p.Language, admin.VersionDesc(p.Version)}]++
+		}
+	}
+	for k, n := range producers {
+		e.gauge(nameProducerConnections, float64(n), k.lang, k.ver)
+	}
+	cons := c.b.Clients().Consumers
+	for _, g := range cons.Groups() {
+		cc, ok := cons.Connection(g)
+		if !ok {
+			continue
+		}
+		mode := "push"
+		if cc.ConsumeType == "CONSUME_ACTIVELY" {
+			mode = "pull"
+		}
+		counts := map[pk]int{}
+		for _, conn := range cc.ConnectionSet {
+			counts[pk{conn.Language, admin.VersionDesc(conn.Version)}]++
+		}
+		for k, n := range counts {
+			e.gauge(nameConsumerConnections, float64(n), g, k.lang, k.ver, mode)
+		}
+	}
+}
+
+// GroupLag is one group's backlog on one topic, summed over its queues.
+type GroupLag struct {
+	Topic, Group string
+	Lag          int64 // stored - committed
+	LagLatencyMs int64 // age of the oldest uncommitted message
+	Inflight     int64 // pulled - committed
+	Ready        int64 // stored - pulled
+	QueueingMs   int64 // age of the oldest message not pulled
+}
+
+// Lags computes every subscription group's backlog on the topics it has
+// offsets for (the console shows the same figures).
+func Lags(b *broker.Broker, now time.Time) []GroupLag {
+	cl, st := b.Clients(), b.Store()
+	d := b.BrokerStats().Detail()
+	var out []GroupLag
+	age := func(topic string, q int32, off int64) int64 {
+		ts, err := st.MessageStoreTimeStamp(topic, q, off)
+		if err != nil || ts <= 0 {
+			return 0
+		}
+		return max(now.UnixMilli()-ts, 0)
+	}
+	for _, g := range cl.SubGroups.Groups() {
+		for _, topic := range cl.Offsets.TopicsByGroup(g) {
+			tc := b.Topics().Get(topic)
+			if tc == nil {
+				continue
+			}
+			l := GroupLag{Topic: topic, Group: g}
+			for q := int32(0); q < tc.ReadQueueNums; q++ {
+				maxOff := max(st.MaxOffsetInQueue(topic, q), 0)
+				committed, ok := cl.Offsets.Query(g, topic, q)
+				if !ok || committed < 0 {
+					committed = max(st.MinOffsetInQueue(topic, q), 0)
+				}
+				pulled := committed
+				if d != nil {
+					if it := d.Pulled.Lookup(brokerstats.Key{Topic: topic, Group: g, QueueID: q}); it != nil && it.Value() > committed {
+						pulled = min(it.Value(), maxOff)
+					}
+				}
+				if maxOff > committed {
+					l.Lag += maxOff - committed
+					l.LagLatencyMs = max(l.LagLatencyMs, age(topic, q, committed))
+				}
+				l.Inflight += pulled - committed
+				if maxOff > pulled {
+					l.Ready += maxOff - pulled
+					l.QueueingMs = max(l.QueueingMs, age(topic, q, pulled))
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (c *collector) collectConsumers(e *emitter) {
+	for _, l := range Lags(c.b, c.now()) {
+		labels := c.consumerLabels(l.Topic, l.Group)
+		e.gauge(nameConsumerLagMessages, float64(l.Lag), labels...)
+		e.gauge(nameConsumerLagLatency, float64(l.LagLatencyMs), labels...)
+		e.gauge(nameConsumerInflight, float64(l.Inflight), labels...)
+		e.gauge(nameConsumerReady, float64(l.Ready), labels...)
+		e.gauge(nameConsumerQueueing, float64(l.QueueingMs), labels...)
+	}
+}
+
+func (c *collector) collectStore(e *emitter) {
+	st := c.b.Store()
+	maxOff := st.MaxPhyOffset()
+	e.gauge(nameStorageSize, float64(maxOff-st.MinPhyOffset()), "local", "disk")
+	if flushed, err := strconv.ParseInt(st.RuntimeInfo()["commitLogFlushedOffset"], 10, 64); err == nil {
+		e.gauge(nameStorageFlushBehind, float64(max(maxOff-flushed, 0)), "local", "disk")
+	}
+	e.gauge(nameStorageDispatchBehind, float64(st.DispatchBehind()), "local", "disk")
+}
+
+func (c *collector) collectDelay(e *emitter) {
+	s := c.b.Schedule()
+	levels := s.Levels()
+	for i, n := range s.PendingByLevel() {
+		e.gauge(nameDelayPending, float64(n), strconv.Itoa(i+1), levels[i].String())
+	}
+	e.histogram(nameDeliveryLateness, s.Deliveries().Lateness.Snapshot(), "delay_level")
+}
+
+func (c *collector) collectTimer(e *emitter) {
+	t := c.b.Timers()
+	if t == nil {
+		return
+	}
+	st := t.Stats()
+	e.gauge(nameTimerEnqueueLag, float64(st.EnqueueBehind))
+	e.gauge(nameTimerDequeueLatency, float64(st.ReadLagMs))
+	e.gauge(nameTimingMessages, float64(st.Pending))
+	e.counter(nameTimerEnqueueTotal, float64(st.Enqueued))
+	e.counter(nameTimerDequeueTotal, float64(st.Delivered))
+	e.counter(nameTimerRecalls, float64(st.Markers))
+	e.counter(nameTimerRecallDropped, float64(st.Deleted))
+	for i, n := range t.PendingByDue(TimerBounds) {
+		bound := "+Inf"
+		if i < len(TimerBounds) {
+			bound = strconv.Itoa(int(TimerBounds[i] / time.Second))
+		}
+		e.gauge(nameTimerMessageSnapshot, float64(n), bound)
+	}
+	e.histogram(nameDeliveryLateness, t.Deliveries().Lateness.Snapshot(), "timer")
+}

@@ -1,0 +1,129 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"rmq/broker"
+	"rmq/internal/testutil"
+	"rmq/internal/testutil/brokertest"
+	"rmq/internal/testutil/testbroker"
+	"rmq/remoting"
+)
+
+// series renders one sample line of the text exposition: the node labels
+// and labels ("k=v,k=v") sorted by name, as the Prometheus encoder writes them.
+func series(name, labels string, v int) string {
+	parts := []string{`cluster="DefaultCluster"`, `node_id="broker-a"`, `node_type="broker"`}
+	if labels != "" {
+		for _, kv := range strings.Split(labels, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			parts = append(parts, k+`="`+val+`"`)
+		}
+	}
+	sort.Strings(parts)
+	return name + "{" + strings.Join(parts, ",") + "} " + strconv.Itoa(v)
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServerServesMetricsHealthAndPprof sends and pulls through an
+// in-process broker and reads the text exposition.
+func TestServerServesMetricsHealthAndPprof(t *testing.T) {
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
+	tb.EnableMetrics()
+	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Pprof: true, Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	base := "http://" + s.Addr()
+	for range 3 {
+		if resp := tb.Client.Send(brokertest.Send{Topic: "MetricsT", Body: []byte("0123456789"), QueueID: 0}); resp.Code != remoting.Success {
+			t.Fatalf("send: %d %s", resp.Code, resp.Remark)
+		}
+	}
+	tb.WaitDispatched()
+	pull := brokertest.Pull{Group: "MetricsG", Topic: "MetricsT", QueueID: 0, Offset: 0, MaxMsgs: 2, SysFlag: 4, Subscription: "*"}
+	if resp := tb.Client.Invoke(remoting.PullMessage, pull.Ext(), nil); resp.Code != remoting.Success {
+		t.Fatalf("pull: %d %s", resp.Code, resp.Remark)
+	}
+	tb.Broker.Clients().Offsets.Commit("MetricsG", "MetricsT", 0, 1)
+	tb.Broker.Clients().SubGroups.FindOrCreate("MetricsG")
+
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics %d", code)
+	}
+	cg := "consumer_group=MetricsG,is_retry=false,is_system=false,topic=MetricsT"
+	for _, want := range []string{
+		series("rocketmq_messages_in_total", "is_system=false,message_type=normal,topic=MetricsT", 3),
+		series("rocketmq_messages_out_total", cg, 2),
+		series("rocketmq_message_size_count", "", 3),
+		`rocketmq_message_size_bucket{cluster="DefaultCluster",node_id="broker-a",node_type="broker",le="1024"} 3`, // le comes last
+		series("rocketmq_rpc_latency_count", "protocol_type=remoting,request_code=send_message_v2,response_code=success", 3),
+		series("rocketmq_rpc_latency_count", "protocol_type=remoting,request_code=pull_message,response_code=success", 1),
+		// 3 stored, 1 committed, 2 pulled.
+		series("rocketmq_consumer_lag_messages", cg, 2),
+		series("rocketmq_consumer_inflight_messages", cg, 1),
+		series("rocketmq_consumer_ready_messages", cg, 1),
+		series("rmq_delay_pending_messages", "delay=1s,level=1", 0),
+		series("rocketmq_timing_messages", "", 0),
+		`# TYPE rocketmq_rpc_latency histogram`,
+		`# TYPE rocketmq_messages_in_total counter`,
+		`# TYPE rocketmq_consumer_lag_messages gauge`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", body)
+	}
+	if code, body := get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz without name servers: %d %q", code, body)
+	}
+	if code, _ := get(t, base+"/debug/pprof/"); code != http.StatusOK {
+		t.Errorf("/debug/pprof/ %d", code)
+	}
+}
+
+func TestPprofIsOptIn(t *testing.T) {
+	tb := testbroker.Start(t, testbroker.Options(t, nil))
+	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if code, _ := get(t, "http://"+s.Addr()+"/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ without metricsPprofEnable: %d", code)
+	}
+}
+
+// TestHealthzWaitsForTheNameServers: a broker whose name server does not
+// answer is not ready.
+func TestHealthzWaitsForTheNameServers(t *testing.T) {
+	dead := "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
+	tb := testbroker.Start(t, testbroker.Options(t, func(o *broker.Options) { o.NamesrvAddr = dead }))
+	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if code, body := get(t, "http://"+s.Addr()+"/healthz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz with an unreachable name server: %d %q", code, body)
+	}
+}

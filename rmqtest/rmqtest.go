@@ -1,0 +1,314 @@
+package rmqtest
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"rmq/broker"
+	"rmq/conf"
+	"rmq/internal/clock"
+	"rmq/namesrv"
+	"rmq/remoting"
+)
+
+// Server is a name server and a broker running in the test's process.
+type Server struct {
+	t      testing.TB
+	ns     *namesrv.Server
+	b      *broker.Broker
+	clk    *clock.Offset
+	settle time.Duration
+
+	ffMu sync.Mutex // one FastForward at a time
+}
+
+// Option adjusts a Server before Start runs it.
+type Option func(*config)
+
+type config struct {
+	brokerConf  map[string]string
+	namesrvConf map[string]string
+	start       time.Time
+	settle      time.Duration
+}
+
+// WithBrokerConfig sets broker.conf keys (Java names, e.g.
+// "defaultTopicQueueNums": "4" or "transactionCheckInterval": "10000").
+// The keys go through the same binding as a broker.conf file, so every key
+// the broker knows works and an unknown key or bad value fails the test.
+// namesrvAddr is always the server's own name server. Later options win.
+func WithBrokerConfig(kv map[string]string) Option {
+	return func(c *config) {
+		for k, v := range kv {
+			c.brokerConf[k] = v
+		}
+	}
+}
+
+// WithNamesrvConfig sets namesrv.conf keys, like WithBrokerConfig.
+func WithNamesrvConfig(kv map[string]string) Option {
+	return func(c *config) {
+		for k, v := range kv {
+			c.namesrvConf[k] = v
+		}
+	}
+}
+
+// WithClockStart starts the broker's virtual clock at t instead of the wall
+// clock's now (t may lie in the past or the future). It then runs at the
+// speed of real time and FastForward moves it on.
+func WithClockStart(t time.Time) Option {
+	return func(c *config) { c.start = t }
+}
+
+// WithSettleTimeout bounds, in real time, how long FastForward waits for the
+// deliveries due at one step to be stored (default 30 s). Past it the test
+// fails.
+func WithSettleTimeout(d time.Duration) Option {
+	return func(c *config) { c.settle = d }
+}
+
+// Start runs a name server and a broker on free 127.0.0.1 ports with a
+// small store under t.TempDir(). It returns once the broker has registered
+// with the name server; t.Cleanup stops both and removes the store.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	cfg := config{brokerConf: map[string]string{}, namesrvConf: map[string]string{}, settle: 30 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	log := zerolog.Nop()
+	if os.Getenv("RMQ_TEST_LOG") != "" {
+		log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	}
+	var initial time.Duration
+	if !cfg.start.IsZero() {
+		initial = time.Until(cfg.start)
+	}
+	s := &Server{t: t, clk: clock.NewOffset(initial), settle: cfg.settle}
+
+	no := namesrv.DefaultOptions()
+	no.ListenHost = "127.0.0.1"
+	no.ListenPort = 0
+	no.Logger = log
+	if err := applyConf(cfg.namesrvConf, "WithNamesrvConfig", &no); err != nil {
+		t.Fatalf("rmqtest: %v", err)
+	}
+	ns, err := namesrv.New(no)
+	if err != nil {
+		t.Fatalf("rmqtest: name server: %v", err)
+	}
+	if err := ns.Start(); err != nil {
+		t.Fatalf("rmqtest: start name server: %v", err)
+	}
+	t.Cleanup(ns.Shutdown)
+	s.ns = ns
+
+	bo := brokerDefaults(t.TempDir())
+	if err := applyConf(cfg.brokerConf, "WithBrokerConfig", &bo); err != nil {
+		t.Fatalf("rmqtest: %v", err)
+	}
+	bo.NamesrvAddr = ns.Addr()
+	bo.MessageClock = s.clk
+	bo.Logger = log
+	b, err := broker.New(bo)
+	if err != nil {
+		t.Fatalf("rmqtest: broker: %v", err)
+	}
+	if err := b.Start(); err != nil {
+		_ = b.Shutdown()
+		t.Fatalf("rmqtest: start broker: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Shutdown(); err != nil {
+			t.Errorf("rmqtest: broker shutdown: %v", err)
+		}
+	})
+	s.b = b
+	// Start registers synchronously; a failed registration is only logged.
+	if bd := ns.Routes().ClusterInfo().BrokerAddrTable[bo.BrokerName]; bd == nil || bd.BrokerAddrs[bo.BrokerID] != b.Addr() {
+		t.Fatalf("rmqtest: broker %s (%s) did not register with the name server %s", bo.BrokerName, b.Addr(), ns.Addr())
+	}
+	return s
+}
+
+// brokerDefaults are the stock broker defaults on 127.0.0.1 and free ports,
+// with store files small enough for many servers at once.
+func brokerDefaults(dir string) broker.Options {
+	o := broker.DefaultOptions()
+	o.StorePathRootDir = dir
+	o.ListenHost = "127.0.0.1"
+	o.BrokerIP1 = "127.0.0.1"
+	o.ListenPort = 0
+	o.MappedFileSizeCommitLog = 8 << 20 // still holds the stock 4 MiB maxMessageSize
+	o.MappedFileSizeConsumeQueue = 20 * 16384
+	o.MappedFileSizeTimerLog = 1 << 20
+	o.MaxHashSlotNum = 1 << 14
+	o.MaxIndexNum = 1 << 16
+	o.SmallStore = true // no fallocate: the disk holds what was written
+	return o
+}
+
+// applyConf loads kv as a properties file into dst; unknown keys are errors.
+func applyConf(kv map[string]string, name string, dst any) error {
+	if len(kv) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(escape(k, true))
+		b.WriteByte('=')
+		b.WriteString(escape(kv[k], false))
+		b.WriteByte('\n')
+	}
+	warnings, err := conf.Load(strings.NewReader(b.String()), name, dst)
+	if err != nil {
+		return err
+	}
+	if len(warnings) > 0 {
+		return fmt.Errorf("%s", strings.Join(warnings, "; "))
+	}
+	return nil
+}
+
+// escape writes s for one properties line: backslashes and line breaks
+// always, separators and blanks in keys, blanks at a value's ends.
+func escape(s string, isKey bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c == ' ' && (isKey || i == 0 || i == len(s)-1):
+			b.WriteString(`\ `)
+		case isKey && (c == '=' || c == ':' || i == 0 && (c == '#' || c == '!')):
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// NamesrvAddr is the name server's "127.0.0.1:port": give it to clients
+// (primitive.NewPassthroughResolver, setNamesrvAddr).
+func (s *Server) NamesrvAddr() string { return s.ns.Addr() }
+
+// BrokerAddr is the broker's "127.0.0.1:port", as registered.
+func (s *Server) BrokerAddr() string { return s.b.Addr() }
+
+// BrokerVIPAddr is the broker's VIP channel address (stock: port-2), which
+// clients with vipChannelEnabled use.
+func (s *Server) BrokerVIPAddr() string { return s.b.VIPAddr() }
+
+// CreateTopic creates topic with queues read and write queues on the broker
+// and returns once the name server routes it, so that a push consumer can
+// subscribe before the first send (the stock Go client refuses to start on
+// a topic without a route).
+func (s *Server) CreateTopic(topic string, queues int) {
+	s.t.Helper()
+	s.b.Topics().Update(&remoting.TopicConfig{
+		TopicName: topic, ReadQueueNums: int32(queues), WriteQueueNums: int32(queues),
+		Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG",
+	})
+	deadline := time.Now().Add(s.settle)
+	for s.ns.Routes().TopicRoute(topic) == nil {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("rmqtest: topic %s not routed by the name server after %v", topic, s.settle)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// WaitProducer waits until a producer of group is connected to the broker.
+// Transaction check-backs go only to a connected producer of the half
+// message's group, and the stock Go client registers its producer in a
+// heartbeat about a second after Start, only with brokers it has a route to
+// (so after its first send): wait for it before fast-forwarding to a check.
+func (s *Server) WaitProducer(group string) {
+	s.t.Helper()
+	deadline := time.Now().Add(s.settle)
+	for s.b.Clients().Producers.AvailableConn(group) == nil {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("rmqtest: no producer of group %s connected after %v", group, s.settle)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Now is the broker's virtual time: the wall clock plus every FastForward
+// (and the WithClockStart shift). Compute absolute deliver times
+// (TIMER_DELIVER_MS, WithDelayTimestamp) from it, not from time.Now.
+func (s *Server) Now() time.Time { return s.clk.Now() }
+
+// FastForward moves the broker's virtual clock d ahead. Every delay level,
+// timer message and transaction check pass due within d happens, in due
+// order, each no earlier than its time on the virtual clock: the clock is
+// moved to the next due time, the broker is left to deliver what is due
+// there, and so on up to now+d. FastForward returns once everything due by
+// then is stored on its topic and in its consume queue; consumers receive it
+// as soon as their next pull (long polling: at once). It fails the test if
+// the deliveries of one step take longer than the settle timeout.
+func (s *Server) FastForward(d time.Duration) {
+	s.t.Helper()
+	s.ffMu.Lock()
+	defer s.ffMu.Unlock()
+	target := s.clk.Now().Add(d)
+	for {
+		next, ok := s.waitSettled()
+		if !ok || next.After(target) {
+			break
+		}
+		s.clk.Advance(next.Sub(s.clk.Now()))
+	}
+	s.clk.Advance(target.Sub(s.clk.Now()))
+	s.waitSettled()
+}
+
+// Settle waits until nothing due at the virtual now is left undelivered
+// (FastForward does it after every step).
+func (s *Server) Settle() {
+	s.t.Helper()
+	s.waitSettled()
+}
+
+// settlePoll is how often waitSettled looks at the broker.
+const settlePoll = 200 * time.Microsecond
+
+// waitSettled polls the broker until nothing due is undelivered and returns
+// the next due time.
+func (s *Server) waitSettled() (time.Time, bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(s.settle)
+	for {
+		next, ok, busy := s.b.NextDue()
+		if !busy {
+			return next, ok
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("rmqtest: deliveries due at %v not done after %v", s.clk.Now(), s.settle)
+		}
+		time.Sleep(settlePoll)
+	}
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// DiskUsage measures the file system holding a path (statfs in production;
+// tests inject their own).
+type DiskUsage interface {
+	// Usage returns the used fraction of the file system holding path
+	// (Java UtilAll.getDiskPartitionSpaceUsedPercent: (total−free)/total)
+	// and the bytes an unprivileged writer may still allocate there.
+	Usage(path string) (used float64, avail int64, err error)
+}
+
+// StatfsUsage is the DiskUsage of the real file system.
+type StatfsUsage struct{}
+
+// Usage implements DiskUsage with statfs(2).
+func (StatfsUsage) Usage(path string) (float64, int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return -1, 0, err
+	}
+	if st.Blocks == 0 {
+		return -1, 0, fmt.Errorf("store: statfs %s: no blocks", path)
+	}
+	bs := int64(st.Bsize)
+	used := float64(st.Blocks-st.Bfree) / float64(st.Blocks)
+	return used, int64(st.Bavail) * bs, nil
+}
+
+// errDispatchStalled refuses puts while the dispatcher waits for space.
+var errDispatchStalled = fmt.Errorf("%w: consume queue or index writes are waiting for disk space", ErrDiskFull)
+
+// diskState is what the last disk check found.
+type diskState struct {
+	used  float64 // used fraction, -1 unknown
+	avail int64
+}
+
+// writeRefused returns the ErrDiskFull a put gets while the store refuses
+// writes, or nil: while the dispatcher waits for space (dispatch.go), and
+// while the last disk check found the disk over
+// diskSpaceWarningLevelRatio or fewer free bytes than the dispatch reserve.
+func (s *Store) writeRefused() error {
+	if s.dispatchStalled.Load() {
+		return errDispatchStalled
+	}
+	if s.diskFull.Load() {
+		d := s.disk.Load()
+		return fmt.Errorf("%w: %.2f of the disk used, %d bytes free (warning level %.2f, reserve %d bytes)",
+			ErrDiskFull, d.used, d.avail, s.opts.Retention.DiskSpaceWarningLevelRatio, s.opts.Retention.DiskReserve)
+	}
+	return nil
+}
+
+// noteWritten counts bytes written since the last disk check and wakes the
+// cleanup goroutine for a check once they reach a quarter of the reserve,
+// so a burst cannot eat the reserve between two periodic checks.
+func (s *Store) noteWritten(n int) {
+	if s.sinceDiskCheck.Add(int64(n)) >= s.opts.Retention.DiskReserve/4 {
+		select {
+		case s.diskCheckWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// checkDisk measures the store's file system and sets or clears the
+// disk-full refusal. It returns the used fraction (-1 when unknown).
+func (s *Store) checkDisk() float64 {
+	s.sinceDiskCheck.Store(0)
+	r := &s.opts.Retention
+	used, avail, err := r.DiskUsage.Usage(filepath.Join(s.opts.Dir, commitLogDir))
+	if err != nil {
+		s.log.Warn().Err(err).Msg("disk usage unknown")
+		return -1
+	}
+	s.disk.Store(&diskState{used: used, avail: avail})
+	full := used > r.DiskSpaceWarningLevelRatio || avail < r.DiskReserve
+	if was := s.diskFull.Swap(full); was != full {
+		if full {
+			s.stats.diskFullTimes.Add(1)
+			s.log.Error().Float64("used", used).Int64("avail", avail).Msg("disk full: puts are refused until space is freed")
+		} else {
+			s.log.Warn().Float64("used", used).Int64("avail", avail).Msg("disk space OK again: puts accepted")
+		}
+	}
+	return used
+}
+
+// DiskStatus reports the last measured used fraction of the store's file
+// system (-1 unknown) and whether puts are refused for want of space.
+func (s *Store) DiskStatus() (used float64, full bool) {
+	d := s.disk.Load()
+	if d == nil {
+		return -1, s.dispatchStalled.Load()
+	}
+	return d.used, s.diskFull.Load() || s.dispatchStalled.Load()
+}
+
+// DiskUtil is the text of Java SendMessageProcessor.diskUtil:
+// "CL: %5.2f CQ: %5.2f INDEX: %5.2f" (one file system holds all three here).
+func (s *Store) DiskUtil() string {
+	used, _ := s.DiskStatus()
+	if used < 0 {
+		used = -1
+	}
+	return fmt.Sprintf("CL: %5.2f CQ: %5.2f INDEX: %5.2f", used, used, used)
+}
+
+func formatRatio(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "-1"
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
