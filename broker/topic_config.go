@@ -11,11 +11,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker/pop"
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/broker/pop"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Topic names and limits of the stock broker (TopicValidator.java, MixAll.java).

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Error is a refusal with its stock response code and remark.

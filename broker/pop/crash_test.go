@@ -14,12 +14,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Environment of the crash child: its store directory and listen port.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // OrderReviveQid is the reviveQid of handles from orderly pops

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"rmq/broker"
-	"rmq/broker/pop"
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/broker/pop"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 const (

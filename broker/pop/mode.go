@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 
-	"rmq/internal/fastjson"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // modeFileName is MessageRequestModeManager's config file.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 type assignment struct {

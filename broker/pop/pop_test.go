@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/broker"
-	"rmq/broker/pop"
-	"rmq/internal/testutil"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/broker/pop"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestPopAckRevive pops three messages, acks two, and checks that after the

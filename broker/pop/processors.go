@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"rmq/internal/fastjson"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // maxPollTime caps a parked pop below the clients' socket timeouts.

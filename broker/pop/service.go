@@ -16,10 +16,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Defaults (BrokerConfig of 5.3.3 where stock has the setting).

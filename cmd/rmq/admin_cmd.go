@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // `rmq admin` mirrors mqadmin: the stock subcommand names and one-letter
@@ -44,6 +45,7 @@ const (
 	flagAdminNamesrv = "namesrvAddr"
 	flagAdminJSON    = "json"
 	flagAdminTimeout = "timeout"
+	flagTLS          = "tls"
 )
 
 func adminCommonFlags() []cli.Flag {
@@ -51,7 +53,16 @@ func adminCommonFlags() []cli.Flag {
 		&cli.StringFlag{Name: flagAdminNamesrv, Aliases: []string{"n"}, EnvVars: []string{"NAMESRV_ADDR"}, Usage: "name server address list, e.g. 127.0.0.1:9876;192.168.0.1:9876"},
 		&cli.BoolFlag{Name: flagAdminJSON, Usage: "print the result as JSON (consumeMessage and printMsg: one JSON object per message)"},
 		&cli.DurationFlag{Name: flagAdminTimeout, Value: admin.DefaultTimeout, Usage: "timeout of each request"},
+		&cli.BoolFlag{Name: flagTLS, Usage: "connect over TLS, trusting any server certificate (as the Java client's tls.enable)"},
 	}
+}
+
+// clientTLS is the client TLS configuration --tls asks for, or nil.
+func clientTLS(c *cli.Context) *tls.Config {
+	if !c.Bool(flagTLS) {
+		return nil
+	}
+	return remoting.ClientTLS()
 }
 
 // adminRun is the state of one admin subcommand run.
@@ -81,7 +92,7 @@ func adminSub(name, usage string, flags []cli.Flag, run func(*adminRun) error) *
 			if c.NArg() > 0 {
 				return fmt.Errorf("%s: unexpected argument %q (flags go before it; see --help)", name, c.Args().First())
 			}
-			a := admin.New(admin.Options{NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout)})
+			a := admin.New(admin.Options{NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout), TLS: clientTLS(c)})
 			defer a.Close()
 			ctx := c.Context
 			if ctx == nil {

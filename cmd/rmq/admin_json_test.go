@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // jsonValues decodes every JSON value of out (consumeMessage and printMsg

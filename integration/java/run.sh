@@ -147,6 +147,7 @@ start_rmq() {
 #!/usr/bin/env bash
 set -euo pipefail
 printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\n' "\$1" "\$2" >"\$4.conf"
+if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTRA_CONF" >>"\$4.conf"; fi
 exec "$RMQ_BIN" broker -c "\$4.conf" -n "\$5" --store-dir "\$4" --listen-port "\$3"
 EOF
   chmod +x "$WORK/broker-launcher.sh"
@@ -218,7 +219,7 @@ filterSupportRetry=true
 CONF
 mkdir -p "\$4"
 export ROCKETMQ_HOME="$PEER_HOME"
-exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \
+exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \${RMQ_BROKER_JVM_PROPS:-} \
   -Duser.home="\$4.home" -cp "$lib/*" org.apache.rocketmq.broker.BrokerStartup -c "\$4.conf"
 EOF
   chmod +x "$WORK/broker-launcher.sh"

@@ -23,6 +23,8 @@ final class BrokerProcess {
     final Path storeDir;
     private final Path log;
     private Process process;
+    /** Extra environment of the launcher: RMQ_BROKER_EXTRA_CONF (config lines), RMQ_BROKER_JVM_PROPS (Java broker). */
+    final java.util.Map<String, String> env = new java.util.HashMap<>();
 
     BrokerProcess(String name, String cluster, Path storeDir) throws IOException {
         this.name = name;
@@ -44,8 +46,10 @@ final class BrokerProcess {
     /** Starts the broker and waits for its boot line. */
     void start() throws IOException, InterruptedException {
         Files.createDirectories(storeDir);
-        process = new ProcessBuilder(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()))
-            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        ProcessBuilder pb = new ProcessBuilder(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()))
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        process = pb.start();
         long end = System.nanoTime() + BOOT_DEADLINE.toNanos();
         while (!Files.readString(log).contains("boot success")) {
             if (!process.isAlive()) {
@@ -73,6 +77,10 @@ final class BrokerProcess {
                 process.destroyForcibly();
             }
         }
+    }
+
+    boolean isAlive() {
+        return process != null && process.isAlive();
     }
 
     String output() throws IOException {
