@@ -13,6 +13,7 @@ import (
 	"github.com/rmqio/rmq/broker/brokeradmin"
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
@@ -78,6 +79,9 @@ type Broker struct {
 	// requesters maps request senders' client ids to their connections (reply.go).
 	requesters requesterTable
 	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
+	// pop serves POP consumption; popLive is it once created (read by the dispatch goroutine).
+	pop     *pop.Service
+	popLive atomic.Pointer[pop.Service]
 
 	handlers map[int32]HandlerFunc
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
@@ -115,6 +119,9 @@ func (b *Broker) Store() *store.Store { return b.store }
 
 // Topics exposes the topic table.
 func (b *Broker) Topics() *TopicConfigManager { return b.topics }
+
+// Pop exposes the POP consumption service (tests, the gRPC front end).
+func (b *Broker) Pop() *pop.Service { return b.pop }
 
 // Clients exposes the client managers (tests).
 func (b *Broker) Clients() *clients.Service { return b.clients }
@@ -205,6 +212,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.statsProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&remoting.PermRead != 0 }) {
 		b.handlers[code] = h
 	}
 }

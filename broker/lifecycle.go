@@ -11,6 +11,7 @@ import (
 	"github.com/rmqio/rmq/broker/brokeradmin"
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/message"
@@ -188,6 +189,21 @@ func New(opts Options) (*Broker, error) {
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.
 	b.keyedHooks = len(b.putHooks)
+	b.pop, err = pop.New(pop.Options{
+		Store: b.store, Put: b.putMessage, Topics: b.topics, Groups: b.clients.SubGroups, Offsets: b.clients.Offsets,
+		ClientIDs: b.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
+		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
+		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, Logger: b.log,
+	})
+	if err != nil {
+		b.tx.Stop()
+		_ = b.sched.Stop()
+		if b.timers != nil {
+			_ = b.timers.Stop()
+		}
+		return closeStore(fmt.Errorf("broker: pop service: %w", err))
+	}
+	b.popLive.Store(b.pop)
 	b.registerHandlers()
 	// From here on the store's cleanup may ask what is pending.
 	b.retentionReady.Store(true)
@@ -204,6 +220,9 @@ func (b *Broker) onDispatch(d store.DispatchRequest) {
 	w := &b.dispatchWakes
 	if hs := b.pullHold; hs != nil {
 		w.pulls = hs.collect(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props, w.pulls)
+	}
+	if p := b.popLive.Load(); p != nil {
+		p.Notify(d.Topic, d.QueueID)
 	}
 	switch d.Topic {
 	case message.TopicSchedule:
@@ -290,6 +309,7 @@ func (b *Broker) Start() error {
 		b.timers.Start()
 	}
 	b.tx.Start()
+	b.pop.Start()
 
 	b.bg.Add(2)
 	go b.persistLoop()
@@ -421,6 +441,9 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
+	if err := b.pop.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: stop pop service: %w", err))
+	}
 	b.tx.Stop()
 	if err := b.sched.Stop(); err != nil {
 		errs = append(errs, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -112,6 +113,8 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 	add(newTopicConfig(message.TopicOffsetMovedEvent, 1, permReadWrite))
 	add(newTopicConfig(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite))
 	add(newTopicConfig(message.ReplyTopic(d.clusterName), 1, permReadWrite))
+	// POP checkpoints and revive triggers (stock: reviveQueueNum queues; rmq uses one).
+	add(newTopicConfig(pop.ReviveTopic(d.clusterName), 1, permReadWrite))
 	if d.traceTopic != "" {
 		add(newTopicConfig(d.traceTopic, 1, permReadWrite))
 	}

@@ -1,0 +1,442 @@
+package pop
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+)
+
+// maxPollTime caps a parked pop below the clients' socket timeouts.
+const maxPollTime = 20 * time.Second
+
+// timeoutTooMuch is PopMessageRequestHeader.isTimeoutTooMuch's slack.
+const timeoutTooMuch = 500
+
+// Processors maps the POP request codes to their handlers. readable
+// reports whether the broker's permission allows reads.
+func (s *Service) Processors(readable func() bool) map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
+	guard := func(verb string, h func(*remoting.Conn, *remoting.Command) *remoting.Command) func(*remoting.Conn, *remoting.Command) *remoting.Command {
+		return func(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+			if !readable() {
+				return remoting.NewResponse(req, remoting.NoPermission, fmt.Sprintf("the broker[%s] %s message is forbidden", s.brokerIP(), verb))
+			}
+			return h(c, req)
+		}
+	}
+	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
+		remoting.PopMessage:                 guard("pop", s.processPop),
+		remoting.AckMessage:                 s.processAck,
+		remoting.BatchAckMessage:            s.processBatchAck,
+		remoting.PeekMessage:                guard("peeking", s.processPeek),
+		remoting.ChangeMessageInvisibleTime: s.processChangeInvisible,
+		remoting.Notification:               guard("peeking", s.processNotification),
+		remoting.PollingInfo:                guard("peeking", s.processPollingInfo),
+		remoting.QueryAssignment:            s.processQueryAssignment,
+		remoting.SetMessageRequestMode:      s.processSetMessageRequestMode,
+	}
+}
+
+func errorResponse(req *remoting.Command, err error) *remoting.Command {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return remoting.NewResponse(req, pe.Code, pe.Remark)
+	}
+	var coded interface{ ResponseCode() (int32, string) }
+	if errors.As(err, &coded) {
+		code, remark := coded.ResponseCode()
+		return remoting.NewResponse(req, code, remark)
+	}
+	return remoting.NewResponse(req, remoting.SystemError, err.Error())
+}
+
+func pollKey(topic, group string, qid int32) string {
+	return topic + "@" + group + "@" + strconv.Itoa(int(qid))
+}
+
+// tagFilter builds a TAG filter from "a || b" ("" or "*": everything).
+func tagFilter(exp string) func(int64) bool {
+	if exp == "" || exp == "*" {
+		return nil
+	}
+	codes := make(map[int32]struct{})
+	for _, tag := range strings.Split(exp, "||") {
+		if tag = strings.TrimSpace(tag); tag != "" {
+			codes[int32(message.TagsHash(tag))] = struct{}{}
+		}
+	}
+	return func(tc int64) bool { _, ok := codes[int32(tc)]; return ok }
+}
+
+// processPop serves POP_MESSAGE (PopMessageProcessor).
+func (s *Service) processPop(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	pr := PopRequest{
+		Group: h.Str("consumerGroup", true), Topic: h.Str("topic", true), QueueID: h.Int32("queueId", true, 0),
+		MaxMsgs: int(h.Int32("maxMsgNums", true, 0)), Invisible: h.Int64("invisibleTime", true, 0),
+		InitMode: int(h.Int32("initMode", true, 0)), Order: h.Bool("order"), RemoteAddr: c.RemoteAddr(),
+	}
+	pollTime := h.Int64("pollTime", true, 0)
+	bornTime := h.Int64("bornTime", true, 0)
+	expType, exp := h.Str("expType", false), h.Str("exp", false)
+	if err := h.Err(); err != nil {
+		return remoting.ErrorResponse(req, err)
+	}
+	if s.clock.Now().UnixMilli()-bornTime-pollTime > timeoutTooMuch {
+		return remoting.NewResponse(req, remoting.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", s.brokerIP()))
+	}
+	if expType != "" && expType != "TAG" {
+		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+expType)
+	}
+	pr.Filter = tagFilter(exp)
+	resp, parked := s.pop(c, req, pr, time.Duration(pollTime)*time.Millisecond, false)
+	if parked {
+		return nil
+	}
+	return resp
+}
+
+// pop runs one pop and, when it found nothing and may wait, parks it.
+func (s *Service) pop(c *remoting.Conn, req *remoting.Command, pr PopRequest, poll time.Duration, final bool) (*remoting.Command, bool) {
+	res, err := s.Pop(pr)
+	if err != nil {
+		return errorResponse(req, err), false
+	}
+	if len(res.Messages) == 0 && !final && poll > 0 {
+		topics := []string{pr.Topic, RetryTopic(pr.Topic, pr.Group)}
+		parked := s.polls.park(topics, pollKey(pr.Topic, pr.Group, pr.QueueID), min(poll, maxPollTime), nil, func(final bool) bool {
+			if c.Closed() {
+				return true
+			}
+			resp, _ := s.pop(c, req, pr, 0, final)
+			if resp == nil || (!final && resp.Code == remoting.PollingTimeout) {
+				return false
+			}
+			if err := c.WriteResponse(resp); err != nil {
+				s.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("pop: parked answer not delivered")
+			}
+			return true
+		})
+		if parked {
+			return nil, true
+		}
+		resp := popResponse(req, res)
+		resp.Code, resp.Remark = remoting.PollingFull, "NO_MESSAGE_IN_QUEUE"
+		return resp, false
+	}
+	return popResponse(req, res), false
+}
+
+func popResponse(req *remoting.Command, res *PopResult) *remoting.Command {
+	resp := remoting.NewResponse(req, remoting.Success, "FOUND")
+	if len(res.Messages) == 0 {
+		resp.Code, resp.Remark = remoting.PollingTimeout, "NO_MESSAGE_IN_QUEUE"
+	} else {
+		resp.Body = res.Body()
+	}
+	resp.SetExt("popTime", strconv.FormatInt(res.PopTime, 10))
+	resp.SetExt("invisibleTime", strconv.FormatInt(res.Invisible, 10))
+	resp.SetExt("reviveQid", strconv.Itoa(int(res.ReviveQid)))
+	resp.SetExt("restNum", strconv.FormatInt(res.RestNum, 10))
+	resp.SetExt("startOffsetInfo", res.StartOffsetInfo)
+	resp.SetExt("msgOffsetInfo", res.MsgOffsetInfo)
+	if res.OrderCountInfo != "" {
+		resp.SetExt("orderCountInfo", res.OrderCountInfo)
+	}
+	return resp
+}
+
+// ackTarget validates the topic, queue and offset of an ack or change of
+// invisible time (AckMessageProcessor, ChangeInvisibleTimeProcessor).
+func (s *Service) ackTarget(c *remoting.Conn, topic string, qid int32, offset int64, maxExclusive bool) error {
+	tc := s.opts.Topics.Get(topic)
+	if tc == nil {
+		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please! %s", topic, faqTopic)
+	}
+	if qid < 0 || qid >= tc.ReadQueueNums {
+		return refuse(remoting.MessageIllegal, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			qid, topic, tc.ReadQueueNums, c.RemoteAddr())
+	}
+	minOff, maxOff := s.opts.Store.MinOffsetInQueue(topic, qid), s.opts.Store.MaxOffsetInQueue(topic, qid)
+	if offset < minOff || offset > maxOff || (maxExclusive && offset == maxOff) {
+		return refuse(remoting.NoMessage, "offset is illegal, key:%s@%d, commit:%d, store:%d~%d", topic, qid, offset, minOff, maxOff)
+	}
+	return nil
+}
+
+// processAck serves ACK_MESSAGE.
+func (s *Service) processAck(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
+	qid := h.Int32("queueId", true, 0)
+	extra := h.Str("extraInfo", true)
+	offset := h.Int64("offset", true, 0)
+	if err := h.Err(); err != nil {
+		return remoting.ErrorResponse(req, err)
+	}
+	if err := s.ackTarget(c, topic, qid, offset, false); err != nil {
+		return errorResponse(req, err)
+	}
+	hd, err := ParseHandle(extra)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	hd.Offset, hd.QueueID = offset, qid
+	if retryFlag(topic) != flagNormal {
+		hd.RetryFlag = retryFlag(topic)
+	}
+	if err := s.Ack(group, topic, hd); err != nil {
+		return errorResponse(req, err)
+	}
+	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// batchAck is one BatchAck (fastjson names, with their alternates).
+type batchAck struct {
+	C             string `json:"c"`
+	ConsumerGroup string `json:"consumerGroup"`
+	T             string `json:"t"`
+	Topic         string `json:"topic"`
+	R             string `json:"r"`
+	Retry         string `json:"retry"`
+	SO            *int64 `json:"so"`
+	StartOffset   *int64 `json:"startOffset"`
+	Q             *int32 `json:"q"`
+	QueueID       *int32 `json:"queueId"`
+	PT            *int64 `json:"pt"`
+	PopTime       *int64 `json:"popTime"`
+	IT            *int64 `json:"it"`
+	InvisibleTime *int64 `json:"invisibleTime"`
+	// B is BitSet.toByteArray() in base64 (BitSetSerializerDeserializer):
+	// bit i set = offset startOffset+i acked.
+	B      []byte `json:"b"`
+	BitSet []byte `json:"bitSet"`
+}
+
+func pick[T any](a, b *T) T {
+	if a != nil {
+		return *a
+	}
+	if b != nil {
+		return *b
+	}
+	var zero T
+	return zero
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// bits lists the set bits of a java.util.BitSet byte array (little-endian).
+func bits(b []byte) []int64 {
+	var out []int64
+	for i, x := range b {
+		for j := 0; j < 8; j++ {
+			if x&(1<<j) != 0 {
+				out = append(out, int64(i*8+j))
+			}
+		}
+	}
+	return out
+}
+
+// processBatchAck serves BATCH_ACK_MESSAGE (BatchAckMessageRequestBody).
+func (s *Service) processBatchAck(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var body struct {
+		BrokerName string     `json:"brokerName"`
+		Acks       []batchAck `json:"acks"`
+	}
+	if err := fastjson.Unmarshal(req.Body, &body); err != nil || len(body.Acks) == 0 {
+		return remoting.NewResponse(req, remoting.NoMessage, "")
+	}
+	for _, a := range body.Acks {
+		group, topic := first(a.C, a.ConsumerGroup), first(a.T, a.Topic)
+		hd := Handle{CkOffset: pick(a.SO, a.StartOffset), PopTime: pick(a.PT, a.PopTime), InvisibleTime: pick(a.IT, a.InvisibleTime),
+			RetryFlag: first(first(a.R, a.Retry), flagNormal), BrokerName: body.BrokerName, QueueID: pick(a.Q, a.QueueID)}
+		rt := hd.RealTopic(topic, group)
+		b := a.B
+		if b == nil {
+			b = a.BitSet
+		}
+		for _, bit := range bits(b) {
+			hd.Offset = hd.CkOffset + bit
+			if err := s.ackTarget(c, rt, hd.QueueID, hd.Offset, false); err != nil {
+				continue
+			}
+			if err := s.Ack(group, topic, hd); err != nil {
+				return errorResponse(req, err)
+			}
+		}
+	}
+	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// processChangeInvisible serves CHANGE_MESSAGE_INVISIBLETIME.
+func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
+	qid := h.Int32("queueId", true, 0)
+	extra := h.Str("extraInfo", true)
+	offset := h.Int64("offset", true, 0)
+	invisible := h.Int64("invisibleTime", true, 0)
+	if err := h.Err(); err != nil {
+		return remoting.ErrorResponse(req, err)
+	}
+	if err := s.ackTarget(c, topic, qid, offset, true); err != nil {
+		return errorResponse(req, err)
+	}
+	hd, err := ParseHandle(extra)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	hd.Offset, hd.QueueID = offset, qid
+	if retryFlag(topic) != flagNormal {
+		hd.RetryFlag = retryFlag(topic)
+	}
+	nh, err := s.ChangeInvisible(group, topic, hd, invisible)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.SetExt("popTime", strconv.FormatInt(nh.PopTime, 10))
+	resp.SetExt("invisibleTime", strconv.FormatInt(nh.InvisibleTime, 10))
+	resp.SetExt("reviveQid", strconv.Itoa(int(nh.ReviveQid)))
+	return resp
+}
+
+// processPeek serves PEEK_MESSAGE: messages from the group's pop cursor,
+// not popped.
+func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
+	qid := h.Int32("queueId", true, 0)
+	maxMsgs := int(h.Int32("maxMsgNums", true, 0))
+	if err := h.Err(); err != nil {
+		return remoting.ErrorResponse(req, err)
+	}
+	if maxMsgs > MaxPopMsgs {
+		return remoting.NewResponse(req, remoting.InvalidParameter, fmt.Sprintf("the broker[%s] peek message's num is greater than 32", s.brokerIP()))
+	}
+	tc, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking")
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	var body []byte
+	var rest int64
+	queues := []int32{qid}
+	if qid < 0 {
+		queues = queues[:0]
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			queues = append(queues, q)
+		}
+	}
+	for _, q := range queues {
+		need := max(1, maxMsgs) - countRecords(body)
+		if need <= 0 {
+			break
+		}
+		msgs, r, err := s.Peek(group, topic, q, need)
+		if err != nil {
+			return errorResponse(req, err)
+		}
+		rest += r
+		for _, m := range msgs {
+			body = append(body, m...)
+		}
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "FOUND")
+	if len(body) == 0 {
+		resp.Code, resp.Remark = remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE"
+	}
+	resp.Body = body
+	resp.SetExt("restNum", strconv.FormatInt(rest, 10))
+	resp.SetExt("popTime", "0")
+	resp.SetExt("invisibleTime", "0")
+	resp.SetExt("reviveQid", "0")
+	return resp
+}
+
+func countRecords(b []byte) int {
+	n := 0
+	for len(b) >= 4 {
+		size := int(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+		if size <= 0 || size > len(b) {
+			break
+		}
+		b = b[size:]
+		n++
+	}
+	return n
+}
+
+// processNotification serves NOTIFICATION: hasMsg now, or after a wait of
+// up to pollTime for an arrival.
+func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
+	qid := h.Int32("queueId", true, 0)
+	pollTime := h.Int64("pollTime", true, 0)
+	h.Int64("bornTime", true, 0)
+	if err := h.Err(); err != nil {
+		return remoting.ErrorResponse(req, err)
+	}
+	tc, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking")
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	answer := func(has, full bool) *remoting.Command {
+		resp := remoting.NewResponse(req, remoting.Success, "")
+		resp.SetExt("hasMsg", strconv.FormatBool(has))
+		resp.SetExt("pollingFull", strconv.FormatBool(full))
+		return resp
+	}
+	if s.HasMessage(group, topic, qid, tc.ReadQueueNums) {
+		return answer(true, false)
+	}
+	if pollTime <= 0 {
+		return answer(false, false)
+	}
+	topics := []string{topic, RetryTopic(topic, group)}
+	parked := s.polls.park(topics, pollKey(topic, group, qid), min(time.Duration(pollTime)*time.Millisecond, maxPollTime), nil, func(final bool) bool {
+		if c.Closed() {
+			return true
+		}
+		has := s.HasMessage(group, topic, qid, tc.ReadQueueNums)
+		if !has && !final {
+			return false
+		}
+		if err := c.WriteResponse(answer(has, false)); err != nil {
+			s.log.Debug().Err(err).Msg("pop: notification answer not delivered")
+		}
+		return true
+	})
+	if !parked {
+		return answer(false, true)
+	}
+	return nil
+}
+
+// processPollingInfo serves POLLING_INFO: the pops parked on the queue.
+func (s *Service) processPollingInfo(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h := req.Header()
+	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
+	qid := h.Int32("queueId", true, 0)
+	if err := h.Err(); err != nil {
+		return remoting.ErrorResponse(req, err)
+	}
+	if _, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking"); err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.SetExt("pollingNum", strconv.Itoa(s.polls.count(pollKey(topic, group, qid))))
+	return resp
+}
