@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"rmq/acl"
 	"rmq/broker/brokeradmin"
 	"rmq/broker/brokerstats"
 	"rmq/broker/clients"
@@ -78,6 +79,8 @@ type Broker struct {
 	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
 
 	handlers map[int32]HandlerFunc
+	// acl checks every request before dispatch; nil when aclEnable is false (acl.go).
+	acl *acl.Manager
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
 	// regMu serialises registrations: each takes its snapshot under it, so
@@ -129,6 +132,11 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 		return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the broker is shutting down")
 	}
 	defer b.inflight.Done()
+	if b.acl != nil {
+		if resp, denied := b.checkACL(c, req); denied {
+			return resp
+		}
+	}
 	h := b.handlers[req.Code]
 	if h == nil {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
@@ -203,6 +211,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.statsProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.aclProcessors() {
 		b.handlers[code] = h
 	}
 }
