@@ -44,6 +44,9 @@ const (
 	flagAdminNamesrv = "namesrvAddr"
 	flagAdminJSON    = "json"
 	flagAdminTimeout = "timeout"
+	// ACL credentials (mqadmin reads them from conf/tools.yml).
+	flagAdminAccessKey = "access-key"
+	flagAdminSecretKey = "secret-key"
 )
 
 func adminCommonFlags() []cli.Flag {
@@ -51,6 +54,8 @@ func adminCommonFlags() []cli.Flag {
 		&cli.StringFlag{Name: flagAdminNamesrv, Aliases: []string{"n"}, EnvVars: []string{"NAMESRV_ADDR"}, Usage: "name server address list, e.g. 127.0.0.1:9876;192.168.0.1:9876"},
 		&cli.BoolFlag{Name: flagAdminJSON, Usage: "print the result as JSON (consumeMessage and printMsg: one JSON object per message)"},
 		&cli.DurationFlag{Name: flagAdminTimeout, Value: admin.DefaultTimeout, Usage: "timeout of each request"},
+		&cli.StringFlag{Name: flagAdminAccessKey, EnvVars: []string{"RMQ_ACCESS_KEY"}, Usage: "sign requests with this ACL AccessKey (for a broker with aclEnable=true)"},
+		&cli.StringFlag{Name: flagAdminSecretKey, EnvVars: []string{"RMQ_SECRET_KEY"}, Usage: "the SecretKey of --access-key"},
 	}
 }
 
@@ -81,7 +86,10 @@ func adminSub(name, usage string, flags []cli.Flag, run func(*adminRun) error) *
 			if c.NArg() > 0 {
 				return fmt.Errorf("%s: unexpected argument %q (flags go before it; see --help)", name, c.Args().First())
 			}
-			a := admin.New(admin.Options{NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout)})
+			a := admin.New(admin.Options{
+				NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout),
+				AccessKey: c.String(flagAdminAccessKey), SecretKey: c.String(flagAdminSecretKey),
+			})
 			defer a.Close()
 			ctx := c.Context
 			if ctx == nil {
@@ -158,6 +166,7 @@ func adminCommand() *cli.Command {
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
 			adminTimerStatus(), adminRecallMessage(),
 			adminStatsAll(), adminBrokerConsumeStats(), adminProducer(),
+			adminUpdateAclConfig(), adminDeleteAclConfig(), adminClusterAclConfigVersion(), adminUpdateGlobalWhiteAddr(),
 		}, adminCodesCommands()...),
 	}
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
