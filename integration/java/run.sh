@@ -142,11 +142,13 @@ start_rmq() {
   wait_for_line "$WORK/rmq.out" 'boot success' 2 "$BROKER_PID" "rmq standalone"
   log "rmq is up (pid $BROKER_PID)"
 
-  # NAME CLUSTER PORT STORE_DIR NAMESRV: one more rmq broker in the foreground.
+  # NAME CLUSTER PORT STORE_DIR NAMESRV [CONF_LINE...]: one more rmq broker in the foreground; the optional
+  # trailing arguments are extra broker.conf lines (the ACL test's aclEnable=true, aclFile=...).
   cat >"$WORK/broker-launcher.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail
 printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\n' "\$1" "\$2" >"\$4.conf"
+if (( \$# > 5 )); then printf '%s\n' "\${@:6}" >>"\$4.conf"; fi
 exec "$RMQ_BIN" broker -c "\$4.conf" -n "\$5" --store-dir "\$4" --listen-port "\$3"
 EOF
   chmod +x "$WORK/broker-launcher.sh"

@@ -6,6 +6,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -22,9 +23,16 @@ final class BrokerProcess {
     final int port;
     final Path storeDir;
     private final Path log;
+    private final List<String> extraConf;
     private Process process;
 
     BrokerProcess(String name, String cluster, Path storeDir) throws IOException {
+        this(name, cluster, storeDir, List.of());
+    }
+
+    /** extraConf: more broker.conf lines ("key=value"), passed to the launcher after its five arguments. */
+    BrokerProcess(String name, String cluster, Path storeDir, List<String> extraConf) throws IOException {
+        this.extraConf = List.copyOf(extraConf);
         this.name = name;
         this.cluster = cluster;
         this.port = freePortTriple();
@@ -44,7 +52,9 @@ final class BrokerProcess {
     /** Starts the broker and waits for its boot line. */
     void start() throws IOException, InterruptedException {
         Files.createDirectories(storeDir);
-        process = new ProcessBuilder(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()))
+        List<String> cmd = new ArrayList<>(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()));
+        cmd.addAll(extraConf);
+        process = new ProcessBuilder(cmd)
             .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         long end = System.nanoTime() + BOOT_DEADLINE.toNanos();
         while (!Files.readString(log).contains("boot success")) {
