@@ -18,7 +18,7 @@ import (
 // not sent, so the broker keeps the account's value.
 type AclConfig struct {
 	AccessKey          string `json:"accessKey"`
-	SecretKey          string `json:"secretKey,omitempty"`
+	SecretKey          string `json:"-"` // not echoed by --json
 	WhiteRemoteAddress string `json:"whiteRemoteAddress,omitempty"`
 	Admin              bool   `json:"admin"`
 	DefaultTopicPerm   string `json:"defaultTopicPerm,omitempty"`
