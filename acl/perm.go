@@ -182,32 +182,17 @@ func requestResources(req *remoting.Command, ext map[string]string) (resources, 
 				}
 			}
 		}
-	case remoting.UnregisterClient:
-		h := req.Header()
-		g, ok := h.Str("consumerGroup", false), h.Has("consumerGroup")
-		h.Str("clientID", true)
-		if err := h.Err(); err != nil {
-			return r, err
-		}
+	// The three below decode their header classes in Java, but 4.9.8's
+	// decodeCommandCustomHeader logs and swallows a missing @CFNotNull field
+	// or a bad number: an absent field just names no resource.
+	case remoting.UnregisterClient, remoting.GetConsumerListByGroup:
+		g, ok := get("consumerGroup")
 		r.addGroup(g, ok, PermSub)
-	case remoting.GetConsumerListByGroup:
-		h := req.Header()
-		g := h.Str("consumerGroup", true)
-		if err := h.Err(); err != nil {
-			return r, err
-		}
-		r.addGroup(g, true, PermSub)
 	case remoting.UpdateConsumerOffset:
-		h := req.Header()
-		g := h.Str("consumerGroup", true)
-		t := h.Str("topic", true)
-		h.Int32("queueId", true, 0)
-		h.Int64("commitOffset", true, 0)
-		if err := h.Err(); err != nil {
-			return r, err
-		}
-		r.addGroup(g, true, PermSub)
-		r.add(t, true, PermSub)
+		g, ok := get("consumerGroup")
+		r.addGroup(g, ok, PermSub)
+		t, tok := get("topic")
+		r.add(t, tok, PermSub)
 	}
 	return r, nil
 }
