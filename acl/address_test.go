@@ -2,6 +2,9 @@ package acl
 
 import "testing"
 
+// Every expectation here is what the 4.9.8 RemoteAddressStrategyFactory
+// gives for the same pattern and address ("*.1.1.1" loads there and fails
+// each match with a NullPointerException; rmq refuses it at load).
 func TestAddressPatterns(t *testing.T) {
 	cases := []struct {
 		pattern string
