@@ -1,4 +1,4 @@
-module rmq
+module github.com/rmqio/rmq
 
 go 1.26.8
 

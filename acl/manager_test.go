@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
 )
 
 const stockFile = `

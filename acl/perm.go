@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Permission bits (Permission.java).

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // BrokerInfo names the broker in GET_BROKER_CLUSTER_ACL_INFO (read at each

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"unicode/utf16"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // The ext field names of SessionCredentials.

@@ -3,7 +3,7 @@ package acl
 import (
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Signatures computed by the 4.9.8 AclClientRPCHook (rocketmq-acl-4.9.8.jar,

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"rmq/acl"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // AclConfig is what updateAclConfig sends (PlainAccessConfig as the

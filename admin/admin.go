@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -11,9 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/acl"
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // DefaultTimeout bounds one request when Options.Timeout is zero (mqadmin's
@@ -37,7 +38,9 @@ type Options struct {
 	// reads them from conf/tools.yml); no signing when AccessKey is empty.
 	AccessKey, SecretKey string
 	// Now is the clock of timestamps the commands compute (time.Now when nil).
-	Now    func() time.Time
+	Now func() time.Time
+	// TLS, when set, speaks TLS to name servers and brokers (--tls).
+	TLS    *tls.Config
 	Logger zerolog.Logger
 }
 
@@ -64,7 +67,7 @@ func New(opts Options) *Admin {
 	return &Admin{
 		opts:    opts,
 		namesrv: SplitAddrs(opts.NamesrvAddr),
-		cli:     remoting.NewClient(remoting.ClientOptions{SerializeType: opts.SerializeType, Logger: opts.Logger}),
+		cli:     remoting.NewClient(remoting.ClientOptions{SerializeType: opts.SerializeType, TLS: opts.TLS, Logger: opts.Logger}),
 		log:     opts.Logger,
 	}
 }

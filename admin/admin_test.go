@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestResponseErrorNamesPeerCodeAndRemark(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ClusterInfo fetches GET_BROKER_CLUSTER_INFO from the name server.

@@ -3,7 +3,7 @@ package admin
 import (
 	"fmt"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // GetTimerCheckPoint and GetTimerMetrics are the 5.x timer admin codes.

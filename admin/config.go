@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // BrokerConfig is one broker's configuration as GET_BROKER_CONFIG returns it.

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/internal/fastjson"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // SubGroupString is SubscriptionGroupConfig.toString.

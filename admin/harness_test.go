@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // testWait bounds every request of a test; a passing test never waits for it.

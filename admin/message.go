@@ -16,8 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // MarshalJSON writes the body as text when it is UTF-8 ("body") and as

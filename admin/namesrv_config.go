@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // NamesrvConfig is one name server's config (GET_NAMESRV_CONFIG).

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // QueueOffset is one queue's offset of a reset or a client's status.

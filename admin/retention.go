@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func init() {

@@ -7,8 +7,8 @@ import (
 	"io"
 	"sort"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // RunningInfo is one consumer client's ConsumerRunningInfo, as much of it as

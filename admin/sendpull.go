@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Request builders and response parsers for sends and pulls, shared with the

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"rmq/internal/fastjson"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Stats request codes (J4 RequestCode) that package remoting does not name.

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Timer keys of GET_BROKER_RUNTIME_INFO, as a 5.x broker reports them

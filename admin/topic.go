@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/internal/fastjson"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Name server KV namespace of ordered topics' queue layout (NamesrvUtil).

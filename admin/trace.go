@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Message trace records (client TraceDataEncoder): records end with \x02,

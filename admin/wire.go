@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Message is a stored message as pull, query and view bodies carry it

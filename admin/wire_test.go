@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestDecodeMessages(t *testing.T) {

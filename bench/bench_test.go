@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/bench"
-	"rmq/broker"
-	"rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
 )
 
 // startCluster starts an in-process name server and broker with 4 MiB

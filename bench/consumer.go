@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"rmq/admin"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Long-poll settings of the consumer: the hold the broker may apply, and the
@@ -33,7 +33,7 @@ type consumer struct {
 func newConsumer(o *Options, st *stats, queues []admin.QueueAddr, start []int64, runID string) *consumer {
 	c := &consumer{o: o, st: st, queues: queues, start: start, runID: runID}
 	for range o.Connections {
-		c.clients = append(c.clients, remoting.NewClient(remoting.ClientOptions{SerializeType: o.SerializeType, Logger: o.Logger}))
+		c.clients = append(c.clients, remoting.NewClient(remoting.ClientOptions{SerializeType: o.SerializeType, TLS: o.TLS, Logger: o.Logger}))
 	}
 	return c
 }

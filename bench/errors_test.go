@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestErrorKey(t *testing.T) {

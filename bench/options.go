@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Mode selects what Run measures.
@@ -48,6 +49,8 @@ type Options struct {
 	// SerializeType of the request headers; the stock benchmark tools use
 	// the binary ROCKETMQ type, which is the default here too.
 	SerializeType byte
+	// TLS, when set, speaks TLS to name servers and brokers (--tls).
+	TLS *tls.Config
 	// JSONHeader sends JSON headers instead (as the Go client does).
 	JSONHeader bool
 	// V1Header sends SEND_MESSAGE (10) with long header names instead of

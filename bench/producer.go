@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Properties the timer mode adds so its consumer can tell this run's
@@ -45,7 +45,7 @@ func newProducer(o *Options, st *stats, queues []admin.QueueAddr, runID string) 
 		p.levels, _ = ParseDelayLevels(o.DelayLevels)
 	}
 	for range o.Connections {
-		p.clients = append(p.clients, remoting.NewClient(remoting.ClientOptions{SerializeType: o.SerializeType, Logger: o.Logger}))
+		p.clients = append(p.clients, remoting.NewClient(remoting.ClientOptions{SerializeType: o.SerializeType, TLS: o.TLS, Logger: o.Logger}))
 	}
 	return p
 }

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
-	"rmq/admin"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Errors of Run besides ErrOptions.

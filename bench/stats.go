@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/admin"
+	"github.com/rmqio/rmq/admin"
 )
 
 // meter counts messages and bytes and records a latency per event, both

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"rmq/acl"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // aclFilePath is where the broker's plain_acl.yml is: aclFile when set,

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"rmq/acl"
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/remoting"
 )
 
 const aclTestFile = `

@@ -4,9 +4,9 @@ import (
 	"sort"
 	"strconv"
 
-	"rmq/internal/fastjson"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Admin requests the core answers (J4 AdminBrokerProcessor): the delay-level

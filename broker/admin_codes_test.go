@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/internal/testutil/brokertest"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestGetAllDelayOffset(t *testing.T) {

@@ -10,16 +10,16 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/acl"
-	"rmq/broker/brokeradmin"
-	"rmq/broker/brokerstats"
-	"rmq/broker/clients"
-	"rmq/broker/transaction"
-	"rmq/internal/clock"
-	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/broker/brokeradmin"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/schedule"
+	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/timer"
 )
 
 // HandlerFunc serves one request code. It returns the response, or nil when

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 type syncBuffer struct {

@@ -1,6 +1,6 @@
 package broker
 
-import "rmq/remoting"
+import "github.com/rmqio/rmq/remoting"
 
 // coreProcessors maps the request codes served by the core of the broker:
 // sends, pulls, offset/time/view queries and the broker config.

@@ -3,10 +3,10 @@ package broker
 import (
 	"fmt"
 
-	"rmq/broker/transaction"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/schedule"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/schedule"
 )
 
 // delayHook rewrites a message carrying DELAY > 0 onto SCHEDULE_TOPIC_XXXX

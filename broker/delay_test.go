@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/storetest"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/storetest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // startDelayBroker runs a broker on a manual clock so delay levels are

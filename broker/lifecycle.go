@@ -8,17 +8,17 @@ import (
 	"path/filepath"
 	"time"
 
-	"rmq/acl"
-	"rmq/broker/brokeradmin"
-	"rmq/broker/brokerstats"
-	"rmq/broker/clients"
-	"rmq/broker/transaction"
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/broker/brokeradmin"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/schedule"
+	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/timer"
 )
 
 // Background periods of the stock broker.
@@ -59,7 +59,7 @@ func New(opts Options) (*Broker, error) {
 		log:      opts.Logger,
 		clock:    opts.Clock,
 		msgClock: opts.MessageClock,
-		nsCli:    remoting.NewClient(remoting.ClientOptions{Logger: opts.Logger}),
+		nsCli:    remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: opts.Logger}),
 		stop:     make(chan struct{}),
 		regKick:  make(chan struct{}, 1),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/broker/brokeradmin"
-	"rmq/broker/clients"
-	"rmq/broker/transaction"
-	"rmq/internal/testutil/brokertest"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker/brokeradmin"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestRestartKeepsState(t *testing.T) {

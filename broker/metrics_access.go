@@ -7,10 +7,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker/brokerstats"
-	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/timer"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/schedule"
+	"github.com/rmqio/rmq/timer"
 )
 
 // Accessors for the metrics endpoint and the console (read-only use).

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/internal/testutil/brokertest"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // One send-back blocks a delay level for every topic, permanently: a group

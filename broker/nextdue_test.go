@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
 )
 
 // With a MessageClock, store timestamps and delayed delivery follow it while

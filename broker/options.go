@@ -8,13 +8,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker/transaction"
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/schedule"
-	"rmq/store"
-	"rmq/timer"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/schedule"
+	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/timer"
 )
 
 // Options configures a Broker. `conf` tags are the Java broker.conf key names

@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"testing"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // With listenPort 0 the broker listens on two ports the system picks, serves

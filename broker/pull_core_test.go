@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestPullStatuses maps every store outcome a client can cause to the

@@ -3,9 +3,9 @@ package broker
 import (
 	"strings"
 
-	"rmq/broker/clients"
-	"rmq/filter"
-	"rmq/message"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/filter"
+	"github.com/rmqio/rmq/message"
 )
 
 // pullFilter is the store.MessageFilter of one pull: Java's

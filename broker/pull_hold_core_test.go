@@ -6,9 +6,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // holdHarness runs a hold service on a manual clock and records wake-ups.

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"rmq/broker/clients"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Pull sysFlag bits (PullSysFlag.java).

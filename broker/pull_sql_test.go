@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/broker/clients"
-	"rmq/filter"
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/filter"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // sqlTopic holds six messages: body mN, property a=N, TAGS t<N%2>, KEYS kN.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestQueueOffsetQueries(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // queueHeader reads the topic!/queueId! pair shared by the offset requests.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // registerTimeout is registerBrokerTimeoutMills.

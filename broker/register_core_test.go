@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // fakeNamesrv records the requests a broker sends to a name server and

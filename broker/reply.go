@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Request-reply (J4 ReplyMessageProcessor): a responder sends the reply with

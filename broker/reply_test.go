@@ -3,10 +3,10 @@ package broker
 import (
 	"testing"
 
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // replyRequester is a requesting client: it heartbeats as producer "RG"

@@ -4,8 +4,8 @@ import (
 	"math"
 	"time"
 
-	"rmq/message"
-	"rmq/timer"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/timer"
 )
 
 // What commitlog retention must not delete (store.RetentionOptions.

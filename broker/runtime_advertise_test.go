@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // lastRegistration waits until ns has a REGISTER_BROKER whose header has

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"rmq/conf"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // runtimeConfig holds the options UPDATE_BROKER_CONFIG may change while the

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/conf"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // brokerConfig fetches GET_BROKER_CONFIG and parses it back with conf.

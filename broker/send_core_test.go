@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // TestSendSingleStoresMessage sends through every single-message code in

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // binaryExt encodes pairs as a binary extFields area (keys may repeat).

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // A send whose put needs the next commitlog file while the store is still

@@ -3,7 +3,7 @@ package broker
 import (
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ServeInline takes only single sends to an existing topic that no put hook

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // TestPlainProperties checks the map-free send path: it stores what the map

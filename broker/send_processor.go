@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"rmq/broker/transaction"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Property keys the send path reads or writes (MessageConst.java).

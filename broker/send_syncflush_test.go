@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Under SYNC_FLUSH the send reply is written by the group-commit flusher

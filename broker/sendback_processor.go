@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/broker/brokerstats"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ensureDLQ creates a group's DLQ topic as a send-back would, for the delay

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"rmq/broker/brokerstats"
-	"rmq/broker/clients"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Request codes of the stats requests (J4 RequestCode) that package remoting

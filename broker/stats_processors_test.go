@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 type statsWindow struct {

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // testBroker is an in-process broker on random 127.0.0.1 ports with one

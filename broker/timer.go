@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/timer"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/timer"
 )
 
 // timerProps are the user properties that make a 5.x timer message.

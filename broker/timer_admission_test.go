@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // storeMarks are the store positions a refused put must leave as they were.

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // With timerWheelEnable=false (anchors: upstream #6722) no timer store runs:

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
 )
 
 var coreEpoch = time.Unix(1_700_000_000, 0)

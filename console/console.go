@@ -21,13 +21,13 @@ import (
 	"strings"
 	"time"
 
-	"rmq/admin"
-	"rmq/broker"
-	"rmq/broker/brokerstats"
-	"rmq/internal/histo"
-	"rmq/message"
-	"rmq/metrics"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/internal/histo"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/metrics"
+	"github.com/rmqio/rmq/remoting"
 )
 
 //go:embed console.html

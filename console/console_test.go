@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/message"
-	"rmq/metrics"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/metrics"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // consoleFixture is a name server and broker holding: topic ConsoleT with 5

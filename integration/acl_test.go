@@ -11,10 +11,10 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/acl"
-	"rmq/admin"
-	"rmq/integration/harness"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // The stock Go client's WithCredentials (ACLInterceptor) against a broker

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 // TestClusteringSharesQueues runs two push consumers of one group. While the

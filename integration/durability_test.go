@@ -14,7 +14,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 // TestRestartKeepsMessagesAndOffsets sends messages and commits a group's

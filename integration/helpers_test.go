@@ -19,8 +19,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/integration/harness"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Deadlines. A new Go push consumer may need a rebalance round (up to ~20 s)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 var (

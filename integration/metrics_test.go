@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 // stockMetricNames are the metric names of the 5.x broker (rocketmq-all-5.3.3)

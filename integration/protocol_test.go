@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/integration/harness"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // serializeTypes are the two header encodings a server must read.

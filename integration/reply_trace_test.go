@@ -11,9 +11,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/admin"
-	"rmq/integration/harness"
-	"rmq/message"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/message"
 )
 
 // replyTimeout bounds one request-reply round trip: the first one waits for

@@ -17,8 +17,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/admin"
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 // tmpfsDir mounts a tmpfs of size bytes for this test and unmounts and

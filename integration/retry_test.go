@@ -13,8 +13,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"rmq/integration/harness"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Retry and dead-letter checks with the stock Go client. A concurrent

@@ -11,10 +11,10 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"rmq/admin"
-	"rmq/integration/harness"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // 5.x timer messages with the stock Go client and raw remoting requests.

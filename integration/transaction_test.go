@@ -12,8 +12,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"rmq/integration/harness"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Transactional messages with the stock Go client (NewTransactionProducer):

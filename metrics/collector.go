@@ -7,11 +7,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"rmq/admin"
-	"rmq/broker"
-	"rmq/broker/brokerstats"
-	"rmq/internal/histo"
-	"rmq/message"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/internal/histo"
+	"github.com/rmqio/rmq/message"
 )
 
 // TimerBounds are the due-time buckets of rocketmq_timer_message_snapshot

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // series renders one sample line of the text exposition: the node labels

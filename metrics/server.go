@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
+	"github.com/rmqio/rmq/broker"
 )
 
 // Options configures the HTTP endpoint.

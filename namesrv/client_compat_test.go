@@ -12,7 +12,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestStockGoAdminClient drives the name server with the stock Go client. Its

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"slices"
 
-	"rmq/conf"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Name server config requests (J4 DefaultRequestProcessor.updateConfig and

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func newUnstartedServer(t *testing.T) *Server {

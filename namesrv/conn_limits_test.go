@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestConnectionSettingsReachTheListener checks that the name server's

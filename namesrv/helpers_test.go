@@ -3,8 +3,8 @@ package namesrv
 import (
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // newFakeClock is a manual clock for expiry tests, at a fixed start.

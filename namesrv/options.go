@@ -7,7 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Options configures a Server. `conf` tags are the Java namesrv.conf keys

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // versionV3_0_11 is MQVersion V3_0_11.ordinal(): brokers from this version on

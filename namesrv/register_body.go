@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ErrRegisterBody marks a REGISTER_BROKER body that cannot be decoded.

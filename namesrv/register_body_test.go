@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // compressBody builds the compressed RegisterBrokerBody the way a Java broker

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // MasterID is the brokerId of a broker group's master (MixAll.MASTER_ID).

@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // versionV4_9_4 is MQVersion.Version.V4_9_4.ordinal(): from this client version

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // brokerAddrsObjects returns the raw text of every brokerAddrs object in a

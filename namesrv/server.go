@@ -10,7 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Server is the name server: a remoting server over a RouteInfoManager and a

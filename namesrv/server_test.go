@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func startServer(t *testing.T, edit func(*Options)) *Server {

@@ -3,6 +3,7 @@ package remoting
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,10 @@ type ClientOptions struct {
 	// OnRequest serves requests the peer initiates (e.g. NOTIFY_CONSUMER_IDS_CHANGED).
 	// A nil return sends no reply.
 	OnRequest func(addr string, req *Command) *Command
+	// TLS, when set, runs every connection over TLS (the Java client's
+	// tls.enable / ClientConfig.setUseTLS). ClientTLS returns the stock
+	// client's default: any server certificate is trusted.
+	TLS *tls.Config
 	// SerializeType of the requests this client sends (JSON by default).
 	SerializeType byte
 	Logger        zerolog.Logger
@@ -65,6 +70,17 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("remoting: connect to %s: %w", addr, err)
+	}
+	if c.opts.TLS != nil {
+		tc := tls.Client(nc, c.opts.TLS)
+		hctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("remoting: TLS handshake with %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	cc = &clientConn{c: c, addr: addr, nc: nc, pending: make(map[int32]chan *Command), done: make(chan struct{})}
 	c.mu.Lock()
@@ -200,6 +216,13 @@ func (c *Client) defaultType(req *Command) {
 	if req.SerializeType == SerializeJSON {
 		req.SerializeType = c.opts.SerializeType
 	}
+}
+
+// ClientTLS is the TLS configuration of a client that trusts any server
+// certificate, as the stock client does by default (tls.test.mode.enable
+// true, or tls.client.authServer false).
+func ClientTLS() *tls.Config {
+	return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}
 }
 
 // Close closes every connection.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 func newTestClient(t testing.TB, opts ClientOptions) *Client {

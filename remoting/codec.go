@@ -9,7 +9,7 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 
-	"rmq/internal/fastjson"
+	"github.com/rmqio/rmq/internal/fastjson"
 )
 
 // MaxFrameSize is the largest frame accepted, length prefix included

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // Test request codes served by testHandler. They sit above every real code so

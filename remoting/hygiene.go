@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -75,6 +76,12 @@ type ServerConfig struct {
 	// arrived whole, over all connections; 0 means the default, 256 MiB. It
 	// must hold one largest frame (16 MiB).
 	ServerMaxInflightBytes int64 `conf:"serverMaxInflightBytes"`
+	// TLSConfig holds the stock TLS keys (tls.go).
+	TLSConfig
+	// tlsMode and tls are what Validate built from TLSConfig.
+	tlsMode  TLSMode
+	tls      *tls.Config
+	tlsBuilt bool
 }
 
 // DefaultServerConfig returns the defaults: 120 s idle timeout, no
@@ -83,6 +90,7 @@ func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		ServerChannelMaxIdleTimeSeconds: int(DefaultIdleTimeout / time.Second),
 		ServerMaxInflightBytes:          DefaultMaxInflightBytes,
+		TLSConfig:                       DefaultTLSConfig(),
 	}
 }
 
@@ -102,6 +110,14 @@ func (c *ServerConfig) Validate() error {
 	case c.ServerMaxInflightBytes < MaxFrameSize:
 		errs = append(errs, fmt.Errorf("serverMaxInflightBytes %d is below one largest frame (%d)", c.ServerMaxInflightBytes, MaxFrameSize))
 	}
+	if !c.tlsBuilt {
+		mode, cfg, err := c.TLSConfig.Build()
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			c.tlsMode, c.tls, c.tlsBuilt = mode, cfg, true
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -110,6 +126,7 @@ func (c ServerConfig) Apply(o *ServerOptions) {
 	o.IdleTimeout = time.Duration(c.ServerChannelMaxIdleTimeSeconds) * time.Second
 	o.MaxConns = c.ServerMaxConnections
 	o.MaxInflightBytes = c.ServerMaxInflightBytes
+	o.TLSMode, o.TLS = c.tlsMode, c.tls
 }
 
 // inbound is what the frame reader needs of a gnet.Conn.

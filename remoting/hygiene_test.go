@@ -11,8 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // trafficSnap is what the server holds for one connection after a read.

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 )
 
 // Handler serves requests. ServeRemoting runs on a worker goroutine, never on an
@@ -69,6 +70,10 @@ type ServerOptions struct {
 	// arrived whole, over all connections (see hygiene.go); 0 means
 	// DefaultMaxInflightBytes, a negative value no limit.
 	MaxInflightBytes int64
+	// TLSMode and TLS serve TLS connections (tls.go); TLS is required
+	// unless TLSMode is TLSDisabled.
+	TLSMode TLSMode
+	TLS     *tls.Config
 	// Clock times the idle timeout (nil: the wall clock).
 	Clock  clock.Clock
 	Logger zerolog.Logger
@@ -123,6 +128,9 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	}))
 	if err != nil {
 		return nil, err
+	}
+	if opts.TLSMode != TLSDisabled && opts.TLS == nil {
+		return nil, fmt.Errorf("remoting: TLS mode %s without a TLS configuration", opts.TLSMode)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -291,6 +299,9 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.conns.Delete(c.id)
 	s.open.Add(-1)
 	s.dropPartial(c)
+	if c.pipe != nil {
+		c.pipe.close()
+	}
 	c.failPending()
 	if obs, ok := s.handler.(ConnObserver); ok {
 		// Not through the worker pool: a saturated pool would drop the
@@ -309,7 +320,17 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	c.flushOut(gc)
-	act := s.readFrames(c, gc)
+	act := gnet.None
+	if !c.sniffed && s.opts.TLSMode != TLSDisabled {
+		act = s.sniff(c, gc)
+	}
+	if act == gnet.None {
+		if c.pipe != nil {
+			act = s.feedTLS(c, gc)
+		} else {
+			act = s.readFrames(c, gc)
+		}
+	}
 	if c.inlineOut {
 		// Answers of requests served inline go out with one write per
 		// read, not one wake-up each.
@@ -376,14 +397,23 @@ func (s *Server) serveInline(c *Conn, cmd *Command) (handled bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			if resp := s.panicReply(cmd, p); resp != nil {
-				c.queueOnLoop(resp)
+				if c.pipe != nil {
+					c.WriteResponse(resp)
+				} else {
+					c.queueOnLoop(resp)
+				}
 			}
 			handled = true
 		}
 	}()
 	resp, handled := s.inline.ServeInline(c, cmd)
 	if handled && resp != nil && !cmd.IsOneway() {
-		c.queueOnLoop(resp)
+		if c.pipe != nil {
+			// Served on the connection's TLS goroutine, not the loop.
+			c.WriteResponse(resp)
+		} else {
+			c.queueOnLoop(resp)
+		}
 	}
 	return handled
 }
@@ -461,6 +491,12 @@ type Conn struct {
 	// lastFrame is Server.now when the last complete frame arrived (or the
 	// connection opened).
 	lastFrame atomic.Int64
+	// sniffed records that the first byte was looked at (TLS on); pipe,
+	// set then on the loop for a TLS connection, carries its ciphertext to
+	// tc's goroutine (tls.go). Answers are encrypted through tc.
+	sniffed bool
+	pipe    *tlsPipe
+	tc      atomic.Pointer[tls.Conn]
 }
 
 // outRetain bounds the buffers kept between flushes.
@@ -502,6 +538,10 @@ func (c *Conn) WriteResponse(cmd *Command) error {
 // together in one write: under load that is one syscall and one loop
 // wake-up for many responses instead of one each.
 func (c *Conn) write(cmd *Command) error {
+	if tc := c.tc.Load(); tc != nil {
+		_, err := tc.Write(AppendFrame(nil, cmd))
+		return err
+	}
 	c.life.RLock()
 	defer c.life.RUnlock()
 	if c.closed.Load() {
@@ -509,6 +549,24 @@ func (c *Conn) write(cmd *Command) error {
 	}
 	c.outMu.Lock()
 	c.out = AppendFrame(c.out, cmd)
+	wake := !c.woken
+	c.woken = true
+	c.outMu.Unlock()
+	if !wake {
+		return nil
+	}
+	return c.gc.Wake(nil)
+}
+
+// writeBytes queues b (a TLS connection's ciphertext) like write's frames.
+func (c *Conn) writeBytes(b []byte) error {
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.closed.Load() {
+		return ErrConnClosed
+	}
+	c.outMu.Lock()
+	c.out = append(c.out, b...)
 	wake := !c.woken
 	c.woken = true
 	c.outMu.Unlock()

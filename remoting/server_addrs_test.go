@@ -4,7 +4,7 @@ import (
 	"net"
 	"testing"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // Port 0 listeners, even several on one host, each get a port of their own

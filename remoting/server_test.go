@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // echoReq builds an echo request whose ext field and body identify it.

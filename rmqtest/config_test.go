@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/broker"
-	"rmq/conf"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/conf"
 )
 
 func TestApplyConfBindsEveryKeyExactly(t *testing.T) {

@@ -11,11 +11,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/conf"
-	"rmq/internal/clock"
-	"rmq/namesrv"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/namesrv"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Server is a name server and a broker running in the test's process.

@@ -16,8 +16,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"rmq/remoting"
-	"rmq/rmqtest"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/rmqtest"
 )
 
 // receiveTimeout bounds, in real time, how long a test waits for a message

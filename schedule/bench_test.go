@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // Run (about 4 s; `go test ./...` runs no benchmarks):

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 var errInjectedCrash = errors.New("injected crash")

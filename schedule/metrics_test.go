@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 )
 
 // TestPendingByLevelAndLateness counts what each level still holds and the

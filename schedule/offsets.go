@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 
-	"rmq/internal/fastjson"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/store"
 )
 
 // delayOffset.json holds the next consume-queue offset to deliver, per level:

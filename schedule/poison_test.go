@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // putPoison stores on a delay level what an unvalidated send-back used to

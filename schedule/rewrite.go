@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // ErrBadDelayLevel is returned when the DELAY property is not a number.

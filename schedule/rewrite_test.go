@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestRewriteClampsAndKeepsDestination(t *testing.T) {

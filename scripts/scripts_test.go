@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // TestScripts builds rmq and runs scripts_test.sh, which starts and stops a

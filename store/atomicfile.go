@@ -31,13 +31,13 @@ func WriteFileAtomic(path string, data []byte) error {
 			os.Remove(tmpName)
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := fsFor(tmpName).Write(tmp, data); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := fsFor(tmpName).Sync(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
@@ -46,7 +46,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := keepBackup(path); err != nil {
 		return err
 	}
-	if err := os.Rename(tmpName, path); err != nil {
+	if err := fsFor(path).Rename(tmpName, path); err != nil {
 		return err
 	}
 	ok = true
@@ -86,7 +86,7 @@ func copyFile(src, dst string) error {
 		out.Close()
 		return err
 	}
-	if err := out.Sync(); err != nil {
+	if err := fsFor(dst).Sync(out); err != nil {
 		out.Close()
 		return err
 	}
@@ -133,7 +133,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
+	err = fsFor(dir).Sync(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

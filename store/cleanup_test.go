@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 )
 
 // fakeUsage is a DiskUsage whose used fraction the test sets.

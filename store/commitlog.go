@@ -12,7 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // commitLog is the sequence of fixed-size segment files holding every record

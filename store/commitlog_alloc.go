@@ -19,7 +19,10 @@ import (
 //
 // The allocator also zeroes and syncs the first bytes of the new file, as
 // the warmer would after the roll (commitlog_warm.go), so that the writer's
-// first records there do not wait for the warmer.
+// first records there do not wait for the warmer. It does so only once the
+// writer comes within the warmer's reach of the new file (or waits for it):
+// zeros written into a file that is never used (the store closes first) are
+// work the warmer alone would not have done.
 //
 // The ready file already carries its final name, so a crash at any step of
 // its creation leaves at most one file past the newest segment in use:
@@ -48,7 +51,12 @@ type allocRequest struct {
 	done   chan struct{}
 	f      *mappedFile
 	err    error
-	warmed int64 // bytes from f's start zeroed and synced (warmer.prewarm)
+	warmed int64 // bytes from f's start past which the warmer has nothing to do (warmer.prewarm)
+
+	// wanted is closed (under segmentAllocator.mu, once: isWanted) when
+	// the writer waits for the segment: its warm-up starts at once then.
+	wanted   chan struct{}
+	isWanted bool
 }
 
 func newSegmentAllocator(cl *commitLog, beforeCreate func(int64)) *segmentAllocator {
@@ -64,7 +72,7 @@ func (a *segmentAllocator) request(start int64) *allocRequest {
 	if a.cur != nil && a.cur.start == start {
 		return a.cur
 	}
-	r := &allocRequest{start: start, done: make(chan struct{})}
+	r := &allocRequest{start: start, done: make(chan struct{}), wanted: make(chan struct{})}
 	a.cur = r
 	// Requests are made one at a time by the put path (or Open) after the
 	// previous one completed, so the buffered slot is free while the
@@ -84,6 +92,7 @@ func (a *segmentAllocator) ready(start int64) (bool, error) {
 	select {
 	case <-r.done:
 	default:
+		a.want(r)
 		return false, nil
 	}
 	if r.err != nil {
@@ -126,10 +135,21 @@ func (a *segmentAllocator) wait() {
 	if r == nil {
 		return
 	}
+	a.want(r)
 	select {
 	case <-r.done:
 	case <-a.stop:
 	}
+}
+
+// want marks r as waited for by the writer.
+func (a *segmentAllocator) want(r *allocRequest) {
+	a.mu.Lock()
+	if !r.isWanted {
+		r.isWanted = true
+		close(r.wanted)
+	}
+	a.mu.Unlock()
 }
 
 // run creates the requested segments until stop is closed.
@@ -142,6 +162,10 @@ func (a *segmentAllocator) run() {
 			}
 			r.f, r.err = a.cl.createSegment(r.start)
 			if r.err == nil && a.cl.warm != nil {
+				if !a.cl.warm.awaitNear(r.start, r.wanted, a.stop) {
+					close(r.done) // stopping: close unmaps r.f
+					return
+				}
 				if a.zeros == nil {
 					a.zeros = make([]byte, min(warmWriteMapped, a.cl.fileSize))
 				}

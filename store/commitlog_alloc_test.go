@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // gateSegment returns options whose allocator holds the commitlog file
@@ -276,4 +277,87 @@ func TestRollTakesPrewarmedFile(t *testing.T) {
 	if want := size + min(ahead, size); done < want {
 		t.Fatalf("warmer done at %d after the roll, want at least %d (file 1 warmed when created)", done, want)
 	}
+}
+
+// prewarm zeroes ahead bytes from the second page of a new file, leaving the
+// first page to the writer as the warmer did after a roll, and reports
+// where the warmer goes on.
+func TestPrewarmLeavesFirstPage(t *testing.T) {
+	const size = 1 << 20
+	cl := newCommitLog(t.TempDir(), size, testOptions("").Logger)
+	f, err := cl.createSegment(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.close() })
+	if _, err := f.file.WriteAt(bytes.Repeat([]byte{0xAB}, size), 0); err != nil {
+		t.Fatal(err)
+	}
+	w := newWarmer(cl, 0)
+	warmed := w.prewarm(f, make([]byte, warmWriteMapped))
+	if want := pageSize + w.ahead; warmed != want {
+		t.Fatalf("prewarm reports %d bytes, want %d", warmed, want)
+	}
+	if bytes.Count(f.data[:pageSize], []byte{0xAB}) != int(pageSize) {
+		t.Fatal("the first page was written")
+	}
+	if !allZero(f.data[pageSize:warmed]) {
+		t.Fatalf("[%d, %d) not zeroed", pageSize, warmed)
+	}
+	if f.data[warmed] != 0xAB {
+		t.Fatal("zeroed past the reported end")
+	}
+}
+
+// awaitNear holds the warm-up of the next file until a reservation comes
+// within ahead bytes of it, the writer waits for the file, or the store
+// stops.
+func TestAwaitNear(t *testing.T) {
+	const size = 1 << 20
+	cl := newCommitLog(t.TempDir(), size, testOptions("").Logger)
+	tests := []struct {
+		name   string
+		wake   func(t *testing.T, w *warmer, wanted, stop chan struct{})
+		wantOK bool
+	}{
+		{name: "writer comes near", wantOK: true, wake: func(t *testing.T, w *warmer, _, _ chan struct{}) {
+			w.tryReserve(size-w.ahead-100, size-w.ahead-1, false) // still short of it
+			if !armed(w) {
+				t.Error("released by a reservation short of the reach")
+			}
+			w.tryReserve(size-w.ahead-1, size-w.ahead, false)
+		}},
+		{name: "writer waits for the file", wantOK: true, wake: func(_ *testing.T, _ *warmer, wanted, _ chan struct{}) { close(wanted) }},
+		{name: "store stops", wantOK: false, wake: func(_ *testing.T, _ *warmer, _, stop chan struct{}) { close(stop) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWarmer(cl, 0)
+			wanted, stop := make(chan struct{}), make(chan struct{})
+			res := make(chan bool, 1)
+			go func() { res <- w.awaitNear(size, wanted, stop) }()
+			for !armed(w) { // armed before it blocks, disarmed only on return
+				runtime.Gosched()
+			}
+			tc.wake(t, w, wanted, stop)
+			if ok := <-res; ok != tc.wantOK {
+				t.Fatalf("awaitNear = %v, want %v", ok, tc.wantOK)
+			}
+			if armed(w) || len(w.near) != 0 {
+				t.Fatal("left armed or with a signal pending")
+			}
+		})
+	}
+	// A writer already within reach: no wait at all.
+	w := newWarmer(cl, 0)
+	w.reserved = size - w.ahead
+	if !w.awaitNear(size, nil, nil) {
+		t.Fatal("awaitNear = false with the writer within reach")
+	}
+}
+
+func armed(w *warmer) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nearArmed
 }

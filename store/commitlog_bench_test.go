@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // BenchmarkSyncFlushPut is the store's share of a SYNC_FLUSH send load: a

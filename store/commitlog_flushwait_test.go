@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // putNoWait stores a message without waiting and returns the end of its bytes.

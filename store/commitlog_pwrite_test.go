@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // checkReadBack reads every put back through the mapping (LookMessageByOffset)

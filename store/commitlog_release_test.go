@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // mappedRSS returns the resident kilobytes /proc/self/smaps reports for the

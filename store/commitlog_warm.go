@@ -2,7 +2,6 @@ package store
 
 import (
 	"sync"
-	"syscall"
 )
 
 // Warm-up of the commitlog ahead of the writer.
@@ -61,12 +60,19 @@ type warmer struct {
 	// busyWrite is write when the busy chunk was claimed; only the warmer
 	// goroutine (next, zeroRange) touches it.
 	busyWrite int64
+
+	// nearArmed: the allocator waits in awaitNear for a reservation
+	// reaching nearAt; tryReserve then sends on near (under mu).
+	nearArmed bool
+	nearAt    int64
+	near      chan struct{}
 }
 
 func newWarmer(cl *commitLog, from int64) *warmer {
 	w := &warmer{
 		cl: cl, chunk: min(warmChunk, cl.fileSize), ahead: min(warmAhead, max(cl.fileSize/4, pageSize)),
 		wake: make(chan struct{}, 1), reserved: from, done: from, write: warmWriteMapped,
+		near: make(chan struct{}, 1),
 	}
 	w.zeros = make([]byte, min(w.chunk, warmWriteMapped))
 	w.cond = sync.NewCond(&w.mu)
@@ -89,6 +95,13 @@ func (w *warmer) tryReserve(from, to int64, direct bool) bool {
 		w.write = warmWriteDirect
 	}
 	lagging := !w.failed && w.done-w.reserved < w.ahead/2
+	if w.nearArmed && w.reserved >= w.nearAt {
+		w.nearArmed = false
+		select {
+		case w.near <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Unlock()
 	if lagging {
 		select {
@@ -180,42 +193,83 @@ func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
 	step := min(int64(len(w.zeros)), max(w.busyWrite, pageSize))
 	for off := from; off < to; {
 		n := min(step, to-off)
-		if _, err := f.file.WriteAt(w.zeros[:n], off); err != nil {
+		if _, err := fsFor(f.path).WriteAt(f.file, w.zeros[:n], off); err != nil {
 			return err
 		}
 		off += n
 	}
-	return syscall.Fdatasync(int(f.file.Fd()))
+	return fsFor(f.path).Fdatasync(f.file)
+}
+
+// awaitNear waits, on the allocator's goroutine, until the writer has
+// reserved within ahead bytes of start, the warmer's own reach (so a file
+// the writer is far from, or never reaches because the store closes first,
+// is not zeroed yet), or until wanted (the writer waits for the segment) or
+// stop is closed. It reports false on stop.
+func (w *warmer) awaitNear(start int64, wanted, stop <-chan struct{}) bool {
+	w.mu.Lock()
+	if w.reserved >= start-w.ahead {
+		w.mu.Unlock()
+		return true
+	}
+	w.nearArmed, w.nearAt = true, start-w.ahead
+	w.mu.Unlock()
+	ok := true
+	select {
+	case <-w.near:
+	case <-wanted:
+	case <-stop:
+		ok = false
+	}
+	w.mu.Lock()
+	w.nearArmed = false
+	select {
+	case <-w.near: // sent after wanted or stop won
+	default:
+	}
+	w.mu.Unlock()
+	return ok
 }
 
 // prewarm zeroes and syncs the first bytes of f, a segment the allocator has
 // just created and nobody writes yet, so that the writer finds them ready
 // after the roll instead of waiting for the warmer there. It returns the
-// bytes done, for took. zeros is the allocator's own buffer.
+// bytes from f's start that the warmer can skip, for took. zeros is the
+// allocator's own buffer.
+//
+// Like the warmer after a roll (which started at the first page past the
+// writer's first record), it leaves f's first page to the writer and zeroes
+// from the second one: zero writes aligned to their own size make the page
+// cache allocate folios of that size (1 MiB under ASYNC_FLUSH), and copying
+// zeros into those costs several times the CPU per byte of writes one page
+// off (pwrite's copy_folio_from_iter_atomic took 13-15 % of the CPU of the
+// in-process send/async benchmark of bench/compare with aligned warm-up
+// writes, under 1 % with these). The warmer's chunks continue from where
+// this stops, so they inherit the offset.
 func (w *warmer) prewarm(f *mappedFile, zeros []byte) int64 {
 	w.mu.Lock()
-	n, step := min(w.ahead, f.size()), min(int64(len(zeros)), max(w.write, pageSize))
+	n, step := min(w.ahead, f.size()-pageSize), min(int64(len(zeros)), max(w.write, pageSize))
 	failed := w.failed
 	w.mu.Unlock()
-	if failed {
+	if failed || n <= 0 {
 		return 0
 	}
-	for off := int64(0); off < n; off += step {
-		if _, err := f.file.WriteAt(zeros[:min(step, n-off)], off); err != nil {
+	for off := pageSize; off < pageSize+n; off += step {
+		if _, err := fsFor(f.path).WriteAt(f.file, zeros[:min(step, pageSize+n-off)], off); err != nil {
 			w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 			return 0
 		}
 	}
-	if err := syscall.Fdatasync(int(f.file.Fd())); err != nil {
+	if err := fsFor(f.path).Fdatasync(f.file); err != nil {
 		w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 		return 0
 	}
-	return n
+	return pageSize + n
 }
 
 // took tells the warmer that the writer rolled to the segment starting at
-// start, whose first warmed bytes prewarm zeroed: there is nothing to do
-// below start+warmed. The writer is at start, past everything below.
+// start, whose bytes below start+warmed prewarm zeroed (all but the first
+// page, the writer's): there is nothing to do below start+warmed. The writer is at start, past everything below.
 func (w *warmer) took(start, warmed int64) {
 	w.mu.Lock()
 	w.done = max(w.done, start+warmed)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 func TestWarmerNext(t *testing.T) {
@@ -200,6 +200,33 @@ func TestWarmerWriteSizeFollowsTheWriter(t *testing.T) {
 			}
 			if g.data[from-g.start-1] != 0xAB {
 				t.Fatal("zeroed below the chunk")
+			}
+		})
+	}
+}
+
+// The first file of a new store is warmed before any reservation has told
+// the warmer the writer's mode: the store sets the zero write size by its
+// flush mode from the start.
+func TestWarmerStartsWithTheStoresWriteSize(t *testing.T) {
+	tests := []struct {
+		flush FlushDiskType
+		want  int64
+	}{
+		{flush: AsyncFlush, want: warmWriteMapped},
+		{flush: SyncFlush, want: warmWriteDirect},
+	}
+	for _, tc := range tests {
+		t.Run(tc.flush.String(), func(t *testing.T) {
+			o := testOptions(t.TempDir())
+			o.FlushDiskType = tc.flush
+			s := openStore(t, o)
+			w := s.cl.warm
+			w.mu.Lock()
+			got := w.write
+			w.mu.Unlock()
+			if got != tc.want {
+				t.Fatalf("zero writes of %d bytes before the first put, want %d", got, tc.want)
 			}
 		})
 	}

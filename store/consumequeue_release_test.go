@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 func TestQueueFlushReleasesOldUnits(t *testing.T) {

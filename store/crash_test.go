@@ -12,7 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // crashChildEnv makes the test binary run runCrashChild instead of the tests.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
 )
 
 // Diverter moves aside a message a delivery service (delay levels, timer
@@ -134,11 +134,11 @@ func (d *Diverter) appendRecord(rec *DeadLetter) error {
 	if err != nil {
 		return fmt.Errorf("%s: dead-letter log: %w", d.Source, err)
 	}
-	if _, err := f.Write(line); err != nil {
+	if _, err := fsFor(d.Path).Write(f, line); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: write dead-letter log: %w", d.Source, err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := fsFor(d.Path).Sync(f); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: sync dead-letter log: %w", d.Source, err)
 	}

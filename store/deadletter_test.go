@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestIsPermanent(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // tmpfsStoreDir mounts a tmpfs of size bytes for the test (root only).

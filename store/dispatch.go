@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // DispatchRequest describes one stored message as the dispatcher sees it.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // testWait bounds how long a test waits for a background goroutine.

@@ -84,9 +84,10 @@
 //  1. when a file becomes the newest (Open, or a roll listing it), the file
 //     after it is asked for;
 //  2. the allocator creates it under its final name: create, truncate,
-//     fallocate, fsync the file, fsync the directory, map it, then zero and
-//     fdatasync its first bytes as the warm-up would; the put lock is not
-//     held;
+//     fallocate, fsync the file, fsync the directory, map it, then, once
+//     the writer comes within the warm-up's reach of it (or waits for it),
+//     zero and fdatasync its first bytes as the warm-up would; the put lock
+//     is not held;
 //  3. a put that reaches the end of the current file writes the BLANK record
 //     and lists the ready file (no I/O), which asks for the next one (1);
 //  4. a put that finds the next file not ready yet, or the range it would

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
 )
 
 func syncOptions(t *testing.T) Options {

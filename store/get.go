@@ -7,7 +7,7 @@ import (
 	"sort"
 	"unsafe"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // GetStatus is the outcome of GetMessage (Java GetMessageStatus).

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // keyFilter is a MessageFilter over the tagsCode and the KEYS property; it

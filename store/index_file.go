@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Index files: <Dir>/index/<yyyyMMddHHmmssSSS of creation>, Java's IndexFile

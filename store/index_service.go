@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Index defaults (Java MessageStoreConfig maxHashSlotNum, maxIndexNum,
@@ -186,10 +186,18 @@ func (x *indexService) writable() (*indexFile, error) {
 	if old := x.last(); old != nil {
 		// The header of a fresh file starts where the previous one ended
 		// (overwritten by the first entry), as Java's does.
-		nf.put64(ihBeginPhyOffset, old.endPhyOffset())
-		nf.put64(ihEndPhyOffset, old.endPhyOffset())
-		nf.put64(ihBeginTimestamp, old.endTimestamp())
-		nf.put64(ihEndTimestamp, old.endTimestamp())
+		// The header page is a hole of a sparse file: on a full disk the
+		// first write to it faults, which is an error here, not a crash.
+		if err := guardFault(func() {
+			nf.put64(ihBeginPhyOffset, old.endPhyOffset())
+			nf.put64(ihEndPhyOffset, old.endPhyOffset())
+			nf.put64(ihBeginTimestamp, old.endTimestamp())
+			nf.put64(ihEndTimestamp, old.endTimestamp())
+		}); err != nil {
+			_ = mf.close()
+			_ = os.Remove(mf.path)
+			return nil, err
+		}
 		// A full file takes no more writes; it is flushed off the dispatch
 		// goroutine and without the lock. close waits for the flush before it
 		// unmaps, and only the dispatch goroutine (stopped before close) rolls.

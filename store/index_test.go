@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
 )
 
 const indexTopic = "IndexTopic"

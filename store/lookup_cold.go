@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Cold lookups: a record looked up by its commitlog offset (timer delivery,

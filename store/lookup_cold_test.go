@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // TestLookColdMatchesMapping reads records behind the mapped window with

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 )
 
 // fileNameDigits is the width of segment file names (UtilAll.offset2FileName).
@@ -60,7 +59,7 @@ type mappedFile struct {
 // file stays sparse and a write into it on a full disk faults, which callers
 // turn into ErrDiskFull with guardFault.
 func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsFor(path).OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -74,17 +73,17 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorrupt, path, st.Size(), size)
 	}
 	if st.Size() < size {
-		if err := f.Truncate(size); err != nil {
+		if err := fsFor(path).Truncate(f, size); err != nil {
 			f.Close()
 			return nil, diskErr(err)
 		}
 		if prealloc {
-			if err := preallocate(f, size); err != nil {
+			if err := fsFor(path).Fallocate(f, size); err != nil {
 				f.Close()
 				return nil, diskErr(err)
 			}
 		}
-		if err := f.Sync(); err != nil {
+		if err := fsFor(path).Sync(f); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -93,7 +92,7 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 			return nil, err
 		}
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	data, err := fsFor(path).Mmap(f, int(size))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("store: mmap %s: %w", path, err)
@@ -134,10 +133,8 @@ func (m *mappedFile) sync(from, to int64) error {
 		return nil
 	}
 	from &^= pageSize - 1
-	b := m.data[from:to]
-	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC)
-	if e != 0 {
-		return fmt.Errorf("store: msync %s: %w", m.path, e)
+	if err := fsFor(m.path).Msync(m.path, m.data[from:to]); err != nil {
+		return fmt.Errorf("store: msync %s: %w", m.path, err)
 	}
 	return nil
 }

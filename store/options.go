@@ -6,11 +6,11 @@ import (
 	"net/netip"
 	"time"
 
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // FlushDiskType selects how puts are made durable (Java flushDiskType).

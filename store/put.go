@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // PutStatus is the outcome of a successful append.

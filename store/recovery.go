@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // recoveryStats counts what recovery found.

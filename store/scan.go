@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // recKind classifies the bytes at a position of a commitlog file.

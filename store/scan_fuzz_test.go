@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // FuzzCheckRecord feeds arbitrary bytes to the recovery scanner: checkRecord

@@ -85,10 +85,10 @@ func (sf *SlotFile) Write(vals []int64) error {
 		be.PutUint64(b[16+8*i:], uint64(v))
 	}
 	be.PutUint32(b[body:], crc32.ChecksumIEEE(b[:body]))
-	if _, err := sf.f.WriteAt(b, int64(seq%2)*SlotFileSlotSize); err != nil {
+	if _, err := fsFor(sf.f.Name()).WriteAt(sf.f, b, int64(seq%2)*SlotFileSlotSize); err != nil {
 		return fmt.Errorf("store: write %s: %w", sf.f.Name(), err)
 	}
-	if err := sf.f.Sync(); err != nil {
+	if err := fsFor(sf.f.Name()).Sync(sf.f); err != nil {
 		return fmt.Errorf("store: sync %s: %w", sf.f.Name(), err)
 	}
 	sf.seq = seq

@@ -18,7 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Paths under Options.Dir.
@@ -181,6 +181,11 @@ func Open(opts Options) (*Store, error) {
 	// the writers; they are set before any goroutine that reads them starts.
 	s.cl.readUpTo = s.reput.Load
 	s.cl.warm = newWarmer(s.cl, s.cl.maxOffset.Load())
+	if s.directAppend() {
+		// The zero write size follows the writer's reservations, but the
+		// first file of a new store is warmed before the first one.
+		s.cl.warm.write = warmWriteDirect
+	}
 	s.cl.alloc = newSegmentAllocator(s.cl, o.BeforeSegmentCreate)
 	if f := s.cl.last(); f != nil {
 		s.cl.alloc.request(f.end())

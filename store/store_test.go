@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestPutGetRoundTripAcrossRolls(t *testing.T) {

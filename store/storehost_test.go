@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestSetStoreHost(t *testing.T) {

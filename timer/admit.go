@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // ErrIllegal is returned (wrapped, with a remark saying why) for a timer

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestAdmit(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestDeliverAtExactTime(t *testing.T) {

@@ -3,7 +3,7 @@ package timer
 import (
 	"fmt"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 // The checkpoint file holds two slots written alternately, so a torn write can

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 var errInjectedCrash = errors.New("injected crash")

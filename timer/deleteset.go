@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io/fs"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 // deleteSet holds the live delete markers: "<realTopic>+<uniqKey>" → the

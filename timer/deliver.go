@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // prepared is an item whose message was read and checked.

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // enqueueIdlePoll is how often the enqueue stage looks at the timer queue when

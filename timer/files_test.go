@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 func testUnit(i int64) unit {

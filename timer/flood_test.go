@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // TestFlood100kDueInOneSecond drains 100 000 messages due within one second

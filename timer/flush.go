@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 // flush makes progress durable in the order the recovery relies on:

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func FuzzDecodeRecallHandle(f *testing.F) {

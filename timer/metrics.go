@@ -3,8 +3,8 @@ package timer
 import (
 	"time"
 
-	"rmq/internal/histo"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/histo"
+	"github.com/rmqio/rmq/message"
 )
 
 // recentDeliveries is how many deliveries Deliveries keeps for display.

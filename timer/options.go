@@ -9,9 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // Store is what the timer store needs of the message store (*store.Store

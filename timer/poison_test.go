@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // A poisoned timer message (its real topic can never be stored) at the head

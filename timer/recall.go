@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Recall errors. The broker answers ErrRecallRefused (which every refusal

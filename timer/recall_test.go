@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func handleOf(t *testing.T, m *message.Message) string {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // recover rebuilds the in-memory state from the checkpoint (ok: one was read),

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // phyOf returns the commitlog offset of the timer-topic record of m.

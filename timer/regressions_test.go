@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // TestTimer_Issue6984_FailedPutRetriedAlone: one delivery of a batch fails

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // TestRoll_Issue11156_OncePerWindowAcrossRestarts sends messages due several

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // Stats are the runtime figures of the timer store (admin and metrics).

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 // timerLog is the append-only sequence of 52-byte units in segment files

@@ -2,11 +2,11 @@ package timer
 
 import (
 	"errors"
+	"github.com/rmqio/rmq/internal/histo"
+	"github.com/rmqio/rmq/store"
 	"math"
 	"os"
 	"path/filepath"
-	"rmq/internal/histo"
-	"rmq/store"
 	"sync"
 	"sync/atomic"
 	"time"

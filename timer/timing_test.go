@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 // TestNeverEarlyRandomTimes sends messages due at random times (many on exact

@@ -10,7 +10,7 @@ import (
 	"os"
 	"slices"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 // Wheel slot layout (see doc.go): 32 bytes, big-endian.

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"rmq/admin"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Time limits of the process life cycle.

@@ -200,12 +200,14 @@ func TestBrokerPortsFree(t *testing.T) {
 func TestParseOnly(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []int
+		want    []string
 		wantErr bool
 	}{
 		{in: "", want: nil},
-		{in: "1, 3,7", want: []int{1, 3, 7}},
+		{in: "1, 3,7", want: []string{"1", "3", "7"}},
+		{in: "a,B, g,e", want: []string{"a", "b", "g", "e"}},
 		{in: "8", wantErr: true},
+		{in: "f", wantErr: true},
 		{in: "x", wantErr: true},
 	}
 	for _, tc := range tests {
@@ -221,7 +223,7 @@ func TestParseOnly(t *testing.T) {
 		}
 		for _, w := range tc.want {
 			if !got[w] {
-				t.Errorf("parseOnly(%q) lacks %d", tc.in, w)
+				t.Errorf("parseOnly(%q) lacks %s", tc.in, w)
 			}
 		}
 	}

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/admin"
-	"rmq/bench"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Properties the driver puts on every message so that its consumer finds
@@ -52,6 +52,9 @@ type loadSpec struct {
 	afterSend func(ctx context.Context) error
 	// grace bounds the wait for deliveries after the last due time.
 	grace time.Duration
+	// sendOnly skips the consumer: runLoad returns once every send is
+	// answered (timers left pending on purpose).
+	sendOnly bool
 }
 
 // loadResult is what one load measured.
@@ -121,6 +124,9 @@ func runLoad(ctx context.Context, c *cluster, spec loadSpec) (*loadResult, error
 	}
 	start := make([]int64, len(queues))
 	for i, q := range queues {
+		if spec.sendOnly {
+			break
+		}
 		if start[i], err = c.adm.MaxOffset(ctx, q); err != nil {
 			return nil, err
 		}
@@ -146,6 +152,9 @@ func runLoad(ctx context.Context, c *cluster, spec loadSpec) (*loadResult, error
 	defer stopConsume()
 	var cwg sync.WaitGroup
 	for i, q := range queues {
+		if spec.sendOnly {
+			break
+		}
 		cwg.Add(1)
 		go func() {
 			defer cwg.Done()
@@ -171,7 +180,7 @@ func runLoad(ctx context.Context, c *cluster, spec loadSpec) (*loadResult, error
 	deadline := d.res.LastDue
 	d.dueMu.Unlock()
 	deadline = later(deadline, time.Now()).Add(spec.grace)
-	for d.recvd.Load() < d.sentOK.Load() && time.Now().Before(deadline) && ctx.Err() == nil {
+	for !spec.sendOnly && d.recvd.Load() < d.sentOK.Load() && time.Now().Before(deadline) && ctx.Err() == nil {
 		_ = sleepCtx(ctx, 10*time.Millisecond)
 	}
 	stopConsume()
@@ -180,7 +189,9 @@ func runLoad(ctx context.Context, c *cluster, spec loadSpec) (*loadResult, error
 	r := d.res
 	r.Sent = d.sentOK.Load()
 	r.Received = d.recvd.Load()
-	r.Lost = max(r.Sent-r.Received, 0)
+	if !spec.sendOnly {
+		r.Lost = max(r.Sent-r.Received, 0)
+	}
 	r.Early = d.early.Load()
 	r.MaxEarly = time.Duration(d.maxEarl.Load()) * time.Microsecond
 	if us := d.lastRcv.Load(); us > 0 {

@@ -10,8 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,7 +26,7 @@ type config struct {
 	cacheDir     string
 	java4        string
 	java5        string
-	only         map[int]bool
+	only         map[string]bool
 	noJava       bool
 	duration     time.Duration
 	warmup       time.Duration
@@ -42,22 +42,41 @@ type config struct {
 	timerCount   int64
 	timerWindow  time.Duration
 	floodCount   int64
+	backlog      int64
+	seqWriteMiB  int64
+	topicCount   int
+	lookupTime   time.Duration
+	scaleMax     int64
+	scaleProbe   int64
+	stockTools   string
 	args         []string
 }
 
-func (c *config) has(w int) bool { return len(c.only) == 0 || c.only[w] }
+// workloads are the names -only accepts, in run order.
+var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g"}
 
-func parseOnly(s string) (map[int]bool, error) {
-	out := map[int]bool{}
+func (c *config) has(w string) bool { return len(c.only) == 0 || c.only[w] }
+
+// hasAny reports whether any of ws is selected.
+func (c *config) hasAny(ws ...string) bool {
+	for _, w := range ws {
+		if c.has(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func parseOnly(s string) (map[string]bool, error) {
+	out := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
+		if f = strings.ToLower(strings.TrimSpace(f)); f == "" {
 			continue
 		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 || n > 7 {
-			return nil, fmt.Errorf("compare: -only %q: workloads are 1..7", s)
+		if !slices.Contains(workloads, f) {
+			return nil, fmt.Errorf("compare: -only %q: workloads are %s", s, strings.Join(workloads, ","))
 		}
-		out[n] = true
+		out[f] = true
 	}
 	return out, nil
 }
@@ -71,9 +90,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.rmqBin, "rmq", "bin/rmq", "rmq binary (broker, name server and `rmq bench`)")
 	fs.StringVar(&c.pom, "pom", "bench/compare/peer-pom.xml", "dependency list used to fetch the Java jars")
 	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
-	fs.StringVar(&c.java4, "java4", "4.9.7", "Java broker for the 4.x workloads (1-4, startup)")
-	fs.StringVar(&c.java5, "java5", "5.3.3", "Java broker for the timer workloads (5-7)")
-	only := fs.String("only", "", "comma-separated workloads to run (default all: 1,2,3,4,5,6,7)")
+	fs.StringVar(&c.java4, "java4", "4.9.7", "Java broker for the 4.x workloads (1-4, a-d, startup)")
+	fs.StringVar(&c.java5, "java5", "5.3.3", "Java broker for the timer workloads (5-7, e)")
+	only := fs.String("only", "", "comma-separated workloads to run (default all: "+strings.Join(workloads, ",")+")")
 	fs.BoolVar(&c.noJava, "no-java", false, "run rmq only (no comparison; for profiling the driver)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "length of workloads 1-3")
 	fs.DurationVar(&c.warmup, "warmup", 8*time.Second, "saturating warm-up before workloads 1 and 2 (JIT)")
@@ -89,6 +108,13 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&c.timerCount, "timer-count", 1_000_000, "timer messages of workloads 5 and 7")
 	fs.DurationVar(&c.timerWindow, "timer-window", 2*time.Minute, "window the workload-5 timers are due in")
 	fs.Int64Var(&c.floodCount, "flood-count", 100_000, "timers of workload 6, all due within one second")
+	fs.Int64Var(&c.backlog, "backlog", 1_000_000, "messages of the backlog workload a drains")
+	fs.Int64Var(&c.seqWriteMiB, "seqwrite-mib", 1024, "MiB written (then fdatasync'd) to measure the sequential write bandwidth of workload c")
+	fs.IntVar(&c.topicCount, "topics", 2000, "topics of workload d, 8 queues each")
+	fs.DurationVar(&c.lookupTime, "lookup-duration", 10*time.Second, "length of workload d's route lookups")
+	fs.Int64Var(&c.scaleMax, "timer-scale-max", 1_000_000, "most pending timers of workload e (levels 1k, 100k, 1M, 10M up to this)")
+	fs.Int64Var(&c.scaleProbe, "timer-scale-probe", 20_000, "timer sends timed at each pending level of workload e")
+	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1 and a (\"\": not run)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -101,6 +127,9 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.workDir, err = filepath.Abs(c.workDir); err != nil {
 		return nil, err
+	}
+	if c.backlog <= 0 || c.topicCount <= 0 || c.scaleMax <= 0 || c.scaleProbe <= 0 || c.seqWriteMiB <= 0 {
+		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe and -seqwrite-mib must be positive")
 	}
 	if c.timerCount%spreadPrime == 0 || c.floodCount%spreadPrime == 0 {
 		return nil, fmt.Errorf("compare: counts must not be multiples of %d", spreadPrime)
@@ -148,18 +177,45 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 		}
 		delayTargets, timerTargets = append(delayTargets, j4), append(timerTargets, j5)
 	}
-	if cfg.has(1) || cfg.has(2) || cfg.has(3) || cfg.has(4) || cfg.has(7) {
+	if cfg.stockTools != "" && cfg.hasAny("1", "a") {
+		r.logf("compiling the stock benchmark tools of %s", cfg.stockTools)
+		var err error
+		if r.stock, err = buildStockTools(cfg.stockTools, cfg.workDir, []string{j4.lib, j5.lib}); err != nil {
+			return err
+		}
+		r.logf("stock tools built against %s", r.stock.lib)
+	}
+	if cfg.has("1") || cfg.has("2") || cfg.has("3") || cfg.has("4") || cfg.has("7") {
 		for _, t := range delayTargets {
 			if err := r.delayPhase(ctx, t); err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
 		}
 	}
-	if cfg.has(5) || cfg.has(6) || cfg.has(7) {
+	if cfg.has("5") || cfg.has("6") || cfg.has("7") {
 		for _, t := range timerTargets {
 			if err := r.timerPhase(ctx, t); err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
+		}
+	}
+	if cfg.hasAny("a", "b", "c", "d") {
+		for _, t := range delayTargets {
+			if err := r.extraPhase(ctx, t); err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+	}
+	if cfg.has("e") {
+		for _, t := range timerTargets {
+			if err := r.timerScalePhase(ctx, t); err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+	}
+	if cfg.has("g") {
+		if err := r.ceiling(ctx); err != nil {
+			return fmt.Errorf("no-op server: %w", err)
 		}
 	}
 	mach.loadAfter = loadAvg()
@@ -206,12 +262,14 @@ func (r *runner) rows(rmq, j4, j5 *target) []row {
 	e2e := fmt.Sprintf("3 produce+consume at %.0f msg/s", r.cfg.e2eRate)
 	same(e2e, "end-to-end p50", "ms", j4, "w3.p50", noGoal)
 	same(e2e, "end-to-end p99", "ms", j4, "w3.p99", atMost(0.5))
+	same(e2e, "end-to-end p99.9", "ms", j4, "w3.p999", noGoal)
 	same(e2e, "end-to-end max", "ms", j4, "w3.max", noGoal)
 	same(e2e, "broker CPU", "s", j4, "w3.cpu", noGoal)
 	late := func(wl, key string, peer *target) {
 		same(wl, "send rate", "msg/s", peer, key+".rate", noGoal)
 		same(wl, "lateness p50", "ms", peer, key+".p50", noGoal)
 		same(wl, "lateness p99", "ms", peer, key+".p99", atMost(0.1))
+		same(wl, "lateness p99.9", "ms", peer, key+".p999", noGoal)
 		same(wl, "lateness max", "ms", peer, key+".max", noGoal)
 		same(wl, "delivered early", "msgs", peer, key+".early", zeroRMQ)
 		same(wl, "lost", "msgs", peer, key+".lost", zeroRMQ)
@@ -231,6 +289,13 @@ func (r *runner) rows(rmq, j4, j5 *target) []row {
 	add(st, "idle RSS", "MiB", j5, "idle5.rss", "idle5.rss", noGoal)
 	same(st, fmt.Sprintf("restart with %d pending timers: start to ready", r.cfg.timerCount), "s", j5, "w7.restart", atMost(0.05))
 	same(st, "restart: orderly stop", "s", j5, "w7.stop", noGoal)
+	val := func(wl, metric, unit string, peer *target, rv, jv float64, g goal) {
+		if math.IsNaN(rv) && math.IsNaN(jv) {
+			return
+		}
+		out = append(out, row{workload: wl, metric: metric, unit: unit, rmq: rv, java: jv, peer: peer.name, goal: g})
+	}
+	r.extraRows(rmq, j4, j5, get, same, val)
 	return out
 }
 

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/bench"
-	"rmq/broker"
-	"rmq/internal/testutil/testbroker"
-	"rmq/message"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/message"
 )
 
 // startInProcess starts a name server and a broker in this process, for profiling

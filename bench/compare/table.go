@@ -7,20 +7,32 @@ import (
 	"strings"
 )
 
-// goal is a row's target on the ratio rmq / Java.
+// goal is a row's target on the ratio rmq / Java, or (abs) on the rmq
+// value itself.
 type goal struct {
 	text string
 	met  func(ratio, rmq float64) bool
+	abs  bool
 }
 
 var (
 	atLeast = func(k float64) goal {
-		return goal{fmt.Sprintf("≥ %g×", k), func(r, _ float64) bool { return r >= k }}
+		return goal{fmt.Sprintf("≥ %g×", k), func(r, _ float64) bool { return r >= k }, false}
 	}
 	atMost = func(k float64) goal {
-		return goal{fmt.Sprintf("≤ %g×", k), func(r, _ float64) bool { return r <= k }}
+		return goal{fmt.Sprintf("≤ %g×", k), func(r, _ float64) bool { return r <= k }, false}
 	}
-	zeroRMQ = goal{"rmq 0", func(_, rmq float64) bool { return rmq == 0 }}
+	// rmqAtLeast and rmqWithin judge the rmq value, not the ratio.
+	rmqAtLeast = func(k float64) goal {
+		return goal{fmt.Sprintf("rmq ≥ %g", k), func(_, rmq float64) bool { return rmq >= k }, true}
+	}
+	rmqAtMost = func(k float64) goal {
+		return goal{fmt.Sprintf("rmq ≤ %g", k), func(_, rmq float64) bool { return rmq <= k }, true}
+	}
+	rmqWithin = func(lo, hi float64) goal {
+		return goal{fmt.Sprintf("rmq %g–%g", lo, hi), func(_, rmq float64) bool { return rmq >= lo && rmq <= hi }, true}
+	}
+	zeroRMQ = goal{"rmq 0", func(_, rmq float64) bool { return rmq == 0 }, true}
 	noGoal  = goal{}
 )
 
@@ -49,8 +61,8 @@ func (r row) verdict() string {
 	if r.goal.met == nil || math.IsNaN(r.rmq) {
 		return ""
 	}
-	if r.goal.text == zeroRMQ.text {
-		if r.goal.met(0, r.rmq) {
+	if r.goal.abs {
+		if r.goal.met(r.ratio(), r.rmq) {
 			return "yes"
 		}
 		return "NO"
@@ -103,7 +115,7 @@ func (r row) cells() []string {
 	return []string{r.workload, metric, fmtValue(r.rmq), fmtValue(r.java), r.peer, fmtRatio(r.ratio()), r.goal.text, r.verdict()}
 }
 
-var tableHeader = []string{"workload", "metric", "rmq", "Java", "Java broker", "rmq/Java", "target", "met"}
+var tableHeader = []string{"workload", "metric", "rmq", "Java", "Java broker", "github.com/rmqio/rmq/Java", "target", "met"}
 
 // writeText prints rows as an aligned plain-text table.
 func writeText(w io.Writer, rows []row) {

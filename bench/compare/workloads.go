@@ -10,10 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
-	"rmq/bench"
-	"rmq/message"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
 )
 
 // Topics, each created with 8 queues on both brokers before use. The stock
@@ -40,6 +41,7 @@ type runner struct {
 	log   io.Writer
 	m     map[string]measures // by target name
 	cmds  []string            // `rmq bench` command lines, for the report
+	stock *stockTools         // -stock-tools, compiled; nil: not run
 	notes []string
 }
 
@@ -76,27 +78,38 @@ func (r *runner) idleRSS(ctx context.Context, t *target, c *cluster, key string)
 	}
 }
 
-// benchProduce runs `rmq bench produce` against the cluster for d and
-// returns its summary; the broker's usage is sampled over the run.
-func (r *runner) benchProduce(ctx context.Context, c *cluster, topic string, d time.Duration) (*bench.Summary, usage, error) {
-	argv := []string{r.cfg.rmqBin, "bench", "produce", "-n", c.nsAddr(), "-t", topic, "-s", "1024",
-		"-c", strconv.Itoa(r.cfg.conns), "-w", strconv.Itoa(r.cfg.inflight),
-		"-d", d.String(), "--report-interval", "0", "--json"}
-	r.cmds = append(r.cmds, fmt.Sprintf("rmq bench produce -n $NS -t %s -s 1024 -c %d -w %d -d %s --json", topic, r.cfg.conns, r.cfg.inflight, d))
-	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
+// rmqBench runs `rmq bench <mode> -n <ns> <args> --report-interval 0 --json`
+// and returns its summary; show is the command line for the report.
+func (r *runner) rmqBench(ctx context.Context, ns, mode string, args ...string) (*bench.Summary, error) {
+	argv := append([]string{r.cfg.rmqBin, "bench", mode, "-n", ns}, args...)
+	argv = append(argv, "--report-interval", "0", "--json")
+	r.cmds = append(r.cmds, "rmq bench "+mode+" -n $NS "+strings.Join(args, " ")+" --json")
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	u := smp.stop()
-	if err != nil {
-		return nil, u, fmt.Errorf("compare: %v: %w\n%s", argv, err, errb.String())
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("compare: %v: %w\n%s", argv, err, errb.String())
 	}
 	var s bench.Summary
 	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
-		return nil, u, fmt.Errorf("compare: bench output: %w\n%s", err, out.String())
+		return nil, fmt.Errorf("compare: bench output: %w\n%s", err, out.String())
 	}
-	return &s, u, nil
+	return &s, nil
+}
+
+// produceArgs are the `rmq bench produce` flags of a saturating send of
+// size-byte messages for d.
+func (r *runner) produceArgs(topic string, size int, d time.Duration) []string {
+	return []string{"-t", topic, "-s", strconv.Itoa(size), "-c", strconv.Itoa(r.cfg.conns), "-w", strconv.Itoa(r.cfg.inflight), "-d", d.String()}
+}
+
+// benchProduce runs `rmq bench produce` against the cluster for d and
+// returns its summary; the broker's usage is sampled over the run.
+func (r *runner) benchProduce(ctx context.Context, c *cluster, topic string, d time.Duration) (*bench.Summary, usage, error) {
+	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
+	s, err := r.rmqBench(ctx, c.nsAddr(), "produce", r.produceArgs(topic, 1024, d)...)
+	u := smp.stop()
+	return s, u, err
 }
 
 // saturated is workloads 1 and 2: sync sends of 1 KiB as fast as the
@@ -141,10 +154,11 @@ func (r *runner) endToEnd(ctx context.Context, t *target, c *cluster) error {
 	p := res.Late.Percentiles()
 	r.set(t, "w3.p50", p.P50)
 	r.set(t, "w3.p99", p.P99)
+	r.set(t, "w3.p999", p.P999)
 	r.set(t, "w3.max", p.Max)
 	r.set(t, "w3.lost", float64(res.Lost))
-	r.logf("%s e2e at %.0f msg/s: p50 %.3f p99 %.3f max %.3f ms, %d lost, %d send failures, broker CPU %.1f s",
-		t.name, r.cfg.e2eRate, p.P50, p.P99, p.Max, res.Lost, res.SendFailed, u.CPU.Seconds())
+	r.logf("%s e2e at %.0f msg/s: p50 %.3f p99 %.3f p99.9 %.3f max %.3f ms, %d lost, %d send failures, broker CPU %.1f s",
+		t.name, r.cfg.e2eRate, p.P50, p.P99, p.P999, p.Max, res.Lost, res.SendFailed, u.CPU.Seconds())
 	return nil
 }
 
@@ -181,14 +195,15 @@ func (r *runner) lateness(t *target, key string, res *loadResult) {
 	r.set(t, key+".rate", res.SendRate())
 	r.set(t, key+".p50", p.P50)
 	r.set(t, key+".p99", p.P99)
+	r.set(t, key+".p999", p.P999)
 	r.set(t, key+".max", p.Max)
 	r.set(t, key+".early", float64(res.Early))
 	r.set(t, key+".maxearly", res.MaxEarly.Seconds()*1000)
 	r.set(t, key+".lost", float64(res.Lost))
 	r.set(t, key+".failed", float64(res.SendFailed))
 	r.set(t, key+".drain", res.Drain().Seconds())
-	r.logf("%s %s: sent %d at %.0f msg/s (%d failed), lateness p50 %.1f p99 %.1f max %.1f ms, %d early (max %.1f ms), %d lost, %d dups, drain %.2f s",
-		t.name, key, res.Sent, res.SendRate(), res.SendFailed, p.P50, p.P99, p.Max, res.Early, res.MaxEarly.Seconds()*1000, res.Lost, res.Dups, res.Drain().Seconds())
+	r.logf("%s %s: sent %d at %.0f msg/s (%d failed), lateness p50 %.1f p99 %.1f p99.9 %.1f max %.1f ms, %d early (max %.1f ms), %d lost, %d dups, drain %.2f s",
+		t.name, key, res.Sent, res.SendRate(), res.SendFailed, p.P50, p.P99, p.P999, p.Max, res.Early, res.MaxEarly.Seconds()*1000, res.Lost, res.Dups, res.Drain().Seconds())
 	for k, v := range res.Errors {
 		r.logf("  send error %q: %d", k, v)
 	}
@@ -308,24 +323,29 @@ func (r *runner) delayPhase(ctx context.Context, t *target) error {
 			return err
 		}
 	}
-	if r.cfg.has(1) {
+	if r.cfg.has("1") {
 		if err := r.saturated(ctx, t, c, "w1"); err != nil {
 			return err
 		}
+		if r.stock != nil {
+			if err := r.stockSaturated(ctx, t, c); err != nil {
+				return err
+			}
+		}
 	}
-	if r.cfg.has(3) {
+	if r.cfg.has("3") {
 		if err := r.endToEnd(ctx, t, c); err != nil {
 			return err
 		}
 	}
-	if r.cfg.has(4) {
+	if r.cfg.has("4") {
 		if err := r.delayLevels(ctx, t, c); err != nil {
 			return err
 		}
 	}
 	c.close()
 	os.RemoveAll(filepath.Join(dir, "store"))
-	if !r.cfg.has(2) {
+	if !r.cfg.has("2") {
 		return nil
 	}
 	dir = filepath.Join(r.cfg.workDir, slug(t.name)+"-sync")
@@ -363,7 +383,7 @@ func (r *runner) timerPhase(ctx context.Context, t *target) error {
 	if err != nil {
 		return err
 	}
-	if r.cfg.has(6) {
+	if r.cfg.has("6") {
 		// The flood's sends are a longer sample of the enqueue rate (after the
 		// warm-up, so with a warmer JIT on Java).
 		floodRate, err := r.flood(ctx, t, c, rate)
@@ -372,7 +392,7 @@ func (r *runner) timerPhase(ctx context.Context, t *target) error {
 		}
 		rate = max(rate, floodRate)
 	}
-	if r.cfg.has(5) || r.cfg.has(7) {
+	if r.cfg.has("5") || r.cfg.has("7") {
 		if err := r.timers(ctx, t, c, rate, boot); err != nil {
 			return err
 		}

@@ -1,8 +1,8 @@
 package brokeradmin
 
 import (
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // RetentionProcessors maps the retention admin requests (AdminBrokerProcessor

@@ -1,7 +1,7 @@
 package brokeradmin
 
 import (
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // defaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum: the result

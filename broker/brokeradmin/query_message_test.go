@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func queryExt(topic, key string, maxNum int, begin, end int64) map[string]string {

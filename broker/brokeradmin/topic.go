@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // brokerVersionDesc is MQVersion.getVersionDesc of remoting.Version.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func TestUpdateAndCreateTopic(t *testing.T) {

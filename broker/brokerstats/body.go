@@ -3,7 +3,7 @@ package brokerstats
 import (
 	"strconv"
 
-	"rmq/internal/fastjson"
+	"github.com/rmqio/rmq/internal/fastjson"
 )
 
 // BrokerStatsData is the VIEW_BROKER_STATS_DATA body of it: its minute, hour

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/internal/histo"
+	"github.com/rmqio/rmq/internal/histo"
 )
 
 // Detail holds the figures only the metrics endpoint reads: request

@@ -3,8 +3,8 @@ package clients
 import (
 	"sort"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Admin requests about groups (J4 AdminBrokerProcessor).

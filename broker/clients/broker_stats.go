@@ -4,8 +4,8 @@ import (
 	"sort"
 	"strconv"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // BrokerConsumeStats builds the GET_BROKER_CONSUME_STATS body (J4

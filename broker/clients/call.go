@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Admin calls the broker forwards to one consumer client and whose reply it

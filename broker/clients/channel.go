@@ -3,8 +3,8 @@ package clients
 import (
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Client-side broker state (J4 broker/client, offset, subscription and

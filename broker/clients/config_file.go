@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"rmq/internal/fastjson"
+	"github.com/rmqio/rmq/internal/fastjson"
 )
 
 // ErrConfigCorrupt is returned (wrapped) when a config file and its .bak copy

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // offsetWrapper is one queue's entry of a ConsumeStats body.

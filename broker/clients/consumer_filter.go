@@ -8,10 +8,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/filter"
-	"rmq/internal/clock"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/filter"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Expression types of a subscription (ExpressionType.java). Only SQL92 is a

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func sqlSub(topic, expr string, version int64) *remoting.SubscriptionData {

@@ -1,13 +1,13 @@
 package clients
 
 import (
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 	"sort"
 	"sync"
 
 	"github.com/rs/zerolog"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ConsumerManager tracks consumer groups from heartbeats: which connections

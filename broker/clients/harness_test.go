@@ -7,12 +7,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/internal/clock"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/storetest"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/storetest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // clientTestEnv is the client service (over a topic table of its own),

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"rmq/internal/clock"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // RebalanceLockManager holds the queue locks of orderly consumers (J4

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Names that cannot be a group: the remark is Validators.checkGroup's.

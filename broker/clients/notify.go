@@ -1,7 +1,7 @@
 package clients
 
 import (
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // notifyConsumerIdsChanged tells every connection of group to rebalance now

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Offset admin requests (J4 AdminBrokerProcessor, Broker2Client,

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/fastjson"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // decodeOffsetTable reads a Map<MessageQueue, Long> body field.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/store"
+	"github.com/rmqio/rmq/store"
 )
 
 // offsetKeySep joins topic and group in offset table keys ("topic@group").

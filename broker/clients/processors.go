@@ -1,8 +1,8 @@
 package clients
 
 import (
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // message.RetryTopicPrefix names a group's retry topic: %RETRY%<group>.

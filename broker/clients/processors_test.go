@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 func decodeBody[T any](t *testing.T, resp *remoting.Command) *T {

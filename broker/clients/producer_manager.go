@@ -1,12 +1,12 @@
 package clients
 
 import (
-	"rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/clock"
 	"sort"
 	"sync"
 	"sync/atomic"
 
-	"rmq/remoting"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // ProducerManager tracks producer groups from heartbeats (J4 ProducerManager):

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil/storetest"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/testutil/storetest"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // withStore opens a small real store for the env's broker.

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // txPass is the state of one check pass.

@@ -6,9 +6,9 @@ import (
 	"maps"
 	"strconv"
 
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Remarks of EndTransactionProcessor and AdminBrokerProcessor.resumeCheckHalfMessage.

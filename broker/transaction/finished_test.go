@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // txShortChecks makes a check pass every 10 s with a 1 s time-out, so a

@@ -1,6 +1,6 @@
 package transaction
 
-import "rmq/message"
+import "github.com/rmqio/rmq/message"
 
 // HalfBacklog is the number of half messages the check-back walk has not
 // passed yet: undecided ones and decided ones whose op record the walk has

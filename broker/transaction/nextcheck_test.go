@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
 )
 
 // NextCheck names the next pass while a half message waits for its walk,

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 func TestTransactionHookRewritesTranMsgSends(t *testing.T) {

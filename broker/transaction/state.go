@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // txScanBytes bounds the bytes of one store read of the transaction queues

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
+	"github.com/rmqio/rmq/admin"
 )
 
 // The ACL subcommands of mqadmin 4.9.8 (tools/command/acl).

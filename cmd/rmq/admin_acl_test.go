@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/broker"
+	"github.com/rmqio/rmq/broker"
 )
 
 // writeACLFile writes a plain_acl.yml for a test broker.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // `rmq admin` mirrors mqadmin: the stock subcommand names and one-letter
@@ -44,6 +45,7 @@ const (
 	flagAdminNamesrv = "namesrvAddr"
 	flagAdminJSON    = "json"
 	flagAdminTimeout = "timeout"
+	flagTLS          = "tls"
 	// ACL credentials (mqadmin reads them from conf/tools.yml).
 	flagAdminAccessKey = "access-key"
 	flagAdminSecretKey = "secret-key"
@@ -56,7 +58,16 @@ func adminCommonFlags() []cli.Flag {
 		&cli.DurationFlag{Name: flagAdminTimeout, Value: admin.DefaultTimeout, Usage: "timeout of each request"},
 		&cli.StringFlag{Name: flagAdminAccessKey, EnvVars: []string{"RMQ_ACCESS_KEY"}, Usage: "sign requests with this ACL AccessKey (for a broker with aclEnable=true)"},
 		&cli.StringFlag{Name: flagAdminSecretKey, EnvVars: []string{"RMQ_SECRET_KEY"}, Usage: "the SecretKey of --access-key"},
+		&cli.BoolFlag{Name: flagTLS, Usage: "connect over TLS, trusting any server certificate (as the Java client's tls.enable)"},
 	}
+}
+
+// clientTLS is the client TLS configuration --tls asks for, or nil.
+func clientTLS(c *cli.Context) *tls.Config {
+	if !c.Bool(flagTLS) {
+		return nil
+	}
+	return remoting.ClientTLS()
 }
 
 // adminRun is the state of one admin subcommand run.
@@ -87,7 +98,7 @@ func adminSub(name, usage string, flags []cli.Flag, run func(*adminRun) error) *
 				return fmt.Errorf("%s: unexpected argument %q (flags go before it; see --help)", name, c.Args().First())
 			}
 			a := admin.New(admin.Options{
-				NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout),
+				NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout), TLS: clientTLS(c),
 				AccessKey: c.String(flagAdminAccessKey), SecretKey: c.String(flagAdminSecretKey),
 			})
 			defer a.Close()

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/testbroker"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // adminCluster is an in-process name server and broker for the admin and
@@ -602,5 +602,28 @@ func TestAdminUnreachableBroker(t *testing.T) {
 	code, _, errOut = runCLI(t, "admin", "topicList", "-n", "")
 	if code != 1 || !strings.Contains(errOut, "no name server address") {
 		t.Errorf("no name server: exit %d err %q", code, errOut)
+	}
+}
+
+// --tls speaks TLS: a broker in enforcing mode answers only that, and the
+// name server (permissive, the default) answers both.
+func TestAdminTLS(t *testing.T) {
+	tc := testbroker.StartCluster(t, func(o *broker.Options) { o.TLSServerMode = "enforcing" })
+	code, out, errOut := runCLI(t, "admin", "brokerStatus", "-b", tc.BrokerAddr(), "--timeout", "3s", "--tls")
+	if code != 0 || !strings.Contains(out, "brokerVersion") {
+		t.Fatalf("brokerStatus --tls: exit %d out %q err %q", code, out, errOut)
+	}
+	code, _, _ = runCLI(t, "admin", "brokerStatus", "-b", tc.BrokerAddr(), "--timeout", "3s")
+	if code == 0 {
+		t.Fatal("plaintext brokerStatus answered by an enforcing broker")
+	}
+	code, out, errOut = runCLI(t, "admin", "clusterList", "-n", tc.NamesrvAddr(), "--tls")
+	if code != 0 || !strings.Contains(out, tc.BrokerAddr()) {
+		t.Fatalf("clusterList --tls: exit %d out %q err %q", code, out, errOut)
+	}
+	// topicList asks the name server only.
+	code, out, errOut = runCLI(t, "admin", "topicList", "-n", tc.NamesrvAddr())
+	if code != 0 || !strings.Contains(out, message.TopicAutoCreateKey) {
+		t.Fatalf("plaintext topicList: exit %d out %q err %q", code, out, errOut)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
+	"github.com/rmqio/rmq/admin"
 )
 
 // The offset, trace and name-server config subcommands of mqadmin.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // statusConsumer is a consumer client of group on topic's queue 0 that

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/broker"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // jsonValues decodes every JSON value of out (consumeMessage and printMsg

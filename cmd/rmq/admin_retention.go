@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
+	"github.com/rmqio/rmq/admin"
 )
 
 // retentionAdminCommands are mqadmin deleteExpiredCommitLog and

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/broker"
-	"rmq/internal/clock"
-	"rmq/internal/testutil/brokertest"
-	"rmq/internal/testutil/testbroker"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestAdminStatsCommands runs statsAll, brokerConsumeStats and producer

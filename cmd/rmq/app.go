@@ -12,8 +12,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
-	"rmq/conf"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/namesrv"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Flag names. The one-letter aliases and camelCase names are the stock
@@ -182,6 +183,10 @@ func (a *action) standalone(c *cli.Context) error {
 		log.Warn().Str("ignored", bs.opts.NamesrvAddr).Str("namesrvAddr", own).Msg("standalone: the broker registers with its own name server only")
 	}
 	bs.opts.NamesrvAddr = own
+	if m, err := remoting.ParseTLSMode(bs.opts.TLSServerMode); err == nil && m == remoting.TLSEnforcing {
+		// Its own name server refuses plaintext.
+		bs.opts.TLSEnable = true
+	}
 	if a.printConfig(c, nsOpts, bs) {
 		return nil
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"rmq/admin"
-	"rmq/bench"
-	"rmq/message"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/message"
 )
 
 // `rmq bench produce|consume|timer` drives package bench.
@@ -32,6 +32,7 @@ func benchCommonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "header", Value: "rocketmq", Usage: "request header encoding: rocketmq (binary, as the stock benchmark) or json"},
 		&cli.DurationFlag{Name: "report-interval", Value: time.Second, Usage: "progress line period (0 disables)"},
 		&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON"},
+		&cli.BoolFlag{Name: flagTLS, Usage: "connect over TLS, trusting any server certificate"},
 	}
 }
 
@@ -93,6 +94,7 @@ func runBench(c *cli.Context, mode bench.Mode) error {
 		Group: c.String("group"), From: c.String("from"),
 		TimerDelay: c.Duration("delay"), TimerSpread: c.Duration("spread"),
 		DelayLevel: c.Int("delay-level"), DelayLevels: c.String("delay-levels"), Grace: c.Duration("grace"),
+		TLS: clientTLS(c),
 	}
 	if len(admin.SplitAddrs(o.NamesrvAddr)) == 0 {
 		return fmt.Errorf("bench %s: %w", mode, admin.ErrNoNamesrv)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"rmq/bench"
+	"github.com/rmqio/rmq/bench"
 )
 
 // TestBenchCommands runs each bench mode for about a second against an

@@ -10,9 +10,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/conf"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/namesrv"
 )
 
 // stockBrokerKeys holds stock broker.conf keys that rmq accepts without acting

@@ -6,9 +6,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/console"
-	"rmq/metrics"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/console"
+	"github.com/rmqio/rmq/metrics"
 )
 
 // startMetrics starts the HTTP endpoint when metricsExporterType=PROM (the

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/remoting"
 )
 
 const bootDeadline = 30 * time.Second

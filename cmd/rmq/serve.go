@@ -9,9 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"rmq/broker"
-	"rmq/metrics"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/metrics"
+	"github.com/rmqio/rmq/namesrv"
 )
 
 // servers starts a name server, a broker or both, announces each on stdout

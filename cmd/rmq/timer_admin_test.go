@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // stubTimerBroker is one process acting as name server and broker with

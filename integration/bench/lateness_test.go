@@ -16,11 +16,11 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"rmq/broker"
-	"rmq/internal/testutil/testbroker"
-	"rmq/message"
-	"rmq/remoting"
-	"rmq/store"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Run (about 15 s; not part of `go test ./...`, which runs no benchmarks):

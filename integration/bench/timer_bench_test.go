@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"rmq/admin"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Run (about 2.5 minutes, ~1 GB of store in a temporary directory; not part of

@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rmq/admin"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Load generator and raw pull consumer of BenchmarkTimerWheel.

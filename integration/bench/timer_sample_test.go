@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"rmq/admin"
+	"github.com/rmqio/rmq/admin"
 )
 
 // Process memory and broker timer figures sampled during BenchmarkTimerWheel.

@@ -1,4 +1,4 @@
-module rmq/integration/container
+module github.com/rmqio/rmq/integration/container
 
 go 1.26.8
 

@@ -142,13 +142,12 @@ start_rmq() {
   wait_for_line "$WORK/rmq.out" 'boot success' 2 "$BROKER_PID" "rmq standalone"
   log "rmq is up (pid $BROKER_PID)"
 
-  # NAME CLUSTER PORT STORE_DIR NAMESRV [CONF_LINE...]: one more rmq broker in the foreground; the optional
-  # trailing arguments are extra broker.conf lines (the ACL test's aclEnable=true, aclFile=...).
+  # NAME CLUSTER PORT STORE_DIR NAMESRV: one more rmq broker in the foreground.
   cat >"$WORK/broker-launcher.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail
 printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\n' "\$1" "\$2" >"\$4.conf"
-if (( \$# > 5 )); then printf '%s\n' "\${@:6}" >>"\$4.conf"; fi
+if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTRA_CONF" >>"\$4.conf"; fi
 exec "$RMQ_BIN" broker -c "\$4.conf" -n "\$5" --store-dir "\$4" --listen-port "\$3"
 EOF
   chmod +x "$WORK/broker-launcher.sh"
@@ -220,7 +219,7 @@ filterSupportRetry=true
 CONF
 mkdir -p "\$4"
 export ROCKETMQ_HOME="$PEER_HOME"
-exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \
+exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \${RMQ_BROKER_JVM_PROPS:-} \
   -Duser.home="\$4.home" -cp "$lib/*" org.apache.rocketmq.broker.BrokerStartup -c "\$4.conf"
 EOF
   chmod +x "$WORK/broker-launcher.sh"

@@ -24,8 +24,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"rmq/admin"
-	"rmq/integration/harness"
+	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/integration/harness"
 )
 
 var (

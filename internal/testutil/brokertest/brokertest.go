@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/remoting"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // Client sends requests to the broker at Addr and fails the test on

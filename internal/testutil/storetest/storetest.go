@@ -7,9 +7,9 @@ import (
 	"net/netip"
 	"testing"
 
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/store"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/store"
 )
 
 // TempStore opens a store with 1 MiB commitlog files and 1024-unit consume

@@ -6,8 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
-	"rmq/internal/testutil"
-	"rmq/message"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestMessagesReadsTheWholeQueuePastOnePage(t *testing.T) {

@@ -3,10 +3,10 @@ package testbroker
 import (
 	"testing"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/message"
-	"rmq/namesrv"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/namesrv"
 )
 
 // Cluster is an in-process name server and a broker registered with it, for

@@ -3,7 +3,7 @@ package testbroker
 import (
 	"testing"
 
-	"rmq/message"
+	"github.com/rmqio/rmq/message"
 )
 
 func TestStartClusterRoutesToTheBroker(t *testing.T) {

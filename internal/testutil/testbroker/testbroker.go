@@ -8,9 +8,9 @@ package testbroker
 import (
 	"testing"
 
-	"rmq/broker"
-	"rmq/internal/testutil"
-	"rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
 )
 
 // Broker is a running broker with a client of it.

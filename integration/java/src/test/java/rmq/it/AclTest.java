@@ -11,7 +11,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -66,8 +65,8 @@ class AclTest {
             "    secretKey: " + ADMIN_SK,
             "    admin: true",
             ""));
-        BrokerProcess b = new BrokerProcess(Clients.unique("acl_b"), cluster, dir.resolve("store"),
-            List.of("aclEnable=true", "aclFile=" + aclFile, "autoCreateTopicEnable=false"));
+        BrokerProcess b = new BrokerProcess(Clients.unique("acl_b"), cluster, dir.resolve("store"));
+        b.env.put("RMQ_BROKER_EXTRA_CONF", String.join("\n", "aclEnable=true", "aclFile=" + aclFile, "autoCreateTopicEnable=false"));
         b.start();
         DefaultMQAdminExt admin = new DefaultMQAdminExt();
         admin.setNamesrvAddr(Clients.namesrv());

@@ -6,7 +6,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -23,16 +22,11 @@ final class BrokerProcess {
     final int port;
     final Path storeDir;
     private final Path log;
-    private final List<String> extraConf;
     private Process process;
+    /** Extra environment of the launcher: RMQ_BROKER_EXTRA_CONF (config lines), RMQ_BROKER_JVM_PROPS (Java broker). */
+    final java.util.Map<String, String> env = new java.util.HashMap<>();
 
     BrokerProcess(String name, String cluster, Path storeDir) throws IOException {
-        this(name, cluster, storeDir, List.of());
-    }
-
-    /** extraConf: more broker.conf lines ("key=value"), passed to the launcher after its five arguments. */
-    BrokerProcess(String name, String cluster, Path storeDir, List<String> extraConf) throws IOException {
-        this.extraConf = List.copyOf(extraConf);
         this.name = name;
         this.cluster = cluster;
         this.port = freePortTriple();
@@ -52,10 +46,10 @@ final class BrokerProcess {
     /** Starts the broker and waits for its boot line. */
     void start() throws IOException, InterruptedException {
         Files.createDirectories(storeDir);
-        List<String> cmd = new ArrayList<>(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()));
-        cmd.addAll(extraConf);
-        process = new ProcessBuilder(cmd)
-            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        ProcessBuilder pb = new ProcessBuilder(List.of(launcher(), name, cluster, Integer.toString(port), storeDir.toString(), Clients.namesrv()))
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        process = pb.start();
         long end = System.nanoTime() + BOOT_DEADLINE.toNanos();
         while (!Files.readString(log).contains("boot success")) {
             if (!process.isAlive()) {
@@ -83,6 +77,10 @@ final class BrokerProcess {
                 process.destroyForcibly();
             }
         }
+    }
+
+    boolean isAlive() {
+        return process != null && process.isAlive();
     }
 
     String output() throws IOException {

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The stock Java benchmark tools are not published on Maven Central; with
+// -stock-tools they are compiled from the user's apache/rocketmq checkout
+// (example/ at the 4.9.8 or 5.3.3 tag) against the broker jars, and drive
+// workloads 1 and a on both brokers beside `rmq bench`.
+
+var errStockTools = errors.New("compare: stock benchmark tools")
+
+const (
+	stockPkg      = "org/apache/rocketmq/example/benchmark"
+	stockMain     = "org.apache.rocketmq.example.benchmark."
+	stockWindow   = 10 * time.Second // the tools print a 10-second window every 10 s
+	stockStopWait = 10 * time.Second
+)
+
+// stockTools is a compiled copy of the tools and the jars they run with.
+type stockTools struct {
+	classes string
+	lib     string
+}
+
+func (s *stockTools) classpath() string {
+	return s.classes + string(os.PathListSeparator) + filepath.Join(s.lib, "*")
+}
+
+// buildStockTools compiles Producer and Consumer (and what they use from
+// the same source tree) from checkout into workDir, against the first of
+// libs whose jars they compile with (4.9.x and 5.x moved packages).
+func buildStockTools(checkout, workDir string, libs []string) (*stockTools, error) {
+	src := filepath.Join(checkout, "example", "src", "main", "java")
+	var files []string
+	for _, n := range []string{"Producer.java", "Consumer.java"} {
+		f := filepath.Join(src, stockPkg, n)
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("%w: %s is not an apache/rocketmq checkout: %v", errStockTools, checkout, err)
+		}
+		files = append(files, f)
+	}
+	var errs []error
+	for _, lib := range libs {
+		if m, _ := filepath.Glob(filepath.Join(lib, "rocketmq-client-*.jar")); len(m) == 0 {
+			errs = append(errs, fmt.Errorf("no rocketmq-client jar in %s", lib))
+			continue
+		}
+		out := filepath.Join(workDir, "stock-classes-"+slug(filepath.Base(filepath.Dir(lib))))
+		if err := os.RemoveAll(out); err != nil {
+			return nil, err
+		}
+		argv := append([]string{"-nowarn", "-encoding", "UTF-8", "-proc:none", "-d", out,
+			"-cp", filepath.Join(lib, "*"), "-sourcepath", src}, files...)
+		b, err := exec.Command("javac", argv...).CombinedOutput()
+		if err == nil {
+			return &stockTools{classes: out, lib: lib}, nil
+		}
+		errs = append(errs, fmt.Errorf("javac against %s: %v\n%s", lib, err, lastLines(string(b), 20)))
+	}
+	return nil, fmt.Errorf("%w: %w", errStockTools, errors.Join(errs...))
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// Statistics lines of the tools (identical in 4.9.x and 5.x):
+//
+//	Current Time: … Send TPS: 41234 Max RT(ms): 31 Average RT(ms):   3.101 Send Failed: 0 Response Failed: 0
+//	Current Time: … TPS: 52011 FAIL: 0 AVG(B2C) RT(ms): … MAX(S2C) RT(ms): 12
+var (
+	stockSendLine = regexp.MustCompile(`Current Time: .*? Send TPS: (\d+) Max RT\(ms\): (\d+) Average RT\(ms\): +([0-9.]+) Send Failed: (\d+)`)
+	stockRecvLine = regexp.MustCompile(`Current Time: .*? TPS: (\d+) FAIL: (\d+) `)
+)
+
+// stockStats is what a tool's output says: the TPS of each 10-second
+// window, the largest max RT printed and the failures.
+type stockStats struct {
+	tps    []float64
+	maxRT  float64
+	failed int64
+}
+
+// parseStockOutput reads the statistics lines of Producer (send) or
+// Consumer output.
+func parseStockOutput(out string, send bool) stockStats {
+	var s stockStats
+	for _, l := range strings.Split(out, "\n") {
+		if send {
+			m := stockSendLine.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			tps, _ := strconv.ParseFloat(m[1], 64)
+			rt, _ := strconv.ParseFloat(m[2], 64)
+			// Send Failed is cumulative in the snapshot.
+			failed, _ := strconv.ParseInt(m[4], 10, 64)
+			s.tps = append(s.tps, tps)
+			s.maxRT = max(s.maxRT, rt)
+			s.failed = max(s.failed, failed)
+			continue
+		}
+		if stockRecvLine.MatchString(l) && !strings.Contains(l, "Send TPS") {
+			m := stockRecvLine.FindStringSubmatch(l)
+			tps, _ := strconv.ParseFloat(m[1], 64)
+			failed, _ := strconv.ParseInt(m[2], 10, 64)
+			s.tps = append(s.tps, tps)
+			s.failed += failed
+		}
+	}
+	return s
+}
+
+// steady is the mean TPS of the windows after the first (the first one
+// holds the start and, on a JVM, the JIT warm-up); one window alone counts.
+func (s stockStats) steady() float64 {
+	w := s.tps
+	if len(w) > 1 {
+		w = w[1:]
+	}
+	if len(w) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range w {
+		sum += v
+	}
+	return sum / float64(len(w))
+}
+
+// peak is the best 10-second window.
+func (s stockStats) peak() float64 {
+	var m float64
+	for _, v := range s.tps {
+		m = max(m, v)
+	}
+	return m
+}
+
+// runStock runs tool (Producer, Consumer) against the cluster for d, then
+// stops it and returns its statistics and the broker's usage over the run.
+func (r *runner) runStock(ctx context.Context, c *cluster, tool string, d time.Duration, args ...string) (stockStats, usage, error) {
+	st := r.stock
+	argv := append([]string{"java", "-Xms1g", "-Xmx1g", "-Duser.home=" + c.dir, "-cp", st.classpath(), stockMain + tool, "-n", c.nsAddr()}, args...)
+	r.cmds = append(r.cmds, fmt.Sprintf("java -cp <stock classes>:<jars> %s%s -n $NS %s  # %v, then stopped", stockMain, tool, strings.Join(args, " "), d))
+	log := filepath.Join(c.dir, "logs", "stock-"+strings.ToLower(tool))
+	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
+	p, err := startProcess("stock "+tool, argv, nil, c.dir, log)
+	if err != nil {
+		smp.stop()
+		return stockStats{}, usage{}, err
+	}
+	werr := sleepCtx(ctx, d)
+	p.stop(stockStopWait)
+	u := smp.stop()
+	if werr != nil {
+		return stockStats{}, u, werr
+	}
+	b, err := os.ReadFile(log + ".out")
+	if err != nil {
+		return stockStats{}, u, err
+	}
+	s := parseStockOutput(string(b), tool == "Producer")
+	if len(s.tps) == 0 {
+		return s, u, fmt.Errorf("%w: %s printed no statistics in %v (see %s.out and .err)", errStockTools, tool, d, log)
+	}
+	return s, u, nil
+}
+
+// stockSaturated is workload 1 driven by the stock Producer: as many sync
+// sending threads as `rmq bench` keeps sends in flight, for warm-up plus
+// duration (at least three windows).
+func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) error {
+	d := max(r.cfg.warmup+r.cfg.duration, 3*stockWindow+2*time.Second)
+	s, u, err := r.runStock(ctx, c, "Producer", d, "-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.conns*r.cfg.inflight))
+	if err != nil {
+		return err
+	}
+	r.set(t, "w1.stock.tps", s.steady())
+	r.set(t, "w1.stock.maxrt", s.maxRT)
+	r.set(t, "w1.stock.failed", float64(s.failed))
+	r.logf("%s stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s",
+		t.name, s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds())
+	return nil
+}
+
+// stockDrain is workload a driven by the stock Consumer (push, 20 threads,
+// a new group) over a second backlog stored by `rmq bench produce`. Both
+// brokers start a new group at offset 0 while the queue's first message is
+// recent, so the tool reads both backlogs. It never ends: it runs for a
+// span sized by the rmq bench drain rate, and its best 10-second window is
+// reported.
+func (r *runner) stockDrain(ctx context.Context, t *target, c *cluster, rate float64) error {
+	fill, err := r.rmqBench(ctx, c.nsAddr(), "produce", "-t", topicBacklog, "-s", "1024", "-c", strconv.Itoa(r.cfg.conns),
+		"-w", strconv.Itoa(r.cfg.inflight), "--count", strconv.FormatInt(r.cfg.backlog, 10), "-d", "0s")
+	if err != nil {
+		return err
+	}
+	d := 3*stockWindow + 2*time.Second
+	if rate > 0 {
+		d = max(d, time.Duration(1.5*float64(2*fill.Sent)/rate*float64(time.Second))+stockWindow)
+	}
+	s, u, err := r.runStock(ctx, c, "Consumer", d, "-t", topicBacklog, "-g", "cmp_stock_drain")
+	if err != nil {
+		return err
+	}
+	r.set(t, "wa.stock.tps", s.peak())
+	r.logf("%s stock Consumer over %d stored: best window %.0f msg/s (windows %v), %d failed, broker CPU %.1f s",
+		t.name, fill.Sent, s.peak(), s.tps, s.failed, u.CPU.Seconds())
+	return nil
+}

@@ -1,0 +1,288 @@
+//go:build unix
+
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// The file-operation seam. Every write, sync, rename, truncate, fallocate
+// and mmap of the store's data files goes through an FS, chosen per path by
+// fsFor: the real one, or an ErrorFS that a test installed for a directory
+// with InjectFaults (as pebble's vfs/errorfs wraps its vfs.FS). With nothing
+// installed, fsFor costs one atomic load.
+
+// FS is the file operations of the store. Operations on an open file take
+// the *os.File and use its name as the path.
+type FS interface {
+	OpenFile(name string, flag int, perm os.FileMode) (*os.File, error)
+	Write(f *os.File, b []byte) (int, error)
+	WriteAt(f *os.File, b []byte, off int64) (int, error)
+	// Sync is fsync; Fdatasync syncs the data only; Msync syncs the part
+	// b of a shared mapping of name (msync MS_SYNC).
+	Sync(f *os.File) error
+	Fdatasync(f *os.File) error
+	Msync(name string, b []byte) error
+	Mmap(f *os.File, size int) ([]byte, error)
+	Truncate(f *os.File, size int64) error
+	Fallocate(f *os.File, size int64) error
+	Rename(oldpath, newpath string) error
+}
+
+// Op is a kind of file operation, as Rule matches it.
+type Op uint8
+
+const (
+	OpOpen Op = iota
+	OpWrite
+	OpSync  // Sync and Fdatasync
+	OpMsync // Msync: the flush of a mapped file's range
+	OpRename
+	OpTruncate
+	OpFallocate
+	OpMmap
+)
+
+func (o Op) String() string {
+	return [...]string{"open", "write", "sync", "msync", "rename", "truncate", "fallocate", "mmap"}[o]
+}
+
+// osFS is the real file system.
+type osFS struct{}
+
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+func (osFS) Write(f *os.File, b []byte) (int, error)              { return f.Write(b) }
+func (osFS) WriteAt(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) }
+func (osFS) Sync(f *os.File) error                                { return f.Sync() }
+func (osFS) Fdatasync(f *os.File) error                           { return syscall.Fdatasync(int(f.Fd())) }
+func (osFS) Truncate(f *os.File, size int64) error                { return f.Truncate(size) }
+func (osFS) Fallocate(f *os.File, size int64) error               { return preallocate(f, size) }
+func (osFS) Rename(oldpath, newpath string) error                 { return os.Rename(oldpath, newpath) }
+
+func (osFS) Msync(name string, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MS_SYNC)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func (osFS) Mmap(f *os.File, size int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+}
+
+// faultDirs maps a directory to the ErrorFS installed for the files under
+// it; faultCount is its size, read on every operation.
+var (
+	faultMu    sync.RWMutex
+	faultDirs  = map[string]*ErrorFS{}
+	faultCount atomic.Int32
+)
+
+// fsFor returns the FS for the file at path.
+func fsFor(path string) FS {
+	if faultCount.Load() == 0 {
+		return osFS{}
+	}
+	faultMu.RLock()
+	defer faultMu.RUnlock()
+	for dir, efs := range faultDirs {
+		if path == dir || strings.HasPrefix(path, dir+string(filepath.Separator)) {
+			return efs
+		}
+	}
+	return osFS{}
+}
+
+// InjectFaults routes the file operations under dir through inj until the
+// returned function is called. Tests use it on a store's directory (which
+// is their own, so parallel tests do not see each other's faults).
+func InjectFaults(dir string, inj *Injector) (remove func()) {
+	dir = filepath.Clean(dir)
+	efs := &ErrorFS{FS: osFS{}, Inj: inj}
+	faultMu.Lock()
+	faultDirs[dir] = efs
+	faultCount.Store(int32(len(faultDirs)))
+	faultMu.Unlock()
+	return func() {
+		faultMu.Lock()
+		if faultDirs[dir] == efs {
+			delete(faultDirs, dir)
+		}
+		faultCount.Store(int32(len(faultDirs)))
+		faultMu.Unlock()
+	}
+}
+
+// ErrInjected is the default error of an injected fault; it wraps EIO.
+var ErrInjected = fmt.Errorf("injected I/O fault: %w", syscall.EIO)
+
+// Rule is one fault to inject.
+type Rule struct {
+	Op Op
+	// Nth fails only the Nth matching operation (1-based, counted from when
+	// the rule was added); 0 fails every one.
+	Nth int
+	// Path, when set, matches only operations on paths containing it.
+	Path string
+	// Data, when set, matches only writes of bytes it accepts (e.g. the
+	// records of one topic, not the warmer's zeros).
+	Data func(b []byte) bool
+	// Partial makes a failing write store the first half of its bytes
+	// before it fails (a torn write).
+	Partial bool
+	// Err is the error returned (ErrInjected when nil).
+	Err error
+
+	seen int
+}
+
+// Injector decides which operations fail. Its methods are safe for
+// concurrent use.
+type Injector struct {
+	mu    sync.Mutex
+	rules []*Rule
+	hits  []string
+}
+
+// Add adds a rule.
+func (i *Injector) Add(r Rule) {
+	i.mu.Lock()
+	i.rules = append(i.rules, &r)
+	i.mu.Unlock()
+}
+
+// Clear removes every rule; the record of faults injected is kept.
+func (i *Injector) Clear() {
+	i.mu.Lock()
+	i.rules = nil
+	i.mu.Unlock()
+}
+
+// Hits lists the faults injected so far, as "op path".
+func (i *Injector) Hits() []string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return append([]string(nil), i.hits...)
+}
+
+// check returns the rule that fails this operation, if any.
+func (i *Injector) check(op Op, path string, b []byte) *Rule {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, r := range i.rules {
+		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) || (r.Data != nil && !r.Data(b)) {
+			continue
+		}
+		r.seen++
+		if r.Nth == 0 || r.seen == r.Nth {
+			i.hits = append(i.hits, op.String()+" "+path)
+			return r
+		}
+	}
+	return nil
+}
+
+func (r *Rule) err(op Op, path string) error {
+	err := r.Err
+	if err == nil {
+		err = ErrInjected
+	}
+	return &os.PathError{Op: op.String(), Path: path, Err: err}
+}
+
+// ErrorFS is an FS whose operations fail as Inj decides.
+type ErrorFS struct {
+	FS
+	Inj *Injector
+}
+
+func (e *ErrorFS) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	if r := e.Inj.check(OpOpen, name, nil); r != nil {
+		return nil, r.err(OpOpen, name)
+	}
+	return e.FS.OpenFile(name, flag, perm)
+}
+
+func (e *ErrorFS) Write(f *os.File, b []byte) (int, error) {
+	if r := e.Inj.check(OpWrite, f.Name(), b); r != nil {
+		n := 0
+		if r.Partial {
+			n, _ = e.FS.Write(f, b[:len(b)/2])
+		}
+		return n, r.err(OpWrite, f.Name())
+	}
+	return e.FS.Write(f, b)
+}
+
+func (e *ErrorFS) WriteAt(f *os.File, b []byte, off int64) (int, error) {
+	if r := e.Inj.check(OpWrite, f.Name(), b); r != nil {
+		n := 0
+		if r.Partial {
+			n, _ = e.FS.WriteAt(f, b[:len(b)/2], off)
+		}
+		return n, r.err(OpWrite, f.Name())
+	}
+	return e.FS.WriteAt(f, b, off)
+}
+
+func (e *ErrorFS) Sync(f *os.File) error {
+	if r := e.Inj.check(OpSync, f.Name(), nil); r != nil {
+		return r.err(OpSync, f.Name())
+	}
+	return e.FS.Sync(f)
+}
+
+func (e *ErrorFS) Fdatasync(f *os.File) error {
+	if r := e.Inj.check(OpSync, f.Name(), nil); r != nil {
+		return r.err(OpSync, f.Name())
+	}
+	return e.FS.Fdatasync(f)
+}
+
+func (e *ErrorFS) Msync(name string, b []byte) error {
+	if r := e.Inj.check(OpMsync, name, nil); r != nil {
+		return r.err(OpMsync, name)
+	}
+	return e.FS.Msync(name, b)
+}
+
+func (e *ErrorFS) Mmap(f *os.File, size int) ([]byte, error) {
+	if r := e.Inj.check(OpMmap, f.Name(), nil); r != nil {
+		return nil, r.err(OpMmap, f.Name())
+	}
+	return e.FS.Mmap(f, size)
+}
+
+func (e *ErrorFS) Truncate(f *os.File, size int64) error {
+	if r := e.Inj.check(OpTruncate, f.Name(), nil); r != nil {
+		return r.err(OpTruncate, f.Name())
+	}
+	return e.FS.Truncate(f, size)
+}
+
+func (e *ErrorFS) Fallocate(f *os.File, size int64) error {
+	if r := e.Inj.check(OpFallocate, f.Name(), nil); r != nil {
+		return r.err(OpFallocate, f.Name())
+	}
+	return e.FS.Fallocate(f, size)
+}
+
+func (e *ErrorFS) Rename(oldpath, newpath string) error {
+	if r := e.Inj.check(OpRename, newpath, nil); r != nil {
+		return r.err(OpRename, newpath)
+	}
+	return e.FS.Rename(oldpath, newpath)
+}

@@ -1,0 +1,299 @@
+//go:build unix
+
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
+)
+
+// faultStore opens a SYNC_FLUSH store in a fresh directory whose file
+// operations go through inj (rules added before Open apply to recovery and
+// the first segments too).
+func faultStore(t *testing.T, inj *Injector, tune func(*Options)) (*Store, Options) {
+	t.Helper()
+	o := testOptions(t.TempDir())
+	o.FlushDiskType = SyncFlush
+	if tune != nil {
+		tune(&o)
+	}
+	t.Cleanup(InjectFaults(o.Dir, inj))
+	return openStore(t, o), o
+}
+
+// acked is what a put acknowledged: the message and where it went.
+type acked struct {
+	i   int
+	phy int64
+}
+
+// putAll puts messages from..to-1 and returns those acknowledged (PutOK);
+// the others must have failed with an error or a non-OK status.
+func putAll(t *testing.T, s *Store, from, to int) (ok []acked, failed int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+		if err != nil || r.Status != PutOK {
+			failed++
+			continue
+		}
+		ok = append(ok, acked{i: i, phy: r.PhysicalOffset})
+	}
+	return ok, failed
+}
+
+// checkAcked reopens the store in dir (callers clear their faults first) and checks that
+// every acknowledged message is readable by its commitlog offset and through
+// its queue, with a valid body CRC, and that nothing else is in the queues
+// but messages whose put returned (failed puts may or may not be there, but
+// no record is torn).
+func checkAcked(t *testing.T, o Options, ok []acked) {
+	t.Helper()
+	s := openStore(t, o)
+	waitDispatched(t, s)
+	want := map[int]int64{}
+	for _, a := range ok {
+		want[a.i] = a.phy
+		b, err := s.LookMessageByOffset(a.phy)
+		if err != nil {
+			t.Fatalf("acknowledged message %d at %d: %v", a.i, a.phy, err)
+		}
+		m, err := message.DecodeRecord(b)
+		if err != nil {
+			t.Fatalf("acknowledged message %d at %d: %v", a.i, a.phy, err)
+		}
+		checkMessage(t, m, a.i)
+	}
+	seen := map[int]bool{}
+	for _, qid := range []int32{0, 1} {
+		for _, m := range readQueue(t, s, "FaultTopic", qid) {
+			i := int(m.Flag)
+			checkMessage(t, m, i)
+			if seen[i] {
+				t.Fatalf("message %d twice in the queues", i)
+			}
+			seen[i] = true
+		}
+	}
+	for i := range want {
+		if !seen[i] {
+			t.Fatalf("acknowledged message %d missing from its queue", i)
+		}
+	}
+}
+
+// hasTopic matches the writes of FaultTopic's records, not the commitlog
+// warmer's zeros.
+func hasTopic(b []byte) bool { return bytes.Contains(b, []byte("FaultTopic")) }
+
+func checkMessage(t *testing.T, m *message.MessageExt, i int) {
+	t.Helper()
+	w := testMessage("FaultTopic", int32(i%2), i)
+	if string(m.Body) != string(w.Body) || m.QueueID != w.QueueID {
+		t.Fatalf("message %d: body %q queue %d, want %q queue %d", i, m.Body, m.QueueID, w.Body, w.QueueID)
+	}
+	if m.BodyCRC != message.BodyCRC(m.Body) {
+		t.Fatalf("message %d: body CRC %#x, want %#x", i, m.BodyCRC, message.BodyCRC(m.Body))
+	}
+}
+
+// A failed (or torn) commitlog write fails its put and only its put; what
+// was acknowledged before and after survives a reopen intact.
+func TestFaultCommitLogWrite(t *testing.T) {
+	for _, partial := range []bool{false, true} {
+		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) {
+			inj := &Injector{}
+			s, o := faultStore(t, inj, nil)
+			ok, failed := putAll(t, s, 0, 20)
+			if failed != 0 {
+				t.Fatalf("%d puts failed without a fault", failed)
+			}
+			inj.Add(Rule{Op: OpWrite, Nth: 3, Path: "commitlog", Data: hasTopic, Partial: partial})
+			more, failed := putAll(t, s, 20, 40)
+			if failed != 1 || len(inj.Hits()) != 1 {
+				t.Fatalf("%d puts failed, %d faults injected; want 1 and 1", failed, len(inj.Hits()))
+			}
+			if slices.ContainsFunc(more, func(a acked) bool { return a.i == 22 }) {
+				t.Fatal("the put whose write failed was acknowledged")
+			}
+			ok = append(ok, more...)
+			more, _ = putAll(t, s, 40, 60)
+			ok = append(ok, more...)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			inj.Clear()
+			checkAcked(t, o, ok)
+		})
+	}
+}
+
+// A commitlog sync that keeps failing acknowledges nothing: each put ends
+// with PutFlushDiskTimeout once the (manual) clock passes its
+// SyncFlushTimeout. Once the disk heals, puts are acknowledged again — the
+// clock stands still then, so only a real flush can answer them — and
+// everything acknowledged survives.
+func TestFaultCommitLogSyncIsNeverAcknowledged(t *testing.T) {
+	inj := &Injector{}
+	m := clock.NewManual(time.Unix(1_700_000_000, 0))
+	s, o := faultStore(t, inj, func(o *Options) { o.Clock, o.SyncFlushTimeout = m, time.Second })
+	ok, _ := putAll(t, s, 0, 10)
+	inj.Add(Rule{Op: OpMsync, Path: "commitlog"})
+	for i := 10; i < 13; i++ {
+		r := advanceUntil(t, m, o.SyncFlushTimeout, func() putOutcome {
+			r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+			return putOutcome{r, err}
+		})
+		if r.err == nil && r.r.Status == PutOK {
+			t.Fatalf("put %d acknowledged while every commitlog sync fails", i)
+		}
+	}
+	if len(inj.Hits()) == 0 {
+		t.Fatal("no sync was attempted")
+	}
+	inj.Clear()
+	more, failed := putAll(t, s, 15, 25)
+	if failed != 0 {
+		t.Fatalf("%d puts failed after the disk healed", failed)
+	}
+	ok = append(ok, more...)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkAcked(t, o, ok)
+}
+
+type putOutcome struct {
+	r   *PutResult
+	err error
+}
+
+// advanceUntil runs f and, while it has not returned, moves m on by step:
+// f's outcome does not depend on how many steps that takes.
+func advanceUntil[T any](t *testing.T, m *clock.Manual, step time.Duration, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case v := <-done:
+			return v
+		case <-time.After(5 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("still not done after a minute")
+			}
+			m.Advance(step)
+		}
+	}
+}
+
+// Creating the next commitlog file fails at each step in turn (open,
+// truncate, fallocate, sync, mmap): the put that needs it fails, the next
+// one creates it again.
+func TestFaultSegmentCreation(t *testing.T) {
+	for _, op := range []Op{OpOpen, OpTruncate, OpFallocate, OpSync, OpMmap} {
+		t.Run(op.String(), func(t *testing.T) {
+			inj := &Injector{}
+			second := filepath.Join("commitlog", segmentName(64<<10))
+			inj.Add(Rule{Op: op, Nth: 1, Path: second})
+			s, o := faultStore(t, inj, nil)
+			var ok []acked
+			failed := 0
+			for i := 0; s.MaxPhyOffset() < 3*o.MappedFileSizeCommitLog/2; i++ {
+				more, f := putAll(t, s, i, i+1)
+				ok, failed = append(ok, more...), failed+f
+				if i > 1000 {
+					t.Fatal("the commitlog never reached its second file")
+				}
+			}
+			if len(inj.Hits()) != 1 {
+				t.Fatalf("faults injected: %v, want one %s of %s", inj.Hits(), op, second)
+			}
+			if failed > 1 {
+				t.Fatalf("%d puts failed for one fault", failed)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			inj.Clear()
+			checkAcked(t, o, ok)
+		})
+	}
+}
+
+// The consume queues and the checkpoint are derived state: their flushes
+// failing fails no put, and recovery rebuilds them from the commitlog.
+// (Creating a consume queue file is not covered: when that fails, the
+// dispatcher logs and drops the unit (putUnit), so an acknowledged message
+// is missing from its queue until a recovery re-dispatches it.)
+func TestFaultQueueAndCheckpointSync(t *testing.T) {
+	inj := &Injector{}
+	inj.Add(Rule{Op: OpMsync, Path: "consumequeue"})
+	s, o := faultStore(t, inj, nil)
+	inj.Add(Rule{Op: OpWrite, Path: "checkpoint"})
+	ok, failed := putAll(t, s, 0, 200)
+	if failed != 0 {
+		t.Fatalf("%d puts failed for a consume queue or checkpoint fault", failed)
+	}
+	waitDispatched(t, s)
+	if err := s.checkpointNow(); err == nil {
+		t.Fatal("checkpoint succeeded while its writes fail")
+	}
+	s.Close() // its last flush fails too
+	inj.Clear()
+	checkAcked(t, o, ok)
+}
+
+// A failed rename leaves WriteFileAtomic's previous content in place.
+func TestFaultAtomicRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "topics.json")
+	if err := WriteFileAtomic(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	inj := &Injector{}
+	defer InjectFaults(dir, inj)()
+	for _, op := range []Op{OpWrite, OpSync, OpRename} {
+		inj.Clear()
+		inj.Add(Rule{Op: op, Nth: 1, Err: syscall.ENOSPC})
+		err := WriteFileAtomic(path, []byte("new"))
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("%s fault: WriteFileAtomic = %v", op, err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "old" {
+			t.Fatalf("%s fault: content %q, want the old one", op, b)
+		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".tmp") {
+				t.Fatalf("%s fault left %s behind", op, e.Name())
+			}
+		}
+	}
+}
+
+// Faults apply under their directory only.
+func TestInjectFaultsScope(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	inj := &Injector{}
+	inj.Add(Rule{Op: OpWrite})
+	defer InjectFaults(a, inj)()
+	if err := WriteFileAtomic(filepath.Join(b, "x"), []byte("x")); err != nil {
+		t.Fatalf("a fault under %s hit %s: %v", a, b, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(a, "x"), []byte("x")); !errors.Is(err, ErrInjected) {
+		t.Fatalf("WriteFileAtomic under the faulty directory = %v", err)
+	}
+}
