@@ -11,9 +11,9 @@ import (
 )
 
 // ErrNoRepoRoot is returned when no enclosing directory holds the rmq go.mod.
-var ErrNoRepoRoot = errors.New("harness: no enclosing go.mod of module rmq")
+var ErrNoRepoRoot = errors.New("harness: no enclosing go.mod of module github.com/rmqio/rmq")
 
-// RepoRoot returns the directory of the go.mod declaring module rmq, searching
+// RepoRoot returns the directory of the go.mod declaring module github.com/rmqio/rmq, searching
 // from the working directory upwards.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
@@ -41,7 +41,7 @@ func isRMQModule(path string) bool {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-			return fields[1] == "rmq"
+			return fields[1] == "github.com/rmqio/rmq"
 		}
 	}
 	return false
