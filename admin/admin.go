@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/acl"
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/remoting"
 )
@@ -32,6 +33,10 @@ type Options struct {
 	// BodyDir is where queryMsgById writes message bodies, as mqadmin writes
 	// them to /tmp/rocketmq/msgbodys (default: <os temp dir>/rocketmq/msgbodys).
 	BodyDir string
+	// AccessKey and SecretKey sign every request as the Java client's
+	// AclClientRPCHook does, for a broker with aclEnable=true (mqadmin
+	// reads them from conf/tools.yml); no signing when AccessKey is empty.
+	AccessKey, SecretKey string
 	// Now is the clock of timestamps the commands compute (time.Now when nil).
 	Now func() time.Time
 	// TLS, when set, speaks TLS to name servers and brokers (--tls).
@@ -95,6 +100,9 @@ const (
 func (a *Admin) invoke(ctx context.Context, role, addr string, req *remoting.Command) (*remoting.Command, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
+	if a.opts.AccessKey != "" {
+		acl.SignRequest(req, a.opts.AccessKey, a.opts.SecretKey, "")
+	}
 	resp, err := a.cli.Invoke(ctx, addr, req)
 	if err != nil {
 		return nil, &TransportError{Role: role, Addr: addr, Request: req.Code, Err: err}

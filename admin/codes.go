@@ -55,6 +55,10 @@ var requestNames = map[int32]string{
 	remoting.QueryConsumeQueue:                "QUERY_CONSUME_QUEUE",
 	remoting.GetNamesrvConfig:                 "GET_NAMESRV_CONFIG",
 	remoting.UpdateNamesrvConfig:              "UPDATE_NAMESRV_CONFIG",
+	remoting.UpdateAndCreateACLConfig:         "UPDATE_AND_CREATE_ACL_CONFIG",
+	remoting.DeleteACLConfig:                  "DELETE_ACL_CONFIG",
+	remoting.GetBrokerClusterACLInfo:          "GET_BROKER_CLUSTER_ACL_INFO",
+	remoting.UpdateGlobalWhiteAddrsConfig:     "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG",
 	GetTimerCheckPoint:                        "GET_TIMER_CHECK_POINT",
 	GetTimerMetrics:                           "GET_TIMER_METRICS",
 }

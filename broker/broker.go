@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/acl"
 	"github.com/rmqio/rmq/broker/brokeradmin"
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/broker/clients"
@@ -84,6 +85,8 @@ type Broker struct {
 	popLive atomic.Pointer[pop.Service]
 
 	handlers map[int32]HandlerFunc
+	// acl checks every request before dispatch; nil when aclEnable is false (acl.go).
+	acl *acl.Manager
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
 	// regMu serialises registrations: each takes its snapshot under it, so
@@ -138,6 +141,11 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 		return remoting.NewResponse(req, remoting.ServiceNotAvailable, "the broker is shutting down")
 	}
 	defer b.inflight.Done()
+	if b.acl != nil {
+		if resp, denied := b.checkACL(c, req); denied {
+			return resp
+		}
+	}
 	h := b.handlers[req.Code]
 	if h == nil {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
@@ -215,6 +223,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&remoting.PermRead != 0 }) {
+		b.handlers[code] = h
+	}
+	for code, h := range b.aclProcessors() {
 		b.handlers[code] = h
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rmqio/rmq/acl"
 	"github.com/rmqio/rmq/broker/brokeradmin"
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/broker/clients"
@@ -87,6 +88,11 @@ func New(opts Options) (*Broker, error) {
 	configDir := filepath.Join(opts.StorePathRootDir, "config")
 	if err := os.MkdirAll(configDir, 0o755); err != nil {
 		return fail(fmt.Errorf("broker: create %s: %w", configDir, err))
+	}
+	if opts.AclEnable {
+		if b.acl, err = acl.Open(aclFilePath(opts), b.clock); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
 	}
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
@@ -311,6 +317,10 @@ func (b *Broker) Start() error {
 	b.tx.Start()
 	b.pop.Start()
 
+	if b.acl != nil {
+		b.bg.Add(1)
+		go b.aclLoop()
+	}
 	b.bg.Add(2)
 	go b.persistLoop()
 	go b.statsLoop()

@@ -89,6 +89,11 @@ type Options struct {
 	MessageIndexEnable bool `conf:"messageIndexEnable"`
 	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`
 	MaxIndexNum        int  `conf:"maxIndexNum"`
+	// AclEnable turns on the plain ACL (broker/acl.go, package acl); AclFile
+	// is its plain_acl.yml (default: $ROCKETMQ_HOME/conf/plain_acl.yml, else
+	// <storePathRootDir>/config/plain_acl.yml).
+	AclEnable bool   `conf:"aclEnable"`
+	AclFile   string `conf:"aclFile"`
 
 	// Retention and disk protection (store/cleanup.go), stock keys and
 	// defaults. FileReservedTimeMinutes (rmq), when positive, replaces

@@ -345,8 +345,8 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 // the disk (store.ErrWouldBlock: the next commitlog file is not ready) is
 // left to the pool having stored nothing.
 func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
-	if req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage {
-		return nil, false
+	if (req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage) || b.acl != nil {
+		return nil, false // with ACL on, sends are checked on the pool (ServeRemoting)
 	}
 	if req.IsOneway() && b.opts.FlushDiskType == "SYNC_FLUSH" {
 		return nil, false // the store would wait for the flush

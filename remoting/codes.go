@@ -122,3 +122,14 @@ const (
 
 // Version is the MQVersion ordinal this server reports (V4_9_8).
 const Version = 409
+
+// ACL request and response codes (4.9.8 RequestCode.java, ResponseCode.java).
+const (
+	UpdateAndCreateACLConfig           int32 = 50
+	DeleteACLConfig                    int32 = 51
+	GetBrokerClusterACLInfo            int32 = 52
+	UpdateGlobalWhiteAddrsConfig       int32 = 53
+	UpdateAndCreateACLConfigFailed     int32 = 209
+	DeleteACLConfigFailed              int32 = 210
+	UpdateGlobalWhiteAddrsConfigFailed int32 = 211
+)

@@ -46,6 +46,9 @@ const (
 	flagAdminJSON    = "json"
 	flagAdminTimeout = "timeout"
 	flagTLS          = "tls"
+	// ACL credentials (mqadmin reads them from conf/tools.yml).
+	flagAdminAccessKey = "access-key"
+	flagAdminSecretKey = "secret-key"
 )
 
 func adminCommonFlags() []cli.Flag {
@@ -53,6 +56,8 @@ func adminCommonFlags() []cli.Flag {
 		&cli.StringFlag{Name: flagAdminNamesrv, Aliases: []string{"n"}, EnvVars: []string{"NAMESRV_ADDR"}, Usage: "name server address list, e.g. 127.0.0.1:9876;192.168.0.1:9876"},
 		&cli.BoolFlag{Name: flagAdminJSON, Usage: "print the result as JSON (consumeMessage and printMsg: one JSON object per message)"},
 		&cli.DurationFlag{Name: flagAdminTimeout, Value: admin.DefaultTimeout, Usage: "timeout of each request"},
+		&cli.StringFlag{Name: flagAdminAccessKey, EnvVars: []string{"RMQ_ACCESS_KEY"}, Usage: "sign requests with this ACL AccessKey (for a broker with aclEnable=true)"},
+		&cli.StringFlag{Name: flagAdminSecretKey, EnvVars: []string{"RMQ_SECRET_KEY"}, Usage: "the SecretKey of --access-key"},
 		&cli.BoolFlag{Name: flagTLS, Usage: "connect over TLS, trusting any server certificate (as the Java client's tls.enable)"},
 	}
 }
@@ -92,7 +97,10 @@ func adminSub(name, usage string, flags []cli.Flag, run func(*adminRun) error) *
 			if c.NArg() > 0 {
 				return fmt.Errorf("%s: unexpected argument %q (flags go before it; see --help)", name, c.Args().First())
 			}
-			a := admin.New(admin.Options{NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout), TLS: clientTLS(c)})
+			a := admin.New(admin.Options{
+				NamesrvAddr: c.String(flagAdminNamesrv), Timeout: c.Duration(flagAdminTimeout), TLS: clientTLS(c),
+				AccessKey: c.String(flagAdminAccessKey), SecretKey: c.String(flagAdminSecretKey),
+			})
 			defer a.Close()
 			ctx := c.Context
 			if ctx == nil {
@@ -170,6 +178,7 @@ func adminCommand() *cli.Command {
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
 			adminTimerStatus(), adminRecallMessage(),
 			adminStatsAll(), adminBrokerConsumeStats(), adminProducer(),
+			adminUpdateAclConfig(), adminDeleteAclConfig(), adminClusterAclConfigVersion(), adminUpdateGlobalWhiteAddr(),
 		}, adminCodesCommands()...),
 	}
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)

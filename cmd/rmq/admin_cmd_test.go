@@ -29,7 +29,18 @@ type adminCluster struct {
 
 func startAdminCluster(t *testing.T) *adminCluster {
 	t.Helper()
-	tc := testbroker.StartCluster(t, func(o *broker.Options) { o.MaxMessageSize = 256 << 10 })
+	return startAdminClusterWith(t, nil)
+}
+
+// startAdminClusterWith is startAdminCluster with more broker options.
+func startAdminClusterWith(t *testing.T, mutate func(*broker.Options)) *adminCluster {
+	t.Helper()
+	tc := testbroker.StartCluster(t, func(o *broker.Options) {
+		o.MaxMessageSize = 256 << 10
+		if mutate != nil {
+			mutate(o)
+		}
+	})
 	c := &adminCluster{ns: tc.NamesrvAddr(), broker: tc.BrokerAddr(), adm: admin.New(admin.Options{NamesrvAddr: tc.NamesrvAddr()})}
 	t.Cleanup(c.adm.Close)
 	return c

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 )
@@ -36,12 +37,15 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 32 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 38 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // queryMsgById writes bodies under $TMPDIR/rocketmq/msgbodys
-	c := startAdminCluster(t)
+	// ACL is on so that the ACL subcommands have a broker to talk to;
+	// 127.0.0.1 is a global white address, so the others need no signature.
+	aclFile := writeACLFile(t, "globalWhiteRemoteAddresses:\n  - 127.0.0.1\n")
+	c := startAdminClusterWith(t, func(o *broker.Options) { o.AclEnable, o.AclFile = true, aclFile })
 	consumer := newFakeConsumer(t, "JsonT") // stays connected for consumerProgress -s
 	var sent, timerSent struct {
 		MsgID        string `json:"msgId"`
@@ -146,6 +150,10 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "recallMessage", args: []string{"recallMessage", "-i", "<HANDLE>"}, contains: []string{`"msgId": "<TIMERMSGID>"`, c.broker}},
 		{name: "deleteExpiredCommitLog", args: []string{"deleteExpiredCommitLog", "-b", c.broker}, contains: []string{c.broker}},
 		{name: "cleanExpiredCQ", args: []string{"cleanExpiredCQ", "-c", "DefaultCluster"}, contains: []string{c.broker}},
+		{name: "updateAclConfig", args: []string{"updateAclConfig", "-b", c.broker, "-a", "jsonuser1", "-s", "jsonsecret1", "-t", "JsonT=PUB"}, contains: []string{"jsonuser1", c.broker}},
+		{name: "clusterAclConfigVersion", args: []string{"clusterAclConfigVersion", "-c", "DefaultCluster"}, contains: []string{aclFile, `"counter": 1`}},
+		{name: "updateGlobalWhiteAddr", args: []string{"updateGlobalWhiteAddr", "-b", c.broker, "-g", "127.0.0.1,10.0.0.*"}, contains: []string{"10.0.0.*", c.broker}},
+		{name: "deleteAclConfig", args: []string{"deleteAclConfig", "-b", c.broker, "-a", "jsonuser1"}, contains: []string{"jsonuser1", c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
 	}
@@ -199,7 +207,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 34 {
-		t.Errorf("%d subcommands covered, want 34: %v", len(seen), seen)
+	if len(seen) != 38 {
+		t.Errorf("%d subcommands covered, want 38: %v", len(seen), seen)
 	}
 }

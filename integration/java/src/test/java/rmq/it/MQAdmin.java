@@ -142,6 +142,29 @@ final class MQAdmin {
         }
     }
 
+    /**
+     * {@link #run} with the ACL credentials mqadmin reads from {@code $ROCKETMQ_HOME/conf/tools.yml}
+     * (accessKey, secretKey): every request of the command is signed by AclClientRPCHook. The file exists only
+     * while the command runs.
+     */
+    static Output runSigned(String accessKey, String secretKey, String... args) {
+        Path tools = home().resolve("conf/tools.yml");
+        synchronized (LOCK) {
+            try {
+                Files.writeString(tools, "accessKey: " + accessKey + "\nsecretKey: " + secretKey + "\n");
+                return run(args);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } finally {
+                try {
+                    Files.deleteIfExists(tools);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+    }
+
     /** Runs one subcommand as its own JVM, as bin/mqadmin would, and reports the exit status. */
     static Output runProcess(String... args) throws IOException, InterruptedException {
         Path home = home();

@@ -1,0 +1,182 @@
+package rmq.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
+import org.apache.rocketmq.client.exception.MQBrokerException;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.remoting.RPCHook;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plain ACL (aclEnable=true) with the 4.9.8 client's AclClientRPCHook and stock mqadmin (credentials from
+ * conf/tools.yml): right, wrong and missing credentials, per-topic permissions, an admin-only code, and the ACL
+ * admin subcommands updateAclConfig, deleteAclConfig and clusterAclConfigVersion. The ACL broker is a second broker
+ * of its own cluster, started with autoCreateTopicEnable=false so it offers no TBW102 route to the other tests'
+ * producers.
+ */
+class AclTest {
+    private static final String PROD_AK = "javaprod1";
+    private static final String PROD_SK = "javasecret1";
+    private static final String ADMIN_AK = "javaadmin1";
+    private static final String ADMIN_SK = "javaadminsec";
+    private static final String DENY_FRAME = ", org.apache.rocketmq.acl.plain.PlainPermissionManager.";
+
+    @Test
+    void clientsAndMqadminAgainstAnAclBroker() throws Exception {
+        assumeTrue(BrokerProcess.launcher() != null, "rmq.brokerLauncher is not set (run.sh sets it)");
+        assumeFalse(Clients.againstJavaBroker(), "the oracle launcher does not pass ACL settings to the Java broker");
+        String topic = Clients.unique("acl");
+        String cluster = Clients.unique("AclCluster");
+        Path dir = Files.createTempDirectory("rmq-it-acl");
+        Path aclFile = dir.resolve("plain_acl.yml");
+        Files.writeString(aclFile, String.join("\n",
+            "accounts:",
+            "  - accessKey: " + PROD_AK,
+            "    secretKey: " + PROD_SK,
+            "    defaultTopicPerm: DENY",
+            "    defaultGroupPerm: SUB",
+            "    topicPerms:",
+            "      - " + topic + "=PUB|SUB",
+            "  - accessKey: " + ADMIN_AK,
+            "    secretKey: " + ADMIN_SK,
+            "    admin: true",
+            ""));
+        BrokerProcess b = new BrokerProcess(Clients.unique("acl_b"), cluster, dir.resolve("store"));
+        b.env.put("RMQ_BROKER_EXTRA_CONF", String.join("\n", "aclEnable=true", "aclFile=" + aclFile, "autoCreateTopicEnable=false"));
+        b.start();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(Clients.namesrv());
+        admin.setInstanceName(Clients.unique("acl-admin"));
+        admin.start();
+        try {
+            // updateTopic needs an admin account (Permission.ADMIN_CODE).
+            MQAdmin.Output denied = MQAdmin.runSigned(PROD_AK, PROD_SK, "updateTopic", "-b", b.addr(), "-t", topic, "-r", "2", "-w", "2");
+            assertFalse(denied.ok(), () -> "updateTopic as a non-admin succeeded:\n" + denied);
+            assertTrue((denied.out() + denied.err()).contains("Need admin permission for request code=17, but accessKey=" + PROD_AK + " is not"),
+                () -> "updateTopic as a non-admin:\n" + denied);
+            MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateTopic", "-b", b.addr(), "-t", topic, "-r", "2", "-w", "2").assertOk();
+            Await.until("the route of " + topic, Clients.DEADLINE, () -> {
+                try {
+                    return !admin.examineTopicRouteInfo(topic).getBrokerDatas().isEmpty();
+                } catch (Exception e) {
+                    return false;
+                }
+            }, () -> "");
+
+            DefaultMQProducer right = producer(hook(PROD_AK, PROD_SK));
+            try {
+                for (int i = 0; i < 3; i++) {
+                    SendResult r = right.send(new Message(topic, "TagA", ("acl-" + i).getBytes(StandardCharsets.UTF_8)));
+                    assertEquals(SendStatus.SEND_OK, r.getSendStatus());
+                    assertEquals(b.name, r.getMessageQueue().getBrokerName());
+                }
+            } finally {
+                right.shutdown();
+            }
+            assertDenied(hook(PROD_AK, "not-the-secret"), topic,
+                "Check signature failed for accessKey=" + PROD_AK + DENY_FRAME + "validate(PlainPermissionManager.java:684)");
+            assertDenied(null, topic, "No accessKey is configured" + DENY_FRAME + "validate(PlainPermissionManager.java:664)");
+
+            // A push consumer with the same account: SUB on the topic, defaultGroupPerm SUB for its group.
+            Set<String> got = ConcurrentHashMap.newKeySet();
+            DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(Clients.unique("aclcg"), hook(PROD_AK, PROD_SK), new AllocateMessageQueueAveragely());
+            consumer.setNamesrvAddr(Clients.namesrv());
+            consumer.setInstanceName(Clients.unique("acl-consumer"));
+            consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+            consumer.subscribe(topic, "*");
+            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                for (MessageExt m : msgs) {
+                    got.add(new String(m.getBody(), StandardCharsets.UTF_8));
+                }
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+            consumer.start();
+            try {
+                Await.until("the consumer to get acl-0..2", Clients.DEADLINE, () -> got.containsAll(Set.of("acl-0", "acl-1", "acl-2")), got::toString);
+            } finally {
+                consumer.shutdown();
+            }
+
+            // mqadmin's ACL subcommands.
+            MQAdmin.Output upd = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateAclConfig", "-b", b.addr(),
+                "-a", "javanew01", "-s", "javanewsec1", "-t", topic + "=PUB").assertOk();
+            assertTrue(upd.out().contains("create or update plain access config to " + b.addr() + " success."), upd::toString);
+            DefaultMQProducer added = producer(hook("javanew01", "javanewsec1"));
+            try {
+                assertEquals(SendStatus.SEND_OK, added.send(new Message(topic, "x".getBytes(StandardCharsets.UTF_8))).getSendStatus());
+            } finally {
+                added.shutdown();
+            }
+            MQAdmin.Output ver = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "clusterAclConfigVersion", "-c", cluster).assertOk();
+            assertTrue(ver.lines().stream().anyMatch(l -> l.contains(b.addr()) && l.contains(aclFile.toString()) && l.matches(".*\\s1\\s.*")),
+                ver::toString);
+            MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "deleteAclConfig", "-b", b.addr(), "-a", "javanew01").assertOk();
+            assertDenied(hook("javanew01", "javanewsec1"), topic,
+                "No acl config for javanew01" + DENY_FRAME + "validate(PlainPermissionManager.java:668)");
+            String yml = Files.readString(aclFile);
+            assertFalse(yml.contains("javanew01"), yml);
+            assertTrue(yml.contains("counter: 2"), yml);
+        } finally {
+            admin.shutdown();
+            b.stop();
+        }
+    }
+
+    private static RPCHook hook(String ak, String sk) {
+        return new AclClientRPCHook(new SessionCredentials(ak, sk));
+    }
+
+    private static DefaultMQProducer producer(RPCHook hook) throws Exception {
+        DefaultMQProducer p = hook == null ? new DefaultMQProducer(Clients.unique("aclpg")) : new DefaultMQProducer(Clients.unique("aclpg"), hook);
+        p.setNamesrvAddr(Clients.namesrv());
+        p.setInstanceName(Clients.unique("acl-producer"));
+        p.setSendMsgTimeout(10_000);
+        p.setRetryTimesWhenSendFailed(0);
+        p.start();
+        return p;
+    }
+
+    /** A send refused by the broker's ACL: SYSTEM_ERROR with the AclException's simple description. */
+    private static void assertDenied(RPCHook hook, String topic, String want) throws Exception {
+        DefaultMQProducer p = producer(hook);
+        try {
+            p.send(new Message(topic, "denied".getBytes(StandardCharsets.UTF_8)));
+            fail("send was not refused");
+        } catch (Exception e) {
+            Throwable t = e;
+            while (t != null && !(t instanceof MQBrokerException)) {
+                t = t.getCause();
+            }
+            assertNotNull(t, () -> "no MQBrokerException in " + e);
+            MQBrokerException be = (MQBrokerException) t;
+            assertEquals(1, be.getResponseCode(), be::toString);
+            assertEquals("org.apache.rocketmq.acl.common.AclException: " + want, be.getErrorMessage());
+        } finally {
+            p.shutdown();
+        }
+    }
+}
