@@ -41,9 +41,14 @@ func newPollTable(s *Service) *pollTable {
 // done, when not nil, ends the wait without a re-run (a caller that gave up).
 func (t *pollTable) park(topics []string, key string, d time.Duration, done <-chan struct{}, rerun func(final bool) bool) bool {
 	p := &poll{topics: topics, key: key, wake: make(chan struct{}, 1)}
+	// The timer runs from before the request is counted as parked, so a
+	// clock that moves once the count shows it (a test's manual clock)
+	// cannot slip in before the deadline exists.
+	timer := t.s.clock.NewTimer(d)
 	t.mu.Lock()
 	if t.stopped || t.n >= MaxPolling {
 		t.mu.Unlock()
+		timer.Stop()
 		return false
 	}
 	t.n++
@@ -61,7 +66,6 @@ func (t *pollTable) park(topics []string, key string, d time.Duration, done <-ch
 	// A message may have arrived between the caller's read and the parking:
 	// look once more.
 	p.wake <- struct{}{}
-	timer := t.s.clock.NewTimer(d)
 	go func() {
 		defer t.wg.Done()
 		defer t.remove(p)

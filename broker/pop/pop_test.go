@@ -207,6 +207,8 @@ func TestPopLongPolling(t *testing.T) {
 		t.Fatalf("parked pop answered %v", bodies(got))
 	}
 	// A parked pop with nothing arriving answers POLLING_TIMEOUT at its poll time.
+	// The first one leaves the table just after its answer.
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Pop().Stats().Parked == 0 }, "the answered pop to leave")
 	done := make(chan *remoting.Command, 1)
 	go func() {
 		done <- e.Invoke(remoting.PopMessage, e.popReq("T", -1, 32, 60000, map[string]string{"pollTime": "3000"}), nil)
@@ -424,6 +426,7 @@ func TestPopWait(t *testing.T) {
 	if err := e.Pop().Ack(group, "T", res.Messages[0].Handle); err != nil {
 		t.Fatal(err)
 	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Pop().Stats().Parked == 0 }, "the answered PopWait to leave")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
