@@ -520,10 +520,10 @@ func (r *runner) ceiling(ctx context.Context) error {
 		return err
 	}
 	defer n.stop()
-	if _, err := r.rmqBench(ctx, n.addr, "produce", r.produceArgs(topicSend, 1024, r.cfg.warmup)...); err != nil {
+	if _, err := r.rmqBench(ctx, n.address(), "produce", r.produceArgs(topicSend, 1024, r.cfg.warmup)...); err != nil {
 		return err
 	}
-	s, err := r.rmqBench(ctx, n.addr, "produce", r.produceArgs(topicSend, 1024, r.cfg.duration)...)
+	s, err := r.rmqBench(ctx, n.address(), "produce", r.produceArgs(topicSend, 1024, r.cfg.duration)...)
 	if err != nil {
 		return err
 	}

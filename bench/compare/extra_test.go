@@ -116,14 +116,14 @@ func TestNoopServer(t *testing.T) {
 	defer n.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	adm := admin.New(admin.Options{NamesrvAddr: n.addr, Timeout: 5 * time.Second})
+	adm := admin.New(admin.Options{NamesrvAddr: n.address(), Timeout: 5 * time.Second})
 	defer adm.Close()
 	rd, err := adm.Route(ctx, "AnyTopic")
 	if err != nil {
 		t.Fatal(err)
 	}
 	queues := admin.PublishQueues("AnyTopic", rd)
-	if len(queues) != noopQueues || queues[3].Addr != n.addr {
+	if len(queues) != noopQueues || queues[3].Addr != n.address() {
 		t.Fatalf("route: %+v", queues)
 	}
 	cl := remoting.NewClient(remoting.ClientOptions{SerializeType: remoting.SerializeRocketMQ})
@@ -131,7 +131,7 @@ func TestNoopServer(t *testing.T) {
 	for i, v1 := range []bool{false, true, false} {
 		req := admin.NewSendRequest(&admin.SendSpec{ProducerGroup: "g", Topic: "AnyTopic", QueueID: queues[3].QueueID,
 			Body: []byte("x"), BornTimestamp: 1, V1Header: v1})
-		resp, err := cl.Invoke(ctx, n.addr, req)
+		resp, err := cl.Invoke(ctx, n.address(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestNoopServer(t *testing.T) {
 	if got := n.sends.Load(); got != 3 {
 		t.Fatalf("sends answered = %d, want 3", got)
 	}
-	resp, err := cl.Invoke(ctx, n.addr, remoting.NewRequest(remoting.GetMaxOffset, map[string]string{"topic": "AnyTopic", "queueId": "0"}, nil))
+	resp, err := cl.Invoke(ctx, n.address(), remoting.NewRequest(remoting.GetMaxOffset, map[string]string{"topic": "AnyTopic", "queueId": "0"}, nil))
 	if err != nil || resp.Code != remoting.RequestCodeNotSupported {
 		t.Fatalf("other request: %v, %v", resp, err)
 	}

@@ -17,8 +17,9 @@ const noopQueues = 8
 // Workload 1's load against it measures what the driver, the loopback and
 // the remoting package allow at most.
 type noopServer struct {
-	srv    *remoting.Server
-	addr   string
+	srv *remoting.Server
+	// addr is set once the listener is bound; workers read it (routes).
+	addr   atomic.Pointer[string]
 	offset atomic.Int64
 	sends  atomic.Int64
 }
@@ -33,11 +34,16 @@ func startNoop() (*noopServer, error) {
 	if err := srv.Start(); err != nil {
 		return nil, err
 	}
-	n.srv, n.addr = srv, srv.Addrs()[0]
+	addr := srv.Addrs()[0]
+	n.srv = srv
+	n.addr.Store(&addr)
 	return n, nil
 }
 
 func (n *noopServer) stop() { n.srv.Stop() }
+
+// address is the bound listen address.
+func (n *noopServer) address() string { return *n.addr.Load() }
 
 // ServeInline answers sends on the event loop, as the broker's hottest path
 // does.
@@ -55,7 +61,7 @@ func (n *noopServer) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *rem
 		return n.sendOK(req)
 	case remoting.GetRouteinfoByTopic:
 		resp := remoting.NewResponse(req, remoting.Success, "")
-		resp.Body = noopRoute(n.addr)
+		resp.Body = noopRoute(n.address())
 		return resp
 	default:
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, "no-op server: request code "+strconv.Itoa(int(req.Code))+" not served")
