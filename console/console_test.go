@@ -54,7 +54,7 @@ func newFixture(t *testing.T) *consoleFixture {
 	now := time.Now()
 	for _, props := range []string{
 		brokertest.Props("DELAY", "1", "UNIQ_KEY", "C0A8000100002A9F00000000000000FF"),
-		brokertest.Props("DELAY", "3"),
+		brokertest.Props("DELAY", "16"), // 30 min: still pending however slowly the browser starts
 		brokertest.Props(message.PropTimerDeliverMs, fmt.Sprint(now.Add(30*time.Minute).UnixMilli())),
 		brokertest.Props(message.PropTimerDeliverMs, fmt.Sprint(now.Add(2*time.Hour).UnixMilli())),
 	} {
@@ -102,7 +102,7 @@ func checkConsole(t *testing.T, f *consoleFixture, page string) {
 		"queue 0's offsets":              `<td>#0</td><td class="n">0</td><td class="n">5</td>`,
 		"the group's lag of 4":           `<tr data-group="ConsoleG" data-topic="ConsoleT">.*?<td class="n lag">4</td>`,
 		"the level-1 delivery":           `<tr><td>level 1</td><td>ConsoleT</td><td>C0A8000100002A9F00000000000000FF</td>`,
-		"level 3 pending 1":              `<tr><td class="n">3</td><td>10s</td><td class="n">1</td></tr>`,
+		"level 16 pending 1":             `<tr><td class="n">16</td><td>30m0s</td><td class="n">1</td></tr>`,
 		"2 pending timers":               `<p id="timer-pending">2 timer messages pending</p>`,
 		"a timer due within 1 h":         `<title>≤ 1h: 1</title>`,
 		"a timer due within 6 h":         `<title>≤ 6h: 1</title>`,
