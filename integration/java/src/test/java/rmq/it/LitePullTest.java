@@ -119,15 +119,31 @@ class LitePullTest {
             assertEquals(4, mqs.size(), mqs::toString);
             c.assign(mqs);
             MessageQueue q0 = queue(mqs, 0);
-            c.seek(q0, 2);
+            // Everything first, then seek(2). A seek while the first pull of queue 0 is still in flight races inside
+            // the stock client (4.9.8 DefaultLitePullConsumerImpl: PullTaskImpl.run checks isCancelled() after its
+            // pull and then takes the queue lock, where it keeps the result unless a seek offset is pending; seek()
+            // cancels it and schedules a new task that may consume the seek offset first), so the old pull's
+            // offsets 0 and 1 can be kept as well; the broker has no part in it. Once all is polled, queue 0's
+            // task waits in a long-polling pull at offset 4, which seek() interrupts and which finds nothing.
             Map<Integer, TreeSet<Long>> seen = new ConcurrentHashMap<>();
-            Await.until("queue 0 from offset 2 and all of queue 1", Clients.DEADLINE, () -> {
+            Await.until("all of queues 0 and 1", Clients.DEADLINE, () -> {
                 record(seen, c.poll());
-                return seen.getOrDefault(0, new TreeSet<>()).size() >= PER_QUEUE - 2
+                return seen.getOrDefault(0, new TreeSet<>()).size() >= PER_QUEUE
                     && seen.getOrDefault(1, new TreeSet<>()).size() >= PER_QUEUE;
             }, seen::toString);
-            assertEquals(range(2, PER_QUEUE), seen.get(0), "queue 0 after seek(2)");
+            assertEquals(range(0, PER_QUEUE), seen.get(0), "queue 0");
             assertEquals(range(0, PER_QUEUE), seen.get(1), "queue 1");
+
+            c.seek(q0, 2);
+            TreeSet<Long> fromTwo = new TreeSet<>();
+            Await.until("queue 0 from offset 2 after seek(2)", Clients.DEADLINE, () -> {
+                for (MessageExt m : c.poll()) {
+                    assertEquals(0, m.getQueueId(), "only queue 0 has anything left to poll");
+                    fromTwo.add(m.getQueueOffset());
+                }
+                return fromTwo.size() >= PER_QUEUE - 2;
+            }, fromTwo::toString);
+            assertEquals(range(2, PER_QUEUE), fromTwo, "queue 0 after seek(2)");
 
             c.commitSync();
             Await.until("commitSync of queue 0 to reach the broker", Clients.DEADLINE, () -> {
