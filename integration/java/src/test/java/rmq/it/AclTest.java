@@ -143,6 +143,7 @@ class AclTest {
         } finally {
             admin.shutdown();
             b.stop();
+            BrokerProcess.deleteTree(dir);
         }
     }
 

@@ -79,6 +79,18 @@ final class BrokerProcess {
         }
     }
 
+    /** Removes a broker's directory (store, config, log): the suite leaves nothing in the temp directory. */
+    static void deleteTree(Path dir) throws IOException {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).collect(java.util.stream.Collectors.toList())) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
     boolean isAlive() {
         return process != null && process.isAlive();
     }

@@ -119,6 +119,7 @@ class TlsTest {
             }
             admin.shutdown();
             b.stop();
+            BrokerProcess.deleteTree(dir);
         }
     }
 }
