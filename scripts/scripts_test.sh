@@ -66,6 +66,7 @@ storePathRootDir=$WORK/store
 mappedFileSizeCommitLog=1048576
 mappedFileSizeConsumeQueue=20480
 maxMessageSize=65536
+grpcServerPort=0
 CONF
 
 # -m prints the important config and exits without recording a pid.
