@@ -4,6 +4,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -235,9 +236,6 @@ func TestFaultSegmentCreation(t *testing.T) {
 
 // The consume queues and the checkpoint are derived state: their flushes
 // failing fails no put, and recovery rebuilds them from the commitlog.
-// (Creating a consume queue file is not covered: when that fails, the
-// dispatcher logs and drops the unit (putUnit), so an acknowledged message
-// is missing from its queue until a recovery re-dispatches it.)
 func TestFaultQueueAndCheckpointSync(t *testing.T) {
 	inj := &Injector{}
 	inj.Add(Rule{Op: OpMsync, Path: "consumequeue"})
@@ -295,5 +293,111 @@ func TestInjectFaultsScope(t *testing.T) {
 	}
 	if err := WriteFileAtomic(filepath.Join(a, "x"), []byte("x")); !errors.Is(err, ErrInjected) {
 		t.Fatalf("WriteFileAtomic under the faulty directory = %v", err)
+	}
+}
+
+// missingFromQueues lists the acknowledged messages that s's queues do not
+// serve.
+func missingFromQueues(t *testing.T, s *Store, ok []acked) []int {
+	t.Helper()
+	seen := map[int]bool{}
+	for _, qid := range []int32{0, 1} {
+		for _, m := range readQueue(t, s, "FaultTopic", qid) {
+			seen[int(m.Flag)] = true
+		}
+	}
+	var out []int
+	for _, a := range ok {
+		if !seen[a.i] {
+			out = append(out, a.i)
+		}
+	}
+	return out
+}
+
+// A consume-queue file that cannot be created stops dispatch at the record
+// whose unit it would hold, as a full disk does (dispatch.go): puts are
+// refused with ErrNotWritable meanwhile, nothing is padded over, recovery
+// replays the record from the commitlog when the store is reopened with
+// the fault still there, and once the file can be created every
+// acknowledged message is consumable at its queue offset.
+func TestFaultQueueFileCreation(t *testing.T) {
+	inj := &Injector{}
+	// Queue 0's second file: units 100.. of a 100-unit file size.
+	second := filepath.Join("consumequeue", "FaultTopic", "0", segmentName(100*cqUnitSize))
+	inj.Add(Rule{Op: OpOpen, Path: second})
+	s, o := faultStore(t, inj, nil)
+	var ok []acked
+	var refused error
+	for i := 0; i < 400 && refused == nil; i++ {
+		r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+		switch {
+		case err != nil:
+			refused = err
+		case r.Status == PutOK:
+			ok = append(ok, acked{i: i, phy: r.PhysicalOffset})
+		}
+		if i%50 == 0 {
+			waitDispatchedOrStalled(t, s)
+		}
+	}
+	if refused == nil {
+		t.Fatalf("%d puts acknowledged while queue 0's second file cannot be created (faults %d); acknowledged but not consumable: %v",
+			len(ok), len(inj.Hits()), missingFromQueues(t, s, ok))
+	}
+	if !errors.Is(refused, ErrNotWritable) || errors.Is(refused, ErrDiskFull) {
+		t.Fatalf("put refused with %v, want ErrNotWritable (not ErrDiskFull)", refused)
+	}
+	if _, full := s.DiskStatus(); full {
+		t.Fatal("an I/O error is reported as a full disk")
+	}
+	if got := s.MinOffsetInQueue("FaultTopic", 0); got != 0 {
+		t.Fatalf("queue 0 min offset %d, want 0", got)
+	}
+	// Reopened with the file still failing: recovery stops at the record
+	// too, and puts are still refused.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, o)
+	if _, err := s.PutMessage(testMessage("FaultTopic", 0, 1000)); !errors.Is(err, ErrNotWritable) {
+		t.Fatalf("put after reopening with the fault: %v, want ErrNotWritable", err)
+	}
+	inj.Clear()
+	s.wakeDispatcher()
+	waitDispatched(t, s)
+	if miss := missingFromQueues(t, s, ok); len(miss) > 0 {
+		t.Fatalf("acknowledged but not consumable: %v (queue 0 min %d max %d)", miss,
+			s.MinOffsetInQueue("FaultTopic", 0), s.MaxOffsetInQueue("FaultTopic", 0))
+	}
+	more, failed := putAll(t, s, 1001, 1021)
+	if failed != 0 {
+		t.Fatalf("%d puts failed once the file could be created", failed)
+	}
+	ok = append(ok, more...)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkAcked(t, o, ok)
+}
+
+// waitDispatchedOrStalled waits until s dispatched everything or stopped at
+// a record it cannot dispatch.
+func waitDispatchedOrStalled(t *testing.T, s *Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	for s.reput.Load() < s.MaxPhyOffset() && !s.dispatchStalled.Load() {
+		s.progressMu.Lock()
+		ch := s.progress
+		s.progressMu.Unlock()
+		if s.reput.Load() >= s.MaxPhyOffset() || s.dispatchStalled.Load() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("neither dispatched nor stalled")
+		}
 	}
 }
