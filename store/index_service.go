@@ -177,7 +177,7 @@ func (x *indexService) writable() (*indexFile, error) {
 		}
 	}
 	size := indexFileSize(x.opts.HashSlotNum, x.opts.MaxIndexNum)
-	mf, err := openMappedFile(filepath.Join(x.dir, name), 0, size, false)
+	mf, err := createMappedFile(filepath.Join(x.dir, name), 0, size, false)
 	if err != nil {
 		return nil, err
 	}

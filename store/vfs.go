@@ -41,8 +41,9 @@ type Op uint8
 const (
 	OpOpen Op = iota
 	OpWrite
-	OpSync  // Sync and Fdatasync
-	OpMsync // Msync: the flush of a mapped file's range
+	OpSync     // Sync: fsync of a file or directory
+	OpDatasync // Fdatasync (the commitlog warmer's)
+	OpMsync    // Msync: the flush of a mapped file's range
 	OpRename
 	OpTruncate
 	OpFallocate
@@ -50,7 +51,7 @@ const (
 )
 
 func (o Op) String() string {
-	return [...]string{"open", "write", "sync", "msync", "rename", "truncate", "fallocate", "mmap"}[o]
+	return [...]string{"open", "write", "sync", "datasync", "msync", "rename", "truncate", "fallocate", "mmap"}[o]
 }
 
 // osFS is the real file system.
@@ -128,8 +129,10 @@ type Rule struct {
 	// Nth fails only the Nth matching operation (1-based, counted from when
 	// the rule was added); 0 fails every one.
 	Nth int
-	// Path, when set, matches only operations on paths containing it.
-	Path string
+	// Path, when set, matches only operations on paths containing it
+	// (with Exact, only on Path itself: a directory, not its files).
+	Path  string
+	Exact bool
 	// Data, when set, matches only writes of bytes it accepts (e.g. the
 	// records of one topic, not the warmer's zeros).
 	Data func(b []byte) bool
@@ -176,7 +179,7 @@ func (i *Injector) check(op Op, path string, b []byte) *Rule {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, r := range i.rules {
-		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) || (r.Data != nil && !r.Data(b)) {
+		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) || (r.Exact && path != r.Path) || (r.Data != nil && !r.Data(b)) {
 			continue
 		}
 		r.seen++
@@ -239,8 +242,8 @@ func (e *ErrorFS) Sync(f *os.File) error {
 }
 
 func (e *ErrorFS) Fdatasync(f *os.File) error {
-	if r := e.Inj.check(OpSync, f.Name(), nil); r != nil {
-		return r.err(OpSync, f.Name())
+	if r := e.Inj.check(OpDatasync, f.Name(), nil); r != nil {
+		return r.err(OpDatasync, f.Name())
 	}
 	return e.FS.Fdatasync(f)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -399,5 +400,88 @@ func waitDispatchedOrStalled(t *testing.T, s *Store) {
 		case <-ctx.Done():
 			t.Fatal("neither dispatched nor stalled")
 		}
+	}
+}
+
+// A segment creation that failed after its file was created (the fallocate,
+// or the fsync of the file or of its directory) is redone whole by the
+// retry: with the step failing twice, the retry meets the second fault
+// rather than skipping the step because the file now exists. For the
+// commitlog the failures fail puts; for a consume queue or the index they
+// stall dispatch, which retries.
+func TestFaultSegmentCreationRetried(t *testing.T) {
+	const clSize = 64 << 10 // testOptions
+	cases := []struct {
+		name  string
+		op    Op
+		path  func(dir string) string
+		exact bool
+	}{
+		{"commitlog/fallocate", OpFallocate, func(d string) string { return filepath.Join(d, "commitlog", segmentName(clSize)) }, true},
+		{"commitlog/fsync", OpSync, func(d string) string { return filepath.Join(d, "commitlog", segmentName(clSize)) }, true},
+		{"commitlog/dirsync", OpSync, func(d string) string { return filepath.Join(d, "commitlog") }, true},
+		{"consumequeue/fsync", OpSync, func(d string) string {
+			return filepath.Join(d, "consumequeue", "FaultTopic", "0", segmentName(100*cqUnitSize))
+		}, true},
+		{"consumequeue/dirsync", OpSync, func(d string) string { return filepath.Join(d, "consumequeue", "FaultTopic", "0") }, true},
+		{"index/fsync", OpSync, func(d string) string { return filepath.Join(d, "index") + string(filepath.Separator) }, false},
+		{"index/dirsync", OpSync, func(d string) string { return filepath.Join(d, "index") }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inj := &Injector{}
+			addTwice := func(dir string) {
+				for range 2 {
+					inj.Add(Rule{Op: c.op, Nth: 1, Path: c.path(dir), Exact: c.exact})
+				}
+			}
+			kind, _, _ := strings.Cut(c.name, "/")
+			s, o := faultStore(t, inj, func(o *Options) {
+				// The index names its files by the store clock: a retry
+				// within the same millisecond reuses the name.
+				o.Clock = clock.NewManual(time.Unix(1_700_000_000, 0))
+				if kind == "commitlog" {
+					var once sync.Once
+					o.BeforeSegmentCreate = func(start int64) {
+						switch {
+						case start == clSize:
+							once.Do(func() { addTwice(o.Dir) })
+						case start > clSize:
+							// The next segment's directory sync must not
+							// meet a fault its predecessor's retry skipped.
+							inj.Clear()
+						}
+					}
+				}
+			})
+			var ok []acked
+			first := 0
+			switch kind {
+			case "consumequeue": // queue 0's first file exists
+				ok, _ = putAll(t, s, 0, 10)
+				waitDispatched(t, s)
+				first = 10
+				addTwice(o.Dir)
+			case "index": // before the first key
+				addTwice(o.Dir)
+			}
+			for i := first; i < 300; i++ {
+				more, _ := putAll(t, s, i, i+1)
+				ok = append(ok, more...)
+				if i%50 == 0 {
+					waitDispatchedOrStalled(t, s)
+				}
+			}
+			s.wakeDispatcher()
+			waitDispatched(t, s)
+			if hits := inj.Hits(); len(hits) != 2 {
+				t.Fatalf("faults injected: %v; want the retry after a failed %s to redo it and fail again", hits, c.op)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			inj.Clear()
+			checkAcked(t, o, ok)
+		})
 	}
 }
