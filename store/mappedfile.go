@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rmqio/rmq/internal/mmap"
@@ -48,6 +49,11 @@ type mappedFile struct {
 	// the store clock); 0 while it is written or when unknown (then the
 	// file's modification time counts). Retention ages files by it.
 	doneMs atomic.Int64
+
+	// syncMu serialises sync; failedFrom..failedTo is a range whose last
+	// msync failed (empty when equal), rewritten before the next one.
+	syncMu               sync.Mutex
+	failedFrom, failedTo int64
 }
 
 // openMappedFile opens the existing segment file at path, sized to size
@@ -149,13 +155,47 @@ func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 // sync makes data[from:to) durable. from is rounded down to a page boundary
 // because msync works on whole pages. It covers bytes pwritten there as well
 // as bytes copied into the mapping (mmap.Sync).
+//
+// A failed msync may have left pages of its range clean but not written
+// (Linux marks them clean when writeback fails and reports the error once),
+// so a later msync that succeeds proves nothing for them. The next sync
+// therefore first writes the failed range again from the mapping, which
+// dirties its pages, and syncs it with its own range: callers advance their
+// flushed offsets only past ranges synced that way.
 func (m *mappedFile) sync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
 	from &^= pageSize - 1
-	if err := fsFor(m.path).Msync(m.path, m.file, m.data[from:to]); err != nil {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	if m.failedTo > m.failedFrom {
+		if err := m.rewrite(m.failedFrom, m.failedTo); err != nil {
+			return fmt.Errorf("store: rewrite %s after a failed msync: %w", m.path, err)
+		}
+		from, to = min(from, m.failedFrom), max(to, m.failedTo)
+	}
+	if err := fsFor(m.path).Msync(m.path, m.file, m.data[from:to], from); err != nil {
+		m.failedFrom, m.failedTo = from, to
 		return fmt.Errorf("store: msync %s: %w", m.path, err)
+	}
+	m.failedFrom, m.failedTo = 0, 0
+	return nil
+}
+
+// rewriteChunk bounds the buffer rewrite copies through.
+const rewriteChunk = 256 << 10
+
+// rewrite writes data[from:to) to the file again (pwrite, through a copy:
+// not from the file's own mapping), so that its pages are dirty.
+func (m *mappedFile) rewrite(from, to int64) error {
+	buf := make([]byte, min(to-from, rewriteChunk))
+	for off := from; off < to; {
+		n := copy(buf, m.data[off:to])
+		if _, err := fsFor(m.path).WriteAt(m.file, buf[:n], off); err != nil {
+			return err
+		}
+		off += int64(n)
 	}
 	return nil
 }

@@ -485,3 +485,45 @@ func TestFaultSegmentCreationRetried(t *testing.T) {
 		})
 	}
 }
+
+// After a failed commitlog msync the flushed offset does not move past the
+// failed range until that range is written again and synced: on Linux the
+// failure marks its pages clean, so the retry's msync alone succeeds
+// without writing them, and a SYNC_FLUSH put acknowledged on it would be
+// lost in a power failure (Injector.Unsynced models this).
+func TestFaultFailedSyncRangeIsNotReportedFlushed(t *testing.T) {
+	inj := &Injector{}
+	m := clock.NewManual(time.Unix(1_700_000_000, 0))
+	s, o := faultStore(t, inj, func(o *Options) { o.Clock, o.SyncFlushTimeout = m, time.Second })
+	ok, _ := putAll(t, s, 0, 10)
+	inj.Add(Rule{Op: OpMsync, Nth: 1, Path: "commitlog"})
+	for i := 10; i < 20; i++ {
+		r := advanceUntil(t, m, o.SyncFlushTimeout, func() putOutcome {
+			r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+			return putOutcome{r, err}
+		})
+		if r.err == nil && r.r.Status == PutOK {
+			ok = append(ok, acked{i: i, phy: r.r.PhysicalOffset})
+		}
+	}
+	if len(inj.Hits()) != 1 {
+		t.Fatalf("faults injected: %v, want one commitlog msync", inj.Hits())
+	}
+	flushed := s.cl.flushedOffset.Load()
+	for _, f := range s.cl.files {
+		for _, r := range inj.Unsynced(f.path) {
+			if f.start+r[0] < flushed {
+				t.Fatalf("flushed offset %d covers [%d, %d), whose msync failed and which was never written again (%d puts acknowledged)",
+					flushed, f.start+r[0], f.start+r[1], len(ok))
+			}
+		}
+	}
+	if len(ok) < 19 {
+		t.Fatalf("%d puts acknowledged, want all but the one whose flush failed", len(ok))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inj.Clear()
+	checkAcked(t, o, ok)
+}
