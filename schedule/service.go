@@ -19,7 +19,9 @@ import (
 
 // Store is what the service needs of the message store.
 type Store interface {
-	GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *store.GetResult
+	// ReadQueue reads a delay level's queue; it does not count as a
+	// consumer's get (store.Store.ReadQueue).
+	ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *store.GetResult
 	PutMessage(m *message.Message) (*store.PutResult, error)
 	MinOffsetInQueue(topic string, queueID int32) int64
 	MaxOffsetInQueue(topic string, queueID int32) int64
@@ -256,7 +258,7 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 	for level := 1; level <= len(s.opts.Levels); level++ {
 		qid := int32(level - 1)
 		off := s.offset(level)
-		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, 1, 4<<20, nil)
+		res := s.opts.Store.ReadQueue(message.TopicSchedule, qid, off, 1, 4<<20)
 		switch {
 		case res == nil:
 			return time.Time{}, false, false // store closed
@@ -447,7 +449,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 		if s.uncommitted[level] >= deliverBatch && !commit() {
 			return 0, false, errCrashed
 		}
-		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, deliverBatch-s.uncommitted[level], 4<<20, nil)
+		res := s.opts.Store.ReadQueue(message.TopicSchedule, qid, off, deliverBatch-s.uncommitted[level], 4<<20)
 		switch res.Status {
 		case store.Found:
 			for i, raw := range res.Messages {
