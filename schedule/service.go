@@ -353,18 +353,10 @@ func (s *Service) runLevel(level int) {
 		case idle:
 			// nothing stored: wait for a dispatch notification
 		default:
-			// The clock may move on between reading it and making the timer
-			// (a slow wake-up, or a test advancing its clock): a timer made
-			// from an old reading fires late, so it is made again from a fresh
-			// one, and a head already due is served at once.
-			for {
-				read := s.opts.Clock.Now()
-				t = s.opts.Clock.NewTimer(time.UnixMilli(next).Sub(read))
-				if s.opts.Clock.Now().Sub(read) <= time.Millisecond {
-					break
-				}
-				t.Stop()
-			}
+			// TimerAt: a timer made from a reading of the clock taken
+			// before it moved would fire late; a head already due is
+			// served at once.
+			t = clock.TimerAt(s.opts.Clock, time.UnixMilli(next))
 			if !s.opts.Clock.Now().Before(time.UnixMilli(next)) {
 				t.Stop()
 				continue
