@@ -650,7 +650,7 @@ func (b *Broker) putFailureCode(err error) (code int32, remark string) {
 		code, remark = remoting.MessageIllegal, b.illegalMessageRemark()
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark = remoting.MessageIllegal, err.Error()
-	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable
 		remark = "service not available now. It may be caused by one of the following reasons: " +

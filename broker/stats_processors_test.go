@@ -166,9 +166,10 @@ func TestDeleteTopicDropsItsStats(t *testing.T) {
 // getMissTps and getTotalTps follow the store's pulls over the windows.
 func TestRuntimeInfoGetRates(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	// The timer store reads its queue through the same GetMessage the
-	// counters count: without it, the test's pulls are the only gets.
-	tb := startBroker(t, func(o *Options) { o.Clock = clk; o.TimerWheelEnable = false })
+	// The timer store and the delay service run: their reads of their own
+	// queues are not gets (store.ReadQueue), so the test's pulls are the
+	// only ones.
+	tb := startBroker(t, func(o *Options) { o.Clock = clk })
 	tb.mustSend(sendArgs{topic: "RateT", body: []byte("x")})
 	tb.waitDispatched()
 	tb.sampleRuntimeRates(clk.Now())

@@ -19,7 +19,9 @@ import (
 
 // Store is what the service needs of the message store.
 type Store interface {
-	GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *store.GetResult
+	// ReadQueue reads a delay level's queue; it does not count as a
+	// consumer's get (store.Store.ReadQueue).
+	ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *store.GetResult
 	PutMessage(m *message.Message) (*store.PutResult, error)
 	MinOffsetInQueue(topic string, queueID int32) int64
 	MaxOffsetInQueue(topic string, queueID int32) int64
@@ -256,7 +258,7 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 	for level := 1; level <= len(s.opts.Levels); level++ {
 		qid := int32(level - 1)
 		off := s.offset(level)
-		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, 1, 4<<20, nil)
+		res := s.opts.Store.ReadQueue(message.TopicSchedule, qid, off, 1, 4<<20)
 		switch {
 		case res == nil:
 			return time.Time{}, false, false // store closed
@@ -351,18 +353,10 @@ func (s *Service) runLevel(level int) {
 		case idle:
 			// nothing stored: wait for a dispatch notification
 		default:
-			// The clock may move on between reading it and making the timer
-			// (a slow wake-up, or a test advancing its clock): a timer made
-			// from an old reading fires late, so it is made again from a fresh
-			// one, and a head already due is served at once.
-			for {
-				read := s.opts.Clock.Now()
-				t = s.opts.Clock.NewTimer(time.UnixMilli(next).Sub(read))
-				if s.opts.Clock.Now().Sub(read) <= time.Millisecond {
-					break
-				}
-				t.Stop()
-			}
+			// TimerAt: a timer made from a reading of the clock taken
+			// before it moved would fire late; a head already due is
+			// served at once.
+			t = clock.TimerAt(s.opts.Clock, time.UnixMilli(next))
 			if !s.opts.Clock.Now().Before(time.UnixMilli(next)) {
 				t.Stop()
 				continue
@@ -447,7 +441,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 		if s.uncommitted[level] >= deliverBatch && !commit() {
 			return 0, false, errCrashed
 		}
-		res := s.opts.Store.GetMessage(message.TopicSchedule, qid, off, deliverBatch-s.uncommitted[level], 4<<20, nil)
+		res := s.opts.Store.ReadQueue(message.TopicSchedule, qid, off, deliverBatch-s.uncommitted[level], 4<<20)
 		switch res.Status {
 		case store.Found:
 			for i, raw := range res.Messages {

@@ -344,3 +344,25 @@ func TestNextDue(t *testing.T) {
 		t.Fatalf("all delivered: ok=%v busy=%v", ok, busy)
 	}
 }
+
+// The service's reads of its level queues are not a consumer's gets: they
+// leave the store's getMessageTimesTotal (GET_BROKER_RUNTIME_INFO) alone, as
+// the Java ScheduleMessageService, which reads its consume queues directly,
+// leaves DefaultMessageStore.getMessage's counters.
+func TestLevelReadsAreNotCountedAsGets(t *testing.T) {
+	h := newHarness(t, t.TempDir(), clock.NewManual(t0))
+	defer h.close()
+	h.putDelayed("Orders", 2, "a") // 5 s
+	h.putDelayed("Orders", 2, "b")
+	if _, idle, err := h.svc.deliverDue(2, t0.Add(5*time.Second)); !idle || err != nil {
+		t.Fatalf("idle=%v err=%v", idle, err)
+	}
+	if off := h.svc.Offsets()[2]; off != 2 {
+		t.Fatalf("offset = %d, want both messages delivered", off)
+	}
+	info := h.st.RuntimeInfo()
+	if info["getMessageTimesTotal"] != "0" || info["getMessageTimesTotalFound"] != "0" {
+		t.Fatalf("getMessageTimesTotal %s, getMessageTimesTotalFound %s after the service read its queue; want 0 and 0",
+			info["getMessageTimesTotal"], info["getMessageTimesTotalFound"])
+	}
+}

@@ -285,7 +285,7 @@ func (q *consumeQueue) addFile(start int64) error {
 	if err := os.MkdirAll(q.dir, 0o755); err != nil {
 		return err
 	}
-	mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
+	mf, err := createMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
 	if err != nil {
 		return fmt.Errorf("store: create consume queue file %s: %w", filepath.Join(q.dir, segmentName(start)), err)
 	}

@@ -28,13 +28,14 @@ type diskState struct {
 	avail int64
 }
 
-// writeRefused returns the ErrDiskFull a put gets while the store refuses
-// writes, or nil: while the dispatcher waits for space (dispatch.go), and
+// writeRefused returns the error a put gets while the store refuses writes,
+// or nil: while the dispatcher is stalled (dispatch.go: ErrDiskFull, or
+// ErrNotWritable after an I/O error), and
 // while the last disk check found the disk over
 // diskSpaceWarningLevelRatio or fewer free bytes than the dispatch reserve.
 func (s *Store) writeRefused() error {
 	if s.dispatchStalled.Load() {
-		return errDispatchStalled
+		return s.stallRefusal()
 	}
 	if s.diskFull.Load() {
 		d := s.disk.Load()
@@ -84,9 +85,9 @@ func (s *Store) checkDisk() float64 {
 func (s *Store) DiskStatus() (used float64, full bool) {
 	d := s.disk.Load()
 	if d == nil {
-		return -1, s.dispatchStalled.Load()
+		return -1, s.stalledOnFullDisk()
 	}
-	return d.used, s.diskFull.Load() || s.dispatchStalled.Load()
+	return d.used, s.diskFull.Load() || s.stalledOnFullDisk()
 }
 
 // DiskUtil is the text of Java SendMessageProcessor.diskUtil:

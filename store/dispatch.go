@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -49,11 +50,12 @@ func parseDispatch(b []byte, l *message.Layout, d *pendingDispatch) {
 
 // dispatch decodes what d needs, writes its consume-queue unit (prepared and
 // rollback transaction records get none), indexes its keys and calls
-// OnDispatch. It returns an ErrDiskFull when the unit or a key could not be
-// written for want of disk space: the record is then not dispatched (no
-// OnDispatch), and the caller retries it later. A retry rewrites the same
-// unit (a no-op) and the keys (queries drop duplicates), so nothing a
-// producer was told is stored goes missing from its queue.
+// OnDispatch. It returns an error when the unit or a key could not be
+// written (a full disk, a queue or index file that could not be created):
+// the record is then not dispatched (no OnDispatch), and the caller retries
+// it later. A retry rewrites the same unit (a no-op) and the keys (queries
+// drop duplicates), so nothing a producer was told is stored goes missing
+// from its queue.
 func (s *Store) dispatch(d *pendingDispatch) error {
 	if s.opts.TagsCode != nil {
 		d.TagsCode = s.opts.TagsCode(d.Topic, d.Props, d.StoreTimestamp)
@@ -81,8 +83,12 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 	return nil
 }
 
-// putUnit writes d's consume-queue unit. Only a disk-full failure is
-// returned (to be retried); other failures are counted and logged.
+// putUnit writes d's consume-queue unit. A failure to write it (a full
+// disk, a queue file that could not be created) is returned, to be retried:
+// skipping the unit would leave the next one to pad over it, and the
+// message, acknowledged already, would never be consumable. Only a record
+// whose topic cannot name a queue (which puts refuse, so only damage puts
+// one in the commitlog) is counted, logged and passed over.
 func (s *Store) putUnit(d *DispatchRequest) error {
 	// A queue deleted between lookup and write is looked up (recreated) again.
 	for attempt := 0; attempt < 2; attempt++ {
@@ -96,29 +102,58 @@ func (s *Store) putUnit(d *DispatchRequest) error {
 		if errors.Is(err, errQueueDestroyed) {
 			continue
 		}
-		if errors.Is(err, ErrDiskFull) {
-			return err
-		}
 		if err != nil {
 			s.stats.dispatchErrors.Add(1)
-			s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: consume queue write failed")
+			return fmt.Errorf("consume queue %s/%d, queue offset %d: %w", d.Topic, d.QueueID, d.QueueOffset, err)
 		}
 		return nil
 	}
 	return nil
 }
 
-// dispatchRetryInterval is how long a dispatcher stalled on a full disk
-// waits before it tries the record again (it also tries when woken).
+// dispatchRetryInterval is how long a stalled dispatcher waits before it
+// tries the record again (it also tries when woken).
 const dispatchRetryInterval = 200 * time.Millisecond
 
-// stallDispatch records that the record at phy could not be dispatched for
-// want of disk space: puts are refused (ErrDiskFull) until it is.
+// dispatchStall is why the dispatcher stopped: the record at phy could not
+// be put in its consume queue or key index.
+type dispatchStall struct {
+	phy int64
+	err error
+}
+
+// stallDispatch records that the record at phy could not be dispatched:
+// puts are refused (writeRefused) until it is. This is the one rule for a
+// full disk and for an I/O error alike (Java stops accepting puts too when
+// a consume queue or the index cannot be written: RunningFlags
+// makeLogicsQueueError / makeIndexFileError in ConsumeQueue and
+// IndexService).
 func (s *Store) stallDispatch(phy int64, err error) {
+	s.dispatchStall.Store(&dispatchStall{phy: phy, err: err})
 	if !s.dispatchStalled.Swap(true) {
 		s.stats.dispatchStalls.Add(1)
-		s.log.Error().Err(err).Int64("phyOffset", phy).Msg("dispatch: disk full; the record stays in the commitlog and is dispatched when space is freed, puts are refused until then")
+		s.log.Error().Err(err).Int64("phyOffset", phy).Msg("dispatch: cannot put the record in its consume queue or index; it stays in the commitlog and is dispatched once that succeeds, puts are refused until then")
 	}
+}
+
+// stallRefusal is the error a put gets while dispatch is stalled: an
+// ErrDiskFull when the stall's cause is a full disk, an ErrNotWritable
+// otherwise.
+func (s *Store) stallRefusal() error {
+	st := s.dispatchStall.Load()
+	if st == nil || errors.Is(st.err, ErrDiskFull) {
+		return errDispatchStalled
+	}
+	return fmt.Errorf("%w: the record at commitlog offset %d cannot be put in its consume queue or index (%v); puts are refused until it is", ErrNotWritable, st.phy, st.err)
+}
+
+// stalledOnFullDisk reports whether dispatch waits for disk space.
+func (s *Store) stalledOnFullDisk() bool {
+	if !s.dispatchStalled.Load() {
+		return false
+	}
+	st := s.dispatchStall.Load()
+	return st == nil || errors.Is(st.err, ErrDiskFull)
 }
 
 // dispatchLoop runs until stopDispatch is closed, dispatching whatever the put
@@ -170,7 +205,7 @@ func (s *Store) wakeDispatcher() {
 // dispatchAvailable dispatches records from reput up to the current commitlog
 // end. Only the dispatcher goroutine (or Open, before it starts) calls it.
 // It reports whether it stopped at a record it could not dispatch for want
-// of disk space (reput then points at that record).
+// of disk space or an I/O error (reput then points at that record).
 func (s *Store) dispatchAvailable() (stalled bool) {
 	for {
 		from := s.reput.Load()
@@ -188,9 +223,9 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 			if err := s.dispatch(&batch[i]); err != nil {
 				s.pending = batch[:0]
 				s.reput.Store(batch[i].PhysicalOffset)
+				s.stallDispatch(batch[i].PhysicalOffset, err)
 				s.dispatchBatchDone()
 				s.signalProgress()
-				s.stallDispatch(batch[i].PhysicalOffset, err)
 				return true
 			}
 		}
@@ -213,7 +248,7 @@ func (s *Store) dispatchBatchDone() {
 // through.
 func (s *Store) unstallDispatch() {
 	if s.dispatchStalled.Swap(false) {
-		s.log.Warn().Int64("reput", s.reput.Load()).Msg("dispatch: resumed after the disk had been full; puts accepted again")
+		s.log.Warn().Int64("reput", s.reput.Load()).Msg("dispatch: resumed after a stall; puts accepted again")
 	}
 }
 

@@ -113,7 +113,20 @@
 // after every cleanup that freed space, and recovery dispatches it (never a
 // padded gap) and keeps its queue offset. The reserve is what keeps that
 // stall rare: records accepted while it held find blocks for their units.
-// Refusals lift by themselves once space is back, with no restart.
+// Refusals lift by themselves once space is back, with no restart. The
+// same stall, with puts refused by ErrNotWritable, follows an I/O error on
+// a consume-queue or index file (one that could not be created): its
+// message was acknowledged, so it is retried, never skipped.
+//
+// # I/O faults
+//
+// Every data-file operation goes through the FS seam of vfs.go, which tests
+// replace with an ErrorFS (InjectFaults). A segment creation that fails at
+// any step is redone whole by the retry (createMappedFile), even though the
+// file now exists. A failed msync may have left its pages clean without
+// writing them (Linux reports a writeback error once), so the next sync of
+// that file writes the failed range again before syncing it: a flushed
+// offset never passes bytes whose flush failed (mappedFile.sync).
 //
 // cleanup.go deletes expired commitlog files as Java's
 // CleanCommitLogService does (fileReservedTime, deleteWhen,

@@ -29,6 +29,12 @@ var (
 	ErrNotFound = errors.New("store: not found")
 	// ErrDiskFull: a new segment file could not be allocated (ENOSPC).
 	ErrDiskFull = errors.New("store: disk full")
+	// ErrNotWritable: puts are refused because a record already stored
+	// cannot be put in its consume queue or key index (a file of theirs
+	// could not be created or written); they are accepted again once it
+	// is (Java RunningFlags makeLogicsQueueError / makeIndexFileError,
+	// answered SERVICE_NOT_AVAILABLE). A full disk is ErrDiskFull instead.
+	ErrNotWritable = errors.New("store: not writable")
 	// ErrWouldBlock: PutMessageInline refused a put that would have had to
 	// wait for the disk (the next commitlog file not created yet, or the
 	// warm-up zeroing the range); nothing was stored. PutMessage would wait.

@@ -66,7 +66,18 @@ const maxFilterUnits = 16000
 // filter accepts everything. The result is never nil; after Close every queue
 // reads as NoMatchedLogicQueue (Java returns null once shut down).
 func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *GetResult {
-	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, filter, nil)
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, filter, nil, true)
+}
+
+// ReadQueue is GetMessage for the broker's own services (the delay service,
+// the timer store) reading their system queues: it is not counted in the
+// get statistics (getMessageTimesTotal, getMessageTimesTotalFound,
+// getTotalTps and the like), which count consumers' reads only. The Java
+// services read their consume queues and the commitlog directly rather than
+// through DefaultMessageStore.getMessage (4.9.8 ScheduleMessageService,
+// 5.3.3 TimerMessageStore), so their reads never reach those counters.
+func (s *Store) ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *GetResult {
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, nil, false)
 }
 
 // MessageFilter selects messages in GetMessageFiltered, in the two steps of
@@ -84,15 +95,17 @@ type MessageFilter interface {
 // does. The properties are handed over without a copy, so a filter that
 // evaluates them allocates nothing per message.
 func (s *Store) GetMessageFiltered(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, f MessageFilter) *GetResult {
-	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, f)
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, f, true)
 }
 
 func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int,
-	filter func(tagsCode int64, props func() map[string]string) bool, mf MessageFilter) *GetResult {
+	filter func(tagsCode int64, props func() map[string]string) bool, mf MessageFilter, count bool) *GetResult {
 	if s.closed.Load() {
 		return &GetResult{Status: NoMatchedLogicQueue}
 	}
-	s.stats.getCalls.Add(1)
+	if count {
+		s.stats.getCalls.Add(1)
+	}
 	r := &GetResult{Status: NoMatchedLogicQueue, NextBeginOffset: 0}
 	q, _ := s.queueFor(topic, queueID, false)
 	if q == nil {
@@ -205,8 +218,10 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 			}
 			r.Messages[i] = r.body[o:end:end]
 		}
-		s.stats.getFound.Add(1)
-		s.stats.getMessages.Add(int64(len(offs)))
+		if count {
+			s.stats.getFound.Add(1)
+			s.stats.getMessages.Add(int64(len(offs)))
+		}
 	}
 	return r
 }

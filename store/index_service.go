@@ -177,7 +177,7 @@ func (x *indexService) writable() (*indexFile, error) {
 		}
 	}
 	size := indexFileSize(x.opts.HashSlotNum, x.opts.MaxIndexNum)
-	mf, err := openMappedFile(filepath.Join(x.dir, name), 0, size, false)
+	mf, err := createMappedFile(filepath.Join(x.dir, name), 0, size, false)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +220,10 @@ func (x *indexService) writable() (*indexFile, error) {
 // record itself is indexed again when catch-up resumes there: its keys may
 // have been split across a file that was lost; queries drop the duplicates.
 //
-// A key that cannot be written for want of disk space ends the call with
-// an ErrDiskFull: the dispatcher retries the record later, and the retry
-// adds its keys again (the newest indexed record is not skipped).
+// A key that cannot be written (no disk space, an index file that could
+// not be created) ends the call with its error: the dispatcher retries the
+// record later, and the retry adds its keys again (the newest indexed
+// record is not skipped).
 func (x *indexService) addRecord(d *pendingDispatch) error {
 	if message.TransactionType(d.SysFlag) == message.TransactionRollbackType {
 		return nil
@@ -254,8 +255,9 @@ func (x *indexService) addRecord(d *pendingDispatch) error {
 	return nil
 }
 
-// addKey adds one key; only a disk-full failure is returned, others are
-// counted and logged.
+// addKey adds one key. A failure (a full disk, an index file that could
+// not be created) is counted, logged and returned: the dispatcher stops at
+// the record and retries it, as it does for its consume-queue unit.
 func (x *indexService) addKey(key string, phy, storeTimestamp int64) error {
 	f, err := x.writable()
 	if err == nil {
@@ -264,9 +266,7 @@ func (x *indexService) addKey(key string, phy, storeTimestamp int64) error {
 	if err != nil {
 		x.failures++
 		x.log.Error().Err(err).Str("key", key).Int64("phyOffset", phy).Msg("index: cannot add key")
-		if errors.Is(err, ErrDiskFull) {
-			return err
-		}
+		return fmt.Errorf("index key %q: %w", key, err)
 	}
 	return nil
 }

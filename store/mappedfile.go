@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rmqio/rmq/internal/mmap"
@@ -48,52 +49,80 @@ type mappedFile struct {
 	// the store clock); 0 while it is written or when unknown (then the
 	// file's modification time counts). Retention ages files by it.
 	doneMs atomic.Int64
+
+	// syncMu serialises sync; failedFrom..failedTo is a range whose last
+	// msync failed (empty when equal), rewritten before the next one.
+	syncMu               sync.Mutex
+	failedFrom, failedTo int64
 }
 
-// openMappedFile opens (creating if needed) the segment file at path, sized to
-// size bytes, and maps it. A shorter file is extended with zeros (loaders
-// allow that only for the newest file, see checkSegments); a longer one is
-// refused. With prealloc the new space is reserved on disk up front where the
-// OS supports it, so a full disk shows as ErrDiskFull here; without it the
-// file stays sparse and a write into it on a full disk faults, which callers
-// turn into ErrDiskFull with guardFault.
+// openMappedFile opens the existing segment file at path, sized to size
+// bytes, and maps it. A shorter file is extended with zeros (loaders allow
+// that only for the newest file, see checkSegments) and prepared as
+// createMappedFile prepares a new one; a longer one is refused.
 func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	f, err := fsFor(path).OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	return mapSegment(path, start, size, prealloc, false)
+}
+
+// createMappedFile creates the segment file at path, sized to size bytes,
+// and maps it. Every step of the creation runs whether or not the file is
+// already there: a file left by an attempt that failed part-way (its
+// fallocate, or the fsync of the file or of its directory) has its full
+// size but not what the failed step was to give it, so the retry must not
+// take its size as proof of a complete creation. A file this call created
+// is removed again when a step fails. With prealloc the space is reserved
+// on disk up front where the OS supports it, so a full disk shows as
+// ErrDiskFull here; without it the file stays sparse and a write into it on
+// a full disk faults, which callers turn into ErrDiskFull with guardFault.
+func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
+	return mapSegment(path, start, size, prealloc, true)
+}
+
+// mapSegment is openMappedFile (create false: the steps of a creation run
+// only for a file shorter than size) and createMappedFile.
+func mapSegment(path string, start, size int64, prealloc, create bool) (mf *mappedFile, err error) {
+	fs := fsFor(path)
+	_, statErr := os.Stat(path)
+	existed := statErr == nil
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			if create && !existed {
+				_ = os.Remove(path)
+			}
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if st.Size() > size {
-		f.Close()
 		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorrupt, path, st.Size(), size)
 	}
-	if st.Size() < size {
-		if err := fsFor(path).Truncate(f, size); err != nil {
-			f.Close()
-			return nil, diskErr(err)
-		}
-		if prealloc {
-			if err := fsFor(path).Fallocate(f, size); err != nil {
-				f.Close()
+	if st.Size() < size || create {
+		if st.Size() < size {
+			if err := fs.Truncate(f, size); err != nil {
 				return nil, diskErr(err)
 			}
 		}
-		if err := fsFor(path).Sync(f); err != nil {
-			f.Close()
+		if prealloc {
+			if err := fs.Fallocate(f, size); err != nil {
+				return nil, diskErr(err)
+			}
+		}
+		if err := fs.Sync(f); err != nil {
 			return nil, err
 		}
 		if err := syncDir(filepath.Dir(path)); err != nil {
-			f.Close()
 			return nil, err
 		}
 	}
-	data, err := fsFor(path).Mmap(f, int(size))
+	data, err := fs.Mmap(f, int(size))
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("store: mmap %s: %w", path, err)
 	}
 	return &mappedFile{path: path, start: start, file: f, data: data}, nil
@@ -126,13 +155,47 @@ func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 // sync makes data[from:to) durable. from is rounded down to a page boundary
 // because msync works on whole pages. It covers bytes pwritten there as well
 // as bytes copied into the mapping (mmap.Sync).
+//
+// A failed msync may have left pages of its range clean but not written
+// (Linux marks them clean when writeback fails and reports the error once),
+// so a later msync that succeeds proves nothing for them. The next sync
+// therefore first writes the failed range again from the mapping, which
+// dirties its pages, and syncs it with its own range: callers advance their
+// flushed offsets only past ranges synced that way.
 func (m *mappedFile) sync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
 	from &^= pageSize - 1
-	if err := fsFor(m.path).Msync(m.path, m.file, m.data[from:to]); err != nil {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	if m.failedTo > m.failedFrom {
+		if err := m.rewrite(m.failedFrom, m.failedTo); err != nil {
+			return fmt.Errorf("store: rewrite %s after a failed msync: %w", m.path, err)
+		}
+		from, to = min(from, m.failedFrom), max(to, m.failedTo)
+	}
+	if err := fsFor(m.path).Msync(m.path, m.file, m.data[from:to], from); err != nil {
+		m.failedFrom, m.failedTo = from, to
 		return fmt.Errorf("store: msync %s: %w", m.path, err)
+	}
+	m.failedFrom, m.failedTo = 0, 0
+	return nil
+}
+
+// rewriteChunk bounds the buffer rewrite copies through.
+const rewriteChunk = 256 << 10
+
+// rewrite writes data[from:to) to the file again (pwrite, through a copy:
+// not from the file's own mapping), so that its pages are dirty.
+func (m *mappedFile) rewrite(from, to int64) error {
+	buf := make([]byte, min(to-from, rewriteChunk))
+	for off := from; off < to; {
+		n := copy(buf, m.data[off:to])
+		if _, err := fsFor(m.path).WriteAt(m.file, buf[:n], off); err != nil {
+			return err
+		}
+		off += int64(n)
 	}
 	return nil
 }

@@ -72,8 +72,8 @@ func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
 			s.queueOffsets[queueKey{q.topic, q.queueID}] = next
 		}
 	}
-	// Records not dispatched for want of disk space still hold their queue
-	// offsets: later puts must not take them again.
+	// Records not dispatched (a full disk, an I/O error) still hold their
+	// queue offsets: later puts must not take them again.
 	if err := s.queueOffsetsAfter(s.reput.Load(), end); err != nil {
 		return err
 	}
@@ -139,8 +139,9 @@ func (s *Store) scanAndRebuild(start int64) (end, dispatched int64, err error) {
 			parseDispatch(f.data[p:p+l.Total], &l, &d)
 			if stalledAt < 0 {
 				if err := s.dispatch(&d); err != nil {
-					// No space for its unit: this record and every later
-					// one are dispatched by the dispatcher once there is.
+					// Its unit or keys cannot be written (no space, an I/O
+					// error): this record and every later one are
+					// dispatched by the dispatcher once they can be.
 					stalledAt = d.PhysicalOffset
 					s.stallDispatch(stalledAt, err)
 				}

@@ -14,7 +14,7 @@ type storeStats struct {
 	flushTimeouts  atomic.Int64
 	flushErrors    atomic.Int64
 	dispatchErrors atomic.Int64
-	dispatchStalls atomic.Int64 // times dispatch stopped on a full disk
+	dispatchStalls atomic.Int64 // times dispatch stopped at a record (full disk or I/O error)
 	diskFullTimes  atomic.Int64 // times the disk check started refusing puts
 	getCalls       atomic.Int64
 	getFound       atomic.Int64

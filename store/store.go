@@ -65,9 +65,11 @@ type Store struct {
 	stopDispatch    chan struct{}
 	dispatchWG      sync.WaitGroup
 	dispatchStopped atomic.Bool
-	// dispatchStalled is set while the dispatcher waits for disk space to
-	// write the record at reput (dispatch.go); puts are refused meanwhile.
+	// dispatchStalled is set while the dispatcher cannot put the record at
+	// reput in its consume queue or index (dispatch.go), dispatchStall
+	// says why; puts are refused meanwhile.
 	dispatchStalled atomic.Bool
+	dispatchStall   atomic.Pointer[dispatchStall]
 	progressMu      sync.Mutex
 	progress        chan struct{} // closed and replaced after each dispatch pass
 

@@ -25,10 +25,11 @@ type FS interface {
 	Write(f *os.File, b []byte) (int, error)
 	WriteAt(f *os.File, b []byte, off int64) (int, error)
 	// Sync is fsync; Fdatasync syncs the data only; Msync syncs the part
-	// b of a shared mapping of name (msync MS_SYNC).
+	// b of a shared mapping of name, which starts at byte off of the file
+	// (msync MS_SYNC).
 	Sync(f *os.File) error
 	Fdatasync(f *os.File) error
-	Msync(name string, f *os.File, b []byte) error
+	Msync(name string, f *os.File, b []byte, off int64) error
 	Mmap(f *os.File, size int) ([]byte, error)
 	Truncate(f *os.File, size int64) error
 	Fallocate(f *os.File, size int64) error
@@ -41,8 +42,9 @@ type Op uint8
 const (
 	OpOpen Op = iota
 	OpWrite
-	OpSync  // Sync and Fdatasync
-	OpMsync // Msync: the flush of a mapped file's range
+	OpSync     // Sync: fsync of a file or directory
+	OpDatasync // Fdatasync (the commitlog warmer's)
+	OpMsync    // Msync: the flush of a mapped file's range
 	OpRename
 	OpTruncate
 	OpFallocate
@@ -50,7 +52,7 @@ const (
 )
 
 func (o Op) String() string {
-	return [...]string{"open", "write", "sync", "msync", "rename", "truncate", "fallocate", "mmap"}[o]
+	return [...]string{"open", "write", "sync", "datasync", "msync", "rename", "truncate", "fallocate", "mmap"}[o]
 }
 
 // osFS is the real file system.
@@ -67,7 +69,7 @@ func (osFS) Truncate(f *os.File, size int64) error                { return f.Tru
 func (osFS) Fallocate(f *os.File, size int64) error               { return preallocate(f, size) }
 func (osFS) Rename(oldpath, newpath string) error                 { return os.Rename(oldpath, newpath) }
 
-func (osFS) Msync(_ string, f *os.File, b []byte) error {
+func (osFS) Msync(_ string, f *os.File, b []byte, _ int64) error {
 	if len(b) == 0 {
 		return nil
 	}
@@ -128,8 +130,10 @@ type Rule struct {
 	// Nth fails only the Nth matching operation (1-based, counted from when
 	// the rule was added); 0 fails every one.
 	Nth int
-	// Path, when set, matches only operations on paths containing it.
-	Path string
+	// Path, when set, matches only operations on paths containing it
+	// (with Exact, only on Path itself: a directory, not its files).
+	Path  string
+	Exact bool
 	// Data, when set, matches only writes of bytes it accepts (e.g. the
 	// records of one topic, not the warmer's zeros).
 	Data func(b []byte) bool
@@ -148,6 +152,9 @@ type Injector struct {
 	mu    sync.Mutex
 	rules []*Rule
 	hits  []string
+	// lost holds, per path, the byte ranges [from, to) whose msync failed
+	// and that no write has covered since (Unsynced).
+	lost map[string][][2]int64
 }
 
 // Add adds a rule.
@@ -171,12 +178,54 @@ func (i *Injector) Hits() []string {
 	return append([]string(nil), i.hits...)
 }
 
+// Unsynced returns the byte ranges of the file at path whose msync failed
+// and that no write has covered since. It models what Linux does when
+// writeback fails: the pages are marked clean (the error is reported once),
+// so a later msync or fsync of the range succeeds without writing them, and
+// their bytes reach the disk only if they are written again. Durable data
+// must never be claimed for such a range.
+func (i *Injector) Unsynced(path string) [][2]int64 {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return append([][2]int64(nil), i.lost[path]...)
+}
+
+// syncFailed records that the msync of [from, to) of path failed.
+func (i *Injector) syncFailed(path string, from, to int64) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.lost == nil {
+		i.lost = map[string][][2]int64{}
+	}
+	i.lost[path] = append(i.lost[path], [2]int64{from, to})
+}
+
+// written records that [from, to) of path was written again (dirtied).
+func (i *Injector) written(path string, from, to int64) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	var keep [][2]int64
+	for _, r := range i.lost[path] {
+		if r[0] < from {
+			keep = append(keep, [2]int64{r[0], min(r[1], from)})
+		}
+		if r[1] > to {
+			keep = append(keep, [2]int64{max(r[0], to), r[1]})
+		}
+	}
+	if keep == nil {
+		delete(i.lost, path)
+	} else {
+		i.lost[path] = keep
+	}
+}
+
 // check returns the rule that fails this operation, if any.
 func (i *Injector) check(op Op, path string, b []byte) *Rule {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, r := range i.rules {
-		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) || (r.Data != nil && !r.Data(b)) {
+		if r.Op != op || (r.Path != "" && !strings.Contains(path, r.Path)) || (r.Exact && path != r.Path) || (r.Data != nil && !r.Data(b)) {
 			continue
 		}
 		r.seen++
@@ -225,10 +274,13 @@ func (e *ErrorFS) WriteAt(f *os.File, b []byte, off int64) (int, error) {
 		n := 0
 		if r.Partial {
 			n, _ = e.FS.WriteAt(f, b[:len(b)/2], off)
+			e.Inj.written(f.Name(), off, off+int64(n))
 		}
 		return n, r.err(OpWrite, f.Name())
 	}
-	return e.FS.WriteAt(f, b, off)
+	n, err := e.FS.WriteAt(f, b, off)
+	e.Inj.written(f.Name(), off, off+int64(n))
+	return n, err
 }
 
 func (e *ErrorFS) Sync(f *os.File) error {
@@ -239,17 +291,18 @@ func (e *ErrorFS) Sync(f *os.File) error {
 }
 
 func (e *ErrorFS) Fdatasync(f *os.File) error {
-	if r := e.Inj.check(OpSync, f.Name(), nil); r != nil {
-		return r.err(OpSync, f.Name())
+	if r := e.Inj.check(OpDatasync, f.Name(), nil); r != nil {
+		return r.err(OpDatasync, f.Name())
 	}
 	return e.FS.Fdatasync(f)
 }
 
-func (e *ErrorFS) Msync(name string, f *os.File, b []byte) error {
+func (e *ErrorFS) Msync(name string, f *os.File, b []byte, off int64) error {
 	if r := e.Inj.check(OpMsync, name, nil); r != nil {
+		e.Inj.syncFailed(name, off, off+int64(len(b)))
 		return r.err(OpMsync, name)
 	}
-	return e.FS.Msync(name, f, b)
+	return e.FS.Msync(name, f, b, off)
 }
 
 func (e *ErrorFS) Mmap(f *os.File, size int) ([]byte, error) {

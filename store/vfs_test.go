@@ -4,12 +4,14 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -235,9 +237,6 @@ func TestFaultSegmentCreation(t *testing.T) {
 
 // The consume queues and the checkpoint are derived state: their flushes
 // failing fails no put, and recovery rebuilds them from the commitlog.
-// (Creating a consume queue file is not covered: when that fails, the
-// dispatcher logs and drops the unit (putUnit), so an acknowledged message
-// is missing from its queue until a recovery re-dispatches it.)
 func TestFaultQueueAndCheckpointSync(t *testing.T) {
 	inj := &Injector{}
 	inj.Add(Rule{Op: OpMsync, Path: "consumequeue"})
@@ -296,4 +295,235 @@ func TestInjectFaultsScope(t *testing.T) {
 	if err := WriteFileAtomic(filepath.Join(a, "x"), []byte("x")); !errors.Is(err, ErrInjected) {
 		t.Fatalf("WriteFileAtomic under the faulty directory = %v", err)
 	}
+}
+
+// missingFromQueues lists the acknowledged messages that s's queues do not
+// serve.
+func missingFromQueues(t *testing.T, s *Store, ok []acked) []int {
+	t.Helper()
+	seen := map[int]bool{}
+	for _, qid := range []int32{0, 1} {
+		for _, m := range readQueue(t, s, "FaultTopic", qid) {
+			seen[int(m.Flag)] = true
+		}
+	}
+	var out []int
+	for _, a := range ok {
+		if !seen[a.i] {
+			out = append(out, a.i)
+		}
+	}
+	return out
+}
+
+// A consume-queue file that cannot be created stops dispatch at the record
+// whose unit it would hold, as a full disk does (dispatch.go): puts are
+// refused with ErrNotWritable meanwhile, nothing is padded over, recovery
+// replays the record from the commitlog when the store is reopened with
+// the fault still there, and once the file can be created every
+// acknowledged message is consumable at its queue offset.
+func TestFaultQueueFileCreation(t *testing.T) {
+	inj := &Injector{}
+	// Queue 0's second file: units 100.. of a 100-unit file size.
+	second := filepath.Join("consumequeue", "FaultTopic", "0", segmentName(100*cqUnitSize))
+	inj.Add(Rule{Op: OpOpen, Path: second})
+	s, o := faultStore(t, inj, nil)
+	var ok []acked
+	var refused error
+	for i := 0; i < 400 && refused == nil; i++ {
+		r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+		switch {
+		case err != nil:
+			refused = err
+		case r.Status == PutOK:
+			ok = append(ok, acked{i: i, phy: r.PhysicalOffset})
+		}
+		if i%50 == 0 {
+			waitDispatchedOrStalled(t, s)
+		}
+	}
+	if refused == nil {
+		t.Fatalf("%d puts acknowledged while queue 0's second file cannot be created (faults %d); acknowledged but not consumable: %v",
+			len(ok), len(inj.Hits()), missingFromQueues(t, s, ok))
+	}
+	if !errors.Is(refused, ErrNotWritable) || errors.Is(refused, ErrDiskFull) {
+		t.Fatalf("put refused with %v, want ErrNotWritable (not ErrDiskFull)", refused)
+	}
+	if _, full := s.DiskStatus(); full {
+		t.Fatal("an I/O error is reported as a full disk")
+	}
+	if got := s.MinOffsetInQueue("FaultTopic", 0); got != 0 {
+		t.Fatalf("queue 0 min offset %d, want 0", got)
+	}
+	// Reopened with the file still failing: recovery stops at the record
+	// too, and puts are still refused.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, o)
+	if _, err := s.PutMessage(testMessage("FaultTopic", 0, 1000)); !errors.Is(err, ErrNotWritable) {
+		t.Fatalf("put after reopening with the fault: %v, want ErrNotWritable", err)
+	}
+	inj.Clear()
+	s.wakeDispatcher()
+	waitDispatched(t, s)
+	if miss := missingFromQueues(t, s, ok); len(miss) > 0 {
+		t.Fatalf("acknowledged but not consumable: %v (queue 0 min %d max %d)", miss,
+			s.MinOffsetInQueue("FaultTopic", 0), s.MaxOffsetInQueue("FaultTopic", 0))
+	}
+	more, failed := putAll(t, s, 1001, 1021)
+	if failed != 0 {
+		t.Fatalf("%d puts failed once the file could be created", failed)
+	}
+	ok = append(ok, more...)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkAcked(t, o, ok)
+}
+
+// waitDispatchedOrStalled waits until s dispatched everything or stopped at
+// a record it cannot dispatch.
+func waitDispatchedOrStalled(t *testing.T, s *Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	for s.reput.Load() < s.MaxPhyOffset() && !s.dispatchStalled.Load() {
+		s.progressMu.Lock()
+		ch := s.progress
+		s.progressMu.Unlock()
+		if s.reput.Load() >= s.MaxPhyOffset() || s.dispatchStalled.Load() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("neither dispatched nor stalled")
+		}
+	}
+}
+
+// A segment creation that failed after its file was created (the fallocate,
+// or the fsync of the file or of its directory) is redone whole by the
+// retry: with the step failing twice, the retry meets the second fault
+// rather than skipping the step because the file now exists. For the
+// commitlog the failures fail puts; for a consume queue or the index they
+// stall dispatch, which retries.
+func TestFaultSegmentCreationRetried(t *testing.T) {
+	const clSize = 64 << 10 // testOptions
+	cases := []struct {
+		name  string
+		op    Op
+		path  func(dir string) string
+		exact bool
+	}{
+		{"commitlog/fallocate", OpFallocate, func(d string) string { return filepath.Join(d, "commitlog", segmentName(clSize)) }, true},
+		{"commitlog/fsync", OpSync, func(d string) string { return filepath.Join(d, "commitlog", segmentName(clSize)) }, true},
+		{"commitlog/dirsync", OpSync, func(d string) string { return filepath.Join(d, "commitlog") }, true},
+		{"consumequeue/fsync", OpSync, func(d string) string {
+			return filepath.Join(d, "consumequeue", "FaultTopic", "0", segmentName(100*cqUnitSize))
+		}, true},
+		{"consumequeue/dirsync", OpSync, func(d string) string { return filepath.Join(d, "consumequeue", "FaultTopic", "0") }, true},
+		{"index/fsync", OpSync, func(d string) string { return filepath.Join(d, "index") + string(filepath.Separator) }, false},
+		{"index/dirsync", OpSync, func(d string) string { return filepath.Join(d, "index") }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inj := &Injector{}
+			addTwice := func(dir string) {
+				for range 2 {
+					inj.Add(Rule{Op: c.op, Nth: 1, Path: c.path(dir), Exact: c.exact})
+				}
+			}
+			kind, _, _ := strings.Cut(c.name, "/")
+			s, o := faultStore(t, inj, func(o *Options) {
+				// The index names its files by the store clock: a retry
+				// within the same millisecond reuses the name.
+				o.Clock = clock.NewManual(time.Unix(1_700_000_000, 0))
+				if kind == "commitlog" {
+					var once sync.Once
+					o.BeforeSegmentCreate = func(start int64) {
+						switch {
+						case start == clSize:
+							once.Do(func() { addTwice(o.Dir) })
+						case start > clSize:
+							// The next segment's directory sync must not
+							// meet a fault its predecessor's retry skipped.
+							inj.Clear()
+						}
+					}
+				}
+			})
+			var ok []acked
+			first := 0
+			switch kind {
+			case "consumequeue": // queue 0's first file exists
+				ok, _ = putAll(t, s, 0, 10)
+				waitDispatched(t, s)
+				first = 10
+				addTwice(o.Dir)
+			case "index": // before the first key
+				addTwice(o.Dir)
+			}
+			for i := first; i < 300; i++ {
+				more, _ := putAll(t, s, i, i+1)
+				ok = append(ok, more...)
+				if i%50 == 0 {
+					waitDispatchedOrStalled(t, s)
+				}
+			}
+			s.wakeDispatcher()
+			waitDispatched(t, s)
+			if hits := inj.Hits(); len(hits) != 2 {
+				t.Fatalf("faults injected: %v; want the retry after a failed %s to redo it and fail again", hits, c.op)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			inj.Clear()
+			checkAcked(t, o, ok)
+		})
+	}
+}
+
+// After a failed commitlog msync the flushed offset does not move past the
+// failed range until that range is written again and synced: on Linux the
+// failure marks its pages clean, so the retry's msync alone succeeds
+// without writing them, and a SYNC_FLUSH put acknowledged on it would be
+// lost in a power failure (Injector.Unsynced models this).
+func TestFaultFailedSyncRangeIsNotReportedFlushed(t *testing.T) {
+	inj := &Injector{}
+	m := clock.NewManual(time.Unix(1_700_000_000, 0))
+	s, o := faultStore(t, inj, func(o *Options) { o.Clock, o.SyncFlushTimeout = m, time.Second })
+	ok, _ := putAll(t, s, 0, 10)
+	inj.Add(Rule{Op: OpMsync, Nth: 1, Path: "commitlog"})
+	for i := 10; i < 20; i++ {
+		r := advanceUntil(t, m, o.SyncFlushTimeout, func() putOutcome {
+			r, err := s.PutMessage(testMessage("FaultTopic", int32(i%2), i))
+			return putOutcome{r, err}
+		})
+		if r.err == nil && r.r.Status == PutOK {
+			ok = append(ok, acked{i: i, phy: r.r.PhysicalOffset})
+		}
+	}
+	if len(inj.Hits()) != 1 {
+		t.Fatalf("faults injected: %v, want one commitlog msync", inj.Hits())
+	}
+	flushed := s.cl.flushedOffset.Load()
+	for _, f := range s.cl.files {
+		for _, r := range inj.Unsynced(f.path) {
+			if f.start+r[0] < flushed {
+				t.Fatalf("flushed offset %d covers [%d, %d), whose msync failed and which was never written again (%d puts acknowledged)",
+					flushed, f.start+r[0], f.start+r[1], len(ok))
+			}
+		}
+	}
+	if len(ok) < 19 {
+		t.Fatalf("%d puts acknowledged, want all but the one whose flush failed", len(ok))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inj.Clear()
+	checkAcked(t, o, ok)
 }

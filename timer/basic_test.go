@@ -42,3 +42,20 @@ func TestDeliverAtExactTime(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// The timer store's reads of its queue are not a consumer's gets: they
+// leave the store's getMessageTimesTotal (GET_BROKER_RUNTIME_INFO) alone, as
+// the Java TimerMessageStore, which reads its consume queue directly, leaves
+// DefaultMessageStore.getMessage's counters.
+func TestTimerQueueReadsAreNotCountedAsGets(t *testing.T) {
+	e := newEnv(t, nil)
+	e.sendAt("Orders", e.nowMs()+1000)
+	e.settle()
+	e.advance(time.Second)
+	e.waitFor("the delivery", func() bool { return e.st.MaxOffsetInQueue("Orders", 0) == 1 })
+	info := e.st.RuntimeInfo()
+	if info["getMessageTimesTotal"] != "0" || info["getMessageTimesTotalFound"] != "0" {
+		t.Fatalf("getMessageTimesTotal %s, getMessageTimesTotalFound %s after the timer store read its queue; want 0 and 0",
+			info["getMessageTimesTotal"], info["getMessageTimesTotalFound"])
+	}
+}

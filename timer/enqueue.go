@@ -54,7 +54,7 @@ func (t *TimerStore) enqueueOnce() bool {
 	}
 	t.lagWarned = false
 	t.mu.Unlock()
-	res := t.opts.Store.GetMessage(message.TopicWheelTimer, 0, off, t.opts.BatchSize, maxGetBytes, nil)
+	res := t.opts.Store.ReadQueue(message.TopicWheelTimer, 0, off, t.opts.BatchSize, maxGetBytes)
 	if res == nil {
 		return false // store closed
 	}

@@ -58,8 +58,8 @@ func (f faultStore) PutMessage(m *message.Message) (*store.PutResult, error) {
 	return f.e.st.PutMessage(m)
 }
 
-func (f faultStore) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(int64, func() map[string]string) bool) *store.GetResult {
-	return f.e.st.GetMessage(topic, queueID, offset, maxMsgs, maxBytes, filter)
+func (f faultStore) ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *store.GetResult {
+	return f.e.st.ReadQueue(topic, queueID, offset, maxMsgs, maxBytes)
 }
 func (f faultStore) LookMessageByOffset(o int64) ([]byte, error) {
 	return f.e.st.LookMessageByOffset(o)

@@ -18,7 +18,9 @@ import (
 // implements it).
 type Store interface {
 	PutMessage(m *message.Message) (*store.PutResult, error)
-	GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *store.GetResult
+	// ReadQueue reads the timer queue; it does not count as a consumer's
+	// get (store.Store.ReadQueue).
+	ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *store.GetResult
 	LookMessageByOffset(phyOffset int64) ([]byte, error)
 	MinOffsetInQueue(topic string, queueID int32) int64
 	MaxOffsetInQueue(topic string, queueID int32) int64

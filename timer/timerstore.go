@@ -2,6 +2,7 @@ package timer
 
 import (
 	"errors"
+	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/histo"
 	"github.com/rmqio/rmq/store"
 	"math"
@@ -281,37 +282,24 @@ func (t *TimerStore) slotOf(ms int64) int64 {
 // waitUntil blocks until the clock reaches deadlineMs (MaxInt64: no deadline),
 // wake is signalled, or the store stops. It reports false on stop.
 func (t *TimerStore) waitUntil(deadlineMs int64, wake <-chan struct{}) bool {
-	for {
-		var tc <-chan time.Time
-		var tm interface{ Stop() bool }
-		if deadlineMs != math.MaxInt64 {
-			now := t.opts.Clock.Now()
-			d := time.UnixMilli(deadlineMs).Sub(now)
-			if d <= 0 {
-				return !t.stopping()
-			}
-			timer := t.opts.Clock.NewTimer(d)
-			// A clock moved between Now and NewTimer (a manual clock in tests)
-			// would push the timer past the deadline: measure again.
-			if t.opts.Clock.Now().Sub(now) > time.Millisecond {
-				timer.Stop()
-				continue
-			}
-			tc, tm = timer.C(), timer
+	var tc <-chan time.Time
+	if deadlineMs != math.MaxInt64 {
+		if !t.opts.Clock.Now().Before(time.UnixMilli(deadlineMs)) {
+			return !t.stopping()
 		}
-		select {
-		case <-tc:
-			return true
-		case <-wake:
-			if tm != nil {
-				tm.Stop()
-			}
-			return true
-		case <-t.stop:
-			if tm != nil {
-				tm.Stop()
-			}
-			return false
-		}
+		// TimerAt: a clock moved between a reading and the timer made from
+		// it (a manual clock in tests) would push the timer past the
+		// deadline.
+		timer := clock.TimerAt(t.opts.Clock, time.UnixMilli(deadlineMs))
+		defer timer.Stop()
+		tc = timer.C()
+	}
+	select {
+	case <-tc:
+		return true
+	case <-wake:
+		return true
+	case <-t.stop:
+		return false
 	}
 }

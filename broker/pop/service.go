@@ -230,7 +230,9 @@ func (s *Service) run() {
 	defer close(s.done)
 	next := s.clock.Now().Add(s.opts.PersistInterval)
 	for {
-		t := s.clock.NewTimer(next.Sub(s.clock.Now()))
+		// Not NewTimer(next.Sub(Now())): the clock may move between the
+		// two, and the timer would then wait past next.
+		t := clock.TimerAt(s.clock, next)
 		select {
 		case <-s.stop:
 			t.Stop()

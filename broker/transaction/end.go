@@ -170,7 +170,7 @@ func (s *Service) finalPutFailure(err error) (int32, string) {
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong),
 		errors.Is(err, store.ErrInvalidTopic):
 		return remoting.MessageIllegal, fmt.Sprintf("The message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", s.maxMessageSize)
-	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
 		return remoting.ServiceNotAvailable, "Service not available now."
 	}
 	return remoting.SystemError, "UNKNOWN_ERROR"

@@ -6,6 +6,7 @@ package clock
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -134,4 +135,48 @@ func (t *manualTimer) Stop() bool {
 		}
 	}
 	return false
+}
+
+// TimerAt returns a timer of c that fires once c reaches deadline (at once
+// when it has). The clock may move on between reading it and making the
+// timer (a slow wake-up, or a test advancing a Manual clock): a timer made
+// from the old reading would fire late by that much, so it is made again
+// from a fresh reading until the clock stood, within less than a
+// millisecond, while it was made.
+func TimerAt(c Clock, deadline time.Time) Timer {
+	for {
+		read := c.Now()
+		t := c.NewTimer(deadline.Sub(read))
+		if c.Now().Sub(read) < time.Millisecond {
+			return t
+		}
+		t.Stop()
+	}
+}
+
+// Slipping is a Manual clock that, once Slip arms it, moves on just before
+// it makes the next timer: the advance that can come between a reading of
+// the clock and a timer made from it. Tests use it to show that a timer is
+// made from a fresh reading (TimerAt).
+type Slipping struct {
+	*Manual
+	slip atomic.Int64
+}
+
+// NewSlipping returns a slipping clock set to start.
+func NewSlipping(start time.Time) *Slipping { return &Slipping{Manual: NewManual(start)} }
+
+// Slip makes the next NewTimer move the clock on by d before it makes the
+// timer.
+func (c *Slipping) Slip(d time.Duration) { c.slip.Store(int64(d)) }
+
+// Slipped reports whether the armed slip has happened.
+func (c *Slipping) Slipped() bool { return c.slip.Load() == 0 }
+
+// NewTimer implements Clock.
+func (c *Slipping) NewTimer(d time.Duration) Timer {
+	if s := c.slip.Swap(0); s > 0 {
+		c.Manual.Advance(time.Duration(s))
+	}
+	return c.Manual.NewTimer(d)
 }

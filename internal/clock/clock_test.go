@@ -59,3 +59,39 @@ func TestManualTimerCreatedSignals(t *testing.T) {
 		t.Fatal("no signal")
 	}
 }
+
+// A timer made while the clock moves on (by a millisecond or by seconds)
+// still fires exactly at its deadline, not that much later.
+func TestTimerAtFiresAtTheDeadlineWhenTheClockSlips(t *testing.T) {
+	for _, slip := range []time.Duration{time.Millisecond, 3 * time.Second} {
+		c := NewSlipping(time.Unix(1000, 0))
+		deadline := c.Now().Add(10 * time.Second)
+		c.Slip(slip)
+		tm := TimerAt(c, deadline)
+		if !c.Slipped() {
+			t.Fatal("the clock did not slip")
+		}
+		c.Set(deadline.Add(-time.Nanosecond))
+		select {
+		case <-tm.C():
+			t.Fatalf("slip %v: fired before the deadline", slip)
+		default:
+		}
+		c.Set(deadline)
+		select {
+		case <-tm.C():
+		default:
+			t.Fatalf("slip %v: not fired at the deadline (%d timers pending)", slip, c.Pending())
+		}
+	}
+}
+
+// A deadline already passed fires at once.
+func TestTimerAtPastDeadline(t *testing.T) {
+	c := NewManual(time.Unix(1000, 0))
+	select {
+	case <-TimerAt(c, c.Now().Add(-time.Second)).C():
+	default:
+		t.Fatal("a timer for a past deadline did not fire")
+	}
+}
