@@ -134,7 +134,7 @@ func (s *Server) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([]
 		switch {
 		case !sub.tagMatched(p.Ext.Properties[message.PropTags]):
 			_ = s.b.Pop().Ack(group, tc.TopicName, p.Handle)
-		case p.Ext.ReconsumeTimes >= maxAttempts:
+		case reconsumeTimes(p) >= maxAttempts:
 			if err := s.b.Pop().ForwardToDLQ(group, tc.TopicName, p.Handle); err != nil {
 				s.log.Warn().Err(err).Str("group", group).Str("topic", tc.TopicName).Msg("grpc: message past its retry budget not moved to the DLQ")
 			}
@@ -253,11 +253,23 @@ type propsMap map[string]string
 
 func (m propsMap) Get(key string) (string, bool) { v, ok := m[key]; return v, ok }
 
+// reconsumeTimes is the popped message's reconsume count as the proxy reads
+// a pop response (MQClientAPIImpl.processPopResponse): for an orderly pop
+// the orderCountInfo, else the stored count.
+func reconsumeTimes(p pop.Popped) int32 {
+	if p.Handle.ReviveQid == pop.OrderReviveQid {
+		return p.OrderCount
+	}
+	return p.Ext.ReconsumeTimes
+}
+
 // receivedMessage is a popped message as the client gets it: under the
 // topic it asked for (a redelivery is popped from the retry topic) with its
 // receipt handle.
 func (s *Server) receivedMessage(topic *v2.Resource, r received) *v2.Message {
 	m := toProtoMessage(r.p.Ext)
+	attempt := reconsumeTimes(r.p) + 1
+	m.SystemProperties.DeliveryAttempt = &attempt
 	m.Topic = &v2.Resource{ResourceNamespace: topic.GetResourceNamespace(), Name: topic.GetName()}
 	h := r.handle.String()
 	m.SystemProperties.ReceiptHandle = &h

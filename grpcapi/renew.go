@@ -53,7 +53,7 @@ func (t *renewTable) add(client, group, topic string, msgs []received, now time.
 	}
 	for _, r := range msgs {
 		id := r.p.Ext.Properties[message.PropUniqKey]
-		m[entryKey(id, r.handle.String())] = &renewal{group: group, topic: topic, consumeAt: now.UnixMilli(), reconsume: r.p.Ext.ReconsumeTimes, cur: r.handle}
+		m[entryKey(id, r.handle.String())] = &renewal{group: group, topic: topic, consumeAt: now.UnixMilli(), reconsume: reconsumeTimes(r.p), cur: r.handle}
 	}
 }
 

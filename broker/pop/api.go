@@ -55,6 +55,9 @@ type Popped struct {
 	// Topic is the topic the message was popped from (the retry topic for
 	// a redelivery).
 	Topic string
+	// OrderCount is, for an orderly pop, how often the message was popped
+	// before (the orderCountInfo a client takes as its reconsume times).
+	OrderCount int32
 }
 
 // PopResult is the answer to a pop (PopMessageResponseHeader and body).
@@ -312,6 +315,9 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 			cp.Properties[PropPopCK] = h.String()
 			cp.Topic = req.Topic
 			p.Record = message.EncodeRecord(nil, &cp)
+		}
+		if req.Order {
+			p.OrderCount = rec.Counts[i]
 		}
 		res.Messages = append(res.Messages, p)
 		offs[i] = strconv.FormatInt(ext.QueueOffset, 10)
