@@ -13,6 +13,8 @@ import (
 	rmqclient "github.com/apache/rocketmq-clients/golang/v5"
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/rmqio/rmq/remoting"
 )
 
 // newSimpleConsumer starts a stock Go 5.x SDK simple consumer of topic
@@ -99,5 +101,107 @@ func TestSDKSimpleConsumerReceiveAck(t *testing.T) {
 	}
 	if st := ts.b.Pop().Stats(); st.InFlight != 0 {
 		t.Fatalf("%d messages in flight after every message was acked", st.InFlight)
+	}
+}
+
+// TestSDKSimpleConsumerRedelivery: a message not acked comes back after its
+// invisible time (the broker on a manual clock) with its delivery attempt
+// raised; the first handle has expired by then.
+func TestSDKSimpleConsumerRedelivery(t *testing.T) {
+	cs := startConsumeServer(t, nil, nil)
+	cs.createTopic("SDKRedeliver", 2)
+	p := newProducer(t, cs.testServer, "SDKRedeliver")
+	sendBodies(t, p, "SDKRedeliver", "", "again")
+	c := newSimpleConsumer(t, cs.testServer, "SDKRedeliverGroup", "SDKRedeliver", rmqclient.SUB_ALL, time.Second)
+	first := receiveN(t, c, 1, 10*time.Second)[0]
+	cs.clk.Advance(10 * time.Second)
+	cs.waitRevived(t, 1)
+	second := receiveN(t, c, 1, 10*time.Second)[0]
+	if string(second.GetBody()) != "again" || second.GetDeliveryAttempt() != 2 || second.GetMessageId() != first.GetMessageId() || second.GetTopic() != "SDKRedeliver" {
+		t.Fatalf("redelivery %q attempt %d id %q/%q topic %q", second.GetBody(), second.GetDeliveryAttempt(), second.GetMessageId(), first.GetMessageId(), second.GetTopic())
+	}
+	// The Go SDK does not report an ack's status (the raw tests check
+	// INVALID_RECEIPT_HANDLE): the expired handle acks nothing.
+	if err := c.Ack(context.Background(), first); err != nil {
+		t.Fatalf("Ack: %v", err)
+	}
+	if st := cs.b.Pop().Stats(); st.InFlight != 1 {
+		t.Fatalf("%d in flight after the ack of the expired handle, want the redelivery still in flight", st.InFlight)
+	}
+	if err := c.Ack(context.Background(), second); err != nil {
+		t.Fatalf("Ack: %v", err)
+	}
+	if st := cs.b.Pop().Stats(); st.InFlight != 0 {
+		t.Fatalf("%d in flight", st.InFlight)
+	}
+}
+
+// TestSDKSimpleConsumerChangeInvisibleDuration: the SDK takes the new
+// handle; an ack through it acks the message, and a shortened invisible
+// time brings a message back sooner.
+func TestSDKSimpleConsumerChangeInvisibleDuration(t *testing.T) {
+	cs := startConsumeServer(t, nil, nil)
+	cs.createTopic("SDKChange", 1)
+	p := newProducer(t, cs.testServer, "SDKChange")
+	sendBodies(t, p, "SDKChange", "", "x", "y")
+	c := newSimpleConsumer(t, cs.testServer, "SDKChangeGroup", "SDKChange", rmqclient.SUB_ALL, time.Second)
+	mvs := receiveN(t, c, 2, time.Hour)
+	sort.Slice(mvs, func(i, j int) bool { return string(mvs[i].GetBody()) < string(mvs[j].GetBody()) })
+	old := mvs[0].GetReceiptHandle()
+	if err := c.ChangeInvisibleDuration(mvs[0], 30*time.Second); err != nil {
+		t.Fatalf("ChangeInvisibleDuration: %v", err)
+	}
+	if mvs[0].GetReceiptHandle() == old {
+		t.Fatal("the SDK kept the old receipt handle")
+	}
+	if err := c.Ack(context.Background(), mvs[0]); err != nil {
+		t.Fatalf("Ack through the new handle: %v", err)
+	}
+	if err := c.ChangeInvisibleDuration(mvs[1], 5*time.Second); err != nil {
+		t.Fatalf("ChangeInvisibleDuration: %v", err)
+	}
+	cs.clk.Advance(5*time.Second + time.Millisecond)
+	cs.waitRevived(t, 1)
+	back := receiveN(t, c, 1, time.Hour)[0]
+	if string(back.GetBody()) != "y" || back.GetDeliveryAttempt() != 2 {
+		t.Fatalf("back %q attempt %d", back.GetBody(), back.GetDeliveryAttempt())
+	}
+	// Out of range for a receive: ILLEGAL_INVISIBLE_TIME.
+	_, err := c.Receive(context.Background(), 1, time.Second)
+	if e, ok := rmqclient.AsErrRpcStatus(err); !ok || e.Code != int32(v2.Code_ILLEGAL_INVISIBLE_TIME) {
+		t.Fatalf("receive with 1 s invisible time: %v", err)
+	}
+}
+
+// TestSDKSimpleConsumerFIFO: a group with consumeMessageOrderly gets a
+// message group's messages in order, one batch of a queue at a time.
+func TestSDKSimpleConsumerFIFO(t *testing.T) {
+	cs := startConsumeServer(t, nil, nil)
+	cs.createTopic("SDKFifo", 4)
+	g := remoting.NewSubscriptionGroupConfig("SDKFifoGroup")
+	g.ConsumeMessageOrderly = true
+	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
+		t.Fatal(err)
+	}
+	p := newProducer(t, cs.testServer, "SDKFifo")
+	for i := range 5 {
+		m := &rmqclient.Message{Topic: "SDKFifo", Body: []byte{byte('0' + i)}}
+		m.SetMessageGroup("order-1")
+		if _, err := p.Send(context.Background(), m); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+	}
+	cs.waitCount(t, "SDKFifo", 4, 5)
+	c := newSimpleConsumer(t, cs.testServer, "SDKFifoGroup", "SDKFifo", rmqclient.SUB_ALL, time.Second)
+	mvs := receiveN(t, c, 5, 10*time.Second)
+	for i, mv := range mvs {
+		if string(mv.GetBody()) != string(rune('0'+i)) || mv.GetMessageGroup() == nil || *mv.GetMessageGroup() != "order-1" {
+			t.Fatalf("message %d: %q group %v", i, mv.GetBody(), mv.GetMessageGroup())
+		}
+	}
+	for _, mv := range mvs {
+		if err := c.Ack(context.Background(), mv); err != nil {
+			t.Fatalf("Ack: %v", err)
+		}
 	}
 }
