@@ -26,6 +26,9 @@ const codeIllegalPollingTime = v2.Code(40018)
 // deliver comes back (ReceiveMessageResponseStreamWriter.NACK_INVISIBLE_TIME).
 const nackInvisibleMillis = 1000
 
+// longPollingReserveMillis is ProxyConfig longPollingReserveTimeInMillis.
+const longPollingReserveMillis = 100
+
 // mdClientVersion is the SDK version every request carries.
 const mdClientVersion = "x-mq-client-version"
 
@@ -108,9 +111,10 @@ func (s *Server) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([]
 	if sub.sql && !s.b.Options().EnablePropertyFilter {
 		return nil, toStatus(&pop.Error{Code: remoting.SystemError, Remark: "The broker does not support consumer to filter message by SQL92"})
 	}
-	// The client's deadline bounds the wait also when the broker runs on a
-	// clock that does not move by itself.
-	wctx, cancel := context.WithTimeout(ctx, time.Duration(poll)*time.Millisecond)
+	// The client's deadline bounds the wait, and so does the poll time in
+	// real time (plus the proxy's longPollingReserveTimeInMillis) when the
+	// broker runs on a clock that does not move by itself.
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(poll+longPollingReserveMillis)*time.Millisecond)
 	defer cancel()
 	res, err := s.b.Pop().PopWait(wctx, preq, time.Duration(poll)*time.Millisecond)
 	if err != nil {
