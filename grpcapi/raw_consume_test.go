@@ -377,6 +377,19 @@ func TestRawFilters(t *testing.T) {
 	if r := receiveRaw(t, c, callCtx(t), bad); r.status.GetCode() != v2.Code_INTERNAL_SERVER_ERROR || r.order != "sd" {
 		t.Fatalf("SQL92 that does not compile: %v %q", r.status, r.order)
 	}
+	// a and c of TagGroup were not acked: they come back on the retry topic,
+	// which the broker does not filter. The subscription is now c only: a is
+	// acked by the endpoint (PopMessageResultFilterImpl NO_MATCH), c delivered.
+	cs.clk.Advance(10 * time.Second)
+	cs.waitRevived(t, 3) // and b of SQLGroup
+	tags.FilterExpression.Expression = "c"
+	r = receiveRaw(t, c, callCtx(t), tags)
+	if len(r.msgs) != 1 || string(r.msgs[0].GetBody()) != "c" || r.msgs[0].GetSystemProperties().GetDeliveryAttempt() != 2 {
+		t.Fatalf("retry messages under a narrower tag filter: %v %v", r.status, r.msgs)
+	}
+	if n := cs.b.Pop().Stats().InFlight; n != 1 {
+		t.Fatalf("%d in flight, want 1: c (the other tag's retry message acked)", n)
+	}
 }
 
 func TestRawConsumeBadInput(t *testing.T) {
