@@ -144,10 +144,13 @@ func ackEntries(msgs []*v2.Message) []*v2.AckMessageEntry {
 	return out
 }
 
-// waitRevived waits until n messages were revived in all.
+// waitRevived waits until n messages were revived in all and are on their
+// retry topic's consume queue.
 func (cs *consumeServer) waitRevived(t *testing.T, n int64) {
 	t.Helper()
-	testutil.WaitFor(t, 10*time.Second, func() bool { return cs.b.Pop().Stats().Revived >= n }, strconv.FormatInt(n, 10)+" revived messages")
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		return cs.b.Pop().Stats().Revived >= n && cs.b.Store().DispatchBehind() == 0
+	}, strconv.FormatInt(n, 10)+" revived messages")
 }
 
 func TestRawReceiveStreamAndAck(t *testing.T) {
