@@ -2,6 +2,7 @@ package pop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type PopRequest struct {
 	Order        bool
 	// Filter selects by consume-queue tagsCode; nil takes everything.
 	Filter func(tagsCode int64) bool
+	// MatchProps, when set, also selects by the message's properties (a
+	// SQL92 subscription); it sees only messages Filter accepted.
+	MatchProps func(props map[string]string) bool
 	// RemoteAddr is quoted in remarks.
 	RemoteAddr string
 }
@@ -51,6 +55,9 @@ type Popped struct {
 	// Topic is the topic the message was popped from (the retry topic for
 	// a redelivery).
 	Topic string
+	// OrderCount is, for an orderly pop, how often the message was popped
+	// before (the orderCountInfo a client takes as its reconsume times).
+	OrderCount int32
 }
 
 // PopResult is the answer to a pop (PopMessageResponseHeader and body).
@@ -175,8 +182,9 @@ var ErrPollingFull = refuse(remoting.PollingFull, "too many pops waiting")
 // connection (a gRPC ReceiveMessage): with nothing to pop it waits up to
 // poll for a message on the topic or its retry topic (or for an orderly
 // queue to unblock), then pops again. An empty result after poll is not an
-// error; ctx ending returns ctx.Err() (messages popped by a re-run racing
-// with it come back after their invisible time).
+// error; ctx ending returns ctx.Err(), unless a re-run under way at that
+// moment popped messages: they are returned (with a nil error) rather than
+// left to come back after their invisible time.
 func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duration) (*PopResult, error) {
 	res, err := s.Pop(req)
 	if err != nil || len(res.Messages) > 0 || poll <= 0 {
@@ -187,7 +195,7 @@ func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duratio
 		err error
 	}
 	ch := make(chan outcome, 1)
-	parked := s.polls.park([]string{req.Topic, RetryTopic(req.Topic, req.Group)}, pollKey(req.Topic, req.Group, req.QueueID),
+	p := s.polls.park([]string{req.Topic, RetryTopic(req.Topic, req.Group)}, pollKey(req.Topic, req.Group, req.QueueID),
 		poll, ctx.Done(), func(final bool) bool {
 			r, err := s.Pop(req)
 			if err == nil && len(r.Messages) == 0 && !final {
@@ -196,13 +204,21 @@ func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duratio
 			ch <- outcome{r, err}
 			return true
 		})
-	if !parked {
+	if p == nil {
 		return nil, ErrPollingFull
 	}
 	select {
 	case o := <-ch:
 		return o.res, o.err
 	case <-ctx.Done():
+		<-p.exited
+		select {
+		case o := <-ch:
+			if o.err == nil && len(o.res.Messages) > 0 {
+				return o.res, nil
+			}
+		default:
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -239,8 +255,13 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 		return nil
 	}
 	var filter func(int64, func() map[string]string) bool
-	if req.Filter != nil && !retry {
-		filter = func(tc int64, _ func() map[string]string) bool { return req.Filter(tc) }
+	if (req.Filter != nil || req.MatchProps != nil) && !retry {
+		filter = func(tc int64, props func() map[string]string) bool {
+			if req.Filter != nil && !req.Filter(tc) {
+				return false
+			}
+			return req.MatchProps == nil || req.MatchProps(props())
+		}
 	}
 	get := s.opts.Store.GetMessage(topic, qid, qs.cursor, need, 1<<30, filter)
 	switch get.Status {
@@ -303,6 +324,9 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 			cp.Properties[PropPopCK] = h.String()
 			cp.Topic = req.Topic
 			p.Record = message.EncodeRecord(nil, &cp)
+		}
+		if req.Order {
+			p.OrderCount = rec.Counts[i]
 		}
 		res.Messages = append(res.Messages, p)
 		offs[i] = strconv.FormatInt(ext.QueueOffset, 10)
@@ -389,6 +413,25 @@ func (s *Service) ChangeInvisible(group, topic string, h Handle, invisibleMs int
 	nh := h
 	nh.PopTime, nh.InvisibleTime = nk.PopTime, invisibleMs
 	return nh, nil
+}
+
+// ForwardToDLQ stores the message of h on %DLQ%<group> with its reconsume
+// count raised and then acks it (the proxy's forwardMessageToDeadLetterQueue:
+// CONSUMER_SEND_MSG_BACK with delay level -1, then ACK_MESSAGE). A message
+// no longer in the store is refused with NO_MESSAGE.
+func (s *Service) ForwardToDLQ(group, topic string, h Handle) error {
+	k := ckKey{h.RealTopic(topic, group), group, h.QueueID, h.CkOffset, h.PopTime}
+	s.mu.Lock()
+	err := s.reput(k, h.Offset, true)
+	s.mu.Unlock()
+	var gone *goneError
+	if errors.As(err, &gone) {
+		return refuse(remoting.NoMessage, "%s", gone.msg)
+	}
+	if err != nil {
+		return err
+	}
+	return s.Ack(group, topic, h)
 }
 
 // Peek reads up to maxMsgs messages of topic/queueID from the group's pop
