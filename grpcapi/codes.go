@@ -6,6 +6,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -40,6 +41,10 @@ func toStatus(err error) *v2.Status {
 			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: be.Remark}
 		}
 		return &v2.Status{Code: remotingCode(be.Code), Message: be.Remark}
+	}
+	var pe *pop.Error
+	if errors.As(err, &pe) {
+		return &v2.Status{Code: remotingCode(pe.Code), Message: pe.Remark}
 	}
 	return &v2.Status{Code: v2.Code_INTERNAL_SERVER_ERROR, Message: err.Error()}
 }

@@ -14,10 +14,16 @@
 // group hash, delivery timestamp as TIMER_DELIVER_MS, transactional as a
 // half message), EndTransaction, Telemetry (Settings exchange; check-backs
 // as RecoverOrphanedTransactionCommand), NotifyClientTermination,
-// QueryAssignment. ReceiveMessage, AckMessage, ChangeInvisibleDuration and
-// ForwardMessageToDeadLetterQueue need POP and are not registered yet (the
-// gRPC default UNIMPLEMENTED); the pinned protocol version has no
-// RecallMessage.
+// QueryAssignment, and consumption over broker/pop (the proxy's
+// ConsumerProcessor over POP_MESSAGE and friends): ReceiveMessage (server
+// streaming: status, messages, delivery timestamp; long polling within the
+// client's deadline; FIFO groups pop orderly; TAG and SQL92 filters),
+// AckMessage, ChangeInvisibleDuration and ForwardMessageToDeadLetterQueue.
+// A receipt handle is the broker's extraInfo plus the commitlog offset
+// (common/consumer/ReceiptHandle). Messages received with auto_renew (push
+// consumers) are popped for defaultInvisibleTimeMills and renewed until
+// acked, as the proxy's DefaultReceiptHandleManager does (renew.go). The
+// pinned protocol version has no RecallMessage.
 //
 // Every refusal is an apache.rocketmq.v2.Code in the response Status,
 // mapped in one place (codes.go).

@@ -132,9 +132,9 @@ func TestRawBadInput(t *testing.T) {
 	if err != nil || end.Status.Code != v2.Code_INVALID_TRANSACTION_ID {
 		t.Fatalf("end of unknown transaction: %v %v", end, err)
 	}
-	// Not served (POP is not wired yet): the gRPC default.
-	if _, err := c.AckMessage(callCtx(t), &v2.AckMessageRequest{}); status.Code(err) != codes.Unimplemented {
-		t.Fatalf("AckMessage: %v", err)
+	// An ack without topic: ILLEGAL_TOPIC in the response status.
+	if ack, err := c.AckMessage(callCtx(t), &v2.AckMessageRequest{}); err != nil || ack.Status.Code != v2.Code_ILLEGAL_TOPIC {
+		t.Fatalf("AckMessage without topic: %v %v", ack, err)
 	}
 	// A malformed request (not a protobuf message): gRPC refuses it, the
 	// endpoint stays up.

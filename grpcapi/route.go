@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"strings"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
@@ -104,10 +105,17 @@ func (s *Server) QueryAssignment(_ context.Context, req *v2.QueryAssignmentReque
 	return &v2.QueryAssignmentResponse{Status: okStatus(), Assignments: []*v2.Assignment{{MessageQueue: mq}}}, nil
 }
 
-// checkGroup validates a consumer group name (ILLEGAL_CONSUMER_GROUP).
+// sysConsumerGroupPrefix is MixAll.CID_RMQ_SYS_PREFIX.
+const sysConsumerGroupPrefix = "CID_RMQ_SYS_"
+
+// checkGroup validates a consumer group name (GrpcValidator
+// validateConsumerGroup: ILLEGAL_CONSUMER_GROUP).
 func checkGroup(r *v2.Resource) error {
 	if err := message.ValidateGroup(r.GetName()); err != nil {
 		return fail(v2.Code_ILLEGAL_CONSUMER_GROUP, "consumer group is illegal: "+err.Error())
+	}
+	if strings.HasPrefix(r.GetName(), sysConsumerGroupPrefix) {
+		return fail(v2.Code_ILLEGAL_CONSUMER_GROUP, "cannot use system consumer group")
 	}
 	return nil
 }

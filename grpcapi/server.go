@@ -43,15 +43,15 @@ type Server struct {
 	addr    netip.AddrPort // bound address
 	clients *clientTable
 	txs     *txTable
-	done    chan struct{}
+	// renewals are the messages received with auto_renew.
+	renewals *renewTable
+	done     chan struct{}
 }
 
 // New makes the endpoint for b; nothing listens until Start.
 func New(b *broker.Broker, o Options) *Server {
-	if o.MaxDelayTimeMills <= 0 {
-		o.MaxDelayTimeMills = DefaultOptions().MaxDelayTimeMills
-	}
-	return &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), done: make(chan struct{})}
+	o = withDefaults(o)
+	return &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), renewals: newRenewTable(), done: make(chan struct{})}
 }
 
 // Start listens on the broker's bind address and the configured port and
@@ -83,6 +83,7 @@ func (s *Server) Start() error {
 	)
 	v2.RegisterMessagingServiceServer(s.gs, s)
 	s.b.Transactions().SetChecker(s)
+	go s.renewLoop()
 	go func() {
 		if err := s.gs.Serve(s.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.log.Error().Err(err).Msg("grpc endpoint stopped serving")

@@ -21,7 +21,6 @@ const (
 	producerBackoffMax    = time.Second
 	producerBackoffFactor = 2
 	receiveBatchSize      = 32
-	longPollingTimeout    = 20 * time.Second
 	consumerBackoffFirst  = time.Second
 	consumerBackoffMax    = 60 * time.Second
 )
@@ -156,18 +155,19 @@ func (s *Server) mergeSettings(in *v2.Settings) (*v2.Settings, error) {
 		if err := checkGroup(group); err != nil {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
-		maxAttempts := int32(17) // retryMaxTimes 16, plus the first delivery
+		// GrpcClientSettingsManager.mergeSubscriptionData: retryMaxTimes
+		// plus the first delivery, FIFO from consumeMessageOrderly.
+		maxAttempts, fifo := int32(defaultRetryMaxTimes+1), false
 		if cfg := s.b.Clients().SubGroups.Find(group.GetName()); cfg != nil {
-			maxAttempts = cfg.RetryMaxTimes + 1
+			maxAttempts, fifo = cfg.RetryMaxTimes+1, cfg.ConsumeMessageOrderly
 		}
 		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: maxAttempts, Strategy: &v2.RetryPolicy_ExponentialBackoff{
 			ExponentialBackoff: &v2.ExponentialBackoff{Initial: durationpb.New(consumerBackoffFirst), Max: durationpb.New(consumerBackoffMax), Multiplier: 2},
 		}}
-		fifo := false // rmq subscription groups have no consumeMessageOrderly
 		batch := int32(receiveBatchSize)
 		out.PubSub = &v2.Settings_Subscription{Subscription: &v2.Subscription{
 			Group: group, Subscriptions: ps.Subscription.GetSubscriptions(), Fifo: &fifo,
-			ReceiveBatchSize: &batch, LongPollingTimeout: durationpb.New(longPollingTimeout),
+			ReceiveBatchSize: &batch, LongPollingTimeout: durationpb.New(time.Duration(s.opts.MaxLongPollingMillis) * time.Millisecond),
 		}}
 	default:
 		return nil, status.Error(codes.InvalidArgument, "settings carry neither publishing nor subscription")

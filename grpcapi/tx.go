@@ -115,7 +115,7 @@ func (s *Server) Check(c transaction.Check) bool {
 	})
 	cmd := &v2.TelemetryCommand{Command: &v2.TelemetryCommand_RecoverOrphanedTransactionCommand{
 		RecoverOrphanedTransactionCommand: &v2.RecoverOrphanedTransactionCommand{
-			Message: toProtoMessage(c.Message, v2.MessageType_TRANSACTION), TransactionId: c.TransactionID,
+			Message: toProtoMessage(c.Message), TransactionId: c.TransactionID,
 		},
 	}}
 	go func() {

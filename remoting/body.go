@@ -202,10 +202,13 @@ type GroupList struct {
 
 // SubscriptionGroupConfig is a consumer group's broker-side configuration.
 type SubscriptionGroupConfig struct {
-	BrokerID                       int64  `json:"brokerId"`
-	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
-	ConsumeEnable                  bool   `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
+	BrokerID               int64 `json:"brokerId"`
+	ConsumeBroadcastEnable bool  `json:"consumeBroadcastEnable"`
+	ConsumeEnable          bool  `json:"consumeEnable"`
+	ConsumeFromMinEnable   bool  `json:"consumeFromMinEnable"`
+	// ConsumeMessageOrderly (5.x) makes the group's 5.x consumers FIFO:
+	// orderly pops, one batch of a queue in flight at a time.
+	ConsumeMessageOrderly          bool   `json:"consumeMessageOrderly,omitempty"`
 	GroupName                      string `json:"groupName"`
 	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
 	RetryMaxTimes                  int32  `json:"retryMaxTimes"`

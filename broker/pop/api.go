@@ -2,6 +2,7 @@ package pop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type PopRequest struct {
 	Order        bool
 	// Filter selects by consume-queue tagsCode; nil takes everything.
 	Filter func(tagsCode int64) bool
+	// MatchProps, when set, also selects by the message's properties (a
+	// SQL92 subscription); it sees only messages Filter accepted.
+	MatchProps func(props map[string]string) bool
 	// RemoteAddr is quoted in remarks.
 	RemoteAddr string
 }
@@ -51,6 +55,9 @@ type Popped struct {
 	// Topic is the topic the message was popped from (the retry topic for
 	// a redelivery).
 	Topic string
+	// OrderCount is, for an orderly pop, how often the message was popped
+	// before (the orderCountInfo a client takes as its reconsume times).
+	OrderCount int32
 }
 
 // PopResult is the answer to a pop (PopMessageResponseHeader and body).
@@ -239,8 +246,13 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 		return nil
 	}
 	var filter func(int64, func() map[string]string) bool
-	if req.Filter != nil && !retry {
-		filter = func(tc int64, _ func() map[string]string) bool { return req.Filter(tc) }
+	if (req.Filter != nil || req.MatchProps != nil) && !retry {
+		filter = func(tc int64, props func() map[string]string) bool {
+			if req.Filter != nil && !req.Filter(tc) {
+				return false
+			}
+			return req.MatchProps == nil || req.MatchProps(props())
+		}
 	}
 	get := s.opts.Store.GetMessage(topic, qid, qs.cursor, need, 1<<30, filter)
 	switch get.Status {
@@ -303,6 +315,9 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 			cp.Properties[PropPopCK] = h.String()
 			cp.Topic = req.Topic
 			p.Record = message.EncodeRecord(nil, &cp)
+		}
+		if req.Order {
+			p.OrderCount = rec.Counts[i]
 		}
 		res.Messages = append(res.Messages, p)
 		offs[i] = strconv.FormatInt(ext.QueueOffset, 10)
@@ -389,6 +404,25 @@ func (s *Service) ChangeInvisible(group, topic string, h Handle, invisibleMs int
 	nh := h
 	nh.PopTime, nh.InvisibleTime = nk.PopTime, invisibleMs
 	return nh, nil
+}
+
+// ForwardToDLQ stores the message of h on %DLQ%<group> with its reconsume
+// count raised and then acks it (the proxy's forwardMessageToDeadLetterQueue:
+// CONSUMER_SEND_MSG_BACK with delay level -1, then ACK_MESSAGE). A message
+// no longer in the store is refused with NO_MESSAGE.
+func (s *Service) ForwardToDLQ(group, topic string, h Handle) error {
+	k := ckKey{h.RealTopic(topic, group), group, h.QueueID, h.CkOffset, h.PopTime}
+	s.mu.Lock()
+	err := s.reput(k, h.Offset, true)
+	s.mu.Unlock()
+	var gone *goneError
+	if errors.As(err, &gone) {
+		return refuse(remoting.NoMessage, "%s", gone.msg)
+	}
+	if err != nil {
+		return err
+	}
+	return s.Ack(group, topic, h)
 }
 
 // Peek reads up to maxMsgs messages of topic/queueID from the group's pop

@@ -59,16 +59,31 @@ func pollKey(topic, group string, qid int32) string {
 	return topic + "@" + group + "@" + strconv.Itoa(int(qid))
 }
 
-// tagFilter builds a TAG filter from "a || b" ("" or "*": everything).
-func tagFilter(exp string) func(int64) bool {
-	if exp == "" || exp == "*" {
+// SplitTags is the tag set of a TAG expression "a || b" (FilterAPI.build):
+// nil for "" or "*", which take everything.
+func SplitTags(exp string) []string {
+	if strings.TrimSpace(exp) == "" || strings.TrimSpace(exp) == "*" {
 		return nil
 	}
-	codes := make(map[int32]struct{})
+	var tags []string
 	for _, tag := range strings.Split(exp, "||") {
 		if tag = strings.TrimSpace(tag); tag != "" {
-			codes[int32(message.TagsHash(tag))] = struct{}{}
+			tags = append(tags, tag)
 		}
+	}
+	return tags
+}
+
+// TagFilter builds a TAG filter on the consume queue's tagsCode from
+// "a || b" (nil for "" or "*": everything).
+func TagFilter(exp string) func(int64) bool {
+	tags := SplitTags(exp)
+	if tags == nil {
+		return nil
+	}
+	codes := make(map[int32]struct{}, len(tags))
+	for _, tag := range tags {
+		codes[int32(message.TagsHash(tag))] = struct{}{}
 	}
 	return func(tc int64) bool { _, ok := codes[int32(tc)]; return ok }
 }
@@ -93,7 +108,7 @@ func (s *Service) processPop(c *remoting.Conn, req *remoting.Command) *remoting.
 	if expType != "" && expType != "TAG" {
 		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+expType)
 	}
-	pr.Filter = tagFilter(exp)
+	pr.Filter = TagFilter(exp)
 	resp, parked := s.pop(c, req, pr, time.Duration(pollTime)*time.Millisecond, false)
 	if parked {
 		return nil

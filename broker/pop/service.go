@@ -498,17 +498,34 @@ func (r *ckRecord) countAt(i int) int32 {
 // reconsume count raised (PopReviveService.reviveRetry), or to %DLQ%<group>
 // once the group's retry budget is spent.
 func (s *Service) reviveOne(ck *checkpoint, off int64) error {
-	k := ck.rec.ckKey
+	err := s.reput(ck.rec.ckKey, off, false)
+	var gone *goneError
+	if errors.As(err, &gone) {
+		s.log.Warn().Err(err).Msg("pop: popped message not revived")
+		return nil
+	}
+	if err == nil {
+		s.revived++
+	}
+	return err
+}
+
+// goneError: the popped message is no longer in the store, or unreadable.
+type goneError struct{ msg string }
+
+func (e *goneError) Error() string { return e.msg }
+
+// reput stores the message at off of k's queue again, on the POP retry
+// topic with its reconsume count raised, or on %DLQ%<group> when the
+// group's retry budget is spent or toDLQ asks for it.
+func (s *Service) reput(k ckKey, off int64, toDLQ bool) error {
 	res := s.opts.Store.GetMessage(k.Topic, k.QueueID, off, 1, 1<<30, nil)
 	if res.Status != store.Found {
-		s.log.Warn().Str("topic", k.Topic).Int32("queueId", k.QueueID).Int64("offset", off).Str("status", res.Status.String()).
-			Msg("pop: popped message no longer in the store, not revived")
-		return nil
+		return &goneError{fmt.Sprintf("message %s:%d:%d no longer in the store (%s)", k.Topic, k.QueueID, off, res.Status)}
 	}
 	orig, err := message.DecodeRecord(res.Messages[0])
 	if err != nil {
-		s.log.Warn().Err(err).Str("topic", k.Topic).Int64("offset", off).Msg("pop: popped message unreadable, not revived")
-		return nil
+		return &goneError{fmt.Sprintf("message %s:%d:%d unreadable: %v", k.Topic, k.QueueID, off, err)}
 	}
 	props := make(map[string]string, len(orig.Properties)+3)
 	for key, v := range orig.Properties {
@@ -536,7 +553,7 @@ func (s *Service) reviveOne(ck *checkpoint, off int64) error {
 		maxTimes = g.RetryMaxTimes
 	}
 	topic := RetryTopic(normal, k.Group)
-	if orig.ReconsumeTimes+1 > maxTimes {
+	if toDLQ || orig.ReconsumeTimes+1 > maxTimes {
 		topic = message.DLQTopic(k.Group)
 	}
 	if tc, _ := s.opts.Topics.CreateSystemTopic(topic, 1, permReadWrite); tc == nil {
@@ -554,7 +571,6 @@ func (s *Service) reviveOne(ck *checkpoint, off int64) error {
 		}
 		return err
 	}
-	s.revived++
 	return nil
 }
 
