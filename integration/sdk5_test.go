@@ -22,6 +22,8 @@ import (
 // The Python and Node.js 5.x SDKs (integration/sdk5, installed by its run.sh, `make test-sdk5`) against
 // rmq's gRPC endpoint: each SDK's program sends normal, FIFO, delay and transactional messages (commit,
 // rollback, check-back) and reports every send as a JSON line; a 4.x push consumer reads the topics back.
+// The program's SimpleConsumer receives and acks, changes one message's invisible duration and takes its
+// redelivery, and sees no acked message again; it checks those itself and reports each receive.
 
 const (
 	// sdk5DelayMs is how far ahead the delay scenario's delivery timestamp is.
@@ -37,6 +39,7 @@ type sdk5Record struct {
 	Key      string `json:"key"`
 	ID       string `json:"id"`
 	Deliver  int64  `json:"deliver"`
+	Attempt  int    `json:"attempt"`
 }
 
 // sdk5Program describes how one SDK's program is run.
@@ -104,12 +107,15 @@ func runSDK5(t *testing.T, sdk string) {
 	for _, tc := range []struct {
 		scenario string
 		queues   int
-	}{{"normal", 4}, {"fifo", 4}, {"delay", 2}, {"tx", 1}} {
+	}{{"normal", 4}, {"fifo", 4}, {"delay", 2}, {"tx", 1}, {"simple", 2}} {
 		topics[tc.scenario] = run + "_" + tc.scenario
 		createTopic(t, p, topics[tc.scenario], tc.queues, "")
 	}
 	cols := map[string]*collector{}
 	for scenario, topic := range topics {
+		if scenario == "simple" {
+			continue // the SDK's own consumer's
+		}
 		cols[scenario] = newCollector()
 		startConsumer(t, ns, consumerConf{group: topic + "_cg", topic: topic}, cols[scenario])
 	}
@@ -127,6 +133,7 @@ func runSDK5(t *testing.T, sdk string) {
 	cmd.Env = append(cmd.Env, "RMQ_ENDPOINT=127.0.0.1:"+strconv.Itoa(grpcPort), "SDK5_RUN="+run,
 		"SDK5_TOPIC_NORMAL="+topics["normal"], "SDK5_TOPIC_FIFO="+topics["fifo"],
 		"SDK5_TOPIC_DELAY="+topics["delay"], "SDK5_TOPIC_TX="+topics["tx"],
+		"SDK5_TOPIC_SIMPLE="+topics["simple"], "SDK5_GROUP="+run+"_simple_cg",
 		"SDK5_DELAY_MS="+strconv.Itoa(sdk5DelayMs))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -194,7 +201,8 @@ func runSDK5(t *testing.T, sdk string) {
 	}
 
 	// Every send reported and the check-back answered (the program waits for it), or the program failed.
-	want := map[string]int{"normal": 3, "fifo": 5, "delay": 1, "rollback": 1, "commit": 1, "checkback": 1, "checked": 1}
+	want := map[string]int{"normal": 3, "fifo": 5, "delay": 1, "rollback": 1, "commit": 1, "checkback": 1, "checked": 1,
+		"received": 3, "redelivered": 1, "consumed": 1}
 	missing := func(got map[string][]sdk5Record) string {
 		for s, n := range want {
 			if len(got[s]) < n {
@@ -292,6 +300,19 @@ func runSDK5(t *testing.T, sdk string) {
 		}
 	}
 
+	// The simple consumer: three messages received once each, the one whose invisible duration changed
+	// received again as its second delivery attempt.
+	received := map[string]string{}
+	for _, r := range got["received"] {
+		if _, dup := received[r.Key]; dup || r.Attempt != 1 || r.ID == "" {
+			t.Errorf("%s simple consumer: receive %+v", sdk, r)
+		}
+		received[r.Key] = r.ID
+	}
+	if r := got["redelivered"][0]; received[r.Key] != r.ID || r.Attempt != 2 {
+		t.Errorf("%s simple consumer: redelivery %+v, first receives %v", sdk, r, received)
+	}
+
 	// Let the program shut its producer down and exit.
 	if err := stdin.Close(); err != nil {
 		t.Fatal(err)
@@ -304,8 +325,8 @@ func runSDK5(t *testing.T, sdk string) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s program did not exit within 30s of its stdin closing", sdk)
 	}
-	t.Logf("%s SDK: %d normal, %d FIFO, %d delay, commit, rollback and check-back verified (%s)",
-		sdk, len(got["normal"]), len(got["fifo"]), len(got["delay"]), strings.TrimSpace(tool))
+	t.Logf("%s SDK: %d normal, %d FIFO, %d delay, commit, rollback and check-back, %d received, acked and one redelivered verified (%s)",
+		sdk, len(got["normal"]), len(got["fifo"]), len(got["delay"]), len(got["received"]), tool)
 }
 
 // logSDKFiles logs the last lines of every log file an SDK wrote under home.

@@ -5,8 +5,9 @@
 # (python/.deps with pip install --target from python/requirements.txt; node/node_modules with npm ci from
 # node/package-lock.json), once per change of those files, then runs TestSDK5Python and TestSDK5Node
 # (integration/sdk5_test.go): they start rmq, run python/producer.py and node/producer.js against its
-# grpcServerPort and check what arrived with a 4.x client. An SDK whose runtime (python3, node and npm) is
-# missing is skipped with a message saying so.
+# grpcServerPort (producer: normal, FIFO, delay, transaction commit/rollback/check-back, checked with a 4.x
+# consumer; SimpleConsumer: receive, ack, change of invisible duration and redelivery, checked by the program).
+# An SDK whose runtime (python3, node and npm) is missing is skipped with a message saying so.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,19 +1,28 @@
 'use strict';
-// Producer scenarios of the Node.js 5.x SDK (rocketmq-client-nodejs) against rmq's gRPC endpoint.
+// Scenarios of the Node.js 5.x SDK (rocketmq-client-nodejs) against rmq's gRPC endpoint.
 //
-// Run by integration/sdk5_test.go (TestSDK5Node), which creates the topics, consumes what this program sends
+// Run by integration/sdk5_test.go (TestSDK5Node), which creates the topics, consumes what the producer sends
 // with a 4.x client and checks it. The SDK connects without TLS unless sslEnabled is set, as its README shows.
 // Environment: RMQ_ENDPOINT (host:port of grpcServerPort), SDK5_RUN (a prefix for keys), SDK5_TOPIC_NORMAL,
-// SDK5_TOPIC_FIFO, SDK5_TOPIC_DELAY, SDK5_TOPIC_TX (one queue), SDK5_DELAY_MS.
+// SDK5_TOPIC_FIFO, SDK5_TOPIC_DELAY, SDK5_TOPIC_TX (one queue), SDK5_TOPIC_SIMPLE, SDK5_GROUP (the simple
+// consumer's group), SDK5_DELAY_MS.
+//
+// Producer: normal, FIFO, delay, transaction commit, rollback and check-back. SimpleConsumer: receive and ack,
+// a change of invisible duration and the redelivery after it, and no acked message coming back.
 //
 // Every message carries its key in the user property "itid". One JSON object a line on stdout reports each
-// send ({scenario, key, id}, plus deliver for a delay message) and the check-back ({scenario: "checked", key});
-// the program exits 0 only when every step succeeded.
+// step: a send ({scenario, key, id}, plus deliver for a delay message), the check-back ({scenario: "checked",
+// key}), a receive ({scenario: "received"/"redelivered", key, id, attempt}) and the end of the consumer's
+// checks ({scenario: "consumed"}). The program exits 0 only when every step succeeded.
 
-const { Producer } = require('rocketmq-client-nodejs');
+const { Producer, SimpleConsumer } = require('rocketmq-client-nodejs');
 const { TransactionResolution } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
 
 const CHECK_DEADLINE_MS = 90000;
+const RECEIVE_DEADLINE_MS = 60000;
+// The receive's invisible duration (the proxy's minimum), and the shorter one set by a change.
+const INVISIBLE_MS = 10000;
+const CHANGED_INVISIBLE_MS = 2000;
 
 function emit(fields) {
   process.stdout.write(JSON.stringify(fields) + '\n');
@@ -29,6 +38,75 @@ function message(topic, key, body) {
   };
 }
 
+// simpleConsumer receives and acks, changes the invisible duration of one message and takes its redelivery.
+async function simpleConsumer(env, producer, topic, group, run) {
+  const consumer = new SimpleConsumer({
+    endpoints: env.RMQ_ENDPOINT,
+    consumerGroup: group,
+    subscriptions: new Map([[ topic, '*' ]]),
+    awaitDuration: 2000,
+    requestTimeout: 10000,
+  });
+  await consumer.startup();
+  try {
+    const keys = [ 0, 1, 2 ].map(i => `${run}-simple-${i}`);
+    const ids = new Map();
+    for (const key of keys) {
+      ids.set(key, (await producer.send(message(topic, key, `simple ${key}`))).messageId);
+    }
+
+    const got = new Map();
+    let firstReceive;
+    const deadline = Date.now() + RECEIVE_DEADLINE_MS;
+    while (got.size < keys.length) {
+      if (Date.now() > deadline) {
+        throw new Error(`received ${[ ...got.keys() ]} of ${keys} within ${RECEIVE_DEADLINE_MS / 1000}s`);
+      }
+      for (const m of await consumer.receive(16, INVISIBLE_MS)) {
+        firstReceive = firstReceive || performance.now();
+        const key = m.properties.get('itid');
+        if (!ids.has(key) || got.has(key) || m.messageId !== ids.get(key) || m.deliveryAttempt !== 1) {
+          throw new Error(`unexpected receive: key ${key} id ${m.messageId} attempt ${m.deliveryAttempt}`);
+        }
+        got.set(key, m);
+        emit({ scenario: 'received', key, id: m.messageId, attempt: m.deliveryAttempt });
+      }
+    }
+    for (const key of keys.slice(0, 2)) {
+      await consumer.ack(got.get(key));
+    }
+    const changedAt = performance.now();
+    await consumer.changeInvisibleDuration(got.get(keys[2]), CHANGED_INVISIBLE_MS);
+
+    let redelivered = false;
+    while (!redelivered) {
+      if (Date.now() > deadline + CHANGED_INVISIBLE_MS) {
+        throw new Error(`${keys[2]} not redelivered after its invisible duration changed to ${CHANGED_INVISIBLE_MS}ms`);
+      }
+      for (const m of await consumer.receive(16, INVISIBLE_MS)) {
+        const key = m.properties.get('itid');
+        const after = performance.now() - changedAt;
+        if (key !== keys[2] || m.deliveryAttempt !== 2 || after < CHANGED_INVISIBLE_MS) {
+          throw new Error(`unexpected receive: key ${key} attempt ${m.deliveryAttempt} ${after}ms after the change`);
+        }
+        await consumer.ack(m);
+        redelivered = true;
+        emit({ scenario: 'redelivered', key, id: m.messageId, attempt: m.deliveryAttempt });
+      }
+    }
+
+    // The acked messages would be back INVISIBLE_MS after their receive; nothing may come until a while after.
+    while (performance.now() < firstReceive + INVISIBLE_MS + 2000) {
+      for (const m of await consumer.receive(16, INVISIBLE_MS)) {
+        throw new Error(`acked message came back: key ${m.properties.get('itid')} attempt ${m.deliveryAttempt}`);
+      }
+    }
+    emit({ scenario: 'consumed', key: run });
+  } finally {
+    await consumer.shutdown();
+  }
+}
+
 async function main() {
   const env = process.env;
   const run = env.SDK5_RUN;
@@ -36,6 +114,8 @@ async function main() {
   const fifo = env.SDK5_TOPIC_FIFO;
   const delay = env.SDK5_TOPIC_DELAY;
   const tx = env.SDK5_TOPIC_TX;
+  const simple = env.SDK5_TOPIC_SIMPLE;
+  const group = env.SDK5_GROUP;
   const delayMs = Number(env.SDK5_DELAY_MS || '3000');
   const checkKey = `${run}-tx-checkback`;
 
@@ -105,6 +185,10 @@ async function main() {
     const t = producer.beginTransaction();
     const r = await producer.send(message(tx, checkKey, `checkback ${checkKey}`), t);
     emit({ scenario: 'checkback', key: checkKey, id: r.messageId });
+
+    // While the broker gets round to the check-back.
+    await simpleConsumer(env, producer, simple, group, run);
+
     let timer;
     const timedOut = new Promise(resolve => { timer = setTimeout(() => resolve(false), CHECK_DEADLINE_MS); });
     const ok = await Promise.race([ checkedPromise.then(() => true), timedOut ]);
