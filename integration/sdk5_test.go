@@ -99,17 +99,19 @@ func runSDK5(t *testing.T, sdk string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ownRMQ(t, "transactionCheckInterval=5000", "grpcServerPort="+strconv.Itoa(grpcPort))
+	// Topics typed as 5.x has them (message.type), checked on send: the SDKs get the accepted types in the
+	// route and validate_message_type in the Settings, and the broker refuses a kind a topic does not take.
+	p := ownRMQ(t, "transactionCheckInterval=5000", "grpcServerPort="+strconv.Itoa(grpcPort), "enableTopicMessageTypeCheck=true")
 	ns := p.NamesrvAddr()
 
 	run := uniqueName(t, sdk)
 	topics := map[string]string{}
 	for _, tc := range []struct {
-		scenario string
-		queues   int
-	}{{"normal", 4}, {"fifo", 4}, {"delay", 2}, {"tx", 1}, {"simple", 2}} {
+		scenario, typ string
+		queues        int
+	}{{"normal", "NORMAL", 4}, {"fifo", "FIFO", 4}, {"delay", "DELAY", 2}, {"tx", "TRANSACTION", 1}, {"simple", "NORMAL", 2}} {
 		topics[tc.scenario] = run + "_" + tc.scenario
-		createTopic(t, p, topics[tc.scenario], tc.queues, "")
+		createTopic(t, p, topics[tc.scenario], tc.queues, "+message.type="+tc.typ)
 	}
 	cols := map[string]*collector{}
 	for scenario, topic := range topics {
