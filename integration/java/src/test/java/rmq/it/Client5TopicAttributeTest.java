@@ -2,6 +2,7 @@ package rmq.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -31,6 +32,7 @@ class Client5TopicAttributeTest {
 
     @Test
     void messageTypeAttribute() throws Exception {
+        assumeFalse(Clients.againstJava4Broker(), "a 4.x Java broker has no topic attributes nor GET_TOPIC_CONFIG");
         String topic = Clients.unique("typed5");
         DefaultMQProducer producer = Clients.startProducer();
         try {
