@@ -24,7 +24,7 @@ install_python() {
   if stamp_ok "$dir" "$req"; then return 0; fi
   log "installing the Python SDK into $dir (pip, $(python3 --version 2>&1))"
   rm -rf "$dir"
-  python3 -m pip install --disable-pip-version-check --no-input -q --target "$dir" -r "$req"
+  python3 -m pip install --disable-pip-version-check --root-user-action=ignore --no-input -q --target "$dir" -r "$req"
   cp "$req" "$dir/.installed"
 }
 
