@@ -116,6 +116,18 @@ func (cs *consumeServer) sendN(t *testing.T, c v2.MessagingServiceClient, topic 
 	}
 }
 
+// seed creates topic with queues queues, sends n messages tagged tag (none
+// when empty) through a new plaintext client and waits for them on the
+// consume queues; it returns the client.
+func (cs *consumeServer) seed(t *testing.T, topic string, queues int32, n int, tag string) v2.MessagingServiceClient {
+	t.Helper()
+	cs.createTopic(topic, queues)
+	c := dial(t, cs.testServer, false)
+	cs.sendN(t, c, topic, n, tag)
+	cs.waitCount(t, topic, queues, int64(n))
+	return c
+}
+
 func handles(msgs []*v2.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
@@ -132,18 +144,18 @@ func ackEntries(msgs []*v2.Message) []*v2.AckMessageEntry {
 	return out
 }
 
-// waitRevived waits until n messages were revived in all.
+// waitRevived waits until n messages were revived in all and are on their
+// retry topic's consume queue.
 func (cs *consumeServer) waitRevived(t *testing.T, n int64) {
 	t.Helper()
-	testutil.WaitFor(t, 10*time.Second, func() bool { return cs.b.Pop().Stats().Revived >= n }, strconv.FormatInt(n, 10)+" revived messages")
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		return cs.b.Pop().Stats().Revived >= n && cs.b.Store().DispatchBehind() == 0
+	}, strconv.FormatInt(n, 10)+" revived messages")
 }
 
 func TestRawReceiveStreamAndAck(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	cs.createTopic("RawRecv", 2)
-	c := dial(t, cs.testServer, false)
-	cs.sendN(t, c, "RawRecv", 3, "tagA")
-	cs.waitCount(t, "RawRecv", 2, 3)
+	c := cs.seed(t, "RawRecv", 2, 3, "tagA")
 
 	r := receiveRaw(t, c, callCtx(t), recvReq("RawGroup", "RawRecv", 30*time.Second))
 	if r.status.GetCode() != v2.Code_OK || len(r.msgs) != 3 || r.order != "smmmd" {
@@ -183,10 +195,7 @@ func TestRawReceiveStreamAndAck(t *testing.T) {
 
 func TestRawRedeliveryAndExpiredHandle(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	cs.createTopic("RawRedeliver", 1)
-	c := dial(t, cs.testServer, false)
-	cs.sendN(t, c, "RawRedeliver", 1, "")
-	cs.waitCount(t, "RawRedeliver", 1, 1)
+	c := cs.seed(t, "RawRedeliver", 1, 1, "")
 
 	first := receiveRaw(t, c, callCtx(t), recvReq("RedeliverGroup", "RawRedeliver", 10*time.Second))
 	if len(first.msgs) != 1 {
@@ -217,10 +226,7 @@ func TestRawRedeliveryAndExpiredHandle(t *testing.T) {
 
 func TestRawChangeInvisibleDuration(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	cs.createTopic("RawChange", 1)
-	c := dial(t, cs.testServer, false)
-	cs.sendN(t, c, "RawChange", 1, "")
-	cs.waitCount(t, "RawChange", 1, 1)
+	c := cs.seed(t, "RawChange", 1, 1, "")
 	r := receiveRaw(t, c, callCtx(t), recvReq("ChangeGroup", "RawChange", time.Hour))
 	if len(r.msgs) != 1 {
 		t.Fatalf("receive: %v", r.status)
@@ -259,17 +265,12 @@ func TestRawChangeInvisibleDuration(t *testing.T) {
 
 func TestRawForwardToDLQAndRetryBudget(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	cs.createTopic("RawDLQ", 1)
-	if err := cs.b.Clients().SubGroups.Update(func() *remoting.SubscriptionGroupConfig {
-		g := remoting.NewSubscriptionGroupConfig("DLQGroup")
-		g.RetryMaxTimes = 1
-		return g
-	}()); err != nil {
+	g := remoting.NewSubscriptionGroupConfig("DLQGroup")
+	g.RetryMaxTimes = 1
+	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, cs.testServer, false)
-	cs.sendN(t, c, "RawDLQ", 2, "")
-	cs.waitCount(t, "RawDLQ", 1, 2)
+	c := cs.seed(t, "RawDLQ", 1, 2, "")
 	r := receiveRaw(t, c, callCtx(t), recvReq("DLQGroup", "RawDLQ", 10*time.Second))
 	if len(r.msgs) != 2 {
 		t.Fatalf("receive: %v", r.status)
@@ -310,15 +311,12 @@ func TestRawForwardToDLQAndRetryBudget(t *testing.T) {
 
 func TestRawFIFOGroup(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	cs.createTopic("RawFifo", 1)
 	g := remoting.NewSubscriptionGroupConfig("FifoGroup")
 	g.ConsumeMessageOrderly = true
 	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, cs.testServer, false)
-	cs.sendN(t, c, "RawFifo", 3, "")
-	cs.waitCount(t, "RawFifo", 1, 3)
+	c := cs.seed(t, "RawFifo", 1, 3, "")
 	req := func() *v2.ReceiveMessageRequest {
 		r := recvReq("FifoGroup", "RawFifo", 10*time.Second)
 		r.BatchSize = 2
@@ -349,8 +347,10 @@ func TestRawFIFOGroup(t *testing.T) {
 	}
 }
 
+// TestRawFilters: TAG and SQL92 (with enablePropertyFilter off, which, as
+// on the stock broker, does not concern pops).
 func TestRawFilters(t *testing.T) {
-	cs := startConsumeServer(t, func(o *broker.Options) { o.EnablePropertyFilter = true }, nil)
+	cs := startConsumeServer(t, nil, nil)
 	cs.createTopic("RawFilter", 1)
 	c := dial(t, cs.testServer, false)
 	for i, tag := range []string{"a", "b", "c"} {
@@ -381,6 +381,19 @@ func TestRawFilters(t *testing.T) {
 	bad.FilterExpression = &v2.FilterExpression{Type: v2.FilterType_SQL, Expression: "n >"}
 	if r := receiveRaw(t, c, callCtx(t), bad); r.status.GetCode() != v2.Code_INTERNAL_SERVER_ERROR || r.order != "sd" {
 		t.Fatalf("SQL92 that does not compile: %v %q", r.status, r.order)
+	}
+	// a and c of TagGroup were not acked: they come back on the retry topic,
+	// which the broker does not filter. The subscription is now c only: a is
+	// acked by the endpoint (PopMessageResultFilterImpl NO_MATCH), c delivered.
+	cs.clk.Advance(10 * time.Second)
+	cs.waitRevived(t, 3) // and b of SQLGroup
+	tags.FilterExpression.Expression = "c"
+	r = receiveRaw(t, c, callCtx(t), tags)
+	if len(r.msgs) != 1 || string(r.msgs[0].GetBody()) != "c" || r.msgs[0].GetSystemProperties().GetDeliveryAttempt() != 2 {
+		t.Fatalf("retry messages under a narrower tag filter: %v %v", r.status, r.msgs)
+	}
+	if n := cs.b.Pop().Stats().InFlight; n != 1 {
+		t.Fatalf("%d in flight, want 1: c (the other tag's retry message acked)", n)
 	}
 }
 
@@ -455,10 +468,7 @@ func TestRawConsumeBadInput(t *testing.T) {
 // the client is gone it comes back after InvisibleMillisWhenClear.
 func TestRawAutoRenew(t *testing.T) {
 	cs := startConsumeServer(t, nil, func(o *Options) { o.RenewPeriodMillis = time.Hour.Milliseconds() })
-	cs.createTopic("RawRenew", 1)
-	c := dial(t, cs.testServer, false)
-	cs.sendN(t, c, "RawRenew", 1, "")
-	cs.waitCount(t, "RawRenew", 1, 1)
+	c := cs.seed(t, "RawRenew", 1, 1, "")
 
 	// A push consumer session: Settings on Telemetry.
 	tctx, tcancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), mdClientID, "raw-test-client"))

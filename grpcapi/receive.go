@@ -26,6 +26,9 @@ const codeIllegalPollingTime = v2.Code(40018)
 // deliver comes back (ReceiveMessageResponseStreamWriter.NACK_INVISIBLE_TIME).
 const nackInvisibleMillis = 1000
 
+// longPollingReserveMillis is ProxyConfig longPollingReserveTimeInMillis.
+const longPollingReserveMillis = 100
+
 // mdClientVersion is the SDK version every request carries.
 const mdClientVersion = "x-mq-client-version"
 
@@ -105,12 +108,10 @@ func (s *Server) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([]
 		Group: group, Topic: tc.TopicName, QueueID: -1, MaxMsgs: batch, Invisible: invisible,
 		InitMode: 1, Order: fifo, Filter: sub.filter, MatchProps: sub.matchProps, RemoteAddr: peerAddr(ctx).String(),
 	}
-	if sub.sql && !s.b.Options().EnablePropertyFilter {
-		return nil, toStatus(&pop.Error{Code: remoting.SystemError, Remark: "The broker does not support consumer to filter message by SQL92"})
-	}
-	// The client's deadline bounds the wait also when the broker runs on a
-	// clock that does not move by itself.
-	wctx, cancel := context.WithTimeout(ctx, time.Duration(poll)*time.Millisecond)
+	// The client's deadline bounds the wait, and so does the poll time in
+	// real time (plus the proxy's longPollingReserveTimeInMillis) when the
+	// broker runs on a clock that does not move by itself.
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(poll+longPollingReserveMillis)*time.Millisecond)
 	defer cancel()
 	res, err := s.b.Pop().PopWait(wctx, preq, time.Duration(poll)*time.Millisecond)
 	if err != nil {
@@ -218,19 +219,19 @@ type subscriptionFilter struct {
 	tags       map[string]bool // nil: every tag
 	filter     func(int64) bool
 	matchProps func(map[string]string) bool
-	sql        bool
 }
 
 // subscription builds the filter of a FilterExpression (FilterAPI.build; a
 // SQL92 expression that does not compile is the broker's
-// SUBSCRIPTION_PARSE_FAILED).
+// SUBSCRIPTION_PARSE_FAILED). As the stock PopMessageProcessor, a pop
+// filters by SQL92 whatever enablePropertyFilter says.
 func (s *Server) subscription(fe *v2.FilterExpression) (subscriptionFilter, error) {
 	if fe.GetType() == v2.FilterType_SQL {
 		expr, err := s.b.Clients().Filters.Compile("SQL92", fe.GetExpression())
 		if err != nil {
 			return subscriptionFilter{}, &pop.Error{Code: remoting.SubscriptionParseFailed, Remark: "parse the consumer's subscription failed"}
 		}
-		return subscriptionFilter{sql: true, matchProps: func(p map[string]string) bool { return expr.Match(propsMap(p)) }}, nil
+		return subscriptionFilter{matchProps: func(p map[string]string) bool { return expr.Match(propsMap(p)) }}, nil
 	}
 	tags := pop.SplitTags(fe.GetExpression())
 	if tags == nil {

@@ -43,9 +43,11 @@ type Server struct {
 	addr    netip.AddrPort // bound address
 	clients *clientTable
 	txs     *txTable
-	// renewals are the messages received with auto_renew.
-	renewals *renewTable
-	done     chan struct{}
+	// renewals are the messages received with auto_renew; renewDone is
+	// closed when the renewal loop has handed them back at Stop.
+	renewals  *renewTable
+	renewDone chan struct{}
+	done      chan struct{}
 }
 
 // New makes the endpoint for b; nothing listens until Start.
@@ -83,7 +85,11 @@ func (s *Server) Start() error {
 	)
 	v2.RegisterMessagingServiceServer(s.gs, s)
 	s.b.Transactions().SetChecker(s)
-	go s.renewLoop()
+	s.renewDone = make(chan struct{})
+	go func() {
+		defer close(s.renewDone)
+		s.renewLoop()
+	}()
 	go func() {
 		if err := s.gs.Serve(s.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.log.Error().Err(err).Msg("grpc endpoint stopped serving")
@@ -107,6 +113,9 @@ func (s *Server) Stop() {
 	s.b.Transactions().SetChecker(nil)
 	if s.gs != nil {
 		s.gs.Stop()
+	}
+	if s.renewDone != nil {
+		<-s.renewDone
 	}
 }
 

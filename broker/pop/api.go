@@ -182,8 +182,9 @@ var ErrPollingFull = refuse(remoting.PollingFull, "too many pops waiting")
 // connection (a gRPC ReceiveMessage): with nothing to pop it waits up to
 // poll for a message on the topic or its retry topic (or for an orderly
 // queue to unblock), then pops again. An empty result after poll is not an
-// error; ctx ending returns ctx.Err() (messages popped by a re-run racing
-// with it come back after their invisible time).
+// error; ctx ending returns ctx.Err(), unless a re-run under way at that
+// moment popped messages: they are returned (with a nil error) rather than
+// left to come back after their invisible time.
 func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duration) (*PopResult, error) {
 	res, err := s.Pop(req)
 	if err != nil || len(res.Messages) > 0 || poll <= 0 {
@@ -194,7 +195,7 @@ func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duratio
 		err error
 	}
 	ch := make(chan outcome, 1)
-	parked := s.polls.park([]string{req.Topic, RetryTopic(req.Topic, req.Group)}, pollKey(req.Topic, req.Group, req.QueueID),
+	p := s.polls.park([]string{req.Topic, RetryTopic(req.Topic, req.Group)}, pollKey(req.Topic, req.Group, req.QueueID),
 		poll, ctx.Done(), func(final bool) bool {
 			r, err := s.Pop(req)
 			if err == nil && len(r.Messages) == 0 && !final {
@@ -203,13 +204,21 @@ func (s *Service) PopWait(ctx context.Context, req PopRequest, poll time.Duratio
 			ch <- outcome{r, err}
 			return true
 		})
-	if !parked {
+	if p == nil {
 		return nil, ErrPollingFull
 	}
 	select {
 	case o := <-ch:
 		return o.res, o.err
 	case <-ctx.Done():
+		<-p.exited
+		select {
+		case o := <-ch:
+			if o.err == nil && len(o.res.Messages) > 0 {
+				return o.res, nil
+			}
+		default:
+		}
 		return nil, ctx.Err()
 	}
 }

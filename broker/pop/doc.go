@@ -5,8 +5,9 @@
 // topic and group, config/messageRequestMode.json as stock; mqadmin
 // setConsumeMode -m POP sends it).
 //
-// The Go API (Pop, PopWait, Ack, ChangeInvisible, Peek, HasMessage) is what the
-// remoting processors call, and what a gRPC front end is to call: a popped
+// The Go API (Pop, PopWait, Ack, ChangeInvisible, ForwardToDLQ, Peek,
+// HasMessage) is what the remoting processors call, and what the gRPC front
+// end (package grpcapi) calls: a popped
 // message comes with its Handle, the extraInfo a remoting client echoes
 // back (ExtraInfoUtil: ckQueueOffset popTime invisibleTime reviveQid
 // retryFlag brokerName queueId msgQueueOffset).

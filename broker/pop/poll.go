@@ -13,6 +13,7 @@ type poll struct {
 	topics []string // arrivals on any of these wake it
 	key    string   // topic@group@qid, for POLLING_INFO
 	wake   chan struct{}
+	exited chan struct{} // closed once the request is no longer parked
 }
 
 // pollTable parks long-polling requests until a message arrives on one of
@@ -35,12 +36,13 @@ func newPollTable(s *Service) *pollTable {
 }
 
 // park holds a request for at most d. rerun(final) re-runs it and reports
-// whether it answered; final=true (time is up) must answer. false: the
-// table is full or shutting down, nothing was parked.
+// whether it answered; final=true (time is up) must answer. nil: the table
+// is full or shutting down, nothing was parked.
 //
-// done, when not nil, ends the wait without a re-run (a caller that gave up).
-func (t *pollTable) park(topics []string, key string, d time.Duration, done <-chan struct{}, rerun func(final bool) bool) bool {
-	p := &poll{topics: topics, key: key, wake: make(chan struct{}, 1)}
+// done, when not nil, ends the wait without a re-run (a caller that gave
+// up); a re-run already under way finishes first (poll.exited).
+func (t *pollTable) park(topics []string, key string, d time.Duration, done <-chan struct{}, rerun func(final bool) bool) *poll {
+	p := &poll{topics: topics, key: key, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 	// The timer runs from before the request is counted as parked, so a
 	// clock that moves once the count shows it (a test's manual clock)
 	// cannot slip in before the deadline exists.
@@ -49,7 +51,7 @@ func (t *pollTable) park(topics []string, key string, d time.Duration, done <-ch
 	if t.stopped || t.n >= MaxPolling {
 		t.mu.Unlock()
 		timer.Stop()
-		return false
+		return nil
 	}
 	t.n++
 	t.byKey[key]++
@@ -68,6 +70,7 @@ func (t *pollTable) park(topics []string, key string, d time.Duration, done <-ch
 	p.wake <- struct{}{}
 	go func() {
 		defer t.wg.Done()
+		defer close(p.exited)
 		defer t.remove(p)
 		for {
 			select {
@@ -88,7 +91,7 @@ func (t *pollTable) park(topics []string, key string, d time.Duration, done <-ch
 			}
 		}
 	}()
-	return true
+	return p
 }
 
 func (t *pollTable) remove(p *poll) {

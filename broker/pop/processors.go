@@ -125,7 +125,7 @@ func (s *Service) pop(c *remoting.Conn, req *remoting.Command, pr PopRequest, po
 	}
 	if len(res.Messages) == 0 && !final && poll > 0 {
 		topics := []string{pr.Topic, RetryTopic(pr.Topic, pr.Group)}
-		parked := s.polls.park(topics, pollKey(pr.Topic, pr.Group, pr.QueueID), min(poll, maxPollTime), nil, func(final bool) bool {
+		parked := nil != s.polls.park(topics, pollKey(pr.Topic, pr.Group, pr.QueueID), min(poll, maxPollTime), nil, func(final bool) bool {
 			if c.Closed() {
 				return true
 			}
@@ -422,7 +422,7 @@ func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *
 		return answer(false, false)
 	}
 	topics := []string{topic, RetryTopic(topic, group)}
-	parked := s.polls.park(topics, pollKey(topic, group, qid), min(time.Duration(pollTime)*time.Millisecond, maxPollTime), nil, func(final bool) bool {
+	parked := nil != s.polls.park(topics, pollKey(topic, group, qid), min(time.Duration(pollTime)*time.Millisecond, maxPollTime), nil, func(final bool) bool {
 		if c.Closed() {
 			return true
 		}
