@@ -4,8 +4,9 @@
 #   make run     build, then run a name server and a broker in one process
 #                (name server 127.0.0.1:9876, broker 127.0.0.1:10911, both
 #                listening on 127.0.0.1 only; store in .run/store)
-#   make test    go vet, every Go test, the Java client suite, then the
-#                container tests (skipped without a Docker daemon)
+#   make test    go vet, every Go test, the Java client suite, the Python and
+#                Node.js 5.x SDKs, then the container tests (skipped without
+#                a Docker daemon)
 #   make image   build the container image (IMAGE, default rmq:latest)
 #                offline: static rmq + busybox, no base image (docker/)
 #   make cross   build bin/rmq and go vet for linux, darwin, freebsd and
@@ -23,7 +24,7 @@ TEST_TIMEOUT ?= 15m
 GOTESTFLAGS  ?=
 FUZZTIME     ?= 15s
 
-.PHONY: all build run test vet test-go test-race test-java test-container image cross fuzz clean soak-retention
+.PHONY: all build run test vet test-go test-race test-java test-sdk5 test-container image cross fuzz clean soak-retention
 
 all: build
 
@@ -34,7 +35,7 @@ run: build
 	mkdir -p .run
 	$(BIN) standalone --store-dir .run/store --namesrv-port 9876 --listen-port 10911 --bind-address 127.0.0.1 --small-store
 
-test: vet test-go test-race test-java test-container
+test: vet test-go test-race test-java test-sdk5 test-container
 
 vet:
 	$(GO) vet ./...
@@ -73,6 +74,14 @@ test-java:
 		echo "integration/java/run.sh not found: Java suite skipped"; \
 	fi
 
+# The Python (rocketmq-python-client) and Node.js (rocketmq-client-nodejs)
+# 5.x SDKs against the gRPC endpoint: integration/sdk5/run.sh installs them,
+# pinned, from PyPI and npm into git-ignored directories of integration/sdk5,
+# then runs TestSDK5Python and TestSDK5Node. An SDK whose runtime is missing
+# is skipped, saying so.
+test-sdk5:
+	GO=$(GO) bash integration/sdk5/run.sh
+
 # The container image, built without pulling anything: bin/rmq built static
 # (CGO_ENABLED=0) and Debian's busybox-static on an empty base (docker/image.sh).
 IMAGE ?= rmq:latest
@@ -99,7 +108,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin .run .image
+	rm -rf bin .run .image integration/sdk5/python/.deps integration/sdk5/node/node_modules
 
 # Retention soak (issue 13; not part of test, needs root for its tmpfs): a
 # store capped at 256 MiB takes 1 KiB messages at a fixed rate for

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -56,7 +57,16 @@ type PutReply struct {
 type SendError struct {
 	Code   int32
 	Remark string
+	// Cause, when set, says why beyond the code (ErrTopicMessageType).
+	Cause error
 }
+
+// ErrTopicMessageType is the Cause of a send refused by the topic message
+// type check (enableTopicMessageTypeCheck), which the 5.x proxy answers
+// with MESSAGE_PROPERTY_CONFLICT_WITH_TYPE.
+var ErrTopicMessageType = errors.New("broker: message type not taken by the topic's message.type")
+
+func (e *SendError) Unwrap() error { return e.Cause }
 
 func (e *SendError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
 
@@ -85,6 +95,9 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	delete(props, message.PropWait)
 	if len(message.MarshalProperties(props)) > maxPropsLength {
 		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
+	}
+	if remark := b.messageTypeConflict(tc, props); remark != "" {
+		return nil, &SendError{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
 	}
 	queueID := req.QueueID
 	if queueID < 0 {

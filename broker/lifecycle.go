@@ -191,6 +191,7 @@ func New(opts Options) (*Broker, error) {
 		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
 		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
+		EnableMixedMessageType: opts.EnableMixedMessageType,
 	})
 	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these three act on.

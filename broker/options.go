@@ -94,6 +94,15 @@ type Options struct {
 	// <storePathRootDir>/config/plain_acl.yml).
 	AclEnable bool   `conf:"aclEnable"`
 	AclFile   string `conf:"aclFile"`
+	// The 5.x topic attribute message.type: EnableMixedMessageType lets a
+	// topic be MIXED (BrokerConfig); EnableTopicMessageTypeCheck refuses a
+	// send whose kind (normal, FIFO, delay, transactional) the topic's type
+	// does not take, on every front end. The stock proxy checks by default
+	// (ProxyConfig enableTopicMessageTypeCheck=true) and the stock broker's
+	// own remoting port never does; rmq, both in one process, does not by
+	// default, so that 4.x clients and untyped topics work as before.
+	EnableMixedMessageType      bool `conf:"enableMixedMessageType"`
+	EnableTopicMessageTypeCheck bool `conf:"enableTopicMessageTypeCheck"`
 
 	// Retention and disk protection (store/cleanup.go), stock keys and
 	// defaults. FileReservedTimeMinutes (rmq), when positive, replaces

@@ -409,6 +409,11 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	if len(sh.properties) > maxPropsLength {
 		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
+	if b.opts.EnableTopicMessageTypeCheck && !sh.batch {
+		if remark := b.messageTypeConflict(tc, message.ParseProperties(sh.properties)); remark != "" {
+			return fail(remoting.MessageIllegal, remark)
+		}
+	}
 	queueID := sh.queueID
 	if queueID < 0 {
 		if tc.WriteQueueNums <= 0 {
@@ -458,6 +463,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 				props[k] = v
 			}
 			delete(props, message.PropWait)
+			if remark := b.messageTypeConflict(tc, props); remark != "" {
+				return fail(remoting.MessageIllegal, remark)
+			}
 			msgs[i] = &message.Message{
 				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
 				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestTopicConfigDefaults(t *testing.T) {
 			continue
 		}
 		tc.want.TopicName, tc.want.TopicFilterType = tc.topic, "SINGLE_TAG"
-		if got == nil || *got != *tc.want {
+		if got == nil || !reflect.DeepEqual(*got, *tc.want) {
 			t.Errorf("%s = %+v, want %+v", tc.topic, got, tc.want)
 		}
 		if !m.IsSystemTopic(tc.topic) {
@@ -90,7 +91,7 @@ func TestTopicConfigCreateFromDefault(t *testing.T) {
 			if made != tc.wantMade {
 				t.Errorf("created %t, want %t", made, tc.wantMade)
 			}
-			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+			if (got == nil) != (tc.want == nil) || (got != nil && !reflect.DeepEqual(*got, *tc.want)) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
@@ -137,7 +138,7 @@ func TestTopicConfigPersistence(t *testing.T) {
 		t.Errorf("reloaded version %+v", re.DataVersion())
 	}
 	for _, name := range []string{"%RETRY%G", "%DLQ%G", "U"} {
-		if *re.Get(name) != *m.Get(name) {
+		if !reflect.DeepEqual(*re.Get(name), *m.Get(name)) {
 			t.Errorf("%s reloaded as %+v, want %+v", name, re.Get(name), m.Get(name))
 		}
 	}

@@ -37,6 +37,9 @@ func toStatus(err error) *v2.Status {
 	}
 	var be *broker.SendError
 	if errors.As(err, &be) {
+		if errors.Is(be.Cause, broker.ErrTopicMessageType) {
+			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: be.Remark}
+		}
 		return &v2.Status{Code: remotingCode(be.Code), Message: be.Remark}
 	}
 	var pe *pop.Error

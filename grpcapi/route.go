@@ -10,10 +10,34 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// acceptAll is what every queue accepts. rmq topics carry no message.type
-// attribute (the 4.x topic model; the broker checks no type), so each is
-// what a 5.x topic with message.type=MIXED is.
+// acceptAll is what a MIXED topic's queues accept.
 var acceptAll = []v2.MessageType{v2.MessageType_NORMAL, v2.MessageType_FIFO, v2.MessageType_DELAY, v2.MessageType_TRANSACTION}
+
+// acceptTypes is what the topic's queues accept, after its message.type
+// (RouteActivity.parseTopicMessageType). A topic without the attribute
+// accepts every kind, as before 5.x topic types: the proxy would say
+// NORMAL, but the SDKs check the list only when the Settings ask them to
+// (validate_message_type, on with enableTopicMessageTypeCheck), and the
+// broker then checks such a topic as NORMAL itself.
+func acceptTypes(tc *remoting.TopicConfig) []v2.MessageType {
+	if _, typed := tc.Attributes[message.AttrMessageType]; !typed {
+		return acceptAll
+	}
+	switch message.TopicMessageTypeOf(tc.Attributes) {
+	case message.TopicTypeNormal:
+		return []v2.MessageType{v2.MessageType_NORMAL}
+	case message.TopicTypeFIFO:
+		return []v2.MessageType{v2.MessageType_FIFO}
+	case message.TopicTypeDelay:
+		return []v2.MessageType{v2.MessageType_DELAY}
+	case message.TopicTypeTransaction:
+		return []v2.MessageType{v2.MessageType_TRANSACTION}
+	case message.TopicTypeMixed:
+		return acceptAll
+	default:
+		return []v2.MessageType{v2.MessageType_MESSAGE_TYPE_UNSPECIFIED}
+	}
+}
 
 // topicConfig checks the topic name and returns its config: ILLEGAL_TOPIC
 // for a bad or system topic, TOPIC_NOT_FOUND for one that does not exist.
@@ -58,9 +82,10 @@ func (s *Server) routeQueues(r *v2.Resource, tc *remoting.TopicConfig) []*v2.Mes
 	br := s.brokerProto()
 	topic := &v2.Resource{ResourceNamespace: r.GetResourceNamespace(), Name: tc.TopicName}
 	var out []*v2.MessageQueue
+	accept := acceptTypes(tc)
 	add := func(n int32, p v2.Permission) {
 		for range n {
-			out = append(out, &v2.MessageQueue{Topic: topic, Id: int32(len(out)), Permission: p, Broker: br, AcceptMessageTypes: acceptAll})
+			out = append(out, &v2.MessageQueue{Topic: topic, Id: int32(len(out)), Permission: p, Broker: br, AcceptMessageTypes: accept})
 		}
 	}
 	add(ro, v2.Permission_READ)
@@ -97,7 +122,7 @@ func (s *Server) QueryAssignment(_ context.Context, req *v2.QueryAssignmentReque
 	}
 	mq := &v2.MessageQueue{
 		Topic: &v2.Resource{ResourceNamespace: req.GetTopic().GetResourceNamespace(), Name: tc.TopicName},
-		Id:    -1, Permission: v2.Permission_READ_WRITE, Broker: s.brokerProto(), AcceptMessageTypes: acceptAll,
+		Id:    -1, Permission: v2.Permission_READ_WRITE, Broker: s.brokerProto(), AcceptMessageTypes: acceptTypes(tc),
 	}
 	if tc.Perm&remoting.PermWrite == 0 {
 		mq.Permission = v2.Permission_READ

@@ -148,7 +148,8 @@ func (s *Server) mergeSettings(in *v2.Settings) (*v2.Settings, error) {
 			ExponentialBackoff: &v2.ExponentialBackoff{Initial: durationpb.New(producerBackoffFirst), Max: durationpb.New(producerBackoffMax), Multiplier: producerBackoffFactor},
 		}}
 		out.PubSub = &v2.Settings_Publishing{Publishing: &v2.Publishing{
-			Topics: ps.Publishing.GetTopics(), MaxBodySize: int32(s.b.Options().MaxMessageSize), ValidateMessageType: true,
+			Topics: ps.Publishing.GetTopics(), MaxBodySize: int32(s.b.Options().MaxMessageSize),
+			ValidateMessageType: s.b.Options().EnableTopicMessageTypeCheck,
 		}}
 	case *v2.Settings_Subscription:
 		group := ps.Subscription.GetGroup()

@@ -24,13 +24,17 @@ type DataVersion struct {
 
 // TopicConfig is a broker's configuration of one topic.
 type TopicConfig struct {
-	Order           bool   `json:"order"`
-	Perm            int32  `json:"perm"`
-	ReadQueueNums   int32  `json:"readQueueNums"`
-	TopicFilterType string `json:"topicFilterType"`
-	TopicName       string `json:"topicName"`
-	TopicSysFlag    int32  `json:"topicSysFlag"`
-	WriteQueueNums  int32  `json:"writeQueueNums"`
+	// Attributes are the 5.x topic attributes (message.type), absent from
+	// the JSON when there are none, as a 4.x broker writes it. A map is
+	// replaced, never modified in place, so copies of a config may share it.
+	Attributes      map[string]string `json:"attributes,omitempty"`
+	Order           bool              `json:"order"`
+	Perm            int32             `json:"perm"`
+	ReadQueueNums   int32             `json:"readQueueNums"`
+	TopicFilterType string            `json:"topicFilterType"`
+	TopicName       string            `json:"topicName"`
+	TopicSysFlag    int32             `json:"topicSysFlag"`
+	WriteQueueNums  int32             `json:"writeQueueNums"`
 }
 
 // TopicConfigSerializeWrapper is the GET_ALL_TOPIC_CONFIG body and part of registration.

@@ -12,6 +12,7 @@ const (
 	BatchAckMessage            int32 = 200151
 	QueryAssignment            int32 = 400
 	SetMessageRequestMode      int32 = 401
+	GetAllMessageRequestMode   int32 = 402
 )
 
 // Response codes of the POP requests.

@@ -54,8 +54,11 @@ type Options struct {
 	BrokerName string
 	// StoreDir is storePathRootDir, whose disk the runtime info reports.
 	StoreDir string
-	Clock    clock.Clock // nil: the wall clock
-	Logger   zerolog.Logger
+	// EnableMixedMessageType lets UPDATE_AND_CREATE_TOPIC set
+	// message.type=MIXED (BrokerConfig enableMixedMessageType).
+	EnableMixedMessageType bool
+	Clock                  clock.Clock // nil: the wall clock
+	Logger                 zerolog.Logger
 }
 
 // Service serves the admin requests about topics, the broker's runtime and
@@ -68,6 +71,7 @@ type Service struct {
 	timerInfo  func(map[string]string)
 	brokerName string
 	storeDir   string
+	allowMixed bool
 	clock      clock.Clock
 	log        zerolog.Logger
 }
@@ -77,6 +81,7 @@ func New(o Options) *Service {
 	s := &Service{
 		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats,
 		timerInfo: o.TimerInfo, brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
+		allowMixed: o.EnableMixedMessageType,
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

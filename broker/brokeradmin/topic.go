@@ -32,6 +32,7 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	filterType := h.Str("topicFilterType", true)
 	sysFlag := h.Int32("topicSysFlag", false, 0)
 	h.Str("order", true)
+	attributes := h.Str("attributes", false)
 	if err := h.Err(); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
@@ -44,13 +45,34 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	if filterType != filterTypeSingleTag && filterType != filterTypeMultiTag {
 		return remoting.NewResponse(req, remoting.SystemError, "No enum constant org.apache.rocketmq.common.TopicFilterType."+filterType)
 	}
+	// The 5.x attributes (AdminBrokerProcessor.updateAndCreateTopic, then
+	// TopicConfigManager.updateSingleTopicConfigWithoutPersist): a malformed
+	// or refused modification is a SYSTEM_ERROR with the stock message, a
+	// MIXED type without enableMixedMessageType an INVALID_PARAMETER; an
+	// update without attributes keeps the topic's.
+	mod, err := parseAttributeModification(attributes)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	if !s.allowMixed && mod["+"+message.AttrMessageType] == string(message.TopicTypeMixed) {
+		return remoting.NewResponse(req, remoting.InvalidParameter, "MIXED message type is not supported.")
+	}
+	old := s.topics.Get(topic)
+	var current map[string]string
+	if old != nil {
+		current = old.Attributes
+	}
+	attrs, err := alterAttributes(old == nil, current, mod)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
 	s.log.Info().Str("topic", topic).Object("client", c).Int32("read", readQueues).Int32("write", writeQueues).
-		Int32("perm", perm).Msg("update and create topic")
+		Int32("perm", perm).Str("attributes", attributes).Msg("update and create topic")
 	// Like stock, the order flag is not taken from the request: it follows the
 	// name server's ORDER_TOPIC_CONFIG at the next periodic registration.
 	s.topics.Update(&remoting.TopicConfig{
 		TopicName: topic, ReadQueueNums: readQueues, WriteQueueNums: writeQueues, Perm: perm,
-		TopicFilterType: filterType, TopicSysFlag: sysFlag,
+		TopicFilterType: filterType, TopicSysFlag: sysFlag, Attributes: attrs,
 	})
 	return remoting.NewResponse(req, remoting.Success, "")
 }

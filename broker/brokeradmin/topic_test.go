@@ -1,6 +1,7 @@
 package brokeradmin_test
 
 import (
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 	}
 	got := w.TopicConfigTable["AdminT"]
 	want := remoting.TopicConfig{TopicName: "AdminT", ReadQueueNums: 5, WriteQueueNums: 5, Perm: 4, TopicFilterType: "SINGLE_TAG"}
-	if got == nil || *got != want {
+	if got == nil || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("AdminT = %+v, want %+v", got, want)
 	}
 	for _, name := range []string{"BadFilter", "NoOrder", "a/b", "rmq_sys_mine"} {
@@ -66,7 +67,7 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 	t.Run("get topic config", func(t *testing.T) {
 		resp := tb.Invoke(remoting.GetTopicConfig, map[string]string{"topic": "AdminT"}, nil)
 		var tc remoting.TopicConfig
-		if err := remoting.UnmarshalBody(resp.Body, &tc); err != nil || tc != want {
+		if err := remoting.UnmarshalBody(resp.Body, &tc); err != nil || !reflect.DeepEqual(tc, want) {
 			t.Fatalf("got %+v (%v), want %+v", tc, err, want)
 		}
 		if resp := tb.Invoke(remoting.GetTopicConfig, map[string]string{"topic": "Nope"}, nil); resp.Code != remoting.TopicNotExist {

@@ -91,6 +91,27 @@ func (m *ModeManager) Set(r RequestMode) error {
 	return store.WriteFileAtomic(m.path, b)
 }
 
+// Encode is the table as messageRequestMode.json holds it, compact
+// (MessageRequestModeManager.encode).
+func (m *ModeManager) Encode() ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return json.Marshal(modeFile{m.table})
+}
+
+// processGetAllMessageRequestMode serves GET_ALL_MESSAGE_REQUEST_MODE (402,
+// AdminBrokerProcessor.getAllMessageRequestMode, which a 5.x slave broker
+// syncs from its master): the whole table as the body.
+func (s *Service) processGetAllMessageRequestMode(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	b, err := s.modes.Encode()
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = b
+	return resp
+}
+
 // processSetMessageRequestMode serves SET_MESSAGE_REQUEST_MODE (mqadmin
 // setConsumeMode).
 func (s *Service) processSetMessageRequestMode(_ *remoting.Conn, req *remoting.Command) *remoting.Command {

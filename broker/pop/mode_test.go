@@ -68,4 +68,11 @@ func TestRequestModeAndAssignment(t *testing.T) {
 	if resp := e.Invoke(remoting.QueryAssignment, nil, []byte(`{"topic":"Nope","consumerGroup":"g","clientId":"c"}`)); resp.Code != remoting.Success || string(resp.Body) != "{}" {
 		t.Fatalf("unknown topic: %d %s", resp.Code, resp.Body)
 	}
+
+	// GET_ALL_MESSAGE_REQUEST_MODE: the table as the file holds it.
+	resp := e.Invoke(remoting.GetAllMessageRequestMode, nil, nil)
+	want := `{"messageRequestModeMap":{"T":{"` + group + `":{"topic":"T","consumerGroup":"` + group + `","mode":"POP","popShareQueueNum":8}}}}`
+	if resp.Code != remoting.Success || string(resp.Body) != want {
+		t.Fatalf("GET_ALL_MESSAGE_REQUEST_MODE: %d %s, want %s", resp.Code, resp.Body, want)
+	}
 }

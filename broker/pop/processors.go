@@ -39,6 +39,7 @@ func (s *Service) Processors(readable func() bool) map[int32]func(*remoting.Conn
 		remoting.PollingInfo:                guard("peeking", s.processPollingInfo),
 		remoting.QueryAssignment:            s.processQueryAssignment,
 		remoting.SetMessageRequestMode:      s.processSetMessageRequestMode,
+		remoting.GetAllMessageRequestMode:   s.processGetAllMessageRequestMode,
 	}
 }
 
