@@ -35,12 +35,16 @@ const (
 	syncFlush  = "SYNC_FLUSH"
 )
 
+// benchCluster is the brokerClusterName of every broker.
+const benchCluster = "DefaultCluster"
+
 // brokerConf is the broker.conf both implementations read: the stock keys
-// with the same values, so that only the implementation differs.
-func brokerConf(dir string, nsPort, port int, flush string, javaHome string) string {
+// with the same values, so that only the implementation differs; extra
+// lines ("key=value") follow them.
+func brokerConf(dir string, nsPort, port int, flush string, javaHome string, extra []string) string {
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
-	kv("brokerClusterName", "DefaultCluster")
+	kv("brokerClusterName", benchCluster)
 	kv("brokerName", "broker-a")
 	kv("brokerId", "0")
 	kv("brokerRole", "ASYNC_MASTER")
@@ -55,6 +59,9 @@ func brokerConf(dir string, nsPort, port int, flush string, javaHome string) str
 	if javaHome != "" {
 		kv("storePathCommitLog", filepath.Join(dir, "store", "commitlog"))
 		kv("rocketmqHome", javaHome)
+	}
+	for _, l := range extra {
+		b.WriteString(l + "\n")
 	}
 	return b.String()
 }
@@ -127,7 +134,7 @@ func (t *target) namesrvArgv(dir string, port int) ([]string, []string, error) {
 }
 
 // brokerArgv writes broker.conf into dir and returns the broker command line.
-func (t *target) brokerArgv(dir string, nsPort, port int, flush string) ([]string, []string, error) {
+func (t *target) brokerArgv(dir string, nsPort, port int, flush string, extra []string) ([]string, []string, error) {
 	home := ""
 	var env []string
 	if t.java() {
@@ -138,7 +145,7 @@ func (t *target) brokerArgv(dir string, nsPort, port int, flush string) ([]strin
 		env = []string{"ROCKETMQ_HOME=" + home}
 	}
 	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte(brokerConf(dir, nsPort, port, flush, home)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(brokerConf(dir, nsPort, port, flush, home, extra)), 0o644); err != nil {
 		return nil, nil, err
 	}
 	if !t.java() {
