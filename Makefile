@@ -129,6 +129,14 @@ BENCH_COMPARE_FLAGS ?=
 bench-compare: build
 	$(GO) run ./bench/compare -rmq $(BIN) $(BENCH_COMPARE_FLAGS)
 
+# Workloads h (SQL92 filter drains a 1 000 000-message backlog), i (request-reply round trip), both against
+# Java 4.9.7, and j (workload 1 with the Prometheus endpoint on and scraped vs off), about 7 minutes; the
+# results go to their own generated section of docs/benchmarks.md (-section h-j). For a quick run:
+# BENCH_COMPARE_FLAGS="-sql-backlog 100000 -duration 5s -warmup 3s -metrics-rounds 1".
+.PHONY: bench-compare-hij
+bench-compare-hij: build
+	$(GO) run ./bench/compare -rmq $(BIN) -only h,i,j -section h-j $(BENCH_COMPARE_FLAGS)
+
 # The crash-loop soak (integration/soak): SOAK_CYCLES kill -9 cycles (default 30) of a SYNC_FLUSH rmq under
 # plain, delay-level, timer and transactional sends from the stock Go client; then it drains and prints acked,
 # lost, duplicates and early, and fails unless lost and early are 0. SOAK_SEED repeats a run's random choices.

@@ -21,6 +21,7 @@ import (
 type config struct {
 	workDir       string
 	out           string
+	section       string
 	rmqBin        string
 	pom           string
 	cacheDir      string
@@ -91,6 +92,7 @@ func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.StringVar(&c.workDir, "workdir", filepath.Join(os.TempDir(), "rmq-bench-compare"), "scratch directory: stores, configs, logs (emptied per broker)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "Markdown file whose generated section gets the results (\"\": none)")
+	fs.StringVar(&c.section, "section", "", "name of the generated section of -out to write (\"\": the full run's)")
 	fs.StringVar(&c.rmqBin, "rmq", "bin/rmq", "rmq binary (broker, name server and `rmq bench`)")
 	fs.StringVar(&c.pom, "pom", "bench/compare/peer-pom.xml", "dependency list used to fetch the Java jars")
 	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
@@ -245,7 +247,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 	}
 	var md strings.Builder
 	r.report(&md, rows, mach, began, time.Since(began))
-	return replaceSection(cfg.out, md.String())
+	return replaceSection(cfg.out, cfg.section, md.String())
 }
 
 // rows turns the measurements into the comparison table.
