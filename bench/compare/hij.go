@@ -16,10 +16,10 @@ func (r *runner) issue14Phases(ctx context.Context, targets []*target) error {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
 		}
-		if r.cfg.has("i") {
-			if err := r.replyPhase(ctx, t); err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
+	}
+	if r.cfg.has("i") {
+		if err := r.replyPhase(ctx, targets); err != nil {
+			return err
 		}
 	}
 	if len(targets) > 1 && r.cfg.has("h") {
@@ -49,9 +49,12 @@ func (r *runner) issueRows(rmq, j4 *target, get func(*target, string) float64,
 	same(wh, "broker CPU", "s", j4, "wh.cpu", noGoal)
 	same(wh, "peak RSS", "MiB", j4, "wh.rss", noGoal)
 
-	wi := fmt.Sprintf("i request-reply at %.0f/s", r.cfg.replyRate)
+	wi := fmt.Sprintf("i request-reply at %.0f/s, %d rounds pooled", r.cfg.replyRate, r.cfg.replyRounds)
 	same(wi, "round trip p50", "ms", j4, "wi.p50", noGoal)
 	same(wi, "round trip p99", "ms", j4, "wi.p99", atMost(0.5))
+	for k := range r.cfg.replyRounds {
+		same(wi, fmt.Sprintf("round trip p99, round %d alone", k+1), "ms", j4, fmt.Sprintf("wi.%d.p99", k+1), noGoal)
+	}
 	same(wi, "round trip p99.9", "ms", j4, "wi.p999", noGoal)
 	same(wi, "round trip max", "ms", j4, "wi.max", noGoal)
 	same(wi, "replies", "", j4, "wi.replied", noGoal)

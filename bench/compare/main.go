@@ -52,6 +52,7 @@ type config struct {
 	stockTools    string
 	sqlBacklog    int64
 	replyRate     float64
+	replyRounds   int
 	metricsRounds int
 	scrapeEvery   time.Duration
 	args          []string
@@ -122,6 +123,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&c.scaleProbe, "timer-scale-probe", 20_000, "timer sends timed at each pending level of workload e")
 	fs.Int64Var(&c.sqlBacklog, "sql-backlog", 1_000_000, "messages of the backlog workload h drains with an SQL92 filter")
 	fs.Float64Var(&c.replyRate, "reply-rate", 1000, "request rate of workload i (requests/s, for -duration)")
+	fs.IntVar(&c.replyRounds, "reply-rounds", 2, "rounds of workload i (each broker once per round; ABBA order)")
 	fs.IntVar(&c.metricsRounds, "metrics-rounds", 2, "rounds of workload j (one broker with metrics off and one with them on each)")
 	fs.DurationVar(&c.scrapeEvery, "scrape-interval", 2*time.Second, "how often workload j scrapes /metrics")
 	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1 and a (\"\": not run)")
@@ -139,8 +141,8 @@ func parseFlags(args []string) (*config, error) {
 		return nil, err
 	}
 	if c.backlog <= 0 || c.topicCount <= 0 || c.scaleMax <= 0 || c.scaleProbe <= 0 || c.seqWriteMiB <= 0 ||
-		c.sqlBacklog <= 0 || c.replyRate <= 0 || c.metricsRounds <= 0 || c.scrapeEvery <= 0 {
-		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe, -seqwrite-mib, -sql-backlog, -reply-rate, -metrics-rounds and -scrape-interval must be positive")
+		c.sqlBacklog <= 0 || c.replyRate <= 0 || c.replyRounds <= 0 || c.metricsRounds <= 0 || c.scrapeEvery <= 0 {
+		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe, -seqwrite-mib, -sql-backlog, -reply-rate, -reply-rounds, -metrics-rounds and -scrape-interval must be positive")
 	}
 	if c.timerCount%spreadPrime == 0 || c.floodCount%spreadPrime == 0 {
 		return nil, fmt.Errorf("compare: counts must not be multiples of %d", spreadPrime)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,9 @@ type requester struct {
 	clientID string
 	cl       *remoting.Client
 	body     []byte
-	rtt      *bench.Histogram
-	pending  sync.Map // correlation id -> pendingRequest
+	rtt      *bench.Histogram // this round's round trips
+	pooled   *bench.Histogram // every round's (nil: none)
+	pending  sync.Map         // correlation id -> pendingRequest
 
 	sent, replied, failed, pushes atomic.Int64
 }
@@ -60,7 +62,11 @@ func (q *requester) onPush(_ string, req *remoting.Command) *remoting.Command {
 	q.pushes.Add(1)
 	props := message.Props(req.Header().Str("properties", false))
 	if v, ok := q.pending.LoadAndDelete(props.Get(message.PropCorrelationID)); ok && !v.(pendingRequest).warm {
-		q.rtt.Record(now.Sub(v.(pendingRequest).began))
+		d := now.Sub(v.(pendingRequest).began)
+		q.rtt.Record(d)
+		if q.pooled != nil {
+			q.pooled.Record(d)
+		}
 		q.replied.Add(1)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
@@ -227,31 +233,84 @@ func (s *responder) reply(cl *remoting.Client, addr string, m *admin.Message) {
 	s.replies.Add(1)
 }
 
-// replyPhase runs workload i on a fresh ASYNC_FLUSH broker.
-func (r *runner) replyPhase(ctx context.Context, t *target) error {
-	dir := filepath.Join(r.cfg.workDir, slug(t.name)+"-reply")
-	c, _, err := startCluster(ctx, t, dir, asyncFlush)
-	if err != nil {
-		return err
+// replyPhase runs workload i: -reply-rounds rounds over the targets, in
+// turn in the order given, then reversed (ABBA), each on a fresh
+// ASYNC_FLUSH broker, so that a drift of the shared machine's load falls on
+// every target alike. The round trips of a target's rounds are pooled in one
+// histogram.
+func (r *runner) replyPhase(ctx context.Context, targets []*target) error {
+	type pooled struct {
+		rtt                   *bench.Histogram
+		sent, replied, failed int64
+		cpu                   time.Duration
+		peakRSS               int64
 	}
-	err = r.requestReply(ctx, t, c)
-	c.close()
-	os.RemoveAll(filepath.Join(dir, "store"))
-	return err
+	pool := map[string]*pooled{}
+	for _, t := range targets {
+		pool[t.name] = &pooled{rtt: &bench.Histogram{}}
+	}
+	for round := range r.cfg.replyRounds {
+		order := slices.Clone(targets)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, t := range order {
+			dir := filepath.Join(r.cfg.workDir, slug(t.name)+"-reply")
+			c, _, err := startCluster(ctx, t, dir, asyncFlush)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			pl := pool[t.name]
+			res, err := r.requestReply(ctx, t, c, pl.rtt)
+			c.close()
+			os.RemoveAll(filepath.Join(dir, "store"))
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			pl.sent += res.sent
+			pl.replied += res.replied
+			pl.failed += res.failed
+			pl.cpu += res.usage.CPU
+			pl.peakRSS = max(pl.peakRSS, res.usage.PeakRSS)
+			r.set(t, fmt.Sprintf("wi.%d.p99", round+1), res.p99)
+		}
+	}
+	for _, t := range targets {
+		pl := pool[t.name]
+		p := pl.rtt.Percentiles()
+		r.recordUsage(t, "wi", usage{CPU: pl.cpu, PeakRSS: pl.peakRSS})
+		r.set(t, "wi.p50", p.P50)
+		r.set(t, "wi.p99", p.P99)
+		r.set(t, "wi.p999", p.P999)
+		r.set(t, "wi.max", p.Max)
+		r.set(t, "wi.replied", float64(pl.replied))
+		r.set(t, "wi.timeout", float64(pl.sent-pl.replied))
+		r.set(t, "wi.failed", float64(pl.failed))
+	}
+	return nil
 }
 
-func (r *runner) requestReply(ctx context.Context, t *target, c *cluster) error {
+// replyResult is one round of workload i on one broker.
+type replyResult struct {
+	sent, replied, failed int64
+	p99                   float64 // of this round alone
+	usage                 usage
+}
+
+// requestReply runs one round of workload i against c; the measured round
+// trips are added to rtt.
+func (r *runner) requestReply(ctx context.Context, t *target, c *cluster, rtt *bench.Histogram) (*replyResult, error) {
 	if err := c.createTopic(ctx, topicRequest); err != nil {
-		return err
+		return nil, err
 	}
 	queues, err := c.route(ctx, topicRequest)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	start := make([]int64, len(queues))
 	for i, q := range queues {
 		if start[i], err = c.adm.MaxOffset(ctx, q); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	body := make([]byte, 1024)
@@ -259,14 +318,14 @@ func (r *runner) requestReply(ctx context.Context, t *target, c *cluster) error 
 		body[i] = 'a' + byte(i%26)
 	}
 	runID := newRunID()
-	q := &requester{clientID: "127.0.0.1@cmp-requester-" + runID, body: body, rtt: &bench.Histogram{}}
+	q := &requester{clientID: "127.0.0.1@cmp-requester-" + runID, body: body, rtt: &bench.Histogram{}, pooled: rtt}
 	q.cl = remoting.NewClient(remoting.ClientOptions{SerializeType: serialize, OnRequest: q.onPush})
 	defer q.cl.Close()
 	s := &responder{replyTopic: message.ReplyTopic(benchCluster), body: body}
 	rcl := remoting.NewClient(remoting.ClientOptions{SerializeType: serialize})
 	defer rcl.Close()
 	if err := q.heartbeat(ctx, c.brokerAddr()); err != nil {
-		return err
+		return nil, err
 	}
 
 	sctx, stopServe := context.WithCancel(ctx)
@@ -290,12 +349,12 @@ func (r *runner) requestReply(ctx context.Context, t *target, c *cluster) error 
 	// A warm-up at the same rate (JIT for Java), then the measured run.
 	q.run(ctx, queues, int64(r.cfg.replyRate*r.cfg.warmup.Seconds()), r.cfg.replyRate, runID+"-w", true)
 	if err := q.settle(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
 	q.run(ctx, queues, int64(r.cfg.replyRate*r.cfg.duration.Seconds()), r.cfg.replyRate, runID+"-", false)
 	if err := q.settle(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	u := smp.stop()
 	stopServe()
@@ -303,17 +362,9 @@ func (r *runner) requestReply(ctx context.Context, t *target, c *cluster) error 
 	s.inflight.Wait()
 
 	p := q.rtt.Percentiles()
-	timedOut := q.sent.Load() - q.replied.Load()
-	r.recordUsage(t, "wi", u)
-	r.set(t, "wi.p50", p.P50)
-	r.set(t, "wi.p99", p.P99)
-	r.set(t, "wi.p999", p.P999)
-	r.set(t, "wi.max", p.Max)
-	r.set(t, "wi.replied", float64(q.replied.Load()))
-	r.set(t, "wi.timeout", float64(timedOut))
-	r.set(t, "wi.failed", float64(q.failed.Load()+s.failed.Load()))
+	res := &replyResult{sent: q.sent.Load(), replied: q.replied.Load(), failed: q.failed.Load() + s.failed.Load(), p99: p.P99, usage: u}
 	r.logf("%s request-reply at %.0f/s: %d requests, %d replies, %d without reply within %v, %d failed sends; round trip p50 %.3f p99 %.3f p99.9 %.3f max %.3f ms, broker CPU %.2f s",
-		t.name, r.cfg.replyRate, q.sent.Load(), q.replied.Load(), timedOut, replyTTL, q.failed.Load()+s.failed.Load(),
+		t.name, r.cfg.replyRate, res.sent, res.replied, res.sent-res.replied, replyTTL, res.failed,
 		p.P50, p.P99, p.P999, p.Max, u.CPU.Seconds())
-	return nil
+	return res, nil
 }
