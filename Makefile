@@ -119,8 +119,8 @@ java-oracle:
 	ORACLE_VERSION=$(ORACLE_VERSION) bash integration/java/run.sh --oracle
 
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
-# 4.9.7 (workloads 1-4, a-d and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
-# loopback ceiling (g), one broker at a time on loopback; prints the table and rewrites the generated section
+# 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
+# loopback ceiling (g) and rmq with metrics on vs off (j), one broker at a time on loopback; prints the table and rewrites the generated section
 # of docs/benchmarks.md. Workloads 1-7 take about 15 minutes. BENCH_COMPARE_FLAGS passes flags (e.g. -only
 # 1,2 -duration 10s, or -stock-tools DIR for the stock Producer/Consumer); see `go run ./bench/compare -h`.
 BENCH_COMPARE_FLAGS ?=
