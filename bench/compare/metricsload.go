@@ -24,6 +24,9 @@ import (
 // numbers (the rmq column is the metrics-on side).
 var offTarget = &target{name: "rmq, metrics off"}
 
+// scrapeTimeout bounds one scrape (Prometheus's default scrape_timeout).
+const scrapeTimeout = 10 * time.Second
+
 // scraper GETs url every period, as a Prometheus server does.
 type scraper struct {
 	ok, failed, bytes atomic.Int64
@@ -34,7 +37,7 @@ type scraper struct {
 func startScraper(ctx context.Context, url string, period time.Duration) *scraper {
 	sctx, cancel := context.WithCancel(ctx)
 	s := &scraper{stop: cancel}
-	cl := &http.Client{Timeout: period}
+	cl := &http.Client{Timeout: scrapeTimeout}
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
