@@ -98,7 +98,7 @@ func TestSQLPull(t *testing.T) {
 // A pushed reply is matched by its correlation id; warm-up replies and
 // unknown ids are answered but not measured.
 func TestRequesterOnPush(t *testing.T) {
-	q := &requester{rtt: &bench.Histogram{}}
+	q := &requester{rtt: &bench.Histogram{}, slow: map[int64]int{}}
 	q.pending.Store("c1", pendingRequest{began: time.Now().Add(-time.Millisecond)})
 	q.pending.Store("w1", pendingRequest{began: time.Now(), warm: true})
 	push := func(corr string) *remoting.Command {

@@ -22,6 +22,7 @@ type config struct {
 	workDir       string
 	out           string
 	section       string
+	rmqConf       string
 	rmqBin        string
 	pom           string
 	cacheDir      string
@@ -94,6 +95,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.workDir, "workdir", filepath.Join(os.TempDir(), "rmq-bench-compare"), "scratch directory: stores, configs, logs (emptied per broker)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "Markdown file whose generated section gets the results (\"\": none)")
 	fs.StringVar(&c.section, "section", "", "name of the generated section of -out to write (\"\": the full run's)")
+	fs.StringVar(&c.rmqConf, "rmq-conf", "", "extra broker.conf lines of every rmq broker, ';'-separated (e.g. metricsExporterType=PROM;metricsPromExporterPort=5557;metricsPprofEnable=true to profile through /debug/pprof)")
 	fs.StringVar(&c.rmqBin, "rmq", "bin/rmq", "rmq binary (broker, name server and `rmq bench`)")
 	fs.StringVar(&c.pom, "pom", "bench/compare/peer-pom.xml", "dependency list used to fetch the Java jars")
 	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
@@ -172,6 +174,11 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 	mach := describeMachine(cfg.workDir)
 	r := &runner{cfg: cfg, log: w, m: map[string]measures{}, sqlSets: map[string]seqSet{}}
 	rmq := &target{name: "rmq", rmqBin: cfg.rmqBin, timers: true}
+	for _, l := range strings.Split(cfg.rmqConf, ";") {
+		if l = strings.TrimSpace(l); l != "" {
+			rmq.conf = append(rmq.conf, l)
+		}
+	}
 	j4 := &target{name: "Java " + cfg.java4, version: cfg.java4, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java4, "lib")}
 	j5 := &target{name: "Java " + cfg.java5, version: cfg.java5, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java5, "lib"), timers: true}
 	if _, err := os.Stat(cfg.rmqBin); err != nil {

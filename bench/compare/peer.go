@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,9 @@ type target struct {
 	rmqBin  string // rmq binary
 	lib     string // Java: directory of the runtime jars
 	timers  bool   // serves 5.x timer messages
+	// conf are extra broker.conf lines of every broker of this target
+	// (-rmq-conf).
+	conf []string
 }
 
 func (t *target) java() bool { return t.version != "" }
@@ -145,7 +149,7 @@ func (t *target) brokerArgv(dir string, nsPort, port int, flush string, extra []
 		env = []string{"ROCKETMQ_HOME=" + home}
 	}
 	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte(brokerConf(dir, nsPort, port, flush, home, extra)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(brokerConf(dir, nsPort, port, flush, home, append(slices.Clone(t.conf), extra...))), 0o644); err != nil {
 		return nil, nil, err
 	}
 	if !t.java() {

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +35,9 @@ const (
 	replyGrace     = replyTTL // wait for the last replies
 	propTTL        = "TTL"    // MessageConst.PROPERTY_MESSAGE_TTL
 	msgTypeReply   = "reply"  // MixAll.REPLY_MESSAGE_FLAG
+	// slowRTT: the log says in which seconds the round trips slower than
+	// this were sent (a stall of the machine bunches them in one second).
+	slowRTT = 10 * time.Millisecond
 )
 
 // requester sends paced requests and matches the pushed replies.
@@ -42,7 +47,10 @@ type requester struct {
 	body     []byte
 	rtt      *bench.Histogram // this round's round trips
 	pooled   *bench.Histogram // every round's (nil: none)
-	pending  sync.Map         // correlation id -> pendingRequest
+	slowMu   sync.Mutex
+	slow     map[int64]int // round trips over slowRTT by second of their send
+	first    time.Time     // start of the measured requests
+	pending  sync.Map      // correlation id -> pendingRequest
 
 	sent, replied, failed, pushes atomic.Int64
 }
@@ -64,12 +72,33 @@ func (q *requester) onPush(_ string, req *remoting.Command) *remoting.Command {
 	if v, ok := q.pending.LoadAndDelete(props.Get(message.PropCorrelationID)); ok && !v.(pendingRequest).warm {
 		d := now.Sub(v.(pendingRequest).began)
 		q.rtt.Record(d)
+		if d > slowRTT {
+			q.slowMu.Lock()
+			q.slow[v.(pendingRequest).began.Unix()]++
+			q.slowMu.Unlock()
+		}
 		if q.pooled != nil {
 			q.pooled.Record(d)
 		}
 		q.replied.Add(1)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// slowSeconds lists the seconds (from the first) in which slow round trips
+// were sent, with their counts: "3:12 4:2".
+func (q *requester) slowSeconds() string {
+	q.slowMu.Lock()
+	defer q.slowMu.Unlock()
+	if len(q.slow) == 0 {
+		return "none"
+	}
+	secs := slices.Sorted(maps.Keys(q.slow))
+	var b strings.Builder
+	for _, sec := range secs {
+		fmt.Fprintf(&b, " %d:%d", sec-q.first.Unix(), q.slow[sec])
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // heartbeat registers the requester's client id as a producer of its group
@@ -318,7 +347,7 @@ func (r *runner) requestReply(ctx context.Context, t *target, c *cluster, rtt *b
 		body[i] = 'a' + byte(i%26)
 	}
 	runID := newRunID()
-	q := &requester{clientID: "127.0.0.1@cmp-requester-" + runID, body: body, rtt: &bench.Histogram{}, pooled: rtt}
+	q := &requester{clientID: "127.0.0.1@cmp-requester-" + runID, body: body, rtt: &bench.Histogram{}, pooled: rtt, slow: map[int64]int{}}
 	q.cl = remoting.NewClient(remoting.ClientOptions{SerializeType: serialize, OnRequest: q.onPush})
 	defer q.cl.Close()
 	s := &responder{replyTopic: message.ReplyTopic(benchCluster), body: body}
@@ -352,6 +381,7 @@ func (r *runner) requestReply(ctx context.Context, t *target, c *cluster, rtt *b
 		return nil, err
 	}
 	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
+	q.first = time.Now()
 	q.run(ctx, queues, int64(r.cfg.replyRate*r.cfg.duration.Seconds()), r.cfg.replyRate, runID+"-", false)
 	if err := q.settle(ctx); err != nil {
 		return nil, err
@@ -362,6 +392,7 @@ func (r *runner) requestReply(ctx context.Context, t *target, c *cluster, rtt *b
 	s.inflight.Wait()
 
 	p := q.rtt.Percentiles()
+	r.logf("%s request-reply: round trips over %v by second of the run: %s", t.name, slowRTT, q.slowSeconds())
 	res := &replyResult{sent: q.sent.Load(), replied: q.replied.Load(), failed: q.failed.Load() + s.failed.Load(), p99: p.P99, usage: u}
 	r.logf("%s request-reply at %.0f/s: %d requests, %d replies, %d without reply within %v, %d failed sends; round trip p50 %.3f p99 %.3f p99.9 %.3f max %.3f ms, broker CPU %.2f s",
 		t.name, r.cfg.replyRate, res.sent, res.replied, res.sent-res.replied, replyTTL, res.failed,
