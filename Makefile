@@ -128,8 +128,8 @@ java-oracle:
 	ORACLE_VERSION=$(ORACLE_VERSION) bash integration/java/run.sh --oracle
 
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
-# 4.9.7 (workloads 1-4, a-d and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
-# loopback ceiling (g), one broker at a time on loopback; prints the table and rewrites the generated section
+# 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
+# loopback ceiling (g) and rmq with metrics on vs off (j), one broker at a time on loopback; prints the table and rewrites the generated section
 # of docs/benchmarks.md. Workloads 1-7 take about 15 minutes. BENCH_COMPARE_FLAGS passes flags (e.g. -only
 # 1,2 -duration 10s, or -stock-tools DIR for the stock Producer/Consumer); see `go run ./bench/compare -h`.
 BENCH_COMPARE_FLAGS ?=
@@ -137,6 +137,14 @@ BENCH_COMPARE_FLAGS ?=
 .PHONY: bench-compare
 bench-compare: build
 	$(GO) run ./bench/compare -rmq $(BIN) $(BENCH_COMPARE_FLAGS)
+
+# Workloads h (SQL92 filter drains a 1 000 000-message backlog), i (request-reply round trip), both against
+# Java 4.9.7, and j (workload 1 with the Prometheus endpoint on and scraped vs off), about 7 minutes; the
+# results go to their own generated section of docs/benchmarks.md (-section h-j). For a quick run:
+# BENCH_COMPARE_FLAGS="-sql-backlog 100000 -duration 5s -warmup 3s -metrics-rounds 1".
+.PHONY: bench-compare-hij
+bench-compare-hij: build
+	$(GO) run ./bench/compare -rmq $(BIN) -only h,i,j -section h-j $(BENCH_COMPARE_FLAGS)
 
 # The crash-loop soak (integration/soak): SOAK_CYCLES kill -9 cycles (default 30) of a SYNC_FLUSH rmq under
 # plain, delay-level, timer and transactional sends from the stock Go client; then it drains and prints acked,

@@ -28,6 +28,7 @@ type cluster struct {
 	t      *target
 	dir    string
 	flush  string
+	extra  []string // broker.conf lines after the common ones
 	nsPort int
 	port   int
 	ns     *process
@@ -41,13 +42,19 @@ func (c *cluster) brokerAddr() string { return fmt.Sprintf("127.0.0.1:%d", c.por
 // startCluster starts the name server, then the broker, and returns with the
 // broker's boot time (process start to its readiness line).
 func startCluster(ctx context.Context, t *target, dir, flush string) (*cluster, time.Duration, error) {
+	return startClusterConf(ctx, t, dir, flush, nil)
+}
+
+// startClusterConf is startCluster with extra broker.conf lines
+// ("key=value").
+func startClusterConf(ctx context.Context, t *target, dir, flush string, extra []string) (*cluster, time.Duration, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, 0, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, 0, err
 	}
-	c := &cluster{t: t, dir: dir, flush: flush}
+	c := &cluster{t: t, dir: dir, flush: flush, extra: extra}
 	var err error
 	if c.nsPort, err = freePort(); err != nil {
 		return nil, 0, err
@@ -78,7 +85,7 @@ func startCluster(ctx context.Context, t *target, dir, flush string) (*cluster, 
 // startBroker starts the broker over the existing store and waits for its
 // readiness line, then for its registration with the name server.
 func (c *cluster) startBroker(ctx context.Context) (time.Duration, error) {
-	argv, env, err := c.t.brokerArgv(c.dir, c.nsPort, c.port, c.flush)
+	argv, env, err := c.t.brokerArgv(c.dir, c.nsPort, c.port, c.flush, c.extra)
 	if err != nil {
 		return 0, err
 	}

@@ -155,7 +155,7 @@ func TestSpliceSection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := spliceSection(tc.old, "B\n")
+			got, err := spliceSection(tc.old, "", "B\n")
 			if tc.wantErr {
 				if !errors.Is(err, errMarkers) {
 					t.Fatalf("err = %v", err)

@@ -19,41 +19,48 @@ import (
 
 // config is the command line.
 type config struct {
-	workDir      string
-	out          string
-	rmqBin       string
-	pom          string
-	cacheDir     string
-	java4        string
-	java5        string
-	only         map[string]bool
-	noJava       bool
-	duration     time.Duration
-	warmup       time.Duration
-	idleWait     time.Duration
-	samplePeriod time.Duration
-	conns        int
-	inflight     int
-	e2eRate      float64
-	delayCount   int64
-	delayRate    float64
-	delayGrace   time.Duration
-	timerWarm    int64
-	timerCount   int64
-	timerWindow  time.Duration
-	floodCount   int64
-	backlog      int64
-	seqWriteMiB  int64
-	topicCount   int
-	lookupTime   time.Duration
-	scaleMax     int64
-	scaleProbe   int64
-	stockTools   string
-	args         []string
+	workDir       string
+	out           string
+	section       string
+	rmqConf       string
+	rmqBin        string
+	pom           string
+	cacheDir      string
+	java4         string
+	java5         string
+	only          map[string]bool
+	noJava        bool
+	duration      time.Duration
+	warmup        time.Duration
+	idleWait      time.Duration
+	samplePeriod  time.Duration
+	conns         int
+	inflight      int
+	e2eRate       float64
+	delayCount    int64
+	delayRate     float64
+	delayGrace    time.Duration
+	timerWarm     int64
+	timerCount    int64
+	timerWindow   time.Duration
+	floodCount    int64
+	backlog       int64
+	seqWriteMiB   int64
+	topicCount    int
+	lookupTime    time.Duration
+	scaleMax      int64
+	scaleProbe    int64
+	stockTools    string
+	sqlBacklog    int64
+	replyRate     float64
+	replyRounds   int
+	metricsRounds int
+	scrapeEvery   time.Duration
+	args          []string
 }
 
 // workloads are the names -only accepts, in run order.
-var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g"}
+var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g", "h", "i", "j"}
 
 func (c *config) has(w string) bool { return len(c.only) == 0 || c.only[w] }
 
@@ -87,6 +94,8 @@ func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.StringVar(&c.workDir, "workdir", filepath.Join(os.TempDir(), "rmq-bench-compare"), "scratch directory: stores, configs, logs (emptied per broker)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "Markdown file whose generated section gets the results (\"\": none)")
+	fs.StringVar(&c.section, "section", "", "name of the generated section of -out to write (\"\": the full run's)")
+	fs.StringVar(&c.rmqConf, "rmq-conf", "", "extra broker.conf lines of every rmq broker, ';'-separated (e.g. metricsExporterType=PROM;metricsPromExporterPort=5557;metricsPprofEnable=true to profile through /debug/pprof)")
 	fs.StringVar(&c.rmqBin, "rmq", "bin/rmq", "rmq binary (broker, name server and `rmq bench`)")
 	fs.StringVar(&c.pom, "pom", "bench/compare/peer-pom.xml", "dependency list used to fetch the Java jars")
 	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
@@ -114,6 +123,11 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.lookupTime, "lookup-duration", 10*time.Second, "length of workload d's route lookups")
 	fs.Int64Var(&c.scaleMax, "timer-scale-max", 1_000_000, "most pending timers of workload e (levels 1k, 100k, 1M, 10M up to this)")
 	fs.Int64Var(&c.scaleProbe, "timer-scale-probe", 20_000, "timer sends timed at each pending level of workload e")
+	fs.Int64Var(&c.sqlBacklog, "sql-backlog", 1_000_000, "messages of the backlog workload h drains with an SQL92 filter")
+	fs.Float64Var(&c.replyRate, "reply-rate", 1000, "request rate of workload i (requests/s, for -duration)")
+	fs.IntVar(&c.replyRounds, "reply-rounds", 2, "rounds of workload i (each broker once per round; ABBA order)")
+	fs.IntVar(&c.metricsRounds, "metrics-rounds", 2, "rounds of workload j (one broker with metrics off and one with them on each)")
+	fs.DurationVar(&c.scrapeEvery, "scrape-interval", 2*time.Second, "how often workload j scrapes /metrics")
 	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1 and a (\"\": not run)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -128,8 +142,9 @@ func parseFlags(args []string) (*config, error) {
 	if c.workDir, err = filepath.Abs(c.workDir); err != nil {
 		return nil, err
 	}
-	if c.backlog <= 0 || c.topicCount <= 0 || c.scaleMax <= 0 || c.scaleProbe <= 0 || c.seqWriteMiB <= 0 {
-		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe and -seqwrite-mib must be positive")
+	if c.backlog <= 0 || c.topicCount <= 0 || c.scaleMax <= 0 || c.scaleProbe <= 0 || c.seqWriteMiB <= 0 ||
+		c.sqlBacklog <= 0 || c.replyRate <= 0 || c.replyRounds <= 0 || c.metricsRounds <= 0 || c.scrapeEvery <= 0 {
+		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe, -seqwrite-mib, -sql-backlog, -reply-rate, -reply-rounds, -metrics-rounds and -scrape-interval must be positive")
 	}
 	if c.timerCount%spreadPrime == 0 || c.floodCount%spreadPrime == 0 {
 		return nil, fmt.Errorf("compare: counts must not be multiples of %d", spreadPrime)
@@ -157,8 +172,13 @@ func main() {
 func run(ctx context.Context, cfg *config, w io.Writer) error {
 	began := time.Now()
 	mach := describeMachine(cfg.workDir)
-	r := &runner{cfg: cfg, log: w, m: map[string]measures{}}
+	r := &runner{cfg: cfg, log: w, m: map[string]measures{}, sqlSets: map[string]seqSet{}}
 	rmq := &target{name: "rmq", rmqBin: cfg.rmqBin, timers: true}
+	for _, l := range strings.Split(cfg.rmqConf, ";") {
+		if l = strings.TrimSpace(l); l != "" {
+			rmq.conf = append(rmq.conf, l)
+		}
+	}
 	j4 := &target{name: "Java " + cfg.java4, version: cfg.java4, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java4, "lib")}
 	j5 := &target{name: "Java " + cfg.java5, version: cfg.java5, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java5, "lib"), timers: true}
 	if _, err := os.Stat(cfg.rmqBin); err != nil {
@@ -218,6 +238,14 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 			return fmt.Errorf("no-op server: %w", err)
 		}
 	}
+	if err := r.issue14Phases(ctx, delayTargets); err != nil {
+		return err
+	}
+	if cfg.has("j") {
+		if err := r.metricsPhase(ctx, rmq); err != nil {
+			return fmt.Errorf("metrics on/off: %w", err)
+		}
+	}
 	mach.loadAfter = loadAvg()
 	rows := r.rows(rmq, j4, j5)
 	fmt.Fprintln(w)
@@ -228,7 +256,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 	}
 	var md strings.Builder
 	r.report(&md, rows, mach, began, time.Since(began))
-	return replaceSection(cfg.out, md.String())
+	return replaceSection(cfg.out, cfg.section, md.String())
 }
 
 // rows turns the measurements into the comparison table.
@@ -296,6 +324,7 @@ func (r *runner) rows(rmq, j4, j5 *target) []row {
 		out = append(out, row{workload: wl, metric: metric, unit: unit, rmq: rv, java: jv, peer: peer.name, goal: g})
 	}
 	r.extraRows(rmq, j4, j5, get, same, val)
+	r.issueRows(rmq, j4, get, same, val)
 	return out
 }
 

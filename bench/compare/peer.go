@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,9 @@ type target struct {
 	rmqBin  string // rmq binary
 	lib     string // Java: directory of the runtime jars
 	timers  bool   // serves 5.x timer messages
+	// conf are extra broker.conf lines of every broker of this target
+	// (-rmq-conf).
+	conf []string
 }
 
 func (t *target) java() bool { return t.version != "" }
@@ -35,12 +39,16 @@ const (
 	syncFlush  = "SYNC_FLUSH"
 )
 
+// benchCluster is the brokerClusterName of every broker.
+const benchCluster = "DefaultCluster"
+
 // brokerConf is the broker.conf both implementations read: the stock keys
-// with the same values, so that only the implementation differs.
-func brokerConf(dir string, nsPort, port int, flush string, javaHome string) string {
+// with the same values, so that only the implementation differs; extra
+// lines ("key=value") follow them.
+func brokerConf(dir string, nsPort, port int, flush string, javaHome string, extra []string) string {
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
-	kv("brokerClusterName", "DefaultCluster")
+	kv("brokerClusterName", benchCluster)
 	kv("brokerName", "broker-a")
 	kv("brokerId", "0")
 	kv("brokerRole", "ASYNC_MASTER")
@@ -55,6 +63,9 @@ func brokerConf(dir string, nsPort, port int, flush string, javaHome string) str
 	if javaHome != "" {
 		kv("storePathCommitLog", filepath.Join(dir, "store", "commitlog"))
 		kv("rocketmqHome", javaHome)
+	}
+	for _, l := range extra {
+		b.WriteString(l + "\n")
 	}
 	return b.String()
 }
@@ -127,7 +138,7 @@ func (t *target) namesrvArgv(dir string, port int) ([]string, []string, error) {
 }
 
 // brokerArgv writes broker.conf into dir and returns the broker command line.
-func (t *target) brokerArgv(dir string, nsPort, port int, flush string) ([]string, []string, error) {
+func (t *target) brokerArgv(dir string, nsPort, port int, flush string, extra []string) ([]string, []string, error) {
 	home := ""
 	var env []string
 	if t.java() {
@@ -138,7 +149,7 @@ func (t *target) brokerArgv(dir string, nsPort, port int, flush string) ([]strin
 		env = []string{"ROCKETMQ_HOME=" + home}
 	}
 	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte(brokerConf(dir, nsPort, port, flush, home)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(brokerConf(dir, nsPort, port, flush, home, append(slices.Clone(t.conf), extra...))), 0o644); err != nil {
 		return nil, nil, err
 	}
 	if !t.java() {

@@ -115,7 +115,7 @@ func (r row) cells() []string {
 	return []string{r.workload, metric, fmtValue(r.rmq), fmtValue(r.java), r.peer, fmtRatio(r.ratio()), r.goal.text, r.verdict()}
 }
 
-var tableHeader = []string{"workload", "metric", "rmq", "Java", "Java broker", "github.com/rmqio/rmq/Java", "target", "met"}
+var tableHeader = []string{"workload", "metric", "rmq", "Java", "Java broker", "rmq/Java", "target", "met"}
 
 // writeText prints rows as an aligned plain-text table.
 func writeText(w io.Writer, rows []row) {

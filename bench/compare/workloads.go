@@ -42,7 +42,10 @@ type runner struct {
 	m     map[string]measures // by target name
 	cmds  []string            // `rmq bench` command lines, for the report
 	stock *stockTools         // -stock-tools, compiled; nil: not run
-	notes []string
+	// sqlSets are the message sequence numbers workload h delivered, by
+	// target name.
+	sqlSets map[string]seqSet
+	notes   []string
 }
 
 func (r *runner) set(t *target, key string, v float64) {
@@ -112,13 +115,19 @@ func (r *runner) benchProduce(ctx context.Context, c *cluster, topic string, d t
 	return s, u, err
 }
 
+// warmProduce is workload 1's load on topicSend: the warm-up, then the
+// measured run.
+func (r *runner) warmProduce(ctx context.Context, c *cluster) (*bench.Summary, usage, error) {
+	if _, _, err := r.benchProduce(ctx, c, topicSend, r.cfg.warmup); err != nil {
+		return nil, usage{}, err
+	}
+	return r.benchProduce(ctx, c, topicSend, r.cfg.duration)
+}
+
 // saturated is workloads 1 and 2: sync sends of 1 KiB as fast as the
 // in-flight window allows, after a warm-up (JIT for Java).
 func (r *runner) saturated(ctx context.Context, t *target, c *cluster, key string) error {
-	if _, _, err := r.benchProduce(ctx, c, topicSend, r.cfg.warmup); err != nil {
-		return err
-	}
-	s, u, err := r.benchProduce(ctx, c, topicSend, r.cfg.duration)
+	s, u, err := r.warmProduce(ctx, c)
 	if err != nil {
 		return err
 	}
