@@ -63,6 +63,10 @@ func brokerConf(dir string, nsPort, port int, flush string, javaHome string, ext
 	if javaHome != "" {
 		kv("storePathCommitLog", filepath.Join(dir, "store", "commitlog"))
 		kv("rocketmqHome", javaHome)
+	} else {
+		// rmq's gRPC endpoint on an OS-assigned port: the stock 8081 may be
+		// held by anything else on the machine, and no workload here uses it.
+		kv("grpcServerPort", "0")
 	}
 	for _, l := range extra {
 		b.WriteString(l + "\n")
