@@ -20,12 +20,12 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>the unique suffix of topic, group and instance names ({@code name_JSON_<run>_<seq>} → {@code name_*}), which
  *       differs between runs and with the order the tests ran in;</li>
- *   <li>ip:port addresses → {@code ADDR} (random ports, client ports);</li>
+ *   <li>ip:port addresses → {@code ADDR} (random ports, client ports), bare IPv4 addresses → {@code IP};</li>
  *   <li>client ids ({@code ip@pid#nanos} or {@code ip@instance}) → {@code CLIENTID};</li>
  *   <li>message ids (32 hex digits: unique keys carry the client's pid, offset ids the broker's address and
  *       commitlog offset) → {@code MSGID};</li>
  *   <li>dates and times ({@code yyyy-MM-dd HH:mm:ss[,.SSS]}, {@code yyyy-MM-dd}, {@code HH:mm:ss}) → {@code DATE},
- *       {@code DAY}, {@code TIME}; millisecond timestamps (12–13 digits) → {@code TS};</li>
+ *       {@code DAY}, {@code TIME}; millisecond timestamps (12–13 digits, or 17 as yyyyMMddHHmmssSSS) → {@code TS};</li>
  *   <li>decimal numbers ({@code 1.23}, rates and averages that depend on when the broker sampled) → {@code D};</li>
  *   <li>runs of spaces → one space (column widths follow the masked names' lengths).</li>
  * </ul>
@@ -39,11 +39,12 @@ final class OracleOutput {
         rule("([A-Za-z%]+)_(JSON|ROCKETMQ)_[0-9a-z]+_\\d+", "$1_*");
         rule("\\b\\d{1,3}(\\.\\d{1,3}){3}@[^\\s,;\\]}\"']+", "CLIENTID");
         rule("\\b\\d{1,3}(\\.\\d{1,3}){3}:\\d+", "ADDR");
+        rule("\\b\\d{1,3}(\\.\\d{1,3}){3}\\b", "IP");
         rule("\\b[0-9A-F]{32}\\b", "MSGID");
         rule("\\d{4}-\\d\\d-\\d\\d[ T]\\d\\d:\\d\\d:\\d\\d([,.]\\d{1,3})?", "DATE");
         rule("\\d{4}-\\d\\d-\\d\\d", "DAY");
         rule("\\b\\d\\d:\\d\\d:\\d\\d\\b", "TIME");
-        rule("\\b\\d{12,13}\\b", "TS");
+        rule("\\b\\d{12,13}\\b|\\b\\d{17}\\b", "TS");
         rule("\\b\\d+\\.\\d+(E-?\\d+)?\\b", "D");
         rule("[ \\t]+", " ");
     }
