@@ -145,7 +145,7 @@ class MQAdminStatsTest {
         String prefix = "producer group (" + PRODUCER_GROUP + ") instance : clientId=";
         MQAdmin.Output out = MQAdmin.runUntil(Clients.DEADLINE, o -> o.out().contains(prefix), "producer", "-b", brokerAddr);
         String line = out.lines().stream().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
-        assertTrue(line.contains("language=JAVA") && line.matches(".*remoteIP=127\\.0\\.0\\.1:\\d+,.*")
+        assertTrue(line.contains("language=JAVA") && line.matches(".*remoteIP=/127\\.0\\.0\\.1:\\d+,.*")
             && line.matches(".*lastUpdateTimestamp=\\d{13}$"), () -> "producer line: " + line);
         OracleOutput.write(getClass(), "producer", line);
     }
