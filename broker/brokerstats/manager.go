@@ -234,6 +234,27 @@ func (m *Manager) RecordPut(topic string, msgs, bytes int) {
 	}
 }
 
+// Schedule delivery's consumer group and topic (J4
+// MixAll.SCHEDULE_CONSUMER_GROUP, TopicValidator.RMQ_SYS_SCHEDULE_TOPIC).
+const (
+	scheduleGroup = "SCHEDULE_CONSUMER"
+	scheduleTopic = "SCHEDULE_TOPIC_XXXX"
+)
+
+// RecordScheduleDelivery counts a due delay-level message of bytes stored
+// on its real topic as J4 ScheduleMessageService PutResultProcess.onSuccess
+// does (enableScheduleMessageStats, default true): a put of the topic and
+// of the broker, and a get of SCHEDULE_TOPIC_XXXX by SCHEDULE_CONSUMER.
+func (m *Manager) RecordScheduleDelivery(topic string, msgs, bytes int) {
+	k := Key{Topic: topic}
+	m.TopicPut.Item(k).AddTimes(int64(msgs), 1)
+	m.TopicSize.Item(k).Add(int64(bytes))
+	m.brokerPut.Add(int64(msgs))
+	g := Key{Topic: scheduleTopic, Group: scheduleGroup}
+	m.GroupGet.Item(g).Add(int64(msgs))
+	m.GroupSize.Item(g).Add(int64(bytes))
+}
+
 // RecordGet counts one pull that transferred msgs messages of bytes bytes
 // (J4 incGroupGetNums, incGroupGetSize, incBrokerGetNums).
 func (m *Manager) RecordGet(topic, group string, msgs, bytes int) {
