@@ -37,6 +37,7 @@ ORACLE_VERSION="${ORACLE_VERSION:-4.9.8}"
 # Java oracle (which runs no proxy).
 CLIENTS="${RMQ_JAVA_CLIENTS:-client4 client5 grpc5}"
 TYPES="${RMQ_JAVA_TYPES:-JSON ROCKETMQ}"
+# RMQ_JAVA_TESTS, when set, is surefire's -Dtest (e.g. "AdminCollectorsTest,OffsetAdminTest").
 
 log() { printf '[java-it] %s\n' "$*"; }
 
@@ -303,7 +304,7 @@ run_suite() {
     -Drmq.namesrv="127.0.0.1:$NP" -Drmq.serializeType="$type" -Drmq.brokerKind="$BROKER_KIND" \
     -Drmq.brokerLauncher="$WORK/broker-launcher.sh" -Drmq.excludedGroups="$EXCLUDED_GROUPS" \
     -Drmq.image="${IMAGE:-rmq:latest}" -Drmq.grpcEndpoint="127.0.0.1:${GP:-}" -Drmq.oracleOutputs="$ORACLE_OUTPUTS" \
-    ${TEST_FILTER:+-Dtest="$TEST_FILTER" -Dsurefire.failIfNoSpecifiedTests=false} test 2>&1 \
+    ${RMQ_JAVA_TESTS:+-Dtest="$RMQ_JAVA_TESTS" -Dsurefire.failIfNoSpecifiedTests=false} test 2>&1 \
     | sed -u 's/\x1b\[[0-9;]*m//g' || rc=$?
   local f
   for f in "$reports"/TEST-*.xml; do
@@ -365,7 +366,7 @@ oracle_compare() {
   pick_ports
   start_rmq "$WORK/rmq-store"
   for run in $runs; do
-    TEST_FILTER="$classes" run_suite client4 "${run#client4-}" || failed=1
+    RMQ_JAVA_TESTS="$classes" run_suite client4 "${run#client4-}" || failed=1
   done
   stop_broker || failed=1
   MODE=java BROKER_KIND="$kind"

@@ -141,8 +141,12 @@ class OffsetAdminTest {
     void namesrvConfig() {
         MQAdmin.Output get = MQAdmin.run("getNamesrvConfig").assertOk();
         assertTrue(get.out().contains("orderMessageEnable"), get::toString);
-        // The keys, and the values that are not paths of this machine.
+        // The stock keys rmq's name server has, with their values (paths and the port masked). rmq reports no
+        // rocketmqHome, configStorePath, productEnvName, clusterTest nor Netty thread-pool and buffer keys, and
+        // reports its own bindAddress, serverMax* and tls.* keys: a deliberate difference (integration/java/README.md).
+        List<String> shared = List.of("kvConfigPath", "listenPort", "orderMessageEnable", "serverChannelMaxIdleTimeSeconds");
         OracleOutput.write(getClass(), "getNamesrvConfig", get.lines().stream()
+            .filter(l -> shared.contains(l.replaceAll("\\s*=.*", "").trim()))
             .map(l -> l.matches(".*=\\s*/.*") ? l.replaceAll("=.*", "= <path>") : l)
             .map(l -> l.startsWith("listenPort") ? "listenPort = <port>" : l).sorted()
             .collect(Collectors.joining("\n")));
