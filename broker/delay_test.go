@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/storetest"
@@ -219,5 +220,43 @@ func TestTransactionalBatchIsRefused(t *testing.T) {
 	body := coreBatchBody(message.BatchEntry{Body: []byte("a"), Properties: map[string]string{"TRAN_MSG": "true"}})
 	if r := tb.send(sendArgs{code: remoting.SendBatchMessage, topic: "TxBatch", body: body, batch: true}); r.Code != remoting.MessageIllegal {
 		t.Fatalf("TRAN_MSG batch: code %d %q", r.Code, r.Remark)
+	}
+}
+
+// A due delay-level message counts as J4 ScheduleMessageService's delivery
+// does: a put of its real topic (and of the broker) and a get of
+// SCHEDULE_TOPIC_XXXX by SCHEDULE_CONSUMER; the send itself counted on
+// SCHEDULE_TOPIC_XXXX, where the delay rewrote it.
+func TestDelayDeliveryCountsInBrokerStats(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	tb.mustSend(sendArgs{topic: "DelayStatsT", body: []byte("d"), queueID: 0, props: coreProps("DELAY", "2")})
+	value := func(s *brokerstats.Set, k brokerstats.Key) int64 {
+		if it := s.Lookup(k); it != nil {
+			return it.Value()
+		}
+		return -1
+	}
+	if got := value(tb.bstats.TopicPut, brokerstats.Key{Topic: "DelayStatsT"}); got != -1 {
+		t.Fatalf("TOPIC_PUT_NUMS DelayStatsT before delivery: %d", got)
+	}
+	if got := value(tb.bstats.TopicPut, brokerstats.Key{Topic: message.TopicSchedule}); got != 1 {
+		t.Fatalf("TOPIC_PUT_NUMS %s: %d", message.TopicSchedule, got)
+	}
+	clk.Advance(5 * time.Second)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("DelayStatsT", 0)) == 1 }, "delivery")
+	stored := int64(tb.messagesOn("DelayStatsT", 0)[0].StoreSize)
+	schedGet := brokerstats.Key{Topic: message.TopicSchedule, Group: "SCHEDULE_CONSUMER"}
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return value(tb.bstats.GroupGet, schedGet) == 1 }, "schedule get counted")
+	if got := value(tb.bstats.TopicPut, brokerstats.Key{Topic: "DelayStatsT"}); got != 1 {
+		t.Fatalf("TOPIC_PUT_NUMS DelayStatsT: %d", got)
+	}
+	if got := value(tb.bstats.TopicSize, brokerstats.Key{Topic: "DelayStatsT"}); got != stored {
+		t.Fatalf("TOPIC_PUT_SIZE DelayStatsT: %d, want %d", got, stored)
+	}
+	if got := value(tb.bstats.GroupSize, schedGet); got != stored {
+		t.Fatalf("GROUP_GET_SIZE schedule: %d, want %d", got, stored)
+	}
+	if got := value(tb.bstats.BrokerPut, brokerstats.Key{Topic: tb.bstats.Cluster()}); got != 2 {
+		t.Fatalf("BROKER_PUT_NUMS: %d (the send and the delivery)", got)
 	}
 }

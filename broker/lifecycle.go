@@ -152,7 +152,7 @@ func New(opts Options) (*Broker, error) {
 		return closeStore(err)
 	}
 	b.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: b.store, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		Levels: b.levels, Store: scheduleStore{b.store, b.bstats}, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
 		EnsureDLQ: b.ensureDLQ,
 	})

@@ -141,7 +141,7 @@ func TestStatsRequests(t *testing.T) {
 	if err := json.Unmarshal(resp.Body, &pt); err != nil || resp.Code != remoting.Success {
 		t.Fatalf("GET_ALL_PRODUCER_INFO: %d %q %v", resp.Code, resp.Body, err)
 	}
-	if ps := pt.Data["StatsPG"]; len(ps) != 1 || ps[0].ClientID != "127.0.0.1@stats" || !strings.HasPrefix(ps[0].RemoteIP, "127.0.0.1:") {
+	if ps := pt.Data["StatsPG"]; len(ps) != 1 || ps[0].ClientID != "127.0.0.1@stats" || !strings.HasPrefix(ps[0].RemoteIP, "/127.0.0.1:") {
 		t.Errorf("producers %+v", pt.Data)
 	}
 }

@@ -149,17 +149,30 @@ func (c *collector) consumerLabels(topic, group string) []string {
 
 func (c *collector) collectTraffic(e *emitter) {
 	st := c.b.BrokerStats()
+	// The stock stats also count schedule deliveries (a put of the real
+	// topic, a get by SCHEDULE_CONSUMER); the 5.x metrics count sends and
+	// pulls only, so those parts are left out.
 	st.TopicPut.Each(func(k brokerstats.Key, it *brokerstats.Item) {
-		e.counter(nameMessagesIn, float64(it.Value()), k.Topic, c.messageType(k.Topic), boolText(c.isSystem(k.Topic)))
+		sched, _ := st.ScheduledPut(k.Topic)
+		if sent := it.Value() - sched; sent > 0 || sched == 0 {
+			e.counter(nameMessagesIn, float64(sent), k.Topic, c.messageType(k.Topic), boolText(c.isSystem(k.Topic)))
+		}
 	})
 	st.TopicSize.Each(func(k brokerstats.Key, it *brokerstats.Item) {
-		e.counter(nameThroughputIn, float64(it.Value()), k.Topic, c.messageType(k.Topic), boolText(c.isSystem(k.Topic)))
+		_, sched := st.ScheduledPut(k.Topic)
+		if sent := it.Value() - sched; sent > 0 || sched == 0 {
+			e.counter(nameThroughputIn, float64(sent), k.Topic, c.messageType(k.Topic), boolText(c.isSystem(k.Topic)))
+		}
 	})
 	st.GroupGet.Each(func(k brokerstats.Key, it *brokerstats.Item) {
-		e.counter(nameMessagesOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+		if !brokerstats.IsScheduleGet(k) {
+			e.counter(nameMessagesOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+		}
 	})
 	st.GroupSize.Each(func(k brokerstats.Key, it *brokerstats.Item) {
-		e.counter(nameThroughputOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+		if !brokerstats.IsScheduleGet(k) {
+			e.counter(nameThroughputOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+		}
 	})
 	d := st.Detail()
 	if d == nil {

@@ -105,6 +105,8 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 	}
 	if count {
 		s.stats.getCalls.Add(1)
+		start := s.opts.Clock.Now()
+		defer func() { s.stats.times.noteGet(s.opts.Clock.Now().Sub(start)) }()
 	}
 	r := &GetResult{Status: NoMatchedLogicQueue, NextBeginOffset: 0}
 	q, _ := s.queueFor(topic, queueID, false)

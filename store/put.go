@@ -117,6 +117,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidBatch)
 	}
+	start := s.opts.Clock.Now()
 	var one [1]message.Record
 	fields := one[:]
 	if len(msgs) > 1 {
@@ -200,6 +201,8 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	}
 	s.stats.putMessages.Add(int64(len(fields)))
 	s.stats.putBytes.Add(int64(total))
+	end := s.opts.Clock.Now()
+	s.stats.times.notePut(end, end.Sub(start))
 	s.wakeDispatcher()
 	s.noteWritten(total)
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -19,6 +20,7 @@ type storeStats struct {
 	getCalls       atomic.Int64
 	getFound       atomic.Int64
 	getMessages    atomic.Int64
+	times          storeTimes // put/get durations (stats_times.go)
 }
 
 // RuntimeInfo returns counters and positions, keyed like Java's
@@ -58,17 +60,35 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"getMessageTimesTotal":         i(st.getCalls.Load()),
 		"getMessageTimesTotalFound":    i(st.getFound.Load()),
 		"getMessageTransferedMsgCount": i(st.getMessages.Load()),
-		"flushDiskType":                s.opts.FlushDiskType.String(),
-		"recoveryCleanShutdown":        strconv.FormatBool(s.recovery.clean),
-		"recoveryScannedFrom":          i(s.recovery.scannedFrom),
-		"recoveryRecords":              i(s.recovery.records),
-		"recoveryCorruptRegions":       i(s.recovery.corruptRegions),
-		"recoverySkippedBytes":         i(s.recovery.skippedBytes),
-		"recoveryTornTailBytes":        i(s.recovery.tornTailBytes),
-		"recoveryDroppedUnits":         i(s.recovery.droppedUnits),
+		"putMessageEntireTimeMax":      i(st.times.putMax.Load()),
+		"getMessageEntireTimeMax":      i(st.times.getMax.Load()),
+		"putMessageDistributeTime":     st.times.distribution(s.opts.Clock.Now()),
+		// J4 StoreStatsService: the size total over the put count, 1 when
+		// there was none.
+		"putMessageAverageSize": javaDouble(float64(st.putBytes.Load()) / float64(max(st.putMessages.Load(), 1))),
+		// J4 reports its dispatchMaxBuffer, which nothing in 4.9.8 sets.
+		"dispatchMaxBuffer":      "0",
+		"flushDiskType":          s.opts.FlushDiskType.String(),
+		"recoveryCleanShutdown":  strconv.FormatBool(s.recovery.clean),
+		"recoveryScannedFrom":    i(s.recovery.scannedFrom),
+		"recoveryRecords":        i(s.recovery.records),
+		"recoveryCorruptRegions": i(s.recovery.corruptRegions),
+		"recoverySkippedBytes":   i(s.recovery.skippedBytes),
+		"recoveryTornTailBytes":  i(s.recovery.tornTailBytes),
+		"recoveryDroppedUnits":   i(s.recovery.droppedUnits),
 	}
 	for k, v := range s.cleanupInfo() {
 		m[k] = v
 	}
 	return m
+}
+
+// javaDouble formats v as Java's String.valueOf(double) does for the
+// values here: a whole number keeps ".0".
+func javaDouble(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".NI") {
+		s += ".0"
+	}
+	return s
 }

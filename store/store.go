@@ -126,6 +126,7 @@ func Open(opts Options) (*Store, error) {
 		diskCheckWake: make(chan struct{}, 1),
 		cleanWake:     make(chan struct{}, 1),
 	}
+	s.stats.times.init(s.bootTime)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err

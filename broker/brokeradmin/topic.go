@@ -195,6 +195,12 @@ func (s *Service) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Co
 	t["earliestMessageTimeStamp"] = strconv.FormatInt(s.earliestMessageTime(), 10)
 	t["commitLogMaxOffset"] = strconv.FormatInt(s.store.MaxPhyOffset(), 10)
 	t["commitLogMinOffset"] = strconv.FormatInt(s.store.MinPhyOffset(), 10)
+	// J4 AdminBrokerProcessor.prepareRuntimeInfo: the commitlog bytes not
+	// flushed yet, human-readable (rocketmq-exporter reads the number before
+	// the space).
+	if flushed, err := strconv.ParseInt(t["commitLogFlushedOffset"], 10, 64); err == nil {
+		t["remainHowManyDataToFlush"] = humanBytes(uint64(max(s.store.MaxPhyOffset()-flushed, 0)))
+	}
 	t["runtime"] = "[ " + formatUptime(now.Sub(s.stats.BootTime)) + " ]"
 	if total, free, err := diskSpace(s.storeDir); err == nil && total > 0 {
 		t["commitLogDiskRatio"] = strconv.FormatFloat(float64(total-free)/float64(total), 'f', -1, 64)

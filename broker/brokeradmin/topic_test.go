@@ -185,4 +185,52 @@ func TestBrokerRuntimeInfo(t *testing.T) {
 	if n := len(strings.Fields(kv.Table["putTps"])); n != 3 {
 		t.Errorf("putTps %q: want three windows", kv.Table["putTps"])
 	}
+	exporterParses(t, kv.Table)
+}
+
+// exporterParses checks table as rocketmq-exporter's
+// model/BrokerRuntimeStats(KVTable) reads it: a missing key or one that
+// does not parse fails its whole broker-runtime collection.
+func exporterParses(t *testing.T, table map[string]string) {
+	t.Helper()
+	longs := []string{"msgPutTotalTodayNow", "sendThreadPoolQueueHeadWaitTimeMills", "queryThreadPoolQueueHeadWaitTimeMills",
+		"pullThreadPoolQueueCapacity", "msgGetTotalTodayNow", "queryThreadPoolQueueSize", "bootTimestamp",
+		"msgGetTotalYesterdayMorning", "msgPutTotalYesterdayMorning", "pullThreadPoolQueueHeadWaitTimeMills",
+		"dispatchMaxBuffer", "pageCacheLockTimeMills", "commitLogMaxOffset", "commitLogMinOffset",
+		"getMessageEntireTimeMax", "msgPutTotalTodayMorning", "putMessageTimesTotal", "msgGetTotalTodayMorning",
+		"sendThreadPoolQueueSize", "startAcceptSendRequestTimeStamp", "putMessageEntireTimeMax",
+		"earliestMessageTimeStamp", "remainTransientStoreBufferNumbs", "queryThreadPoolQueueCapacity",
+		"dispatchBehindBytes", "putMessageSizeTotal", "sendThreadPoolQueueCapacity", "pullThreadPoolQueueSize"}
+	for _, k := range longs {
+		if _, err := strconv.ParseInt(table[k], 10, 64); err != nil {
+			t.Errorf("exporter Long.parseLong(%s): %q", k, table[k])
+		}
+	}
+	if _, err := strconv.ParseInt(table["brokerVersion"], 10, 32); err != nil {
+		t.Errorf("brokerVersion %q", table["brokerVersion"])
+	}
+	for _, k := range []string{"consumeQueueDiskRatio", "commitLogDiskRatio", "putMessageAverageSize"} {
+		if _, err := strconv.ParseFloat(table[k], 64); err != nil {
+			t.Errorf("exporter Double.parseDouble(%s): %q", k, table[k])
+		}
+	}
+	if f := strings.Fields(table["remainHowManyDataToFlush"]); len(f) != 2 {
+		t.Errorf("remainHowManyDataToFlush %q", table["remainHowManyDataToFlush"])
+	} else if _, err := strconv.ParseFloat(f[0], 64); err != nil {
+		t.Errorf("remainHowManyDataToFlush %q", table["remainHowManyDataToFlush"])
+	}
+	// "Total : 1.0 GiB, Free : 2.0 GiB.": the exporter takes fields 2, 3, 6 and 7.
+	if f := strings.Fields(table["commitLogDirCapacity"]); len(f) != 8 {
+		t.Errorf("commitLogDirCapacity %q", table["commitLogDirCapacity"])
+	}
+	if d := table["putMessageDistributeTime"]; d != "null" && len(strings.Fields(d)) != 13 {
+		t.Errorf("putMessageDistributeTime %q", d)
+	}
+	for _, k := range []string{"putTps", "getMissTps", "getTransferedTps", "getTotalTps", "getFoundTps"} {
+		for _, f := range strings.Fields(table[k]) {
+			if _, err := strconv.ParseFloat(f, 64); err != nil {
+				t.Errorf("%s %q", k, table[k])
+			}
+		}
+	}
 }

@@ -176,6 +176,11 @@ type Manager struct {
 	BrokerGet    *Set // BROKER_GET_NUMS
 	GroupLatency *Set // GROUP_GET_LATENCY
 
+	// scheduledPut and scheduledSize are the part of TopicPut and TopicSize
+	// that schedule deliveries added (RecordScheduleDelivery), for readers
+	// that count sends only (ScheduledPut). Not stock stats names.
+	scheduledPut, scheduledSize *Set
+
 	// Runtime samples the store's get counters every second for the
 	// getFoundTps, getMissTps and getTotalTps of GET_BROKER_RUNTIME_INFO.
 	Runtime Rates
@@ -190,15 +195,17 @@ type Manager struct {
 // NewManager returns empty sets; cluster is the key of the BROKER_* items.
 func NewManager(cluster string) *Manager {
 	m := &Manager{
-		cluster:      cluster,
-		TopicPut:     newSet(TopicPutNums, formTopic),
-		TopicSize:    newSet(TopicPutSize, formTopic),
-		GroupGet:     newSet(GroupGetNums, formTopicGroup),
-		GroupSize:    newSet(GroupGetSize, formTopicGroup),
-		SendBack:     newSet(SndbckPutNums, formTopicGroup),
-		BrokerPut:    newSet(BrokerPutNums, formTopic),
-		BrokerGet:    newSet(BrokerGetNums, formTopic),
-		GroupLatency: newSet(GroupGetLatency, formQueueTopicGroup),
+		cluster:       cluster,
+		TopicPut:      newSet(TopicPutNums, formTopic),
+		TopicSize:     newSet(TopicPutSize, formTopic),
+		GroupGet:      newSet(GroupGetNums, formTopicGroup),
+		GroupSize:     newSet(GroupGetSize, formTopicGroup),
+		SendBack:      newSet(SndbckPutNums, formTopicGroup),
+		BrokerPut:     newSet(BrokerPutNums, formTopic),
+		BrokerGet:     newSet(BrokerGetNums, formTopic),
+		GroupLatency:  newSet(GroupGetLatency, formQueueTopicGroup),
+		scheduledPut:  newSet("", formTopic),
+		scheduledSize: newSet("", formTopic),
 	}
 	m.sets = make(map[string]*Set)
 	for _, s := range m.all() {
@@ -233,6 +240,47 @@ func (m *Manager) RecordPut(topic string, msgs, bytes int) {
 		}
 	}
 }
+
+// Schedule delivery's consumer group and topic (J4
+// MixAll.SCHEDULE_CONSUMER_GROUP, TopicValidator.RMQ_SYS_SCHEDULE_TOPIC).
+const (
+	scheduleGroup = "SCHEDULE_CONSUMER"
+	scheduleTopic = "SCHEDULE_TOPIC_XXXX"
+)
+
+// RecordScheduleDelivery counts a due delay-level message of bytes stored
+// on its real topic as J4 ScheduleMessageService PutResultProcess.onSuccess
+// does (enableScheduleMessageStats, default true): a put of the topic and
+// of the broker, and a get of SCHEDULE_TOPIC_XXXX by SCHEDULE_CONSUMER.
+func (m *Manager) RecordScheduleDelivery(topic string, msgs, bytes int) {
+	k := Key{Topic: topic}
+	m.scheduledPut.Item(k).Add(int64(msgs))
+	m.scheduledSize.Item(k).Add(int64(bytes))
+	m.TopicPut.Item(k).AddTimes(int64(msgs), 1)
+	m.TopicSize.Item(k).Add(int64(bytes))
+	m.brokerPut.Add(int64(msgs))
+	g := Key{Topic: scheduleTopic, Group: scheduleGroup}
+	m.GroupGet.Item(g).Add(int64(msgs))
+	m.GroupSize.Item(g).Add(int64(bytes))
+}
+
+// ScheduledPut is the part of topic's TOPIC_PUT_NUMS (msgs) and
+// TOPIC_PUT_SIZE (bytes) that schedule deliveries added: the 5.x metrics
+// (rocketmq_messages_in_total) count sends only.
+func (m *Manager) ScheduledPut(topic string) (msgs, bytes int64) {
+	k := Key{Topic: topic}
+	if it := m.scheduledPut.Lookup(k); it != nil {
+		msgs = it.Value()
+	}
+	if it := m.scheduledSize.Lookup(k); it != nil {
+		bytes = it.Value()
+	}
+	return msgs, bytes
+}
+
+// IsScheduleGet reports the GROUP_GET_* key of schedule deliveries
+// (SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER), which no consumer pulled.
+func IsScheduleGet(k Key) bool { return k.Topic == scheduleTopic && k.Group == scheduleGroup }
 
 // RecordGet counts one pull that transferred msgs messages of bytes bytes
 // (J4 incGroupGetNums, incGroupGetSize, incBrokerGetNums).
@@ -271,6 +319,8 @@ func (m *Manager) RemoveTopic(topic string) {
 		}
 		s.RemoveIf(func(k Key) bool { return k.Topic == topic })
 	}
+	m.scheduledPut.RemoveIf(func(k Key) bool { return k.Topic == topic })
+	m.scheduledSize.RemoveIf(func(k Key) bool { return k.Topic == topic })
 }
 
 // Tick samples whichever windows are due at now; the broker calls it every

@@ -105,3 +105,34 @@ func BenchmarkRecordPut(b *testing.B) {
 		}
 	})
 }
+
+// A schedule delivery counts on the stock items as J4 does, and ScheduledPut
+// tells that part apart for readers that count sends only.
+func TestScheduleDeliveryIsTold(t *testing.T) {
+	m := NewManager("C")
+	m.RecordPut("T", 2, 200)
+	m.RecordScheduleDelivery("T", 1, 150)
+	if got := m.TopicPut.Lookup(Key{Topic: "T"}).Value(); got != 3 {
+		t.Fatalf("TOPIC_PUT_NUMS %d", got)
+	}
+	if got := m.TopicSize.Lookup(Key{Topic: "T"}).Value(); got != 350 {
+		t.Fatalf("TOPIC_PUT_SIZE %d", got)
+	}
+	if msgs, bytes := m.ScheduledPut("T"); msgs != 1 || bytes != 150 {
+		t.Fatalf("ScheduledPut %d %d", msgs, bytes)
+	}
+	k := Key{Topic: "SCHEDULE_TOPIC_XXXX", Group: "SCHEDULE_CONSUMER"}
+	if !IsScheduleGet(k) || IsScheduleGet(Key{Topic: "T", Group: "SCHEDULE_CONSUMER"}) {
+		t.Fatal("IsScheduleGet")
+	}
+	if got := m.GroupGet.LookupText("SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER"); got == nil || got.Value() != 1 {
+		t.Fatalf("GROUP_GET_NUMS of the schedule: %v", got)
+	}
+	if got := m.BrokerPut.Lookup(Key{Topic: "C"}).Value(); got != 3 {
+		t.Fatalf("BROKER_PUT_NUMS %d", got)
+	}
+	m.RemoveTopic("T")
+	if msgs, bytes := m.ScheduledPut("T"); msgs != 0 || bytes != 0 {
+		t.Fatalf("after RemoveTopic: %d %d", msgs, bytes)
+	}
+}

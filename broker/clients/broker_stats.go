@@ -86,7 +86,8 @@ type ProducerInfo struct {
 
 // Table lists every producer group's connections (J4
 // ProducerManager.getProducerTable as ProducerTableInfo.data), each group's
-// sorted by client id.
+// sorted by client id. RemoteIP is Netty's remoteAddress().toString() as J4
+// puts it there: "/ip:port".
 func (m *ProducerManager) Table() map[string][]ProducerInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -95,7 +96,7 @@ func (m *ProducerManager) Table() map[string][]ProducerInfo {
 		list := make([]ProducerInfo, 0, len(chans))
 		for c, ch := range chans {
 			list = append(list, ProducerInfo{
-				ClientID: ch.ClientID, RemoteIP: c.RemoteAddr(), Language: ch.Language, Version: ch.Version,
+				ClientID: ch.ClientID, RemoteIP: "/" + c.RemoteAddr(), Language: ch.Language, Version: ch.Version,
 				LastUpdateTimestamp: ch.LastUpdate.UnixMilli(),
 			})
 		}

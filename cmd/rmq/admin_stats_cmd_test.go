@@ -76,7 +76,7 @@ func TestAdminStatsCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("producer: %s", errOut)
 	}
-	if got := m.mask(linesWith(out, "StatsPG")); !strings.HasPrefix(got, "producer group (StatsPG) instance : clientId=127.0.0.1@stats-producer,remoteIP=<HOST>, language=") {
+	if got := m.mask(linesWith(out, "StatsPG")); !strings.HasPrefix(got, "producer group (StatsPG) instance : clientId=127.0.0.1@stats-producer,remoteIP=/<HOST>, language=") {
 		t.Errorf("producer: %q", out)
 	}
 	// Unknown stats key: the stock error text.
