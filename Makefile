@@ -164,14 +164,14 @@ proto:
 	@set -e; \
 	d=$(CURDIR)/$(PROTO_DIR); mkdir -p $$d/bin; \
 	if [ ! -x $$d/bin/protoc-$(PROTOC_VERSION) ]; then \
-		mvn -B -q dependency:copy -Dartifact=com.google.protobuf:protoc:$(PROTOC_VERSION):exe:$(PROTOC_CLASSIFIER) \
-			-DoutputDirectory=$$d/dl; \
+		(cd $$d && mvn -B -q dependency:copy -Dartifact=com.google.protobuf:protoc:$(PROTOC_VERSION):exe:$(PROTOC_CLASSIFIER) \
+			-DoutputDirectory=$$d/dl -Dstyle.color=never); \
 		cp $$d/dl/protoc-$(PROTOC_VERSION)-$(PROTOC_CLASSIFIER).exe $$d/bin/protoc-$(PROTOC_VERSION); \
 		chmod +x $$d/bin/protoc-$(PROTOC_VERSION); \
 	fi; \
 	if [ ! -f $$d/include/google/protobuf/timestamp.proto ]; then \
-		mvn -B -q dependency:unpack -Dartifact=com.google.protobuf:protobuf-java:$(PROTOC_VERSION) \
-			-Dmdep.unpack.includes='google/protobuf/*.proto' -DoutputDirectory=$$d/include; \
+		(cd $$d && mvn -B -q dependency:unpack -Dartifact=com.google.protobuf:protobuf-java:$(PROTOC_VERSION) \
+			-Dmdep.unpack.includes='google/protobuf/*.proto' -DoutputDirectory=$$d/include -Dstyle.color=never); \
 	fi; \
 	$(GO) build -o $$d/bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go; \
 	GOBIN=$$d/bin $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION); \
