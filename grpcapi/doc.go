@@ -11,8 +11,9 @@
 // proxy's permissive mode).
 //
 // Served: QueryRoute, Heartbeat, SendMessage (normal, FIFO by message
-// group hash, delivery timestamp as TIMER_DELIVER_MS, transactional as a
-// half message), EndTransaction, Telemetry (Settings exchange; check-backs
+// group hash, delivery timestamp as TIMER_DELIVER_MS with a recall handle
+// in the reply, transactional as a half message), RecallMessage (the
+// broker's Recall, as RECALL_MESSAGE), EndTransaction, Telemetry (Settings exchange; check-backs
 // as RecoverOrphanedTransactionCommand), NotifyClientTermination,
 // QueryAssignment, and consumption over broker/pop (the proxy's
 // ConsumerProcessor over POP_MESSAGE and friends): ReceiveMessage (server
@@ -22,8 +23,7 @@
 // A receipt handle is the broker's extraInfo plus the commitlog offset
 // (common/consumer/ReceiptHandle). Messages received with auto_renew (push
 // consumers) are popped for defaultInvisibleTimeMills and renewed until
-// acked, as the proxy's DefaultReceiptHandleManager does (renew.go). The
-// pinned protocol version has no RecallMessage.
+// acked, as the proxy's DefaultReceiptHandleManager does (renew.go).
 //
 // Every refusal is an apache.rocketmq.v2.Code in the response Status,
 // mapped in one place (codes.go).

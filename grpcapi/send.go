@@ -114,6 +114,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 		e := &v2.SendResultEntry{
 			Status:    okStatus(),
 			MessageId: it.msg.GetSystemProperties().GetMessageId(), TransactionId: reply.TransactionID, Offset: reply.QueueOffset,
+			RecallHandle: reply.RecallHandle, // a timer message's (SendMessageActivity)
 		}
 		if reply.FlushTimeout {
 			e = &v2.SendResultEntry{Status: &v2.Status{Code: v2.Code_MASTER_PERSISTENCE_TIMEOUT, Message: "send message failed, sendStatus=FLUSH_DISK_TIMEOUT"}}
