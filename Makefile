@@ -11,6 +11,7 @@
 #   make cross   build bin/rmq and go vet for linux, darwin, freebsd and
 #                windows (amd64 and arm64)
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
+#   make proto   regenerate grpcapi/apiv2 from the rocketmq-apis protos (pinned)
 #   make clean   remove bin/, .run/ and .image/
 #   make soak-retention  retention soak, 10 min (SOAK_DURATION); not part of test
 

@@ -170,11 +170,16 @@ func (ts *testServer) maxOffset(topic string, q int32) int64 {
 
 // queueCounts is the number of messages in each queue of topic.
 func (ts *testServer) queueCounts(topic string, n int32) []int64 {
-	out := make([]int64, n)
-	for q := range n {
-		out[q] = ts.maxOffset(topic, q)
+	return ts.ints("counts %s %d", topic, n)
+}
+
+// total is the number of messages in topic's n queues.
+func (ts *testServer) total(topic string, n int32) int64 {
+	var s int64
+	for _, c := range ts.queueCounts(topic, n) {
+		s += c
 	}
-	return out
+	return s
 }
 
 // popStats is the broker's messages in flight, revived, and its dispatch
@@ -200,19 +205,11 @@ func (ts *testServer) fifoQueue(group string, n int) int {
 	return int(ts.ints("fifoqueue %s %d", group, n)[0])
 }
 
-func sum(xs []int64) int64 {
-	var s int64
-	for _, x := range xs {
-		s += x
-	}
-	return s
-}
-
 // waitCount waits until topic's n queues hold want messages in all (the
 // store dispatches to the consume queues in the background).
 func (ts *testServer) waitCount(t *testing.T, topic string, n int32, want int64) {
 	t.Helper()
-	testutil.WaitFor(t, 10*time.Second, func() bool { return sum(ts.queueCounts(topic, n)) == want },
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.total(topic, n) == want },
 		fmt.Sprintf("%d messages on %s", want, topic))
 }
 

@@ -81,7 +81,7 @@ func TestSDKProducerDelay(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.maxOffset(message.TopicWheelTimer, 0) == 1 },
 		"the message on the timer topic")
-	if got := sum(ts.queueCounts("DelayTopic", 2)); got != 0 {
+	if got := ts.total("DelayTopic", 2); got != 0 {
 		t.Fatalf("a message due in an hour is on its topic already (%d)", got)
 	}
 	// Too far ahead: ILLEGAL_DELIVERY_TIME, refused by the SDK as a bad request.
@@ -104,7 +104,7 @@ func TestSDKTransactionCommitRollback(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.maxOffset(message.TopicTransHalf, 0) == 1 },
 		"the half message")
-	if got := sum(ts.queueCounts("TxTopic", 2)); got != 0 {
+	if got := ts.total("TxTopic", 2); got != 0 {
 		t.Fatalf("half message visible before commit (%d)", got)
 	}
 	if err := tx.Commit(); err != nil {
@@ -122,7 +122,7 @@ func TestSDKTransactionCommitRollback(t *testing.T) {
 	// The rollback stored its op record; the real topic got nothing.
 	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.maxOffset(message.TopicTransOpHalf, 0) == 2 },
 		"the op records of both decisions")
-	if got := sum(ts.queueCounts("TxTopic", 2)); got != 1 {
+	if got := ts.total("TxTopic", 2); got != 1 {
 		t.Fatalf("after rollback %d messages, want still 1", got)
 	}
 }

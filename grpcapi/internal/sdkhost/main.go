@@ -11,6 +11,7 @@
 //
 //	topic NAME QUEUES     create a read-write topic
 //	offset TOPIC QUEUE    the queue's max offset
+//	counts TOPIC N        the max offsets of queues 0..N-1
 //	pop                   pop stats: in flight, revived, dispatch behind
 //	advance MILLIS        advance the manual clock
 //	orderly GROUP         make GROUP a consumeMessageOrderly group
@@ -136,6 +137,16 @@ func serve(b *broker.Broker, clk *clock.Manual, args []string) (string, error) {
 			return "", err
 		}
 		return strconv.FormatInt(b.Store().MaxOffsetInQueue(args[1], int32(q)), 10), nil
+	case "counts":
+		n, err := num(2)
+		if err != nil {
+			return "", err
+		}
+		out := make([]string, n)
+		for q := range n {
+			out[q] = strconv.FormatInt(b.Store().MaxOffsetInQueue(args[1], int32(q)), 10)
+		}
+		return strings.Join(out, " "), nil
 	case "pop":
 		st := b.Pop().Stats()
 		return fmt.Sprintf("%d %d %d", st.InFlight, st.Revived, b.Store().DispatchBehind()), nil
