@@ -12,6 +12,7 @@
 #   make cross   build bin/rmq and go vet for linux, darwin, freebsd and
 #                windows (amd64 and arm64)
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
+#   make proto   regenerate grpcapi/apiv2 from the rocketmq-apis protos (pinned)
 #   make clean   remove bin/, .run/ and .image/
 #   make soak-retention  retention soak, 10 min (SOAK_DURATION); not part of test
 
@@ -157,3 +158,52 @@ SOAK_CYCLES ?= 30
 .PHONY: soak-crash
 soak-crash: build
 	SOAK_CRASH=1 SOAK_CYCLES=$(SOAK_CYCLES) RMQ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m -run '^TestCrashLoopSoak$$' -v ./integration/soak/
+
+# The gRPC endpoint's protobuf and gRPC code (grpcapi/apiv2), generated from the
+# apache/rocketmq-apis protos at ROCKETMQ_APIS_VERSION (the rocketmq-proto version
+# RocketMQ 5.3.3 pins; its Maven jar holds only Java classes, so the tag is cloned
+# and checked against ROCKETMQ_APIS_COMMIT). protoc and the well-known types
+# (google/protobuf/*.proto, from the protobuf-java jar) come from Maven Central,
+# protoc-gen-go from google.golang.org/protobuf at the go.mod version,
+# protoc-gen-go-grpc at PROTOC_GEN_GO_GRPC_VERSION. Everything fetched goes to
+# .proto/ (git-ignored). The output is committed: `make proto` followed by
+# `git diff --exit-code grpcapi/apiv2` checks that it is reproducible.
+# ROCKETMQ_APIS_REPO may name a local clone or mirror of the repository.
+ROCKETMQ_APIS_REPO         ?= https://github.com/apache/rocketmq-apis.git
+ROCKETMQ_APIS_VERSION      := v2.0.4
+ROCKETMQ_APIS_COMMIT       := df8f85cdfa850b204adea777076c2d3d8fb0c3fc
+PROTOC_VERSION             := 4.33.5
+PROTOC_CLASSIFIER          ?= linux-x86_64
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+PROTO_DIR                  := .proto
+PROTO_PKG                  := github.com/rmqio/rmq/grpcapi/apiv2
+PROTO_FILES                := apache/rocketmq/v2/definition.proto apache/rocketmq/v2/service.proto
+
+.PHONY: proto
+proto:
+	@set -e; \
+	d=$(CURDIR)/$(PROTO_DIR); mkdir -p $$d/bin; \
+	if [ ! -x $$d/bin/protoc-$(PROTOC_VERSION) ]; then \
+		(cd $$d && mvn -B -q dependency:copy -Dartifact=com.google.protobuf:protoc:$(PROTOC_VERSION):exe:$(PROTOC_CLASSIFIER) \
+			-DoutputDirectory=$$d/dl -Dstyle.color=never); \
+		cp $$d/dl/protoc-$(PROTOC_VERSION)-$(PROTOC_CLASSIFIER).exe $$d/bin/protoc-$(PROTOC_VERSION); \
+		chmod +x $$d/bin/protoc-$(PROTOC_VERSION); \
+	fi; \
+	if [ ! -f $$d/include/google/protobuf/timestamp.proto ]; then \
+		(cd $$d && mvn -B -q dependency:unpack -Dartifact=com.google.protobuf:protobuf-java:$(PROTOC_VERSION) \
+			-Dmdep.unpack.includes='google/protobuf/*.proto' -DoutputDirectory=$$d/include -Dstyle.color=never); \
+	fi; \
+	$(GO) build -o $$d/bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go; \
+	GOBIN=$$d/bin $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION); \
+	rm -rf $$d/rocketmq-apis; \
+	git -c advice.detachedHead=false clone -q --depth 1 --branch $(ROCKETMQ_APIS_VERSION) $(ROCKETMQ_APIS_REPO) $$d/rocketmq-apis; \
+	got=$$(git -C $$d/rocketmq-apis rev-parse HEAD); \
+	if [ "$$got" != "$(ROCKETMQ_APIS_COMMIT)" ]; then \
+		echo "rocketmq-apis $(ROCKETMQ_APIS_VERSION) is $$got, want $(ROCKETMQ_APIS_COMMIT)" >&2; exit 1; \
+	fi; \
+	maps=""; for f in $(PROTO_FILES); do maps="$$maps,M$$f=$(PROTO_PKG)"; done; maps=$${maps#,}; \
+	rm -f grpcapi/apiv2/*.pb.go; \
+	PATH=$$d/bin:$$PATH $$d/bin/protoc-$(PROTOC_VERSION) -I $$d/rocketmq-apis -I $$d/include \
+		--go_out=. --go_opt=module=github.com/rmqio/rmq --go_opt=$$maps \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/rmqio/rmq --go-grpc_opt=$$maps \
+		$(PROTO_FILES)

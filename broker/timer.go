@@ -87,10 +87,38 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)
-	fail := func(code int32, remark string) *remoting.Command {
-		resp.Code, resp.Remark = code, remark
+	uniq, err := b.Recall(topic, handle, group)
+	if err != nil {
+		re := err.(*RecallError) // Recall fails with nothing else
+		resp.Code, resp.Remark = re.Code, re.Remark
 		return resp
 	}
+	resp.SetExt("msgId", uniq)
+	return resp
+}
+
+// RecallError is a recall the broker refused, with the remoting response
+// code and remark RECALL_MESSAGE answers it with.
+type RecallError struct {
+	Code   int32
+	Remark string
+}
+
+func (e *RecallError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
+
+// Recall cancels the timer message a recall handle (from a send's reply)
+// names, as RECALL_MESSAGE does (broker RecallMessageProcessor): the switch,
+// the broker's write permission and the topic are checked here, the handle
+// and the delivery state by the timer store. It returns the message's uniq
+// key (the response's msgId); every failure is a *RecallError.
+func (b *Broker) Recall(topic, handle, producerGroup string) (string, error) {
+	fail := func(code int32, remark string) (string, error) {
+		return "", &RecallError{Code: code, Remark: remark}
+	}
+	if !b.enter() {
+		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")
+	}
+	defer b.inflight.Done()
 	switch {
 	case !b.opts.RecallMessageEnable:
 		return fail(remoting.NoPermission, "recall failed, operation is forbidden")
@@ -102,15 +130,14 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	if b.timers == nil {
 		return fail(remoting.SystemError, "recall failed, "+timerDisabledRemark)
 	}
-	uniq, err := b.timers.Recall(topic, handle, group)
+	uniq, err := b.timers.Recall(topic, handle, producerGroup)
 	switch {
 	case errors.Is(err, timer.ErrRecallRefused):
 		return fail(remoting.IllegalOperation, err.Error())
 	case err != nil:
 		return fail(remoting.SystemError, "recall failed, execute error: "+err.Error())
 	}
-	resp.SetExt("msgId", uniq)
-	return resp
+	return uniq, nil
 }
 
 // timerRuntimeInfo adds the 5.x timer figures to GET_BROKER_RUNTIME_INFO

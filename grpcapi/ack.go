@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker/pop"
 )

@@ -3,7 +3,7 @@ package grpcapi
 import (
 	"errors"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/pop"

@@ -1,5 +1,12 @@
 package grpcapi
 
+// MessageGroupQueue is the queue in [0, queues) a FIFO message of group goes
+// to: Guava's consistent hash of the group's Java hashCode, as the proxy's
+// SendMessageQueueSelector picks it.
+func MessageGroupQueue(group string, queues int) int {
+	return consistentHash(int64(javaStringHash(group)), queues)
+}
+
 // javaStringHash is java.lang.String.hashCode over the UTF-16 code units of s.
 func javaStringHash(s string) int32 {
 	var h int32

@@ -3,7 +3,6 @@ package grpcapi
 import (
 	"fmt"
 	"google.golang.org/grpc/mem"
-	"os"
 	"testing"
 	"time"
 
@@ -11,19 +10,6 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/remoting"
 )
-
-func TestMain(m *testing.M) {
-	// The Go SDK logs to files under its log root; keep them out of $HOME.
-	dir, err := os.MkdirTemp("", "rmq-grpcapi-sdk-logs")
-	if err == nil {
-		os.Setenv("rocketmq.client.logRoot", dir)
-	}
-	code := m.Run()
-	if err == nil {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
 
 // testServer is a started broker with its gRPC endpoint on a free port.
 type testServer struct {

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -90,16 +89,9 @@ func recvReq(group, topic string, invisible time.Duration) *v2.ReceiveMessageReq
 	}
 }
 
-// withLongPolling sets long_polling_timeout, which the pinned protocol
-// lacks, as an unknown field (the newer SDKs send it).
+// withLongPolling sets long_polling_timeout (the SDKs from 5.0.3 on send it).
 func withLongPolling(req *v2.ReceiveMessageRequest, d time.Duration) *v2.ReceiveMessageRequest {
-	b, err := proto.Marshal(durationpb.New(d))
-	if err != nil {
-		panic(err)
-	}
-	raw := protowire.AppendTag(nil, longPollingTimeoutField, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, b)
-	req.ProtoReflect().SetUnknown(raw)
+	req.LongPollingTimeout = durationpb.New(d)
 	return req
 }
 
@@ -425,7 +417,7 @@ func TestRawConsumeBadInput(t *testing.T) {
 	}
 	// A deadline shorter than the minimum long poll: BAD_REQUEST for a
 	// client before 5.0.3, ILLEGAL_POLLING_TIME from it on.
-	for v, want := range map[string]v2.Code{"5.0.1": v2.Code_BAD_REQUEST, "5.0.8": codeIllegalPollingTime} {
+	for v, want := range map[string]v2.Code{"5.0.1": v2.Code_BAD_REQUEST, "5.0.8": v2.Code_ILLEGAL_POLLING_TIME} {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		ctx = metadata.AppendToOutgoingContext(ctx, mdClientID, "bad-client", mdClientVersion, v)
 		stream, err := c.ReceiveMessage(ctx, recvReq("KnownGroup", "RawBad", 10*time.Second))

@@ -5,22 +5,14 @@ import (
 	"strconv"
 	"time"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 )
-
-// codeIllegalPollingTime is apache.rocketmq.v2.Code ILLEGAL_POLLING_TIME,
-// newer than the pinned protocol: clients from 5.0.3 on get it for a
-// deadline too short to poll (ReceiveMessageActivity).
-const codeIllegalPollingTime = v2.Code(40018)
 
 // nackInvisibleMillis is how soon a popped message the stream could not
 // deliver comes back (ReceiveMessageResponseStreamWriter.NACK_INVISIBLE_TIME).
@@ -162,15 +154,17 @@ func (s *Server) pollingTime(ctx context.Context, req *v2.ReceiveMessageRequest,
 		remaining = time.Until(dl).Milliseconds()
 	}
 	var poll int64
-	if d, ok := longPollingTimeout(req); ok {
-		poll = d.Milliseconds()
+	if d := req.GetLongPollingTimeout(); d != nil {
+		poll = d.AsDuration().Milliseconds()
 	} else {
 		poll = remaining - sess.requestTimeout().Milliseconds()/2
 	}
 	poll = min(max(poll, s.opts.MinLongPollingMillis), s.opts.MaxLongPollingMillis)
 	if poll > remaining {
 		if remaining < s.opts.MinLongPollingMillis {
-			code := codeIllegalPollingTime
+			// Clients from 5.0.3 on get ILLEGAL_POLLING_TIME for a deadline
+			// too short to poll (ReceiveMessageActivity).
+			code := v2.Code_ILLEGAL_POLLING_TIME
 			if v := clientVersion(ctx); v == "" || v < "5.0.3" {
 				code = v2.Code_BAD_REQUEST
 			}
@@ -282,38 +276,3 @@ const defaultRetryMaxTimes = 16
 
 // now is the broker's clock.
 func (s *Server) now() time.Time { return s.b.Options().Clock.Now() }
-
-// longPollingTimeoutField is ReceiveMessageRequest.long_polling_timeout,
-// newer than the pinned protocol: read from the unknown fields.
-const longPollingTimeoutField = 7
-
-// longPollingTimeout is the request's long_polling_timeout, if it has one.
-func longPollingTimeout(req *v2.ReceiveMessageRequest) (time.Duration, bool) {
-	b := req.ProtoReflect().GetUnknown()
-	found, d := false, time.Duration(0)
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			break
-		}
-		b = b[n:]
-		if num == longPollingTimeoutField && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				break
-			}
-			var pd durationpb.Duration
-			if proto.Unmarshal(v, &pd) == nil {
-				found, d = true, pd.AsDuration()
-			}
-			b = b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			break
-		}
-		b = b[m:]
-	}
-	return d, found
-}

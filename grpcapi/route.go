@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -42,21 +42,31 @@ func acceptTypes(tc *remoting.TopicConfig) []v2.MessageType {
 // topicConfig checks the topic name and returns its config: ILLEGAL_TOPIC
 // for a bad or system topic, TOPIC_NOT_FOUND for one that does not exist.
 func (s *Server) topicConfig(r *v2.Resource) (*remoting.TopicConfig, error) {
-	name := r.GetName()
-	if name == "" {
-		return nil, fail(v2.Code_ILLEGAL_TOPIC, "topic name cannot be empty")
-	}
-	if err := message.ValidateTopic(name); err != nil {
-		return nil, fail(v2.Code_ILLEGAL_TOPIC, "topic name is illegal: "+err.Error())
-	}
-	if s.b.Topics().IsSystemTopic(name) {
-		return nil, fail(v2.Code_ILLEGAL_TOPIC, "cannot access system topic: "+name)
+	name, err := s.topicName(r)
+	if err != nil {
+		return nil, err
 	}
 	tc := s.b.Topics().Get(name)
 	if tc == nil {
 		return nil, fail(v2.Code_TOPIC_NOT_FOUND, "topic not found: "+name)
 	}
 	return tc, nil
+}
+
+// topicName is r's name if it may name a topic a client uses
+// (GrpcValidator.validateTopic): not empty, legal, not a system topic.
+func (s *Server) topicName(r *v2.Resource) (string, error) {
+	name := r.GetName()
+	if name == "" {
+		return "", fail(v2.Code_ILLEGAL_TOPIC, "topic name cannot be empty")
+	}
+	if err := message.ValidateTopic(name); err != nil {
+		return "", fail(v2.Code_ILLEGAL_TOPIC, "topic name is illegal: "+err.Error())
+	}
+	if s.b.Topics().IsSystemTopic(name) {
+		return "", fail(v2.Code_ILLEGAL_TOPIC, "cannot access system topic: "+name)
+	}
+	return name, nil
 }
 
 func (s *Server) brokerProto() *v2.Broker {

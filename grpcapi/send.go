@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/message"
@@ -78,7 +78,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 	queueID := rand.Int32N(tc.WriteQueueNums)
 	if len(msgs) == 1 {
 		if g := msgs[0].GetSystemProperties().GetMessageGroup(); g != "" {
-			queueID = int32(consistentHash(int64(javaStringHash(g)), int(tc.WriteQueueNums)))
+			queueID = int32(MessageGroupQueue(g, int(tc.WriteQueueNums)))
 		}
 	}
 	from := peerAddr(ctx)
@@ -114,6 +114,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 		e := &v2.SendResultEntry{
 			Status:    okStatus(),
 			MessageId: it.msg.GetSystemProperties().GetMessageId(), TransactionId: reply.TransactionID, Offset: reply.QueueOffset,
+			RecallHandle: reply.RecallHandle, // a timer message's (SendMessageActivity)
 		}
 		if reply.FlushTimeout {
 			e = &v2.SendResultEntry{Status: &v2.Status{Code: v2.Code_MASTER_PERSISTENCE_TIMEOUT, Message: "send message failed, sendStatus=FLUSH_DISK_TIMEOUT"}}

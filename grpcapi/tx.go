@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/remoting"

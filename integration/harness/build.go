@@ -53,15 +53,21 @@ func isRMQModule(path string) bool {
 // BuildRMQ compiles ./cmd/rmq of the enclosing repository into outDir and
 // returns the binary's path. The go tool's output is part of the error.
 func BuildRMQ(outDir string) (string, error) {
+	return Build(outDir, "./cmd/rmq", "rmq")
+}
+
+// Build compiles the main package pkg (a path relative to the repository
+// root, such as ./cmd/rmq) into outDir/name and returns the binary's path.
+func Build(outDir, pkg, name string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(outDir, "rmq")
-	cmd := exec.Command(goTool(), "build", "-o", bin, "./cmd/rmq")
+	bin := filepath.Join(outDir, name)
+	cmd := exec.Command(goTool(), "build", "-o", bin, pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("harness: go build ./cmd/rmq: %w\n%s", err, out)
+		return "", fmt.Errorf("harness: go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }

@@ -1,8 +1,8 @@
-// Stock Go SDK consumer tests: without the race detector, as sdk_test.go.
+// Stock Go SDK consumer tests.
 
 //go:build !race
 
-package grpcapi
+package grpcsdk
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	rmqclient "github.com/apache/rocketmq-clients/golang/v5"
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
-
-	"github.com/rmqio/rmq/remoting"
 )
 
 // newSimpleConsumer starts a stock Go 5.x SDK simple consumer of topic
@@ -82,7 +80,7 @@ func bodiesOf(mvs []*rmqclient.MessageView) []string {
 }
 
 func TestSDKSimpleConsumerReceiveAck(t *testing.T) {
-	ts := startServerWith(t, nil, func(o *Options) { o.MinLongPollingMillis = 200 })
+	ts := startServer(t, hostConf{minLongPolling: 200})
 	ts.createTopic("RecvTopic", 4)
 	p := newProducer(t, ts, "RecvTopic")
 	sendBodies(t, p, "RecvTopic", "tagA", "m1", "m2", "m3")
@@ -99,8 +97,8 @@ func TestSDKSimpleConsumerReceiveAck(t *testing.T) {
 			t.Fatalf("Ack: %v", err)
 		}
 	}
-	if st := ts.b.Pop().Stats(); st.InFlight != 0 {
-		t.Fatalf("%d messages in flight after every message was acked", st.InFlight)
+	if n := ts.inFlight(); n != 0 {
+		t.Fatalf("%d messages in flight after every message was acked", n)
 	}
 }
 
@@ -108,13 +106,13 @@ func TestSDKSimpleConsumerReceiveAck(t *testing.T) {
 // invisible time (the broker on a manual clock) with its delivery attempt
 // raised; the first handle has expired by then.
 func TestSDKSimpleConsumerRedelivery(t *testing.T) {
-	cs := startConsumeServer(t, nil, nil)
+	cs := startConsumeServer(t)
 	cs.createTopic("SDKRedeliver", 2)
-	p := newProducer(t, cs.testServer, "SDKRedeliver")
+	p := newProducer(t, cs, "SDKRedeliver")
 	sendBodies(t, p, "SDKRedeliver", "", "again")
-	c := newSimpleConsumer(t, cs.testServer, "SDKRedeliverGroup", "SDKRedeliver", rmqclient.SUB_ALL, time.Second)
+	c := newSimpleConsumer(t, cs, "SDKRedeliverGroup", "SDKRedeliver", rmqclient.SUB_ALL, time.Second)
 	first := receiveN(t, c, 1, 10*time.Second)[0]
-	cs.clk.Advance(10 * time.Second)
+	cs.advance(10 * time.Second)
 	cs.waitRevived(t, 1)
 	second := receiveN(t, c, 1, 10*time.Second)[0]
 	if string(second.GetBody()) != "again" || second.GetDeliveryAttempt() != 2 || second.GetMessageId() != first.GetMessageId() || second.GetTopic() != "SDKRedeliver" {
@@ -125,14 +123,14 @@ func TestSDKSimpleConsumerRedelivery(t *testing.T) {
 	if err := c.Ack(context.Background(), first); err != nil {
 		t.Fatalf("Ack: %v", err)
 	}
-	if st := cs.b.Pop().Stats(); st.InFlight != 1 {
-		t.Fatalf("%d in flight after the ack of the expired handle, want the redelivery still in flight", st.InFlight)
+	if n := cs.inFlight(); n != 1 {
+		t.Fatalf("%d in flight after the ack of the expired handle, want the redelivery still in flight", n)
 	}
 	if err := c.Ack(context.Background(), second); err != nil {
 		t.Fatalf("Ack: %v", err)
 	}
-	if st := cs.b.Pop().Stats(); st.InFlight != 0 {
-		t.Fatalf("%d in flight", st.InFlight)
+	if n := cs.inFlight(); n != 0 {
+		t.Fatalf("%d in flight", n)
 	}
 }
 
@@ -140,11 +138,11 @@ func TestSDKSimpleConsumerRedelivery(t *testing.T) {
 // handle; an ack through it acks the message, and a shortened invisible
 // time brings a message back sooner.
 func TestSDKSimpleConsumerChangeInvisibleDuration(t *testing.T) {
-	cs := startConsumeServer(t, nil, nil)
+	cs := startConsumeServer(t)
 	cs.createTopic("SDKChange", 1)
-	p := newProducer(t, cs.testServer, "SDKChange")
+	p := newProducer(t, cs, "SDKChange")
 	sendBodies(t, p, "SDKChange", "", "x", "y")
-	c := newSimpleConsumer(t, cs.testServer, "SDKChangeGroup", "SDKChange", rmqclient.SUB_ALL, time.Second)
+	c := newSimpleConsumer(t, cs, "SDKChangeGroup", "SDKChange", rmqclient.SUB_ALL, time.Second)
 	mvs := receiveN(t, c, 2, time.Hour)
 	sort.Slice(mvs, func(i, j int) bool { return string(mvs[i].GetBody()) < string(mvs[j].GetBody()) })
 	old := mvs[0].GetReceiptHandle()
@@ -160,7 +158,7 @@ func TestSDKSimpleConsumerChangeInvisibleDuration(t *testing.T) {
 	if err := c.ChangeInvisibleDuration(mvs[1], 5*time.Second); err != nil {
 		t.Fatalf("ChangeInvisibleDuration: %v", err)
 	}
-	cs.clk.Advance(5*time.Second + time.Millisecond)
+	cs.advance(5*time.Second + time.Millisecond)
 	cs.waitRevived(t, 1)
 	back := receiveN(t, c, 1, time.Hour)[0]
 	if string(back.GetBody()) != "y" || back.GetDeliveryAttempt() != 2 {
@@ -176,14 +174,10 @@ func TestSDKSimpleConsumerChangeInvisibleDuration(t *testing.T) {
 // TestSDKSimpleConsumerFIFO: a group with consumeMessageOrderly gets a
 // message group's messages in order, one batch of a queue at a time.
 func TestSDKSimpleConsumerFIFO(t *testing.T) {
-	cs := startConsumeServer(t, nil, nil)
+	cs := startConsumeServer(t)
 	cs.createTopic("SDKFifo", 4)
-	g := remoting.NewSubscriptionGroupConfig("SDKFifoGroup")
-	g.ConsumeMessageOrderly = true
-	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
-		t.Fatal(err)
-	}
-	p := newProducer(t, cs.testServer, "SDKFifo")
+	cs.setOrderly("SDKFifoGroup")
+	p := newProducer(t, cs, "SDKFifo")
 	for i := range 5 {
 		m := &rmqclient.Message{Topic: "SDKFifo", Body: []byte{byte('0' + i)}}
 		m.SetMessageGroup("order-1")
@@ -192,7 +186,7 @@ func TestSDKSimpleConsumerFIFO(t *testing.T) {
 		}
 	}
 	cs.waitCount(t, "SDKFifo", 4, 5)
-	c := newSimpleConsumer(t, cs.testServer, "SDKFifoGroup", "SDKFifo", rmqclient.SUB_ALL, time.Second)
+	c := newSimpleConsumer(t, cs, "SDKFifoGroup", "SDKFifo", rmqclient.SUB_ALL, time.Second)
 	mvs := receiveN(t, c, 5, 10*time.Second)
 	for i, mv := range mvs {
 		if string(mv.GetBody()) != string(rune('0'+i)) || mv.GetMessageGroup() == nil || *mv.GetMessageGroup() != "order-1" {

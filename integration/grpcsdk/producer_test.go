@@ -1,10 +1,6 @@
-// The stock Go SDK (v5.1.2) races with itself (its meter provider's Reset on
-// a Settings command against a send's isEnabled), so its tests run without
-// the race detector only; the raw gRPC tests cover this package under it.
-
 //go:build !race
 
-package grpcapi
+package grpcsdk
 
 import (
 	"context"
@@ -14,7 +10,6 @@ import (
 	rmqclient "github.com/apache/rocketmq-clients/golang/v5"
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 
-	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 )
@@ -36,7 +31,7 @@ func newProducer(t *testing.T, ts *testServer, topic string, opts ...rmqclient.P
 }
 
 func TestSDKProducerNormal(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t, hostConf{})
 	ts.createTopic("NormalTopic", 4)
 	p := newProducer(t, ts, "NormalTopic")
 	for i := range 5 {
@@ -55,7 +50,7 @@ func TestSDKProducerNormal(t *testing.T) {
 }
 
 func TestSDKProducerFIFO(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t, hostConf{})
 	ts.createTopic("FifoTopic", 8)
 	p := newProducer(t, ts, "FifoTopic")
 	for i := range 4 {
@@ -66,7 +61,7 @@ func TestSDKProducerFIFO(t *testing.T) {
 		}
 	}
 	ts.waitCount(t, "FifoTopic", 8, 4)
-	want := consistentHash(int64(javaStringHash("orderGroup1")), 8)
+	want := ts.fifoQueue("orderGroup1", 8)
 	counts := ts.queueCounts("FifoTopic", 8)
 	for q, n := range counts {
 		if (q == want) != (n == 4) || (q != want && n != 0) {
@@ -76,7 +71,7 @@ func TestSDKProducerFIFO(t *testing.T) {
 }
 
 func TestSDKProducerDelay(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t, hostConf{})
 	ts.createTopic("DelayTopic", 2)
 	p := newProducer(t, ts, "DelayTopic")
 	msg := &rmqclient.Message{Topic: "DelayTopic", Body: []byte("later")}
@@ -84,9 +79,9 @@ func TestSDKProducerDelay(t *testing.T) {
 	if _, err := p.Send(context.Background(), msg); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.b.Store().MaxOffsetInQueue(message.TopicWheelTimer, 0) == 1 },
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.maxOffset(message.TopicWheelTimer, 0) == 1 },
 		"the message on the timer topic")
-	if got := sum(ts.queueCounts("DelayTopic", 2)); got != 0 {
+	if got := ts.total("DelayTopic", 2); got != 0 {
 		t.Fatalf("a message due in an hour is on its topic already (%d)", got)
 	}
 	// Too far ahead: ILLEGAL_DELIVERY_TIME, refused by the SDK as a bad request.
@@ -98,7 +93,7 @@ func TestSDKProducerDelay(t *testing.T) {
 }
 
 func TestSDKTransactionCommitRollback(t *testing.T) {
-	ts := startServer(t, nil) // the default check interval (60 s) sends no check during the test
+	ts := startServer(t, hostConf{}) // the default check interval (60 s) sends no check during the test
 	ts.createTopic("TxTopic", 2)
 	unknown := &rmqclient.TransactionChecker{Check: func(*rmqclient.MessageView) rmqclient.TransactionResolution { return rmqclient.UNKNOWN }}
 	p := newProducer(t, ts, "TxTopic", rmqclient.WithTransactionChecker(unknown))
@@ -107,9 +102,9 @@ func TestSDKTransactionCommitRollback(t *testing.T) {
 	if _, err := p.SendWithTransaction(context.Background(), &rmqclient.Message{Topic: "TxTopic", Body: []byte("commit me")}, tx); err != nil {
 		t.Fatalf("SendWithTransaction: %v", err)
 	}
-	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.b.Store().MaxOffsetInQueue(message.TopicTransHalf, 0) == 1 },
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.maxOffset(message.TopicTransHalf, 0) == 1 },
 		"the half message")
-	if got := sum(ts.queueCounts("TxTopic", 2)); got != 0 {
+	if got := ts.total("TxTopic", 2); got != 0 {
 		t.Fatalf("half message visible before commit (%d)", got)
 	}
 	if err := tx.Commit(); err != nil {
@@ -125,22 +120,17 @@ func TestSDKTransactionCommitRollback(t *testing.T) {
 		t.Fatalf("RollBack: %v", err)
 	}
 	// The rollback stored its op record; the real topic got nothing.
-	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.b.Store().MaxOffsetInQueue(message.TopicTransOpHalf, 0) == 2 },
+	testutil.WaitFor(t, 10*time.Second, func() bool { return ts.maxOffset(message.TopicTransOpHalf, 0) == 2 },
 		"the op records of both decisions")
-	if got := sum(ts.queueCounts("TxTopic", 2)); got != 1 {
+	if got := ts.total("TxTopic", 2); got != 1 {
 		t.Fatalf("after rollback %d messages, want still 1", got)
 	}
 }
 
 func TestSDKTransactionCheckBack(t *testing.T) {
-	ts := startServer(t, func(o *broker.Options) {
-		o.TransactionTimeOut = 1
-		o.TransactionCheckInterval = 50
-		// Checks every 50 ms would spend the stock budget of 15 in under a
-		// second on a busy machine, before the checker's COMMIT arrives, and
-		// the half message would be discarded instead of committed.
-		o.TransactionCheckMax = 100000
-	})
+	// Half messages checked every 50 ms after 1 s, with a check budget
+	// large enough that the checker's COMMIT arrives first (sdkhost).
+	ts := startServer(t, hostConf{fastTxCheck: true})
 	ts.createTopic("TxCheckTopic", 2)
 	checked := make(chan string, 4)
 	commit := &rmqclient.TransactionChecker{Check: func(mv *rmqclient.MessageView) rmqclient.TransactionResolution {

@@ -1,0 +1,17 @@
+// Package grpcapi's tests with the stock Go 5.x SDK,
+// github.com/apache/rocketmq-clients/golang/v5, live here (its _test.go files
+// only) because the SDK registers its own generated copy of the
+// apache.rocketmq.v2 protos, and protobuf-go panics at init when a binary
+// registers the same full names twice: the SDK and grpcapi/apiv2 cannot share
+// a test binary. The broker and its gRPC endpoint run in a process of their
+// own, grpcapi/internal/sdkhost, which TestMain builds; each test starts one
+// and drives it over stdin (topics, offsets, pop stats, its manual clock).
+//
+//	test ──Go SDK (TLS)──► sdkhost: broker + grpcapi on 127.0.0.1:random
+//	     ──stdin lines───► sdkhost (topic, offset, pop, advance, orderly, fifoqueue)
+//
+// The SDK races with itself (its meter provider's Reset on a Settings command
+// against a send's isEnabled), so these tests run without the race detector
+// only; grpcapi's raw gRPC tests cover the endpoint under it. With -short
+// every test is skipped.
+package grpcsdk
