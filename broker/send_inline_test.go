@@ -7,7 +7,7 @@ import (
 )
 
 // ServeInline takes only single sends to an existing topic that no put hook
-// acts on, and leaves every other send to the pool untouched (no topic
+// acts on, or only the timer hook moving it into the wheel, and leaves every other send to the pool untouched (no topic
 // created, nothing stored).
 func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 	tb := startBroker(t, nil)
@@ -27,6 +27,8 @@ func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 	for _, a := range []sendArgs{
 		{topic: "Inl", props: coreProps("TAGS", "a", "WAIT", "true")},
 		{code: remoting.SendMessage, topic: "Inl", props: coreProps("KEYS", "k")},
+		// a timer message only the timer hook acts on (timerSend)
+		{topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "5")},
 	} {
 		before := tb.store.MaxPhyOffset()
 		resp, ok := tb.ServeInline(conn, req(a))
@@ -41,7 +43,8 @@ func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 	for name, a := range map[string]sendArgs{
 		"topic to create":  {topic: "InlNew"},
 		"delay level":      {topic: "Inl", props: coreProps("DELAY", "2")},
-		"timer":            {topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "5")},
+		"timer refused":    {topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "soon")},
+		"timer and delay":  {topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "5", "DELAY", "2")},
 		"transaction half": {topic: "Inl", props: coreProps("TRAN_MSG", "true")},
 		"retry topic":      {topic: "%RETRY%G", props: coreProps("TAGS", "a")},
 		"batch":            {code: remoting.SendBatchMessage, topic: "Inl", batch: true},

@@ -229,6 +229,11 @@ type plainText struct {
 	// inline: send stores with PutMessageInline (on the event loop) and
 	// sets wouldBlock, answering nothing, when the store refuses to wait.
 	inline, wouldBlock bool
+	// wheel: a timer message the timer hook would move into the wheel, due
+	// at deliverMs (timerSend); text is then made by send (wheelText),
+	// which knows the queue.
+	wheel     bool
+	deliverMs int64
 }
 
 // plainProperties returns the properties text to store for a single send
@@ -236,15 +241,21 @@ type plainText struct {
 // WAIT, then CLUSTER (which, last, wins over a producer's own), and whether
 // WAIT asked not to wait for the flush. ok is false when the topic is a
 // retry or system topic the hooks handle, or the text may carry a property a
-// hook reads (hookProperties); the caller then takes the map path.
+// hook reads (hookProperties); the caller then takes the map path. The one
+// exception is a timer message only the timer hook acts on (timerSend):
+// ok, with wheel set and the text left to send (wheelText).
 func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 	if !b.hookFree(sh) {
-		return plainText{}, false
+		if p.deliverMs, p.wheel = b.timerSend(sh); !p.wheel {
+			return plainText{}, false
+		}
 	}
 	if v, ok := message.Props(sh.properties).Lookup(message.PropWait); ok {
 		p.skipWait = !strings.EqualFold(v, "true")
 	}
-	p.text = message.EditProperties(sh.properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
+	if !p.wheel {
+		p.text = message.EditProperties(sh.properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
+	}
 	return p, true
 }
 
@@ -338,7 +349,8 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 }
 
 // ServeInline implements remoting.InlineHandler: a single-message send to
-// an existing topic that no put hook acts on is served on the event loop.
+// an existing topic that no put hook acts on, or only the timer hook moving
+// it into the wheel (timerSend), is served on the event loop.
 // Everything else, and every send that would have to create a topic
 // (persisted, and announced to the name servers), goes to the pool. What
 // is left can wait only for the store's put lock; a put that would wait for
@@ -478,12 +490,18 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			return b.putFailure(resp, err)
 		}
 	} else if plain != nil {
-		// No put hook acts on this message: store the producer's properties
-		// text as it came (less WAIT, plus CLUSTER) without a map.
+		// No put hook acts on this message, or only the timer hook
+		// (plain.wheel): store the producer's properties text as it came
+		// (less WAIT, plus CLUSTER, and the wheel's bookkeeping) without a map.
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
 			RawProperties: plain.text, SysFlag: sysFlag, SkipFlushWait: plain.skipWait || deferFlush,
 			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+		}
+		if plain.wheel {
+			// What the timer hook does to the map (timer.Rewrite), on the text.
+			m.RawProperties = b.wheelText(sh, queueID, plain.deliverMs)
+			m.Topic, m.QueueID = message.TopicWheelTimer, 0
 		}
 		awaitFlush = deferFlush && !plain.skipWait
 		if plain.inline {
@@ -500,6 +518,11 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))
 		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
+		if plain.wheel {
+			if h := b.wheelRecallHandle(sh, m, plain.deliverMs); h != "" {
+				resp.SetExt("recallHandle", h)
+			}
+		}
 	} else {
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/timer"
@@ -47,6 +49,55 @@ func (b *Broker) timerHook(m *message.Message) error {
 		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
 	}
 	return nil
+}
+
+// timerSend reports a single send whose only hook is the timer hook and
+// which that hook would move into the wheel as it is (timerHook,
+// timer.AdmitMessage): the timer store is on, no other hook acts (no DELAY,
+// no transaction flag or property, not a retry or system topic) and the
+// timer properties admit it, not yet due. send then stores it on the
+// timer topic with the producer's text edited (wheelText) instead of a
+// map; anything else (a refusal included) takes the map path as before.
+func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
+	switch {
+	case b.timers == nil, len(b.putHooks) != b.keyedHooks, sh.batch,
+		strings.HasPrefix(sh.topic, message.RetryTopicPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == message.TopicTransHalf:
+		return 0, false
+	}
+	if tt := message.TransactionType(sh.sysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
+		return 0, false
+	}
+	p := message.Props(sh.properties)
+	if _, ok := p.Lookup(message.PropDelay); ok {
+		return 0, false
+	}
+	if _, ok := p.Lookup(transaction.HookProperty); ok {
+		return 0, false
+	}
+	deliverMs, isTimer, due, err := timer.AdmitText(p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
+	if err != nil || !isTimer || due {
+		return 0, false
+	}
+	return deliverMs, true
+}
+
+// wheelText is the properties text of a timer send (timerSend) for queue
+// queueID of its topic: the producer's pairs without WAIT, then CLUSTER and
+// the bookkeeping timer.Rewrite adds (TIMER_OUT_MS, REAL_TOPIC, REAL_QID),
+// which, last, win over a producer's own.
+func (b *Broker) wheelText(sh *sendHeader, queueID int32, deliverMs int64) string {
+	return message.EditProperties(sh.properties, []string{message.PropWait, message.PropRealTopic, message.PropRealQueueID},
+		[2]string{message.PropCluster, b.opts.BrokerClusterName},
+		[2]string{message.PropTimerOutMs, strconv.FormatInt(deliverMs, 10)},
+		[2]string{message.PropRealTopic, sh.topic},
+		[2]string{message.PropRealQueueID, strconv.FormatInt(int64(queueID), 10)})
+}
+
+// wheelRecallHandle is recallHandle for a timer send stored by the text
+// path (timerSend): m is the stored message, on the timer topic.
+func (b *Broker) wheelRecallHandle(sh *sendHeader, m *message.Message, deliverMs int64) string {
+	h, _ := timer.RecallHandleFor(sh.topic, message.Props(m.RawProperties).Get(message.PropUniqKey), deliverMs, b.opts.BrokerName)
+	return h
 }
 
 // checkBatchTimers refuses a batch that mixes members bound for the wheel

@@ -314,7 +314,27 @@ func DecodeRecord(b []byte) (*MessageExt, error) {
 	return decodeWithLayout(b, &l), nil
 }
 
+// DecodeRecordText decodes the record at the start of b as DecodeRecord does,
+// except that it leaves Properties nil and returns the properties text
+// instead (a copy): a reader that looks up a few keys (Props.Get gives what
+// the map would) or edits the text (EditProperties) does not build the map.
+func DecodeRecordText(b []byte) (*MessageExt, Props, error) {
+	l, err := ParseLayout(b)
+	if err != nil {
+		return nil, "", err
+	}
+	return decodeFields(b, &l), Props(string(l.Props(b))), nil
+}
+
 func decodeWithLayout(b []byte, l *Layout) *MessageExt {
+	m := decodeFields(b, l)
+	m.Properties = ParseProperties(string(l.Props(b)))
+	return m
+}
+
+// decodeFields decodes every field of the record b laid out as l but its
+// properties.
+func decodeFields(b []byte, l *Layout) *MessageExt {
 	be := binary.BigEndian
 	m := &MessageExt{
 		Message: Message{
@@ -322,7 +342,6 @@ func decodeWithLayout(b []byte, l *Layout) *MessageExt {
 			QueueID:                   int32(be.Uint32(b[PosQueueID:])),
 			Flag:                      int32(be.Uint32(b[PosFlag:])),
 			Body:                      l.Body(b),
-			Properties:                ParseProperties(string(l.Props(b))),
 			SysFlag:                   l.SysFlag,
 			BornTimestamp:             int64(be.Uint64(b[PosBornTimestamp:])),
 			BornHost:                  readHost(b[PosBornHost:], l.SysFlag&SysFlagBornHostV6 != 0),

@@ -13,10 +13,11 @@ const recentDeliveries = 50
 func newDeliveries() *histo.Deliveries { return histo.NewDeliveries(recentDeliveries) }
 
 // observe records one delivery of level due at dueMs, stored at nowMs.
-func (s *Service) observe(level int, ext *message.MessageExt, dueMs, nowMs int64) {
+// props is the record's properties text.
+func (s *Service) observe(level int, props message.Props, dueMs, nowMs int64) {
 	s.obs.Add(histo.Delivery{
-		Kind: "level " + strconv.Itoa(level), Topic: ext.Properties[message.PropRealTopic],
-		MsgID: ext.Properties[message.PropUniqKey], DueMs: dueMs, AtMs: nowMs,
+		Kind: "level " + strconv.Itoa(level), Topic: props.Get(message.PropRealTopic),
+		MsgID: props.Get(message.PropUniqKey), DueMs: dueMs, AtMs: nowMs,
 	})
 }
 

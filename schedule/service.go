@@ -263,7 +263,7 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 		case res == nil:
 			return time.Time{}, false, false // store closed
 		case res.Status == store.Found:
-			ext, err := message.DecodeRecord(res.Messages[0])
+			ext, _, err := message.DecodeRecordText(res.Messages[0])
 			if err != nil {
 				return time.Time{}, false, true // the level skips it
 			}
@@ -445,7 +445,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 		switch res.Status {
 		case store.Found:
 			for i, raw := range res.Messages {
-				ext, derr := message.DecodeRecord(raw)
+				ext, props, derr := message.DecodeRecordText(raw)
 				if derr != nil {
 					s.skipped.Add(1)
 					s.log.Error().Err(derr).Int("level", level).Int64("offset", off+int64(i)).Msg("schedule: undecodable record skipped")
@@ -456,10 +456,10 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				if due > nowMs {
 					return due, false, nil
 				}
-				if err := s.deliver(ext); err != nil {
+				if err := s.deliver(ext, props); err != nil {
 					return 0, false, err
 				}
-				s.observe(level, ext, due, nowMs)
+				s.observe(level, props, due, nowMs)
 				if s.fp("deliver:after-put") {
 					return 0, false, errCrashed
 				}
@@ -496,25 +496,22 @@ func (s *Service) correct(level int, from, to int64) {
 // deliver stores the message on its real topic and queue. Like stock
 // messageTimeup it keeps body, flag, properties, sysFlag, born fields and
 // reconsumeTimes; DELAY is dropped so that a consumer re-sending the message
-// object does not delay it again.
-func (s *Service) deliver(ext *message.MessageExt) error {
-	props := ext.Properties
-	realTopic := props[message.PropRealTopic]
-	qid, qerr := strconv.Atoi(props[message.PropRealQueueID])
+// object does not delay it again. ext comes without its properties map
+// (message.DecodeRecordText): props is the text, which is read and edited
+// in place of a map.
+func (s *Service) deliver(ext *message.MessageExt, props message.Props) error {
+	realTopic := props.Get(message.PropRealTopic)
+	qid, qerr := strconv.Atoi(props.Get(message.PropRealQueueID))
 	if realTopic == "" || qerr != nil || realTopic == message.TopicTransHalf {
 		s.skipped.Add(1)
-		s.log.Error().Str("realTopic", realTopic).Str("realQid", props[message.PropRealQueueID]).Int64("phyOffset", ext.PhysicalOffset).
+		s.log.Error().Str("realTopic", realTopic).Str("realQid", props.Get(message.PropRealQueueID)).Int64("phyOffset", ext.PhysicalOffset).
 			Msg("schedule: message without a deliverable destination skipped")
 		return nil
 	}
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		out[k] = v
-	}
-	delete(out, message.PropDelay)
 	m := &message.Message{
-		Topic: realTopic, QueueID: int32(qid), Flag: ext.Flag, Body: ext.Body, Properties: out,
-		SysFlag: ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
+		Topic: realTopic, QueueID: int32(qid), Flag: ext.Flag, Body: ext.Body,
+		RawProperties: message.EditProperties(string(props), []string{message.PropDelay}),
+		SysFlag:       ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
 	}
 	_, err := s.opts.Store.PutMessage(m)

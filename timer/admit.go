@@ -39,20 +39,30 @@ const (
 // deliverMs is the exact requested time; nothing is rounded. maxDelaySec <= 0
 // means DefaultMaxDelaySec.
 func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs int64, timer bool, due bool, err error) {
-	if _, ok := props[message.PropTimerOutMs]; ok {
+	return admit(func(k string) (string, bool) { v, ok := props[k]; return v, ok }, nowMs, maxDelaySec)
+}
+
+// AdmitText is Admit on a properties text (what Admit of
+// message.ParseProperties(props) would answer), for a send path that keeps
+// the producer's text.
+func AdmitText(props message.Props, nowMs int64, maxDelaySec int64) (deliverMs int64, timer bool, due bool, err error) {
+	return admit(props.Lookup, nowMs, maxDelaySec)
+}
+
+func admit(lookup func(string) (string, bool), nowMs int64, maxDelaySec int64) (deliverMs int64, timer bool, due bool, err error) {
+	if _, ok := lookup(message.PropTimerOutMs); ok {
 		return 0, false, false, nil
 	}
-	key := ""
+	key, raw := "", ""
 	for _, k := range [...]string{message.PropTimerDelaySec, message.PropTimerDelayMs, message.PropTimerDeliverMs} {
-		if _, ok := props[k]; ok {
-			key = k
+		if v, ok := lookup(k); ok {
+			key, raw = k, v
 			break
 		}
 	}
 	if key == "" {
 		return 0, false, false, nil
 	}
-	raw := props[key]
 	n, perr := strconv.ParseInt(raw, 10, 64)
 	if perr != nil {
 		return 0, true, false, fmt.Errorf("%w: %s=%q is not a 64-bit decimal integer", ErrIllegal, key, raw)
@@ -75,7 +85,7 @@ func Admit(props map[string]string, nowMs int64, maxDelaySec int64) (deliverMs i
 		deliverMs = n
 	}
 	if deliverMs <= nowMs {
-		if _, del := props[message.PropTimerDelUniqKey]; del {
+		if _, del := lookup(message.PropTimerDelUniqKey); del {
 			return 0, true, false, fmt.Errorf("%w: a delete marker (%s) must have a delivery time after now, got %d <= %d",
 				ErrIllegal, message.PropTimerDelUniqKey, deliverMs, nowMs)
 		}
@@ -133,13 +143,20 @@ func IssueRecallHandle(m *message.Message, brokerName string) (string, bool) {
 	if m.Topic != message.TopicWheelTimer {
 		return "", false
 	}
-	realTopic := m.Properties[message.PropRealTopic]
-	uniq := m.Properties[message.PropUniqKey]
 	out, err := strconv.ParseInt(m.Properties[message.PropTimerOutMs], 10, 64)
-	if err != nil || realTopic == "" || uniq == "" || message.IsRetryTopic(realTopic) || out == math.MaxInt64 {
+	if err != nil {
 		return "", false
 	}
-	return EncodeRecallHandle(realTopic, brokerName, out+1, uniq), true
+	return RecallHandleFor(m.Properties[message.PropRealTopic], m.Properties[message.PropUniqKey], out, brokerName)
+}
+
+// RecallHandleFor is IssueRecallHandle for a message bound for realTopic
+// with UNIQ_KEY uniq that was put into the wheel with TIMER_OUT_MS deliverMs.
+func RecallHandleFor(realTopic, uniq string, deliverMs int64, brokerName string) (string, bool) {
+	if realTopic == "" || uniq == "" || message.IsRetryTopic(realTopic) || deliverMs == math.MaxInt64 {
+		return "", false
+	}
+	return EncodeRecallHandle(realTopic, brokerName, deliverMs+1, uniq), true
 }
 
 func mulExact(a, b int64) (int64, bool) {

@@ -2,7 +2,6 @@ package timer
 
 import (
 	"errors"
-	"maps"
 	"math"
 	"strconv"
 
@@ -18,10 +17,10 @@ type prepared struct {
 	realTopic string
 	realQID   int32
 	key       string // "<realTopic>+<uniqKey>", empty without a uniq key
-	// propsText is the record's properties text when load read it (a
-	// timer-topic record always has some): delivery edits it instead of
-	// marshalling the map.
-	propsText string
+	// props is the record's properties text (ext.Properties is nil): the
+	// checks look keys up in it and delivery edits it, so no map is built
+	// for a delivery (only for a roll).
+	props message.Props
 }
 
 // load reads and checks the message of a wheel entry. A record that cannot be
@@ -35,39 +34,36 @@ func (t *TimerStore) load(it item) (prepared, bool) {
 	if err != nil {
 		return t.skip(it, "commitlog record unreadable: "+err.Error())
 	}
-	ext, err := message.DecodeRecord(raw)
+	ext, props, err := message.DecodeRecordText(raw)
 	if err != nil {
 		return t.skip(it, "commitlog record undecodable: "+err.Error())
 	}
 	if ext.StoreSize != it.sizePy || ext.PhysicalOffset != it.offsetPy {
 		return t.skip(it, "commitlog record does not match the entry")
 	}
-	p, ok := t.check(it, ext)
-	if ok {
-		p.propsText, _ = message.PropertiesText(raw) // raw decoded above
-	}
-	return p, ok
+	return t.check(it, ext, props)
 }
 
-// check validates a decoded timer-topic record for item it.
-func (t *TimerStore) check(it item, ext *message.MessageExt) (prepared, bool) {
+// check validates a decoded timer-topic record for item it: ext without its
+// properties map, props its properties text (message.DecodeRecordText).
+func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props) (prepared, bool) {
 	if ext.Topic != message.TopicWheelTimer {
 		return t.skip(it, "record is not on the timer topic")
 	}
-	due, err := strconv.ParseInt(ext.Properties[message.PropTimerOutMs], 10, 64)
+	due, err := strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
 	if err != nil {
 		return t.skip(it, "record has no valid "+message.PropTimerOutMs)
 	}
 	if it.pos >= 0 && !it.roll && due != it.target {
 		return t.skip(it, "record's delivery time does not match the entry")
 	}
-	p := prepared{it: it, ext: ext, due: due, realTopic: ext.Properties[message.PropRealTopic]}
-	qid, err := strconv.ParseInt(ext.Properties[message.PropRealQueueID], 10, 32)
+	p := prepared{it: it, ext: ext, due: due, realTopic: props.Get(message.PropRealTopic), props: props}
+	qid, err := strconv.ParseInt(props.Get(message.PropRealQueueID), 10, 32)
 	if p.realTopic == "" || err != nil || qid < 0 {
 		return t.skip(it, "record has no valid "+message.PropRealTopic+"/"+message.PropRealQueueID)
 	}
 	p.realQID = int32(qid)
-	if uk := ext.Properties[message.PropUniqKey]; uk != "" {
+	if uk := props.Get(message.PropUniqKey); uk != "" {
 		p.key = p.realTopic + "+" + uk
 	}
 	return p, true
@@ -163,8 +159,8 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 }
 
 // outMessage builds the message to store for p, and the properties to fall
-// back to when the store refuses the bookkeeping additions.
-func (t *TimerStore) outMessage(p *prepared) (*message.Message, map[string]string) {
+// back to when the store refuses the bookkeeping additions ("" for none).
+func (t *TimerStore) outMessage(p *prepared) (*message.Message, message.Props) {
 	ext := p.ext
 	enq := p.it.writeMs
 	if p.it.pos < 0 {
@@ -176,22 +172,22 @@ func (t *TimerStore) outMessage(p *prepared) (*message.Message, map[string]strin
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
 	}
 	enqS, deqS := strconv.FormatInt(enq, 10), strconv.FormatInt(t.nowMs(), 10)
-	if !p.it.roll && p.propsText != "" {
-		m.RawProperties = message.EditProperties(p.propsText, []string{message.PropTimerEnqueueMs, message.PropTimerDequeueMs},
+	if !p.it.roll {
+		m.RawProperties = message.EditProperties(string(p.props), []string{message.PropTimerEnqueueMs, message.PropTimerDequeueMs},
 			[2]string{message.PropTimerEnqueueMs, enqS}, [2]string{message.PropTimerDequeueMs, deqS})
-		return m, ext.Properties
+		return m, p.props
 	}
-	props := maps.Clone(ext.Properties)
+	props := message.ParseProperties(string(p.props))
+	if props == nil {
+		props = make(map[string]string, 3)
+	}
+	n, _ := strconv.ParseInt(props[message.PropTimerRollTimes], 10, 64)
 	props[message.PropTimerEnqueueMs], props[message.PropTimerDequeueMs] = enqS, deqS
+	props[message.PropTimerRollTimes] = strconv.FormatInt(n+1, 10)
 	m.Properties = props
-	if p.it.roll {
-		n, _ := strconv.ParseInt(ext.Properties[message.PropTimerRollTimes], 10, 64)
-		props[message.PropTimerRollTimes] = strconv.FormatInt(n+1, 10)
-		m.Topic, m.QueueID = message.TopicWheelTimer, 0
-		// A roll must keep its bookkeeping (TIMER_OUT_MS is in the original).
-		return m, nil
-	}
-	return m, ext.Properties
+	m.Topic, m.QueueID = message.TopicWheelTimer, 0
+	// A roll must keep its bookkeeping (TIMER_OUT_MS is in the original).
+	return m, ""
 }
 
 // messageProp reads key from m's properties, map or text.
@@ -209,7 +205,7 @@ func messageProp(m *message.Message, key string) string {
 // properties, then diverted to its group's DLQ or the dead-letter log
 // (store.Diverter), so that it never holds up the wheel. from is the
 // commitlog offset m was read from.
-func (t *TimerStore) put(m *message.Message, fallback map[string]string, from int64) (ok, abort bool) {
+func (t *TimerStore) put(m *message.Message, fallback message.Props, from int64) (ok, abort bool) {
 	for attempt := 0; ; attempt++ {
 		if t.dead.Load() {
 			return false, true
@@ -224,9 +220,9 @@ func (t *TimerStore) put(m *message.Message, fallback map[string]string, from in
 		case errors.Is(err, store.ErrClosed):
 			return false, true
 		case store.IsPermanent(err):
-			if fallback != nil {
+			if fallback != "" {
 				t.log.Warn().Err(err).Str("topic", m.Topic).Msg("timer: delivery refused, retrying without timer bookkeeping properties")
-				m.Properties, m.RawProperties, fallback = fallback, "", nil
+				m.Properties, m.RawProperties, fallback = nil, string(fallback), ""
 				continue
 			}
 			where, derr := t.diverter.Divert(m, from, err)

@@ -94,7 +94,8 @@ func (t *TimerStore) moveQueueOffset(from, to int64, why string) {
 // record is one timer-queue message read by the enqueue stage.
 type record struct {
 	qoff   int64
-	ext    *message.MessageExt
+	ext    *message.MessageExt // without its properties map
+	props  message.Props       // its properties text
 	due    int64
 	marker string // TIMER_DEL_UNIQKEY of a delete marker
 }
@@ -108,7 +109,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 	recs := make([]record, 0, len(res.Messages))
 	bypassed := false
 	for _, raw := range res.Messages {
-		ext, err := message.DecodeRecord(raw)
+		ext, props, err := message.DecodeRecordText(raw)
 		if err != nil {
 			t.c.skipped.Add(1)
 			t.log.Error().Err(err).Int64("queueOffset", off).Msg("timer: undecodable timer queue record skipped")
@@ -120,15 +121,15 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 				Msg("timer: timer queue points at a foreign record, skipped")
 			continue
 		}
-		due, err := strconv.ParseInt(ext.Properties[message.PropTimerOutMs], 10, 64)
+		due, err := strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
 		if err != nil {
 			t.c.skipped.Add(1)
-			t.log.Error().Int64("queueOffset", ext.QueueOffset).Str(message.PropTimerOutMs, ext.Properties[message.PropTimerOutMs]).
+			t.log.Error().Int64("queueOffset", ext.QueueOffset).Str(message.PropTimerOutMs, props.Get(message.PropTimerOutMs)).
 				Msg("timer: timer queue record without a valid TIMER_OUT_MS skipped")
 			continue
 		}
-		r := record{qoff: ext.QueueOffset, ext: ext, due: due, marker: ext.Properties[message.PropTimerDelUniqKey]}
-		if r.marker == "" && ext.Properties[message.PropRealTopic] == "" {
+		r := record{qoff: ext.QueueOffset, ext: ext, props: props, due: due, marker: props.Get(message.PropTimerDelUniqKey)}
+		if r.marker == "" && props.Get(message.PropRealTopic) == "" {
 			t.c.skipped.Add(1)
 			t.log.Error().Int64("queueOffset", ext.QueueOffset).Msg("timer: timer queue record without REAL_TOPIC skipped")
 			continue
@@ -158,7 +159,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 				if d := target - w; d > math.MaxInt32 || d < math.MinInt32 {
 					t.c.skipped.Add(1)
 					t.log.Error().Int64("due", r.due).Int64("writeTime", w).Msg("timer: delivery time not representable in the wheel, skipped")
-				} else if err := t.link(target, magic, w, r.ext); err != nil {
+				} else if err := t.link(target, magic, w, r); err != nil {
 					t.mu.Unlock()
 					if err != errCrashed {
 						t.log.Error().Err(err).Msg("timer: timer log append failed")
@@ -198,7 +199,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 
 // link appends a unit for a message due at target and links it into its slot.
 // mu must be held.
-func (t *TimerStore) link(target int64, magic int32, w int64, ext *message.MessageExt) error {
+func (t *TimerStore) link(target int64, magic int32, w int64, r *record) error {
 	st := t.slotOf(target)
 	s, live := t.wh.get(st)
 	if !live {
@@ -206,7 +207,7 @@ func (t *TimerStore) link(target int64, magic int32, w int64, ext *message.Messa
 	}
 	u := unit{
 		prevPos: s.last, magic: magic, writeMs: w, delayMs: int32(target - w),
-		offsetPy: ext.PhysicalOffset, sizePy: ext.StoreSize, topicKey: int32(message.TagsHash(ext.Properties[message.PropRealTopic])),
+		offsetPy: r.ext.PhysicalOffset, sizePy: r.ext.StoreSize, topicKey: int32(message.TagsHash(r.props.Get(message.PropRealTopic))),
 	}
 	pos, err := t.tl.append(&u)
 	if err != nil {
@@ -237,7 +238,7 @@ func (t *TimerStore) bypass(r *record) bool {
 		return false
 	}
 	it := item{pos: -1, target: r.due, writeMs: math.MaxInt64, offsetPy: r.ext.PhysicalOffset, sizePy: r.ext.StoreSize}
-	p, ok := t.check(it, r.ext)
+	p, ok := t.check(it, r.ext, r.props)
 	if !ok {
 		return true
 	}

@@ -12,7 +12,7 @@ const recentDeliveries = 50
 
 // observe records one delivery (not a roll) of p stored at nowMs.
 func (t *TimerStore) observe(p *prepared, nowMs int64) {
-	t.obs.Add(histo.Delivery{Kind: "timer", Topic: p.realTopic, MsgID: p.ext.Properties[message.PropUniqKey], DueMs: p.due, AtMs: nowMs})
+	t.obs.Add(histo.Delivery{Kind: "timer", Topic: p.realTopic, MsgID: p.props.Get(message.PropUniqKey), DueMs: p.due, AtMs: nowMs})
 }
 
 // Deliveries is the lateness of delivered timer messages (ms past due) and

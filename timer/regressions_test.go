@@ -134,7 +134,7 @@ func TestTimer_Issue7641_GarbageEntriesSkipped(t *testing.T) {
 		if i%3 == 0 {
 			ext.PhysicalOffset = e.phyOfLocked(sent[i%5]) + int64(rng.Intn(40)) // inside real records
 		}
-		if err := ts.link(at+int64(rng.Intn(300)), magicDefault, w, ext); err != nil {
+		if err := ts.link(at+int64(rng.Intn(300)), magicDefault, w, &record{ext: ext}); err != nil {
 			t.Fatal(err)
 		}
 	}
