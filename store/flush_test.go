@@ -130,13 +130,12 @@ func TestSyncFlushTimeoutAndNoWait(t *testing.T) {
 	for i, tt := range tests {
 		m := testMessage("Slow", 0, i)
 		tt.mutate(m)
-		start := time.Now()
+		// The flush never finishes: a put that waited for it could only end
+		// with PutFlushDiskTimeout, so PutOK proves it did not wait (no
+		// wall-clock bound, which a loaded machine breaks).
 		r, err := s.PutMessage(m)
 		if err != nil || r.Status != tt.want {
 			t.Fatalf("%s: %v %v", tt.name, r, err)
-		}
-		if tt.want == PutOK && time.Since(start) > 40*time.Millisecond {
-			t.Fatalf("%s: took %v", tt.name, time.Since(start))
 		}
 	}
 	waitDispatched(t, s)
