@@ -155,7 +155,11 @@ func TestCleanupKeepsFilesInsideReservedTime(t *testing.T) {
 	fx.fill(t, 400)
 	// The deleteWhen hour, but the files are younger than the reserved time.
 	fx.clk.Set(time.Date(2026, 3, 2, 4, 0, 0, 0, time.UTC))
-	fx.s.opts.Retention.FileReservedTime = 48 * time.Hour
+	r := fx.s.Retention()
+	r.FileReservedTime = 48 * time.Hour
+	if err := fx.s.SetRetention(r); err != nil {
+		t.Fatal(err)
+	}
 	if n := fx.s.cleanRound(); n != 0 {
 		t.Fatalf("deleted %d files inside the reserved time", n)
 	}

@@ -94,6 +94,7 @@ type Store struct {
 	// Disk guard and cleanup (disk.go, cleanup.go).
 	diskFull       atomic.Bool
 	disk           atomic.Pointer[diskState]
+	ret            atomic.Pointer[RetentionOptions] // in force (SetRetention)
 	sinceDiskCheck atomic.Int64 // put bytes since the last disk check
 	diskCheckWake  chan struct{}
 	cleanWake      chan struct{}
@@ -124,6 +125,7 @@ func Open(opts Options) (*Store, error) {
 		diskCheckWake: make(chan struct{}, 1),
 		cleanWake:     make(chan struct{}, 1),
 	}
+	s.ret.Store(&s.opts.Retention)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
