@@ -95,7 +95,7 @@ type Store struct {
 	diskFull       atomic.Bool
 	disk           atomic.Pointer[diskState]
 	ret            atomic.Pointer[RetentionOptions] // in force (SetRetention)
-	sinceDiskCheck atomic.Int64 // put bytes since the last disk check
+	sinceDiskCheck atomic.Int64                     // put bytes since the last disk check
 	diskCheckWake  chan struct{}
 	cleanWake      chan struct{}
 	manualDelete   atomic.Int32 // forced rounds left
