@@ -122,7 +122,7 @@ func (r RetentionOptions) normalized(cqFileSize int64) (RetentionOptions, error)
 	if r.DeleteWhen == "" {
 		r.DeleteWhen = DefaultDeleteWhen
 	}
-	if _, err := parseDeleteWhen(r.DeleteWhen); err != nil {
+	if _, err := ParseDeleteWhen(r.DeleteWhen); err != nil {
 		return r, err
 	}
 	if r.DiskMaxUsedSpaceRatio == 0 {
@@ -162,8 +162,9 @@ func (r RetentionOptions) normalized(cqFileSize int64) (RetentionOptions, error)
 	return r, nil
 }
 
-// parseDeleteWhen parses "04;16" into hours (UtilAll.isItTimeToDo).
-func parseDeleteWhen(s string) ([]int, error) {
+// ParseDeleteWhen parses a deleteWhen ("04;16") into hours (Java
+// UtilAll.isItTimeToDo).
+func ParseDeleteWhen(s string) ([]int, error) {
 	var hours []int
 	for _, f := range strings.Split(s, ";") {
 		f = strings.TrimSpace(f)
@@ -181,7 +182,7 @@ func parseDeleteWhen(s string) ([]int, error) {
 
 // isTimeToDelete reports whether now's clock hour is one of DeleteWhen.
 func (s *Store) isTimeToDelete(now time.Time) bool {
-	hours, _ := parseDeleteWhen(s.retention().DeleteWhen)
+	hours, _ := ParseDeleteWhen(s.retention().DeleteWhen)
 	return slices.Contains(hours, now.Hour())
 }
 
@@ -230,9 +231,10 @@ func (s *Store) Retention() RetentionOptions { return *s.retention() }
 // disk ratios, CleanFileForciblyDisable, the intervals and Disabled. Zero
 // values take the stock defaults, as at Open. The hooks (DiskUsage,
 // ProtectedOffset), DiskCheckInterval and DiskReserve keep their values.
-// The next round uses the new values; the disk is checked again at once,
-// so a changed warning ratio sets or lifts the refusal of puts without
-// waiting, and a changed CleanResourceInterval re-arms the round ticker.
+// The next round uses the new values; the disk is checked again before
+// SetRetention returns, so a changed warning ratio sets or lifts the
+// refusal of puts at once, and a changed CleanResourceInterval re-arms the
+// round ticker.
 // Java 4.9.8 reads most of these through MessageStoreConfig getters at each
 // use (DefaultMessageStore.CleanCommitLogService) but schedules the cleanup
 // at the start's cleanResourceInterval; here every key is live.
@@ -248,10 +250,12 @@ func (s *Store) SetRetention(r RetentionOptions) error {
 	s.ret.Store(&next)
 	s.log.Info().Dur("fileReservedTime", next.FileReservedTime).Str("deleteWhen", next.DeleteWhen).
 		Int("diskMaxUsedSpaceRatio", next.DiskMaxUsedSpaceRatio).Msg("retention options updated")
+	s.checkDisk()
 	if next.noLoop {
-		s.checkDisk()
 		return nil
 	}
+	// The cleanup goroutine re-arms its round ticker and, over the new
+	// diskMaxUsedSpaceRatio, runs a round.
 	select {
 	case s.diskCheckWake <- struct{}{}:
 	default:
