@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // TestSetRetentionTakesEffectAtOnce changes the retention keys of a running
@@ -63,4 +65,23 @@ func TestSetRetentionTakesEffectAtOnce(t *testing.T) {
 	if _, err := fx.s.PutMessage(testMessage("T", 0, 3)); err != nil {
 		t.Fatalf("put after the warning level went back up: %v", err)
 	}
+}
+
+// A new CleanResourceInterval re-arms the cleanup goroutine's round ticker:
+// with rounds an hour apart nothing is deleted; once the interval drops to
+// 20 ms the expired files go without any other trigger.
+func TestSetRetentionReArmsTheRoundTicker(t *testing.T) {
+	fx := newCleanupFixture(t, func(r *RetentionOptions) {
+		r.noLoop = false
+		r.CleanResourceInterval = time.Hour
+		r.DeleteWhen = "12"
+	})
+	fx.fill(t, 400)
+	fx.clk.Set(at10.Add(2 * time.Hour)) // 12:00, every file but the newest expired
+	r := fx.s.Retention()
+	r.CleanResourceInterval = 20 * time.Millisecond
+	if err := fx.s.SetRetention(r); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool { return fx.fileCount() == 1 }, "a round on the new interval")
 }
