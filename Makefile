@@ -115,6 +115,9 @@ clean:
 # store capped at 256 MiB takes 1 KiB messages at a fixed rate for
 # SOAK_DURATION with 10 000 timers and 10 000 delay messages pending; prints
 # disk use, failed sends, lost/early deliveries and send p99 during deletions.
+# SOAK_FLAGS=-soak.java=$(HOME)/.cache/rmq-bench-compare/rocketmq-5.3.3/lib soaks
+# the stock Java broker instead, with the same settings (jars as bench-compare
+# fetches them).
 SOAK_DURATION ?= 10m
 SOAK_FLAGS    ?=
 soak-retention:

@@ -104,23 +104,9 @@ type Options struct {
 	EnableMixedMessageType      bool `conf:"enableMixedMessageType"`
 	EnableTopicMessageTypeCheck bool `conf:"enableTopicMessageTypeCheck"`
 
-	// Retention and disk protection (store/cleanup.go), stock keys and
-	// defaults. FileReservedTimeMinutes (rmq), when positive, replaces
-	// fileReservedTime (hours) so that tests and development stores see
-	// files age out in minutes. The two disk ratios are percents, as the
-	// 5.x config fields (4.9.8 reads them from JVM properties).
-	FileReservedTime                 int    `conf:"fileReservedTime"` // hours
-	FileReservedTimeMinutes          int    `conf:"fileReservedTimeMinutes"`
-	DeleteWhen                       string `conf:"deleteWhen"`
-	DiskMaxUsedSpaceRatio            int    `conf:"diskMaxUsedSpaceRatio"`
-	DiskSpaceWarningLevelRatio       int    `conf:"diskSpaceWarningLevelRatio"`
-	DiskSpaceCleanForciblyRatio      int    `conf:"diskSpaceCleanForciblyRatio"`
-	CleanFileForciblyEnable          bool   `conf:"cleanFileForciblyEnable"`
-	CleanResourceInterval            int    `conf:"cleanResourceInterval"`            // ms
-	DeleteCommitLogFilesInterval     int    `conf:"deleteCommitLogFilesInterval"`     // ms
-	DeleteConsumeQueueFilesInterval  int    `conf:"deleteConsumeQueueFilesInterval"`  // ms
-	DestroyMapedFileIntervalForcibly int    `conf:"destroyMapedFileIntervalForcibly"` // ms
-	RedeleteHangedFileInterval       int    `conf:"redeleteHangedFileInterval"`       // ms
+	// RetentionConfig holds the retention and disk-protection keys
+	// (store/cleanup.go); UPDATE_BROKER_CONFIG changes them live.
+	RetentionConfig
 	// SmallStore (rmq) is a store for tests and development: commitlog
 	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
 	// otherwise, small consume-queue and index files, no fallocate. It
@@ -136,6 +122,9 @@ type Options struct {
 	// MetricsConfig holds the HTTP endpoint's keys (metrics_access.go).
 	MetricsConfig
 	Logger zerolog.Logger `conf:"-"`
+	// ConfigFile is the config file the broker was started with (-c):
+	// UPDATE_BROKER_CONFIG writes the keys it changes there (persistConfig).
+	ConfigFile string `conf:"-"`
 	// Clock drives every time-dependent decision (nil: the wall clock).
 	Clock clock.Clock `conf:"-"`
 	// MessageClock, when set, replaces Clock for the message timeline: store
@@ -210,21 +199,23 @@ func DefaultOptions() Options {
 		MessageIndexEnable:                true,
 		MaxHashSlotNum:                    store.DefaultIndexHashSlotNum,
 		MaxIndexNum:                       store.DefaultIndexMaxNum,
-		FileReservedTime:                  72,
-		DeleteWhen:                        store.DefaultDeleteWhen,
-		DiskMaxUsedSpaceRatio:             store.DefaultDiskMaxUsedSpaceRatio,
-		DiskSpaceWarningLevelRatio:        90,
-		DiskSpaceCleanForciblyRatio:       85,
-		CleanFileForciblyEnable:           true,
-		CleanResourceInterval:             10000,
-		DeleteCommitLogFilesInterval:      100,
-		DeleteConsumeQueueFilesInterval:   100,
-		DestroyMapedFileIntervalForcibly:  120000,
-		RedeleteHangedFileInterval:        120000,
-		ListenHost:                        "0.0.0.0",
-		ServerConfig:                      remoting.DefaultServerConfig(),
-		MetricsConfig:                     defaultMetricsConfig(),
-		Logger:                            zerolog.Nop(),
+		RetentionConfig: RetentionConfig{
+			FileReservedTime:                 72,
+			DeleteWhen:                       store.DefaultDeleteWhen,
+			DiskMaxUsedSpaceRatio:            store.DefaultDiskMaxUsedSpaceRatio,
+			DiskSpaceWarningLevelRatio:       90,
+			DiskSpaceCleanForciblyRatio:      85,
+			CleanFileForciblyEnable:          true,
+			CleanResourceInterval:            10000,
+			DeleteCommitLogFilesInterval:     100,
+			DeleteConsumeQueueFilesInterval:  100,
+			DestroyMapedFileIntervalForcibly: 120000,
+			RedeleteHangedFileInterval:       120000,
+		},
+		ListenHost:    "0.0.0.0",
+		ServerConfig:  remoting.DefaultServerConfig(),
+		MetricsConfig: defaultMetricsConfig(),
+		Logger:        zerolog.Nop(),
 	}
 }
 
@@ -262,8 +253,45 @@ func (o *Options) applySmallStore() {
 	}
 }
 
+// RetentionConfig is the stock retention and disk-protection keys with their
+// defaults (Java MessageStoreConfig). FileReservedTimeMinutes (rmq), when
+// positive, replaces fileReservedTime (hours) so that tests and development
+// stores see files age out in minutes. The two disk ratios are percents, as
+// the 5.x config fields (4.9.8 reads them from JVM properties).
+type RetentionConfig struct {
+	FileReservedTime                 int    `conf:"fileReservedTime"` // hours
+	FileReservedTimeMinutes          int    `conf:"fileReservedTimeMinutes"`
+	DeleteWhen                       string `conf:"deleteWhen"`
+	DiskMaxUsedSpaceRatio            int    `conf:"diskMaxUsedSpaceRatio"`
+	DiskSpaceWarningLevelRatio       int    `conf:"diskSpaceWarningLevelRatio"`
+	DiskSpaceCleanForciblyRatio      int    `conf:"diskSpaceCleanForciblyRatio"`
+	CleanFileForciblyEnable          bool   `conf:"cleanFileForciblyEnable"`
+	CleanResourceInterval            int    `conf:"cleanResourceInterval"`            // ms
+	DeleteCommitLogFilesInterval     int    `conf:"deleteCommitLogFilesInterval"`     // ms
+	DeleteConsumeQueueFilesInterval  int    `conf:"deleteConsumeQueueFilesInterval"`  // ms
+	DestroyMapedFileIntervalForcibly int    `conf:"destroyMapedFileIntervalForcibly"` // ms
+	RedeleteHangedFileInterval       int    `conf:"redeleteHangedFileInterval"`       // ms
+}
+
+// validate refuses values the store cannot run with. Like Java's getter,
+// diskMaxUsedSpaceRatio is clamped to 10..95 where it is used, not refused.
+func (o *RetentionConfig) validate() error {
+	var errs []error
+	if o.FileReservedTime <= 0 && o.FileReservedTimeMinutes <= 0 {
+		errs = append(errs, fmt.Errorf("fileReservedTime %d must be positive (or set fileReservedTimeMinutes)", o.FileReservedTime))
+	}
+	if o.DiskSpaceWarningLevelRatio <= 0 || o.DiskSpaceWarningLevelRatio > 100 || o.DiskSpaceCleanForciblyRatio <= 0 || o.DiskSpaceCleanForciblyRatio > 100 {
+		errs = append(errs, fmt.Errorf("diskSpaceWarningLevelRatio %d and diskSpaceCleanForciblyRatio %d must be percents in 1..100",
+			o.DiskSpaceWarningLevelRatio, o.DiskSpaceCleanForciblyRatio))
+	}
+	if _, err := store.ParseDeleteWhen(o.DeleteWhen); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
 // retentionOptions maps the retention keys to the store's.
-func (o *Options) retentionOptions() store.RetentionOptions {
+func (o *RetentionConfig) retentionOptions() store.RetentionOptions {
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 	reserved := time.Duration(o.FileReservedTime) * time.Hour
 	if o.FileReservedTimeMinutes > 0 {
@@ -296,12 +324,8 @@ func (o *Options) Validate() error {
 	if o.SmallStore {
 		o.applySmallStore()
 	}
-	if o.FileReservedTime <= 0 && o.FileReservedTimeMinutes <= 0 {
-		errs = append(errs, fmt.Errorf("fileReservedTime %d must be positive (or set fileReservedTimeMinutes)", o.FileReservedTime))
-	}
-	if o.DiskSpaceWarningLevelRatio <= 0 || o.DiskSpaceWarningLevelRatio > 100 || o.DiskSpaceCleanForciblyRatio <= 0 || o.DiskSpaceCleanForciblyRatio > 100 {
-		errs = append(errs, fmt.Errorf("diskSpaceWarningLevelRatio %d and diskSpaceCleanForciblyRatio %d must be percents in 1..100",
-			o.DiskSpaceWarningLevelRatio, o.DiskSpaceCleanForciblyRatio))
+	if err := o.RetentionConfig.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {
 		errs = append(errs, fmt.Errorf("messageDelayLevel: %w", err))

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/rmqio/rmq/conf"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // runtimeConfig holds the options UPDATE_BROKER_CONFIG may change while the
@@ -38,6 +41,9 @@ type runtimeConfig struct {
 	RegionID                          string `conf:"regionId"`
 	EnablePropertyFilter              bool   `conf:"enablePropertyFilter"`
 	FilterSupportRetry                bool   `conf:"filterSupportRetry"`
+	// RetentionConfig: the retention keys, handed to the store
+	// (store.SetRetention) by the update that changes them.
+	RetentionConfig
 
 	// version is the configuration's DataVersion: bumped by every update.
 	version dataVersion
@@ -75,6 +81,7 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		RegionID:                          o.RegionID,
 		EnablePropertyFilter:              o.EnablePropertyFilter,
 		FilterSupportRetry:                o.FilterSupportRetry,
+		RetentionConfig:                   o.RetentionConfig,
 		version:                           dataVersion{Timestamp: bootMs},
 		host:                              host,
 	}
@@ -94,6 +101,7 @@ func (rc *runtimeConfig) applyTo(o *Options) {
 	o.RegionID = rc.RegionID
 	o.EnablePropertyFilter = rc.EnablePropertyFilter
 	o.FilterSupportRetry = rc.FilterSupportRetry
+	o.RetentionConfig = rc.RetentionConfig
 }
 
 // validate refuses values the broker cannot run with.
@@ -114,7 +122,7 @@ func (rc *runtimeConfig) validate() error {
 	case rc.ShortPollingTimeMills <= 0:
 		return fmt.Errorf("shortPollingTimeMills %d must be positive", rc.ShortPollingTimeMills)
 	}
-	return nil
+	return rc.RetentionConfig.validate()
 }
 
 // runtimeKeys lists the keys UPDATE_BROKER_CONFIG accepts, in declaration order.
@@ -160,8 +168,22 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 // properties text. Only the keys of runtimeConfig can change while the broker
 // runs; a request naming any other key (or an unparsable or invalid value)
 // changes nothing and is refused with a remark that says why. Changes last
-// until the broker stops: like the stock broker, which writes them to a file
-// it never reads back, the next start takes the config file and flags again.
+// and are written to the config file the broker started with (-c), so that
+// the next start keeps them, as the stock broker's Configuration.persist
+// does (Java 4.9.8 common/Configuration.java, update then persist to
+// BrokerPathConfigHelper.getBrokerConfigPath(), the -c file): see
+// persistConfig for how rmq writes it. Without a config file nothing is
+// written (Java writes ~/store/config/broker.properties, which no start
+// reads).
+//
+// A value that does not parse, or one the broker cannot run with, is
+// refused with SYSTEM_ERROR and a remark naming it, and changes nothing.
+// Java's MixAll.properties2Object drops an unparsable value silently and
+// answers SUCCESS; an rmq operator learns of the mistake instead.
+//
+// The retention keys (RetentionConfig: fileReservedTime, deleteWhen, the
+// disk ratios, cleanFileForciblyEnable and the cleanup intervals) reach the
+// store before the reply and rule its next cleanup round and disk check.
 //
 // A change of brokerIP1, brokerIP2, listenPort or brokerPermission is
 // registered with every name server before the reply (the stock broker does
@@ -199,6 +221,11 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 	if err := next.validate(); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
 	}
+	if next.RetentionConfig != cur.RetentionConfig {
+		if err := b.store.SetRetention(next.retentionOptions()); err != nil {
+			return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
+		}
+	}
 	if next.BrokerIP1 != cur.BrokerIP1 || next.ListenPort != cur.ListenPort {
 		ip, err := resolveIPv4(next.BrokerIP1)
 		if err != nil {
@@ -212,6 +239,10 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 	next.version = dataVersion{Counter: cur.version.Counter + 1, Timestamp: b.clock.Now().UnixMilli()}
 	b.live.Store(&next)
 	b.log.Info().Object("client", c).Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
+	if err := b.persistConfig(&next, keys); err != nil {
+		// As Java's Configuration.persist: logged, the update stands.
+		b.log.Error().Err(err).Str("file", b.opts.ConfigFile).Msg("updateBrokerConfig: config file not written")
+	}
 	if cur.advertisesChange(&next) {
 		// Before answering, as the stock broker does for brokerPermission:
 		// once mqadmin returns, the name servers hand out the new address
@@ -284,4 +315,69 @@ func trailingBackslashes(s string) int {
 		n++
 	}
 	return n
+}
+
+// persistConfig writes the values of keys in rc to the config file the
+// broker started with, so that the next start reads them. Java's
+// Configuration.persist rewrites that file with every key of every config
+// object; rmq keeps the operator's file as it is (comments, order, keys
+// left at their defaults) and only replaces the lines of the changed keys,
+// or appends them. The file is replaced atomically.
+func (b *Broker) persistConfig(rc *runtimeConfig, keys []string) error {
+	path := b.opts.ConfigFile
+	if path == "" {
+		return nil
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var lines bytes.Buffer
+	conf.PrintKeys(&lines, keys, rc)
+	return store.WriteFileAtomic(path, replaceProperties(old, strings.SplitAfter(lines.String(), "\n")))
+}
+
+// replaceProperties returns the properties text old with the logical line
+// of each key in repl ("key=value\n" lines) replaced by its new line, and
+// the keys old lacks appended. A key's later duplicates are dropped, since
+// Properties.load keeps the last one.
+func replaceProperties(old []byte, repl []string) []byte {
+	byKey := map[string]string{}
+	var order []string
+	for _, l := range repl {
+		if k := propertyKeys([]byte(l)); len(k) == 1 {
+			byKey[k[0]] = l
+			order = append(order, k[0])
+		}
+	}
+	var out bytes.Buffer
+	done := map[string]bool{}
+	skip := false // inside a replaced key's continuation lines
+	for _, line := range strings.SplitAfter(string(old), "\n") {
+		if line == "" {
+			continue
+		}
+		if skip {
+			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
+			continue
+		}
+		if k := propertyKeys([]byte(line)); len(k) == 1 && byKey[k[0]] != "" {
+			if !done[k[0]] {
+				out.WriteString(byKey[k[0]])
+				done[k[0]] = true
+			}
+			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
+			continue
+		}
+		out.WriteString(line)
+		if !strings.HasSuffix(line, "\n") {
+			out.WriteByte('\n')
+		}
+	}
+	for _, k := range order {
+		if !done[k] {
+			out.WriteString(byKey[k])
+		}
+	}
+	return out.Bytes()
 }

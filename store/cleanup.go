@@ -122,7 +122,7 @@ func (r RetentionOptions) normalized(cqFileSize int64) (RetentionOptions, error)
 	if r.DeleteWhen == "" {
 		r.DeleteWhen = DefaultDeleteWhen
 	}
-	if _, err := parseDeleteWhen(r.DeleteWhen); err != nil {
+	if _, err := ParseDeleteWhen(r.DeleteWhen); err != nil {
 		return r, err
 	}
 	if r.DiskMaxUsedSpaceRatio == 0 {
@@ -162,8 +162,9 @@ func (r RetentionOptions) normalized(cqFileSize int64) (RetentionOptions, error)
 	return r, nil
 }
 
-// parseDeleteWhen parses "04;16" into hours (UtilAll.isItTimeToDo).
-func parseDeleteWhen(s string) ([]int, error) {
+// ParseDeleteWhen parses a deleteWhen ("04;16") into hours (Java
+// UtilAll.isItTimeToDo).
+func ParseDeleteWhen(s string) ([]int, error) {
 	var hours []int
 	for _, f := range strings.Split(s, ";") {
 		f = strings.TrimSpace(f)
@@ -181,7 +182,7 @@ func parseDeleteWhen(s string) ([]int, error) {
 
 // isTimeToDelete reports whether now's clock hour is one of DeleteWhen.
 func (s *Store) isTimeToDelete(now time.Time) bool {
-	hours, _ := parseDeleteWhen(s.opts.Retention.DeleteWhen)
+	hours, _ := ParseDeleteWhen(s.retention().DeleteWhen)
 	return slices.Contains(hours, now.Hour())
 }
 
@@ -218,25 +219,77 @@ func (s *Store) wakeCleanup() {
 	}
 }
 
+// retention returns the retention options in force (Options.Retention
+// until SetRetention replaces them).
+func (s *Store) retention() *RetentionOptions { return s.ret.Load() }
+
+// Retention returns the retention options in force.
+func (s *Store) Retention() RetentionOptions { return *s.retention() }
+
+// SetRetention replaces the retention keys while the store runs (the
+// broker's UPDATE_BROKER_CONFIG): FileReservedTime, DeleteWhen, the three
+// disk ratios, CleanFileForciblyDisable, the intervals and Disabled. Zero
+// values take the stock defaults, as at Open. The hooks (DiskUsage,
+// ProtectedOffset), DiskCheckInterval and DiskReserve keep their values.
+// The next round uses the new values; the disk is checked again before
+// SetRetention returns, so a changed warning ratio sets or lifts the
+// refusal of puts at once, and a changed CleanResourceInterval re-arms the
+// round ticker.
+// Java 4.9.8 reads most of these through MessageStoreConfig getters at each
+// use (DefaultMessageStore.CleanCommitLogService) but schedules the cleanup
+// at the start's cleanResourceInterval; here every key is live.
+func (s *Store) SetRetention(r RetentionOptions) error {
+	cur := s.retention()
+	r.DiskUsage, r.ProtectedOffset = cur.DiskUsage, cur.ProtectedOffset
+	r.DiskCheckInterval, r.DiskReserve = cur.DiskCheckInterval, cur.DiskReserve
+	r.removeFile, r.noLoop = cur.removeFile, cur.noLoop
+	next, err := r.normalized(s.opts.MappedFileSizeConsumeQueue)
+	if err != nil {
+		return err
+	}
+	s.ret.Store(&next)
+	s.log.Info().Dur("fileReservedTime", next.FileReservedTime).Str("deleteWhen", next.DeleteWhen).
+		Int("diskMaxUsedSpaceRatio", next.DiskMaxUsedSpaceRatio).Msg("retention options updated")
+	s.checkDisk()
+	if next.noLoop {
+		return nil
+	}
+	// The cleanup goroutine re-arms its round ticker and, over the new
+	// diskMaxUsedSpaceRatio, runs a round.
+	select {
+	case s.diskCheckWake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
 // cleanLoop runs the disk checks and the cleanup rounds until stopFlush.
 // Their periods are polling, on the wall clock like the group-commit
 // pacing; what a round decides (file ages, the hour) reads the store clock.
+// The options are read afresh at each event (SetRetention).
 func (s *Store) cleanLoop() {
 	defer s.flushWG.Done()
-	r := &s.opts.Retention
-	check := time.NewTicker(r.DiskCheckInterval)
-	round := time.NewTicker(r.CleanResourceInterval)
+	check := time.NewTicker(s.retention().DiskCheckInterval)
+	every := s.retention().CleanResourceInterval
+	round := time.NewTicker(every)
 	defer func() { check.Stop(); round.Stop() }()
+	overRatio := func(used float64) bool {
+		return used > float64(s.retention().DiskMaxUsedSpaceRatio)/100
+	}
 	for {
+		if d := s.retention().CleanResourceInterval; d != every {
+			every = d
+			round.Reset(d)
+		}
 		select {
 		case <-s.stopFlush:
 			return
 		case <-check.C:
-			if s.checkDisk() > float64(r.DiskMaxUsedSpaceRatio)/100 {
+			if overRatio(s.checkDisk()) {
 				s.cleanRound()
 			}
 		case <-s.diskCheckWake:
-			if s.checkDisk() > float64(r.DiskMaxUsedSpaceRatio)/100 {
+			if overRatio(s.checkDisk()) {
 				s.cleanRound()
 			}
 		case <-s.cleanWake:
@@ -261,7 +314,7 @@ func (s *Store) cleanRound() int {
 	}
 	s.cleanMu.Lock()
 	defer s.cleanMu.Unlock()
-	r := &s.opts.Retention
+	r := s.retention()
 	now := s.opts.Clock.Now()
 	s.retryHanged(now)
 	if r.Disabled {
@@ -297,7 +350,7 @@ func (s *Store) cleanRound() int {
 // commitlog files that expired (or any with force), stopping at the first
 // one that must be kept.
 func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
-	r := &s.opts.Retention
+	r := s.retention()
 	protected := int64(1<<63 - 1)
 	if r.ProtectedOffset != nil {
 		protected = r.ProtectedOffset(force)
@@ -341,7 +394,7 @@ func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
 // destroyFile unmaps f and removes it in steps (the commitlog lock is not
 // held; f is off every list).
 func (s *Store) destroyFile(f *mappedFile) {
-	r := &s.opts.Retention
+	r := s.retention()
 	if err := f.close(); err != nil {
 		s.log.Warn().Err(err).Str("file", f.path).Msg("cleanup: unmap")
 	}
@@ -356,13 +409,13 @@ func (s *Store) destroyFile(f *mappedFile) {
 
 // removePath unlinks path, keeping it for a later retry if that fails.
 func (s *Store) removePath(path string) {
-	rm := s.opts.Retention.removeFile
+	rm := s.retention().removeFile
 	if rm == nil {
 		rm = os.Remove
 	}
 	if err := rm(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.log.Error().Err(err).Str("file", path).Msg("cleanup: remove failed; retried later")
-		s.clean.hanged = append(s.clean.hanged, hangedFile{path: path, retryAt: s.opts.Clock.Now().Add(s.opts.Retention.RedeleteHangedFileInterval)})
+		s.clean.hanged = append(s.clean.hanged, hangedFile{path: path, retryAt: s.opts.Clock.Now().Add(s.retention().RedeleteHangedFileInterval)})
 	}
 }
 
@@ -389,7 +442,7 @@ func (s *Store) cleanQueuesAndIndex() {
 		return
 	}
 	s.clean.lastPhysicalMin = minPhy
-	pause := s.opts.Retention.DeleteConsumeQueueFilesInterval
+	pause := s.retention().DeleteConsumeQueueFilesInterval
 	for _, q := range s.allQueues() {
 		files := q.deleteBelow(minPhy)
 		for _, f := range files {

@@ -155,7 +155,11 @@ func TestCleanupKeepsFilesInsideReservedTime(t *testing.T) {
 	fx.fill(t, 400)
 	// The deleteWhen hour, but the files are younger than the reserved time.
 	fx.clk.Set(time.Date(2026, 3, 2, 4, 0, 0, 0, time.UTC))
-	fx.s.opts.Retention.FileReservedTime = 48 * time.Hour
+	r := fx.s.Retention()
+	r.FileReservedTime = 48 * time.Hour
+	if err := fx.s.SetRetention(r); err != nil {
+		t.Fatal(err)
+	}
 	if n := fx.s.cleanRound(); n != 0 {
 		t.Fatalf("deleted %d files inside the reserved time", n)
 	}
@@ -357,13 +361,13 @@ func TestCleanExpiredConsumeQueues(t *testing.T) {
 }
 
 func TestParseDeleteWhen(t *testing.T) {
-	h, err := parseDeleteWhen("04; 16;23")
+	h, err := ParseDeleteWhen("04; 16;23")
 	if err != nil || len(h) != 3 || h[0] != 4 || h[1] != 16 || h[2] != 23 {
-		t.Fatalf("parseDeleteWhen = %v, %v", h, err)
+		t.Fatalf("ParseDeleteWhen = %v, %v", h, err)
 	}
 	for _, bad := range []string{"24", "x", "4;-1"} {
-		if _, err := parseDeleteWhen(bad); err == nil {
-			t.Fatalf("parseDeleteWhen(%q) accepted", bad)
+		if _, err := ParseDeleteWhen(bad); err == nil {
+			t.Fatalf("ParseDeleteWhen(%q) accepted", bad)
 		}
 	}
 }

@@ -38,9 +38,9 @@ func (s *Store) writeRefused() error {
 		return s.stallRefusal()
 	}
 	if s.diskFull.Load() {
-		d := s.disk.Load()
+		d, r := s.disk.Load(), s.retention()
 		return fmt.Errorf("%w: %.2f of the disk used, %d bytes free (warning level %.2f, reserve %d bytes)",
-			ErrDiskFull, d.used, d.avail, s.opts.Retention.DiskSpaceWarningLevelRatio, s.opts.Retention.DiskReserve)
+			ErrDiskFull, d.used, d.avail, r.DiskSpaceWarningLevelRatio, r.DiskReserve)
 	}
 	return nil
 }
@@ -49,7 +49,7 @@ func (s *Store) writeRefused() error {
 // cleanup goroutine for a check once they reach a quarter of the reserve,
 // so a burst cannot eat the reserve between two periodic checks.
 func (s *Store) noteWritten(n int) {
-	if s.sinceDiskCheck.Add(int64(n)) >= s.opts.Retention.DiskReserve/4 {
+	if s.sinceDiskCheck.Add(int64(n)) >= s.retention().DiskReserve/4 {
 		select {
 		case s.diskCheckWake <- struct{}{}:
 		default:
@@ -61,7 +61,7 @@ func (s *Store) noteWritten(n int) {
 // disk-full refusal. It returns the used fraction (-1 when unknown).
 func (s *Store) checkDisk() float64 {
 	s.sinceDiskCheck.Store(0)
-	r := &s.opts.Retention
+	r := s.retention()
 	used, avail, err := r.DiskUsage.Usage(filepath.Join(s.opts.Dir, commitLogDir))
 	if err != nil {
 		s.log.Warn().Err(err).Msg("disk usage unknown")

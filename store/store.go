@@ -96,7 +96,8 @@ type Store struct {
 	// Disk guard and cleanup (disk.go, cleanup.go).
 	diskFull       atomic.Bool
 	disk           atomic.Pointer[diskState]
-	sinceDiskCheck atomic.Int64 // put bytes since the last disk check
+	ret            atomic.Pointer[RetentionOptions] // in force (SetRetention)
+	sinceDiskCheck atomic.Int64                     // put bytes since the last disk check
 	diskCheckWake  chan struct{}
 	cleanWake      chan struct{}
 	manualDelete   atomic.Int32 // forced rounds left
@@ -127,6 +128,7 @@ func Open(opts Options) (*Store, error) {
 		cleanWake:     make(chan struct{}, 1),
 	}
 	s.stats.times.init(s.bootTime)
+	s.ret.Store(&s.opts.Retention)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err

@@ -78,6 +78,7 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 			return nil, err
 		}
 		log.Info().Str("file", f.configFile).Msg("loaded broker config")
+		s.opts.ConfigFile = f.configFile // UPDATE_BROKER_CONFIG writes changes back
 	}
 	if f.namesrvAddr != nil {
 		s.opts.NamesrvAddr = *f.namesrvAddr

@@ -237,6 +237,7 @@ mappedFileSizeCommitLog=67108864
 enablePropertyFilter=true
 filterSupportRetry=true
 CONF
+if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTRA_CONF" >>"\$4.conf"; fi
 mkdir -p "\$4"
 export ROCKETMQ_HOME="$PEER_HOME"
 exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \${RMQ_BROKER_JVM_PROPS:-} \

@@ -27,6 +27,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/integration/harness"
 )
 
@@ -35,7 +36,31 @@ var (
 	soakRate     = flag.Int("soak.rate", 3000, "plain 1 KiB messages per second")
 	soakPending  = flag.Int("soak.pending", 10000, "timers and delay messages each kept pending")
 	soakCap      = flag.Int64("soak.cap", 256<<20, "size of the tmpfs holding the store")
+	soakJava     = flag.String("soak.java", "", "directory of the stock Java broker's jars (5.3.3: delay levels and timers, e.g. ~/.cache/rmq-bench-compare/rocketmq-5.3.3/lib): soak it instead of rmq")
 )
+
+// soakConf is the broker configuration of the soak, for rmq and for the Java
+// broker alike: 8 MiB commitlog files, 256 KiB timer-log files, delay
+// levels of 4, 8 and 12 s, a cleanup round every second. rmq also runs its
+// small store (small queue and index files, nothing fallocated) and ages
+// files out after a minute; the Java broker gets the small store's geometry
+// key by key and its shortest reserved time, an hour. At the soak's write
+// rate the cap holds about 20 s of writes, so neither reserved time is ever
+// reached: both brokers delete when the disk passes diskMaxUsedSpaceRatio
+// (75 %) and diskSpaceCleanForciblyRatio (85 %), the stock defaults.
+func soakConf(java bool) []string {
+	conf := []string{
+		"mappedFileSizeCommitLog=8388608", "mappedFileSizeTimerLog=262144",
+		"messageDelayLevel=" + soakLevels, "cleanResourceInterval=1000",
+	}
+	if !java {
+		return append(conf, "smallStore=true", "fileReservedTimeMinutes=1")
+	}
+	return append(conf, "fileReservedTime=1",
+		fmt.Sprintf("mappedFileSizeConsumeQueue=%d", broker.SmallStoreConsumeQueueSize),
+		fmt.Sprintf("maxHashSlotNum=%d", broker.SmallStoreMaxHashSlotNum),
+		fmt.Sprintf("maxIndexNum=%d", broker.SmallStoreMaxIndexNum))
+}
 
 // Delays of the soak: delay levels 1..3 and timers between 4 and 12 s.
 // Pending messages keep their commitlog files (broker/retention.go), so the
@@ -74,24 +99,27 @@ func TestSoakRetention(t *testing.T) {
 		syscall.Unmount(root, syscall.MNT_DETACH)
 		os.RemoveAll(root)
 	})
-	bin, err := harness.BuildRMQ(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := filepath.Join(root, "rmq")
+	work := filepath.Join(root, "store")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := harness.Start(t, harness.Config{Bin: bin, WorkDir: work, BrokerConf: []string{
-		"smallStore=true", "mappedFileSizeCommitLog=8388608", "mappedFileSizeTimerLog=262144",
-		"messageDelayLevel=" + soakLevels, "cleanResourceInterval=1000", "fileReservedTimeMinutes=1",
-	}})
-	ns := p.NamesrvAddr()
+	var ns, brokerAddr string
+	if *soakJava != "" {
+		jb := startJavaBroker(t, *soakJava, work, soakConf(true))
+		ns, brokerAddr = jb.ns, jb.broker
+	} else {
+		bin, err := harness.BuildRMQ(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := harness.Start(t, harness.Config{Bin: bin, WorkDir: work, BrokerConf: soakConf(false)})
+		ns, brokerAddr = p.NamesrvAddr(), p.BrokerAddr()
+	}
 	adm := admin.New(admin.Options{NamesrvAddr: ns})
 
 	for _, topic := range []string{"SoakPlain", "SoakTimer", "SoakDelay"} {
 		spec := admin.TopicSpec{TopicName: topic, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}
-		if _, err := adm.UpdateTopic(context.Background(), spec, p.BrokerAddr(), ""); err != nil {
+		if _, err := adm.UpdateTopic(context.Background(), spec, brokerAddr, ""); err != nil {
 			t.Fatalf("create %s: %v", topic, err)
 		}
 	}
@@ -140,7 +168,7 @@ func TestSoakRetention(t *testing.T) {
 	r.timersOut, r.delaysOut = map[string]int64{}, map[string]int64{}
 
 	var wg sync.WaitGroup
-	r.watch(ctx, &wg, root, adm, p.BrokerAddr())
+	r.watch(ctx, &wg, root, adm, brokerAddr)
 	body := bytes.Repeat([]byte("p"), 1024)
 	r.produce(ctx, &wg, ns, *soakRate, 16, func(i int64) *primitive.Message {
 		return primitive.NewMessage("SoakPlain", body)
@@ -186,7 +214,7 @@ func TestSoakRetention(t *testing.T) {
 		}
 		return nil
 	})
-	r.report(adm, p.BrokerAddr())
+	r.report(adm, brokerAddr)
 }
 
 // soakRun collects the soak's figures.
@@ -202,6 +230,7 @@ type soakRun struct {
 	lat                                  []sample // plain sends
 	deleting                             []window
 	maxUsed, firstMaxPhy, lastMaxPhy     int64
+	firstMinPhy, lastMinPhy              int64
 	minPending, pendingSamples, maxQueue int64
 	failures                             []string
 
@@ -299,15 +328,17 @@ func (r *soakRun) produce(ctx context.Context, wg *sync.WaitGroup, ns string, ra
 	}
 }
 
-// watch samples the file system every 100 ms and the broker's deletion
-// counter every 200 ms until ctx ends.
+// watch samples the file system every 100 ms and the broker's commitlog
+// offsets every 200 ms until ctx ends. A deletion window is the span
+// between two samples across which the commitlog minimum moved (the
+// runtime info of rmq and of the Java broker both carry it).
 func (r *soakRun) watch(ctx context.Context, wg *sync.WaitGroup, root string, adm *admin.Admin, broker string) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		var lastDeleted int64 = -1
+		var lastMin int64 = -1
 		lastPoll := time.Now()
 		for i := 0; ; i++ {
 			select {
@@ -339,19 +370,19 @@ func (r *soakRun) watch(ctx context.Context, wg *sync.WaitGroup, root string, ad
 			if err != nil {
 				continue
 			}
-			del, _ := strconv.ParseInt(info["cleanDeletedCommitLogFiles"], 10, 64)
+			minPhy, _ := strconv.ParseInt(info["commitLogMinOffset"], 10, 64)
 			maxPhy, _ := strconv.ParseInt(info["commitLogMaxOffset"], 10, 64)
 			now := time.Now()
 			r.mu.Lock()
 			if r.firstMaxPhy == 0 {
-				r.firstMaxPhy = maxPhy
+				r.firstMaxPhy, r.firstMinPhy = maxPhy, minPhy
 			}
-			r.lastMaxPhy = maxPhy
-			if lastDeleted >= 0 && del != lastDeleted {
+			r.lastMaxPhy, r.lastMinPhy = maxPhy, minPhy
+			if lastMin >= 0 && minPhy != lastMin {
 				r.deleting = append(r.deleting, window{lastPoll, now})
 			}
 			r.mu.Unlock()
-			lastDeleted, lastPoll = del, now
+			lastMin, lastPoll = minPhy, now
 		}
 	}()
 }
@@ -392,10 +423,17 @@ func (r *soakRun) report(adm *admin.Admin, broker string) {
 	written := r.lastMaxPhy - r.firstMaxPhy
 	pDuring, pSteady := p99(during), p99(steady)
 	info, _ := runtimeInfo(context.Background(), adm, broker)
-	t.Logf("soak: %v at %d plain msg/s (+ timers and delays, %d pending each)", *soakDuration, *soakRate, *soakPending)
+	target := "rmq"
+	if *soakJava != "" {
+		target = "Java broker " + *soakJava
+	}
+	t.Logf("soak of %s: %v at %d plain msg/s (+ timers and delays, %d pending each)", target, *soakDuration, *soakRate, *soakPending)
 	t.Logf("  commitlog written   %d MiB = %.1f x the %d MiB cap", written>>20, float64(written)/float64(*soakCap), *soakCap>>20)
 	t.Logf("  disk use peak       %d MiB of %d MiB", r.maxUsed>>20, *soakCap>>20)
-	t.Logf("  files deleted       %s commitlog, %s consume queue, %s index", info["cleanDeletedCommitLogFiles"], info["cleanDeletedConsumeQueueFiles"], info["cleanDeletedIndexFiles"])
+	t.Logf("  commitlog deleted   %d MiB (minimum offset moved %d times)", (r.lastMinPhy-r.firstMinPhy)>>20, len(r.deleting))
+	if info["cleanDeletedCommitLogFiles"] != "" { // rmq's counters
+		t.Logf("  files deleted       %s commitlog, %s consume queue, %s index", info["cleanDeletedCommitLogFiles"], info["cleanDeletedConsumeQueueFiles"], info["cleanDeletedIndexFiles"])
+	}
 	t.Logf("  plain sends         %d ok, %d failed, %d consumed", len(r.lat), r.sendFailed, r.plainGot.Load())
 	t.Logf("  timers              %d delivered, %d early, %d lost", r.timersGot, r.timersEarly, len(r.timersOut))
 	t.Logf("  delay messages      %d delivered, %d early, %d lost", r.delaysGot, r.delaysEarly, len(r.delaysOut))

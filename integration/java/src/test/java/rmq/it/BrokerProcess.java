@@ -6,8 +6,11 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * A second broker in its own process, started through the launcher script run.sh passes as {@code rmq.brokerLauncher}
@@ -97,6 +100,15 @@ final class BrokerProcess {
 
     String output() throws IOException {
         return Files.readString(log);
+    }
+
+    /** Removes a broker's directory (store, config and log): the suite leaves nothing in the temp directory. */
+    static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     /** A port p with p-2 (VIP) and p+1 (HA) free too, below the ephemeral range. */
