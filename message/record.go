@@ -56,6 +56,13 @@ type Message struct {
 	// SkipFlushWait makes a SYNC_FLUSH put return without waiting for the fsync,
 	// like Java's WAIT=false property (a Properties[PropWait] of "false" does the same).
 	SkipFlushWait bool
+	// Delivery marks the store's own delivery of a message it already holds
+	// (a due delay-level message or timer, a timer roll). The store takes
+	// such a put past diskSpaceWarningLevelRatio as long as the free space
+	// stays above the dispatch reserve: the pending message pins its old
+	// commitlog file, so refusing its delivery on a full disk would keep that
+	// file, and the disk full, for ever.
+	Delivery bool
 }
 
 // MessageExt is a decoded record.

@@ -513,6 +513,7 @@ func (s *Service) deliver(ext *message.MessageExt, props message.Props) error {
 		RawProperties: message.EditProperties(string(props), []string{message.PropDelay}),
 		SysFlag:       ext.SysFlag, BornTimestamp: ext.BornTimestamp, BornHost: ext.BornHost,
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
+		Delivery: true,
 	}
 	_, err := s.opts.Store.PutMessage(m)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,5 +365,44 @@ func TestLevelReadsAreNotCountedAsGets(t *testing.T) {
 	if info["getMessageTimesTotal"] != "0" || info["getMessageTimesTotalFound"] != "0" {
 		t.Fatalf("getMessageTimesTotal %s, getMessageTimesTotalFound %s after the service read its queue; want 0 and 0",
 			info["getMessageTimesTotal"], info["getMessageTimesTotalFound"])
+	}
+}
+
+// markingStore records whether the service's delivery puts carry
+// message.Message.Delivery.
+type markingStore struct {
+	*store.Store
+	puts, unmarked atomic.Int32
+}
+
+func (m *markingStore) PutMessage(msg *message.Message) (*store.PutResult, error) {
+	if msg.Topic != message.TopicSchedule {
+		m.puts.Add(1)
+		if !msg.Delivery {
+			m.unmarked.Add(1)
+		}
+	}
+	return m.Store.PutMessage(msg)
+}
+
+// TestDeliveriesAreMarkedForTheDiskGuard: a due message's put carries
+// message.Message.Delivery, so that the store takes it over
+// diskSpaceWarningLevelRatio (store.writeRefused); refused, the pending
+// messages kept their pinned commitlog file and the disk full for good (the
+// 10-minute retention soak stalled that way).
+func TestDeliveriesAreMarkedForTheDiskGuard(t *testing.T) {
+	var ms *markingStore
+	h := newHarnessWith(t, t.TempDir(), clock.NewManual(t0), func(o *Options) {
+		ms = &markingStore{Store: o.Store.(*store.Store)}
+		o.Store = ms
+	})
+	defer h.close()
+	h.putDelayed("Orders", 1, "a")
+	h.svc.deliverDue(1, t0.Add(time.Second))
+	if got := h.delivered("Orders"); len(got) != 1 {
+		t.Fatalf("%d delivered", len(got))
+	}
+	if ms.puts.Load() != 1 || ms.unmarked.Load() != 0 {
+		t.Fatalf("%d delivery puts, %d without the Delivery mark", ms.puts.Load(), ms.unmarked.Load())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/message"
 )
 
 // fakeUsage is a DiskUsage whose used fraction the test sets.
@@ -221,6 +222,41 @@ func TestCleanupReserveRefusesPuts(t *testing.T) {
 	fx.s.checkDisk()
 	if _, err := fx.s.PutMessage(testMessage("T", 0, 0)); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("put below the reserve: %v", err)
+	}
+}
+
+// TestDeliveryPassesTheWarningRatio: over diskSpaceWarningLevelRatio a
+// client's put is refused but the store's own delivery of a pending delay or
+// timer message (message.Message.Delivery) is taken while the free space is
+// above the reserve; below the reserve both are refused. (The 10-minute
+// retention soak stalled for good: the pending messages pinned the oldest
+// file, their delivery was refused as a client put, so nothing was freed.)
+func TestDeliveryPassesTheWarningRatio(t *testing.T) {
+	fx := newCleanupFixture(t, func(r *RetentionOptions) { r.DiskReserve = 8 << 20 })
+	setDisk := func(used float64, avail int64) {
+		fx.disk.mu.Lock()
+		fx.disk.used, fx.disk.avail = used, avail
+		fx.disk.mu.Unlock()
+		fx.s.checkDisk()
+	}
+	delivery := func(i int) *message.Message {
+		m := testMessage("T", 0, i)
+		m.Delivery = true
+		return m
+	}
+	setDisk(0.95, 64<<20) // over the warning ratio, above the reserve
+	if _, err := fx.s.PutMessage(testMessage("T", 0, 0)); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("client put over the warning ratio: %v", err)
+	}
+	if _, err := fx.s.PutMessage(delivery(1)); err != nil {
+		t.Fatalf("delivery over the warning ratio, above the reserve: %v", err)
+	}
+	setDisk(0.99, 4<<20) // below the reserve
+	if _, err := fx.s.PutMessage(delivery(2)); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("delivery below the reserve: %v", err)
+	}
+	if _, err := fx.s.PutMessages([]*message.Message{delivery(3), delivery(4)}); err == nil {
+		t.Fatal("a batch is never a delivery")
 	}
 }
 

@@ -33,12 +33,18 @@ type diskState struct {
 // ErrNotWritable after an I/O error), and
 // while the last disk check found the disk over
 // diskSpaceWarningLevelRatio or fewer free bytes than the dispatch reserve.
-func (s *Store) writeRefused() error {
+// A delivery (message.Message.Delivery) is refused over the ratio only when
+// the free bytes are below the reserve too: delivering a pending delay or
+// timer message is what lets cleanup delete the file it pins.
+func (s *Store) writeRefused(delivery bool) error {
 	if s.dispatchStalled.Load() {
 		return s.stallRefusal()
 	}
 	if s.diskFull.Load() {
 		d, r := s.disk.Load(), s.retention()
+		if delivery && d != nil && d.avail >= r.DiskReserve {
+			return nil
+		}
 		return fmt.Errorf("%w: %.2f of the disk used, %d bytes free (warning level %.2f, reserve %d bytes)",
 			ErrDiskFull, d.used, d.avail, r.DiskSpaceWarningLevelRatio, r.DiskReserve)
 	}

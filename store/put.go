@@ -110,7 +110,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	if err := s.writeRefused(); err != nil {
+	if err := s.writeRefused(len(msgs) == 1 && msgs[0].Delivery); err != nil {
 		s.stats.putFailures.Add(1)
 		return nil, err
 	}

@@ -206,6 +206,7 @@ func messageProp(m *message.Message, key string) string {
 // (store.Diverter), so that it never holds up the wheel. from is the
 // commitlog offset m was read from.
 func (t *TimerStore) put(m *message.Message, fallback message.Props, from int64) (ok, abort bool) {
+	m.Delivery = true // a due timer or a roll: taken past the disk warning ratio (store.writeRefused)
 	for attempt := 0; ; attempt++ {
 		if t.dead.Load() {
 			return false, true

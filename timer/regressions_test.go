@@ -311,3 +311,30 @@ func TestTimer_Issue10872_OverflowingDelayRefused(t *testing.T) {
 		t.Fatal("an overflowing timer message was stored")
 	}
 }
+
+// TestDeliveriesAreMarkedForTheDiskGuard: every put the timer store makes for
+// a due timer carries message.Message.Delivery, so that the store takes it
+// over diskSpaceWarningLevelRatio (store.writeRefused). Without the mark the
+// 10-minute retention soak stalled for good on a full disk: the pending
+// timers pinned the oldest commitlog file and their deliveries were refused.
+func TestDeliveriesAreMarkedForTheDiskGuard(t *testing.T) {
+	e := newEnv(t, nil)
+	var seen, unmarked atomic.Int32
+	e.setPutErr(func(m *message.Message) error {
+		if m.Topic == "Due" {
+			seen.Add(1)
+			if !m.Delivery {
+				unmarked.Add(1)
+			}
+		}
+		return nil
+	})
+	for i := 0; i < 3; i++ {
+		e.send("Due", map[string]string{message.PropTimerDelayMs: strconv.Itoa(1000 + i*500)})
+	}
+	e.advance(3 * time.Second)
+	e.waitCount("Due", 3)
+	if seen.Load() < 3 || unmarked.Load() != 0 {
+		t.Fatalf("%d delivery puts, %d of them without the Delivery mark", seen.Load(), unmarked.Load())
+	}
+}
