@@ -275,9 +275,17 @@ func TestAdminRequestsRewriteTheFile(t *testing.T) {
 		t.Fatalf("second delete: %d %q", r.Code, r.Remark)
 	}
 
-	if r := call(remoting.UpdateGlobalWhiteAddrsConfig, map[string]string{"globalWhiteAddrs": "127.0.0.*"}); r.Code != remoting.SystemError ||
-		r.Remark != "the custom field <aclFileFullPath> is null" {
+	// Without aclFileFullPath (mqadmin updateGlobalWhiteAddr without -p) the
+	// default file is updated, as on the 4.9.8 broker (the oracle run saw it).
+	if r := call(remoting.UpdateGlobalWhiteAddrsConfig, map[string]string{"globalWhiteAddrs": "192.168.0.*"}); r.Code != remoting.Success {
 		t.Fatalf("white addrs without a path: %d %q", r.Code, r.Remark)
+	}
+	if raw, _ := os.ReadFile(path); !strings.Contains(string(raw), "192.168.0.*") {
+		t.Fatalf("white addrs without a path: file\n%s", raw)
+	}
+	if r := call(remoting.UpdateGlobalWhiteAddrsConfig, map[string]string{"aclFileFullPath": path}); r.Code != remoting.UpdateGlobalWhiteAddrsConfigFailed ||
+		r.Remark != "The globalWhiteAddresses[null] has been updated failed." {
+		t.Fatalf("white addrs missing: %d %q", r.Code, r.Remark)
 	}
 	if r := call(remoting.UpdateGlobalWhiteAddrsConfig, map[string]string{"globalWhiteAddrs": "127.0.0.*", "aclFileFullPath": "/etc/other.yml"}); r.Code != remoting.UpdateGlobalWhiteAddrsConfigFailed {
 		t.Fatalf("white addrs for another file: %d %q", r.Code, r.Remark)
@@ -296,7 +304,7 @@ func TestAdminRequestsRewriteTheFile(t *testing.T) {
 		r.Ext()["allAclFileVersion"] != `{"`+path+`":`+string(wantV)+`}` {
 		t.Fatalf("acl info: %d %v", r.Code, r.Ext())
 	}
-	if !strings.HasPrefix(string(wantV), `{"counter":4,"timestamp":`) {
+	if !strings.HasPrefix(string(wantV), `{"counter":5,"timestamp":`) {
 		t.Fatalf("version json %s", wantV)
 	}
 }

@@ -64,19 +64,27 @@ func Processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Con
 			}
 			return remoting.NewResponse(req, remoting.Success, "")
 		},
+		// Both fields are @CFNotNull in UpdateGlobalWhiteAddrsConfigRequestHeader,
+		// but 4.9.8's RemotingCommand.decodeCommandCustomHeader only logs a
+		// missing one ("Failed field [...] decoding") and leaves it null: mqadmin
+		// updateGlobalWhiteAddr without -p sends no aclFileFullPath, and the
+		// broker updates its default file (PlainPermissionManager.
+		// updateGlobalWhiteAddrsConfig); without globalWhiteAddrs the list is
+		// null and the update fails.
 		remoting.UpdateGlobalWhiteAddrsConfig: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 			h := req.Header()
-			addrs := h.Str("globalWhiteAddrs", true)
-			path := h.Str("aclFileFullPath", true)
-			if err := h.Err(); err != nil {
-				return remoting.ErrorResponse(req, err)
-			}
+			addrs := optional(h, "globalWhiteAddrs")
+			path := h.Str("aclFileFullPath", false)
 			if m == nil {
 				return remoting.NewResponse(req, remoting.UpdateGlobalWhiteAddrsConfigFailed, errDisabled.Error())
 			}
-			if err := m.UpdateGlobalWhiteAddrs(javaSplit(addrs), path); err != nil {
+			if addrs == nil {
 				return remoting.NewResponse(req, remoting.UpdateGlobalWhiteAddrsConfigFailed,
-					"The globalWhiteAddresses["+addrs+"] has been updated failed.")
+					"The globalWhiteAddresses[null] has been updated failed.")
+			}
+			if err := m.UpdateGlobalWhiteAddrs(javaSplit(*addrs), path); err != nil {
+				return remoting.NewResponse(req, remoting.UpdateGlobalWhiteAddrsConfigFailed,
+					"The globalWhiteAddresses["+*addrs+"] has been updated failed.")
 			}
 			return remoting.NewResponse(req, remoting.Success, "")
 		},

@@ -196,13 +196,33 @@ start_java() {
         # Maven Central as reachable here has no rocketmq-broker/-namesrv 4.9.8 jars; 4.9.7 is the last 4.9.x it
         # serves (README.md). An explicit ORACLE_VERSION never falls back.
         log "cannot fetch the Java broker 4.9.8; falling back on 4.9.7"
-        ORACLE_VERSION=4.9.7 BROKER_KIND="java-4.9.7"
+        ORACLE_VERSION=4.9.7 BROKER_KIND="java-4.9.7" ORACLE_ACL_498=1
         start_java
         return
       fi
       log "cannot fetch the Java broker $ORACLE_VERSION (see the Maven error above)"
       exit 1
     }
+  fi
+  local cp="$lib/*"
+  if [[ -n "${ORACLE_ACL_498:-}" ]]; then
+    # The 4.9.7 fallback stands for 4.9.8: its broker runs with 4.9.8's rocketmq-acl (and the snakeyaml 2.0 that
+    # jar needs), served separately from the broker. 4.9.8's PlainPermissionManager has one import more than
+    # 4.9.7's, so the stack frame in every ACL denial remark (PlainPermissionManager.java:684) is one line further
+    # down; AclTest records those remarks. The two releases differ in nothing else under acl/.
+    cp="$HERE/target/oracle-$ORACLE_VERSION/lib-acl-4.9.8"
+    rm -rf "$cp"; mkdir -p "$cp"
+    local jar
+    for jar in "$lib"/*.jar; do
+      case "$(basename "$jar")" in rocketmq-acl-*|snakeyaml-*) ;; *) ln -s "$jar" "$cp/" ;; esac
+    done
+    for jar in org.apache.rocketmq:rocketmq-acl:4.9.8 org.yaml:snakeyaml:2.0; do
+      mvn -B -q -f "$HERE/oracle-pom.xml" -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+        -Dartifact="$jar" -DoutputDirectory="$cp" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g' \
+        || { log "cannot fetch $jar for the 4.9.7 broker"; exit 1; }
+    done
+    log "the Java broker 4.9.7 runs with rocketmq-acl 4.9.8 and snakeyaml 2.0"
+    cp="$cp/*"
   fi
   PEER_HOME="$WORK/peer"
   mkdir -p "$PEER_HOME/conf" "$PEER_HOME/logs"
@@ -241,7 +261,7 @@ if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTR
 mkdir -p "\$4"
 export ROCKETMQ_HOME="$PEER_HOME"
 exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \${RMQ_BROKER_JVM_PROPS:-} \
-  -Duser.home="\$4.home" -cp "$lib/*" org.apache.rocketmq.broker.BrokerStartup -c "\$4.conf"
+  -Duser.home="\$4.home" -cp "$cp" org.apache.rocketmq.broker.BrokerStartup -c "\$4.conf"
 EOF
   chmod +x "$WORK/broker-launcher.sh"
   log "starting the Java broker $ORACLE_VERSION on 127.0.0.1:$BP"

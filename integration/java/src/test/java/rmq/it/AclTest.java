@@ -3,9 +3,9 @@ package rmq.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -13,9 +13,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.rocketmq.acl.common.AclClientRPCHook;
 import org.apache.rocketmq.acl.common.SessionCredentials;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -27,20 +29,27 @@ import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.Test;
 
 /**
  * The plain ACL (aclEnable=true) with the 4.9.8 client's AclClientRPCHook and stock mqadmin (credentials from
- * conf/tools.yml): right, wrong and missing credentials, per-topic permissions, an admin-only code, and the ACL
- * admin subcommands updateAclConfig, deleteAclConfig and clusterAclConfigVersion. The ACL broker is a second broker
- * of its own cluster, started with autoCreateTopicEnable=false so it offers no TBW102 route to the other tests'
- * producers.
+ * conf/tools.yml): right, wrong and missing credentials, per-topic and per-group permissions, an account's white
+ * address and the global white list, an admin-only code, and the ACL subcommands updateAclConfig, deleteAclConfig,
+ * clusterAclConfigVersion and updateGlobalWhiteAddr. The ACL broker is a second broker of its own cluster, started
+ * with autoCreateTopicEnable=false so it offers no TBW102 route to the other tests' producers.
+ *
+ * <p>The ACL file is {@code <dir>/conf/plain_acl.yml}: rmq reads it from {@code aclFile}, the Java broker from
+ * {@code $rocketmq.home.dir/conf/plain_acl.yml} (4.9.x PlainPermissionManager), so both report the same path. Every
+ * denial's code and remark and every mqadmin answer is written for the oracle comparison ({@link OracleOutput}).
  */
 class AclTest {
     private static final String PROD_AK = "javaprod1";
     private static final String PROD_SK = "javasecret1";
+    private static final String WHITE_AK = "javawhite1";
+    private static final String WHITE_SK = "javawhitesec";
     private static final String ADMIN_AK = "javaadmin1";
     private static final String ADMIN_SK = "javaadminsec";
     private static final String DENY_FRAME = ", org.apache.rocketmq.acl.plain.PlainPermissionManager.";
@@ -48,11 +57,12 @@ class AclTest {
     @Test
     void clientsAndMqadminAgainstAnAclBroker() throws Exception {
         assumeTrue(BrokerProcess.launcher() != null, "rmq.brokerLauncher is not set (run.sh sets it)");
-        assumeFalse(Clients.againstJavaBroker(), "the oracle launcher does not pass ACL settings to the Java broker");
         String topic = Clients.unique("acl");
         String cluster = Clients.unique("AclCluster");
+        String deniedGroup = Clients.unique("acldenycg");
         Path dir = Files.createTempDirectory("rmq-it-acl");
-        Path aclFile = dir.resolve("plain_acl.yml");
+        Path aclFile = dir.resolve("conf/plain_acl.yml");
+        Files.createDirectories(aclFile.getParent());
         Files.writeString(aclFile, String.join("\n",
             "accounts:",
             "  - accessKey: " + PROD_AK,
@@ -61,13 +71,21 @@ class AclTest {
             "    defaultGroupPerm: SUB",
             "    topicPerms:",
             "      - " + topic + "=PUB|SUB",
+            "    groupPerms:",
+            "      - " + deniedGroup + "=DENY",
+            "  - accessKey: " + WHITE_AK,
+            "    secretKey: " + WHITE_SK,
+            "    whiteRemoteAddress: 127.0.0.1",
+            "    defaultTopicPerm: DENY",
             "  - accessKey: " + ADMIN_AK,
             "    secretKey: " + ADMIN_SK,
             "    admin: true",
             ""));
         BrokerProcess b = new BrokerProcess(Clients.unique("acl_b"), cluster, dir.resolve("store"));
         b.env.put("RMQ_BROKER_EXTRA_CONF", String.join("\n", "aclEnable=true", "aclFile=" + aclFile, "autoCreateTopicEnable=false"));
+        b.env.put("RMQ_BROKER_JVM_PROPS", "-Drocketmq.home.dir=" + dir);
         b.start();
+        StringBuilder rec = new StringBuilder();
         DefaultMQAdminExt admin = new DefaultMQAdminExt();
         admin.setNamesrvAddr(Clients.namesrv());
         admin.setInstanceName(Clients.unique("acl-admin"));
@@ -78,6 +96,7 @@ class AclTest {
             assertFalse(denied.ok(), () -> "updateTopic as a non-admin succeeded:\n" + denied);
             assertTrue((denied.out() + denied.err()).contains("Need admin permission for request code=17, but accessKey=" + PROD_AK + " is not"),
                 () -> "updateTopic as a non-admin:\n" + denied);
+            rec.append("updateTopic as a non-admin: ").append(String.join("\n", brokerError(denied))).append('\n');
             MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateTopic", "-b", b.addr(), "-t", topic, "-r", "2", "-w", "2").assertOk();
             Await.until("the route of " + topic, Clients.DEADLINE, () -> {
                 try {
@@ -97,9 +116,32 @@ class AclTest {
             } finally {
                 right.shutdown();
             }
-            assertDenied(hook(PROD_AK, "not-the-secret"), topic,
-                "Check signature failed for accessKey=" + PROD_AK + DENY_FRAME + "validate(PlainPermissionManager.java:684)");
-            assertDenied(null, topic, "No accessKey is configured" + DENY_FRAME + "validate(PlainPermissionManager.java:664)");
+            rec.append("wrong secret: ").append(assertDenied(hook(PROD_AK, "not-the-secret"), topic,
+                "Check signature failed for accessKey=" + PROD_AK + DENY_FRAME + "validate(PlainPermissionManager.java:684)")).append('\n');
+            rec.append("no credentials: ").append(assertDenied(null, topic,
+                "No accessKey is configured" + DENY_FRAME + "validate(PlainPermissionManager.java:664)")).append('\n');
+            rec.append("unknown account: ").append(assertDenied(hook("javanobody", "javanobodysec"), topic,
+                "No acl config for javanobody" + DENY_FRAME + "validate(PlainPermissionManager.java:668)")).append('\n');
+            String otherTopic = Clients.unique("acloth");
+            MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateTopic", "-b", b.addr(), "-t", otherTopic, "-r", "1", "-w", "1").assertOk();
+            Await.until("the route of " + otherTopic, Clients.DEADLINE, () -> {
+                try {
+                    return !admin.examineTopicRouteInfo(otherTopic).getBrokerDatas().isEmpty();
+                } catch (Exception e) {
+                    return false;
+                }
+            }, () -> "");
+            rec.append("topic of defaultTopicPerm DENY: ").append(assertDenied(hook(PROD_AK, PROD_SK), otherTopic, null)).append('\n');
+            rec.append("group DENY: ").append(pullDenied(hook(PROD_AK, PROD_SK), deniedGroup, topic)).append('\n');
+            // An account whose whiteRemoteAddress matches is let through without its signature or its permissions.
+            DefaultMQProducer white = producer(hook(WHITE_AK, "not-the-secret"));
+            try {
+                SendResult r = white.send(new Message(otherTopic, "w".getBytes(StandardCharsets.UTF_8)));
+                assertEquals(SendStatus.SEND_OK, r.getSendStatus());
+                rec.append("white-listed account, wrong secret, DENY topic: ").append(r.getSendStatus()).append('\n');
+            } finally {
+                white.shutdown();
+            }
 
             // A push consumer with the same account: SUB on the topic, defaultGroupPerm SUB for its group.
             Set<String> got = ConcurrentHashMap.newKeySet();
@@ -125,6 +167,7 @@ class AclTest {
             MQAdmin.Output upd = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateAclConfig", "-b", b.addr(),
                 "-a", "javanew01", "-s", "javanewsec1", "-t", topic + "=PUB").assertOk();
             assertTrue(upd.out().contains("create or update plain access config to " + b.addr() + " success."), upd::toString);
+            rec.append("updateAclConfig: ").append(upd.out()).append('\n');
             DefaultMQProducer added = producer(hook("javanew01", "javanewsec1"));
             try {
                 assertEquals(SendStatus.SEND_OK, added.send(new Message(topic, "x".getBytes(StandardCharsets.UTF_8))).getSendStatus());
@@ -134,12 +177,49 @@ class AclTest {
             MQAdmin.Output ver = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "clusterAclConfigVersion", "-c", cluster).assertOk();
             assertTrue(ver.lines().stream().anyMatch(l -> l.contains(b.addr()) && l.contains(aclFile.toString()) && l.matches(".*\\s1\\s.*")),
                 ver::toString);
-            MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "deleteAclConfig", "-b", b.addr(), "-a", "javanew01").assertOk();
-            assertDenied(hook("javanew01", "javanewsec1"), topic,
-                "No acl config for javanew01" + DENY_FRAME + "validate(PlainPermissionManager.java:668)");
+            rec.append("clusterAclConfigVersion: ").append(ver.out()).append('\n');
+            // GET_BROKER_CLUSTER_ACL_INFO is not an admin code: any known account may read it.
+            MQAdmin.Output verProd = MQAdmin.runSigned(PROD_AK, PROD_SK, "clusterAclConfigVersion", "-b", b.addr()).assertOk();
+            rec.append("clusterAclConfigVersion -b as a non-admin: ").append(verProd.out()).append('\n');
+            MQAdmin.Output del = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "deleteAclConfig", "-b", b.addr(), "-a", "javanew01").assertOk();
+            rec.append("deleteAclConfig: ").append(del.out()).append('\n');
+            rec.append("deleted account: ").append(assertDenied(hook("javanew01", "javanewsec1"), topic,
+                "No acl config for javanew01" + DENY_FRAME + "validate(PlainPermissionManager.java:668)")).append('\n');
             String yml = Files.readString(aclFile);
             assertFalse(yml.contains("javanew01"), yml);
             assertTrue(yml.contains("counter: 2"), yml);
+
+            // The global white list lets an unsigned client through. Without -p the request has no
+            // aclFileFullPath (a @CFNotNull field the 4.9.8 broker only logs as missing): the default file.
+            MQAdmin.Output noPath = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateGlobalWhiteAddr", "-b", b.addr(), "-g", "127.0.0.1").assertOk();
+            rec.append("updateGlobalWhiteAddr without -p: ").append(noPath.out()).append('\n');
+            MQAdmin.Output wl = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "updateGlobalWhiteAddr", "-b", b.addr(), "-g", "127.0.0.1,192.168.0.*",
+                "-p", aclFile.toString()).assertOk();
+            rec.append("updateGlobalWhiteAddr -p: ").append(wl.out()).append('\n');
+            // The 4.9.8 broker only writes the file here; its AclFileWatchService loads the list within 5 s.
+            // rmq applies it at once (README.md, deliberate differences).
+            DefaultMQProducer unsigned = producer(null);
+            try {
+                AtomicReference<Object> last = new AtomicReference<>();
+                Await.until("an unsigned send from the white-listed address", Clients.DEADLINE, () -> {
+                    try {
+                        SendResult r = unsigned.send(new Message(topic, "g".getBytes(StandardCharsets.UTF_8)));
+                        last.set(r);
+                        return r.getSendStatus() == SendStatus.SEND_OK;
+                    } catch (Exception e) {
+                        last.set(e);
+                        return false;
+                    }
+                }, () -> String.valueOf(last.get()));
+                rec.append("globally white-listed, no credentials: ").append(((SendResult) last.get()).getSendStatus()).append('\n');
+            } finally {
+                unsigned.shutdown();
+            }
+            MQAdmin.Output ver3 = MQAdmin.runSigned(ADMIN_AK, ADMIN_SK, "clusterAclConfigVersion", "-b", b.addr()).assertOk();
+            rec.append("clusterAclConfigVersion after updateGlobalWhiteAddr: ").append(ver3.out()).append('\n');
+            yml = Files.readString(aclFile);
+            assertTrue(yml.contains("counter: 4") && yml.contains("192.168.0.*"), yml);
+            OracleOutput.write(getClass(), "clientsAndMqadminAgainstAnAclBroker", rec.toString());
         } finally {
             admin.shutdown();
             b.stop();
@@ -161,12 +241,38 @@ class AclTest {
         return p;
     }
 
-    /** A send refused by the broker's ACL: SYSTEM_ERROR with the AclException's simple description. */
-    private static void assertDenied(RPCHook hook, String topic, String want) throws Exception {
+    /** The lines of a failed mqadmin command that carry the broker's answer (MQBrokerException: CODE, DESC). */
+    private static java.util.List<String> brokerError(MQAdmin.Output out) {
+        return (out.out() + "\n" + out.err()).lines().filter(l -> l.contains("CODE:")).map(String::strip)
+            .collect(java.util.stream.Collectors.toList());
+    }
+
+    /** A pull refused by the broker's ACL (the group's permission): the broker's code and remark. */
+    private static String pullDenied(RPCHook hook, String group, String topic) throws Exception {
+        DefaultMQPullConsumer c = new DefaultMQPullConsumer(group, hook);
+        c.setNamesrvAddr(Clients.namesrv());
+        c.setInstanceName(Clients.unique("acl-pull"));
+        c.start();
+        try {
+            MessageQueue mq = c.fetchSubscribeMessageQueues(topic).iterator().next();
+            MQBrokerException be = assertThrows(MQBrokerException.class, () -> c.pull(mq, "*", 0, 1));
+            assertEquals(1, be.getResponseCode(), be::toString);
+            assertTrue(be.getErrorMessage().startsWith("org.apache.rocketmq.acl.common.AclException: "), be::toString);
+            return "code " + be.getResponseCode() + ": " + be.getErrorMessage();
+        } finally {
+            c.shutdown();
+        }
+    }
+
+    /**
+     * A send refused by the broker's ACL: SYSTEM_ERROR with the AclException's simple description (want, when not
+     * null, after "AclException: "). Returns the code and remark.
+     */
+    private static String assertDenied(RPCHook hook, String topic, String want) throws Exception {
         DefaultMQProducer p = producer(hook);
         try {
             p.send(new Message(topic, "denied".getBytes(StandardCharsets.UTF_8)));
-            fail("send was not refused");
+            return fail("send was not refused");
         } catch (Exception e) {
             Throwable t = e;
             while (t != null && !(t instanceof MQBrokerException)) {
@@ -175,7 +281,12 @@ class AclTest {
             assertNotNull(t, () -> "no MQBrokerException in " + e);
             MQBrokerException be = (MQBrokerException) t;
             assertEquals(1, be.getResponseCode(), be::toString);
-            assertEquals("org.apache.rocketmq.acl.common.AclException: " + want, be.getErrorMessage());
+            if (want != null) {
+                assertEquals("org.apache.rocketmq.acl.common.AclException: " + want, be.getErrorMessage());
+            } else {
+                assertTrue(be.getErrorMessage().startsWith("org.apache.rocketmq.acl.common.AclException: "), be::toString);
+            }
+            return "code " + be.getResponseCode() + ": " + be.getErrorMessage();
         } finally {
             p.shutdown();
         }

@@ -20,8 +20,12 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>the unique suffix of topic, group and instance names ({@code name_JSON_<run>_<seq>} → {@code name_*}), which
  *       differs between runs and with the order the tests ran in;</li>
+ *   <li>paths of the tests' temporary directories ({@code Files.createTempDirectory("rmq-it-acl")}: a random number
+ *       per run) → {@code TMPDIR}, e.g. the ACL file path clusterAclConfigVersion prints;</li>
  *   <li>ip:port addresses → {@code ADDR} (random ports, client ports), bare IPv4 addresses → {@code IP};</li>
  *   <li>client ids ({@code ip@pid#nanos} or {@code ip@instance}) → {@code CLIENTID};</li>
+ *   <li>Object.toString identity hashes ({@code org.apache.rocketmq.common.PlainAccessConfig@6731787b}, which
+ *       mqadmin updateAclConfig prints) → {@code <class>@HASH};</li>
  *   <li>message ids (32 hex digits: unique keys carry the client's pid, offset ids the broker's address and
  *       commitlog offset) → {@code MSGID};</li>
  *   <li>dates and times ({@code yyyy-MM-dd HH:mm:ss[,.SSS]}, {@code yyyy-MM-dd}, {@code HH:mm:ss}) → {@code DATE},
@@ -36,8 +40,10 @@ final class OracleOutput {
     private static final List<Object[]> RULES = new ArrayList<>();
 
     static {
+        rule("(/[^\\s/]+)*/rmq-it-[A-Za-z-]+\\d+", "TMPDIR");
         rule("([A-Za-z%]+)_(JSON|ROCKETMQ)_[0-9a-z]+_\\d+", "$1_*");
         rule("\\b\\d{1,3}(\\.\\d{1,3}){3}@[^\\s,;\\]}\"']+", "CLIENTID");
+        rule("\\b([A-Za-z_$][\\w$]*(\\.[A-Za-z_$][\\w$]*)+)@[0-9a-f]{1,8}\\b", "$1@HASH");
         rule("\\b\\d{1,3}(\\.\\d{1,3}){3}:\\d+", "ADDR");
         rule("\\b\\d{1,3}(\\.\\d{1,3}){3}\\b", "IP");
         rule("\\b[0-9A-F]{32}\\b", "MSGID");
