@@ -310,9 +310,7 @@ func (d *driver) consume(ctx context.Context, cl *remoting.Client, q admin.Queue
 			Group: "cmp_consumer", Topic: q.Topic, QueueID: q.QueueID, Offset: offset, MaxNums: pullBatch,
 			SysFlag: admin.PullFlagSuspend | admin.PullFlagSubscription, Suspend: pullSuspend, Subscription: "*",
 		})
-		pctx, cancel := context.WithTimeout(ctx, pullSuspend+pullSlack)
-		resp, err := cl.Invoke(pctx, q.Addr, req)
-		cancel()
+		resp, err := invokePull(ctx, cl, q.Addr, req)
 		if ctx.Err() != nil {
 			return
 		}
@@ -374,4 +372,12 @@ func (d *driver) record(msgs []*admin.Message, now time.Time) {
 		}
 		d.recvd.Add(1)
 	}
+}
+
+// invokePull sends one long-polling pull, bounded by the broker's suspend
+// time plus slack.
+func invokePull(ctx context.Context, cl *remoting.Client, addr string, req *remoting.Command) (*remoting.Command, error) {
+	pctx, cancel := context.WithTimeout(ctx, pullSuspend+pullSlack)
+	defer cancel()
+	return cl.Invoke(pctx, addr, req)
 }

@@ -205,9 +205,7 @@ func (s *responder) serve(ctx context.Context, cl *remoting.Client, q admin.Queu
 			Group: groupResponder, Topic: q.Topic, QueueID: q.QueueID, Offset: offset, MaxNums: pullBatch,
 			SysFlag: admin.PullFlagSuspend | admin.PullFlagSubscription, Suspend: pullSuspend, Subscription: "*",
 		})
-		pctx, cancel := context.WithTimeout(ctx, pullSuspend+pullSlack)
-		resp, err := cl.Invoke(pctx, q.Addr, req)
-		cancel()
+		resp, err := invokePull(ctx, cl, q.Addr, req)
 		if ctx.Err() != nil {
 			return
 		}

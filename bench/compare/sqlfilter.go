@@ -225,9 +225,7 @@ func (d *sqlDrainer) drainQueue(ctx context.Context, cl *remoting.Client, q admi
 	for offset := int64(0); offset < end && ctx.Err() == nil; {
 		req := newSQLPull(q, offset, d.version)
 		d.pulls.Add(1)
-		pctx, cancel := context.WithTimeout(ctx, pullSuspend+pullSlack)
-		resp, err := cl.Invoke(pctx, q.Addr, req)
-		cancel()
+		resp, err := invokePull(ctx, cl, q.Addr, req)
 		if ctx.Err() != nil {
 			return
 		}
