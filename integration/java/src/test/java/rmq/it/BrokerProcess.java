@@ -87,8 +87,8 @@ final class BrokerProcess {
         if (dir == null || !Files.exists(dir)) {
             return;
         }
-        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).collect(java.util.stream.Collectors.toList())) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
                 Files.deleteIfExists(p);
             }
         }
@@ -100,15 +100,6 @@ final class BrokerProcess {
 
     String output() throws IOException {
         return Files.readString(log);
-    }
-
-    /** Removes a broker's directory (store, config and log): the suite leaves nothing in the temp directory. */
-    static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
     /** A port p with p-2 (VIP) and p+1 (HA) free too, below the ephemeral range. */
