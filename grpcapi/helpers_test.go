@@ -8,6 +8,7 @@ import (
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -27,18 +28,7 @@ func startServer(t *testing.T, mutate func(*broker.Options)) *testServer {
 // startServerWith also adjusts the endpoint's options.
 func startServerWith(t *testing.T, mutate func(*broker.Options), mutateGrpc func(*Options)) *testServer {
 	t.Helper()
-	o := broker.DefaultOptions()
-	o.StorePathRootDir = t.TempDir()
-	o.ListenHost = "127.0.0.1"
-	o.BrokerIP1 = "127.0.0.1"
-	o.ListenPort = testutil.FreePortPair(t)
-	o.MappedFileSizeCommitLog = 1 << 20
-	o.MappedFileSizeConsumeQueue = 20 * 1024
-	o.MaxMessageSize = 64 << 10
-	o.Logger = testutil.Logger(t)
-	if mutate != nil {
-		mutate(&o)
-	}
+	o := testbroker.Options(t, mutate)
 	b, err := broker.New(o)
 	if err != nil {
 		t.Fatalf("broker.New: %v", err)
