@@ -174,8 +174,16 @@ class MQAdminTest {
 
     @Test
     @Order(6)
-    void topicStatus() {
-        MQAdmin.Output out = MQAdmin.run("topicStatus", "-t", TOPIC).assertOk();
+    void topicStatus() throws Exception {
+        // A broker indexes a stored message asynchronously (Java's ReputMessageService, rmq's dispatcher), so the
+        // queues' max offsets may trail a send that was just acknowledged: poll until all six are counted.
+        MQAdmin.Output[] last = new MQAdmin.Output[1];
+        Await.until("max offsets of " + TOPIC + " summing to " + MESSAGES, Clients.DEADLINE, () -> {
+            last[0] = MQAdmin.run("topicStatus", "-t", TOPIC).assertOk();
+            return last[0].lines().stream().filter(l -> l.startsWith(brokerName + " ")).map(MQAdminTest::columns)
+                .mapToLong(r -> Long.parseLong(r[3])).sum() >= MESSAGES;
+        }, () -> String.valueOf(last[0]));
+        MQAdmin.Output out = last[0];
         String header = lineWith(out, "#Broker Name");
         assertTrue(header.contains("#Broker Name") && header.contains("#QID") && header.contains("#Min Offset")
             && header.contains("#Max Offset") && header.contains("#Last Updated"), out::toString);
