@@ -38,6 +38,10 @@ type cqFile struct {
 	*mappedFile
 	wrote   atomic.Int64
 	flushed int64 // flusher only
+	// unsynced: created by the dispatcher without fsyncs; the next flush
+	// makes the file and its directory entry durable. Set before the file
+	// is listed, then flusher only.
+	unsynced bool
 }
 
 // consumeQueue indexes one topic/queue: unit i sits at byte i*20 of the queue,
@@ -57,6 +61,9 @@ type consumeQueue struct {
 	files     []*cqFile // ascending by start; gaps are possible after damage
 	minLogic  int64     // byte offset of the first readable unit
 	destroyed bool
+	// newDir: addFile created the queue's directory (and maybe the topic's);
+	// the next flush syncs their parents so the entries survive a crash.
+	newDir atomic.Bool
 }
 
 func newConsumeQueue(root, topic string, queueID int32, fileSize int64, log zerolog.Logger) *consumeQueue {
@@ -281,11 +288,20 @@ func (q *consumeQueue) putLocked(pos, phy int64, size int32, tags int64) error {
 }
 
 // addFile creates the file starting at byte offset start.
+//
+// It runs on the dispatcher, so it does not fsync: a new topic's first
+// messages would otherwise wait for two fsyncs per queue (a journal commit
+// each on ext4, hundreds of milliseconds behind other writers' dirty data)
+// before a consumer could see them. flush makes the creation durable before
+// the checkpoint counts any unit in the file.
 func (q *consumeQueue) addFile(start int64) error {
-	if err := os.MkdirAll(q.dir, 0o755); err != nil {
-		return err
+	if _, err := os.Stat(q.dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(q.dir, 0o755); err != nil {
+			return err
+		}
+		q.newDir.Store(true)
 	}
-	mf, err := createMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
+	mf, err := createMappedFileUnsynced(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
 	if err != nil {
 		return fmt.Errorf("store: create consume queue file %s: %w", filepath.Join(q.dir, segmentName(start)), err)
 	}
@@ -297,7 +313,7 @@ func (q *consumeQueue) addFile(start int64) error {
 		mf.remove()
 		return errQueueDestroyed
 	}
-	f := &cqFile{mappedFile: mf}
+	f := &cqFile{mappedFile: mf, unsynced: true}
 	i := sort.Search(len(q.files), func(i int) bool { return q.files[i].start > start })
 	q.files = append(q.files, nil)
 	copy(q.files[i+1:], q.files[i:])
@@ -348,25 +364,54 @@ func (q *consumeQueue) truncateAfter(phyEnd int64) int64 {
 	return dropped
 }
 
-// flush makes written units durable.
-func (q *consumeQueue) flush() error {
+// flush makes written units durable. Files created since the last flush
+// (addFile does not fsync) are fsynced whole, and returned with their
+// directory added to dirs, and for a new queue directory its parents too:
+// the caller syncs each directory once and then calls createdDurable.
+func (q *consumeQueue) flush(dirs map[string]struct{}) (created []*cqFile, err error) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	if q.destroyed {
-		return nil
+		return nil, nil
 	}
 	for _, f := range q.files {
 		w := f.wrote.Load()
-		if f.flushed >= w {
-			continue
+		if f.flushed < w {
+			if err := f.sync(f.flushed, w); err != nil {
+				return nil, err
+			}
 		}
-		if err := f.sync(f.flushed, w); err != nil {
-			return err
+		if f.unsynced {
+			// Its size, and the units again: a failure records [0, w)
+			// for the next sync to write again (flushed stays put).
+			if err := f.syncCreation(w); err != nil {
+				return nil, err
+			}
+			created = append(created, f)
 		}
-		f.flushed = w
-		f.releaseBelow(w - cqReleaseKeep)
+		if f.flushed < w {
+			f.flushed = w
+			f.releaseBelow(w - cqReleaseKeep)
+		}
 	}
-	return nil
+	if len(created) > 0 {
+		dirs[q.dir] = struct{}{}
+		if q.newDir.Load() {
+			topicDir := filepath.Dir(q.dir)
+			dirs[topicDir] = struct{}{}
+			dirs[filepath.Dir(topicDir)] = struct{}{}
+		}
+	}
+	return created, nil
+}
+
+// createdDurable records that the files flush returned, and their
+// directories, have been synced.
+func (q *consumeQueue) createdDurable(created []*cqFile) {
+	for _, f := range created {
+		f.unsynced = false
+	}
+	q.newDir.Store(false)
 }
 
 // cqReleaseKeep is how much of a consume-queue file stays mapped behind its

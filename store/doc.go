@@ -73,6 +73,11 @@
 // serves more puts). Records looked up by offset behind the window kept
 // mapped are read with pread. Consume queues are
 // fsynced every FlushConsumeQueueInterval, then the checkpoint is rewritten.
+// The dispatcher creates a consume-queue file without any fsync, so a new
+// topic's messages never wait for a journal commit; that flush fsyncs each
+// file created since the last one whole, then its directory (and, for a new
+// queue, the topic and consumequeue directories), each once, before the
+// checkpoint may count a unit in it (consumeQueue.flush, flushQueues).
 //
 // # Segment roll: files are created ahead, never by a put
 //

@@ -61,7 +61,7 @@ type mappedFile struct {
 // that only for the newest file, see checkSegments) and prepared as
 // createMappedFile prepares a new one; a longer one is refused.
 func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	return mapSegment(path, start, size, prealloc, false)
+	return mapSegment(path, start, size, prealloc, false, true)
 }
 
 // createMappedFile creates the segment file at path, sized to size bytes,
@@ -75,12 +75,40 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 // ErrDiskFull here; without it the file stays sparse and a write into it on
 // a full disk faults, which callers turn into ErrDiskFull with guardFault.
 func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	return mapSegment(path, start, size, prealloc, true)
+	return mapSegment(path, start, size, prealloc, true, true)
+}
+
+// createMappedFileUnsynced is createMappedFile without preallocation and
+// without the fsyncs of the file and its directory, for files written by the
+// dispatcher (consume queues): their creation must not hold up dispatch,
+// and the consume-queue flush makes it durable (syncCreation) before the
+// checkpoint counts a unit in them. A crash before that leaves the file
+// missing, empty or sparse, all of which loading accepts for the newest
+// files, and recovery dispatches the units again.
+func createMappedFileUnsynced(path string, start, size int64) (*mappedFile, error) {
+	return mapSegment(path, start, size, false, true, false)
+}
+
+// syncCreation fsyncs a file made by createMappedFileUnsynced as a whole
+// (its size and every page written so far). A failed fsync may have marked
+// dirty pages clean without writing them, so it records [0, wrote) as a
+// failed range: the next sync writes it again from the mapping (see sync).
+func (m *mappedFile) syncCreation(wrote int64) error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	if err := fsFor(m.path).Sync(m.file); err != nil {
+		if wrote > 0 {
+			m.failedFrom, m.failedTo = 0, max(m.failedTo, wrote)
+		}
+		return fmt.Errorf("store: fsync %s: %w", m.path, err)
+	}
+	return nil
 }
 
 // mapSegment is openMappedFile (create false: the steps of a creation run
-// only for a file shorter than size) and createMappedFile.
-func mapSegment(path string, start, size int64, prealloc, create bool) (mf *mappedFile, err error) {
+// only for a file shorter than size), createMappedFile and (durable false:
+// no fsync of the file or its directory) createMappedFileUnsynced.
+func mapSegment(path string, start, size int64, prealloc, create, durable bool) (mf *mappedFile, err error) {
 	fs := fsFor(path)
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
@@ -114,11 +142,13 @@ func mapSegment(path string, start, size int64, prealloc, create bool) (mf *mapp
 				return nil, diskErr(err)
 			}
 		}
-		if err := fs.Sync(f); err != nil {
-			return nil, err
-		}
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			return nil, err
+		if durable {
+			if err := fs.Sync(f); err != nil {
+				return nil, err
+			}
+			if err := syncDir(filepath.Dir(path)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	data, err := fs.Mmap(f, int(size))

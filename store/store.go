@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -400,13 +401,36 @@ func (s *Store) DeleteTopics(topics ...string) {
 
 // flushQueues fsyncs every consume queue.
 func (s *Store) flushQueues() error {
-	var errs []error
+	type createdFiles struct {
+		q     *consumeQueue
+		files []*cqFile
+	}
+	var (
+		errs    []error
+		created []createdFiles
+		dirs    = make(map[string]struct{})
+	)
 	for _, q := range s.allQueues() {
-		if err := q.flush(); err != nil {
+		files, err := q.flush(dirs)
+		if err != nil {
+			errs = append(errs, err)
+		} else if len(files) > 0 {
+			created = append(created, createdFiles{q, files})
+		}
+	}
+	// The directories of files created since the last flush, each once.
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		if err := syncDir(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for _, c := range created {
+		c.q.createdDurable(c.files)
+	}
+	return nil
 }
 
 // checkpointNow flushes the consume queues and records the durable commitlog

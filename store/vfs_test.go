@@ -407,8 +407,9 @@ func waitDispatchedOrStalled(t *testing.T, s *Store) {
 // or the fsync of the file or of its directory) is redone whole by the
 // retry: with the step failing twice, the retry meets the second fault
 // rather than skipping the step because the file now exists. For the
-// commitlog the failures fail puts; for a consume queue or the index they
-// stall dispatch, which retries.
+// commitlog the failures fail puts; for the index they stall dispatch, which
+// retries. (Consume-queue files are synced by the flush instead:
+// TestFaultConsumeQueueCreationSyncedByFlush.)
 func TestFaultSegmentCreationRetried(t *testing.T) {
 	const clSize = 64 << 10 // testOptions
 	cases := []struct {
@@ -420,10 +421,6 @@ func TestFaultSegmentCreationRetried(t *testing.T) {
 		{"commitlog/fallocate", OpFallocate, func(d string) string { return filepath.Join(d, "commitlog", segmentName(clSize)) }, true},
 		{"commitlog/fsync", OpSync, func(d string) string { return filepath.Join(d, "commitlog", segmentName(clSize)) }, true},
 		{"commitlog/dirsync", OpSync, func(d string) string { return filepath.Join(d, "commitlog") }, true},
-		{"consumequeue/fsync", OpSync, func(d string) string {
-			return filepath.Join(d, "consumequeue", "FaultTopic", "0", segmentName(100*cqUnitSize))
-		}, true},
-		{"consumequeue/dirsync", OpSync, func(d string) string { return filepath.Join(d, "consumequeue", "FaultTopic", "0") }, true},
 		{"index/fsync", OpSync, func(d string) string { return filepath.Join(d, "index") + string(filepath.Separator) }, false},
 		{"index/dirsync", OpSync, func(d string) string { return filepath.Join(d, "index") }, true},
 	}
@@ -457,11 +454,6 @@ func TestFaultSegmentCreationRetried(t *testing.T) {
 			var ok []acked
 			first := 0
 			switch kind {
-			case "consumequeue": // queue 0's first file exists
-				ok, _ = putAll(t, s, 0, 10)
-				waitDispatched(t, s)
-				first = 10
-				addTwice(o.Dir)
 			case "index": // before the first key
 				addTwice(o.Dir)
 			}
@@ -526,4 +518,68 @@ func TestFaultFailedSyncRangeIsNotReportedFlushed(t *testing.T) {
 	}
 	inj.Clear()
 	checkAcked(t, o, ok)
+}
+
+// The dispatcher creates consume-queue files without fsyncs (a new topic's
+// messages must not wait for journal commits); the consume-queue flush makes
+// the file and its directory entries durable, and until it has, the
+// checkpoint does not count the units in the file. Each failing step fails
+// the flush, leaves the checkpoint where it was and is redone by the next
+// flush; dispatch is never held up.
+func TestFaultConsumeQueueCreationSyncedByFlush(t *testing.T) {
+	cq := func(d string, parts ...string) string {
+		return filepath.Join(append([]string{d, "consumequeue"}, parts...)...)
+	}
+	cases := []struct {
+		name string
+		path func(dir string) string
+	}{
+		{"file", func(d string) string { return cq(d, "FaultTopic", "0", segmentName(0)) }},
+		{"queue dir", func(d string) string { return cq(d, "FaultTopic", "0") }},
+		{"topic dir", func(d string) string { return cq(d, "FaultTopic") }},
+		{"root dir", func(d string) string { return cq(d) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inj := &Injector{}
+			s, o := faultStore(t, inj, func(o *Options) {
+				o.Clock = clock.NewManual(time.Unix(1_700_000_000, 0)) // no periodic flush
+			})
+			if err := s.checkpointNow(); err != nil {
+				t.Fatal(err)
+			}
+			before := s.ckpt.last.logicsOffset
+			for range 2 {
+				inj.Add(Rule{Op: OpSync, Nth: 1, Path: c.path(o.Dir), Exact: true})
+			}
+			ok, _ := putAll(t, s, 0, 10)
+			// Dispatch does not wait for any sync: the units are readable.
+			waitDispatched(t, s)
+			if n := len(readQueue(t, s, "FaultTopic", 0)); n != 5 {
+				t.Fatalf("queue 0 holds %d messages before any flush, want 5", n)
+			}
+			for i := range 2 {
+				if err := s.checkpointNow(); err == nil {
+					t.Fatalf("flush %d succeeded with the %s sync failing", i+1, c.name)
+				}
+				if got := s.ckpt.last.logicsOffset; got != before {
+					t.Fatalf("checkpoint logics offset moved %d -> %d past a queue file whose creation is not durable", before, got)
+				}
+			}
+			if err := s.checkpointNow(); err != nil {
+				t.Fatalf("third flush: %v", err)
+			}
+			if got := s.ckpt.last.logicsOffset; got != s.MaxPhyOffset() {
+				t.Fatalf("checkpoint logics offset %d after a clean flush, want %d", got, s.MaxPhyOffset())
+			}
+			if hits := inj.Hits(); len(hits) != 2 {
+				t.Fatalf("faults injected: %v; want each failed flush to redo the %s sync", hits, c.name)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			inj.Clear()
+			checkAcked(t, o, ok)
+		})
+	}
 }
