@@ -204,7 +204,9 @@ func TestFullDisk(t *testing.T) {
 	// 4. Retention frees space: restart with a one-minute reserved time;
 	// once the files expire they are deleted (the disk is over
 	// diskMaxUsedSpaceRatio, so the hour does not matter) and writes resume
-	// by themselves.
+	// by themselves. The files written before this start are aged by their
+	// modification time (Java MappedFile.getLastModifiedTimestamp), so the
+	// test moves theirs two minutes back instead of waiting one out.
 	if err := p.Stop(); err != nil {
 		t.Fatalf("SIGTERM on a full disk: %v", err)
 	}
@@ -216,6 +218,7 @@ func TestFullDisk(t *testing.T) {
 	var d fullDiskSender
 	d.run(t, prod3, topic, "d")
 	t.Logf("phase 4: %d acknowledged before the refusal; waiting for retention", len(d.acked))
+	backdate(t, filepath.Join(work, "store", "commitlog"), 2*time.Minute)
 	harness.WaitFor(t, 3*time.Minute, func() error { return sendOK(prod3, topic, "resumed-2") })
 
 	// The lagging group's offsets are below the new minimum: the Go client
@@ -245,6 +248,26 @@ func TestFullDisk(t *testing.T) {
 			if int32(m.Queue.QueueId) == q.QueueID && m.QueueOffset < q.MinOffset {
 				t.Fatalf("consumed queue %d offset %d below the minimum %d", q.QueueID, m.QueueOffset, q.MinOffset)
 			}
+		}
+	}
+}
+
+// backdate moves the modification time of every file in dir by age into the
+// past.
+func backdate(t *testing.T, dir string, age time.Duration) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := info.ModTime().Add(-age)
+		if err := os.Chtimes(filepath.Join(dir, e.Name()), at, at); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
