@@ -32,6 +32,7 @@ import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.common.protocol.body.KVTable;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,6 +52,8 @@ import org.junit.jupiter.api.Test;
  * queue dropped and re-created by the next rebalance) and receives every message from the minimum on, none below.</li>
  * </ul>
  */
+// Under the first header type only (run.sh): it runs its own broker and waits for retention rounds.
+@Tag("one-header-type")
 class RetentionMinOffsetTest {
     private static final int FILE_SIZE = 1 << 20;
     private static final int MESSAGES = 3200;
