@@ -347,6 +347,7 @@ func adminUpdateSubGroup() *cli.Command {
 		&cli.StringFlag{Name: "consumeEnable", Aliases: []string{"s"}, Usage: "consume enable"},
 		&cli.StringFlag{Name: "consumeFromMinEnable", Aliases: []string{"m"}, Usage: "from min offset"},
 		&cli.StringFlag{Name: "consumeBroadcastEnable", Aliases: []string{"d"}, Usage: "broadcast"},
+		&cli.StringFlag{Name: "consumeMessageOrderly", Aliases: []string{"o"}, Usage: "consume message orderly"},
 		&cli.StringFlag{Name: "retryQueueNums", Aliases: []string{"q"}, Usage: "retry queue nums"},
 		&cli.StringFlag{Name: "retryMaxTimes", Aliases: []string{"r"}, Usage: "retry max times"},
 		&cli.StringFlag{Name: "brokerId", Aliases: []string{"i"}, Usage: "consumer from which broker id"},
@@ -365,6 +366,7 @@ func adminUpdateSubGroup() *cli.Command {
 		for name, dst := range map[string]*bool{
 			"consumeEnable": &cfg.ConsumeEnable, "consumeFromMinEnable": &cfg.ConsumeFromMinEnable,
 			"consumeBroadcastEnable": &cfg.ConsumeBroadcastEnable, "notifyConsumerIdsChanged": &cfg.NotifyConsumerIdsChangedEnable,
+			"consumeMessageOrderly": &cfg.ConsumeMessageOrderly, // 5.x UpdateSubGroupSubCommand -o
 		} {
 			if c.IsSet(name) {
 				*dst = javaBool(c.String(name))
