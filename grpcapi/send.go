@@ -122,7 +122,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 		if reply.TransactionID != "" {
 			s.txs.add(tc.TopicName, reply.TransactionID, txData{
 				tranStateTableOffset: reply.QueueOffset, commitLogOffset: reply.PhysicalOffset,
-				msgID: it.msg.GetSystemProperties().GetMessageId(), at: now,
+				msgID: it.msg.GetSystemProperties().GetMessageId(), at: s.now(),
 			})
 		}
 		entries[i] = e
