@@ -455,6 +455,30 @@ func TestRawConsumeBadInput(t *testing.T) {
 	}
 }
 
+// pushSession opens a Telemetry stream as client id and sends push
+// consumer Settings for group; it returns the server's Settings answer and
+// the cancel that drops the stream.
+func pushSession(t *testing.T, c v2.MessagingServiceClient, id, group string) (*v2.Settings, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), mdClientID, id))
+	t.Cleanup(cancel)
+	tel, err := c.Telemetry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := v2.ClientType_PUSH_CONSUMER
+	if err := tel.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{
+		ClientType: &ct, PubSub: &v2.Settings_Subscription{Subscription: &v2.Subscription{Group: &v2.Resource{Name: group}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tel.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.GetSettings(), cancel
+}
+
 // TestRawAutoRenew: a message received with auto_renew is popped for the
 // default invisible time and renewed while its client is connected; once
 // the client is gone it comes back after InvisibleMillisWhenClear.
@@ -462,22 +486,7 @@ func TestRawAutoRenew(t *testing.T) {
 	cs := startConsumeServer(t, nil, func(o *Options) { o.RenewPeriodMillis = time.Hour.Milliseconds() })
 	c := cs.seed(t, "RawRenew", 1, 1, "")
 
-	// A push consumer session: Settings on Telemetry.
-	tctx, tcancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), mdClientID, "raw-test-client"))
-	defer tcancel()
-	tel, err := c.Telemetry(tctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct := v2.ClientType_PUSH_CONSUMER
-	if err := tel.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{
-		ClientType: &ct, PubSub: &v2.Settings_Subscription{Subscription: &v2.Subscription{Group: &v2.Resource{Name: "RenewGroup"}}},
-	}}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tel.Recv(); err != nil {
-		t.Fatal(err)
-	}
+	_, tcancel := pushSession(t, c, "raw-test-client", "RenewGroup")
 	req := recvReq("RenewGroup", "RawRenew", 0)
 	req.InvisibleDuration, req.AutoRenew = nil, true
 	r := receiveRaw(t, c, callCtx(t), req)
