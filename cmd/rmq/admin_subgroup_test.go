@@ -12,16 +12,18 @@ import (
 	"github.com/rmqio/rmq/grpcapi"
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
 )
 
-// updateSubGroup -o sets consumeMessageOrderly as the 5.x mqadmin does
-// (UpdateSubGroupSubCommand option o, in the SubscriptionGroupConfig body);
-// the broker stores it and its gRPC endpoint answers a consumer of the group
-// with FIFO settings, upon which the 5.x SDKs consume it orderly.
+// updateSubGroup -o and -p set consumeMessageOrderly and groupRetryPolicy
+// as the 5.x mqadmin does (UpdateSubGroupSubCommand, in the
+// SubscriptionGroupConfig body); the broker stores them and its gRPC
+// endpoint answers a consumer of the group with FIFO settings and the
+// group's backoff, upon which the 5.x SDKs consume it orderly.
 func TestAdminUpdateSubGroupOrderly(t *testing.T) {
 	tc := testbroker.StartCluster(t, nil)
 	for _, args := range [][]string{
-		{"-g", "OrderlyG", "-o", "true"},
+		{"-g", "OrderlyG", "-o", "true", "-p", `{"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":2000,"max":60000,"multiplier":3}}`},
 		{"-g", "PlainG"}, // mqadmin's default: not orderly
 	} {
 		code, out, errOut := runCLI(t, append([]string{"admin", "updateSubGroup", "-b", tc.BrokerAddr()}, args...)...)
@@ -30,10 +32,11 @@ func TestAdminUpdateSubGroupOrderly(t *testing.T) {
 		}
 	}
 	subs := tc.Broker.Broker.Clients().SubGroups
-	if g := subs.Find("OrderlyG"); g == nil || !g.ConsumeMessageOrderly {
+	if g := subs.Find("OrderlyG"); g == nil || !g.ConsumeMessageOrderly || g.GroupRetryPolicy == nil || g.GroupRetryPolicy.Type != "EXPONENTIAL" ||
+		g.GroupRetryPolicy.Exponential == nil || *g.GroupRetryPolicy.Exponential != (remoting.ExponentialRetryPolicy{Initial: 2000, Max: 60000, Multiplier: 3}) {
 		t.Fatalf("OrderlyG stored as %+v", g)
 	}
-	if g := subs.Find("PlainG"); g == nil || g.ConsumeMessageOrderly {
+	if g := subs.Find("PlainG"); g == nil || g.ConsumeMessageOrderly || g.GroupRetryPolicy != nil {
 		t.Fatalf("PlainG stored as %+v", g)
 	}
 
@@ -70,6 +73,10 @@ func TestAdminUpdateSubGroupOrderly(t *testing.T) {
 		}
 		if sub := got.GetSettings().GetSubscription(); sub == nil || sub.GetFifo() != wantFIFO {
 			t.Fatalf("%s: settings answer %v, want fifo %v", group, got, wantFIFO)
+		}
+		// -p: the group's policy is the consumers' backoff.
+		if exp := got.GetSettings().GetBackoffPolicy().GetExponentialBackoff(); (exp.GetInitial().AsDuration() == 2*time.Second && exp.GetMultiplier() == 3) != wantFIFO {
+			t.Fatalf("%s: backoff %v", group, got.GetSettings().GetBackoffPolicy())
 		}
 		hb, err := c.Heartbeat(gctx, &v2.HeartbeatRequest{Group: &v2.Resource{Name: group}, ClientType: ct})
 		if err != nil || hb.GetStatus().GetCode() != v2.Code_OK {
