@@ -245,6 +245,10 @@ func TestRawChangeInvisibleDuration(t *testing.T) {
 	if out, err := c.ChangeInvisibleDuration(callCtx(t), bad); err != nil || out.Status.Code != v2.Code_ILLEGAL_INVISIBLE_TIME {
 		t.Fatalf("13 h: %v %v", out, err)
 	}
+	bad.InvisibleDuration = durationpb.New(-time.Second)
+	if out, err := c.ChangeInvisibleDuration(callCtx(t), bad); err != nil || out.Status.Code != v2.Code_ILLEGAL_INVISIBLE_TIME {
+		t.Fatalf("-1 s: %v %v", out, err)
+	}
 	// The message comes back after the new 2 s (from a pop time 1 ms on:
 	// the manual clock did not move since the receive), not the hour.
 	cs.clk.Advance(2*time.Second + time.Millisecond)

@@ -3,6 +3,8 @@ package grpcapi
 import (
 	"context"
 	"crypto/tls"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/rmqio/rmq/remoting"
 )
 
 // dial connects a raw MessagingService client, plaintext or TLS.
@@ -89,9 +95,17 @@ func TestRawRouteQueuesByPermission(t *testing.T) {
 	}
 }
 
+// withMsg is a valid send to BadTopic changed by change.
+func withMsg(change func(*v2.Message)) *v2.SendMessageRequest {
+	req := sendReq("BadTopic", []byte("x"), "ID-changed")
+	change(req.Messages[0])
+	return req
+}
+
 func TestRawBadInput(t *testing.T) {
 	ts := startServer(t, nil)
 	ts.createTopic("BadTopic", 1)
+	ts.b.Topics().Update(remotingTopic{name: "ReadOnlyTopic", read: 1, write: 1, perm: remoting.PermRead}.config())
 	c := dial(t, ts, false)
 	cases := []struct {
 		name string
@@ -104,6 +118,33 @@ func TestRawBadInput(t *testing.T) {
 		{"system topic", sendReq("RMQ_SYS_TRANS_HALF_TOPIC", []byte("x"), "ID3"), v2.Code_ILLEGAL_TOPIC},
 		{"no message id", sendReq("BadTopic", []byte("x"), ""), v2.Code_ILLEGAL_MESSAGE_ID},
 		{"oversize body", sendReq("BadTopic", make([]byte, 64<<10+1), "ID4"), v2.Code_MESSAGE_BODY_TOO_LARGE},
+		{"empty body", sendReq("BadTopic", nil, "ID7"), v2.Code_MESSAGE_BODY_EMPTY},
+		{"blank message id", sendReq("BadTopic", []byte("x"), " "), v2.Code_ILLEGAL_MESSAGE_ID},
+		{"too many properties", withMsg(func(m *v2.Message) {
+			m.UserProperties = map[string]string{}
+			for i := range 129 {
+				m.UserProperties["k"+strconv.Itoa(i)] = "v"
+			}
+		}), v2.Code_MESSAGE_PROPERTIES_TOO_LARGE},
+		{"oversize properties", withMsg(func(m *v2.Message) {
+			m.UserProperties = map[string]string{"big": strings.Repeat("v", 16<<10-len("big")-len("tag"))}
+			tag := "tagX" // one byte over 16 KiB with the tag
+			m.SystemProperties.Tag = &tag
+		}), v2.Code_MESSAGE_PROPERTIES_TOO_LARGE},
+		{"control character in a property value", withMsg(func(m *v2.Message) { m.UserProperties = map[string]string{"k": "a\x01"} }), v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY},
+		{"tag with |", withMsg(func(m *v2.Message) { tag := "a|b"; m.SystemProperties.Tag = &tag }), v2.Code_ILLEGAL_MESSAGE_TAG},
+		{"blank tag", withMsg(func(m *v2.Message) { tag := "  "; m.SystemProperties.Tag = &tag }), v2.Code_ILLEGAL_MESSAGE_TAG},
+		{"blank key", withMsg(func(m *v2.Message) { m.SystemProperties.Keys = []string{"k", " "} }), v2.Code_ILLEGAL_MESSAGE_KEY},
+		{"blank message group", withMsg(func(m *v2.Message) { g := " "; m.SystemProperties.MessageGroup = &g }), v2.Code_ILLEGAL_MESSAGE_GROUP},
+		{"long message group", withMsg(func(m *v2.Message) { g := strings.Repeat("g", 64); m.SystemProperties.MessageGroup = &g }), v2.Code_ILLEGAL_MESSAGE_GROUP},
+		{"delivery beyond a day", withMsg(func(m *v2.Message) {
+			m.SystemProperties.DeliveryTimestamp = timestamppb.New(time.Now().Add(25 * time.Hour))
+		}), v2.Code_ILLEGAL_DELIVERY_TIME},
+		{"transaction recovery beyond an hour", withMsg(func(m *v2.Message) {
+			m.SystemProperties.MessageType = v2.MessageType_TRANSACTION
+			m.SystemProperties.OrphanedTransactionRecoveryDuration = durationpb.New(time.Hour + time.Second)
+		}), v2.Code_BAD_REQUEST},
+		{"topic not writable", sendReq("ReadOnlyTopic", []byte("x"), "ID8"), v2.Code_FORBIDDEN},
 	}
 	for _, tc := range cases {
 		resp, err := c.SendMessage(callCtx(t), tc.req)
@@ -122,6 +163,42 @@ func TestRawBadInput(t *testing.T) {
 	route, err := c.QueryRoute(callCtx(t), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "NoSuchTopic"}})
 	if err != nil || route.Status.Code != v2.Code_TOPIC_NOT_FOUND {
 		t.Fatalf("route of unknown topic: %v %v", route, err)
+	}
+	if n := sum(ts.queueCounts("BadTopic", 1)); n != 0 {
+		t.Fatalf("%d messages stored from refused sends", n)
+	}
+	// The just-in-limit property size is taken.
+	fits := withMsg(func(m *v2.Message) {
+		m.UserProperties = map[string]string{"big": strings.Repeat("v", 16<<10-len("big")-len("tag"))}
+		tag := "tag"
+		m.SystemProperties.Tag = &tag
+	})
+	if resp, err := c.SendMessage(callCtx(t), fits); err != nil || resp.Status.Code != v2.Code_OK {
+		t.Fatalf("16 KiB of properties: %v %v", resp, err)
+	}
+	// QueryAssignment: unknown topic, illegal group, no readable queue.
+	for _, tc := range []struct {
+		topic, group string
+		want         v2.Code
+	}{
+		{"NoSuchTopic", "G", v2.Code_TOPIC_NOT_FOUND},
+		{"BadTopic", "bad group!", v2.Code_ILLEGAL_CONSUMER_GROUP},
+		{"WriteOnlyTopic", "G", v2.Code_FORBIDDEN},
+	} {
+		ts.b.Topics().Update(remotingTopic{name: "WriteOnlyTopic", read: 1, write: 1, perm: remoting.PermWrite}.config())
+		qa, err := c.QueryAssignment(callCtx(t), &v2.QueryAssignmentRequest{Topic: &v2.Resource{Name: tc.topic}, Group: &v2.Resource{Name: tc.group}})
+		if err != nil || qa.Status.Code != tc.want {
+			t.Fatalf("assignment of %s/%s: %v %v, want %v", tc.topic, tc.group, qa, err, tc.want)
+		}
+	}
+	// Requests without x-mq-client-id.
+	noID, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if hb, err := c.Heartbeat(noID, &v2.HeartbeatRequest{ClientType: v2.ClientType_PRODUCER}); err != nil || hb.Status.Code != v2.Code_CLIENT_ID_REQUIRED {
+		t.Fatalf("heartbeat without client id: %v %v", hb, err)
+	}
+	if nt, err := c.NotifyClientTermination(noID, &v2.NotifyClientTerminationRequest{}); err != nil || nt.Status.Code != v2.Code_CLIENT_ID_REQUIRED {
+		t.Fatalf("termination without client id: %v %v", nt, err)
 	}
 	// Heartbeat before Settings: the SDKs re-send their Settings on this code.
 	hb, err := c.Heartbeat(callCtx(t), &v2.HeartbeatRequest{ClientType: v2.ClientType_PRODUCER})

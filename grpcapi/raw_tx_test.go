@@ -7,6 +7,7 @@ import (
 
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/internal/testutil"
@@ -201,4 +202,44 @@ func TestRawEndTransactionAfterDataExpired(t *testing.T) {
 		t.Fatalf("commit from the check-back: %v %v", r, err)
 	}
 	cs.waitCount(t, "TxExpire", 1, 2)
+}
+
+// TestRawTransactionFirstCheck: a half message sent without an orphaned
+// transaction recovery duration (the 5.x SDKs send none) is first checked
+// transactionTimeOut after it was born, as the proxy stores no
+// CHECK_IMMUNITY_TIME_IN_SECONDS for it (SendMessageActivity
+// .buildMessageProperty); one with a duration is checked after that.
+func TestRawTransactionFirstCheck(t *testing.T) {
+	cs := startConsumeServer(t, func(o *broker.Options) {
+		o.TransactionTimeOut = 120000
+		o.TransactionCheckInterval = 60000
+	}, nil)
+	cs.createTopic("TxFirst", 1)
+	c := dial(t, cs.testServer, false)
+	tel, _ := cs.txProducer(t, c, "tx-client-f", "TxFirst")
+	for _, id := range []string{"ID-recover-30s", "ID-no-duration"} {
+		half := sendReq("TxFirst", []byte(id), id)
+		half.Messages[0].SystemProperties.MessageType = v2.MessageType_TRANSACTION
+		if id == "ID-recover-30s" {
+			half.Messages[0].SystemProperties.OrphanedTransactionRecoveryDuration = durationpb.New(30 * time.Second)
+		}
+		if resp, err := c.SendMessage(callCtx(t), half); err != nil || resp.Status.Code != v2.Code_OK {
+			t.Fatalf("transactional send: %v %v", resp, err)
+		}
+	}
+	cs.checkPass(t) // 60 s: past 30 s, not past transactionTimeOut
+	if rec := recvCheck(t, tel); string(rec.GetMessage().GetBody()) != "ID-recover-30s" {
+		t.Fatalf("first check-back %v", rec)
+	}
+	if n := cs.b.Transactions().Stats().Checks; n != 1 {
+		t.Fatalf("%d checks at 60 s, want 1", n)
+	}
+	cs.checkPass(t) // 120 s
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		seen[string(recvCheck(t, tel).GetMessage().GetBody())] = true
+	}
+	if !seen["ID-no-duration"] {
+		t.Fatalf("check-backs at 120 s: %v", seen)
+	}
 }
