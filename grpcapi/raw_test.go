@@ -225,6 +225,18 @@ func TestRawBadInput(t *testing.T) {
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("malformed request answered %v", err)
 	}
+	// The same on the Telemetry stream: it ends with INTERNAL.
+	tel, err := conn.NewStream(callCtx(t), &grpc.StreamDesc{ClientStreams: true, ServerStreams: true},
+		"/apache.rocketmq.v2.MessagingService/Telemetry", grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.SendMsg(&rawBytes{b: []byte{0x0a, 0xff, 0xff}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.RecvMsg(&rawBytes{}); status.Code(err) != codes.Internal {
+		t.Fatalf("malformed telemetry command answered %v", err)
+	}
 	// Still serving.
 	if resp, err := c.SendMessage(callCtx(t), sendReq("BadTopic", []byte("ok"), "ID6")); err != nil || resp.Status.Code != v2.Code_OK {
 		t.Fatalf("send after bad input: %v %v", resp, err)
