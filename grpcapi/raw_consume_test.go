@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
@@ -305,14 +306,22 @@ func TestRawForwardToDLQAndRetryBudget(t *testing.T) {
 	}
 }
 
+// TestRawFIFOGroup: a group made consumeMessageOrderly over the wire (as
+// mqadmin updateSubGroup -o true sends it) is FIFO for its 5.x consumers:
+// fifo in their Settings, one batch of a queue in flight at a time.
 func TestRawFIFOGroup(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
 	g := remoting.NewSubscriptionGroupConfig("FifoGroup")
 	g.ConsumeMessageOrderly = true
-	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
+	adm := admin.New(admin.Options{})
+	defer adm.Close()
+	if _, err := adm.UpdateSubGroup(callCtx(t), g, cs.b.Addr(), ""); err != nil {
 		t.Fatal(err)
 	}
 	c := cs.seed(t, "RawFifo", 1, 3, "")
+	if settings, _ := pushSession(t, c, "fifo-client", "FifoGroup"); !settings.GetSubscription().GetFifo() {
+		t.Fatalf("settings answer %v, want fifo", settings)
+	}
 	req := func() *v2.ReceiveMessageRequest {
 		r := recvReq("FifoGroup", "RawFifo", 10*time.Second)
 		r.BatchSize = 2
