@@ -209,6 +209,19 @@ func TestRawBadInput(t *testing.T) {
 	if err != nil || end.Status.Code != v2.Code_INVALID_TRANSACTION_ID {
 		t.Fatalf("end of unknown transaction: %v %v", end, err)
 	}
+	for _, tc := range []struct {
+		topic, id string
+		want      v2.Code
+	}{
+		{"NoSuchTopic", "nope", v2.Code_INVALID_TRANSACTION_ID}, // no data for it
+		{"bad topic!", "nope", v2.Code_ILLEGAL_TOPIC},
+		{"BadTopic", " ", v2.Code_INVALID_TRANSACTION_ID},
+	} {
+		end, err := c.EndTransaction(callCtx(t), &v2.EndTransactionRequest{Topic: &v2.Resource{Name: tc.topic}, TransactionId: tc.id, Resolution: v2.TransactionResolution_COMMIT})
+		if err != nil || end.Status.Code != tc.want {
+			t.Fatalf("end of %q on %s: %v %v, want %v", tc.id, tc.topic, end, err, tc.want)
+		}
+	}
 	// An ack without topic: ILLEGAL_TOPIC in the response status.
 	if ack, err := c.AckMessage(callCtx(t), &v2.AckMessageRequest{}); err != nil || ack.Status.Code != v2.Code_ILLEGAL_TOPIC {
 		t.Fatalf("AckMessage without topic: %v %v", ack, err)

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,11 +88,13 @@ func (t *txTable) take(group, id string, now time.Time) (txData, bool) {
 // EndTransaction commits or rolls back a half message sent through this
 // endpoint (or offered to its client by a check-back).
 func (s *Server) EndTransaction(ctx context.Context, req *v2.EndTransactionRequest) (*v2.EndTransactionResponse, error) {
-	topic := req.GetTopic().GetName()
-	if _, err := s.topicConfig(req.GetTopic()); err != nil {
+	// EndTransactionActivity checks the topic's name only: for a topic that
+	// does not exist there is no transaction data.
+	topic, err := s.topicName(req.GetTopic())
+	if err != nil {
 		return &v2.EndTransactionResponse{Status: toStatus(err)}, nil
 	}
-	if req.GetTransactionId() == "" {
+	if strings.TrimSpace(req.GetTransactionId()) == "" {
 		return &v2.EndTransactionResponse{Status: toStatus(fail(v2.Code_INVALID_TRANSACTION_ID, "transaction id cannot be empty"))}, nil
 	}
 	var commit bool
