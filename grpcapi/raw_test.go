@@ -24,6 +24,12 @@ import (
 // dial connects a raw MessagingService client, plaintext or TLS.
 func dial(t *testing.T, ts *testServer, useTLS bool) v2.MessagingServiceClient {
 	t.Helper()
+	return v2.NewMessagingServiceClient(dialConn(t, ts, useTLS))
+}
+
+// dialConn is dial's connection; it closes with the test.
+func dialConn(t *testing.T, ts *testServer, useTLS bool) *grpc.ClientConn {
+	t.Helper()
 	creds := insecure.NewCredentials()
 	if useTLS {
 		creds = credentials.NewTLS(&tls.Config{InsecureSkipVerify: true})
@@ -33,7 +39,7 @@ func dial(t *testing.T, ts *testServer, useTLS bool) v2.MessagingServiceClient {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return v2.NewMessagingServiceClient(conn)
+	return conn
 }
 
 func callCtx(t *testing.T) context.Context {

@@ -72,22 +72,31 @@ func recvCheck(t *testing.T, tel v2.MessagingService_TelemetryClient) *v2.Recove
 }
 
 // TestRawTelemetryDroppedMidTransaction: a producer that drops its
-// Telemetry stream after a check-back arrived and before answering it.
-// Another client of the group gets the next check-back and commits: the
-// message is stored once, the half message is resolved once (no check
-// after), a second EndTransaction of the same transaction is refused with
-// INVALID_TRANSACTION_ID as the proxy refuses it (TransactionProcessor
-// .endTransaction: "cannot found transaction data") and stores nothing, and
-// the endpoint keeps serving.
+// Telemetry stream (cancelled, or its connection closed) after a check-back
+// arrived and before answering it. Another client of the group gets the
+// next check-back and commits: the message is stored once, the half message
+// is resolved once (no check after), a second EndTransaction of the same
+// transaction is refused with INVALID_TRANSACTION_ID as the proxy refuses it
+// (TransactionProcessor.endTransaction: "cannot found transaction data") and
+// stores nothing, and the endpoint keeps serving.
 func TestRawTelemetryDroppedMidTransaction(t *testing.T) {
+	for _, closeConn := range []bool{false, true} {
+		name := map[bool]string{false: "stream cancelled", true: "connection closed"}[closeConn]
+		t.Run(name, func(t *testing.T) { droppedMidTransaction(t, closeConn) })
+	}
+}
+
+func droppedMidTransaction(t *testing.T, closeConn bool) {
 	cs := startTxServer(t)
 	cs.createTopic("TxDrop", 1)
 	c := dial(t, cs.testServer, false)
 
-	telA, dropA := cs.txProducer(t, c, "tx-client-a", "TxDrop")
+	connA := dialConn(t, cs.testServer, true)
+	cA := v2.NewMessagingServiceClient(connA)
+	telA, cancelA := cs.txProducer(t, cA, "tx-client-a", "TxDrop")
 	half := sendReq("TxDrop", []byte("tx body"), "ID-tx-drop")
 	half.Messages[0].SystemProperties.MessageType = v2.MessageType_TRANSACTION
-	resp, err := c.SendMessage(callCtx(t), half)
+	resp, err := cA.SendMessage(callCtx(t), half)
 	if err != nil || resp.Status.Code != v2.Code_OK || resp.Entries[0].TransactionId == "" {
 		t.Fatalf("transactional send: %v %v", resp, err)
 	}
@@ -98,8 +107,12 @@ func TestRawTelemetryDroppedMidTransaction(t *testing.T) {
 		string(rec.GetMessage().GetBody()) != "tx body" {
 		t.Fatalf("first check-back %v", rec)
 	}
-	// A drops its stream without answering.
-	dropA()
+	// A goes away without answering.
+	if closeConn {
+		connA.Close()
+	} else {
+		cancelA()
+	}
 	testutil.WaitFor(t, 10*time.Second, func() bool { return cs.srv.clients.get("tx-client-a") == nil }, "client a's session to end")
 	if n := sum(cs.queueCounts("TxDrop", 1)); n != 0 {
 		t.Fatalf("%d messages on TxDrop before any decision", n)
