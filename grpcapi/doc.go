@@ -23,7 +23,12 @@
 // A receipt handle is the broker's extraInfo plus the commitlog offset
 // (common/consumer/ReceiptHandle). Messages received with auto_renew (push
 // consumers) are popped for defaultInvisibleTimeMills and renewed until
-// acked, as the proxy's DefaultReceiptHandleManager does (renew.go).
+// acked or renewMaxTimeMillis (3 h) has passed, as the proxy's
+// DefaultReceiptHandleManager does (renew.go); the group's retry policy
+// (5.x groupRetryPolicy, retry.go) then says when the message comes back,
+// and is the backoff the group's consumers get in their Settings.
+// EndTransaction finds the half message of a transaction id in what the
+// send or the latest check-back left, for transactionDataExpireMillis (tx.go).
 //
 // Every refusal is an apache.rocketmq.v2.Code in the response Status,
 // mapped in one place (codes.go).

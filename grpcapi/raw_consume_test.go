@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
@@ -245,6 +246,10 @@ func TestRawChangeInvisibleDuration(t *testing.T) {
 	if out, err := c.ChangeInvisibleDuration(callCtx(t), bad); err != nil || out.Status.Code != v2.Code_ILLEGAL_INVISIBLE_TIME {
 		t.Fatalf("13 h: %v %v", out, err)
 	}
+	bad.InvisibleDuration = durationpb.New(-time.Second)
+	if out, err := c.ChangeInvisibleDuration(callCtx(t), bad); err != nil || out.Status.Code != v2.Code_ILLEGAL_INVISIBLE_TIME {
+		t.Fatalf("-1 s: %v %v", out, err)
+	}
 	// The message comes back after the new 2 s (from a pop time 1 ms on:
 	// the manual clock did not move since the receive), not the hour.
 	cs.clk.Advance(2*time.Second + time.Millisecond)
@@ -301,14 +306,22 @@ func TestRawForwardToDLQAndRetryBudget(t *testing.T) {
 	}
 }
 
+// TestRawFIFOGroup: a group made consumeMessageOrderly over the wire (as
+// mqadmin updateSubGroup -o true sends it) is FIFO for its 5.x consumers:
+// fifo in their Settings, one batch of a queue in flight at a time.
 func TestRawFIFOGroup(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
 	g := remoting.NewSubscriptionGroupConfig("FifoGroup")
 	g.ConsumeMessageOrderly = true
-	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
+	adm := admin.New(admin.Options{})
+	defer adm.Close()
+	if _, err := adm.UpdateSubGroup(callCtx(t), g, cs.b.Addr(), ""); err != nil {
 		t.Fatal(err)
 	}
 	c := cs.seed(t, "RawFifo", 1, 3, "")
+	if settings, _ := pushSession(t, c, "fifo-client", "FifoGroup"); !settings.GetSubscription().GetFifo() {
+		t.Fatalf("settings answer %v, want fifo", settings)
+	}
 	req := func() *v2.ReceiveMessageRequest {
 		r := recvReq("FifoGroup", "RawFifo", 10*time.Second)
 		r.BatchSize = 2
@@ -455,6 +468,30 @@ func TestRawConsumeBadInput(t *testing.T) {
 	}
 }
 
+// pushSession opens a Telemetry stream as client id and sends push
+// consumer Settings for group; it returns the server's Settings answer and
+// the cancel that drops the stream.
+func pushSession(t *testing.T, c v2.MessagingServiceClient, id, group string) (*v2.Settings, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), mdClientID, id))
+	t.Cleanup(cancel)
+	tel, err := c.Telemetry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := v2.ClientType_PUSH_CONSUMER
+	if err := tel.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{
+		ClientType: &ct, PubSub: &v2.Settings_Subscription{Subscription: &v2.Subscription{Group: &v2.Resource{Name: group}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tel.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.GetSettings(), cancel
+}
+
 // TestRawAutoRenew: a message received with auto_renew is popped for the
 // default invisible time and renewed while its client is connected; once
 // the client is gone it comes back after InvisibleMillisWhenClear.
@@ -462,22 +499,7 @@ func TestRawAutoRenew(t *testing.T) {
 	cs := startConsumeServer(t, nil, func(o *Options) { o.RenewPeriodMillis = time.Hour.Milliseconds() })
 	c := cs.seed(t, "RawRenew", 1, 1, "")
 
-	// A push consumer session: Settings on Telemetry.
-	tctx, tcancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), mdClientID, "raw-test-client"))
-	defer tcancel()
-	tel, err := c.Telemetry(tctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct := v2.ClientType_PUSH_CONSUMER
-	if err := tel.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{
-		ClientType: &ct, PubSub: &v2.Settings_Subscription{Subscription: &v2.Subscription{Group: &v2.Resource{Name: "RenewGroup"}}},
-	}}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tel.Recv(); err != nil {
-		t.Fatal(err)
-	}
+	_, tcancel := pushSession(t, c, "raw-test-client", "RenewGroup")
 	req := recvReq("RenewGroup", "RawRenew", 0)
 	req.InvisibleDuration, req.AutoRenew = nil, true
 	r := receiveRaw(t, c, callCtx(t), req)

@@ -3,6 +3,8 @@ package grpcapi
 import (
 	"context"
 	"crypto/tls"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +15,20 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/rmqio/rmq/remoting"
 )
 
 // dial connects a raw MessagingService client, plaintext or TLS.
 func dial(t *testing.T, ts *testServer, useTLS bool) v2.MessagingServiceClient {
+	t.Helper()
+	return v2.NewMessagingServiceClient(dialConn(t, ts, useTLS))
+}
+
+// dialConn is dial's connection; it closes with the test.
+func dialConn(t *testing.T, ts *testServer, useTLS bool) *grpc.ClientConn {
 	t.Helper()
 	creds := insecure.NewCredentials()
 	if useTLS {
@@ -27,7 +39,7 @@ func dial(t *testing.T, ts *testServer, useTLS bool) v2.MessagingServiceClient {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return v2.NewMessagingServiceClient(conn)
+	return conn
 }
 
 func callCtx(t *testing.T) context.Context {
@@ -89,9 +101,17 @@ func TestRawRouteQueuesByPermission(t *testing.T) {
 	}
 }
 
+// withMsg is a valid send to BadTopic changed by change.
+func withMsg(change func(*v2.Message)) *v2.SendMessageRequest {
+	req := sendReq("BadTopic", []byte("x"), "ID-changed")
+	change(req.Messages[0])
+	return req
+}
+
 func TestRawBadInput(t *testing.T) {
 	ts := startServer(t, nil)
 	ts.createTopic("BadTopic", 1)
+	ts.b.Topics().Update(remotingTopic{name: "ReadOnlyTopic", read: 1, write: 1, perm: remoting.PermRead}.config())
 	c := dial(t, ts, false)
 	cases := []struct {
 		name string
@@ -104,6 +124,33 @@ func TestRawBadInput(t *testing.T) {
 		{"system topic", sendReq("RMQ_SYS_TRANS_HALF_TOPIC", []byte("x"), "ID3"), v2.Code_ILLEGAL_TOPIC},
 		{"no message id", sendReq("BadTopic", []byte("x"), ""), v2.Code_ILLEGAL_MESSAGE_ID},
 		{"oversize body", sendReq("BadTopic", make([]byte, 64<<10+1), "ID4"), v2.Code_MESSAGE_BODY_TOO_LARGE},
+		{"empty body", sendReq("BadTopic", nil, "ID7"), v2.Code_MESSAGE_BODY_EMPTY},
+		{"blank message id", sendReq("BadTopic", []byte("x"), " "), v2.Code_ILLEGAL_MESSAGE_ID},
+		{"too many properties", withMsg(func(m *v2.Message) {
+			m.UserProperties = map[string]string{}
+			for i := range 129 {
+				m.UserProperties["k"+strconv.Itoa(i)] = "v"
+			}
+		}), v2.Code_MESSAGE_PROPERTIES_TOO_LARGE},
+		{"oversize properties", withMsg(func(m *v2.Message) {
+			m.UserProperties = map[string]string{"big": strings.Repeat("v", 16<<10-len("big")-len("tag"))}
+			tag := "tagX" // one byte over 16 KiB with the tag
+			m.SystemProperties.Tag = &tag
+		}), v2.Code_MESSAGE_PROPERTIES_TOO_LARGE},
+		{"control character in a property value", withMsg(func(m *v2.Message) { m.UserProperties = map[string]string{"k": "a\x01"} }), v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY},
+		{"tag with |", withMsg(func(m *v2.Message) { tag := "a|b"; m.SystemProperties.Tag = &tag }), v2.Code_ILLEGAL_MESSAGE_TAG},
+		{"blank tag", withMsg(func(m *v2.Message) { tag := "  "; m.SystemProperties.Tag = &tag }), v2.Code_ILLEGAL_MESSAGE_TAG},
+		{"blank key", withMsg(func(m *v2.Message) { m.SystemProperties.Keys = []string{"k", " "} }), v2.Code_ILLEGAL_MESSAGE_KEY},
+		{"blank message group", withMsg(func(m *v2.Message) { g := " "; m.SystemProperties.MessageGroup = &g }), v2.Code_ILLEGAL_MESSAGE_GROUP},
+		{"long message group", withMsg(func(m *v2.Message) { g := strings.Repeat("g", 64); m.SystemProperties.MessageGroup = &g }), v2.Code_ILLEGAL_MESSAGE_GROUP},
+		{"delivery beyond a day", withMsg(func(m *v2.Message) {
+			m.SystemProperties.DeliveryTimestamp = timestamppb.New(time.Now().Add(25 * time.Hour))
+		}), v2.Code_ILLEGAL_DELIVERY_TIME},
+		{"transaction recovery beyond an hour", withMsg(func(m *v2.Message) {
+			m.SystemProperties.MessageType = v2.MessageType_TRANSACTION
+			m.SystemProperties.OrphanedTransactionRecoveryDuration = durationpb.New(time.Hour + time.Second)
+		}), v2.Code_BAD_REQUEST},
+		{"topic not writable", sendReq("ReadOnlyTopic", []byte("x"), "ID8"), v2.Code_FORBIDDEN},
 	}
 	for _, tc := range cases {
 		resp, err := c.SendMessage(callCtx(t), tc.req)
@@ -123,6 +170,42 @@ func TestRawBadInput(t *testing.T) {
 	if err != nil || route.Status.Code != v2.Code_TOPIC_NOT_FOUND {
 		t.Fatalf("route of unknown topic: %v %v", route, err)
 	}
+	if n := sum(ts.queueCounts("BadTopic", 1)); n != 0 {
+		t.Fatalf("%d messages stored from refused sends", n)
+	}
+	// The just-in-limit property size is taken.
+	fits := withMsg(func(m *v2.Message) {
+		m.UserProperties = map[string]string{"big": strings.Repeat("v", 16<<10-len("big")-len("tag"))}
+		tag := "tag"
+		m.SystemProperties.Tag = &tag
+	})
+	if resp, err := c.SendMessage(callCtx(t), fits); err != nil || resp.Status.Code != v2.Code_OK {
+		t.Fatalf("16 KiB of properties: %v %v", resp, err)
+	}
+	// QueryAssignment: unknown topic, illegal group, no readable queue.
+	for _, tc := range []struct {
+		topic, group string
+		want         v2.Code
+	}{
+		{"NoSuchTopic", "G", v2.Code_TOPIC_NOT_FOUND},
+		{"BadTopic", "bad group!", v2.Code_ILLEGAL_CONSUMER_GROUP},
+		{"WriteOnlyTopic", "G", v2.Code_FORBIDDEN},
+	} {
+		ts.b.Topics().Update(remotingTopic{name: "WriteOnlyTopic", read: 1, write: 1, perm: remoting.PermWrite}.config())
+		qa, err := c.QueryAssignment(callCtx(t), &v2.QueryAssignmentRequest{Topic: &v2.Resource{Name: tc.topic}, Group: &v2.Resource{Name: tc.group}})
+		if err != nil || qa.Status.Code != tc.want {
+			t.Fatalf("assignment of %s/%s: %v %v, want %v", tc.topic, tc.group, qa, err, tc.want)
+		}
+	}
+	// Requests without x-mq-client-id.
+	noID, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if hb, err := c.Heartbeat(noID, &v2.HeartbeatRequest{ClientType: v2.ClientType_PRODUCER}); err != nil || hb.Status.Code != v2.Code_CLIENT_ID_REQUIRED {
+		t.Fatalf("heartbeat without client id: %v %v", hb, err)
+	}
+	if nt, err := c.NotifyClientTermination(noID, &v2.NotifyClientTerminationRequest{}); err != nil || nt.Status.Code != v2.Code_CLIENT_ID_REQUIRED {
+		t.Fatalf("termination without client id: %v %v", nt, err)
+	}
 	// Heartbeat before Settings: the SDKs re-send their Settings on this code.
 	hb, err := c.Heartbeat(callCtx(t), &v2.HeartbeatRequest{ClientType: v2.ClientType_PRODUCER})
 	if err != nil || hb.Status.Code != v2.Code_UNRECOGNIZED_CLIENT_TYPE {
@@ -131,6 +214,19 @@ func TestRawBadInput(t *testing.T) {
 	end, err := c.EndTransaction(callCtx(t), &v2.EndTransactionRequest{Topic: &v2.Resource{Name: "BadTopic"}, TransactionId: "nope", Resolution: v2.TransactionResolution_COMMIT})
 	if err != nil || end.Status.Code != v2.Code_INVALID_TRANSACTION_ID {
 		t.Fatalf("end of unknown transaction: %v %v", end, err)
+	}
+	for _, tc := range []struct {
+		topic, id string
+		want      v2.Code
+	}{
+		{"NoSuchTopic", "nope", v2.Code_INVALID_TRANSACTION_ID}, // no data for it
+		{"bad topic!", "nope", v2.Code_ILLEGAL_TOPIC},
+		{"BadTopic", " ", v2.Code_INVALID_TRANSACTION_ID},
+	} {
+		end, err := c.EndTransaction(callCtx(t), &v2.EndTransactionRequest{Topic: &v2.Resource{Name: tc.topic}, TransactionId: tc.id, Resolution: v2.TransactionResolution_COMMIT})
+		if err != nil || end.Status.Code != tc.want {
+			t.Fatalf("end of %q on %s: %v %v, want %v", tc.id, tc.topic, end, err, tc.want)
+		}
 	}
 	// An ack without topic: ILLEGAL_TOPIC in the response status.
 	if ack, err := c.AckMessage(callCtx(t), &v2.AckMessageRequest{}); err != nil || ack.Status.Code != v2.Code_ILLEGAL_TOPIC {
@@ -147,6 +243,18 @@ func TestRawBadInput(t *testing.T) {
 	err = conn.Invoke(callCtx(t), "/apache.rocketmq.v2.MessagingService/QueryRoute", &rawBytes{b: []byte{0xff, 0xff, 0xff}}, &out, grpc.ForceCodecV2(rawCodec{}))
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("malformed request answered %v", err)
+	}
+	// The same on the Telemetry stream: it ends with INTERNAL.
+	tel, err := conn.NewStream(callCtx(t), &grpc.StreamDesc{ClientStreams: true, ServerStreams: true},
+		"/apache.rocketmq.v2.MessagingService/Telemetry", grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.SendMsg(&rawBytes{b: []byte{0x0a, 0xff, 0xff}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.RecvMsg(&rawBytes{}); status.Code(err) != codes.Internal {
+		t.Fatalf("malformed telemetry command answered %v", err)
 	}
 	// Still serving.
 	if resp, err := c.SendMessage(callCtx(t), sendReq("BadTopic", []byte("ok"), "ID6")); err != nil || resp.Status.Code != v2.Code_OK {

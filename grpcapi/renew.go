@@ -143,9 +143,11 @@ func (s *Server) renewDue() {
 }
 
 // renewOne is startRenewMessage: within RenewMaxMillis of its receipt the
-// message is made invisible for the next renewal delay; past it, it is
-// handed back after the consumer backoff of its attempt. false: renew no
-// more.
+// message is made invisible for the next renewal delay; past it renewal
+// stops (STOP_RENEW) and the message is handed back after the delay the
+// group's retry policy gives its reconsume times, or left as it is when the
+// group has no config (DefaultReceiptHandleManager.startRenewMessage).
+// false: renew no more.
 func (s *Server) renewOne(e *renewal, now int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -153,9 +155,23 @@ func (s *Server) renewOne(e *renewal, now int64) bool {
 		return false
 	}
 	if now-e.consumeAt >= s.opts.RenewMaxMillis {
-		back := min(consumerBackoffFirst<<min(e.reconsume, 16), consumerBackoffMax)
-		_, _ = s.b.Pop().ChangeInvisible(e.group, e.topic, e.cur.h, back.Milliseconds())
 		e.gone = true
+		cfg := s.b.Clients().SubGroups.Find(e.group)
+		if cfg == nil {
+			s.log.Warn().Str("group", e.group).Str("topic", e.topic).Msg("grpc: renewal stopped, the group has no config")
+			return false
+		}
+		back, ok := groupRetryPolicy(cfg).nextDelay(e.reconsume)
+		if !ok {
+			s.log.Warn().Str("group", e.group).Str("topic", e.topic).Msg("grpc: renewal stopped, the group's retry policy lists no delay")
+			return false
+		}
+		nh, err := s.b.Pop().ChangeInvisible(e.group, e.topic, e.cur.h, back.Milliseconds())
+		if err != nil {
+			s.log.Warn().Err(err).Str("group", e.group).Str("topic", e.topic).Msg("grpc: hand-back of a message renewed for renewMaxTimeMillis failed")
+			return false
+		}
+		e.cur.h = nh
 		return false
 	}
 	d := renewDelays[min(e.renewTimes, len(renewDelays)-1)]

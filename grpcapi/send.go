@@ -15,8 +15,13 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// maxMessageGroupLength is ProxyConfig maxMessageGroupSize.
-const maxMessageGroupLength = 64
+// Limits of a message's parts (ProxyConfig, same names and defaults).
+const (
+	maxMessageGroupLength        = 64       // maxMessageGroupSize
+	maxUserPropertySize          = 16 << 10 // the user properties, tag and keys in bytes
+	userPropertyMaxNum           = 128
+	maxTransactionRecoverySecond = 3600
+)
 
 // systemPropertyKeys are property names a user property may not take
 // (MessageConst.STRING_HASH_SET, the ones rmq knows).
@@ -122,7 +127,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 		if reply.TransactionID != "" {
 			s.txs.add(tc.TopicName, reply.TransactionID, txData{
 				tranStateTableOffset: reply.QueueOffset, commitLogOffset: reply.PhysicalOffset,
-				msgID: it.msg.GetSystemProperties().GetMessageId(), at: now,
+				msgID: it.msg.GetSystemProperties().GetMessageId(), at: s.now(),
 			})
 		}
 		entries[i] = e
@@ -135,18 +140,33 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 // buildMessageProperty and buildSysFlag).
 func (s *Server) messageProperties(m *v2.Message, producerGroup string, now time.Time) (map[string]string, int32, error) {
 	sp := m.GetSystemProperties()
+	if len(m.GetBody()) == 0 { // enableMessageBodyEmptyCheck
+		return nil, 0, fail(v2.Code_MESSAGE_BODY_EMPTY, "message body cannot be empty")
+	}
 	if max := s.b.Options().MaxMessageSize; len(m.GetBody()) > max {
 		return nil, 0, fail(v2.Code_MESSAGE_BODY_TOO_LARGE, "message body cannot exceed the max "+strconv.Itoa(max))
 	}
+	if len(m.GetUserProperties()) > userPropertyMaxNum {
+		return nil, 0, fail(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "too many user properties, max is "+strconv.Itoa(userPropertyMaxNum))
+	}
 	props := make(map[string]string, len(m.GetUserProperties())+8)
+	userSize := 0
 	for k, v := range m.GetUserProperties() {
 		if systemPropertyKeys[k] {
 			return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property is used by system: "+k)
 		}
-		if k == "" || hasControl(k) || hasControl(v) {
-			return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property key or value contains control characters: "+k)
+		if k == "" || hasControl(k) {
+			return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key of property cannot contain control character")
+		}
+		if hasControl(v) {
+			return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the value of property cannot contain control character")
 		}
 		props[k] = v
+		userSize += len(k) + len(v)
+	}
+	userSize += len(sp.GetTag())
+	for _, k := range sp.GetKeys() {
+		userSize += len(k)
 	}
 	if tag := sp.GetTag(); tag != "" {
 		switch {
@@ -170,9 +190,12 @@ func (s *Server) messageProperties(m *v2.Message, producerGroup string, now time
 		}
 		props[message.PropKeys] = strings.Join(keys, " ")
 	}
+	if userSize > maxUserPropertySize {
+		return nil, 0, fail(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "the total size of user property is too large, max is "+strconv.Itoa(maxUserPropertySize))
+	}
 	id := sp.GetMessageId()
-	if id == "" {
-		return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_ID, "message id is empty")
+	if strings.TrimSpace(id) == "" {
+		return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_ID, "message id cannot be empty")
 	}
 	props[message.PropUniqKey] = id
 	var sysFlag int32
@@ -182,7 +205,15 @@ func (s *Server) messageProperties(m *v2.Message, producerGroup string, now time
 	if sp.GetMessageType() == v2.MessageType_TRANSACTION {
 		sysFlag |= message.TransactionPreparedType
 		props[message.PropTranMsg] = "true"
-		props[message.PropCheckImmunityTimeInSeconds] = strconv.FormatInt(int64(sp.GetOrphanedTransactionRecoveryDuration().AsDuration()/time.Second), 10)
+		// Only when the client set one: without it the broker waits
+		// transactionTimeOut before the first check.
+		if d := sp.GetOrphanedTransactionRecoveryDuration(); d != nil {
+			sec := int64(d.AsDuration() / time.Second)
+			if sec > maxTransactionRecoverySecond {
+				return nil, 0, fail(v2.Code_BAD_REQUEST, "the max transaction recovery time of message is too large, max is "+strconv.Itoa(maxTransactionRecoverySecond))
+			}
+			props[message.PropCheckImmunityTimeInSeconds] = strconv.FormatInt(sec, 10)
+		}
 	}
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
 		at := ts.AsTime().UnixMilli()
@@ -194,6 +225,9 @@ func (s *Server) messageProperties(m *v2.Message, producerGroup string, now time
 	props[message.PropReconsumeTime] = strconv.Itoa(int(sp.GetDeliveryAttempt()))
 	props[message.PropProducerGroup] = producerGroup
 	if g := sp.GetMessageGroup(); g != "" {
+		if strings.TrimSpace(g) == "" {
+			return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group cannot be the char sequence of whitespace")
+		}
 		if len(g) >= maxMessageGroupLength {
 			return nil, 0, fail(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group exceed the max length "+strconv.Itoa(maxMessageGroupLength))
 		}

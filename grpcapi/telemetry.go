@@ -21,8 +21,6 @@ const (
 	producerBackoffMax    = time.Second
 	producerBackoffFactor = 2
 	receiveBatchSize      = 32
-	consumerBackoffFirst  = time.Second
-	consumerBackoffMax    = 60 * time.Second
 )
 
 // session is a client that sent its Settings, with the Telemetry stream
@@ -157,14 +155,14 @@ func (s *Server) mergeSettings(in *v2.Settings) (*v2.Settings, error) {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
 		// GrpcClientSettingsManager.mergeSubscriptionData: retryMaxTimes
-		// plus the first delivery, FIFO from consumeMessageOrderly.
+		// plus the first delivery, the group's retry policy, FIFO from
+		// consumeMessageOrderly.
 		maxAttempts, fifo := int32(defaultRetryMaxTimes+1), false
-		if cfg := s.b.Clients().SubGroups.Find(group.GetName()); cfg != nil {
+		cfg := s.b.Clients().SubGroups.Find(group.GetName())
+		if cfg != nil {
 			maxAttempts, fifo = cfg.RetryMaxTimes+1, cfg.ConsumeMessageOrderly
 		}
-		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: maxAttempts, Strategy: &v2.RetryPolicy_ExponentialBackoff{
-			ExponentialBackoff: &v2.ExponentialBackoff{Initial: durationpb.New(consumerBackoffFirst), Max: durationpb.New(consumerBackoffMax), Multiplier: 2},
-		}}
+		out.BackoffPolicy = groupRetryPolicy(cfg).backoff(maxAttempts)
 		batch := int32(receiveBatchSize)
 		out.PubSub = &v2.Settings_Subscription{Subscription: &v2.Subscription{
 			Group: group, Subscriptions: ps.Subscription.GetSubscriptions(), Fifo: &fifo,

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,17 +17,27 @@ import (
 // it again.
 const maxTxEntries = 1 << 16
 
+// txDataExpire is ProxyConfig transactionDataExpireMillis: an entry older
+// than this is not used (TransactionDataManager.pollNoExpireTransactionData),
+// so an EndTransaction that comes later gets INVALID_TRANSACTION_ID and the
+// transaction is settled by a check-back.
+const txDataExpire = 30 * time.Second
+
 // txData locates a half message for EndTransaction (the proxy's
 // TransactionData): a 5.x client names a transaction by its id only.
 type txData struct {
 	tranStateTableOffset int64
 	commitLogOffset      int64
 	msgID                string
-	at                   time.Time
+	at                   time.Time // added, on the broker clock
 }
 
 // txTable maps producer group (the topic) and transaction id to the half
-// message, filled by transactional sends and by check-backs.
+// message, filled by transactional sends and by check-backs. The proxy keeps
+// up to transactionDataMaxNum entries per transaction and ends the newest;
+// one is kept here, the newest: after an EndTransaction took it, another one
+// of the same transaction is refused rather than ending an older copy of the
+// half message again.
 type txTable struct {
 	mu    sync.Mutex
 	byKey map[string]txData
@@ -60,23 +71,30 @@ func (t *txTable) add(group, id string, d txData) {
 	}
 }
 
-func (t *txTable) take(group, id string) (txData, bool) {
+// take removes the entry of the transaction and returns it unless it is
+// older than txDataExpire at now.
+func (t *txTable) take(group, id string, now time.Time) (txData, bool) {
 	k := txKey(group, id)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	d, ok := t.byKey[k]
 	delete(t.byKey, k)
+	if ok && now.Sub(d.at) > txDataExpire {
+		return txData{}, false
+	}
 	return d, ok
 }
 
 // EndTransaction commits or rolls back a half message sent through this
 // endpoint (or offered to its client by a check-back).
 func (s *Server) EndTransaction(ctx context.Context, req *v2.EndTransactionRequest) (*v2.EndTransactionResponse, error) {
-	topic := req.GetTopic().GetName()
-	if _, err := s.topicConfig(req.GetTopic()); err != nil {
+	// EndTransactionActivity checks the topic's name only: for a topic that
+	// does not exist there is no transaction data.
+	topic, err := s.topicName(req.GetTopic())
+	if err != nil {
 		return &v2.EndTransactionResponse{Status: toStatus(err)}, nil
 	}
-	if req.GetTransactionId() == "" {
+	if strings.TrimSpace(req.GetTransactionId()) == "" {
 		return &v2.EndTransactionResponse{Status: toStatus(fail(v2.Code_INVALID_TRANSACTION_ID, "transaction id cannot be empty"))}, nil
 	}
 	var commit bool
@@ -89,7 +107,7 @@ func (s *Server) EndTransaction(ctx context.Context, req *v2.EndTransactionReque
 		// with an UNKNOW END_TRANSACTION.
 		return &v2.EndTransactionResponse{Status: okStatus()}, nil
 	}
-	d, ok := s.txs.take(topic, req.GetTransactionId())
+	d, ok := s.txs.take(topic, req.GetTransactionId(), s.now())
 	if !ok {
 		return &v2.EndTransactionResponse{Status: toStatus(fail(v2.Code_INVALID_TRANSACTION_ID, "cannot found transaction data"))}, nil
 	}
@@ -111,7 +129,7 @@ func (s *Server) Check(c transaction.Check) bool {
 	}
 	s.txs.add(c.Group, c.TransactionID, txData{
 		tranStateTableOffset: c.TranStateTableOffset, commitLogOffset: c.CommitLogOffset,
-		msgID: c.TransactionID, at: time.Now(),
+		msgID: c.TransactionID, at: s.now(),
 	})
 	cmd := &v2.TelemetryCommand{Command: &v2.TelemetryCommand_RecoverOrphanedTransactionCommand{
 		RecoverOrphanedTransactionCommand: &v2.RecoverOrphanedTransactionCommand{

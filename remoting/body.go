@@ -208,12 +208,38 @@ type SubscriptionGroupConfig struct {
 	ConsumeFromMinEnable   bool  `json:"consumeFromMinEnable"`
 	// ConsumeMessageOrderly (5.x) makes the group's 5.x consumers FIFO:
 	// orderly pops, one batch of a queue in flight at a time.
-	ConsumeMessageOrderly          bool   `json:"consumeMessageOrderly,omitempty"`
-	GroupName                      string `json:"groupName"`
-	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
-	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
-	RetryQueueNums                 int32  `json:"retryQueueNums"`
-	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
+	ConsumeMessageOrderly bool `json:"consumeMessageOrderly,omitempty"`
+	// GroupRetryPolicy (5.x) spaces the redeliveries of the group's 5.x
+	// consumers; nil is the stock default (CUSTOMIZED, default levels).
+	GroupRetryPolicy               *GroupRetryPolicy `json:"groupRetryPolicy,omitempty"`
+	GroupName                      string            `json:"groupName"`
+	NotifyConsumerIdsChangedEnable bool              `json:"notifyConsumerIdsChangedEnable"`
+	RetryMaxTimes                  int32             `json:"retryMaxTimes"`
+	RetryQueueNums                 int32             `json:"retryQueueNums"`
+	WhichBrokerWhenConsumeSlowly   int64             `json:"whichBrokerWhenConsumeSlowly"`
+}
+
+// GroupRetryPolicy is the 5.x SubscriptionGroupConfig groupRetryPolicy
+// (org.apache.rocketmq.remoting.protocol.subscription.GroupRetryPolicy):
+// Type "EXPONENTIAL" uses Exponential, anything else Customized; a nil
+// policy means the stock defaults of its type.
+type GroupRetryPolicy struct {
+	Type        string                  `json:"type,omitempty"`
+	Exponential *ExponentialRetryPolicy `json:"exponentialRetryPolicy,omitempty"`
+	Customized  *CustomizedRetryPolicy  `json:"customizedRetryPolicy,omitempty"`
+}
+
+// ExponentialRetryPolicy is initial * multiplier^reconsumeTimes ms, at most
+// max ms.
+type ExponentialRetryPolicy struct {
+	Initial    int64 `json:"initial"`
+	Max        int64 `json:"max"`
+	Multiplier int64 `json:"multiplier"`
+}
+
+// CustomizedRetryPolicy lists the delays in ms.
+type CustomizedRetryPolicy struct {
+	Next []int64 `json:"next"`
 }
 
 // NewSubscriptionGroupConfig returns a group config with the J4 defaults.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -347,8 +348,10 @@ func adminUpdateSubGroup() *cli.Command {
 		&cli.StringFlag{Name: "consumeEnable", Aliases: []string{"s"}, Usage: "consume enable"},
 		&cli.StringFlag{Name: "consumeFromMinEnable", Aliases: []string{"m"}, Usage: "from min offset"},
 		&cli.StringFlag{Name: "consumeBroadcastEnable", Aliases: []string{"d"}, Usage: "broadcast"},
+		&cli.StringFlag{Name: "consumeMessageOrderly", Aliases: []string{"o"}, Usage: "consume message orderly"},
 		&cli.StringFlag{Name: "retryQueueNums", Aliases: []string{"q"}, Usage: "retry queue nums"},
 		&cli.StringFlag{Name: "retryMaxTimes", Aliases: []string{"r"}, Usage: "retry max times"},
+		&cli.StringFlag{Name: "groupRetryPolicy", Aliases: []string{"p"}, Usage: `the json string of retry policy ( exp: {"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":5000,"max":7200000,"multiplier":2}} {"type":"CUSTOMIZED","customizedRetryPolicy":{"next":[1000,5000,10000]}} )`},
 		&cli.StringFlag{Name: "brokerId", Aliases: []string{"i"}, Usage: "consumer from which broker id"},
 		&cli.StringFlag{Name: "whichBrokerWhenConsumeSlowly", Aliases: []string{"w"}, Usage: "which broker id when consume slowly"},
 		&cli.StringFlag{Name: "notifyConsumerIdsChanged", Aliases: []string{"a"}, Usage: "notify consumerId changed"},
@@ -365,6 +368,7 @@ func adminUpdateSubGroup() *cli.Command {
 		for name, dst := range map[string]*bool{
 			"consumeEnable": &cfg.ConsumeEnable, "consumeFromMinEnable": &cfg.ConsumeFromMinEnable,
 			"consumeBroadcastEnable": &cfg.ConsumeBroadcastEnable, "notifyConsumerIdsChanged": &cfg.NotifyConsumerIdsChangedEnable,
+			"consumeMessageOrderly": &cfg.ConsumeMessageOrderly, // 5.x UpdateSubGroupSubCommand -o
 		} {
 			if c.IsSet(name) {
 				*dst = javaBool(c.String(name))
@@ -375,6 +379,13 @@ func adminUpdateSubGroup() *cli.Command {
 		}
 		if cfg.RetryMaxTimes, err = optInt32(c, "retryMaxTimes", cfg.RetryMaxTimes); err != nil {
 			return err
+		}
+		if c.IsSet("groupRetryPolicy") { // 5.x -p: the policy as JSON, sent in the body
+			p := &remoting.GroupRetryPolicy{}
+			if err := json.Unmarshal([]byte(strings.TrimSpace(c.String("groupRetryPolicy"))), p); err != nil {
+				return fmt.Errorf("groupRetryPolicy: %w", err)
+			}
+			cfg.GroupRetryPolicy = p
 		}
 		if cfg.BrokerID, err = optInt64(c, "brokerId", cfg.BrokerID); err != nil {
 			return err
