@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rmqio/rmq/broker/brokerstats"
@@ -43,6 +44,46 @@ func (b *Broker) delayHook(m *message.Message) error {
 		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
 	}
 	return nil
+}
+
+// delaySend reports a single send whose only hook is the delay hook and
+// which that hook would move to a delay level (delayHook, Levels.Rewrite):
+// no other hook acts (no transaction flag or property, no timer property,
+// not a retry or system topic) and its DELAY names a level. send then
+// stores it on SCHEDULE_TOPIC_XXXX queue level-1 with the producer's text
+// edited (delayText) instead of a map; anything else (a refusal, DELAY=0,
+// a prepared record included) takes the map path as before.
+func (b *Broker) delaySend(sh *sendHeader) (level int, clamped bool) {
+	switch {
+	case len(b.putHooks) != b.keyedHooks, sh.batch,
+		strings.HasPrefix(sh.topic, message.RetryTopicPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == message.TopicTransHalf,
+		strings.Contains(sh.properties, message.PropTimerPrefix):
+		return 0, false
+	}
+	p := message.Props(sh.properties)
+	if _, ok := p.Lookup(transaction.HookProperty); ok {
+		return 0, false
+	}
+	level, clamped, err := b.levels.TextLevel(p, sh.sysFlag)
+	if err != nil {
+		return 0, false
+	}
+	return level, clamped
+}
+
+// delayText is the properties text of a delay-level send (delaySend) for
+// queue queueID of its topic: the producer's pairs without WAIT, then
+// CLUSTER and what Levels.Rewrite sets (DELAY when it clamped the level,
+// REAL_TOPIC, REAL_QID), which, last, win over a producer's own.
+func (b *Broker) delayText(sh *sendHeader, queueID int32, level int, clamped bool) string {
+	drop := []string{message.PropWait, message.PropRealTopic, message.PropRealQueueID}
+	set := [][2]string{{message.PropCluster, b.opts.BrokerClusterName}}
+	if clamped {
+		drop = append(drop, message.PropDelay)
+		set = append(set, [2]string{message.PropDelay, strconv.Itoa(level)})
+	}
+	set = append(set, [2]string{message.PropRealTopic, sh.topic}, [2]string{message.PropRealQueueID, strconv.FormatInt(int64(queueID), 10)})
+	return message.EditProperties(sh.properties, drop, set...)
 }
 
 // checkBatch refuses what stock refuses in a batch: a delay level or a

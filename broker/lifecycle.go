@@ -154,7 +154,7 @@ func New(opts Options) (*Broker, error) {
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: scheduleStore{b.store, b.bstats}, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
-		EnsureDLQ: b.ensureDLQ,
+		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 	})
 	if err != nil {
 		return closeStore(err)

@@ -7,8 +7,9 @@ import (
 )
 
 // ServeInline takes only single sends to an existing topic that no put hook
-// acts on, or only the timer hook moving it into the wheel, and leaves every other send to the pool untouched (no topic
-// created, nothing stored).
+// acts on, or only the timer hook moving it into the wheel, or only the
+// delay hook moving it to a delay level, and leaves every other send to the
+// pool untouched (no topic created, nothing stored).
 func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "Inl", body: []byte("create")})
@@ -29,6 +30,8 @@ func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 		{code: remoting.SendMessage, topic: "Inl", props: coreProps("KEYS", "k")},
 		// a timer message only the timer hook acts on (timerSend)
 		{topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "5")},
+		// a delay-level message only the delay hook acts on (delaySend)
+		{topic: "Inl", props: coreProps("DELAY", "2")},
 	} {
 		before := tb.store.MaxPhyOffset()
 		resp, ok := tb.ServeInline(conn, req(a))
@@ -42,7 +45,7 @@ func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 
 	for name, a := range map[string]sendArgs{
 		"topic to create":  {topic: "InlNew"},
-		"delay level":      {topic: "Inl", props: coreProps("DELAY", "2")},
+		"delay refused":    {topic: "Inl", props: coreProps("DELAY", "two")},
 		"timer refused":    {topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "soon")},
 		"timer and delay":  {topic: "Inl", props: coreProps("TIMER_DELAY_SEC", "5", "DELAY", "2")},
 		"transaction half": {topic: "Inl", props: coreProps("TRAN_MSG", "true")},

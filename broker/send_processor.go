@@ -234,6 +234,11 @@ type plainText struct {
 	// which knows the queue.
 	wheel     bool
 	deliverMs int64
+	// level: a delay-level message the delay hook would move to that level
+	// (delaySend, clamped as it says); text is then made by send
+	// (delayText), which knows the queue.
+	level   int
+	clamped bool
 }
 
 // plainProperties returns the properties text to store for a single send
@@ -242,18 +247,22 @@ type plainText struct {
 // WAIT asked not to wait for the flush. ok is false when the topic is a
 // retry or system topic the hooks handle, or the text may carry a property a
 // hook reads (hookProperties); the caller then takes the map path. The one
-// exception is a timer message only the timer hook acts on (timerSend):
-// ok, with wheel set and the text left to send (wheelText).
+// exceptions are a timer message only the timer hook acts on (timerSend):
+// ok, with wheel set and the text left to send (wheelText), and a
+// delay-level message only the delay hook acts on (delaySend): ok, with
+// level set and the text left to send (delayText).
 func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 	if !b.hookFree(sh) {
 		if p.deliverMs, p.wheel = b.timerSend(sh); !p.wheel {
-			return plainText{}, false
+			if p.level, p.clamped = b.delaySend(sh); p.level == 0 {
+				return plainText{}, false
+			}
 		}
 	}
 	if v, ok := message.Props(sh.properties).Lookup(message.PropWait); ok {
 		p.skipWait = !strings.EqualFold(v, "true")
 	}
-	if !p.wheel {
+	if !p.wheel && p.level == 0 {
 		p.text = message.EditProperties(sh.properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 	}
 	return p, true
@@ -350,7 +359,8 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 
 // ServeInline implements remoting.InlineHandler: a single-message send to
 // an existing topic that no put hook acts on, or only the timer hook moving
-// it into the wheel (timerSend), is served on the event loop.
+// it into the wheel (timerSend) or the delay hook moving it to a delay
+// level (delaySend), is served on the event loop.
 // Everything else, and every send that would have to create a topic
 // (persisted, and announced to the name servers), goes to the pool. What
 // is left can wait only for the store's put lock; a put that would wait for
@@ -491,8 +501,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 	} else if plain != nil {
 		// No put hook acts on this message, or only the timer hook
-		// (plain.wheel): store the producer's properties text as it came
-		// (less WAIT, plus CLUSTER, and the wheel's bookkeeping) without a map.
+		// (plain.wheel) or the delay hook (plain.level): store the
+		// producer's properties text as it came (less WAIT, plus CLUSTER,
+		// and the wheel's or the level's bookkeeping) without a map.
 		m := &message.Message{
 			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
 			RawProperties: plain.text, SysFlag: sysFlag, SkipFlushWait: plain.skipWait || deferFlush,
@@ -502,6 +513,12 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			// What the timer hook does to the map (timer.Rewrite), on the text.
 			m.RawProperties = b.wheelText(sh, queueID, plain.deliverMs)
 			m.Topic, m.QueueID = message.TopicWheelTimer, 0
+		}
+		if plain.level > 0 {
+			// What the delay hook does to the map (Levels.Rewrite), on the
+			// text; the reply names the producer's queue, as on the map path.
+			m.RawProperties = b.delayText(sh, queueID, plain.level, plain.clamped)
+			m.Topic, m.QueueID = message.TopicSchedule, int32(plain.level-1)
 		}
 		awaitFlush = deferFlush && !plain.skipWait
 		if plain.inline {

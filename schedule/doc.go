@@ -39,6 +39,15 @@
 // under ASYNC_FLUSH can lose deliveries not yet flushed, like any other
 // message stored in that window.
 //
+// Surviving a kill needs no fsync: the page cache keeps a completed write.
+// So a batch commit rewrites the file in place with one unsynced write of
+// the file's length (the JSON padded with spaces; offsetWriter), and the
+// file is synced every PersistInterval, at a correction and at Stop; a power
+// loss re-delivers at most what was delivered since the last sync, as stock
+// does. Under SYNC_FLUSH, where a delivery is durable once stored, every
+// commit is synced too (Options.SyncCommits): a power loss then re-delivers
+// at most a batch per level as well.
+//
 // On load an offset outside its queue's [min, max] is clamped into it and
 // the correction persisted at once.
 //

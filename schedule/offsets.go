@@ -70,9 +70,81 @@ func loadOffsets(path string) (map[int]int64, error) {
 	return map[int]int64{}, nil
 }
 
-func saveOffsets(path string, offsets map[int]int64) error {
-	if err := store.WriteFileAtomic(path, encodeOffsets(offsets)); err != nil {
-		return fmt.Errorf("schedule: persist %s: %w", path, err)
+// offsetWriter writes delayOffset.json. A level's batch commit (deliverDue)
+// happens every deliverBatch deliveries, so it must be cheap: it only has
+// to outlive the process (a kill -9 re-delivers at most the batch in
+// flight), and the page cache keeps a completed write, so the file is
+// rewritten in place with one pwrite, unsynced. Every write has the file's
+// length (the JSON padded with spaces, which JSON readers skip, Java's
+// fastjson included) and fits in one page at offset 0, so a process that
+// dies leaves either the old or the new text, never a mix. The first write
+// of a process, and one whose text outgrew the file, replaces the file
+// whole with store.WriteFileAtomic (synced, keeping the previous file as
+// .bak); sync makes a write durable (the periodic persist, a correction,
+// Stop). A text torn by a power loss falls back to .bak, which holds
+// lower offsets: duplicates, never loss. All methods run under the
+// service's pmu.
+type offsetWriter struct {
+	path     string
+	f        *os.File // the file written in place; nil before the first write
+	size     int      // its length, which every in-place write keeps
+	unsynced bool     // an in-place write has not been synced yet
+}
+
+// inPlaceMax is the longest text written in place: one page.
+const inPlaceMax = 4096
+
+// write stores offsets; sync false leaves the text in the page cache.
+func (w *offsetWriter) write(offsets map[int]int64, sync bool) error {
+	b := encodeOffsets(offsets)
+	if w.f != nil && len(b) <= w.size {
+		b = append(b, bytes.Repeat([]byte{' '}, w.size-len(b))...)
+		if _, err := w.f.WriteAt(b, 0); err != nil {
+			w.close()
+			return fmt.Errorf("schedule: persist %s: %w", w.path, err)
+		}
+		w.unsynced = true
+		if sync {
+			return w.sync()
+		}
+		return nil
 	}
+	w.close()
+	// Room for the offsets to grow by a few digits before the next
+	// rewrite of the whole file.
+	size := (len(b) + 64 + 63) &^ 63
+	b = append(b, bytes.Repeat([]byte{' '}, size-len(b))...)
+	if err := store.WriteFileAtomic(w.path, b); err != nil {
+		return fmt.Errorf("schedule: persist %s: %w", w.path, err)
+	}
+	if size > inPlaceMax {
+		return nil // too long to be written in place: always whole
+	}
+	f, err := os.OpenFile(w.path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil // written; the next write replaces the file again
+	}
+	w.f, w.size = f, size
 	return nil
+}
+
+// sync makes the in-place writes durable.
+func (w *offsetWriter) sync() error {
+	if w.f == nil || !w.unsynced {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		w.close()
+		return fmt.Errorf("schedule: sync %s: %w", w.path, err)
+	}
+	w.unsynced = false
+	return nil
+}
+
+// close forgets the open file; the next write replaces it whole.
+func (w *offsetWriter) close() {
+	if w.f != nil {
+		_ = w.f.Close()
+		w.f, w.unsynced = nil, false
+	}
 }

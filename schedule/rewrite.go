@@ -34,18 +34,11 @@ func parseDelayLevel(v string) (int, error) {
 // SCHEDULE_TOPIC_XXXX queue level-1. Prepared and rollback messages are left
 // alone. It reports whether the message was rewritten.
 func (l Levels) Rewrite(m *message.Message) (bool, error) {
-	if tt := message.TransactionType(m.SysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
-		return false, nil
-	}
-	level, err := DelayLevel(m.Properties)
-	if err != nil {
+	level, clamped, err := l.target(m.Properties[message.PropDelay], m.SysFlag)
+	if err != nil || level == 0 {
 		return false, err
 	}
-	if level <= 0 {
-		return false, nil
-	}
-	if c := l.Clamp(level); c != level {
-		level = c
+	if clamped {
 		m.Properties[message.PropDelay] = strconv.Itoa(level)
 	}
 	m.Properties[message.PropRealTopic] = m.Topic
@@ -53,6 +46,30 @@ func (l Levels) Rewrite(m *message.Message) (bool, error) {
 	m.Topic = message.TopicSchedule
 	m.QueueID = int32(level - 1)
 	return true, nil
+}
+
+// TextLevel is Rewrite's decision for a message whose properties text is
+// props, for a send path that keeps the producer's text: the level the
+// message goes to (queue level-1 of SCHEDULE_TOPIC_XXXX; 0: Rewrite leaves
+// it alone), whether DELAY was clamped to it (Rewrite then sets DELAY to
+// the level; otherwise the producer's DELAY is kept as it is), and
+// Rewrite's refusal.
+func (l Levels) TextLevel(props message.Props, sysFlag int32) (level int, clamped bool, err error) {
+	return l.target(props.Get(message.PropDelay), sysFlag)
+}
+
+// target is the level a message with sysFlag and DELAY value delay goes to
+// (0: it stays on its topic) and whether that clamped delay.
+func (l Levels) target(delay string, sysFlag int32) (level int, clamped bool, err error) {
+	if tt := message.TransactionType(sysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
+		return 0, false, nil
+	}
+	level, err = parseDelayLevel(delay)
+	if err != nil || level <= 0 {
+		return 0, false, err
+	}
+	c := l.Clamp(level)
+	return c, c != level, nil
 }
 
 // TagsCode is the consume-queue tagsCode of a schedule-topic message: its

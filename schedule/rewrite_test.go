@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/rmqio/rmq/message"
@@ -64,5 +65,36 @@ func TestTagsCodeIsDeliverTime(t *testing.T) {
 	}
 	if _, ok := l.TagsCode("Other", props, 1000); ok {
 		t.Fatal("other topics are not schedule codes")
+	}
+}
+
+// TextLevel decides as Rewrite does: the level it moves the message to,
+// whether it rewrote DELAY, and its refusals.
+func TestTextLevelDecidesAsRewrite(t *testing.T) {
+	l, _ := ParseLevels(DefaultLevels)
+	for _, delay := range []string{"", "0", "-1", "1", "2", "18", "19", "40", "+3", "x", "1.5"} {
+		for _, sysFlag := range []int32{0, message.TransactionPreparedType, message.TransactionCommitType, message.TransactionRollbackType} {
+			props := map[string]string{"TAGS": "a"}
+			text := "TAGS\x01a"
+			if delay != "" {
+				props[message.PropDelay] = delay
+				text += "\x02DELAY\x01" + delay
+			}
+			m := &message.Message{Topic: "T", QueueID: 1, SysFlag: sysFlag, Properties: props}
+			moved, rerr := l.Rewrite(m)
+			level, clamped, terr := l.TextLevel(message.Props(text), sysFlag)
+			if (rerr == nil) != (terr == nil) || moved != (level > 0) {
+				t.Fatalf("DELAY %q sysFlag %#x: Rewrite %v, %v; TextLevel %d, %v", delay, sysFlag, moved, rerr, level, terr)
+			}
+			if !moved {
+				continue
+			}
+			if m.QueueID != int32(level-1) || clamped != (m.Properties[message.PropDelay] != delay) {
+				t.Fatalf("DELAY %q: Rewrite queue %d DELAY %q; TextLevel %d clamped %v", delay, m.QueueID, m.Properties[message.PropDelay], level, clamped)
+			}
+			if clamped && m.Properties[message.PropDelay] != strconv.Itoa(level) {
+				t.Fatalf("DELAY %q: Rewrite set DELAY %q, TextLevel says %d", delay, m.Properties[message.PropDelay], level)
+			}
+		}
 	}
 }

@@ -35,6 +35,12 @@ type Options struct {
 	Clock      clock.Clock
 	// PersistInterval is how often changed offsets are written (flushDelayOffsetInterval).
 	PersistInterval time.Duration
+	// SyncCommits makes every batch commit of a level durable (an fsync of
+	// delayOffset.json), for a broker whose deliveries are durable when
+	// stored (SYNC_FLUSH): a power loss then re-delivers at most a batch per
+	// level too. Otherwise a commit only outlives the process and the file
+	// is synced every PersistInterval (offsetWriter).
+	SyncCommits bool
 	// RetryInterval is the pause after a failed delivery (stock DELAY_FOR_A_WHILE).
 	RetryInterval time.Duration
 	// DeadLetterPath is the log of messages the store refuses for good and
@@ -71,8 +77,9 @@ type Service struct {
 	started     bool
 
 	// pmu serialises offset-file writes, so that the last write holds the
-	// newest snapshot.
+	// newest snapshot; it guards w.
 	pmu      sync.Mutex
+	w        offsetWriter
 	diverter *store.Diverter
 	dead     atomic.Bool // a failpoint fired: nothing more is written
 
@@ -121,7 +128,7 @@ func New(opts Options) (*Service, error) {
 	if opts.DeadLetterPath == "" && opts.OffsetPath != "" {
 		opts.DeadLetterPath = filepath.Join(filepath.Dir(filepath.Dir(opts.OffsetPath)), "deadletter", "schedule.log")
 	}
-	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}}
+	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}, w: offsetWriter{path: opts.OffsetPath}}
 	s.diverter = &store.Diverter{
 		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
 		Logger: opts.Logger, Clock: opts.Clock,
@@ -164,7 +171,7 @@ func New(opts Options) (*Service, error) {
 	}
 	if corrected {
 		s.dirty = true
-		if err := s.persist(); err != nil {
+		if err := s.persist(true); err != nil {
 			return nil, err
 		}
 	}
@@ -197,7 +204,11 @@ func (s *Service) Stop() error {
 		close(s.stop)
 		s.wg.Wait()
 	}
-	return s.persist()
+	err := s.persist(true)
+	s.pmu.Lock()
+	s.w.close()
+	s.pmu.Unlock()
+	return err
 }
 
 // Notify tells the service that a message was dispatched to the schedule
@@ -296,7 +307,10 @@ func (s *Service) setOffset(level int, off int64) {
 	s.mu.Unlock()
 }
 
-func (s *Service) persist() error {
+// persist writes the offsets when they changed; sync makes them durable
+// (also when an earlier write left them only in the page cache), else they
+// only outlive the process (offsetWriter).
+func (s *Service) persist(sync bool) error {
 	if s.opts.OffsetPath == "" || s.dead.Load() {
 		return nil
 	}
@@ -305,6 +319,9 @@ func (s *Service) persist() error {
 	s.mu.Lock()
 	if !s.dirty {
 		s.mu.Unlock()
+		if sync {
+			return s.w.sync()
+		}
 		return nil
 	}
 	snap := make(map[int]int64, len(s.offsets))
@@ -313,7 +330,7 @@ func (s *Service) persist() error {
 	}
 	s.dirty = false
 	s.mu.Unlock()
-	if err := saveOffsets(s.opts.OffsetPath, snap); err != nil {
+	if err := s.w.write(snap, sync); err != nil {
 		s.mu.Lock()
 		s.dirty = true
 		s.mu.Unlock()
@@ -328,7 +345,7 @@ func (s *Service) runPersist() {
 		t := s.opts.Clock.NewTimer(s.opts.PersistInterval)
 		select {
 		case <-t.C():
-			if err := s.persist(); err != nil {
+			if err := s.persist(true); err != nil {
 				s.log.Error().Err(err).Msg("schedule: persist delay offsets")
 			}
 		case <-s.stop:
@@ -412,7 +429,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 		if s.fp("deliver:before-commit") {
 			return false
 		}
-		if perr := s.persist(); perr != nil {
+		if perr := s.persist(s.opts.SyncCommits); perr != nil {
 			s.log.Error().Err(perr).Int("level", level).Msg("schedule: persist delay offsets")
 		}
 		s.uncommitted[level] = 0
@@ -488,7 +505,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 func (s *Service) correct(level int, from, to int64) {
 	s.log.Warn().Int("level", level).Int64("offset", from).Int64("corrected", to).Msg("schedule: delay offset outside its queue, corrected")
 	s.setOffset(level, to)
-	if err := s.persist(); err != nil {
+	if err := s.persist(true); err != nil {
 		s.log.Error().Err(err).Msg("schedule: persist corrected delay offset")
 	}
 }

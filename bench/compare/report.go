@@ -50,6 +50,7 @@ func (r *runner) report(w io.Writer, rows []row, m *machine, began time.Time, to
 	fmt.Fprintf(w, "- Machine: %d × %s, %s RAM, Linux %s, store on %s\n", m.cores, m.cpu, m.mem, m.kernel, m.disk)
 	fmt.Fprintf(w, "- Load average (1/5/15 min) before: %s; after: %s (the machine is shared; ratios come from the same run)\n", m.loadBefore, m.loadAfter)
 	fmt.Fprintf(w, "- Driver %s; JVM: %s\n", m.goVersion, m.java)
+	fmt.Fprint(w, r.runsLine())
 	fmt.Fprintf(w, "- Command: `go run ./bench/compare %s`\n\n", strings.Join(r.cfg.args, " "))
 	writeMarkdown(w, rows)
 	fmt.Fprintln(w)
@@ -78,7 +79,7 @@ func (r *runner) report(w io.Writer, rows []row, m *machine, began time.Time, to
 	fmt.Fprintln(w, "```")
 	for _, name := range sortedTargets(r.m) {
 		for _, k := range sortedKeys(r.m[name]) {
-			fmt.Fprintf(w, "%-12s %-16s %.4g\n", name, k, r.m[name][k])
+			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-12s %-16s %.4g  %s", name, k, r.m[name][k], r.rawRunValues(name, k)), " "))
 		}
 	}
 	fmt.Fprintln(w, "```")

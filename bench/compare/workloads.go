@@ -46,6 +46,10 @@ type runner struct {
 	// target name.
 	sqlSets map[string]seqSet
 	notes   []string
+	// runs are the measures of each run of -runs, runNotes the number of
+	// notes made before the current run (runs.go).
+	runs     []map[string]measures
+	runNotes int
 }
 
 func (r *runner) set(t *target, key string, v float64) {

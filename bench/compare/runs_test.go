@@ -1,0 +1,141 @@
+package main
+
+import (
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{5}, 5},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{10, 1, 4, 2}, 3},
+		{[]float64{7, nan, 1}, 4},
+		{[]float64{nan, 9, nan}, 9},
+		{[]float64{2, 2, 100}, 2},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if got := median([]float64{nan, nan}); !math.IsNaN(got) {
+		t.Errorf("median of NaNs = %v, want NaN", got)
+	}
+	if got := median(nil); !math.IsNaN(got) {
+		t.Errorf("median of nothing = %v, want NaN", got)
+	}
+	in := []float64{3, 1, 2}
+	median(in)
+	if in[0] != 3 || in[1] != 1 || in[2] != 2 {
+		t.Errorf("median reordered its argument: %v", in)
+	}
+}
+
+func TestMedianMeasures(t *testing.T) {
+	runs := []map[string]measures{
+		{"rmq": {"w4.cpu": 3, "w4.p99": 5}, "Java 4.9.7": {"w4.cpu": 10}},
+		{"rmq": {"w4.cpu": 1, "w4.p99": 9}, "Java 4.9.7": {"w4.cpu": 12, "w4.p99": 100}},
+		{"rmq": {"w4.cpu": 2}, "Java 4.9.7": {"w4.cpu": 11}, "machine": {"seqwrite": 500}},
+	}
+	got := medianMeasures(runs)
+	want := map[string]measures{
+		"rmq":        {"w4.cpu": 2, "w4.p99": 7},
+		"Java 4.9.7": {"w4.cpu": 11, "w4.p99": 100},
+		"machine":    {"seqwrite": 500},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("targets %v, want %v", got, want)
+	}
+	for name, ms := range want {
+		if len(got[name]) != len(ms) {
+			t.Fatalf("%s: %v, want %v", name, got[name], ms)
+		}
+		for k, v := range ms {
+			if got[name][k] != v {
+				t.Errorf("%s %s = %v, want %v", name, k, got[name][k], v)
+			}
+		}
+	}
+	vs := runValues(runs)["rmq"]["w4.p99"]
+	if len(vs) != 3 || vs[0] != 5 || vs[1] != 9 || !math.IsNaN(vs[2]) {
+		t.Errorf("raw values of rmq w4.p99 = %v, want [5 9 NaN]", vs)
+	}
+}
+
+// Three runs where the best one meets a target and the median does not:
+// the table shows the medians and the target is missed.
+func TestRunsJudgeTargetsOnTheMedian(t *testing.T) {
+	cfg := &config{runs: 3, delayCount: 100, delayRate: 10, timerCount: 1, timerWindow: time.Second, floodCount: 1,
+		e2eRate: 1, replyRounds: 1, metricsRounds: 1, scrapeEvery: time.Second}
+	r := &runner{cfg: cfg, log: io.Discard, m: map[string]measures{}}
+	rmq, j4, j5 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}, &target{name: "Java 5.3.3"}
+	// broker CPU of workload 4: rmq 3, 5, 6 against Java 10, 10, 12 (ratios
+	// 0.3, 0.5, 0.5: the best run meets ≤ 0.4×, the medians 5/10 do not).
+	for i, v := range [][2]float64{{3, 10}, {5, 10}, {6, 12}} {
+		r.beginRun(i, cfg.runs)
+		r.set(rmq, "w4.cpu", v[0])
+		r.set(j4, "w4.cpu", v[1])
+		r.set(rmq, "w4.p99", float64(i+1))
+		r.set(j4, "w4.p99", 100)
+		r.note("lateness %d", i)
+		r.endRun(i, cfg.runs)
+	}
+	r.aggregateRuns()
+	var cpu, p99 *row
+	rows := r.rows(rmq, j4, j5)
+	for i := range rows {
+		if strings.HasPrefix(rows[i].workload, "4 ") {
+			switch rows[i].metric {
+			case "broker CPU":
+				cpu = &rows[i]
+			case "lateness p99":
+				p99 = &rows[i]
+			}
+		}
+	}
+	if cpu == nil || p99 == nil {
+		t.Fatalf("no workload-4 rows in %+v", rows)
+	}
+	if cpu.rmq != 5 || cpu.java != 10 {
+		t.Fatalf("broker CPU row rmq %v Java %v, want the medians 5 and 10", cpu.rmq, cpu.java)
+	}
+	if v := cpu.verdict(); v != "NO" {
+		t.Errorf("verdict on the medians (0.5×, target ≤ 0.4×) = %q, want NO", v)
+	}
+	if p99.rmq != 2 || p99.verdict() != "yes" {
+		t.Errorf("lateness p99 row rmq %v verdict %q, want 2 and yes", p99.rmq, p99.verdict())
+	}
+	if want := "runs: 3, 5, 6"; r.rawRunValues("rmq", "w4.cpu") != want {
+		t.Errorf("raw values %q, want %q", r.rawRunValues("rmq", "w4.cpu"), want)
+	}
+	if len(r.notes) != 3 || r.notes[1] != "run 2: lateness 1" {
+		t.Errorf("notes %q, want each marked with its run", r.notes)
+	}
+	var md strings.Builder
+	r.report(&md, rows, &machine{}, time.Unix(0, 0), time.Second)
+	for _, want := range []string{"- Runs: 3 of every workload", "w4.cpu           5  runs: 3, 5, 6"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+// A single run reports as before: no run numbers, no raw lists.
+func TestSingleRunReportsAsBefore(t *testing.T) {
+	r := &runner{cfg: &config{runs: 1}, log: io.Discard, m: map[string]measures{}}
+	r.beginRun(0, 1)
+	r.set(&target{name: "rmq"}, "w1.tps", 1000)
+	r.note("plain")
+	r.endRun(0, 1)
+	r.aggregateRuns()
+	if r.m["rmq"]["w1.tps"] != 1000 || r.notes[0] != "plain" || r.rawRunValues("rmq", "w1.tps") != "" || r.runsLine() != "" {
+		t.Fatalf("single run: measures %v notes %q raw %q runs line %q", r.m, r.notes, r.rawRunValues("rmq", "w1.tps"), r.runsLine())
+	}
+}
