@@ -382,16 +382,40 @@ func propTime(mv *rmqclient.MessageView, key string) (time.Time, bool) {
 }
 
 // lateness collects how late deliveries came after they were due;
-// deliveries before due count as 0 in the histogram and as early.
+// deliveries before due count as 0 in the histogram and as early. For the
+// log, it also keeps the span of due times of the deliveries later than
+// slowLate (one stall or many).
 type lateness struct {
 	hist     bench.Histogram
 	early    atomic.Int64
 	maxEarly atomic.Int64 // µs
+
+	mu               sync.Mutex
+	firstDue         time.Time // of every delivery
+	slow             int64     // deliveries later than slowLate
+	slowFrom, slowTo time.Time // their first and last due time
 }
+
+// slowLate is the lateness the log's stall summary counts.
+const slowLate = 100 * time.Millisecond
 
 func (l *lateness) record(at, due time.Time) {
 	d := at.Sub(due)
 	l.hist.Record(d)
+	l.mu.Lock()
+	if l.firstDue.IsZero() || due.Before(l.firstDue) {
+		l.firstDue = due
+	}
+	if d > slowLate {
+		l.slow++
+		if l.slowFrom.IsZero() || due.Before(l.slowFrom) {
+			l.slowFrom = due
+		}
+		if due.After(l.slowTo) {
+			l.slowTo = due
+		}
+	}
+	l.mu.Unlock()
 	if d < 0 {
 		l.early.Add(1)
 		for {
@@ -401,6 +425,18 @@ func (l *lateness) record(at, due time.Time) {
 			}
 		}
 	}
+}
+
+// slowSpan says how many deliveries were later than slowLate and when,
+// relative to the first due time, they were due.
+func (l *lateness) slowSpan() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.slow == 0 {
+		return fmt.Sprintf("none later than %v", slowLate)
+	}
+	return fmt.Sprintf("%d later than %v, due %.2f-%.2f s after the first due time", l.slow, slowLate,
+		l.slowFrom.Sub(l.firstDue).Seconds(), l.slowTo.Sub(l.firstDue).Seconds())
 }
 
 // seenSet is the message IDs a consumer has had, with a value each.
@@ -557,9 +593,9 @@ func (r *runner) grpcTimers(ctx context.Context, t *target, c *cluster, endpoint
 	r.set(t, k+".ackfail", float64(ackFailed.Load()))
 	r.set(t, k+".dups", float64(dups.Load()))
 	p := late.hist.Percentiles()
-	r.logf("%s gRPC delivery timestamps +%v at %.0f msg/s: %d sent (failed: %s), %d received (%d early, by up to %.1f ms; %d duplicates, receive errors: %s), lateness p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, broker CPU %.1f s",
+	r.logf("%s gRPC delivery timestamps +%v at %.0f msg/s: %d sent (failed: %s), %d received (%d early, by up to %.1f ms; %d duplicates, receive errors: %s), lateness p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms (%s), broker CPU %.1f s",
 		t.name, grpcTimerAhead, r.cfg.grpcRate, res.sent.ok.Load(), &res.sent.failed, seen.len(), late.early.Load(), float64(late.maxEarly.Load())/1000,
-		dups.Load(), errs.String(), p.P50, p.P99, p.P999, p.Max, res.usage.CPU.Seconds())
+		dups.Load(), errs.String(), p.P50, p.P99, p.P999, p.Max, late.slowSpan(), res.usage.CPU.Seconds())
 	return nil
 }
 
@@ -633,9 +669,9 @@ func (r *runner) grpcReviveLateness(ctx context.Context, t *target, c *cluster, 
 	r.recordLateness(t, k, late, res, int64(again.len()))
 	r.set(t, k+".ackfail", float64(ackFailed.Load()))
 	p := late.hist.Percentiles()
-	r.logf("%s gRPC revive after %v invisible: %d sent (failed: %s), %d first received, %d redelivered (%d early, by up to %.1f ms; receive errors: %s), lateness p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, broker CPU %.1f s",
+	r.logf("%s gRPC revive after %v invisible: %d sent (failed: %s), %d first received, %d redelivered (%d early, by up to %.1f ms; receive errors: %s), lateness p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms (%s), broker CPU %.1f s",
 		t.name, grpcRevive, res.sent.ok.Load(), &res.sent.failed, first.len(), again.len(), late.early.Load(), float64(late.maxEarly.Load())/1000, errs.String(),
-		p.P50, p.P99, p.P999, p.Max, res.usage.CPU.Seconds())
+		p.P50, p.P99, p.P999, p.Max, late.slowSpan(), res.usage.CPU.Seconds())
 	return nil
 }
 

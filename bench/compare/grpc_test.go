@@ -49,6 +49,14 @@ func TestLatenessRecord(t *testing.T) {
 	if p := l.hist.Percentiles(); p.Max != 7 || p.P50 != 0 {
 		t.Fatalf("percentiles %+v: want max 7 ms, p50 0 (early counts as 0)", p)
 	}
+	if s := l.slowSpan(); s != "none later than 100ms" {
+		t.Fatalf("slow span %q", s)
+	}
+	l.record(due.Add(2*time.Second), due.Add(time.Second))
+	l.record(due.Add(4*time.Second), due.Add(3500*time.Millisecond))
+	if s := l.slowSpan(); s != "2 later than 100ms, due 1.00-3.50 s after the first due time" {
+		t.Fatalf("slow span %q", s)
+	}
 }
 
 func TestErrCount(t *testing.T) {
