@@ -77,6 +77,11 @@ func (r *runner) grpcPhase(ctx context.Context, targets []*target) error {
 	os.Setenv(rmqclient.CLIENT_LOG_ROOT, logRoot)
 	os.Setenv(rmqclient.CLIENT_LOG_LEVEL, "warn")
 	rmqclient.ResetLogger()
+	r.cmds = append(r.cmds, fmt.Sprintf("workload k: in-process stock Go 5.x SDK (rocketmq-clients/golang/v5) against each gRPC endpoint: "+
+		"send 1 KiB, %d producers × %d in flight, %v warm-up + %v; receive+ack %.0f msg/s for %v; %d delivery timestamps +%v at %.0f/s; "+
+		"%d messages received %v invisible, not acked, redelivered",
+		r.cfg.conns, r.cfg.inflight, r.cfg.warmup, r.cfg.duration, r.cfg.grpcRate, r.cfg.duration, r.cfg.grpcTimers, grpcTimerAhead,
+		r.cfg.grpcRate, r.cfg.grpcRevive, grpcRevive))
 	for _, t := range targets {
 		if err := r.grpcWorkloads(ctx, t); err != nil {
 			return fmt.Errorf("%s: workload k: %w", t.name, err)
@@ -479,6 +484,9 @@ func (r *runner) grpcE2E(ctx context.Context, t *target, c *cluster, endpoint st
 	e2e, recv, errs := &bench.Histogram{}, &bench.Histogram{}, &errCount{}
 	seen := newSeenSet[struct{}]()
 	var acked, ackFailed, dups atomic.Int64
+	// Of the deliveries later than slowLate, those the broker popped that
+	// late too (the wait was before the pop, not after it).
+	var slow, slowPop atomic.Int64
 	res, err := r.consumeWhile(ctx, c, endpoint, topicGRPCE2E, grpcAckInvisible, errs, func(cons rmqclient.SimpleConsumer, mv *rmqclient.MessageView, at time.Time) {
 		sent, ok := propTime(mv, grpcPropSent)
 		if !ok {
@@ -488,6 +496,12 @@ func (r *runner) grpcE2E(ctx context.Context, t *target, c *cluster, endpoint st
 			dups.Add(1)
 		}
 		recv.Record(at.Sub(sent))
+		if at.Sub(sent) > slowLate {
+			slow.Add(1)
+			if pop, _, err := receiptTimes(mv.GetReceiptHandle()); err == nil && pop.Sub(sent) > slowLate {
+				slowPop.Add(1)
+			}
+		}
 		if err := cons.Ack(ctx, mv); err != nil {
 			ackFailed.Add(1)
 			return
@@ -512,8 +526,8 @@ func (r *runner) grpcE2E(ctx context.Context, t *target, c *cluster, endpoint st
 	r.set(t, k+".dups", float64(dups.Load()))
 	r.set(t, k+".errors", float64(errs.count()))
 	p, q := e2e.Percentiles(), recv.Percentiles()
-	r.logf("%s gRPC receive+ack at %.0f msg/s: %d sent (failed: %s), %d acked (%d ack failures, %d duplicates, receive errors: %s), sent->acked p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, sent->received p99 %.2f ms, broker CPU %.1f s",
-		t.name, r.cfg.grpcRate, res.sent.ok.Load(), &res.sent.failed, acked.Load(), ackFailed.Load(), dups.Load(), errs.String(), p.P50, p.P99, p.P999, p.Max, q.P99, res.usage.CPU.Seconds())
+	r.logf("%s gRPC receive+ack at %.0f msg/s: %d sent (failed: %s), %d acked (%d ack failures, %d duplicates, receive errors: %s), sent->acked p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, sent->received p99 %.2f ms (%d later than %v, %d of them popped that late), broker CPU %.1f s",
+		t.name, r.cfg.grpcRate, res.sent.ok.Load(), &res.sent.failed, acked.Load(), ackFailed.Load(), dups.Load(), errs.String(), p.P50, p.P99, p.P999, p.Max, q.P99, slow.Load(), slowLate, slowPop.Load(), res.usage.CPU.Seconds())
 	return nil
 }
 
@@ -566,6 +580,7 @@ func (r *runner) grpcTimers(ctx context.Context, t *target, c *cluster, endpoint
 	res, err := r.consumeWhile(ctx, c, endpoint, topicGRPCTimer, grpcAckInvisible, errs, func(cons rmqclient.SimpleConsumer, mv *rmqclient.MessageView, at time.Time) {
 		due, ok := propTime(mv, grpcPropDue)
 		if !ok {
+			_ = cons.Ack(ctx, mv) // primeDelay's
 			return
 		}
 		if _, fresh := seen.add(mv.GetMessageId(), struct{}{}); fresh {
@@ -577,6 +592,9 @@ func (r *runner) grpcTimers(ctx context.Context, t *target, c *cluster, endpoint
 			ackFailed.Add(1)
 		}
 	}, func(p rmqclient.Producer) (*sendStats, time.Time) {
+		if err := primeDelay(ctx, p, topicGRPCTimer); err != nil {
+			return &sendStats{failed: errCount{n: 1, first: err}}, time.Now()
+		}
 		// Whole milliseconds: both brokers keep a delivery timestamp in ms
 		// (TIMER_DELIVER_MS), and a due time between two would show a
 		// delivery on time as up to 1 ms early.
@@ -599,6 +617,30 @@ func (r *runner) grpcTimers(ctx context.Context, t *target, c *cluster, endpoint
 	return nil
 }
 
+// primeDelay sends delay messages without grpcPropDue (the consumer acks
+// and skips them) until one is accepted. The SDK checks a message's type
+// against the route's accepted types until the endpoint's Settings reach
+// it, and the stock proxy routes a topic without a message.type attribute
+// as NORMAL only: the first DELAY sends would fail in the SDK, on the Java
+// side alone.
+func primeDelay(ctx context.Context, p rmqclient.Producer, topic string) error {
+	var err error
+	for range 50 {
+		m := &rmqclient.Message{Topic: topic, Body: []byte("prime")}
+		m.SetDelayTimestamp(time.Now().Add(time.Millisecond))
+		cctx, cancel := context.WithTimeout(ctx, grpcSendTimeout)
+		_, err = p.Send(cctx, m)
+		cancel()
+		if err == nil || sleepCtx(ctx, grpcErrorWait) != nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("compare: no delay message accepted: %w", err)
+	}
+	return nil
+}
+
 // recordLateness stores a lateness workload's numbers under key.
 func (r *runner) recordLateness(t *target, key string, late *lateness, res *consumed, got int64) {
 	r.recordUsage(t, key, res.usage)
@@ -609,25 +651,32 @@ func (r *runner) recordLateness(t *target, key string, late *lateness, res *cons
 	r.set(t, key+".lost", float64(res.sent.ok.Load()-got))
 }
 
-// reviveDue is when a popped message becomes visible again: the popTime
-// (retrieveTime) plus the invisibleTime of its receipt handle, whose
-// fields both brokers write as ReceiptHandle.encode does (common/consumer
-// ReceiptHandle.java): startOffset retrieveTime invisibleTime reviveQueueId
-// topicType brokerName queueId offset [commitLogOffset].
-func reviveDue(handle string) (time.Time, error) {
+// receiptTimes reads the popTime (retrieveTime) and the invisibleTime of a
+// receipt handle, whose fields both brokers write as ReceiptHandle.encode
+// does (common/consumer ReceiptHandle.java): startOffset retrieveTime
+// invisibleTime reviveQueueId topicType brokerName queueId offset
+// [commitLogOffset].
+func receiptTimes(handle string) (pop time.Time, invisible time.Duration, err error) {
 	f := strings.Fields(handle)
 	if len(f) < 8 {
-		return time.Time{}, fmt.Errorf("compare: receipt handle %q has %d fields, want at least 8", handle, len(f))
+		return time.Time{}, 0, fmt.Errorf("compare: receipt handle %q has %d fields, want at least 8", handle, len(f))
 	}
-	pop, err := strconv.ParseInt(f[1], 10, 64)
+	popMs, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("compare: receipt handle %q: retrieveTime: %w", handle, err)
+		return time.Time{}, 0, fmt.Errorf("compare: receipt handle %q: retrieveTime: %w", handle, err)
 	}
 	inv, err := strconv.ParseInt(f[2], 10, 64)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("compare: receipt handle %q: invisibleTime: %w", handle, err)
+		return time.Time{}, 0, fmt.Errorf("compare: receipt handle %q: invisibleTime: %w", handle, err)
 	}
-	return time.UnixMilli(pop + inv), nil
+	return time.UnixMilli(popMs), time.Duration(inv) * time.Millisecond, nil
+}
+
+// reviveDue is when a popped message becomes visible again: its popTime
+// plus its invisibleTime.
+func reviveDue(handle string) (time.Time, error) {
+	pop, inv, err := receiptTimes(handle)
+	return pop.Add(inv), err
 }
 
 // grpcReviveLateness is workload k's POP revive: -grpc-revive messages

@@ -25,6 +25,10 @@ func TestReviveDue(t *testing.T) {
 		if want := time.UnixMilli(1764600010123); !got.Equal(want) {
 			t.Fatalf("%q: due %v, want %v", h, got, want)
 		}
+		pop, inv, err := receiptTimes(h)
+		if err != nil || !pop.Equal(time.UnixMilli(1764600000123)) || inv != 10*time.Second {
+			t.Fatalf("%q: pop %v invisible %v, %v", h, pop, inv, err)
+		}
 	}
 	for _, h := range []string{"", "1 2 3 4 5 6 7", "1 x 10000 0 0 b 3 42", "1 2 y 0 0 b 3 42"} {
 		if _, err := reviveDue(h); err == nil {
