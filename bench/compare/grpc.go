@@ -398,13 +398,16 @@ type lateness struct {
 	mu               sync.Mutex
 	firstDue         time.Time // of every delivery
 	slow             int64     // deliveries later than slowLate
+	slowPopped       int64     // of them, popped later than slowLate after due
 	slowFrom, slowTo time.Time // their first and last due time
 }
 
 // slowLate is the lateness the log's stall summary counts.
 const slowLate = 100 * time.Millisecond
 
-func (l *lateness) record(at, due time.Time) {
+// record counts a delivery due at due, received at at, popped by the
+// broker at popped (from its receipt handle; zero: unknown).
+func (l *lateness) record(at, due, popped time.Time) {
 	d := at.Sub(due)
 	l.hist.Record(d)
 	l.mu.Lock()
@@ -413,6 +416,9 @@ func (l *lateness) record(at, due time.Time) {
 	}
 	if d > slowLate {
 		l.slow++
+		if !popped.IsZero() && popped.Sub(due) > slowLate {
+			l.slowPopped++
+		}
 		if l.slowFrom.IsZero() || due.Before(l.slowFrom) {
 			l.slowFrom = due
 		}
@@ -440,8 +446,8 @@ func (l *lateness) slowSpan() string {
 	if l.slow == 0 {
 		return fmt.Sprintf("none later than %v", slowLate)
 	}
-	return fmt.Sprintf("%d later than %v, due %.2f-%.2f s after the first due time", l.slow, slowLate,
-		l.slowFrom.Sub(l.firstDue).Seconds(), l.slowTo.Sub(l.firstDue).Seconds())
+	return fmt.Sprintf("%d later than %v, %d of them popped that late, due %.2f-%.2f s after the first due time", l.slow, slowLate,
+		l.slowPopped, l.slowFrom.Sub(l.firstDue).Seconds(), l.slowTo.Sub(l.firstDue).Seconds())
 }
 
 // seenSet is the message IDs a consumer has had, with a value each.
@@ -584,7 +590,8 @@ func (r *runner) grpcTimers(ctx context.Context, t *target, c *cluster, endpoint
 			return
 		}
 		if _, fresh := seen.add(mv.GetMessageId(), struct{}{}); fresh {
-			late.record(at, due)
+			popped, _, _ := receiptTimes(mv.GetReceiptHandle())
+			late.record(at, due, popped)
 		} else {
 			dups.Add(1)
 		}
@@ -672,13 +679,6 @@ func receiptTimes(handle string) (pop time.Time, invisible time.Duration, err er
 	return time.UnixMilli(popMs), time.Duration(inv) * time.Millisecond, nil
 }
 
-// reviveDue is when a popped message becomes visible again: its popTime
-// plus its invisibleTime.
-func reviveDue(handle string) (time.Time, error) {
-	pop, inv, err := receiptTimes(handle)
-	return pop.Add(inv), err
-}
-
 // grpcReviveLateness is workload k's POP revive: -grpc-revive messages
 // paced at -grpc-rate, received with invisible duration grpcRevive and not
 // acked; each redelivery is measured against the end of the first
@@ -689,17 +689,17 @@ func (r *runner) grpcReviveLateness(ctx context.Context, t *target, c *cluster, 
 	again := newSeenSet[struct{}]()
 	var badHandle, ackFailed atomic.Int64
 	res, err := r.consumeWhile(ctx, c, endpoint, topicGRPCRevive, grpcRevive, errs, func(cons rmqclient.SimpleConsumer, mv *rmqclient.MessageView, at time.Time) {
-		due, err := reviveDue(mv.GetReceiptHandle())
+		popped, inv, err := receiptTimes(mv.GetReceiptHandle())
 		if err != nil {
 			badHandle.Add(1)
 			return
 		}
-		firstDue, fresh := first.add(mv.GetMessageId(), due)
+		firstDue, fresh := first.add(mv.GetMessageId(), popped.Add(inv))
 		if fresh {
 			return // not acked: it comes back once due
 		}
 		if _, fresh := again.add(mv.GetMessageId(), struct{}{}); fresh {
-			late.record(at, firstDue)
+			late.record(at, firstDue, popped)
 		}
 		if err := cons.Ack(ctx, mv); err != nil {
 			ackFailed.Add(1)

@@ -11,27 +11,20 @@ import (
 	"time"
 )
 
-// Both brokers' receipt handles are ReceiptHandle.encode's: the message is
-// visible again at retrieveTime + invisibleTime.
-func TestReviveDue(t *testing.T) {
+// Both brokers' receipt handles are ReceiptHandle.encode's: popped at
+// retrieveTime, invisible for invisibleTime.
+func TestReceiptTimes(t *testing.T) {
 	for _, h := range []string{
 		"1712 1764600000123 10000 0 0 broker-a 3 42 98765", // proxy: extraInfo + commitlog offset
 		"1712 1764600000123 10000 0 0 broker-a 3 42",       // without the commitlog offset
 	} {
-		got, err := reviveDue(h)
-		if err != nil {
-			t.Fatalf("%q: %v", h, err)
-		}
-		if want := time.UnixMilli(1764600010123); !got.Equal(want) {
-			t.Fatalf("%q: due %v, want %v", h, got, want)
-		}
 		pop, inv, err := receiptTimes(h)
 		if err != nil || !pop.Equal(time.UnixMilli(1764600000123)) || inv != 10*time.Second {
 			t.Fatalf("%q: pop %v invisible %v, %v", h, pop, inv, err)
 		}
 	}
 	for _, h := range []string{"", "1 2 3 4 5 6 7", "1 x 10000 0 0 b 3 42", "1 2 y 0 0 b 3 42"} {
-		if _, err := reviveDue(h); err == nil {
+		if _, _, err := receiptTimes(h); err == nil {
 			t.Fatalf("%q: no error", h)
 		}
 	}
@@ -40,10 +33,10 @@ func TestReviveDue(t *testing.T) {
 func TestLatenessRecord(t *testing.T) {
 	var l lateness
 	due := time.UnixMilli(1_000_000)
-	l.record(due, due)
-	l.record(due.Add(7*time.Millisecond), due)
-	l.record(due.Add(-3*time.Millisecond), due)
-	l.record(due.Add(-time.Millisecond), due)
+	l.record(due, due, time.Time{})
+	l.record(due.Add(7*time.Millisecond), due, due)
+	l.record(due.Add(-3*time.Millisecond), due, time.Time{})
+	l.record(due.Add(-time.Millisecond), due, time.Time{})
 	if n := l.hist.Count(); n != 4 {
 		t.Fatalf("recorded %d, want 4", n)
 	}
@@ -56,9 +49,9 @@ func TestLatenessRecord(t *testing.T) {
 	if s := l.slowSpan(); s != "none later than 100ms" {
 		t.Fatalf("slow span %q", s)
 	}
-	l.record(due.Add(2*time.Second), due.Add(time.Second))
-	l.record(due.Add(4*time.Second), due.Add(3500*time.Millisecond))
-	if s := l.slowSpan(); s != "2 later than 100ms, due 1.00-3.50 s after the first due time" {
+	l.record(due.Add(2*time.Second), due.Add(time.Second), due.Add(1050*time.Millisecond))
+	l.record(due.Add(4*time.Second), due.Add(3500*time.Millisecond), due.Add(3900*time.Millisecond))
+	if s := l.slowSpan(); s != "2 later than 100ms, 1 of them popped that late, due 1.00-3.50 s after the first due time" {
 		t.Fatalf("slow span %q", s)
 	}
 }
