@@ -525,15 +525,16 @@ func (r *runner) grpcE2E(ctx context.Context, t *target, c *cluster, endpoint st
 	r.recordUsage(t, k, res.usage)
 	r.setPercentiles(t, k, e2e.Percentiles())
 	r.setPercentiles(t, k+".recv", recv.Percentiles())
+	r.setPercentiles(t, k+".send", res.sent.lat.Percentiles())
 	r.set(t, k+".sent", float64(res.sent.ok.Load()))
 	r.set(t, k+".failed", float64(res.sent.failed.count()))
 	r.set(t, k+".lost", float64(res.sent.ok.Load()-int64(seen.len())))
 	r.set(t, k+".ackfail", float64(ackFailed.Load()))
 	r.set(t, k+".dups", float64(dups.Load()))
 	r.set(t, k+".errors", float64(errs.count()))
-	p, q := e2e.Percentiles(), recv.Percentiles()
-	r.logf("%s gRPC receive+ack at %.0f msg/s: %d sent (failed: %s), %d acked (%d ack failures, %d duplicates, receive errors: %s), sent->acked p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, sent->received p99 %.2f ms (%d later than %v, %d of them popped that late), broker CPU %.1f s",
-		t.name, r.cfg.grpcRate, res.sent.ok.Load(), &res.sent.failed, acked.Load(), ackFailed.Load(), dups.Load(), errs.String(), p.P50, p.P99, p.P999, p.Max, q.P99, slow.Load(), slowLate, slowPop.Load(), res.usage.CPU.Seconds())
+	p, q, sp := e2e.Percentiles(), recv.Percentiles(), res.sent.lat.Percentiles()
+	r.logf("%s gRPC receive+ack at %.0f msg/s: %d sent (failed: %s), %d acked (%d ack failures, %d duplicates, receive errors: %s), sent->acked p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, sent->received p99 %.2f ms (%d later than %v, %d of them popped that late), send p99 %.2f max %.2f ms, broker CPU %.1f s",
+		t.name, r.cfg.grpcRate, res.sent.ok.Load(), &res.sent.failed, acked.Load(), ackFailed.Load(), dups.Load(), errs.String(), p.P50, p.P99, p.P999, p.Max, q.P99, slow.Load(), slowLate, slowPop.Load(), sp.P99, sp.Max, res.usage.CPU.Seconds())
 	return nil
 }
 
@@ -745,6 +746,7 @@ func (r *runner) grpcRows(jp *target, same func(wl, metric, unit string, peer *t
 	we := fmt.Sprintf("k gRPC receive + ack at %.0f msg/s", r.cfg.grpcRate)
 	latencies(we, "sent to acked", k+".e2e", atMost(0.5))
 	same(we, "sent to received p99", "ms", jp, k+".e2e.recv.p99", noGoal)
+	same(we, "send p99", "ms", jp, k+".e2e.send.p99", noGoal)
 	same(we, "not received", "msgs", jp, k+".e2e.lost", zeroRMQ)
 	same(we, "failed sends", "", jp, k+".e2e.failed", noGoal)
 	same(we, "failed acks", "", jp, k+".e2e.ackfail", noGoal)
