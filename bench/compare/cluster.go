@@ -25,15 +25,18 @@ var errRoute = errors.New("compare: broker never appeared in the name server's r
 // cluster is one name server and one broker of a target, on fresh ports, in
 // their own directory.
 type cluster struct {
-	t      *target
-	dir    string
-	flush  string
-	extra  []string // broker.conf lines after the common ones
-	nsPort int
-	port   int
-	ns     *process
-	broker *process
-	adm    *admin.Admin
+	t     *target
+	dir   string
+	flush string
+	extra []string // broker.conf lines after the common ones
+	// grpcPort is the gRPC endpoint of workload k (the proxy's for a proxy
+	// target), 0 elsewhere.
+	grpcPort int
+	nsPort   int
+	port     int
+	ns       *process
+	broker   *process
+	adm      *admin.Admin
 }
 
 func (c *cluster) nsAddr() string     { return fmt.Sprintf("127.0.0.1:%d", c.nsPort) }
@@ -48,13 +51,18 @@ func startCluster(ctx context.Context, t *target, dir, flush string) (*cluster, 
 // startClusterConf is startCluster with extra broker.conf lines
 // ("key=value").
 func startClusterConf(ctx context.Context, t *target, dir, flush string, extra []string) (*cluster, time.Duration, error) {
+	return startClusterOf(ctx, &cluster{t: t, dir: dir, flush: flush, extra: extra})
+}
+
+// startClusterOf starts c's name server and broker in a fresh c.dir.
+func startClusterOf(ctx context.Context, c *cluster) (*cluster, time.Duration, error) {
+	t, dir := c.t, c.dir
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, 0, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, 0, err
 	}
-	c := &cluster{t: t, dir: dir, flush: flush, extra: extra}
 	var err error
 	if c.nsPort, err = freePort(); err != nil {
 		return nil, 0, err
@@ -86,13 +94,18 @@ func startClusterConf(ctx context.Context, t *target, dir, flush string, extra [
 // readiness line, then for its registration with the name server.
 func (c *cluster) startBroker(ctx context.Context) (time.Duration, error) {
 	argv, env, err := c.t.brokerArgv(c.dir, c.nsPort, c.port, c.flush, c.extra)
+	ready := brokerReady
+	if c.t.proxy {
+		argv, env, err = c.t.proxyArgv(c.dir, c.nsPort, c.port, c.grpcPort, c.flush, c.extra)
+		ready = proxyReady
+	}
 	if err != nil {
 		return 0, err
 	}
 	if c.broker, err = startProcess(c.t.name+" broker", argv, env, c.dir, filepath.Join(c.dir, "logs", "broker")); err != nil {
 		return 0, err
 	}
-	boot, err := c.broker.waitReady(ctx, brokerReady, brokerBootTimeout)
+	boot, err := c.broker.waitReady(ctx, ready, brokerBootTimeout)
 	if err != nil {
 		return 0, err
 	}

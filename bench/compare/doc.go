@@ -14,11 +14,14 @@
 //	        in-process driver (driver.go): paced or        workloads 3-6
 //	        saturating sends with CMP_RUN/CMP_SEQ/CMP_DUE_US,
 //	        long-polling consumer, lateness = receipt - due
+//	rmq broker (grpcapi) ─ Go 5.x SDK ─ Java 5.3.3 proxy, Local mode    workload k (gRPC)
+//	                                    (namesrv + one JVM: broker + proxy)
 //	probe:  /proc/<broker pid>/stat (utime+stime) and /status (VmRSS,
 //	        RssAnon) every 200 ms over each workload
 //
 // The Java jars come from Maven Central through peer-pom.xml into
-// ~/.cache/rmq-bench-compare/rocketmq-<version>/lib. The in-process
+// ~/.cache/rmq-bench-compare/rocketmq-<version>/lib, the proxy's through
+// proxy-pom.xml into rocketmq-proxy-<version>/lib. The in-process
 // BenchmarkBroker (profile_test.go) runs the load generator against an
 // in-process broker for `go test -cpuprofile`.
 package main

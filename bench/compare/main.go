@@ -25,6 +25,7 @@ type config struct {
 	rmqConf       string
 	rmqBin        string
 	pom           string
+	proxyPom      string
 	cacheDir      string
 	java4         string
 	java5         string
@@ -57,11 +58,14 @@ type config struct {
 	metricsRounds int
 	scrapeEvery   time.Duration
 	runs          int
+	grpcRate      float64
+	grpcTimers    int64
+	grpcRevive    int64
 	args          []string
 }
 
 // workloads are the names -only accepts, in run order.
-var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g", "h", "i", "j"}
+var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g", "h", "i", "j", "k"}
 
 func (c *config) has(w string) bool { return len(c.only) == 0 || c.only[w] }
 
@@ -99,9 +103,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.rmqConf, "rmq-conf", "", "extra broker.conf lines of every rmq broker, ';'-separated (e.g. metricsExporterType=PROM;metricsPromExporterPort=5557;metricsPprofEnable=true to profile through /debug/pprof)")
 	fs.StringVar(&c.rmqBin, "rmq", "bin/rmq", "rmq binary (broker, name server and `rmq bench`)")
 	fs.StringVar(&c.pom, "pom", "bench/compare/peer-pom.xml", "dependency list used to fetch the Java jars")
+	fs.StringVar(&c.proxyPom, "proxy-pom", "bench/compare/proxy-pom.xml", "dependency list used to fetch the Java proxy's jars (workload k)")
 	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
 	fs.StringVar(&c.java4, "java4", "4.9.7", "Java broker for the 4.x workloads (1-4, a-d, startup)")
-	fs.StringVar(&c.java5, "java5", "5.3.3", "Java broker for the timer workloads (5-7, e)")
+	fs.StringVar(&c.java5, "java5", "5.3.3", "Java broker for the timer workloads (5-7, e) and proxy for the gRPC workload (k)")
 	only := fs.String("only", "", "comma-separated workloads to run (default all: "+strings.Join(workloads, ",")+")")
 	fs.BoolVar(&c.noJava, "no-java", false, "run rmq only (no comparison; for profiling the driver)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "length of workloads 1-3")
@@ -130,6 +135,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.metricsRounds, "metrics-rounds", 2, "rounds of workload j (one broker with metrics off and one with them on each)")
 	fs.DurationVar(&c.scrapeEvery, "scrape-interval", 2*time.Second, "how often workload j scrapes /metrics")
 	fs.IntVar(&c.runs, "runs", 1, "run the selected workloads this many times (rmq and Java interleaved) and report the median of each metric (runs.go)")
+	fs.Float64Var(&c.grpcRate, "grpc-rate", 250, "send rate of workload k's receive+ack, delivery-timestamp and revive loads (msg/s)")
+	fs.Int64Var(&c.grpcTimers, "grpc-timers", 5_000, "delivery-timestamp messages of workload k")
+	fs.Int64Var(&c.grpcRevive, "grpc-revive", 2_000, "messages of workload k's revive test (received, not acked, redelivered)")
 	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1 and a (\"\": not run)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -145,8 +153,9 @@ func parseFlags(args []string) (*config, error) {
 		return nil, err
 	}
 	if c.backlog <= 0 || c.topicCount <= 0 || c.scaleMax <= 0 || c.scaleProbe <= 0 || c.seqWriteMiB <= 0 ||
-		c.sqlBacklog <= 0 || c.replyRate <= 0 || c.replyRounds <= 0 || c.metricsRounds <= 0 || c.scrapeEvery <= 0 || c.runs <= 0 {
-		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe, -seqwrite-mib, -sql-backlog, -reply-rate, -reply-rounds, -metrics-rounds, -scrape-interval and -runs must be positive")
+		c.sqlBacklog <= 0 || c.replyRate <= 0 || c.replyRounds <= 0 || c.metricsRounds <= 0 || c.scrapeEvery <= 0 || c.runs <= 0 ||
+		c.grpcRate <= 0 || c.grpcTimers <= 0 || c.grpcRevive <= 0 {
+		return nil, fmt.Errorf("compare: -backlog, -topics, -timer-scale-max, -timer-scale-probe, -seqwrite-mib, -sql-backlog, -reply-rate, -reply-rounds, -metrics-rounds, -scrape-interval, -runs, -grpc-rate, -grpc-timers and -grpc-revive must be positive")
 	}
 	if c.timerCount%spreadPrime == 0 || c.floodCount%spreadPrime == 0 {
 		return nil, fmt.Errorf("compare: counts must not be multiples of %d", spreadPrime)
@@ -183,13 +192,14 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 	}
 	j4 := &target{name: "Java " + cfg.java4, version: cfg.java4, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java4, "lib")}
 	j5 := &target{name: "Java " + cfg.java5, version: cfg.java5, lib: filepath.Join(cfg.cacheDir, "rocketmq-"+cfg.java5, "lib"), timers: true}
+	jp := &target{name: "Java " + cfg.java5 + " proxy", version: cfg.java5, lib: filepath.Join(cfg.cacheDir, "rocketmq-proxy-"+cfg.java5, "lib"), timers: true, proxy: true}
 	if _, err := os.Stat(cfg.rmqBin); err != nil {
 		return fmt.Errorf("compare: rmq binary: %w (make build)", err)
 	}
 	if err := os.MkdirAll(cfg.workDir, 0o755); err != nil {
 		return err
 	}
-	delayTargets, timerTargets := []*target{rmq}, []*target{rmq}
+	delayTargets, timerTargets, grpcTargets := []*target{rmq}, []*target{rmq}, []*target{rmq}
 	if !cfg.noJava {
 		for _, t := range []*target{j4, j5} {
 			r.logf("fetching the %s jars (Maven Central, cached in %s)", t.name, t.lib)
@@ -198,6 +208,13 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 			}
 		}
 		delayTargets, timerTargets = append(delayTargets, j4), append(timerTargets, j5)
+		if cfg.has("k") {
+			r.logf("fetching the %s jars (Maven Central, cached in %s)", jp.name, jp.lib)
+			if err := fetchJarsOf(cfg.proxyPom, jp.version, jp.lib, "rocketmq-proxy"); err != nil {
+				return err
+			}
+			grpcTargets = append(grpcTargets, jp)
+		}
 	}
 	if cfg.stockTools != "" && cfg.hasAny("1", "a") {
 		r.logf("compiling the stock benchmark tools of %s", cfg.stockTools)
@@ -250,11 +267,16 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 				return fmt.Errorf("metrics on/off: %w", err)
 			}
 		}
+		if cfg.has("k") {
+			if err := r.grpcPhase(ctx, grpcTargets); err != nil {
+				return err
+			}
+		}
 		r.endRun(i, cfg.runs)
 	}
 	r.aggregateRuns()
 	mach.loadAfter = loadAvg()
-	rows := r.rows(rmq, j4, j5)
+	rows := r.rows(rmq, j4, j5, jp)
 	fmt.Fprintln(w)
 	writeText(w, rows)
 	r.logf("done in %v", time.Since(began).Round(time.Second))
@@ -267,7 +289,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 }
 
 // rows turns the measurements into the comparison table.
-func (r *runner) rows(rmq, j4, j5 *target) []row {
+func (r *runner) rows(rmq, j4, j5, jp *target) []row {
 	var out []row
 	get := func(t *target, k string) float64 {
 		if v, ok := r.m[t.name][k]; ok {
@@ -334,6 +356,7 @@ func (r *runner) rows(rmq, j4, j5 *target) []row {
 	}
 	r.extraRows(rmq, j4, j5, get, same, val)
 	r.issueRows(rmq, j4, get, same, val)
+	r.grpcRows(jp, same)
 	return out
 }
 

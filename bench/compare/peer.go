@@ -26,6 +26,9 @@ type target struct {
 	rmqBin  string // rmq binary
 	lib     string // Java: directory of the runtime jars
 	timers  bool   // serves 5.x timer messages
+	// proxy runs the Java broker inside the stock 5.x proxy in Local mode
+	// (workload k): one process serving gRPC on the cluster's grpcPort.
+	proxy bool
 	// conf are extra broker.conf lines of every broker of this target
 	// (-rmq-conf).
 	conf []string
@@ -63,9 +66,10 @@ func brokerConf(dir string, nsPort, port int, flush string, javaHome string, ext
 	if javaHome != "" {
 		kv("storePathCommitLog", filepath.Join(dir, "store", "commitlog"))
 		kv("rocketmqHome", javaHome)
-	} else {
+	} else if !slices.ContainsFunc(extra, func(l string) bool { return strings.HasPrefix(l, "grpcServerPort=") }) {
 		// rmq's gRPC endpoint on an OS-assigned port: the stock 8081 may be
-		// held by anything else on the machine, and no workload here uses it.
+		// held by anything else on the machine, and only workload k (which
+		// names its port in extra) uses it.
 		kv("grpcServerPort", "0")
 	}
 	for _, l := range extra {
@@ -169,7 +173,14 @@ func (t *target) brokerArgv(dir string, nsPort, port int, flush string, extra []
 // fetchJars copies the runtime jars of the Java name server and broker of
 // version into lib with Maven, unless a broker jar is already there.
 func fetchJars(pom, version, lib string) error {
-	if m, _ := filepath.Glob(filepath.Join(lib, "rocketmq-broker-*.jar")); len(m) > 0 {
+	return fetchJarsOf(pom, version, lib, "rocketmq-broker")
+}
+
+// fetchJarsOf copies the runtime dependencies of pom at version into lib
+// with Maven, unless a jar of artifact is already there.
+func fetchJarsOf(pom, version, lib, artifact string) error {
+	glob := filepath.Join(lib, artifact+"-*.jar")
+	if m, _ := filepath.Glob(glob); len(m) > 0 {
 		return nil
 	}
 	cmd := exec.Command("mvn", "-B", "-q", "-f", pom, "-Dstyle.color=never", "-Dpeer.version="+version,
@@ -179,8 +190,8 @@ func fetchJars(pom, version, lib string) error {
 	if err != nil {
 		return fmt.Errorf("%w: mvn copy-dependencies %s: %v\n%s", errNoJars, version, err, out)
 	}
-	if m, _ := filepath.Glob(filepath.Join(lib, "rocketmq-broker-*.jar")); len(m) == 0 {
-		return fmt.Errorf("%w: no rocketmq-broker jar in %s after Maven ran", errNoJars, lib)
+	if m, _ := filepath.Glob(glob); len(m) == 0 {
+		return fmt.Errorf("%w: no %s jar in %s after Maven ran", errNoJars, artifact, lib)
 	}
 	return nil
 }

@@ -89,7 +89,7 @@ func TestRunsJudgeTargetsOnTheMedian(t *testing.T) {
 	}
 	r.aggregateRuns()
 	var cpu, p99 *row
-	rows := r.rows(rmq, j4, j5)
+	rows := r.rows(rmq, j4, j5, &target{name: "Java 5.3.3 proxy"})
 	for i := range rows {
 		if strings.HasPrefix(rows[i].workload, "4 ") {
 			switch rows[i].metric {
