@@ -69,7 +69,8 @@ func startClusterConf(ctx context.Context, t *target, dir, flush string, extra [
 	if c.ns, err = startProcess(t.name+" name server", argv, env, dir, filepath.Join(dir, "logs", "namesrv")); err != nil {
 		return nil, 0, err
 	}
-	if _, err := c.ns.waitReady(ctx, namesrvReady, namesrvBootTimeout); err != nil {
+	nsReady, _ := t.readyLines()
+	if _, err := c.ns.waitReady(ctx, nsReady, namesrvBootTimeout); err != nil {
 		c.close()
 		return nil, 0, err
 	}
@@ -92,7 +93,8 @@ func (c *cluster) startBroker(ctx context.Context) (time.Duration, error) {
 	if c.broker, err = startProcess(c.t.name+" broker", argv, env, c.dir, filepath.Join(c.dir, "logs", "broker")); err != nil {
 		return 0, err
 	}
-	boot, err := c.broker.waitReady(ctx, brokerReady, brokerBootTimeout)
+	_, ready := c.t.readyLines()
+	boot, err := c.broker.waitReady(ctx, ready, brokerBootTimeout)
 	if err != nil {
 		return 0, err
 	}

@@ -46,6 +46,9 @@ type runner struct {
 	// target name.
 	sqlSets map[string]seqSet
 	notes   []string
+	// failed are the workloads rocketmq-rust failed, with the error's
+	// first line (rust.go).
+	failed map[string]string
 }
 
 func (r *runner) set(t *target, key string, v float64) {
