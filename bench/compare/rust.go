@@ -234,15 +234,20 @@ func (r *runner) rustPhase(ctx context.Context, t *target) error {
 			if err != nil {
 				return err
 			}
-			_, err = r.flood(ctx, t, c, rate)
-			return err
+			if _, err = r.flood(ctx, t, c, rate); err != nil {
+				return err
+			}
+			return r.undelivered(t, "w6")
 		}},
 		{"5", asyncFlush, "async", []string{topicTimer}, func() error {
 			rate, err := r.timerRate(ctx, t, c)
 			if err != nil {
 				return err
 			}
-			return r.timers(ctx, t, c, rate, time.Duration(r.m[t.name]["boot"]*float64(time.Millisecond)))
+			if err := r.timers(ctx, t, c, rate, time.Duration(r.m[t.name]["boot"]*float64(time.Millisecond))); err != nil {
+				return err
+			}
+			return r.undelivered(t, "w5")
 		}},
 		{"2", syncFlush, "sync", []string{topicSend}, func() error { return r.saturated(ctx, t, c, "w2") }},
 	}
@@ -264,6 +269,22 @@ func (r *runner) rustPhase(ctx context.Context, t *target) error {
 		}
 	}
 	return nil
+}
+
+var errUndelivered = errors.New("compare: no message delivered")
+
+// undelivered fails a delayed workload (measure prefix key) of which t
+// delivered nothing: its lateness figures describe no message, so they are
+// dropped (the lost count stays).
+func (r *runner) undelivered(t *target, key string) error {
+	m := r.m[t.name]
+	if m[key+".received"] > 0 || m[key+".lost"] == 0 {
+		return nil
+	}
+	for _, k := range []string{"p50", "p99", "p999", "max", "early", "maxearly", "drain"} {
+		delete(m, key+"."+k)
+	}
+	return fmt.Errorf("%w: %.0f accepted, none received within the grace", errUndelivered, m[key+".lost"])
 }
 
 // rustFailed records that workload w failed on t.

@@ -126,3 +126,28 @@ func TestFillRust(t *testing.T) {
 		t.Errorf("a table without rocketmq-rust has its columns:\n%s", txt.String())
 	}
 }
+
+func TestUndelivered(t *testing.T) {
+	tg := &target{name: rustName}
+	r := &runner{cfg: &config{}, log: &strings.Builder{}, m: map[string]measures{rustName: {
+		"w6.lost": 10, "w6.received": 0, "w6.p99": 0, "w6.max": 0, "w6.drain": 0, "w6.cpu": 1,
+		"w5.lost": 2, "w5.received": 8, "w5.p99": 3,
+	}}}
+	if err := r.undelivered(tg, "w5"); err != nil {
+		t.Fatalf("partly delivered: %v", err)
+	}
+	if _, ok := r.m[rustName]["w5.p99"]; !ok {
+		t.Error("the lateness of a partly delivered workload was dropped")
+	}
+	if err := r.undelivered(tg, "w6"); !errors.Is(err, errUndelivered) {
+		t.Fatalf("nothing delivered: %v", err)
+	}
+	for _, k := range []string{"w6.p99", "w6.max", "w6.drain"} {
+		if _, ok := r.m[rustName][k]; ok {
+			t.Errorf("%s kept though nothing was delivered", k)
+		}
+	}
+	if r.m[rustName]["w6.lost"] != 10 || r.m[rustName]["w6.cpu"] != 1 {
+		t.Errorf("lost or CPU dropped: %v", r.m[rustName])
+	}
+}

@@ -212,6 +212,7 @@ func (r *runner) lateness(t *target, key string, res *loadResult) {
 	r.set(t, key+".early", float64(res.Early))
 	r.set(t, key+".maxearly", res.MaxEarly.Seconds()*1000)
 	r.set(t, key+".lost", float64(res.Lost))
+	r.set(t, key+".received", float64(res.Received))
 	r.set(t, key+".failed", float64(res.SendFailed))
 	r.set(t, key+".drain", res.Drain().Seconds())
 	r.logf("%s %s: sent %d at %.0f msg/s (%d failed), lateness p50 %.1f p99 %.1f p99.9 %.1f max %.1f ms, %d early (max %.1f ms), %d lost, %d dups, drain %.2f s",
