@@ -77,7 +77,8 @@ func startClusterOf(ctx context.Context, c *cluster) (*cluster, time.Duration, e
 	if c.ns, err = startProcess(t.name+" name server", argv, env, dir, filepath.Join(dir, "logs", "namesrv")); err != nil {
 		return nil, 0, err
 	}
-	if _, err := c.ns.waitReady(ctx, namesrvReady, namesrvBootTimeout); err != nil {
+	nsReady, _ := t.readyLines()
+	if _, err := c.ns.waitReady(ctx, nsReady, namesrvBootTimeout); err != nil {
 		c.close()
 		return nil, 0, err
 	}
@@ -94,7 +95,7 @@ func startClusterOf(ctx context.Context, c *cluster) (*cluster, time.Duration, e
 // readiness line, then for its registration with the name server.
 func (c *cluster) startBroker(ctx context.Context) (time.Duration, error) {
 	argv, env, err := c.t.brokerArgv(c.dir, c.nsPort, c.port, c.flush, c.extra)
-	ready := brokerReady
+	_, ready := c.t.readyLines()
 	if c.t.proxy {
 		argv, env, err = c.t.proxyArgv(c.dir, c.nsPort, c.port, c.grpcPort, c.flush, c.extra)
 		ready = proxyReady

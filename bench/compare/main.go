@@ -52,6 +52,8 @@ type config struct {
 	scaleMax      int64
 	scaleProbe    int64
 	stockTools    string
+	rust          bool
+	rustRepo      string
 	sqlBacklog    int64
 	replyRate     float64
 	replyRounds   int
@@ -139,6 +141,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&c.grpcTimers, "grpc-timers", 5_000, "delivery-timestamp messages of workload k")
 	fs.Int64Var(&c.grpcRevive, "grpc-revive", 2_000, "messages of workload k's revive test (received, not acked, redelivered)")
 	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1 and a (\"\": not run)")
+	fs.BoolVar(&c.rust, "rust", false, "also run rocketmq-rust (workloads "+strings.Join(rustWorkloads, ",")+"; built with cargo from commit "+rustCommit[:12]+" on first use, cached beside the jars)")
+	fs.StringVar(&c.rustRepo, "rust-repo", rustRepo, "git repository -rust fetches rocketmq-rust from")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -224,6 +228,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 		}
 		r.logf("stock tools built against %s", r.stock.lib)
 	}
+	var rust *target // rocketmq-rust, with -rust (rust.go)
 	for i := range cfg.runs {
 		r.beginRun(i, cfg.runs)
 		if cfg.has("1") || cfg.has("2") || cfg.has("3") || cfg.has("4") || cfg.has("7") {
@@ -259,6 +264,19 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 				return fmt.Errorf("no-op server: %w", err)
 			}
 		}
+		if cfg.rust && cfg.hasAny(rustWorkloads...) {
+			if rust == nil {
+				r.logf("building rocketmq-rust %s (first use only; cached in %s)", rustCommit[:12], rustBinDir(cfg.cacheDir))
+				bin, err := buildRust(ctx, cfg.rustRepo, cfg.cacheDir, w)
+				if err != nil {
+					return err
+				}
+				rust = &target{name: rustName, rust: bin, timers: true}
+			}
+			if err := r.rustPhase(ctx, rust); err != nil {
+				return fmt.Errorf("%s: %w", rust.name, err)
+			}
+		}
 		if err := r.issue14Phases(ctx, delayTargets); err != nil {
 			return err
 		}
@@ -277,6 +295,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 	r.aggregateRuns()
 	mach.loadAfter = loadAvg()
 	rows := r.rows(rmq, j4, j5, jp)
+	r.fillRust(rows, rust)
 	fmt.Fprintln(w)
 	writeText(w, rows)
 	r.logf("done in %v", time.Since(began).Round(time.Second))
@@ -302,7 +321,7 @@ func (r *runner) rows(rmq, j4, j5, jp *target) []row {
 		if math.IsNaN(rv) && math.IsNaN(jv) {
 			return
 		}
-		out = append(out, row{workload: wl, metric: metric, unit: unit, rmq: rv, java: jv, peer: peer.name, goal: g})
+		out = append(out, row{workload: wl, metric: metric, unit: unit, rmq: rv, java: jv, peer: peer.name, goal: g, key: rk})
 	}
 	same := func(wl, metric, unit string, peer *target, k string, g goal) { add(wl, metric, unit, peer, k, k, g) }
 	for _, w := range []struct{ key, name string }{{"w1", "1 send 1 KiB, ASYNC_FLUSH"}, {"w2", "2 send 1 KiB, SYNC_FLUSH"}} {

@@ -29,12 +29,22 @@ type target struct {
 	// proxy runs the Java broker inside the stock 5.x proxy in Local mode
 	// (workload k): one process serving gRPC on the cluster's grpcPort.
 	proxy bool
+	rust  string // rocketmq-rust: directory of its binaries (rust.go)
 	// conf are extra broker.conf lines of every broker of this target
 	// (-rmq-conf).
 	conf []string
 }
 
 func (t *target) java() bool { return t.version != "" }
+
+// readyLines are the lines the name server and the broker of t print when
+// they are ready.
+func (t *target) readyLines() (namesrv, broker string) {
+	if t.rust != "" {
+		return rustNamesrvReady, rustBrokerReady
+	}
+	return namesrvReady, brokerReady
+}
 
 // Flush disk types.
 const (
@@ -128,6 +138,10 @@ func prepareJavaHome(dir string) (string, error) {
 
 // namesrvArgv returns the command line of the name server on port.
 func (t *target) namesrvArgv(dir string, port int) ([]string, []string, error) {
+	if t.rust != "" {
+		argv, env := t.rustNamesrvArgv(dir, port)
+		return argv, env, nil
+	}
 	if !t.java() {
 		return []string{t.rmqBin, "namesrv", "--listen-port", fmt.Sprint(port), "--log-level", "warn"}, nil, nil
 	}
@@ -147,6 +161,9 @@ func (t *target) namesrvArgv(dir string, port int) ([]string, []string, error) {
 
 // brokerArgv writes broker.conf into dir and returns the broker command line.
 func (t *target) brokerArgv(dir string, nsPort, port int, flush string, extra []string) ([]string, []string, error) {
+	if t.rust != "" {
+		return t.rustBrokerArgv(dir, nsPort, port, flush, append(slices.Clone(t.conf), extra...))
+	}
 	home := ""
 	var env []string
 	if t.java() {

@@ -31,6 +31,7 @@ type process struct {
 	name    string
 	cmd     *exec.Cmd
 	stdout  string // file the child's stdout goes to
+	stderr  string // and its stderr (rocketmq-rust logs there)
 	started time.Time
 	done    chan struct{} // closed when the child has exited
 	waitErr error
@@ -53,7 +54,7 @@ func startProcess(name string, argv, env []string, dir, logBase string) (*proces
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, errf
 	cmd.SysProcAttr = ownGroup()
-	p := &process{name: name, cmd: cmd, stdout: logBase + ".out", done: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, stdout: logBase + ".out", stderr: logBase + ".err", done: make(chan struct{})}
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -80,13 +81,15 @@ func (p *process) exited() bool {
 	}
 }
 
-// waitReady polls the child's stdout for marker and returns how long after
-// the start it appeared (to the polling resolution, 5 ms).
+// waitReady polls the child's stdout and stderr for marker and returns how
+// long after the start it appeared (to the polling resolution, 5 ms).
 func (p *process) waitReady(ctx context.Context, marker string, timeout time.Duration) (time.Duration, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if b, err := os.ReadFile(p.stdout); err == nil && bytes.Contains(b, []byte(marker)) {
-			return time.Since(p.started), nil
+		for _, f := range []string{p.stdout, p.stderr} {
+			if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(marker)) {
+				return time.Since(p.started), nil
+			}
 		}
 		if p.exited() {
 			return 0, fmt.Errorf("%w: %s (%v); see %s and its .err", errExited, p.name, p.waitErr, p.stdout)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -46,6 +47,12 @@ type row struct {
 	java     float64
 	peer     string // which Java broker the java value comes from
 	goal     goal
+	// key is the measure key of the rmq value ("": computed); the
+	// rocketmq-rust column reads the same key (fillRust).
+	key        string
+	rust       float64 // NaN: not measured
+	hasRust    bool    // the table has the rocketmq-rust columns
+	rustFailed bool    // rocketmq-rust failed this row's workload
 }
 
 // ratio is rmq / Java, NaN when either side is missing or Java is zero.
@@ -117,13 +124,32 @@ func (r row) cells() []string {
 
 var tableHeader = []string{"workload", "metric", "rmq", "Java", "Java broker", "rmq/Java", "target", "met"}
 
+// table returns the header and the cells of rows, with the rocketmq-rust
+// columns last when it was run.
+func table(rows []row) [][]string {
+	rust := withRust(rows)
+	head := tableHeader
+	if rust {
+		head = append(slices.Clone(head), rustHeader...)
+	}
+	all := [][]string{head}
+	for _, r := range rows {
+		cs := r.cells()
+		if rust {
+			cs = append(cs, r.rustCells()...)
+		}
+		all = append(all, cs)
+	}
+	return all
+}
+
+// numeric reports whether column i of the table is right-aligned.
+func numeric(i int) bool { return i >= 2 && i <= 3 || i == 5 || i >= len(tableHeader) }
+
 // writeText prints rows as an aligned plain-text table.
 func writeText(w io.Writer, rows []row) {
-	all := [][]string{tableHeader}
-	for _, r := range rows {
-		all = append(all, r.cells())
-	}
-	width := make([]int, len(tableHeader))
+	all := table(rows)
+	width := make([]int, len(all[0]))
 	for _, cs := range all {
 		for i, c := range cs {
 			width[i] = max(width[i], len([]rune(c)))
@@ -133,7 +159,7 @@ func writeText(w io.Writer, rows []row) {
 		var b strings.Builder
 		for i, c := range cs {
 			pad := width[i] - len([]rune(c))
-			if i >= 2 && i <= 3 || i == 5 { // numbers right-aligned
+			if numeric(i) {
 				b.WriteString(strings.Repeat(" ", pad) + c)
 			} else {
 				b.WriteString(c + strings.Repeat(" ", pad))
@@ -159,17 +185,17 @@ func sum(xs []int) int {
 
 // writeMarkdown prints rows as a Markdown table.
 func writeMarkdown(w io.Writer, rows []row) {
-	fmt.Fprintf(w, "| %s |\n", strings.Join(tableHeader, " | "))
-	seps := make([]string, len(tableHeader))
+	all := table(rows)
+	fmt.Fprintf(w, "| %s |\n", strings.Join(all[0], " | "))
+	seps := make([]string, len(all[0]))
 	for i := range seps {
 		seps[i] = "---"
-		if i >= 2 && i <= 3 || i == 5 {
+		if numeric(i) {
 			seps[i] = "---:"
 		}
 	}
 	fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
-	for _, r := range rows {
-		cs := r.cells()
+	for _, cs := range all[1:] {
 		for i := range cs {
 			cs[i] = strings.ReplaceAll(cs[i], "|", "\\|")
 		}

@@ -50,6 +50,9 @@ type runner struct {
 	// notes made before the current run (runs.go).
 	runs     []map[string]measures
 	runNotes int
+	// failed are the workloads rocketmq-rust failed, with the error's
+	// first line (rust.go).
+	failed map[string]string
 }
 
 func (r *runner) set(t *target, key string, v float64) {
@@ -213,6 +216,7 @@ func (r *runner) lateness(t *target, key string, res *loadResult) {
 	r.set(t, key+".early", float64(res.Early))
 	r.set(t, key+".maxearly", res.MaxEarly.Seconds()*1000)
 	r.set(t, key+".lost", float64(res.Lost))
+	r.set(t, key+".received", float64(res.Received))
 	r.set(t, key+".failed", float64(res.SendFailed))
 	r.set(t, key+".drain", res.Drain().Seconds())
 	r.logf("%s %s: sent %d at %.0f msg/s (%d failed), lateness p50 %.1f p99 %.1f p99.9 %.1f max %.1f ms, %d early (max %.1f ms), %d lost, %d dups, drain %.2f s",
