@@ -22,6 +22,7 @@ import (
 // and ports, and checks that the messages, the topic and the committed offsets
 // survived.
 func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
+	t.Parallel()
 	p := ownRMQ(t, "mappedFileSizeCommitLog=1048576", "maxMessageSize=262144")
 	topic, committed, fresh := uniqueName(t, "t"), uniqueName(t, "cg"), uniqueName(t, "cg")
 

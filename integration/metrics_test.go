@@ -122,6 +122,7 @@ func httpStatus(t *testing.T, url string) int {
 // counters and histograms of /metrics moved by exactly the workload, and
 // that every rocketmq_* name and label is one the 5.x broker exports.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	port, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 // push group committed at 0 is corrected and receives every message from
 // the minimum on, none below.
 func TestConsumeBelowRetentionMinimum(t *testing.T) {
+	t.Parallel()
 	const fileSize = 1 << 20
 	p := ownRMQ(t, "mappedFileSizeCommitLog="+strconv.Itoa(fileSize), "diskSpaceCleanForciblyRatio=1")
 	ns, addr := p.NamesrvAddr(), p.BrokerAddr()

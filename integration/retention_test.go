@@ -126,6 +126,7 @@ func sendOK(prod interface {
 // consumer whose offset fell below the new minimum gets the stock
 // correction.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	skipShort(t)
 	root := tmpfsDir(t, 64<<20)
 	ballast := filepath.Join(root, "ballast")

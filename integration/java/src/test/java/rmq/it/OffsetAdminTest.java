@@ -52,7 +52,7 @@ class OffsetAdminTest {
             consumer.start();
             admin.start();
             Await.until("every message consumed", Clients.DEADLINE, () -> inbox.all().size() >= MESSAGES, inbox::describe);
-            // The consumer commits its offsets every 5 s; wait until the broker holds them all.
+            // The consumer commits its offsets every second (Clients.pushConsumer); wait until the broker holds them all.
             Await.until("the offsets committed", Clients.DEADLINE, () -> {
                 try {
                     ConsumeStats cs = admin.examineConsumeStats(group);
