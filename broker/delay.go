@@ -55,9 +55,7 @@ func (b *Broker) delayHook(m *message.Message) error {
 // a prepared record included) takes the map path as before.
 func (b *Broker) delaySend(sh *sendHeader) (level int, clamped bool) {
 	switch {
-	case len(b.putHooks) != b.keyedHooks, sh.batch,
-		strings.HasPrefix(sh.topic, message.RetryTopicPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == message.TopicTransHalf,
-		strings.Contains(sh.properties, message.PropTimerPrefix):
+	case sh.batch, !b.hooksDecideByText(sh.topic), strings.Contains(sh.properties, message.PropTimerPrefix):
 		return 0, false
 	}
 	p := message.Props(sh.properties)

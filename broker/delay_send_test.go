@@ -37,14 +37,7 @@ func TestDelaySendTextMatchesTheHook(t *testing.T) {
 		}
 		got := message.ParseProperties(b.delayText(sh, 2, p.level, p.clamped))
 
-		m := &message.Message{Topic: sh.topic, QueueID: 2, Properties: message.ParseProperties(props)}
-		m.Properties[message.PropCluster] = b.opts.BrokerClusterName
-		delete(m.Properties, message.PropWait)
-		for _, h := range b.putHooks {
-			if err := h(m); err != nil {
-				t.Fatalf("%q: hook: %v", props, err)
-			}
-		}
+		m := hookPath(t, b, sh, 2)
 		if m.Topic != message.TopicSchedule || m.QueueID != int32(p.level-1) {
 			t.Fatalf("%q: the hooks stored it on %s/%d, the text path on level %d", props, m.Topic, m.QueueID, p.level)
 		}
@@ -77,4 +70,20 @@ func TestDelaySendTextMatchesTheHook(t *testing.T) {
 	if p, ok := b.plainProperties(&sendHeader{topic: "TextD", properties: coreProps("DELAY", "2"), sysFlag: message.TransactionCommitType}); !ok || p.level != 2 {
 		t.Errorf("a commit-typed record is delayed as Rewrite delays it: ok %v level %d", ok, p.level)
 	}
+}
+
+// hookPath is what the map path stores for the single send sh on queue
+// queueID: its properties as a map, less WAIT, plus CLUSTER, run through the
+// put hooks.
+func hookPath(t *testing.T, b *Broker, sh *sendHeader, queueID int32) *message.Message {
+	t.Helper()
+	m := &message.Message{Topic: sh.topic, QueueID: queueID, Properties: message.ParseProperties(sh.properties)}
+	m.Properties[message.PropCluster] = b.opts.BrokerClusterName
+	delete(m.Properties, message.PropWait)
+	for _, h := range b.putHooks {
+		if err := h(m); err != nil {
+			t.Fatalf("%q: hook: %v", sh.properties, err)
+		}
+	}
+	return m
 }

@@ -212,13 +212,16 @@ func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, er
 // single send with header sh: not a retry or system topic the hooks handle,
 // and no property a hook reads in the text (hookProperties).
 func (b *Broker) hookFree(sh *sendHeader) bool {
-	switch {
-	case len(b.putHooks) != b.keyedHooks,
-		strings.HasPrefix(sh.topic, message.RetryTopicPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == message.TopicTransHalf,
-		hookProperties(sh.properties):
-		return false
-	}
-	return true
+	return b.hooksDecideByText(sh.topic) && !hookProperties(sh.properties)
+}
+
+// hooksDecideByText reports whether every put hook is a keyed one and topic
+// is none the hooks handle by its name (a retry topic, the schedule, wheel
+// and half topics): whether a hook acts on a send is then up to its
+// properties text (hookFree, timerSend, delaySend).
+func (b *Broker) hooksDecideByText(topic string) bool {
+	return len(b.putHooks) == b.keyedHooks && !strings.HasPrefix(topic, message.RetryTopicPrefix) &&
+		topic != message.TopicSchedule && topic != message.TopicWheelTimer && topic != message.TopicTransHalf
 }
 
 // plainText is the properties text to store for a send no put hook acts on,

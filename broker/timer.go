@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/message"
@@ -60,8 +59,7 @@ func (b *Broker) timerHook(m *message.Message) error {
 // map; anything else (a refusal included) takes the map path as before.
 func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
 	switch {
-	case b.timers == nil, len(b.putHooks) != b.keyedHooks, sh.batch,
-		strings.HasPrefix(sh.topic, message.RetryTopicPrefix), sh.topic == message.TopicSchedule, sh.topic == message.TopicWheelTimer, sh.topic == message.TopicTransHalf:
+	case b.timers == nil, sh.batch, !b.hooksDecideByText(sh.topic):
 		return 0, false
 	}
 	if tt := message.TransactionType(sh.sysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {

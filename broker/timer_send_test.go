@@ -35,14 +35,7 @@ func TestTimerSendTextMatchesTheHook(t *testing.T) {
 		}
 		got := message.ParseProperties(b.wheelText(sh, 2, p.deliverMs))
 
-		m := &message.Message{Topic: sh.topic, QueueID: 2, Properties: message.ParseProperties(props)}
-		m.Properties[message.PropCluster] = b.opts.BrokerClusterName
-		delete(m.Properties, message.PropWait)
-		for _, h := range b.putHooks {
-			if err := h(m); err != nil {
-				t.Fatalf("%q: hook: %v", props, err)
-			}
-		}
+		m := hookPath(t, b, sh, 2)
 		if m.Topic != message.TopicWheelTimer || m.QueueID != 0 {
 			t.Fatalf("%q: the hooks stored it on %s/%d", props, m.Topic, m.QueueID)
 		}
