@@ -3,13 +3,31 @@ package remoting
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
 // lateHandler answers every echo later, from goroutines of its own, so that
 // many writers queue frames on one connection at once; codeClose writes one
 // last answer and closes the connection right away.
-type lateHandler struct{ wg sync.WaitGroup }
+type lateHandler struct {
+	wg sync.WaitGroup
+	// added counts the wg.Add calls. The test has every answer before it
+	// waits, but the race detector sees no order through the socket between
+	// an Add on a server worker and the test's Wait; loading added (an atomic
+	// the Add precedes) gives it one (waitAnswered).
+	added atomic.Int64
+}
+
+// waitAnswered waits for the answering goroutines of n echoes, all of whose
+// answers the caller has already read.
+func (h *lateHandler) waitAnswered(t *testing.T, n int) {
+	t.Helper()
+	if got := h.added.Load(); got != int64(n) {
+		t.Fatalf("%d echoes answered from goroutines, want %d", got, n)
+	}
+	h.wg.Wait()
+}
 
 func (h *lateHandler) ServeRemoting(c *Conn, req *Command) *Command {
 	resp := NewResponse(req, Success, "")
@@ -21,6 +39,7 @@ func (h *lateHandler) ServeRemoting(c *Conn, req *Command) *Command {
 		return nil
 	}
 	h.wg.Add(1)
+	h.added.Add(1)
 	go func() {
 		defer h.wg.Done()
 		_ = c.WriteResponse(resp)
@@ -61,7 +80,7 @@ func TestServerCoalescedWritesArriveWhole(t *testing.T) {
 				checkEcho(t, req, resp)
 				delete(want, resp.Opaque)
 			}
-			h.wg.Wait()
+			h.waitAnswered(t, tc.requests)
 		})
 	}
 }
