@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,12 @@ type commitLog struct {
 	releaseMu sync.Mutex
 	released  int64
 	readUpTo  func() int64
+	// releasedMark mirrors released for readers; readLo and readHi bound
+	// the bytes read below it since the last release of read pages
+	// (noteRead, releaseRead).
+	releasedMark atomic.Int64
+	readLo       atomic.Int64
+	readHi       atomic.Int64
 
 	// beforeFlush, when set (tests only), runs at the start of every flush,
 	// before the range to sync is read.
@@ -68,7 +75,9 @@ type commitLog struct {
 }
 
 func newCommitLog(dir string, fileSize int64, log zerolog.Logger) *commitLog {
-	return &commitLog{dir: dir, fileSize: fileSize, log: log, prealloc: true, now: time.Now}
+	c := &commitLog{dir: dir, fileSize: fileSize, log: log, prealloc: true, now: time.Now}
+	c.readLo.Store(math.MaxInt64)
+	return c
 }
 
 // lastWrite is when f was last written: when the writer moved on to the
@@ -157,6 +166,14 @@ func (c *commitLog) fileAt(off int64) *mappedFile {
 // the lower of maxOffset and the file end. fn runs under the read lock and must
 // not keep b.
 func (c *commitLog) read(off int64, fn func(b []byte) error) error {
+	if err := c.readLocked(off, fn); err != nil {
+		return err
+	}
+	c.noteRead(off) // after the read lock: it may release pages
+	return nil
+}
+
+func (c *commitLog) readLocked(off int64, fn func(b []byte) error) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {

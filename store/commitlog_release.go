@@ -18,6 +18,16 @@ package store
 //	segments:  | not mapped (reads map pages back) |<--- releaseKeep --->| ... |
 //	           oldest segment start          upTo ^  min(max, dispatched) ^
 //
+// Readers of older records (a consumer draining a backlog, a reset offset)
+// map pages far behind that window, and no write-side pass comes to release
+// them while nothing is written. So every record read below the released
+// mark widens a read span [readLo, readHi) (noteRead), and once the part of
+// it more than releaseKeep below readHi reaches a batch, the reader that
+// noticed releases it (releaseRead): resident memory while draining stays
+// near the kept window instead of growing by the backlog. A consumer
+// lagging behind the others faults its pages back in from the page cache
+// without I/O, as above, and they are released again.
+//
 // Segments are unmapped only by close, after the flushers and the warmer
 // stop, so the ranges given to madvise are always still mapped by this store.
 const (
@@ -36,9 +46,8 @@ func (c *commitLog) releaseBehind() {
 	if c.readUpTo != nil {
 		limit = min(limit, c.readUpTo())
 	}
-	keep := min(int64(releaseKeep), c.fileSize/4)
-	upTo := (limit - keep) &^ (pageSize - 1)
-	if upTo-c.released < min(int64(releaseBatch), max(c.fileSize/16, pageSize)) {
+	upTo := (limit - c.releaseKeep()) &^ (pageSize - 1)
+	if upTo-c.released < c.releaseStep() {
 		return
 	}
 	c.mu.RLock()
@@ -55,4 +64,64 @@ func (c *commitLog) releaseBehind() {
 		}
 	}
 	c.released = upTo
+	c.releasedMark.Store(upTo)
+}
+
+// releaseKeep is the window kept mapped behind the write position (and
+// behind the furthest read), smaller for small (test) segments.
+func (c *commitLog) releaseKeep() int64 { return min(int64(releaseKeep), c.fileSize/4) }
+
+// releaseStep is the least a release pass unmaps.
+func (c *commitLog) releaseStep() int64 {
+	return min(int64(releaseBatch), max(c.fileSize/16, pageSize))
+}
+
+// noteRead records that bytes from off on were read through the mapping and
+// releases the read span when its part below the kept window is a batch.
+func (c *commitLog) noteRead(off int64) {
+	if off >= c.releasedMark.Load() {
+		return // within the window the write side keeps mapped
+	}
+	for lo := c.readLo.Load(); off < lo && !c.readLo.CompareAndSwap(lo, off); lo = c.readLo.Load() {
+	}
+	for hi := c.readHi.Load(); off >= hi && !c.readHi.CompareAndSwap(hi, off+1); hi = c.readHi.Load() {
+	}
+	if c.readReleaseEnd()-c.readLo.Load() >= c.releaseStep() {
+		c.releaseRead()
+	}
+}
+
+// readReleaseEnd is where a release of read pages stops: releaseKeep below
+// the furthest read, and never into the window the write side keeps.
+func (c *commitLog) readReleaseEnd() int64 {
+	return min(c.readHi.Load()-c.releaseKeep(), c.releasedMark.Load()) &^ (pageSize - 1)
+}
+
+// releaseRead unmaps the read span below readReleaseEnd. A reader that
+// finds another release under way leaves it to that one.
+func (c *commitLog) releaseRead() {
+	if !c.releaseMu.TryLock() {
+		return
+	}
+	defer c.releaseMu.Unlock()
+	lo := c.readLo.Load()
+	from, upTo := lo&^(pageSize-1), c.readReleaseEnd()
+	if upTo-from < c.releaseStep() {
+		return
+	}
+	c.mu.RLock()
+	files := c.files
+	c.mu.RUnlock()
+	for _, f := range files {
+		a, b := max(from, f.start), min(upTo, f.end())
+		if a >= b {
+			continue
+		}
+		if err := releasePages(f.data[a-f.start : b-f.start]); err != nil {
+			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing read pages failed")
+			return
+		}
+	}
+	// A read below upTo noted meanwhile lowered readLo: keep that.
+	c.readLo.CompareAndSwap(lo, upTo)
 }
