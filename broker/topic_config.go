@@ -55,7 +55,8 @@ var ErrTopicConfig = errors.New("broker: topic config")
 // are never mutated in place: every change stores a fresh *TopicConfig, and
 // readers get copies, so a config handed out never changes under its holder.
 // Every change bumps the DataVersion (the name server only re-reads a
-// broker's topics when it changes), is persisted at once, and calls onChange.
+// broker's topics when it changes), is on disk before the change returns
+// (persist: concurrent changes share one write), and calls onChange.
 type TopicConfigManager struct {
 	path       string
 	autoCreate bool
@@ -67,6 +68,12 @@ type TopicConfigManager struct {
 	mu      sync.RWMutex
 	table   map[string]*remoting.TopicConfig
 	version remoting.DataVersion
+	changes uint64 // changes made (under mu); persist's sequence numbers
+
+	// persistMu serialises writes of topics.json; persisted is the last
+	// change a completed write holds.
+	persistMu sync.Mutex
+	persisted uint64
 	// system holds the topics this broker defines itself (cluster, broker
 	// name, reply topic) on top of builtinSystemTopics.
 	system map[string]bool
@@ -213,8 +220,9 @@ func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting
 		return &cp, false
 	}
 	m.table[tc.TopicName] = tc
-	m.changedLocked()
+	seq := m.changedLocked()
 	m.mu.Unlock()
+	m.persist(seq)
 	m.log.Info().Str("topic", tc.TopicName).Int32("queues", tc.WriteQueueNums).Int32("perm", tc.Perm).Msg("topic created")
 	m.onChange()
 	cp := *tc
@@ -246,8 +254,9 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 		Perm: def.Perm &^ remoting.PermInherit, TopicSysFlag: sysFlag, TopicFilterType: def.TopicFilterType,
 	}
 	m.table[topic] = tc
-	m.changedLocked()
+	seq := m.changedLocked()
 	m.mu.Unlock()
+	m.persist(seq)
 	m.log.Info().Str("topic", topic).Str("defaultTopic", defaultTopic).Int32("queues", n).Msg("topic auto-created")
 	m.onChange()
 	cp := *tc
@@ -259,20 +268,23 @@ func (m *TopicConfigManager) Update(tc *remoting.TopicConfig) {
 	cp := *tc
 	m.mu.Lock()
 	m.table[cp.TopicName] = &cp
-	m.changedLocked()
+	seq := m.changedLocked()
 	m.mu.Unlock()
+	m.persist(seq)
 	m.onChange()
 }
 
 // Delete removes a topic; false if it did not exist.
 func (m *TopicConfigManager) Delete(topic string) bool {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.table[topic] == nil {
+		m.mu.Unlock()
 		return false
 	}
 	delete(m.table, topic)
-	m.changedLocked()
+	seq := m.changedLocked()
+	m.mu.Unlock()
+	m.persist(seq)
 	return true
 }
 
@@ -280,7 +292,6 @@ func (m *TopicConfigManager) Delete(topic string) bool {
 // the listed topics are orderly (updateOrderTopicConfig).
 func (m *TopicConfigManager) setOrderTopics(order map[string]string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	changed := false
 	for name, tc := range m.table {
 		_, want := order[name]
@@ -291,16 +302,38 @@ func (m *TopicConfigManager) setOrderTopics(order map[string]string) {
 			changed = true
 		}
 	}
-	if changed {
-		m.changedLocked()
+	if !changed {
+		m.mu.Unlock()
+		return
 	}
+	seq := m.changedLocked()
+	m.mu.Unlock()
+	m.persist(seq)
 }
 
-// changedLocked bumps the data version and persists. m.mu must be held.
-func (m *TopicConfigManager) changedLocked() {
+// changedLocked bumps the data version and returns the change's sequence
+// number, for persist once m.mu is released. m.mu must be held.
+func (m *TopicConfigManager) changedLocked() uint64 {
 	m.version.Counter++
 	m.version.Timestamp = m.clock.Now().UnixMilli()
-	if err := m.persistLocked(); err != nil {
+	m.changes++
+	return m.changes
+}
+
+// persist returns once topics.json holds change seq. A write takes a
+// snapshot of the whole table, so it holds every change made before it:
+// changes made while a write is under way wait for it, and the first of
+// them then writes once for all (group commit). The table stays readable
+// and changeable during the write (it is not written under m.mu), and no
+// change is answered before it is on disk. A failed write is logged; the
+// next change writes again.
+func (m *TopicConfigManager) persist(seq uint64) {
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
+	if m.persisted >= seq {
+		return
+	}
+	if err := m.writeLocked(); err != nil {
 		m.log.Error().Err(err).Msg("persist topic config")
 	}
 }
@@ -345,19 +378,24 @@ func (m *TopicConfigManager) Topics() []string {
 
 // Persist writes topics.json.
 func (m *TopicConfigManager) Persist() error {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.persistLocked()
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
+	return m.writeLocked()
 }
 
-func (m *TopicConfigManager) persistLocked() error {
-	data, err := json.MarshalIndent(m.snapshotLocked(), "", "\t")
+// writeLocked writes a snapshot of the table. m.persistMu must be held.
+func (m *TopicConfigManager) writeLocked() error {
+	m.mu.RLock()
+	w, seq := m.snapshotLocked(), m.changes
+	m.mu.RUnlock()
+	data, err := json.MarshalIndent(w, "", "\t")
 	if err != nil {
 		return fmt.Errorf("%w: encode: %v", ErrTopicConfig, err)
 	}
 	if err := store.WriteFileAtomic(m.path, data); err != nil {
 		return fmt.Errorf("%w: write %s: %w", ErrTopicConfig, m.path, err)
 	}
+	m.persisted = seq
 	return nil
 }
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,5 +157,53 @@ func TestTopicConfigPersistence(t *testing.T) {
 	bak := newTestTopics(t, dir, true)
 	if bak.Get("%RETRY%G") == nil {
 		t.Error("backup not used for a broken topics.json")
+	}
+}
+
+// Concurrent changes share writes of topics.json, but none returns before
+// the file holds it: each writer finds its own topic on disk as soon as its
+// Update returns, and a reload has every topic.
+func TestTopicConfigConcurrentChangesPersisted(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestTopics(t, dir, true)
+	path := filepath.Join(dir, "topics.json")
+	const writers, each = 8, 25
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				name := fmt.Sprintf("T%d_%d", w, i)
+				m.Update(&remoting.TopicConfig{TopicName: name, ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+				var onDisk remoting.TopicConfigSerializeWrapper
+				data, err := os.ReadFile(path)
+				if err == nil {
+					err = json.Unmarshal(data, &onDisk)
+				}
+				if err == nil && onDisk.TopicConfigTable[name] == nil {
+					err = fmt.Errorf("%s not in topics.json when its Update returned", name)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	re := newTestTopics(t, dir, true)
+	for w := range writers {
+		for i := range each {
+			if re.Get(fmt.Sprintf("T%d_%d", w, i)) == nil {
+				t.Fatalf("T%d_%d lost on reload", w, i)
+			}
+		}
+	}
+	if re.DataVersion() != m.DataVersion() {
+		t.Fatalf("reloaded version %+v, want %+v", re.DataVersion(), m.DataVersion())
 	}
 }
