@@ -202,6 +202,46 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	return b.pull(c, req, ph, allowSuspend)
+}
+
+// servePullInline serves on the event loop a pull of a consumer that has
+// caught up: its offset is the queue's end, so the store answers from
+// memory (no commitlog read) and the pull is parked, or answered with what
+// was dispatched in between (just written, still mapped). Such pulls are
+// most of a long-polling consumer's requests when it keeps up: a held pull
+// answered with one message is followed by one that finds nothing. Serving
+// them here saves the pool hand-off and a goroutine wake-up per request.
+// A group that does not exist yet (creating it persists the group table),
+// an offset behind the end (the read may fault pages in), ACL checks and
+// shutdown are left to ServeRemoting.
+func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	if b.acl != nil {
+		return nil, false
+	}
+	ph, err := parsePullHeader(req)
+	if err != nil || b.clients.SubGroups.Find(ph.group) == nil ||
+		b.store.MaxOffsetInQueue(ph.topic, ph.queueID) != ph.queueOffset {
+		return nil, false
+	}
+	if !b.enter() {
+		return nil, false
+	}
+	defer b.inflight.Done()
+	d := b.bstats.Detail()
+	var begin time.Time
+	if d != nil {
+		begin = b.clock.Now()
+	}
+	resp := b.pull(c, req, ph, true)
+	if d != nil && resp != nil { // a parked pull is not recorded, as in timedServe
+		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
+	}
+	return resp, true
+}
+
+// pull serves a pull whose header parsed.
+func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, allowSuspend bool) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark

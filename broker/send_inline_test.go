@@ -74,3 +74,52 @@ func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 		t.Fatal("a oneway send under SYNC_FLUSH (the store waits for its flush) was served inline")
 	}
 }
+
+// ServeInline takes a pull only when its consumer has caught up (the
+// offset is the queue's end) and its group exists: the store then answers
+// from memory. A pull behind the end, of a new group, or that does not
+// parse is left to the pool untouched.
+func TestServeInlineTakesCaughtUpPulls(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.mustSend(sendArgs{topic: "PInl", body: []byte("one")})
+	tb.waitDispatched()
+	tb.pull(pullArgs{group: "PG", topic: "PInl", sysFlag: pullFlagSubscription}) // creates PG
+	conn := &remoting.Conn{}
+	req := func(a pullArgs) *remoting.Command { return remoting.NewRequest(remoting.PullMessage, a.ext(), nil) }
+
+	resp, ok := tb.ServeInline(conn, req(pullArgs{group: "PG", topic: "PInl", offset: 1, sysFlag: pullFlagSubscription}))
+	if !ok || resp == nil || resp.Code != remoting.PullNotFound {
+		t.Fatalf("caught-up pull: handled %v, reply %v; want PULL_NOT_FOUND served inline", ok, resp)
+	}
+	lite := req(pullArgs{group: "PG", topic: "PInl", offset: 1, sysFlag: pullFlagSubscription | pullFlagCommitOffset, commitOffset: 1})
+	lite.Code = remoting.LitePullMessage
+	if resp, ok := tb.ServeInline(conn, lite); !ok || resp == nil || resp.Code != remoting.PullNotFound {
+		t.Fatalf("caught-up lite pull: handled %v, reply %v; want PULL_NOT_FOUND served inline", ok, resp)
+	}
+	if off, ok := tb.clients.Offsets.Query("PG", "PInl", 0); !ok || off != 1 {
+		t.Fatalf("inline pull committed %d %t, want 1", off, ok)
+	}
+	resp, ok = tb.ServeInline(conn, req(pullArgs{group: "PG", topic: "PInl", offset: 1,
+		sysFlag: pullFlagSubscription | pullFlagSuspend, suspendMillis: 15000}))
+	if !ok || resp != nil || tb.pullHold.held() != 1 {
+		t.Fatalf("caught-up long poll: handled %v, reply %v, %d held; want it parked inline", ok, resp, tb.pullHold.held())
+	}
+
+	for name, a := range map[string]pullArgs{
+		"behind the end":  {group: "PG", topic: "PInl", offset: 0, sysFlag: pullFlagSubscription},
+		"past the end":    {group: "PG", topic: "PInl", offset: 5, sysFlag: pullFlagSubscription},
+		"group to create": {group: "PNew", topic: "PInl", offset: 1, sysFlag: pullFlagSubscription},
+	} {
+		if resp, ok := tb.ServeInline(conn, req(a)); ok || resp != nil {
+			t.Fatalf("%s: handled %v, reply %v; want it left to the pool", name, ok, resp)
+		}
+	}
+	bad := req(pullArgs{group: "PG", topic: "PInl", offset: 1})
+	delete(bad.ExtFields, "queueOffset")
+	if resp, ok := tb.ServeInline(conn, bad); ok || resp != nil {
+		t.Fatalf("malformed header: handled %v, reply %v; want it left to the pool", ok, resp)
+	}
+	if tb.clients.SubGroups.Find("PNew") != nil {
+		t.Fatal("a pull left to the pool created its group")
+	}
+}

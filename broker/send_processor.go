@@ -370,6 +370,9 @@ func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.
 // the disk (store.ErrWouldBlock: the next commitlog file is not ready) is
 // left to the pool having stored nothing.
 func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	if req.Code == remoting.PullMessage || req.Code == remoting.LitePullMessage {
+		return b.servePullInline(c, req)
+	}
 	if (req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage) || b.acl != nil {
 		return nil, false // with ACL on, sends are checked on the pool (ServeRemoting)
 	}
