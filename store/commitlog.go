@@ -52,6 +52,7 @@ type commitLog struct {
 	releasedMark atomic.Int64
 	readLo       atomic.Int64
 	readHi       atomic.Int64
+	readSwept    atomic.Int64 // readHi at the last release of read pages
 
 	// beforeFlush, when set (tests only), runs at the start of every flush,
 	// before the range to sync is read.

@@ -21,9 +21,10 @@ package store
 // Readers of older records (a consumer draining a backlog, a reset offset)
 // map pages far behind that window, and no write-side pass comes to release
 // them while nothing is written. So every record read below the released
-// mark widens a read span [readLo, readHi) (noteRead), and once the part of
-// it more than readKeepFactor × releaseKeep below readHi reaches a batch, the reader that
-// noticed releases it (releaseRead): resident memory while draining stays
+// mark widens a read span [readLo, readHi) (noteRead), and once
+// readHi has moved by readKeep since the last pass, the reader that noticed
+// releases the span up to readKeep below readHi (releaseRead): resident
+// memory while draining stays
 // near that window instead of growing by the backlog. A consumer
 // lagging behind the others faults its pages back in from the page cache
 // without I/O, as above, and they are released again.
@@ -32,14 +33,18 @@ package store
 // stop, so the ranges given to madvise are always still mapped by this store.
 const (
 	releaseKeep = 16 << 20 // bytes that stay mapped behind the write/dispatch position
-	// readKeepFactor × releaseKeep stay mapped behind the furthest read.
+	// readKeepFactor × releaseKeep stay mapped behind the furthest read,
+	// and reads are released once per that much progress of it (noteRead).
 	// Consumers of different queues drain at different paces, and a page
-	// holds records of several queues: with 16 MiB the pages the slower
-	// queues were still to read were released under them and faulted back
-	// again and again (drain of 1 000 000 messages: peak RSS 552-703 MiB,
-	// broker CPU 3.2-4.5 s); with 64 MiB, 187-189 MiB and 2.2-2.4 s (no
-	// release: 1 236 MiB, 2.2-2.6 s).
-	readKeepFactor = 4
+	// holds records of several queues. Drain of 1 000 000 messages
+	// (workload a), peak RSS and broker CPU, and the stock push Consumer
+	// draining the same backlog: no read release 1 236 MiB, 2.7 s; stock
+	// 162k msg/s, 5.7 s. A pass per 4 MiB with 16 MiB kept: 552-703 MiB,
+	// 3.2-4.5 s; with 64 MiB: 185-192 MiB, 2.2-2.8 s, but stock 121-126k
+	// msg/s at 11.4-11.6 s (the pages of its lagging queues released and
+	// faulted back again and again). A pass per 32 MiB, 32 MiB kept: 187
+	// MiB, 2.6 s; stock 168k msg/s, 5.9 s.
+	readKeepFactor = 2
 	releaseBatch   = 4 << 20 // release in steps of at least this much
 )
 
@@ -94,15 +99,22 @@ func (c *commitLog) noteRead(off int64) {
 	}
 	for hi := c.readHi.Load(); off >= hi && !c.readHi.CompareAndSwap(hi, off+1); hi = c.readHi.Load() {
 	}
-	if c.readReleaseEnd()-c.readLo.Load() >= c.releaseStep() {
+	// One pass per readKeep of progress of the furthest read: a pass per
+	// batch released, again and again, the pages lagging readers had just
+	// mapped back (the stock push consumer's queues drift far apart).
+	if c.readHi.Load()-c.readSwept.Load() >= c.readKeep() {
 		c.releaseRead()
 	}
 }
 
+// readKeep is what stays mapped behind the furthest read, and the progress
+// of that read between two release passes.
+func (c *commitLog) readKeep() int64 { return readKeepFactor * c.releaseKeep() }
+
 // readReleaseEnd is where a release of read pages stops: readKeepFactor ×
 // releaseKeep below the furthest read, and never into the window the write side keeps.
 func (c *commitLog) readReleaseEnd() int64 {
-	return min(c.readHi.Load()-readKeepFactor*c.releaseKeep(), c.releasedMark.Load()) &^ (pageSize - 1)
+	return min(c.readHi.Load()-c.readKeep(), c.releasedMark.Load()) &^ (pageSize - 1)
 }
 
 // releaseRead unmaps the read span below readReleaseEnd. A reader that
@@ -112,6 +124,11 @@ func (c *commitLog) releaseRead() {
 		return
 	}
 	defer c.releaseMu.Unlock()
+	hi := c.readHi.Load()
+	if hi-c.readSwept.Load() < c.readKeep() {
+		return // another reader's pass came first
+	}
+	c.readSwept.Store(hi)
 	lo := c.readLo.Load()
 	from, upTo := lo&^(pageSize-1), c.readReleaseEnd()
 	if upTo-from < c.releaseStep() {
