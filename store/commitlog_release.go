@@ -21,13 +21,12 @@ package store
 // Readers of older records (a consumer draining a backlog, a reset offset)
 // map pages far behind that window, and no write-side pass comes to release
 // them while nothing is written. So every record read below the released
-// mark widens a read span [readLo, readHi) (noteRead), and once
-// readHi has moved by readKeep since the last pass, the reader that noticed
-// releases the span up to readKeep below readHi (releaseRead): resident
-// memory while draining stays
-// near that window instead of growing by the backlog. A consumer
-// lagging behind the others faults its pages back in from the page cache
-// without I/O, as above, and they are released again.
+// mark widens a read span [readLo, readHi) (noteRead), and once readHi has
+// moved by readKeep since the last pass, the reader that noticed releases
+// the span up to readKeep below readHi (releaseRead): resident memory while
+// draining stays near that window instead of growing by the backlog. A
+// consumer lagging behind the others faults its pages back in from the page
+// cache without I/O, as above, and they are released at the next pass.
 //
 // Segments are unmapped only by close, after the flushers and the warmer
 // stop, so the ranges given to madvise are always still mapped by this store.

@@ -17,6 +17,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/rmqio/rmq/bench"
+	"github.com/rmqio/rmq/internal/sdklog"
 )
 
 // Workload k (issue 16): the 5.x gRPC endpoint. rmq's (grpcapi, in the
@@ -73,6 +74,7 @@ func (r *runner) grpcPhase(ctx context.Context, targets []*target) error {
 	if err := os.MkdirAll(logRoot, 0o755); err != nil {
 		return err
 	}
+	defer sdklog.RemoveAfter()() // its call log in /tmp: over 1 GB in one run
 	// The SDK logs to files under its log root ($HOME/logs by default).
 	os.Setenv(rmqclient.CLIENT_LOG_ROOT, logRoot)
 	os.Setenv(rmqclient.CLIENT_LOG_LEVEL, "warn")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/internal/sdklog"
 	"github.com/rmqio/rmq/internal/testutil"
 )
 
@@ -35,6 +36,7 @@ func runAll(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	defer sdklog.RemoveAfter()() // its call log, which stays in /tmp
 	// The Go SDK logs to files under its log root; keep them out of $HOME.
 	os.Setenv("rocketmq.client.logRoot", tmp)
 	hostBin, err = harness.Build(tmp, "./grpcapi/internal/sdkhost", "sdkhost")
