@@ -228,16 +228,12 @@ func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remo
 		return nil, false
 	}
 	defer b.inflight.Done()
-	d := b.bstats.Detail()
-	var begin time.Time
-	if d != nil {
-		begin = b.clock.Now()
+	if d := b.bstats.Detail(); d != nil {
+		return b.timedServe(d, func(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+			return b.pull(c, req, ph, true)
+		}, c, req), true
 	}
-	resp := b.pull(c, req, ph, true)
-	if d != nil && resp != nil { // a parked pull is not recorded, as in timedServe
-		d.RecordRPC(req.Code, resp.Code, b.clock.Now().Sub(begin))
-	}
-	return resp, true
+	return b.pull(c, req, ph, true), true
 }
 
 // pull serves a pull whose header parsed.

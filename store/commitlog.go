@@ -40,19 +40,18 @@ type commitLog struct {
 	flushedOffset atomic.Int64 // every byte below is durable
 	flushMu       sync.Mutex   // serialises flush
 	flushes       atomic.Int64 // flush calls that synced something
-	// releaseMu guards released, the end of the last range unmapped
-	// (commitlog_release.go). readUpTo, when set, bounds what may be
-	// released: the dispatch position.
+	// releaseMu serialises release passes (commitlog_release.go);
+	// released is the end of the last range the write side unmapped,
+	// stored under releaseMu and read without it by noteRead. readUpTo,
+	// when set, bounds what may be released: the dispatch position.
 	releaseMu sync.Mutex
-	released  int64
+	released  atomic.Int64
 	readUpTo  func() int64
-	// releasedMark mirrors released for readers; readLo and readHi bound
-	// the bytes read below it since the last release of read pages
-	// (noteRead, releaseRead).
-	releasedMark atomic.Int64
-	readLo       atomic.Int64
-	readHi       atomic.Int64
-	readSwept    atomic.Int64 // readHi at the last release of read pages
+	// readLo and readHi bound the bytes read below released since the
+	// last release of read pages (noteRead, releaseRead).
+	readLo    atomic.Int64
+	readHi    atomic.Int64
+	readSwept atomic.Int64 // readHi at the last release of read pages
 
 	// beforeFlush, when set (tests only), runs at the start of every flush,
 	// before the range to sync is read.

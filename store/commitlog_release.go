@@ -1,5 +1,7 @@
 package store
 
+import "math"
+
 // Release of commitlog pages from the broker's page tables.
 //
 // Records are copied into a shared mapping (under SYNC_FLUSH pwritten, and
@@ -59,24 +61,31 @@ func (c *commitLog) releaseBehind() {
 		limit = min(limit, c.readUpTo())
 	}
 	upTo := (limit - c.releaseKeep()) &^ (pageSize - 1)
-	if upTo-c.released < c.releaseStep() {
+	if upTo-c.released.Load() < c.releaseStep() {
 		return
 	}
+	if c.releaseRange(math.MinInt64, upTo, "written") {
+		c.released.Store(upTo)
+	}
+}
+
+// releaseRange unmaps the pages of every segment in [from, upTo);
+// false when madvise failed (logged). releaseMu must be held.
+func (c *commitLog) releaseRange(from, upTo int64, what string) bool {
 	c.mu.RLock()
 	files := c.files
 	c.mu.RUnlock()
 	for _, f := range files {
-		from, to := f.start, min(upTo, f.end())
-		if from >= to {
+		a, b := max(from, f.start), min(upTo, f.end())
+		if a >= b {
 			continue
 		}
-		if err := releasePages(f.data[from-f.start : to-f.start]); err != nil {
-			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing written pages failed")
-			return
+		if err := releasePages(f.data[a-f.start : b-f.start]); err != nil {
+			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing " + what + " pages failed")
+			return false
 		}
 	}
-	c.released = upTo
-	c.releasedMark.Store(upTo)
+	return true
 }
 
 // releaseKeep is the window kept mapped behind the write position (and
@@ -91,7 +100,7 @@ func (c *commitLog) releaseStep() int64 {
 // noteRead records that bytes from off on were read through the mapping and
 // releases the read span when its part below the kept window is a batch.
 func (c *commitLog) noteRead(off int64) {
-	if off >= c.releasedMark.Load() {
+	if off >= c.released.Load() {
 		return // within the window the write side keeps mapped
 	}
 	for lo := c.readLo.Load(); off < lo && !c.readLo.CompareAndSwap(lo, off); lo = c.readLo.Load() {
@@ -113,7 +122,7 @@ func (c *commitLog) readKeep() int64 { return readKeepFactor * c.releaseKeep() }
 // readReleaseEnd is where a release of read pages stops: readKeepFactor ×
 // releaseKeep below the furthest read, and never into the window the write side keeps.
 func (c *commitLog) readReleaseEnd() int64 {
-	return min(c.readHi.Load()-c.readKeep(), c.releasedMark.Load()) &^ (pageSize - 1)
+	return min(c.readHi.Load()-c.readKeep(), c.released.Load()) &^ (pageSize - 1)
 }
 
 // releaseRead unmaps the read span below readReleaseEnd. A reader that
@@ -133,18 +142,8 @@ func (c *commitLog) releaseRead() {
 	if upTo-from < c.releaseStep() {
 		return
 	}
-	c.mu.RLock()
-	files := c.files
-	c.mu.RUnlock()
-	for _, f := range files {
-		a, b := max(from, f.start), min(upTo, f.end())
-		if a >= b {
-			continue
-		}
-		if err := releasePages(f.data[a-f.start : b-f.start]); err != nil {
-			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing read pages failed")
-			return
-		}
+	if !c.releaseRange(from, upTo, "read") {
+		return
 	}
 	// A read below upTo noted meanwhile lowered readLo: keep that.
 	c.readLo.CompareAndSwap(lo, upTo)

@@ -59,7 +59,7 @@ func TestFlushReleasesOldPages(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, func() bool {
 		s.cl.releaseMu.Lock()
 		defer s.cl.releaseMu.Unlock()
-		return s.cl.released >= 1<<20
+		return s.cl.released.Load() >= 1<<20
 	}, "a flush that releases the first segment")
 	first := s.cl.files[0]
 	if kb := mappedRSS(t, first.data); kb != 0 {
@@ -96,7 +96,7 @@ func TestDrainReleasesReadPages(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, func() bool {
 		s.cl.releaseMu.Lock()
 		defer s.cl.releaseMu.Unlock()
-		return s.cl.released >= 5<<20
+		return s.cl.released.Load() >= 5<<20
 	}, "a flush that releases the first five segments")
 	first, second := s.cl.files[0], s.cl.files[1]
 	if kb := mappedRSS(t, first.data); kb != 0 {
