@@ -7,7 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -53,8 +57,17 @@ class MQAdminTest {
     private static final Inbox INBOX = new Inbox();
     private static final List<SendResult> SENT = new ArrayList<>();
 
+    /**
+     * Where the stock queryMsgById and queryMsgByUniqueKey write message bodies: a fixed path
+     * (QueryMsgByIdSubCommand, QueryMsgByUniqueKeySubCommand), not java.io.tmpdir. Removed after the class
+     * unless it was there before.
+     */
+    private static final Path BODY_ROOT = Path.of("/tmp/rocketmq");
+    private static boolean bodyRootExisted;
+
     @BeforeAll
     static void findBroker() throws Exception {
+        bodyRootExisted = Files.exists(BODY_ROOT);
         DefaultMQAdminExt admin = new DefaultMQAdminExt();
         admin.setNamesrvAddr(Clients.namesrv());
         admin.setInstanceName(Clients.unique("admin-lookup"));
@@ -73,12 +86,19 @@ class MQAdminTest {
     }
 
     @AfterAll
-    static void stopClients() {
+    static void stopClients() throws IOException {
         if (consumer != null) {
             consumer.shutdown();
         }
         if (producer != null) {
             producer.shutdown();
+        }
+        if (!bodyRootExisted && Files.exists(BODY_ROOT)) {
+            try (var paths = Files.walk(BODY_ROOT)) {
+                for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
         }
     }
 
