@@ -1,6 +1,10 @@
 package store
 
-import "math"
+import (
+	"math"
+
+	"github.com/rmqio/rmq/internal/mmap"
+)
 
 // Release of commitlog pages from the broker's page tables.
 //
@@ -80,7 +84,7 @@ func (c *commitLog) releaseRange(from, upTo int64, what string) bool {
 		if a >= b {
 			continue
 		}
-		if err := releasePages(f.data[a-f.start : b-f.start]); err != nil {
+		if err := mmap.Release(f.data[a-f.start : b-f.start]); err != nil {
 			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing " + what + " pages failed")
 			return false
 		}

@@ -1,50 +1,13 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/rmqio/rmq/internal/testutil"
 )
-
-// mappedRSS returns the resident kilobytes /proc/self/smaps reports for the
-// mapping that starts at b's first byte.
-func mappedRSS(t *testing.T, b []byte) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no smaps: %v", err)
-	}
-	defer f.Close()
-	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(&b[0])))
-	sc := bufio.NewScanner(f)
-	in := false
-	for sc.Scan() {
-		l := sc.Text()
-		// A mapping's header is "start-end perms ..."; its fields are "Key: value".
-		if f := strings.Fields(l); len(f) > 0 && !strings.HasSuffix(f[0], ":") {
-			in = strings.HasPrefix(l, start)
-			continue
-		}
-		if in && strings.HasPrefix(l, "Rss:") {
-			n, err := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no mapping at %s in smaps", start)
-	return 0
-}
 
 func TestFlushReleasesOldPages(t *testing.T) {
 	o := testOptions(t.TempDir())
@@ -62,10 +25,10 @@ func TestFlushReleasesOldPages(t *testing.T) {
 		return s.cl.released.Load() >= 1<<20
 	}, "a flush that releases the first segment")
 	first := s.cl.files[0]
-	if kb := mappedRSS(t, first.data); kb != 0 {
+	if kb := testutil.MappedRSS(t, first.data); kb != 0 {
 		t.Fatalf("first segment still has %d kB resident after its release", kb)
 	}
-	if kb := mappedRSS(t, s.cl.last().data); kb == 0 {
+	if kb := testutil.MappedRSS(t, s.cl.last().data); kb == 0 {
 		t.Fatal("the segment being written has nothing resident: released too much")
 	}
 	// Released pages read back from the page cache.
@@ -99,7 +62,7 @@ func TestDrainReleasesReadPages(t *testing.T) {
 		return s.cl.released.Load() >= 5<<20
 	}, "a flush that releases the first five segments")
 	first, second := s.cl.files[0], s.cl.files[1]
-	if kb := mappedRSS(t, first.data); kb != 0 {
+	if kb := testutil.MappedRSS(t, first.data); kb != 0 {
 		t.Fatalf("first segment has %d kB resident before the drain", kb)
 	}
 	if lo := s.cl.readLo.Load(); lo != math.MaxInt64 {
@@ -113,7 +76,7 @@ func TestDrainReleasesReadPages(t *testing.T) {
 		}
 	}
 	for n, f := range map[string]*mappedFile{"first": first, "second": second} {
-		if kb := mappedRSS(t, f.data); kb != 0 {
+		if kb := testutil.MappedRSS(t, f.data); kb != 0 {
 			t.Fatalf("%s segment has %d kB resident after it was read through", n, kb)
 		}
 	}

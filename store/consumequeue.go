@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
+
+	"github.com/rmqio/rmq/internal/mmap"
 )
 
 // cqUnitSize is the size of one consume-queue unit: int64 commitlog offset,
@@ -428,7 +430,7 @@ func (f *cqFile) releaseBelow(rel int64) {
 	if end <= 0 {
 		return
 	}
-	_ = releasePages(f.data[:min(end, f.size())])
+	_ = mmap.Release(f.data[:min(end, f.size())])
 }
 
 // lastPhy returns the commitlog offset of the queue's last unit.

@@ -23,7 +23,7 @@ func TestQueueFlushReleasesOldUnits(t *testing.T) {
 	f := q.files[0]
 	bound := int64(cqReleaseKeep+3*pageSize) / 1024 // the kept window and partial pages
 	testutil.WaitFor(t, 5*time.Second, func() bool {
-		return mappedRSS(t, f.data) <= bound
+		return testutil.MappedRSS(t, f.data) <= bound
 	}, "queue flushes that release all but the kept window")
 	if written := int64(n*cqUnitSize) / 1024; bound*2 > written {
 		t.Fatalf("test too small: %d kB written, %d kB kept", written, bound)

@@ -13,10 +13,6 @@ import (
 // mappedFile.adviseRandom). Failure only costs read-ahead, so it is ignored.
 func madviseRandom(b []byte) { _ = unix.Madvise(b, unix.MADV_RANDOM) }
 
-// releasePages drops this process's page-table entries for b, a range of a
-// shared file mapping; the pages stay in the page cache (commitlog_release.go).
-func releasePages(b []byte) error { return unix.Madvise(b, unix.MADV_DONTNEED) }
-
 // syncData makes f's written data durable without its timestamps
 // (fdatasync): the extent conversion is the metadata that matters.
 func syncData(f *os.File) error {

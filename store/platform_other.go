@@ -10,11 +10,6 @@ import "os"
 // churn on sparse files but nothing in correctness.
 func madviseRandom([]byte) {}
 
-// releasePages does nothing: written pages stay mapped until the file is
-// unmapped, and the OS reclaims them under memory pressure as it would any
-// clean (or flushed) page of a shared file mapping.
-func releasePages([]byte) error { return nil }
-
 // syncData makes f's data durable with a full fsync (F_FULLFSYNC on macOS,
 // FlushFileBuffers on Windows) where fdatasync is not available.
 func syncData(f *os.File) error { return f.Sync() }
