@@ -59,7 +59,10 @@ func (t *TimerStore) flush() error {
 		}
 	}
 	t.mu.Lock()
-	t.tl.markSynced(c.flushPos)
+	if err := t.tl.markSynced(c.flushPos); err != nil {
+		// Only memory: the units are durable, and the pages stay mapped.
+		t.log.Warn().Err(err).Msg("timer: releasing synced timer log pages failed")
+	}
 	t.mu.Unlock()
 	if t.fp("flush:after-timerlog") {
 		return errCrashed

@@ -25,7 +25,28 @@ type timerLog struct {
 	segs     []*segment
 	end      int64 // append position: global offset of the next unit
 	synced   int64 // everything below is durable
+	released int64 // pages below were released once synced (releaseSynced)
+	reads    int   // units read since the released range was last swept
 }
+
+// Release of TimerLog pages from the broker's page tables, as the store's
+// commitlog does (store/commitlog_release.go): every unit appended through
+// the shared mapping would otherwise stay resident, 52 bytes per timer
+// ever written, so ten million pending timers kept half a gigabyte mapped.
+// Once synced, units more than logKeep behind the synced end are released
+// (mmap.Release: the pages stay in the page cache, and a read faults them
+// back without I/O). Reads of older units (a slot coming due, recovery,
+// the stats walk) map pages back in; after readSweep reads, the whole
+// released range is swept again, so at most that many pages come back
+// between sweeps.
+//
+//	segments: | released, read pages swept back out |<-- logKeep -->| ... |
+//	          first()                      released ^        synced ^  end ^
+const (
+	logKeep   = 8 << 20 // bytes kept mapped behind the synced end
+	logStep   = 4 << 20 // release in steps of at least this much
+	readSweep = 8192    // units read between two sweeps of the released range
+)
 
 type segment struct {
 	path  string
@@ -167,7 +188,13 @@ func (l *timerLog) read(pos int64) (unit, bool) {
 		return unit{}, false
 	}
 	off := pos - s.start
-	return decodeUnit(s.data[off : off+unitSize])
+	u, ok := decodeUnit(s.data[off : off+unitSize])
+	if pos < l.released {
+		if l.reads++; l.reads >= readSweep {
+			l.sweepReleased()
+		}
+	}
+	return u, ok
 }
 
 // append writes u at the end and returns its position.
@@ -245,9 +272,8 @@ func (l *timerLog) truncate(pos int64) error {
 	}
 	l.segs = keep
 	l.end = pos
-	if l.synced > pos {
-		l.synced = pos
-	}
+	l.synced = min(l.synced, pos)
+	l.released = min(l.released, pos)
 	return errors.Join(errs...)
 }
 
@@ -320,8 +346,48 @@ func (l *timerLog) pendingSyncs(to int64) []syncRange {
 	return out
 }
 
-func (l *timerLog) markSynced(to int64) {
+func (l *timerLog) markSynced(to int64) error {
 	if to > l.synced {
 		l.synced = to
 	}
+	return l.releaseSynced()
+}
+
+// keep is what stays mapped behind the synced end, and step the least a
+// release unmaps: smaller for small (test) segments.
+func (l *timerLog) keep() int64 { return min(int64(logKeep), l.fileSize/4) }
+func (l *timerLog) step() int64 { return min(int64(logStep), max(l.fileSize/16, 1)) }
+
+// releaseSynced releases the pages more than keep below the synced end once
+// that is a step beyond the last release.
+func (l *timerLog) releaseSynced() error {
+	upTo := l.synced - l.keep()
+	if upTo-l.released < l.step() {
+		return nil
+	}
+	err := l.releaseRange(l.released, upTo)
+	l.released = upTo
+	return err
+}
+
+// sweepReleased releases again the pages reads mapped back below released.
+func (l *timerLog) sweepReleased() {
+	l.reads = 0
+	_ = l.releaseRange(l.first(), l.released) // only costs memory; the next sweep retries
+}
+
+// releaseRange releases the whole pages of [from, upTo) in every segment.
+func (l *timerLog) releaseRange(from, upTo int64) error {
+	page := int64(os.Getpagesize())
+	var errs []error
+	for _, s := range l.segs {
+		a := (max(from, s.start) - s.start + page - 1) / page * page
+		b := (min(upTo, s.endPos()) - s.start) / page * page
+		if a < b {
+			if err := mmap.Release(s.data[a:b]); err != nil {
+				errs = append(errs, fmt.Errorf("timer: release %s: %w", s.path, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
