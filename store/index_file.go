@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/rmqio/rmq/internal/mmap"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -68,6 +69,40 @@ type indexFile struct {
 	mf      *mappedFile
 	slots   int
 	entries int // maximum number of entry numbers, entry 0 included
+	// released is where the entries written since the last release begin
+	// (0: none released yet); see releaseEntries.
+	released int64
+}
+
+// indexKeep bytes of entries stay mapped behind the newest (an eighth of
+// the entries of a smaller file), and the entries are released once that
+// much more has been written.
+const indexKeep = 4 << 20
+
+func (f *indexFile) keep() int64 { return min(indexKeep, int64(f.entries)*indexEntrySize/8) }
+
+// releaseEntries unmaps the entry pages more than keep behind end, the
+// byte after the newest entry, once keep more has been written since
+// the last pass (mmap.Release, as the commitlog does behind its writer:
+// commitlog_release.go). Entries are appended in order, so without this an
+// index file's resident pages grew by 20 bytes per key, 200 MB at ten
+// million messages. Each pass sweeps from the first entry, so pages a
+// lookup mapped back go again too; the slot table (random writes, at most
+// HashSlotNum × 4 bytes) stays mapped. Failure only costs memory.
+func (f *indexFile) releaseEntries(end int64) {
+	if f.released == 0 {
+		f.released = f.entryPos(0)
+	}
+	keep := f.keep()
+	if end-keep-f.released < keep {
+		return
+	}
+	from := (f.entryPos(0) + pageSize - 1) &^ (pageSize - 1)
+	upTo := (end - keep) &^ (pageSize - 1)
+	if from < upTo {
+		_ = mmap.Release(f.mf.data[from:upTo])
+	}
+	f.released = upTo
 }
 
 func (f *indexFile) u64(at int64) int64 { return int64(binary.BigEndian.Uint64(f.mf.data[at:])) }
@@ -142,6 +177,7 @@ func (f *indexFile) add(hash int32, phy, storeTimestamp int64) {
 	f.put64(ihEndPhyOffset, phy)
 	f.put64(ihEndTimestamp, storeTimestamp)
 	f.put32(ihIndexCount, n+1)
+	f.releaseEntries(p + indexEntrySize)
 }
 
 // timeMatched reports whether the file's time span overlaps [begin, end].

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -332,4 +333,44 @@ func TestQueryMessageAfterClose(t *testing.T) {
 	if _, err := s.QueryMessage(indexTopic, "k", 32, 0, math.MaxInt64); err != ErrClosed {
 		t.Fatalf("QueryMessage after Close: %v, want ErrClosed", err)
 	}
+}
+
+// Index entries far behind the newest leave the broker's resident set (ten
+// million messages kept 210 MB of one index file mapped), and lookups of
+// released entries still find their messages, before and after a restart.
+func TestIndexReleasesOldEntries(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.Index = IndexOptions{HashSlotNum: 1024, MaxIndexNum: 100_000} // 2 MB of entries, 256 kB kept
+	s := openStore(t, o)
+	const n = 25_000 // 3 keys each: 1.5 MB of entries
+	for i := 0; i < n; i++ {
+		mustPut(t, s, keyedMessage(indexTopic, i, fmt.Sprintf("key-%d common", i), fmt.Sprintf("U%05d", i)))
+	}
+	waitDispatched(t, s)
+	s.index.mu.RLock()
+	f := s.index.files[len(s.index.files)-1]
+	s.index.mu.RUnlock()
+	keep := f.keep()
+	// The header and slot table (one page each here), the kept window, up to
+	// a step written since the last pass, and the page of the newest entry.
+	bound := (2*pageSize + 2*keep + pageSize) >> 10
+	if kb := testutil.MappedRSS(t, f.mf.data); kb > bound {
+		t.Fatalf("index file has %d kB resident after %d keys, want at most %d", kb, 3*n, bound)
+	}
+	check := func(t *testing.T, s *Store) {
+		t.Helper()
+		for _, i := range []int{0, 1, n / 2, n - 1} {
+			if got := queryBodies(t, s, indexTopic, fmt.Sprintf("key-%d", i), 32, 0, math.MaxInt64); !slices.Equal(got, []string{bodyName(indexTopic, i)}) {
+				t.Fatalf("key-%d: %v", i, got)
+			}
+			if got := queryBodies(t, s, indexTopic, fmt.Sprintf("U%05d", i), 32, 0, math.MaxInt64); !slices.Equal(got, []string{bodyName(indexTopic, i)}) {
+				t.Fatalf("U%05d: %v", i, got)
+			}
+		}
+	}
+	check(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(t, openStore(t, o))
 }
