@@ -142,6 +142,9 @@ type Rule struct {
 	Partial bool
 	// Err is the error returned (ErrInjected when nil).
 	Err error
+	// Stall, when set, makes a matching operation wait until Stall is
+	// closed and then succeed: a slow disk, not a failing one.
+	Stall <-chan struct{}
 
 	seen int
 }
@@ -222,6 +225,15 @@ func (i *Injector) written(path string, from, to int64) {
 
 // check returns the rule that fails this operation, if any.
 func (i *Injector) check(op Op, path string, b []byte) *Rule {
+	r := i.match(op, path, b)
+	if r != nil && r.Stall != nil {
+		<-r.Stall
+		return nil
+	}
+	return r
+}
+
+func (i *Injector) match(op Op, path string, b []byte) *Rule {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, r := range i.rules {
