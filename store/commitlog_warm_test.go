@@ -261,7 +261,7 @@ func TestWarmerSyncDoesNotHoldTheWriter(t *testing.T) {
 		}
 	}
 	t.Cleanup(release) // before the store's Close, which waits for the warmer
-	first := 0 // put until the warmer syncs its first chunk
+	first := 0         // put until the warmer syncs its first chunk
 	for ; len(inj.Hits()) == 0; first++ {
 		if first == 8<<10 {
 			t.Fatal("no warmer sync in the first 8 MiB")
