@@ -51,7 +51,7 @@ type warmer struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	reserved int64 // end of the highest range an append reserved
-	done     int64 // bytes in [reserved, done) are zeroed and synced
+	done     int64 // bytes in [reserved, done) are zeroed and synced, or given up (next)
 	busyFrom int64 // chunk being zeroed: [busyFrom, busyTo); busyTo 0: none
 	busyTo   int64
 	failed   bool
