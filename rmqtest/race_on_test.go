@@ -1,0 +1,5 @@
+//go:build race
+
+package rmqtest_test
+
+const raceEnabled = true
