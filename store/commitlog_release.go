@@ -80,11 +80,7 @@ func (c *commitLog) releaseRange(from, upTo int64, what string) bool {
 	files := c.files
 	c.mu.RUnlock()
 	for _, f := range files {
-		a, b := max(from, f.start), min(upTo, f.end())
-		if a >= b {
-			continue
-		}
-		if err := mmap.Release(f.data[a-f.start : b-f.start]); err != nil {
+		if err := mmap.ReleasePages(f.data, max(from, f.start)-f.start, min(upTo, f.end())-f.start); err != nil {
 			c.log.Warn().Err(err).Str("file", f.path).Msg("commitlog: releasing " + what + " pages failed")
 			return false
 		}

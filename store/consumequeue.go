@@ -426,11 +426,7 @@ const cqReleaseKeep = 64 << 10
 // releaseBelow unmaps the file's whole pages below rel (a byte offset in
 // the file). The caller holds the queue's lock, so the mapping stays valid.
 func (f *cqFile) releaseBelow(rel int64) {
-	end := rel &^ (pageSize - 1)
-	if end <= 0 {
-		return
-	}
-	_ = mmap.Release(f.data[:min(end, f.size())])
+	_ = mmap.ReleasePages(f.data, 0, min(rel, f.size()))
 }
 
 // lastPhy returns the commitlog offset of the queue's last unit.

@@ -97,11 +97,8 @@ func (f *indexFile) releaseEntries(end int64) {
 	if end-keep-f.released < keep {
 		return
 	}
-	from := (f.entryPos(0) + pageSize - 1) &^ (pageSize - 1)
 	upTo := (end - keep) &^ (pageSize - 1)
-	if from < upTo {
-		_ = mmap.Release(f.mf.data[from:upTo])
-	}
+	_ = mmap.ReleasePages(f.mf.data, f.entryPos(0), upTo)
 	f.released = upTo
 }
 

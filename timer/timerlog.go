@@ -378,15 +378,10 @@ func (l *timerLog) sweepReleased() {
 
 // releaseRange releases the whole pages of [from, upTo) in every segment.
 func (l *timerLog) releaseRange(from, upTo int64) error {
-	page := int64(os.Getpagesize())
 	var errs []error
 	for _, s := range l.segs {
-		a := (max(from, s.start) - s.start + page - 1) / page * page
-		b := (min(upTo, s.endPos()) - s.start) / page * page
-		if a < b {
-			if err := mmap.Release(s.data[a:b]); err != nil {
-				errs = append(errs, fmt.Errorf("timer: release %s: %w", s.path, err))
-			}
+		if err := mmap.ReleasePages(s.data, from-s.start, min(upTo, s.endPos())-s.start); err != nil {
+			errs = append(errs, fmt.Errorf("timer: release %s: %w", s.path, err))
 		}
 	}
 	return errors.Join(errs...)

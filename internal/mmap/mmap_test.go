@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // TestMapWriteSyncReread writes through a mapping, syncs it, unmaps, and
@@ -42,5 +45,68 @@ func TestMapWriteSyncReread(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("read back %q, want %q", got, want)
+	}
+}
+
+// TestReleasePagesRounds checks that only the whole pages inside the range
+// leave the resident set, and that the bytes stay (a shared file mapping
+// keeps them in the page cache). Ranges without a whole page, or reaching
+// past the mapping, release what they cover and do not fail.
+func TestReleasePagesRounds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seg")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := int64(os.Getpagesize())
+	size := 8 * page
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Map(f, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Unmap(b)
+	fill := func() {
+		for i := range b {
+			b[i] = byte(i % 251)
+		}
+	}
+	kb := page / 1024
+	for _, c := range []struct {
+		from, to int64
+		pages    int64 // released
+	}{
+		{0, size, 8},
+		{1, page, 0},
+		{page - 1, 3*page + 1, 2},
+		{3 * page, 3 * page, 0},
+		{5 * page, size + page, 3},
+		{-page, page, 1},
+		{size, 2 * size, 0},
+	} {
+		fill()
+		if runtime.GOOS != "linux" {
+			if err := ReleasePages(b, c.from, c.to); err != nil {
+				t.Fatalf("ReleasePages(%d, %d): %v", c.from, c.to, err)
+			}
+			continue
+		}
+		if got := testutil.MappedRSS(t, b); got != 8*kb {
+			t.Fatalf("%d kB resident after writing every page, want %d", got, 8*kb)
+		}
+		if err := ReleasePages(b, c.from, c.to); err != nil {
+			t.Fatalf("ReleasePages(%d, %d): %v", c.from, c.to, err)
+		}
+		if got, want := testutil.MappedRSS(t, b), (8-c.pages)*kb; got != want {
+			t.Errorf("ReleasePages(%d, %d): %d kB resident, want %d", c.from, c.to, got, want)
+		}
+	}
+	for i := range b {
+		if b[i] != byte(i%251) {
+			t.Fatalf("byte %d = %d after release, want %d", i, b[i], byte(i%251))
+		}
 	}
 }
