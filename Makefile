@@ -50,23 +50,25 @@ RACE_PKGS = $(shell $(GO) list ./... | grep -v /integration)
 test-race:
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
-# The binary for every supported system, and go vet (tests included) for each
-# GOOS: the Linux-only calls (fallocate, madvise, fdatasync, hole punching)
-# sit behind build tags with portable fallbacks, and this keeps it so. The
-# builds only check that everything compiles; nothing is kept. arm64 is built
-# where it is common (Linux servers and containers, Apple silicon): rmq has
-# no per-architecture code, and each build costs CI half a minute.
-CROSS_OS      = linux darwin freebsd windows
-CROSS_TARGETS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 freebsd/amd64 windows/amd64
+# go vet (tests included) and a build of bin/rmq for every supported system:
+# the Linux-only calls (fallocate, madvise, fdatasync, hole punching) sit
+# behind build tags with portable fallbacks, and this keeps it so. A build
+# after the vet of the same target only links (vet compiles every package
+# for it); a build for another architecture compiles everything again, so
+# arm64 is built for Linux only (servers and containers), and Darwin is
+# checked on arm64 (Apple silicon). rmq has no per-architecture code.
+# Nothing built is kept.
+CROSS_VET   = linux/amd64 darwin/arm64 freebsd/amd64 windows/amd64
+CROSS_BUILD = $(CROSS_VET) linux/arm64
 cross:
 	@set -e; \
-	for t in $(CROSS_TARGETS); do \
+	for t in $(CROSS_VET); do \
+		echo "== vet $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
+	done; \
+	for t in $(CROSS_BUILD); do \
 		echo "== build $$t"; \
 		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/rmq; \
-	done; \
-	for os in $(CROSS_OS); do \
-		echo "== vet $$os"; \
-		GOOS=$$os GOARCH=amd64 $(GO) vet ./...; \
 	done
 
 # The Java suite installs its JDK and Maven itself when they are missing.

@@ -31,8 +31,20 @@ var sharedConf = []string{
 	"mappedFileSizeCommitLog=8388608",
 }
 
+// parallelTests is how many t.Parallel tests run at once unless -parallel
+// says otherwise. Each runs its own broker process and spends most of its
+// time waiting (delay levels, retention rounds, redeliveries, offset
+// commits), so the default, GOMAXPROCS (2 on a 2-core machine), left the
+// cores idle while the package took two and a half minutes.
+const parallelTests = 4
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", fmt.Sprint(parallelTests))
+	}
 	if testing.Short() {
 		os.Exit(m.Run())
 	}

@@ -85,7 +85,10 @@ func createTopic(t *testing.T, p *harness.Process, topic string, queues int, att
 	waitRoute(t, p, topic)
 }
 
+// runSDK5 runs in parallel with the other SDK's test: each has its own
+// broker and names, and both mostly wait for the delay and the check-back.
 func runSDK5(t *testing.T, sdk string) {
+	t.Parallel()
 	prog := sdk5Programs[sdk]
 	deps := os.Getenv(prog.env)
 	if deps == "" {

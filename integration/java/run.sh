@@ -33,7 +33,7 @@ MODE=rmq
 if [[ "${1:-}" == "--oracle" ]]; then MODE=java; fi
 ORACLE_VERSION_SET="${ORACLE_VERSION:-}"
 ORACLE_VERSION="${ORACLE_VERSION:-4.9.8}"
-# Classes tagged "one-header-type" (they wait on the wall clock; their subject is not the header codec) run under the
+# Classes and tests tagged "one-header-type" (they wait on the wall clock; their subject is not the header codec) run under the
 # first header type only.
 # grpc5 (the 5.x gRPC SDK against rmq's gRPC endpoint) runs once, not per header type, and not against the
 # Java oracle (which runs no proxy).

@@ -26,6 +26,7 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageConst;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,6 +36,9 @@ import org.junit.jupiter.api.Test;
  * <p>Check-backs come at the broker's transactionCheckInterval (60 s unless the broker.conf of the run sets it),
  * so those waits use {@link #CHECK_DEADLINE} (system property rmq.txCheckDeadlineSeconds, default 150).
  */
+// Under the first header type only (run.sh): it waits for the broker's check-back rounds (every 5 s); the
+// transaction headers go through the same codec as every other request's.
+@Tag("one-header-type")
 class TransactionTest {
     static final Duration CHECK_DEADLINE = Duration.ofSeconds(Long.getLong("rmq.txCheckDeadlineSeconds", 150));
     private static final String ID = "itid";
