@@ -202,6 +202,22 @@ type PullResult struct {
 // pull outcomes; any other code is a *ResponseError-worthy failure the
 // caller reports (ok false).
 func ParsePullResponse(resp *remoting.Command) (r *PullResult, ok bool, err error) {
+	r, ok, err = ParsePullHeader(resp)
+	if !ok || err != nil {
+		return r, ok, err
+	}
+	if r.Status == PullFound {
+		if r.Messages, err = DecodeMessages(resp.Body); err != nil {
+			return nil, true, err
+		}
+	}
+	return r, true, nil
+}
+
+// ParsePullHeader is ParsePullResponse without decoding the messages: the
+// result's Messages is nil, and a PullFound response's records are in
+// resp.Body, for a caller that only walks them.
+func ParsePullHeader(resp *remoting.Command) (r *PullResult, ok bool, err error) {
 	status, ok := pullStatuses[resp.Code]
 	if !ok {
 		return nil, false, nil
@@ -215,11 +231,6 @@ func ParsePullResponse(resp *remoting.Command) (r *PullResult, ok bool, err erro
 	}
 	if err := h.Err(); err != nil {
 		return nil, true, fmt.Errorf("%w: pull response: %v", ErrBadBody, err)
-	}
-	if status == PullFound {
-		if r.Messages, err = DecodeMessages(resp.Body); err != nil {
-			return nil, true, err
-		}
 	}
 	return r, true, nil
 }
