@@ -7,7 +7,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Garbage collector settings of the server commands. A broker's live heap is
+// Garbage collector settings of the server commands and of rmq bench (see
+// runBench). A broker's live heap is
 // small (a few MiB: metadata, connection buffers, the timer wheel's used
 // chunks) while it allocates per request, so at the default GOGC=100 it
 // collects tens of times a second under load. A higher percentage trades some
