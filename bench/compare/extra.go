@@ -425,7 +425,8 @@ func routeLookups(ctx context.Context, adm *admin.Admin, names []string, d time.
 
 // timerScalePhase is workload e on an ASYNC_FLUSH broker: timers due hours
 // out are sent up to each pending level, then a probe of scaleProbe more is
-// timed (wall and broker CPU per message) and the RSS read; last, the broker
+// timed (wall time of its sends; broker CPU from a settled broker until it
+// has settled again, per message) and the RSS read; last, the broker
 // restarts over everything pending.
 func (r *runner) timerScalePhase(ctx context.Context, t *target) error {
 	dir := filepath.Join(r.cfg.workDir, slug(t.name)+"-scale")
@@ -477,8 +478,19 @@ func (r *runner) timerScalePhase(ctx context.Context, t *target) error {
 			pending += res.Sent
 			r.logf("%s timer scale: filled to %d pending at %.0f msg/s", t.name, pending, res.SendRate())
 		}
+		// The probe's CPU is the broker's from a settled start until it has
+		// settled again, so it counts neither the fill's tail nor less than
+		// its own work (settle); its wall time is the sends'.
+		if d, ok := settle(ctx, c.broker.pid()); !ok {
+			r.logf("%s timer scale: not settled %v after the fill to %d pending", t.name, d.Round(time.Millisecond), pending)
+		}
 		smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
 		res, err := send(r.cfg.scaleProbe, false)
+		if err == nil {
+			if d, ok := settle(ctx, c.broker.pid()); !ok {
+				r.logf("%s timer scale: not settled %v after the probe at %d pending", t.name, d.Round(time.Millisecond), pending)
+			}
+		}
 		u := smp.stop()
 		if err != nil {
 			return err

@@ -274,3 +274,43 @@ func (s *sampler) stop() usage {
 	}
 	return u
 }
+
+// Settling of a broker before and after a timed probe (workload e): the
+// broker is settled once it used at most settleIdleCPU over settleWindow.
+const (
+	settleWindow  = 500 * time.Millisecond
+	settleIdleCPU = 20 * time.Millisecond // two clock ticks; 4 % of a core
+	settleLimit   = 20 * time.Second
+)
+
+// settle waits until process pid has finished the work queued before (it
+// used at most settleIdleCPU over a settleWindow), or settleLimit passed,
+// and returns how long it waited and whether pid settled. Workload e's
+// broker stores timers asynchronously (commitlog, then TimerLog), so CPU
+// read right after a fill of millions still counts the fill, and CPU read
+// right after a probe's sends misses part of the probe.
+func settle(ctx context.Context, pid int) (time.Duration, bool) {
+	return settleWithin(ctx, pid, settleLimit)
+}
+
+func settleWithin(ctx context.Context, pid int, limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	prev, err := readProc(pid)
+	if err != nil {
+		return 0, false
+	}
+	for time.Since(start) < limit {
+		if sleepCtx(ctx, settleWindow) != nil {
+			break
+		}
+		cur, err := readProc(pid)
+		if err != nil {
+			break
+		}
+		if cur.cpu-prev.cpu <= settleIdleCPU {
+			return time.Since(start), true
+		}
+		prev = cur
+	}
+	return time.Since(start), false
+}
