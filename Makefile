@@ -9,8 +9,8 @@
 #                a Docker daemon)
 #   make image   build the container image (IMAGE, default rmq:latest)
 #                offline: static rmq + busybox, no base image (docker/)
-#   make cross   build bin/rmq for linux and darwin (amd64, arm64), freebsd
-#                and windows (amd64), and go vet for each system
+#   make cross   go vet and build bin/rmq for linux, darwin (arm64), freebsd
+#                and windows, and build it for linux/arm64
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)
 #   make proto   regenerate grpcapi/apiv2 from the rocketmq-apis protos (pinned)
 #   make clean   remove bin/, .run/ and .image/

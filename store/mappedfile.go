@@ -33,7 +33,7 @@ func parseSegmentName(name string) (int64, bool) {
 	return v, true
 }
 
-var pageSize = int64(os.Getpagesize())
+var pageSize = mmap.PageSize
 
 // mappedFile is one fixed-size segment file mapped read-write and shared, so
 // that bytes copied into data are in the page cache at once (a killed process

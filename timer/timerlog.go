@@ -153,8 +153,7 @@ func (s *segment) msync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
-	page := int64(os.Getpagesize())
-	from &^= page - 1
+	from &^= mmap.PageSize - 1
 	b := s.data[from:to]
 	if err := mmap.Sync(s.f, b); err != nil {
 		return fmt.Errorf("timer: msync %s: %w", s.path, err)
@@ -282,7 +281,7 @@ func (l *timerLog) truncate(pos int64) error {
 // clean stop the tail is a hole or zero, and rewriting the rest of a 100 MiB
 // segment on every start would cost a large synced write.
 func (s *segment) zeroFrom(from int64) error {
-	page := int64(os.Getpagesize())
+	page := mmap.PageSize
 	lo, hi := int64(-1), int64(-1)
 	for _, r := range store.DataRegions(s.f, from, int64(len(s.data))) {
 		for p := r[0]; p < r[1]; {

@@ -481,13 +481,13 @@ func (r *runner) timerScalePhase(ctx context.Context, t *target) error {
 		// The probe's CPU is the broker's from a settled start until it has
 		// settled again, so it counts neither the fill's tail nor less than
 		// its own work (settle); its wall time is the sends'.
-		if d, ok := settle(ctx, c.broker.pid()); !ok {
+		if d, ok := settle(ctx, c.broker.pid(), settleLimit); !ok {
 			r.logf("%s timer scale: not settled %v after the fill to %d pending", t.name, d.Round(time.Millisecond), pending)
 		}
 		smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
 		res, err := send(r.cfg.scaleProbe, false)
 		if err == nil {
-			if d, ok := settle(ctx, c.broker.pid()); !ok {
+			if d, ok := settle(ctx, c.broker.pid(), settleLimit); !ok {
 				r.logf("%s timer scale: not settled %v after the probe at %d pending", t.name, d.Round(time.Millisecond), pending)
 			}
 		}

@@ -284,16 +284,12 @@ const (
 )
 
 // settle waits until process pid has finished the work queued before (it
-// used at most settleIdleCPU over a settleWindow), or settleLimit passed,
+// used at most settleIdleCPU over a settleWindow), or limit passed,
 // and returns how long it waited and whether pid settled. Workload e's
 // broker stores timers asynchronously (commitlog, then TimerLog), so CPU
 // read right after a fill of millions still counts the fill, and CPU read
 // right after a probe's sends misses part of the probe.
-func settle(ctx context.Context, pid int) (time.Duration, bool) {
-	return settleWithin(ctx, pid, settleLimit)
-}
-
-func settleWithin(ctx context.Context, pid int, limit time.Duration) (time.Duration, bool) {
+func settle(ctx context.Context, pid int, limit time.Duration) (time.Duration, bool) {
 	start := time.Now()
 	prev, err := readProc(pid)
 	if err != nil {

@@ -20,7 +20,7 @@ func TestSettleIdleProcess(t *testing.T) {
 		t.Skip("no sleep command: ", err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	d, ok := settleWithin(context.Background(), cmd.Process.Pid, 10*time.Second)
+	d, ok := settle(context.Background(), cmd.Process.Pid, 10*time.Second)
 	if !ok || d < settleWindow {
 		t.Fatalf("settle of a sleeping process = %v, %v; want settled after at least %v", d, ok, settleWindow)
 	}
@@ -39,7 +39,7 @@ func TestSettleBusyProcess(t *testing.T) {
 		}
 	}()
 	const limit = 1500 * time.Millisecond
-	d, ok := settleWithin(context.Background(), os.Getpid(), limit)
+	d, ok := settle(context.Background(), os.Getpid(), limit)
 	if ok || d < limit {
 		t.Fatalf("settle of a busy process = %v, %v; want not settled after %v", d, ok, limit)
 	}
@@ -51,7 +51,7 @@ func TestSettleGoneProcess(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Skip("no true command: ", err)
 	}
-	if d, ok := settleWithin(context.Background(), cmd.Process.Pid, 10*time.Second); ok || d > time.Second {
+	if d, ok := settle(context.Background(), cmd.Process.Pid, 10*time.Second); ok || d > time.Second {
 		t.Fatalf("settle of an exited process = %v, %v", d, ok)
 	}
 }

@@ -10,16 +10,15 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 )
 
-// TestMapWriteSyncReread writes through a mapping, syncs it, unmaps, and
-// reads the bytes back through the file.
-func TestMapWriteSyncReread(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "seg")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// mapNewFile creates a file of size bytes in the test's directory and maps
+// it; the file is closed when the test ends, the mapping is the caller's.
+func mapNewFile(t *testing.T, size int64) (*os.File, []byte) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(t.TempDir(), "seg"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	const size = 1 << 16
+	t.Cleanup(func() { f.Close() })
 	if err := f.Truncate(size); err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +26,14 @@ func TestMapWriteSyncReread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, b
+}
+
+// TestMapWriteSyncReread writes through a mapping, syncs it, unmaps, and
+// reads the bytes back through the file.
+func TestMapWriteSyncReread(t *testing.T) {
+	const size = 1 << 16
+	f, b := mapNewFile(t, size)
 	if len(b) != size {
 		t.Fatalf("len = %d, want %d", len(b), size)
 	}
@@ -53,21 +60,9 @@ func TestMapWriteSyncReread(t *testing.T) {
 // keeps them in the page cache). Ranges without a whole page, or reaching
 // past the mapping, release what they cover and do not fail.
 func TestReleasePagesRounds(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "seg")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	page := int64(os.Getpagesize())
+	page := PageSize
 	size := 8 * page
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Map(f, size)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := mapNewFile(t, size)
 	defer Unmap(b)
 	fill := func() {
 		for i := range b {
