@@ -16,10 +16,30 @@ import (
 var (
 	rmqBin  string // built by TestMain
 	tmpRoot string // removed by TestMain
+)
 
-	sharedOnce sync.Once
-	sharedProc *harness.Process
-	sharedErr  error
+// sharedProcess is a broker process started on first use and stopped by
+// TestMain, so every test (and every -count iteration) that asks for it gets
+// the same one.
+type sharedProcess struct {
+	name string   // its directory under tmpRoot
+	conf []string // its broker.conf
+
+	once sync.Once
+	proc *harness.Process
+	err  error
+}
+
+var (
+	// shared serves the tests that need no restart and no special setting.
+	shared = &sharedProcess{name: "shared", conf: sharedConf}
+	// tracing serves TestMessageTrace. The stock Go client keeps one
+	// process-wide trace client, named INNER_TRACE_CLIENT_DEFAULT, bound to
+	// the first name server it is given (internal/trace.go
+	// NewTraceDispatcher); for any other name server GetOrNewRocketMQClient
+	// returns nil and WithTrace goes on with a nil dispatcher, which panics.
+	// So every run of the test in one test binary must use the same broker.
+	tracing = &sharedProcess{name: "tracing", conf: []string{"traceTopicEnable=true"}}
 )
 
 // sharedConf is the broker.conf of the shared process. The commitlog files are
@@ -66,9 +86,12 @@ func runAll(m *testing.M) int {
 	}
 	rlog.SetLogger(clientLog)
 	code := m.Run()
-	if sharedProc != nil {
-		if err := sharedProc.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "shared rmq did not stop cleanly on SIGTERM: %v\n", err)
+	for _, sp := range []*sharedProcess{shared, tracing} {
+		if sp.proc == nil {
+			continue
+		}
+		if err := sp.proc.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s rmq did not stop cleanly on SIGTERM: %v\n", sp.name, err)
 			if code == 0 {
 				code = 1
 			}
@@ -89,23 +112,29 @@ func skipShort(t *testing.T) {
 // starting it on first use.
 func sharedRMQ(t *testing.T) *harness.Process {
 	t.Helper()
+	return shared.get(t)
+}
+
+// get returns the process, starting it on first use.
+func (sp *sharedProcess) get(t *testing.T) *harness.Process {
+	t.Helper()
 	skipShort(t)
-	sharedOnce.Do(func() {
-		dir := filepath.Join(tmpRoot, "shared")
-		if sharedErr = os.Mkdir(dir, 0o755); sharedErr != nil {
+	sp.once.Do(func() {
+		dir := filepath.Join(tmpRoot, sp.name)
+		if sp.err = os.Mkdir(dir, 0o755); sp.err != nil {
 			return
 		}
-		sharedProc, sharedErr = harness.Launch(harness.Config{Bin: rmqBin, WorkDir: dir, BrokerConf: sharedConf})
+		sp.proc, sp.err = harness.Launch(harness.Config{Bin: rmqBin, WorkDir: dir, BrokerConf: sp.conf})
 	})
-	if sharedErr != nil {
-		t.Fatalf("shared rmq: %v", sharedErr)
+	if sp.err != nil {
+		t.Fatalf("%s rmq: %v", sp.name, sp.err)
 	}
-	if !sharedProc.Running() {
-		t.Fatalf("shared rmq is not running; output:\n%s", sharedProc.Logs())
+	if !sp.proc.Running() {
+		t.Fatalf("%s rmq is not running; output:\n%s", sp.name, sp.proc.Logs())
 	}
-	sharedProc.AttachLogs(t)
+	sp.proc.AttachLogs(t)
 	attachClientLog(t)
-	return sharedProc
+	return sp.proc
 }
 
 // ownRMQ starts a process for this test alone (restart and crash tests).

@@ -134,9 +134,10 @@ func TestRequestReply(t *testing.T) {
 // TestMessageTrace runs a Go producer and consumer with tracing on against a
 // broker with traceTopicEnable: the trace topic exists from the start, and
 // the Pub and SubAfter records of a message are found by its id the way
-// queryMsgTraceById finds them.
+// queryMsgTraceById finds them. The broker is shared by every run of the
+// test (see tracing), so -count=N works.
 func TestMessageTrace(t *testing.T) {
-	p := ownRMQ(t, "traceTopicEnable=true")
+	p := tracing.get(t)
 	waitRoute(t, p, message.TopicTrace)
 	ns := primitive.NewPassthroughResolver([]string{p.NamesrvAddr()})
 	trace := &primitive.TraceConfig{Access: primitive.Local, Resolver: ns}
