@@ -35,6 +35,13 @@ type pullFilter struct {
 	props message.Props // the properties being matched, valid during MatchProps
 }
 
+// acceptsAll reports whether the filter lets every message through: a tag
+// subscription of everything, no property filter, and no retry topic whose
+// messages are matched by their original topic's filter.
+func (f *pullFilter) acceptsAll() bool {
+	return f.tags != nil && f.tags.all && f.expr == nil && f.retryGroup == ""
+}
+
 // MatchTags is isMatchedByConsumeQueue.
 func (f *pullFilter) MatchTags(tagsCode int64) bool { return f.tags == nil || f.tags.match(tagsCode) }
 

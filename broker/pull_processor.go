@@ -205,23 +205,32 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	return b.pull(c, req, ph, allowSuspend)
 }
 
-// servePullInline serves on the event loop a pull of a consumer that has
-// caught up: its offset is the queue's end, so the store answers from
-// memory (no commitlog read) and the pull is parked, or answered with what
-// was dispatched in between (just written, still mapped). Such pulls are
-// most of a long-polling consumer's requests when it keeps up: a held pull
-// answered with one message is followed by one that finds nothing. Serving
-// them here saves the pool hand-off and a goroutine wake-up per request.
+// servePullInline serves on the event loop a pull the store can answer
+// from memory, which saves the pool hand-off and a goroutine wake-up per
+// request (and the loop's wake-up for the answer):
+//   - a consumer that has caught up: its offset is the queue's end, so the
+//     store answers from memory (no commitlog read) and the pull is parked,
+//     or answered with what was dispatched in between (just written, still
+//     mapped). Such pulls are most of a long-polling consumer's requests
+//     when it keeps up: a held pull answered with one message is followed by
+//     one that finds nothing;
+//   - a consumer behind the end (draining a backlog) whose subscription
+//     takes every message, when the consume-queue units and the commitlog
+//     span the pull reads are in the page cache (store.ReadResident). A
+//     filtered pull may scan further than the units checked, and a read of
+//     pages not cached would wait for the disk: both go to the pool.
+//
 // A group that does not exist yet (creating it persists the group table),
-// an offset behind the end (the read may fault pages in), ACL checks and
-// shutdown are left to ServeRemoting.
+// ACL checks and shutdown are left to ServeRemoting.
 func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
 	if b.acl != nil {
 		return nil, false
 	}
 	ph, err := parsePullHeader(req)
-	if err != nil || b.clients.SubGroups.Find(ph.group) == nil ||
-		b.store.MaxOffsetInQueue(ph.topic, ph.queueID) != ph.queueOffset {
+	if err != nil || b.clients.SubGroups.Find(ph.group) == nil {
+		return nil, false
+	}
+	if b.store.MaxOffsetInQueue(ph.topic, ph.queueID) != ph.queueOffset && !b.pullResident(ph) {
 		return nil, false
 	}
 	if !b.enter() {
@@ -234,6 +243,24 @@ func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remo
 		}, c, req), true
 	}
 	return b.pull(c, req, ph, true), true
+}
+
+// pullResident reports whether the pull ph, behind its queue's end, takes
+// every message and reads only pages in memory (servePullInline).
+func (b *Broker) pullResident(ph *pullHeader) bool {
+	pf, code, _ := b.pullFilterFor(ph)
+	if code != remoting.Success || !pf.acceptsAll() {
+		return false
+	}
+	maxMsgs, maxBytes := pullLimits(ph, b.runtime())
+	return b.store.ReadResident(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, maxBytes)
+}
+
+// pullLimits is how many messages and about how many bytes one pull
+// returns: what the client asks for, within maxTransferCountOnMessageInMemory
+// and maxTransferBytesOnMessageInMemory.
+func pullLimits(ph *pullHeader, rc *runtimeConfig) (maxMsgs, maxBytes int) {
+	return max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory)), rc.MaxTransferBytesOnMessageInMemory
 }
 
 // pull serves a pull whose header parsed.
@@ -274,9 +301,9 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, a
 		return fail(code, remark)
 	}
 
-	maxMsgs := max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory))
+	maxMsgs, maxBytes := pullLimits(ph, rc)
 	begin := b.clock.Now()
-	res := b.store.GetMessageFiltered(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, rc.MaxTransferBytesOnMessageInMemory, pf)
+	res := b.store.GetMessageFiltered(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, maxBytes, pf)
 	resp.Remark = getStatusNames[res.Status]
 	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
 	resp.SetExt(pullHeaderNext, strconv.FormatInt(res.NextBeginOffset, 10))

@@ -75,11 +75,13 @@ func TestServeInlineTakesOnlyPlainSends(t *testing.T) {
 	}
 }
 
-// ServeInline takes a pull only when its consumer has caught up (the
-// offset is the queue's end) and its group exists: the store then answers
-// from memory. A pull behind the end, of a new group, or that does not
-// parse is left to the pool untouched.
-func TestServeInlineTakesCaughtUpPulls(t *testing.T) {
+// ServeInline takes a pull of an existing group that the store answers from
+// memory: a consumer that has caught up (the offset is the queue's end), or
+// one behind the end that takes every message of pages in the page cache
+// (just written here). A filtered pull behind the end, a pull of a new
+// group, or one that does not parse is left to the pool untouched; so is a
+// read of pages not cached (store's TestReadResident).
+func TestServeInlineTakesPullsServedFromMemory(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.mustSend(sendArgs{topic: "PInl", body: []byte("one")})
 	tb.waitDispatched()
@@ -105,10 +107,19 @@ func TestServeInlineTakesCaughtUpPulls(t *testing.T) {
 		t.Fatalf("caught-up long poll: handled %v, reply %v, %d held; want it parked inline", ok, resp, tb.pullHold.held())
 	}
 
+	resp, ok = tb.ServeInline(conn, req(pullArgs{group: "PG", topic: "PInl", offset: 0, maxMsgs: 32, sysFlag: pullFlagSubscription, subscription: "*"}))
+	if !ok || resp == nil || resp.Code != remoting.Success {
+		t.Fatalf("pull behind the end of cached pages: handled %v, reply %v; want FOUND served inline", ok, resp)
+	}
+	if ms := coreRecords(t, resp.Body); len(ms) != 1 || string(ms[0].Body) != "one" {
+		t.Fatalf("pull behind the end served inline returned %d messages", len(ms))
+	}
+
 	for name, a := range map[string]pullArgs{
-		"behind the end":  {group: "PG", topic: "PInl", offset: 0, sysFlag: pullFlagSubscription},
-		"past the end":    {group: "PG", topic: "PInl", offset: 5, sysFlag: pullFlagSubscription},
-		"group to create": {group: "PNew", topic: "PInl", offset: 1, sysFlag: pullFlagSubscription},
+		"behind the end, by tag": {group: "PG", topic: "PInl", offset: 0, sysFlag: pullFlagSubscription, subscription: "TagA"},
+		"behind the end, by SQL": {group: "PG", topic: "PInl", offset: 0, sysFlag: pullFlagSubscription, subscription: "a > 1", exprType: "SQL92"},
+		"past the end":           {group: "PG", topic: "PInl", offset: 5, sysFlag: pullFlagSubscription},
+		"group to create":        {group: "PNew", topic: "PInl", offset: 1, sysFlag: pullFlagSubscription},
 	} {
 		if resp, ok := tb.ServeInline(conn, req(a)); ok || resp != nil {
 			t.Fatalf("%s: handled %v, reply %v; want it left to the pool", name, ok, resp)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/internal/mmap"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -192,6 +193,21 @@ func (c *commitLog) minLocked() int64 {
 		return c.maxOffset.Load()
 	}
 	return c.files[0].start
+}
+
+// resident reports whether the bytes [from, to) are published, in one file,
+// and in the page cache (mmap.Resident).
+func (c *commitLog) resident(from, to int64) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed || from >= to {
+		return false
+	}
+	f := c.fileAt(from)
+	if f == nil || to > min(c.maxOffset.Load(), f.end()) {
+		return false
+	}
+	return mmap.Resident(f.data[from-f.start : to-f.start])
 }
 
 // record calls fn with the record at off after checking its framing (magic,

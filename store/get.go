@@ -7,6 +7,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/rmqio/rmq/internal/mmap"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -229,26 +230,72 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 }
 
 // bodyEstimate is the buffer a pull needs for the units ahead (the first one
-// is the record being copied): the sum of the record sizes of the first
-// maxMsgs non-filler units, stopping where maxBytes would be passed, as the
-// copy loop does. Without a filter this is exact, so a pull allocates in
+// is the record being copied): the sum of the record sizes of the units
+// unitsAhead takes. Without a filter this is exact, so a pull allocates in
 // proportion to what it returns rather than to maxMsgs; a filter that skips
 // units only makes it an over-estimate, and append grows the buffer if
 // accepted records beyond those units follow.
 func bodyEstimate(units []byte, maxMsgs, maxBytes int) int {
+	total := 0
+	unitsAhead(units, maxMsgs, maxBytes, func(_ int64, size int32) { total += int(size) })
+	return total
+}
+
+// unitsAhead calls fn with the first maxMsgs non-filler units of units,
+// stopping where maxBytes would be passed (but taking at least one), as
+// getMessage's copy loop does without a filter. full reports that it
+// stopped at one of the two limits rather than at the end of units.
+func unitsAhead(units []byte, maxMsgs, maxBytes int, fn func(phy int64, size int32)) (full bool) {
 	total, n := 0, 0
-	for p := 0; p+cqUnitSize <= len(units) && n < max(maxMsgs, 1); p += cqUnitSize {
+	for p := 0; p+cqUnitSize <= len(units); p += cqUnitSize {
+		if n >= max(maxMsgs, 1) {
+			return true
+		}
 		phy, size, _ := unitAt(units[p:])
 		if isFiller(phy, size) || size <= 0 {
 			continue
 		}
 		if n > 0 && total+int(size) > maxBytes {
-			break
+			return true
 		}
 		total += int(size)
 		n++
+		fn(phy, size)
 	}
-	return total
+	return n >= max(maxMsgs, 1)
+}
+
+// ReadResident reports whether GetMessage of these arguments, without a
+// filter, would read only memory: the consume-queue units it walks and the
+// commitlog span of the records they point at are in the page cache
+// (mmap.Resident), checked before any of them is read. The broker serves
+// such a pull on its event loop, which must never wait for the disk. It is
+// a snapshot: false when the queue, the offset or a record is not there,
+// when filler units would take the read past the maxMsgs units checked,
+// when the span crosses a commitlog file or is longer than mmap.Resident
+// looks at, and on systems without the check; a page the kernel evicts
+// right after the check costs one read.
+func (s *Store) ReadResident(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) bool {
+	if s.closed.Load() {
+		return false
+	}
+	q, _ := s.queueFor(topic, queueID, false)
+	if q == nil {
+		return false
+	}
+	resident := false
+	q.units(offset, func(units []byte) {
+		ahead := units[:min(len(units), max(maxMsgs, 1)*cqUnitSize)]
+		if !mmap.Resident(ahead) {
+			return
+		}
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		full := unitsAhead(ahead, maxMsgs, maxBytes, func(phy int64, size int32) {
+			lo, hi = min(lo, phy), max(hi, phy+int64(size))
+		})
+		resident = lo < hi && (full || len(ahead) == len(units)) && s.cl.resident(lo, hi)
+	})
+	return resident
 }
 
 // filterUnit runs filter on one unit, parsing the record's properties only if

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestUnitsAhead checks the walk bodyEstimate and ReadResident share: the
+// first maxMsgs non-filler units, stopped by maxBytes after the first one,
+// and whether a limit (not the end of the units) stopped it.
+func TestUnitsAhead(t *testing.T) {
+	// Units of sizes 100, filler, 200, 300, filler, 400 at phy 1000, 2000, ...
+	sizes := []int32{100, fillerSize, 200, 300, fillerSize, 400}
+	units := make([]byte, len(sizes)*cqUnitSize)
+	for i, sz := range sizes {
+		phy := int64(1000 * (i + 1))
+		if sz == fillerSize {
+			phy = 0
+		}
+		putUnit(units[i*cqUnitSize:], phy, sz, 0)
+	}
+	for _, c := range []struct {
+		maxMsgs, maxBytes int
+		want              []int32
+		full              bool
+	}{
+		{32, 1 << 20, []int32{100, 200, 300, 400}, false},
+		{2, 1 << 20, []int32{100, 200}, true},
+		{4, 1 << 20, []int32{100, 200, 300, 400}, true},
+		{0, 1 << 20, []int32{100}, true},
+		{32, 600, []int32{100, 200, 300}, true},
+		{32, 50, []int32{100}, true},
+	} {
+		var got []int32
+		full := unitsAhead(units, c.maxMsgs, c.maxBytes, func(_ int64, size int32) { got = append(got, size) })
+		if !slices.Equal(got, c.want) || full != c.full {
+			t.Errorf("unitsAhead(maxMsgs %d, maxBytes %d) = %v, full %t; want %v, %t", c.maxMsgs, c.maxBytes, got, full, c.want, c.full)
+		}
+		var want int
+		for _, sz := range c.want {
+			want += int(sz)
+		}
+		if est := bodyEstimate(units, c.maxMsgs, c.maxBytes); est != want {
+			t.Errorf("bodyEstimate(maxMsgs %d, maxBytes %d) = %d, want %d", c.maxMsgs, c.maxBytes, est, want)
+		}
+	}
+}
