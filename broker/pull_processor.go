@@ -317,6 +317,9 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, a
 	switch resp.Code {
 	case remoting.Success:
 		resp.Body = res.Body()
+		// The body's buffer goes back to the store once the frame is copied
+		// out for the socket.
+		resp.OnWritten(res.Release)
 		b.stats.GetMsgs.Add(int64(len(res.Messages)))
 		b.bstats.RecordGet(ph.topic, ph.group, len(res.Messages), len(resp.Body))
 		b.bstats.RecordGetLatency(ph.topic, ph.group, ph.queueID, b.clock.Now().Sub(begin))

@@ -25,6 +25,24 @@ type Command struct {
 	// be well formed; ExtFields stays nil until Ext builds it.
 	rawExt    string
 	hasRawExt bool
+
+	// onWritten runs once the frame has been copied out (OnWritten).
+	onWritten func()
+}
+
+// OnWritten makes f run once, when the server has copied the command's frame
+// out for the socket (or found the connection closed): a response whose
+// Body is a borrowed buffer gives it back there. A response the server never
+// writes (a oneway request's, or one a handler's caller consumes itself)
+// never runs f, and its buffer is collected as usual.
+func (c *Command) OnWritten(f func()) { c.onWritten = f }
+
+// written runs and clears the OnWritten function.
+func (c *Command) written() {
+	if f := c.onWritten; f != nil {
+		c.onWritten = nil
+		f()
+	}
 }
 
 // Ext returns the custom header fields, building the map from the unparsed

@@ -537,6 +537,7 @@ func (c *Conn) WriteResponse(cmd *Command) error {
 // together in one write: under load that is one syscall and one loop
 // wake-up for many responses instead of one each.
 func (c *Conn) write(cmd *Command) error {
+	defer cmd.written()
 	if tc := c.tc.Load(); tc != nil {
 		_, err := tc.Write(AppendFrame(nil, cmd))
 		return err
@@ -583,6 +584,7 @@ func (c *Conn) queueOnLoop(cmd *Command) {
 	c.out = AppendFrame(c.out, cmd)
 	c.outMu.Unlock()
 	c.inlineOut = true
+	cmd.written()
 }
 
 // flushOut writes every queued frame; it runs on the connection's event loop.

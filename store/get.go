@@ -49,11 +49,22 @@ type GetResult struct {
 	MinOffset       int64
 	MaxOffset       int64
 	body            []byte
+	buf             *[]byte // the pooled buffer body started in (bodypool.go)
 }
 
 // Body returns the messages concatenated: a PULL_MESSAGE response body. It
 // shares memory with Messages.
 func (r *GetResult) Body() []byte { return r.body }
+
+// Release hands the body's buffer back for a later read to reuse. Neither
+// Body nor Messages, nor any copy of them, may be used after it: the bytes
+// will be overwritten. A result never released is collected as usual.
+func (r *GetResult) Release() {
+	if r.buf != nil {
+		recycleBody(r.buf)
+	}
+	r.buf, r.body, r.Messages = nil, nil, nil
+}
 
 // maxFilterUnits is Java's floor on consume-queue units scanned per call.
 const maxFilterUnits = 16000
@@ -67,7 +78,7 @@ const maxFilterUnits = 16000
 // filter accepts everything. The result is never nil; after Close every queue
 // reads as NoMatchedLogicQueue (Java returns null once shut down).
 func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter func(tagsCode int64, props func() map[string]string) bool) *GetResult {
-	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, filter, nil, true)
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, filter, nil, consumerRead)
 }
 
 // ReadQueue is GetMessage for the broker's own services (the delay service,
@@ -78,7 +89,7 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs, m
 // through DefaultMessageStore.getMessage (4.9.8 ScheduleMessageService,
 // 5.3.3 TimerMessageStore), so their reads never reach those counters.
 func (s *Store) ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *GetResult {
-	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, nil, false)
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, nil, serviceRead)
 }
 
 // MessageFilter selects messages in GetMessageFiltered, in the two steps of
@@ -94,17 +105,31 @@ type MessageFilter interface {
 // GetMessageFiltered is GetMessage with a MessageFilter: a unit either step
 // rejects is skipped but counted in NextBeginOffset, as Java's getMessage
 // does. The properties are handed over without a copy, so a filter that
-// evaluates them allocates nothing per message.
+// evaluates them allocates nothing per message. It serves the broker's
+// pulls: the body is a pooled buffer (bodypool.go), which the caller hands
+// back with Release once it is done with the result.
 func (s *Store) GetMessageFiltered(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, f MessageFilter) *GetResult {
-	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, f, true)
+	return s.getMessage(topic, queueID, offset, maxMsgs, maxBytes, nil, f, pullRead)
 }
 
+// readMode says who reads: a consumer's read is counted in the get
+// statistics, and a pull's body comes from the pool (its caller releases
+// it; a body from the pool that is never released would cost a whole size
+// class instead of what it holds).
+type readMode struct{ count, pooled bool }
+
+var (
+	consumerRead = readMode{count: true}
+	pullRead     = readMode{count: true, pooled: true}
+	serviceRead  = readMode{}
+)
+
 func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, maxBytes int,
-	filter func(tagsCode int64, props func() map[string]string) bool, mf MessageFilter, count bool) *GetResult {
+	filter func(tagsCode int64, props func() map[string]string) bool, mf MessageFilter, mode readMode) *GetResult {
 	if s.closed.Load() {
 		return &GetResult{Status: NoMatchedLogicQueue}
 	}
-	if count {
+	if mode.count {
 		s.stats.getCalls.Add(1)
 		start := s.opts.Clock.Now()
 		defer func() { s.stats.times.noteGet(s.opts.Clock.Now().Sub(start)) }()
@@ -176,7 +201,13 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 					if r.body == nil {
 						// Size the buffer for what the queue holds: the units
 						// written from here on, within maxMsgs and maxBytes.
-						r.body = make([]byte, 0, bodyEstimate(units[scanned:min(len(units), limit)], maxMsgs, maxBytes))
+						ahead := units[scanned:min(len(units), limit)]
+						if n := bodyEstimate(ahead, maxMsgs, maxBytes); mode.pooled {
+							r.body, r.buf = newBody(n)
+						} else {
+							r.body = make([]byte, 0, n)
+						}
+						offs = make([]int, 0, min(max(maxMsgs, 1), len(ahead)/cqUnitSize))
 					}
 					r.body = append(r.body, b...)
 					return nil
@@ -221,7 +252,7 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgs, m
 			}
 			r.Messages[i] = r.body[o:end:end]
 		}
-		if count {
+		if mode.count {
 			s.stats.getFound.Add(1)
 			s.stats.getMessages.Add(int64(len(offs)))
 		}

@@ -45,3 +45,30 @@ func TestUnitsAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyClasses checks the pool's size classes: the smallest power of two
+// from 4 KiB holding n, none below 2 KiB or above 1 MiB, and only a buffer
+// of exactly a class's size goes back.
+func TestBodyClasses(t *testing.T) {
+	for _, c := range []struct{ n, class int }{
+		{0, -1}, {2047, -1}, {2048, 0}, {4096, 0}, {4097, 1}, {64 << 10, 4}, {64<<10 + 1, 5}, {1 << 20, 8}, {1<<20 + 1, -1},
+	} {
+		if got := bodyClass(c.n); got != c.class {
+			t.Errorf("bodyClass(%d) = %d, want %d", c.n, got, c.class)
+		}
+		b, p := newBody(c.n)
+		if len(b) != 0 || cap(b) < c.n || (p == nil) != (c.class < 0) {
+			t.Errorf("newBody(%d): len %d cap %d, pooled %t", c.n, len(b), cap(b), p != nil)
+		}
+		if c.class >= 0 && cap(b) != 1<<(c.class+minBodyClass) {
+			t.Errorf("newBody(%d): cap %d, want the class's %d", c.n, cap(b), 1<<(c.class+minBodyClass))
+		}
+	}
+	odd := make([]byte, 0, 5000)
+	recycleBody(&odd) // not a class size: dropped, not pooled
+	for range 4 {
+		if b, _ := newBody(5000); cap(b) == 5000 {
+			t.Fatal("a buffer of no class's size was pooled")
+		}
+	}
+}
