@@ -16,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
+	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/rmqtest"
 )
@@ -26,7 +27,7 @@ const receiveTimeout = 20 * time.Second
 
 func TestMain(m *testing.M) {
 	rlog.SetLogLevel("error")
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		// The clients left running (shutdownAtEnd) log every failed
 		// request to the stopped brokers at the error level.
 		rlog.SetLogLevel("fatal")
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 // as a data race inside the client (make test-race, TestStartWithBroker
 // ConfigAndClockStart; upstream apache/rocketmq-client-go#1115, open).
 func shutdownAtEnd(t *testing.T, shutdown func() error) {
-	if !raceEnabled {
+	if !testutil.RaceEnabled {
 		t.Cleanup(func() { _ = shutdown() })
 	}
 }

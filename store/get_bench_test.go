@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -116,7 +117,7 @@ func TestGetMessageReusesReleasedBodies(t *testing.T) {
 		t.Fatal("a released result still shows its body")
 	}
 	b := s.GetMessageFiltered("Pool", 0, 8, 32, 1<<20, everything{})
-	if unsafe.SliceData(b.Body()) != first {
+	if unsafe.SliceData(b.Body()) != first && !testutil.RaceEnabled { // -race: sync.Pool drops at random
 		t.Fatal("the next read of the same class did not reuse the released buffer")
 	}
 	if len(b.Messages) != 32 {
@@ -143,7 +144,7 @@ func TestGetMessageReusesReleasedBodies(t *testing.T) {
 		t.Fatalf("GetMessage's body has cap %d for %d bytes: it took a pooled buffer", cap(d.Body()), len(d.Body()))
 	}
 	allocs := testing.AllocsPerRun(20, func() { s.GetMessageFiltered("Pool", 0, 0, 32, 1<<20, everything{}).Release() })
-	if allocs > 5 {
+	if allocs > 5 && !testutil.RaceEnabled {
 		t.Fatalf("a released pull of 32 messages made %.0f allocations", allocs)
 	}
 }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package rmqtest_test
-
-const raceEnabled = false
