@@ -173,6 +173,24 @@ func (c *cluster) route(ctx context.Context, topic string) ([]admin.QueueAddr, e
 	return admin.PublishQueues(topic, rd), nil
 }
 
+// stored is the number of messages topic's queues hold: their max offsets
+// summed.
+func (c *cluster) stored(ctx context.Context, topic string) (int64, error) {
+	queues, err := c.route(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, q := range queues {
+		m, err := c.adm.MaxOffset(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
 func (c *cluster) close() {
 	if c.adm != nil {
 		c.adm.Close()

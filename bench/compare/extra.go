@@ -628,6 +628,14 @@ func (r *runner) extraRows(rmq, j4, j5 *target, get func(*target, string) float6
 
 	wf := "f stock benchmark tools (-stock-tools)"
 	same(wf, "workload 1 by the stock Producer: throughput", "msg/s", j4, "w1.stock.tps", atLeast(1.5))
+	same(wf, "workload 1 by the stock Producer: msg per broker CPU-second", "msg/CPU-s", j4, "w1.stock.tpcpu", atLeast(2))
+	// f's target: the stock tool's rmq/Java ratio within ±15 % of `rmq
+	// bench`'s for workload 1 (the rmq column; NaN when either is missing).
+	for _, m := range []struct{ name, key string }{{"throughput", "tps"}, {"msg per broker CPU-second", "tpcpu"}} {
+		rr := func(k string) float64 { return get(rmq, k) / get(j4, k) }
+		val(wf, "workload 1, "+m.name+": stock Producer's rmq/Java over rmq bench's", "", j4,
+			rr("w1.stock."+m.key)/rr("w1."+m.key), math.NaN(), rmqWithin(0.85, 1.15))
+	}
 	same(wf, "workload 1 by the stock Producer: max RT", "ms", j4, "w1.stock.maxrt", noGoal)
 	same(wf, "workload 1 by the stock Producer: failed sends", "", j4, "w1.stock.failed", noGoal)
 	same(wf, "workload a by the stock Consumer: drain from 10 to 90 % (broker offsets)", "msg/s", j4, "wa.stock.drain", atLeast(2))

@@ -187,6 +187,7 @@ func (r *runner) runStock(ctx context.Context, c *cluster, tool string, d time.D
 // duration (at least three windows).
 func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) error {
 	d := max(r.cfg.warmup+r.cfg.duration, 3*stockWindow+2*time.Second)
+	before, berr := c.stored(ctx, topicSend)
 	s, u, err := r.runStock(ctx, c, "Producer", d, "-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.conns*r.cfg.inflight))
 	if err != nil {
 		return err
@@ -194,8 +195,19 @@ func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) erro
 	r.set(t, "w1.stock.tps", s.steady())
 	r.set(t, "w1.stock.maxrt", s.maxRT)
 	r.set(t, "w1.stock.failed", float64(s.failed))
-	r.logf("%s stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s",
-		t.name, s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds())
+	// Broker CPU per message counts what the broker stored while the tool
+	// ran (the tool prints rates per window only), over the broker CPU of
+	// the whole run, the JVM's start included.
+	perCPU := "not measured"
+	after, aerr := c.stored(ctx, topicSend)
+	if err := errors.Join(berr, aerr); err != nil {
+		perCPU = fmt.Sprintf("not measured (%v)", err)
+	} else if u.CPU > 0 {
+		r.set(t, "w1.stock.tpcpu", float64(after-before)/u.CPU.Seconds())
+		perCPU = fmt.Sprintf("%.0f msg per CPU-s (%d stored)", float64(after-before)/u.CPU.Seconds(), after-before)
+	}
+	r.logf("%s stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s, %s",
+		t.name, s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds(), perCPU)
 	return nil
 }
 

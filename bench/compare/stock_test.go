@@ -1,0 +1,41 @@
+package main
+
+import (
+	"io"
+	"math"
+	"strings"
+	"testing"
+)
+
+// f's rows compare the stock Producer's rmq/Java ratio with `rmq bench`'s:
+// within ±15 % is met, further is not, and without the stock tool's figures
+// there is no row.
+func TestStockProducerRatioRows(t *testing.T) {
+	rmq, j4 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}
+	rowsOf := func(m map[string]measures) map[string]row {
+		r := &runner{cfg: &config{}, log: io.Discard, m: m}
+		out := map[string]row{}
+		for _, rw := range r.rows(rmq, j4, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"}) {
+			if strings.Contains(rw.metric, "over rmq bench's") {
+				out[rw.metric] = rw
+			}
+		}
+		return out
+	}
+	got := rowsOf(map[string]measures{
+		"rmq":        {"w1.tps": 70000, "w1.tpcpu": 84000, "w1.stock.tps": 48000, "w1.stock.tpcpu": 99000},
+		"Java 4.9.7": {"w1.tps": 35000, "w1.tpcpu": 31000, "w1.stock.tps": 32000, "w1.stock.tpcpu": 41000},
+	})
+	tps := got["workload 1, throughput: stock Producer's rmq/Java over rmq bench's"]
+	cpu := got["workload 1, msg per broker CPU-second: stock Producer's rmq/Java over rmq bench's"]
+	// throughput: (48/32) / (70/35) = 0.75; per CPU: (99/41) / (84/31) = 0.891.
+	if math.Abs(tps.rmq-0.75) > 1e-9 || tps.verdict() != "NO" {
+		t.Errorf("throughput row %v, verdict %q; want 0.75 and NO", tps.rmq, tps.verdict())
+	}
+	if math.Abs(cpu.rmq-(99.0/41)/(84.0/31)) > 1e-9 || cpu.verdict() != "yes" {
+		t.Errorf("per-CPU row %v, verdict %q; want 0.891 and yes", cpu.rmq, cpu.verdict())
+	}
+	if got := rowsOf(map[string]measures{"rmq": {"w1.tps": 1}, "Java 4.9.7": {"w1.tps": 1}}); len(got) != 0 {
+		t.Errorf("rows without the stock tool's figures: %v", got)
+	}
+}
