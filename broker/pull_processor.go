@@ -202,7 +202,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return b.pull(c, req, ph, allowSuspend)
+	return b.pull(c, req, ph, nil, allowSuspend)
 }
 
 // servePullInline serves on the event loop a pull the store can answer
@@ -230,8 +230,11 @@ func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remo
 	if err != nil || b.clients.SubGroups.Find(ph.group) == nil {
 		return nil, false
 	}
-	if b.store.MaxOffsetInQueue(ph.topic, ph.queueID) != ph.queueOffset && !b.pullResident(ph) {
-		return nil, false
+	var pf *pullFilter // built by the residency check, reused by pull
+	if b.store.MaxOffsetInQueue(ph.topic, ph.queueID) != ph.queueOffset {
+		if pf = b.residentPullFilter(ph); pf == nil {
+			return nil, false
+		}
 	}
 	if !b.enter() {
 		return nil, false
@@ -239,21 +242,25 @@ func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remo
 	defer b.inflight.Done()
 	if d := b.bstats.Detail(); d != nil {
 		return b.timedServe(d, func(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-			return b.pull(c, req, ph, true)
+			return b.pull(c, req, ph, pf, true)
 		}, c, req), true
 	}
-	return b.pull(c, req, ph, true), true
+	return b.pull(c, req, ph, pf, true), true
 }
 
-// pullResident reports whether the pull ph, behind its queue's end, takes
-// every message and reads only pages in memory (servePullInline).
-func (b *Broker) pullResident(ph *pullHeader) bool {
+// residentPullFilter returns the filter of the pull ph, behind its queue's
+// end, when the pull takes every message and reads only pages in memory
+// (servePullInline); nil otherwise.
+func (b *Broker) residentPullFilter(ph *pullHeader) *pullFilter {
 	pf, code, _ := b.pullFilterFor(ph)
 	if code != remoting.Success || !pf.acceptsAll() {
-		return false
+		return nil
 	}
 	maxMsgs, maxBytes := pullLimits(ph, b.runtime())
-	return b.store.ReadResident(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, maxBytes)
+	if !b.store.ReadResident(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, maxBytes) {
+		return nil
+	}
+	return pf
 }
 
 // pullLimits is how many messages and about how many bytes one pull
@@ -263,8 +270,9 @@ func pullLimits(ph *pullHeader, rc *runtimeConfig) (maxMsgs, maxBytes int) {
 	return max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory)), rc.MaxTransferBytesOnMessageInMemory
 }
 
-// pull serves a pull whose header parsed.
-func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, allowSuspend bool) *remoting.Command {
+// pull serves a pull whose header parsed; pf is its filter when the caller
+// built it already (servePullInline), nil to build it here.
+func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, pf *pullFilter, allowSuspend bool) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
@@ -296,9 +304,12 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, a
 			ph.queueID, ph.topic, tc.ReadQueueNums, c.RemoteAddr()))
 	}
 
-	pf, code, remark := b.pullFilterFor(ph)
-	if code != remoting.Success {
-		return fail(code, remark)
+	if pf == nil {
+		var code int32
+		var remark string
+		if pf, code, remark = b.pullFilterFor(ph); code != remoting.Success {
+			return fail(code, remark)
+		}
 	}
 
 	maxMsgs, maxBytes := pullLimits(ph, rc)
