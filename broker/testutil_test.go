@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
@@ -41,7 +42,7 @@ func coreTestOptions(t *testing.T, mutate func(*Options)) Options {
 	o.MappedFileSizeCommitLog = 1 << 20
 	o.MappedFileSizeConsumeQueue = 20 * 1024
 	o.MaxMessageSize = 64 << 10
-	o.Logger = testutil.Logger(t)
+	o.Logger = testlog.New(t)
 	if mutate != nil {
 		mutate(&o)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
@@ -70,7 +71,7 @@ func newFixture(t *testing.T) *consoleFixture {
 	b.WaitDispatched()
 
 	c := New(b.Broker, nil)
-	s, err := metrics.Start(b.Broker, metrics.Options{Addr: "127.0.0.1:0", Routes: c.Routes, OnClose: c.Close, Logger: testutil.Logger(t)})
+	s, err := metrics.Start(b.Broker, metrics.Options{Addr: "127.0.0.1:0", Routes: c.Routes, OnClose: c.Close, Logger: testlog.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

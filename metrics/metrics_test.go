@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
@@ -45,7 +46,7 @@ func get(t *testing.T, url string) (int, string) {
 func TestServerServesMetricsHealthAndPprof(t *testing.T) {
 	tb := testbroker.Start(t, testbroker.Options(t, nil))
 	tb.EnableMetrics()
-	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Pprof: true, Logger: testutil.Logger(t)})
+	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Pprof: true, Logger: testlog.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestServerServesMetricsHealthAndPprof(t *testing.T) {
 
 func TestPprofIsOptIn(t *testing.T) {
 	tb := testbroker.Start(t, testbroker.Options(t, nil))
-	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Logger: testutil.Logger(t)})
+	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Logger: testlog.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestPprofIsOptIn(t *testing.T) {
 func TestHealthzWaitsForTheNameServers(t *testing.T) {
 	dead := "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
 	tb := testbroker.Start(t, testbroker.Options(t, func(o *broker.Options) { o.NamesrvAddr = dead }))
-	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Logger: testutil.Logger(t)})
+	s, err := Start(tb.Broker, Options{Addr: "127.0.0.1:0", Logger: testlog.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,19 @@
 package rmqtest
 
 import (
+	"bytes"
 	"fmt"
-	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/conf"
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
 )
@@ -84,10 +84,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	log := zerolog.Nop()
-	if os.Getenv("RMQ_TEST_LOG") != "" {
-		log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
-	}
+	// Warnings and errors of the name server and broker go to t.Log (shown
+	// for a failed test), every level with RMQ_TEST_LOG set.
+	log := testlog.New(t)
 	var initial time.Duration
 	if !cfg.start.IsZero() {
 		initial = time.Until(cfg.start)
@@ -307,7 +306,10 @@ func (s *Server) waitSettled() (time.Time, bool) {
 			return next, ok
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("rmqtest: deliveries due at %v not done after %v", s.clk.Now(), s.settle)
+			var stacks bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+			s.t.Logf("rmqtest: goroutines of the test process:\n%s", stacks.Bytes())
+			s.t.Fatalf("rmqtest: deliveries due at %v not done after %v: %s", s.clk.Now(), s.settle, s.b.DueReport())
 		}
 		time.Sleep(settlePoll)
 	}

@@ -332,14 +332,27 @@ var (
 // return err (errWaitSegment or errWaitWarm) may have changed: the pending
 // segment allocation completed, or the warmer finished the chunk it was
 // zeroing.
+//
+// A wait longer than slowWriterWait is logged: sends stall for that long
+// (the disk is slower than the writes, or something is wrong with it).
 func (c *commitLog) awaitWritable(err error) {
+	start := time.Now() // real time: a diagnostic, not logic
 	switch {
 	case err == errWaitSegment && c.alloc != nil:
 		c.alloc.wait()
 	case err == errWaitWarm && c.warm != nil:
 		c.warm.waitIdle()
+	default:
+		return
+	}
+	if waited := time.Since(start); waited > slowWriterWait {
+		c.log.Warn().Dur("waited", waited).Int64("offset", c.maxOffset.Load()).Str("for", err.Error()).
+			Msg("commitlog: a writer waited long for the disk")
 	}
 }
+
+// slowWriterWait is the wait in awaitWritable from which it is logged.
+const slowWriterWait = time.Second
 
 // last returns the newest file. Only the put path (and recovery) changes
 // the tail, but cleanup replaces the list, hence the read lock.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Ahead allocation of commitlog segments (Java's AllocateMappedFileService).
@@ -160,7 +161,9 @@ func (a *segmentAllocator) run() {
 			if a.beforeCreate != nil {
 				a.beforeCreate(r.start)
 			}
+			began := time.Now() // real time: the slow-step log below
 			r.f, r.err = a.cl.createSegment(r.start)
+			a.logSlow("create", r.start, began)
 			if r.err == nil && a.cl.warm != nil {
 				if !a.cl.warm.awaitNear(r.start, r.wanted, a.stop) {
 					close(r.done) // stopping: close unmaps r.f
@@ -169,12 +172,23 @@ func (a *segmentAllocator) run() {
 				if a.zeros == nil {
 					a.zeros = make([]byte, min(warmWriteMapped, a.cl.fileSize))
 				}
+				began = time.Now()
 				r.warmed = a.cl.warm.prewarm(r.f, a.zeros)
+				a.logSlow("warm up", r.start, began)
 			}
 			close(r.done)
 		case <-a.stop:
 			return
 		}
+	}
+}
+
+// logSlow logs a step of a segment's creation that took longer than
+// slowWriterWait: a writer reaching the segment meanwhile waits for it.
+func (a *segmentAllocator) logSlow(step string, start int64, began time.Time) {
+	if took := time.Since(began); took > slowWriterWait {
+		a.cl.log.Warn().Dur("took", took).Str("file", segmentName(start)).Str("step", step).
+			Msg("commitlog: slow creation of the next file")
 	}
 }
 

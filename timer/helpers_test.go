@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/storetest"
 	"github.com/rmqio/rmq/message"
@@ -85,7 +86,7 @@ func newEnvStore(t *testing.T, storeMutate func(*store.Options), mutate func(*Op
 		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,
 		MappedFileSizeTimerLog: 4096, Clock: e.clk, BrokerName: "broker-a", Store: faultStore{e},
 	}
-	e.opts.Logger = testutil.Logger(t)
+	e.opts.Logger = testlog.New(t)
 	if mutate != nil {
 		mutate(&e.opts)
 	}

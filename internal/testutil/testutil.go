@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // DefaultTimeout bounds WaitFor calls and requests of tests that have no
@@ -91,13 +88,4 @@ func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// Logger is a no-op logger, or with RMQ_TEST_LOG set a debug logger that
-// writes through t.Log.
-func Logger(t testing.TB) zerolog.Logger {
-	if os.Getenv("RMQ_TEST_LOG") != "" {
-		return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
-	}
-	return zerolog.Nop()
 }

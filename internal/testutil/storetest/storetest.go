@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/store"
 )
@@ -25,7 +25,7 @@ func TempStore(t testing.TB, dir string, mutate func(*store.Options)) *store.Sto
 		MappedFileSizeCommitLog:    1 << 20,
 		MappedFileSizeConsumeQueue: 20 * 1024,
 		StoreHost:                  netip.MustParseAddrPort("127.0.0.1:10911"),
-		Logger:                     testutil.Logger(t),
+		Logger:                     testlog.New(t),
 	}
 	if mutate != nil {
 		mutate(&o)

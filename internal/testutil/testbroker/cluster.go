@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/namesrv"
@@ -30,7 +31,7 @@ func StartNamesrv(t testing.TB) *namesrv.Server {
 	o := namesrv.DefaultOptions()
 	o.ListenHost = "127.0.0.1"
 	o.ListenPort = testutil.FreePort(t)
-	o.Logger = testutil.Logger(t)
+	o.Logger = testlog.New(t)
 	ns, err := namesrv.New(o)
 	if err != nil {
 		t.Fatalf("testbroker: namesrv.New: %v", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 )
@@ -33,7 +34,7 @@ func Options(t testing.TB, mutate func(*broker.Options)) broker.Options {
 	o.MappedFileSizeCommitLog = 1 << 20
 	o.MappedFileSizeConsumeQueue = 20 * 1024
 	o.MaxMessageSize = 64 << 10
-	o.Logger = testutil.Logger(t)
+	o.Logger = testlog.New(t)
 	if mutate != nil {
 		mutate(&o)
 	}
