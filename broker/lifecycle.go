@@ -129,6 +129,7 @@ func New(opts Options) (*Broker, error) {
 		Clock:         b.msgClock,
 		Logger:        b.log,
 		NoPreallocate: opts.SmallStore,
+		PageCacheKeep: opts.CommitLogPageCacheKeep,
 		Retention:     opts.retentionOptions(),
 	}
 	so.Retention.ProtectedOffset = b.protectedOffset

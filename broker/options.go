@@ -112,6 +112,12 @@ type Options struct {
 	// otherwise, small consume-queue and index files, no fallocate. It
 	// uses a few MiB of disk instead of two 1 GiB segments.
 	SmallStore bool `conf:"smallStore"`
+	// CommitLogPageCacheKeep (rmq) is how many bytes of the commitlog
+	// behind the flushed and dispatched positions stay in the page cache;
+	// older pages are dropped from it once flushed, so that new records
+	// reuse them (store.Options.PageCacheKeep). 0 leaves it to the kernel,
+	// as the Java broker does. Default 1 GiB.
+	CommitLogPageCacheKeep int64 `conf:"commitLogPageCacheKeep"`
 
 	// ListenHost is the bind address of both broker ports (5.x
 	// NettyServerConfig bindAddress; "0.0.0.0" by default).
@@ -212,12 +218,17 @@ func DefaultOptions() Options {
 			DestroyMapedFileIntervalForcibly: 120000,
 			RedeleteHangedFileInterval:       120000,
 		},
-		ListenHost:    "0.0.0.0",
-		ServerConfig:  remoting.DefaultServerConfig(),
-		MetricsConfig: defaultMetricsConfig(),
-		Logger:        zerolog.Nop(),
+		CommitLogPageCacheKeep: DefaultCommitLogPageCacheKeep,
+		ListenHost:             "0.0.0.0",
+		ServerConfig:           remoting.DefaultServerConfig(),
+		MetricsConfig:          defaultMetricsConfig(),
+		Logger:                 zerolog.Nop(),
 	}
 }
+
+// DefaultCommitLogPageCacheKeep is CommitLogPageCacheKeep's default: a
+// consumer up to about a million 1 KiB messages behind reads from memory.
+const DefaultCommitLogPageCacheKeep = 1 << 30
 
 // Small-store geometry (SmallStore).
 const (
@@ -382,6 +393,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxMessageSize <= 0 || int64(o.MaxMessageSize) > o.MappedFileSizeCommitLog {
 		errs = append(errs, fmt.Errorf("maxMessageSize %d must be in (0, mappedFileSizeCommitLog]", o.MaxMessageSize))
+	}
+	if o.CommitLogPageCacheKeep < 0 {
+		errs = append(errs, fmt.Errorf("commitLogPageCacheKeep %d is negative (0 leaves the page cache to the kernel)", o.CommitLogPageCacheKeep))
 	}
 	if o.DefaultTopicQueueNums <= 0 {
 		errs = append(errs, fmt.Errorf("defaultTopicQueueNums %d must be positive", o.DefaultTopicQueueNums))

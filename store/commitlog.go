@@ -53,6 +53,9 @@ type commitLog struct {
 	readLo    atomic.Int64
 	readHi    atomic.Int64
 	readSwept atomic.Int64 // readHi at the last release of read pages
+	// dropped is the end of the last range dropCached dropped
+	// (commitlog_cache.go); releaseMu guards it.
+	dropped int64
 
 	// beforeFlush, when set (tests only), runs at the start of every flush,
 	// before the range to sync is read.

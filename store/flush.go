@@ -82,6 +82,8 @@ func (s *Store) flushCommitLog() {
 		s.log.Error().Err(err).Msg("commitlog flush failed")
 	}
 	s.broadcastFlushed()
+	// After the waiters are woken: a pass walks megabytes of page cache.
+	s.cl.dropBehind(s.opts.PageCacheKeep)
 }
 
 // broadcastFlushed wakes waitFlushed callers after flushedOffset moved.

@@ -110,6 +110,12 @@ type Options struct {
 	// disk holds what was written, not whole segments). A full disk then
 	// shows when a write faults, which is refused as ErrDiskFull.
 	NoPreallocate bool
+	// PageCacheKeep is how many bytes of the commitlog behind the older of
+	// the flushed and dispatched positions keep their page cache; older
+	// pages are dropped from it, so that new records go into recycled pages
+	// (commitlog_cache.go). 0 never drops any: the kernel decides, as for
+	// the Java broker.
+	PageCacheKeep int64
 	// Retention is the cleanup of expired files and the disk guard
 	// (cleanup.go, disk.go).
 	Retention RetentionOptions
@@ -138,6 +144,9 @@ func (o Options) normalized() (Options, error) {
 		errs = append(errs, fmt.Errorf("store: MappedFileSizeConsumeQueue %d is negative", o.MappedFileSizeConsumeQueue))
 	} else if r := o.MappedFileSizeConsumeQueue % cqUnitSize; r != 0 {
 		o.MappedFileSizeConsumeQueue += cqUnitSize - r
+	}
+	if o.PageCacheKeep < 0 {
+		errs = append(errs, fmt.Errorf("store: PageCacheKeep %d is negative", o.PageCacheKeep))
 	}
 	if o.FlushDiskType != AsyncFlush && o.FlushDiskType != SyncFlush {
 		errs = append(errs, fmt.Errorf("store: unknown FlushDiskType %d", o.FlushDiskType))

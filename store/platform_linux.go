@@ -23,3 +23,8 @@ func syncData(f *os.File) error {
 		}
 	}
 }
+
+// dropCached drops the clean page-cache pages of f's bytes [off, off+n)
+// that no process maps (posix_fadvise DONTNEED). Failure only keeps them
+// cached, so it is ignored.
+func dropCached(f *os.File, off, n int64) { _ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED) }

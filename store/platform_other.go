@@ -13,3 +13,6 @@ func madviseRandom([]byte) {}
 // syncData makes f's data durable with a full fsync (F_FULLFSYNC on macOS,
 // FlushFileBuffers on Windows) where fdatasync is not available.
 func syncData(f *os.File) error { return f.Sync() }
+
+// dropCached does nothing: the kernel alone decides which cached pages go.
+func dropCached(*os.File, int64, int64) {}
