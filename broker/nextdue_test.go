@@ -2,6 +2,7 @@ package broker
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,10 @@ func TestMessageClockAndNextDue(t *testing.T) {
 		if !ok || !next.Equal(want) {
 			t.Fatalf("NextDue = %v %v, want %v", next, ok, want)
 		}
+		// What a driver that gave up would print says the same.
+		if r := tb.DueReport(); !strings.Contains(r, "next due "+want.Format(time.RFC3339Nano)) || !strings.Contains(r, "timers {") {
+			t.Errorf("DueReport = %q, want the next due time %v and the timer figures", r, want)
+		}
 		clk.Set(next)
 	}
 	// The timer wheel's open slot closes at its end: one more wake.
@@ -58,6 +63,9 @@ func TestMessageClockAndNextDue(t *testing.T) {
 	}
 	if next, ok := settled(); ok {
 		t.Fatalf("NextDue = %v after every delivery and the slot's end", next)
+	}
+	if r := tb.DueReport(); !strings.Contains(r, "nothing waiting") {
+		t.Errorf("DueReport = %q after every delivery, want \"nothing waiting\"", r)
 	}
 	got := tb.messagesOn("MC", 0)
 	if len(got) != 3 || string(got[1].Body) != "d5" || string(got[2].Body) != "t1h" {

@@ -9,10 +9,10 @@ package store
 // reporting), a page the guest has not used lately faults on its first
 // touch in the host as well: writing into such pages cost about 3 ms of
 // CPU per MiB here, against 0.4-0.5 ms into pages recycled from the page
-// cache (3 GiB written through a mapping, by itself: 9.4 s of CPU keeping
-// every page, 1.2-1.6 s dropping what fell 64 MiB to 1 GiB behind). At
-// 1 MiB messages (workload c of bench/compare) that was most of the
-// broker's CPU.
+// cache (3 GiB written through a mapping by itself: 9.2-9.4 s of CPU
+// keeping every page, 1.2-1.6 s dropping what fell 64 MiB behind; with
+// 1 GiB kept, 0.4-0.5 s per GiB once the window is full). At 1 MiB
+// messages (workload c of bench/compare) that was most of the broker's CPU.
 //
 // So once the flushed and dispatched positions are PageCacheKeep past a
 // range, its pages are dropped from the page cache (dropCached:
