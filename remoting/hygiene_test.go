@@ -3,6 +3,8 @@ package remoting
 import (
 	"bytes"
 	"net"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -357,5 +359,48 @@ func TestFrameReaderAllocs(t *testing.T) {
 	})
 	if whole != decodeOnly || split != decodeOnly {
 		t.Fatalf("allocations per frame: decode %v, read whole %v, read in two %v", decodeOnly, whole, split)
+	}
+}
+
+// The chunks a large frame doubles through (64 KiB to 1 MiB) come from a
+// pool: a second frame read in pieces allocates them no more, only the
+// buffer its pieces are assembled into (the command's body), and the
+// pooled sizes are exactly those.
+func TestPartialChunksArePooled(t *testing.T) {
+	if testutil.RaceEnabled {
+		t.Skip("sync.Pool drops items at random under -race")
+	}
+	for n, want := range map[int]bool{
+		partialKeep: true, 128 << 10: true, partialChunkMax: true,
+		partialKeep - 1: false, 3 << 16: false, 2 * partialChunkMax: false,
+	} {
+		if got := chunkPool(n) != nil; got != want {
+			t.Errorf("chunkPool(%d) pooled = %v, want %v", n, got, want)
+		}
+	}
+	frame := echoFrame(t, 1<<20)
+	d := newStreamDecoder()
+	read := func() {
+		for off := 0; off < len(frame); off += 16 << 10 {
+			d.in.b = frame[off:min(off+16<<10, len(frame))]
+			cmd, err := d.srv.nextFrame(d.conn, &d.in)
+			if err != nil || (cmd != nil) != (off+16<<10 >= len(frame)) {
+				t.Fatalf("at %d: %v, %v", off, cmd, err)
+			}
+		}
+	}
+	// A collection empties sync.Pools, and an item put on one P is not
+	// found from another while it sits in that P's private slot: one P and
+	// no collection between the two reads.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	read() // fills the pools
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	read()
+	runtime.ReadMemStats(&after)
+	// The assembled frame is about 1 MiB; the chunks would be as much again.
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(frame))+(256<<10) {
+		t.Fatalf("a second 1 MiB frame in pieces allocated %d bytes, want about the frame's %d", got, len(frame))
 	}
 }
