@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/rmqio/rmq/internal/bufpool"
 )
 
 // Connection hygiene: what a server does against clients that connect and
@@ -301,37 +302,24 @@ func (s *Server) decodePartial(c *Conn) (*Command, error) {
 // chunk of a large frame was a fresh allocation, zeroed and, in a VM that
 // hands free memory back to its host, faulted in page by page, a fifth of
 // the broker's CPU at 1 MiB messages (workload c of bench/compare).
-var chunkPools [chunkClasses]sync.Pool
+var chunkPool = bufpool.New(bits.Len(partialKeep)-1, bits.Len(partialChunkMax)-1)
 
-// chunkClasses is the number of pooled chunk sizes: 64 KiB to 1 MiB.
-const chunkClasses = 5
-
-// chunkPool is the pool of chunks of capacity n, or nil for a size not
-// pooled.
-func chunkPool(n int) *sync.Pool {
-	if n < partialKeep || n > partialChunkMax || n&(n-1) != 0 {
-		return nil
-	}
-	return &chunkPools[bits.Len(uint(n))-bits.Len(uint(partialKeep))]
+// pooledChunk reports whether chunks of capacity n come from chunkPool:
+// exactly a class's size, so the capacity charged is the one asked for.
+func pooledChunk(n int) bool {
+	return n >= partialKeep && n <= partialChunkMax && n&(n-1) == 0
 }
 
 // getChunk returns an empty chunk of capacity n.
 func getChunk(n int) []byte {
-	if p := chunkPool(n); p != nil {
-		if b, ok := p.Get().(*[]byte); ok {
-			return (*b)[:0]
-		}
+	if pooledChunk(n) {
+		return *chunkPool.Get(n)
 	}
 	return make([]byte, 0, n)
 }
 
 // putChunk gives ch back to its pool once its bytes are copied out.
-func putChunk(ch []byte) {
-	if p := chunkPool(cap(ch)); p != nil {
-		ch = ch[:0]
-		p.Put(&ch)
-	}
-}
+func putChunk(ch []byte) { chunkPool.Put(&ch) }
 
 // partialCap is the capacity the head of a partial frame, of capacity cur,
 // grows to for need bytes when it may hold limit bytes at most.

@@ -374,8 +374,8 @@ func TestPartialChunksArePooled(t *testing.T) {
 		partialKeep: true, 128 << 10: true, partialChunkMax: true,
 		partialKeep - 1: false, 3 << 16: false, 2 * partialChunkMax: false,
 	} {
-		if got := chunkPool(n) != nil; got != want {
-			t.Errorf("chunkPool(%d) pooled = %v, want %v", n, got, want)
+		if got := pooledChunk(n); got != want {
+			t.Errorf("pooledChunk(%d) = %v, want %v", n, got, want)
 		}
 	}
 	frame := echoFrame(t, 1<<20)

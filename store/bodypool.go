@@ -1,9 +1,6 @@
 package store
 
-import (
-	"math/bits"
-	"sync"
-)
+import "github.com/rmqio/rmq/internal/bufpool"
 
 // Pull bodies (GetResult.body) are the store's largest per-request
 // allocation: up to maxBytes (256 KiB by default) for every pull, zeroed by
@@ -18,39 +15,27 @@ const (
 	maxBodyClass = 20 // 1 MiB
 )
 
-var bodyPools [maxBodyClass - minBodyClass + 1]sync.Pool
+var bodyPool = bufpool.New(minBodyClass, maxBodyClass)
 
 // bodyClass is the index of the smallest class holding n bytes, or -1 when
 // n is below the smallest class's half (not worth a pooled buffer) or
 // above the largest class.
 func bodyClass(n int) int {
-	if n < 1<<(minBodyClass-1) || n > 1<<maxBodyClass {
+	if n < 1<<(minBodyClass-1) {
 		return -1
 	}
-	return max(bits.Len(uint(n-1)), minBodyClass) - minBodyClass
+	return bodyPool.Class(n)
 }
 
 // newBody returns an empty buffer with room for n bytes, and the pooled
 // buffer it is (nil when n has no class).
 func newBody(n int) ([]byte, *[]byte) {
-	c := bodyClass(n)
-	if c < 0 {
+	if bodyClass(n) < 0 {
 		return make([]byte, 0, n), nil
 	}
-	if p, _ := bodyPools[c].Get().(*[]byte); p != nil {
-		return (*p)[:0], p
-	}
-	p := new([]byte)
-	*p = make([]byte, 0, 1<<(c+minBodyClass))
+	p := bodyPool.Get(n)
 	return *p, p
 }
 
 // recycleBody puts a buffer newBody returned back into its class.
-func recycleBody(p *[]byte) {
-	c := cap(*p)
-	if c&(c-1) != 0 || c < 1<<minBodyClass || c > 1<<maxBodyClass {
-		return
-	}
-	*p = (*p)[:0]
-	bodyPools[bits.TrailingZeros(uint(c))-minBodyClass].Put(p)
-}
+func recycleBody(p *[]byte) { bodyPool.Put(p) }

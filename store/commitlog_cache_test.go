@@ -3,7 +3,6 @@
 package store
 
 import (
-	"bytes"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -74,23 +73,11 @@ func TestPageCacheKeep(t *testing.T) {
 				t.Errorf("%d of the %d pages of the files %d KiB or more behind are still cached, want at most a quarter",
 					cachedBehind, pagesBehind, (s.MaxPhyOffset()-dropped)>>10)
 			}
-			check := func(s *Store) {
-				t.Helper()
-				got := readQueue(t, s, "Keep", 0)
-				if len(got) != n {
-					t.Fatalf("read %d messages back, want %d", len(got), n)
-				}
-				for i, m := range got {
-					if want := testMessage("Keep", 0, i).Body; !bytes.Equal(m.Body, want) {
-						t.Fatalf("message %d: body %q, want %q", i, m.Body, want)
-					}
-				}
-			}
-			check(s)
+			checkQueue(t, s, "Keep", 0, n)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			check(openStore(t, o))
+			checkQueue(t, openStore(t, o), "Keep", 0, n)
 		})
 	}
 }

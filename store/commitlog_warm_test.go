@@ -132,15 +132,7 @@ func TestWarmerNeverOverwritesRecords(t *testing.T) {
 	}
 	waitDispatched(t, s)
 	for g := range int32(goroutines) {
-		msgs := readQueue(t, s, "Warm", g)
-		if len(msgs) != each {
-			t.Fatalf("queue %d: %d messages, want %d", g, len(msgs), each)
-		}
-		for i, m := range msgs {
-			if want := testMessage("Warm", g, i).Body; !bytes.Equal(m.Body, want) {
-				t.Fatalf("queue %d message %d: body %q, want %q", g, i, m.Body, want)
-			}
-		}
+		checkQueue(t, s, "Warm", g, each)
 	}
 	end := s.MaxPhyOffset()
 	testutil.WaitFor(t, 5*time.Second, func() bool {
@@ -289,13 +281,5 @@ func TestWarmerSyncDoesNotHoldTheWriter(t *testing.T) {
 	}
 	release()
 	waitDispatched(t, s)
-	msgs := readQueue(t, s, "Stall", 0)
-	if len(msgs) != n {
-		t.Fatalf("%d messages, want %d", len(msgs), n)
-	}
-	for i, m := range msgs {
-		if want := testMessage("Stall", 0, i).Body; !bytes.Equal(m.Body, want) {
-			t.Fatalf("message %d: body %q, want %q", i, m.Body, want)
-		}
-	}
+	checkQueue(t, s, "Stall", 0, n)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/netip"
@@ -104,6 +105,21 @@ func readQueue(t testing.TB, s *Store, topic string, qid int32) []*message.Messa
 		off = r.NextBeginOffset
 	}
 	return out
+}
+
+// checkQueue reads queue topic/qid back and checks that it holds messages
+// 0 to n-1 of the testMessage stream, bodies intact.
+func checkQueue(t testing.TB, s *Store, topic string, qid int32, n int) {
+	t.Helper()
+	msgs := readQueue(t, s, topic, qid)
+	if len(msgs) != n {
+		t.Fatalf("%s/%d: %d messages, want %d", topic, qid, len(msgs), n)
+	}
+	for i, m := range msgs {
+		if want := testMessage(topic, qid, i).Body; !bytes.Equal(m.Body, want) {
+			t.Fatalf("%s/%d message %d: body %q, want %q", topic, qid, i, m.Body, want)
+		}
+	}
 }
 
 // copyDir copies a store directory, as a crash would leave it (minus the lock).
