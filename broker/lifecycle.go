@@ -350,7 +350,12 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		// The V2 send header is read in one pass over its letters
 		// (parseSendHeader), not through a map.
 		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
-		Logger:      b.log,
+		// A send's body is done with once send has returned: the store
+		// copies it into the commitlog during the put, and a SYNC_FLUSH
+		// answer written later (answerAfterFlush) does not refer to it.
+		// Replies are not lent: their bodies go on to the requester.
+		LentBodyCodes: []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage},
+		Logger:        b.log,
 	}
 	b.opts.ServerConfig.Apply(&so)
 	return so

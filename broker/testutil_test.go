@@ -103,12 +103,15 @@ func (tb *testBroker) invoke(code int32, ext map[string]string, body []byte) *re
 	return tb.invokeWith(tb.json, code, ext, body)
 }
 
+// listenAddr is the listening socket, not Addr(): UPDATE_BROKER_CONFIG may
+// change what the broker advertises, never where it listens.
+func (tb *testBroker) listenAddr() string {
+	return joinHostPort(tb.Broker.opts.ListenHost, tb.Broker.opts.ListenPort)
+}
+
 func (tb *testBroker) invokeWith(cli *remoting.Client, code int32, ext map[string]string, body []byte) *remoting.Command {
 	tb.t.Helper()
-	// The listening socket, not Addr(): UPDATE_BROKER_CONFIG may change what
-	// the broker advertises, never where it listens.
-	listen := joinHostPort(tb.Broker.opts.ListenHost, tb.Broker.opts.ListenPort)
-	resp, err := cli.InvokeTimeout(listen, remoting.NewRequest(code, ext, body), coreTestTimeout)
+	resp, err := cli.InvokeTimeout(tb.listenAddr(), remoting.NewRequest(code, ext, body), coreTestTimeout)
 	if err != nil {
 		tb.t.Fatalf("request %d: %v", code, err)
 	}

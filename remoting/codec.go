@@ -50,14 +50,39 @@ func DecodeFrame(frame []byte) (*Command, error) { return decodeFrame(frame, nil
 // With own, frame is the caller's to give away: the body is a slice of it
 // rather than a copy.
 func decodeFrame(frame []byte, rawExt func(code int32) bool, own bool) (*Command, error) {
+	cmd, at, err := decodeHeader(frame, rawExt)
+	if err != nil {
+		return nil, err
+	}
+	if body := frame[at:]; len(body) > 0 && own {
+		cmd.Body = body
+	} else if len(body) > 0 {
+		cmd.Body = append([]byte(nil), body...)
+	}
+	return cmd, nil
+}
+
+// headerEnd returns where the body of frame (the bytes after the length
+// prefix, or the first of them) starts, once they hold the header length
+// word; ok is false while they do not.
+func headerEnd(frame []byte) (at int, ok bool) {
 	if len(frame) < 4 {
-		return nil, ErrFrameTooShort
+		return 0, false
+	}
+	return 4 + int(binary.BigEndian.Uint32(frame)&0xFFFFFF), true
+}
+
+// decodeHeader decodes the header of frame (decodeFrame) and returns the
+// command without its body, and where the body starts in frame.
+func decodeHeader(frame []byte, rawExt func(code int32) bool) (*Command, int, error) {
+	if len(frame) < 4 {
+		return nil, 0, ErrFrameTooShort
 	}
 	word := binary.BigEndian.Uint32(frame)
 	st := byte(word >> 24)
 	hl := int(word & 0xFFFFFF)
 	if hl > len(frame)-4 {
-		return nil, ErrBadHeaderLength
+		return nil, 0, ErrBadHeaderLength
 	}
 	header := frame[4 : 4+hl]
 	var cmd *Command
@@ -68,18 +93,13 @@ func decodeFrame(frame []byte, rawExt func(code int32) bool, own bool) (*Command
 	case SerializeRocketMQ:
 		cmd, err = decodeBinaryHeader(header, rawExt)
 	default:
-		return nil, fmt.Errorf("%w: %d", ErrBadSerializeType, st)
+		return nil, 0, fmt.Errorf("%w: %d", ErrBadSerializeType, st)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	cmd.SerializeType = st
-	if body := frame[4+hl:]; len(body) > 0 && own {
-		cmd.Body = body
-	} else if len(body) > 0 {
-		cmd.Body = append([]byte(nil), body...)
-	}
-	return cmd, nil
+	return cmd, 4 + hl, nil
 }
 
 type jsonHeader struct {

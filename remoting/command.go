@@ -9,6 +9,8 @@ import (
 
 // Command is one RemotingCommand: a request, a response, or a oneway request.
 // Body is owned by the command; decoders copy it out of the network buffer.
+// A server lends the Body of the requests named in ServerOptions.LentBodyCodes
+// to their handler only (lend.go).
 type Command struct {
 	Code          int32
 	Language      string // enum name, e.g. "JAVA", "GO"
@@ -28,6 +30,8 @@ type Command struct {
 
 	// onWritten runs once the frame has been copied out (OnWritten).
 	onWritten func()
+	// lent is the pooled buffer of Body, lent to the handler (lend.go).
+	lent *[]byte
 }
 
 // OnWritten makes f run once, when the server has copied the command's frame

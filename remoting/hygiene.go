@@ -170,7 +170,10 @@ func (s *Server) nextFrame(c *Conn, in inbound) (*Command, error) {
 	if err != nil {
 		return nil, nil
 	}
-	cmd, err := decodeFrame(frame[4:], s.rawExt, false)
+	cmd, at, err := decodeHeader(frame[4:], s.rawExt)
+	if err == nil {
+		s.copyBody(cmd, frame[4+at:])
+	}
 	_, _ = in.Discard(4 + n)
 	return cmd, err
 }
@@ -268,22 +271,38 @@ func (s *Server) appendPartial(c *Conn, b []byte, size int) error {
 	return nil
 }
 
-// decodePartial decodes c's whole partial frame and empties it. A frame
-// that needed chunks is assembled once into a buffer that becomes the
-// command's body, so its bytes are not copied a third time.
+// decodePartial decodes c's whole partial frame and empties it. The body
+// of a frame that needed chunks is assembled once, into the command's body
+// (lent, when the server lends it: lend.go), so its bytes are not copied a
+// third time.
 func (s *Server) decodePartial(c *Conn) (*Command, error) {
 	var cmd *Command
 	var err error
+	head := c.partial[4:]
 	if len(c.chunks) == 0 {
-		cmd, err = decodeFrame(c.partial[4:], s.rawExt, false)
+		var at int
+		if cmd, at, err = decodeHeader(head, s.rawExt); err == nil {
+			s.copyBody(cmd, head[at:])
+		}
+	} else if at, ok := headerEnd(head); ok && at <= len(head) {
+		// The header is in the head (always, but for a header over 64 KiB).
+		if cmd, at, err = decodeHeader(head, s.rawExt); err == nil {
+			body := append(s.newBody(cmd, c.plen-4-at), head[at:]...)
+			for _, ch := range c.chunks {
+				body = append(body, ch...)
+			}
+			cmd.Body = body
+		}
 	} else {
 		frame := make([]byte, c.plen-4)
-		n := copy(frame, c.partial[4:])
+		n := copy(frame, head)
 		for _, ch := range c.chunks {
 			n += copy(frame[n:], ch)
-			putChunk(ch) // copied out: nothing else refers to it
 		}
 		cmd, err = decodeFrame(frame, s.rawExt, true)
+	}
+	for _, ch := range c.chunks {
+		putChunk(ch) // copied out: nothing else refers to it
 	}
 	c.partial, c.plen = c.partial[:0], 0
 	clear(c.chunks)

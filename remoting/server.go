@@ -60,6 +60,12 @@ type ServerOptions struct {
 	// left unparsed (Command.RawExt) for a handler that reads them in one
 	// pass; Ext and Header still work on them.
 	RawExtCodes []int32
+	// LentBodyCodes are request codes whose Body is lent to the handler
+	// (lend.go): it is valid only until ServeInline (having handled the
+	// request) or ServeRemoting returns, after which the server reuses its
+	// memory. A handler of these codes copies what it keeps of the body,
+	// and does not answer later from it.
+	LentBodyCodes []int32
 	// IdleTimeout closes a connection on which no complete frame has
 	// arrived for this long (serverChannelMaxIdleTimeSeconds); 0 never does.
 	IdleTimeout time.Duration
@@ -87,6 +93,7 @@ type Server struct {
 	pool    *ants.Pool
 	inline  InlineHandler
 	rawExt  func(code int32) bool
+	lend    func(code int32) bool // LentBodyCodes
 	log     zerolog.Logger
 	eng     gnet.Engine
 	booted  chan struct{}
@@ -144,6 +151,7 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if codes := slices.Clone(opts.RawExtCodes); len(codes) > 0 {
 		s.rawExt = func(code int32) bool { return slices.Contains(codes, code) }
 	}
+	s.lend = lendCodes(opts.LentBodyCodes)
 	return s, nil
 }
 
@@ -387,6 +395,7 @@ func (s *Server) dispatch(c *Conn, cmd *Command) {
 		if !cmd.IsOneway() {
 			c.WriteResponse(NewResponse(cmd, SystemBusy, "[OVERLOAD]system busy, start flow control for a while"))
 		}
+		cmd.release()
 	}
 }
 
@@ -403,6 +412,9 @@ func (s *Server) serveInline(c *Conn, cmd *Command) (handled bool) {
 				}
 			}
 			handled = true
+		}
+		if handled {
+			cmd.release() // left to the pool otherwise, which releases it
 		}
 	}()
 	resp, handled := s.inline.ServeInline(c, cmd)
@@ -428,6 +440,7 @@ func (s *Server) panicReply(cmd *Command, p any) *Command {
 }
 
 func (s *Server) serve(c *Conn, cmd *Command) {
+	defer cmd.release()
 	defer func() {
 		if p := recover(); p != nil {
 			if resp := s.panicReply(cmd, p); resp != nil {
