@@ -62,7 +62,7 @@ func BenchmarkReadFrameBody(b *testing.B) {
 				frame := EncodeFrame(cmd)
 				d := newStreamDecoder()
 				if lent {
-					d.srv.lend = lendCodes([]int32{SendMessageV2})
+					d.srv.lend = codeSet([]int32{SendMessageV2})
 				}
 				b.SetBytes(int64(len(frame)))
 				b.ReportAllocs()

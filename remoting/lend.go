@@ -1,10 +1,6 @@
 package remoting
 
-import (
-	"slices"
-
-	"github.com/rmqio/rmq/internal/bufpool"
-)
+import "github.com/rmqio/rmq/internal/bufpool"
 
 // Lent request bodies (ServerOptions.LentBodyCodes). The body of a request
 // is copied out of the network buffers into a buffer of its own: for a
@@ -25,15 +21,6 @@ const (
 )
 
 var lentPool = bufpool.New(minLentClass, maxLentClass)
-
-// lendCodes returns the test of ServerOptions.LentBodyCodes (nil: none).
-func lendCodes(codes []int32) func(code int32) bool {
-	if len(codes) == 0 {
-		return nil
-	}
-	codes = slices.Clone(codes)
-	return func(code int32) bool { return slices.Contains(codes, code) }
-}
 
 // newBody returns an empty buffer for the n-byte body of cmd, whose header
 // is decoded: a lent one when cmd is a request the server lends and n has

@@ -16,7 +16,7 @@ import (
 // codeEcho requests.
 func lendingDecoder() *streamDecoder {
 	d := newStreamDecoder()
-	d.srv.lend = lendCodes([]int32{codeEcho})
+	d.srv.lend = codeSet([]int32{codeEcho})
 	return d
 }
 

@@ -119,6 +119,15 @@ type Server struct {
 	trafficHook func(c *Conn)
 }
 
+// codeSet returns the membership test of codes (nil for none).
+func codeSet(codes []int32) func(code int32) bool {
+	if len(codes) == 0 {
+		return nil
+	}
+	codes = slices.Clone(codes)
+	return func(code int32) bool { return slices.Contains(codes, code) }
+}
+
 // NewServer builds a server; Start runs it.
 func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if len(opts.Addrs) == 0 {
@@ -148,10 +157,8 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1),
 		clock: opts.Clock, maxInflight: opts.MaxInflightBytes, quit: make(chan struct{}), idleDone: make(chan struct{})}
 	s.inline, _ = h.(InlineHandler)
-	if codes := slices.Clone(opts.RawExtCodes); len(codes) > 0 {
-		s.rawExt = func(code int32) bool { return slices.Contains(codes, code) }
-	}
-	s.lend = lendCodes(opts.LentBodyCodes)
+	s.rawExt = codeSet(opts.RawExtCodes)
+	s.lend = codeSet(opts.LentBodyCodes)
 	return s, nil
 }
 
