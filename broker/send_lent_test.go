@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 )
@@ -30,65 +31,54 @@ func TestSendLentBodiesStoredIntact(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var all []sent
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cli := tb.json
-			if g%2 == 1 {
-				cli = tb.bin
+	testutil.Concurrently(t, 8, func(g int) error {
+		cli := tb.json
+		if g%2 == 1 {
+			cli = tb.bin
+		}
+		rng := rand.New(rand.NewPCG(uint64(g), 2))
+		body := func() []byte {
+			b := make([]byte, sizes[rng.IntN(len(sizes))])
+			for i := range b {
+				b[i] = byte(rng.Uint32())
 			}
-			rng := rand.New(rand.NewPCG(uint64(g), 2))
-			body := func() []byte {
-				b := make([]byte, sizes[rng.IntN(len(sizes))])
-				for i := range b {
-					b[i] = byte(rng.Uint32())
+			return b
+		}
+		for i := range 12 {
+			a := sendArgs{topic: "TopicLent", queueID: int32(i % 4), props: coreProps("KEYS", fmt.Sprint(g, i))}
+			var bodies [][]byte
+			switch i % 4 {
+			case 0:
+				a.code = remoting.SendMessageV2 // inline
+			case 1:
+				a.code = remoting.SendMessage // the pool: put hooks on the map
+			case 2:
+				a.code = remoting.SendMessageV2
+				a.props = coreProps("DELAY", "1", "KEYS", fmt.Sprint(g, i))
+			case 3:
+				a.code, a.batch = remoting.SendBatchMessage, true
+				var entries []message.BatchEntry
+				for range 3 {
+					b := body()
+					bodies = append(bodies, b)
+					entries = append(entries, message.BatchEntry{Body: b})
 				}
-				return b
+				a.body = coreBatchBody(entries...)
 			}
-			for i := range 12 {
-				a := sendArgs{topic: "TopicLent", queueID: int32(i % 4), props: coreProps("KEYS", fmt.Sprint(g, i))}
-				var bodies [][]byte
-				switch i % 4 {
-				case 0:
-					a.code = remoting.SendMessageV2 // inline
-				case 1:
-					a.code = remoting.SendMessage // the pool: put hooks on the map
-				case 2:
-					a.code = remoting.SendMessageV2
-					a.props = coreProps("DELAY", "1", "KEYS", fmt.Sprint(g, i))
-				case 3:
-					a.code, a.batch = remoting.SendBatchMessage, true
-					var entries []message.BatchEntry
-					for range 3 {
-						b := body()
-						bodies = append(bodies, b)
-						entries = append(entries, message.BatchEntry{Body: b})
-					}
-					a.body = coreBatchBody(entries...)
-				}
-				if bodies == nil {
-					a.body = body()
-					bodies = [][]byte{a.body}
-				}
-				resp, err := cli.InvokeTimeout(tb.listenAddr(), remoting.NewRequest(a.code, a.ext(), a.body), coreTestTimeout)
-				if err != nil || resp.Code != remoting.Success {
-					errs <- fmt.Errorf("goroutine %d send %d: %v %v", g, i, resp, err)
-					return
-				}
-				mu.Lock()
-				all = append(all, sent{strings.Split(resp.ExtFields["msgId"], ","), bodies})
-				mu.Unlock()
+			if bodies == nil {
+				a.body = body()
+				bodies = [][]byte{a.body}
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			resp, err := cli.InvokeTimeout(tb.listenAddr(), remoting.NewRequest(a.code, a.ext(), a.body), coreTestTimeout)
+			if err != nil || resp.Code != remoting.Success {
+				return fmt.Errorf("send %d: %v %v", i, resp, err)
+			}
+			mu.Lock()
+			all = append(all, sent{strings.Split(resp.ExtFields["msgId"], ","), bodies})
+			mu.Unlock()
+		}
+		return nil
+	})
 	for _, s := range all {
 		if len(s.ids) != len(s.body) {
 			t.Fatalf("%d message ids for %d bodies", len(s.ids), len(s.body))

@@ -279,14 +279,9 @@ func (s *Server) decodePartial(c *Conn) (*Command, error) {
 	var cmd *Command
 	var err error
 	head := c.partial[4:]
-	if len(c.chunks) == 0 {
-		var at int
-		if cmd, at, err = decodeHeader(head, s.rawExt); err == nil {
-			s.copyBody(cmd, head[at:])
-		}
-	} else if at, ok := headerEnd(head); ok && at <= len(head) {
+	if at, ok := headerEnd(head); ok && at <= len(head) {
 		// The header is in the head (always, but for a header over 64 KiB).
-		if cmd, at, err = decodeHeader(head, s.rawExt); err == nil {
+		if cmd, at, err = decodeHeader(head, s.rawExt); err == nil && c.plen-4 > at {
 			body := append(s.newBody(cmd, c.plen-4-at), head[at:]...)
 			for _, ch := range c.chunks {
 				body = append(body, ch...)

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/rmqio/rmq/internal/testutil"
 )
@@ -134,49 +134,44 @@ func TestLentBodiesUnderLoad(t *testing.T) {
 	h := newTestHandler()
 	s := startServer(t, inlineHandler{h}, ServerOptions{LentBodyCodes: []int32{codeEcho}})
 	sizes := []int{0, 100, 600, 1 << 10, 5000, 64 << 10, 200 << 10, 1<<20 + 17}
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for conn := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := dialRaw(t, s.opts.Addrs[0])
-			rng := rand.New(rand.NewPCG(uint64(conn), 1))
-			for round := range 8 {
-				want := map[int32]*Command{}
-				var stream []byte
-				for i := range 12 {
-					req := NewRequest(codeEcho, map[string]string{"tag": fmt.Sprint(conn, round, i)}, nil)
-					req.Body = make([]byte, sizes[rng.IntN(len(sizes))])
-					for j := range req.Body {
-						req.Body[j] = byte(rng.Uint32())
-					}
-					if i%2 == 0 {
-						req.Remark = "inline"
-					}
-					want[req.Opaque] = req
-					stream = AppendFrame(stream, req)
+	conns := make([]*rawConn, 4)
+	for i := range conns {
+		conns[i] = dialRaw(t, s.opts.Addrs[0])
+	}
+	testutil.Concurrently(t, len(conns), func(conn int) error {
+		r := conns[conn]
+		rng := rand.New(rand.NewPCG(uint64(conn), 1))
+		for round := range 8 {
+			want := map[int32]*Command{}
+			var stream []byte
+			for i := range 12 {
+				req := NewRequest(codeEcho, map[string]string{"tag": fmt.Sprint(conn, round, i)}, nil)
+				req.Body = make([]byte, sizes[rng.IntN(len(sizes))])
+				for j := range req.Body {
+					req.Body[j] = byte(rng.Uint32())
 				}
-				r.write(stream)
-				for range len(want) {
-					resp, err := r.read(ioWait)
-					if err != nil {
-						errs <- err
-						return
-					}
-					req := want[resp.Opaque]
-					if req == nil || resp.Code != Success || !bytes.Equal(resp.Body, req.Body) {
-						errs <- fmt.Errorf("connection %d round %d: reply %v does not echo its request", conn, round, resp)
-						return
-					}
-					delete(want, resp.Opaque)
+				if i%2 == 0 {
+					req.Remark = "inline"
 				}
+				want[req.Opaque] = req
+				stream = AppendFrame(stream, req)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			_ = r.nc.SetWriteDeadline(time.Now().Add(ioWait))
+			if _, err := r.nc.Write(stream); err != nil {
+				return err
+			}
+			for range len(want) {
+				resp, err := r.read(ioWait)
+				if err != nil {
+					return err
+				}
+				req := want[resp.Opaque]
+				if req == nil || resp.Code != Success || !bytes.Equal(resp.Body, req.Body) {
+					return fmt.Errorf("connection %d round %d: reply %v does not echo its request", conn, round, resp)
+				}
+				delete(want, resp.Opaque)
+			}
+		}
+		return nil
+	})
 }

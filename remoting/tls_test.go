@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,26 +68,13 @@ func TestTLSPermissiveServesBoth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := newTLSClient(t, tc.cfg)
 			// Pipelined requests on one connection, small and large.
-			var wg sync.WaitGroup
-			errs := make(chan error, 32)
-			for i := range 32 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					body := []byte(strings.Repeat("x", i))
-					if i%8 == 0 {
-						body = big
-					}
-					errs <- echo(t, cl, addr, body)
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Fatalf("echo: %v", err)
+			testutil.Concurrently(t, 32, func(i int) error {
+				body := []byte(strings.Repeat("x", i))
+				if i%8 == 0 {
+					body = big
 				}
-			}
+				return echo(t, cl, addr, body)
+			})
 		})
 	}
 	// An answer written later from another goroutine (long polling) and a

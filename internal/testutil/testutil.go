@@ -89,3 +89,24 @@ func (l *LockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Concurrently runs f(0) … f(n-1) on goroutines of their own, waits for all
+// of them, and fails t with the first error any returned (in index order).
+func Concurrently(t testing.TB, n int, f func(i int) error) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("goroutine %d of %d: %v", i, n, err)
+		}
+	}
+}
