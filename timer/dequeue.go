@@ -153,9 +153,7 @@ func (t *TimerStore) runDequeue() {
 			runtime.Gosched() // between bounded batches: let sends and the enqueue in
 			continue
 		}
-		if t.idleCommitDue(wakeAt) && !t.commitDeliveries() {
-			return
-		}
+		t.idleCommit(wakeAt)
 		if !t.waitUntil(wakeAt, t.deqWake) {
 			return
 		}
@@ -188,25 +186,28 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		t.mu.Unlock()
 		return wakeAt, false
 	}
-	// Deliveries are committed (flushed) in groups: never more than
-	// BatchSize of them uncommitted, which bounds what a kill -9 redoes.
-	b := t.opts.BatchSize - int(t.committed-t.durableCommitted)
-	if b <= 0 && !t.commitStuck {
-		t.mu.Unlock()
-		if !t.commitDeliveries() {
-			return 0, false
-		}
-		t.mu.Lock()
-		// A flush that failed (logged) allows one more batch before the
-		// next try, as a commit after every batch would.
-		t.commitStuck = t.committed-t.durableCommitted >= int64(t.opts.BatchSize)
-		t.mu.Unlock()
-		return 0, true
+	// Deliveries are committed (flushed) in groups by the flush goroutine:
+	// asked for once BatchSize of them are uncommitted, while the dequeue
+	// goes on. It waits only when CommitWindow batches are uncommitted,
+	// which bounds what a kill -9 redoes.
+	pending := int(t.committed - t.durableCommitted)
+	if pending >= t.opts.BatchSize {
+		t.requestCommitLocked()
 	}
+	b := min(t.opts.BatchSize, t.opts.BatchSize*t.opts.CommitWindow-pending)
 	if b <= 0 {
+		if !t.commitFailed {
+			// Woken when the commit ends (flush), whatever its outcome.
+			t.deqWaitsCommit = true
+			t.deqWakeAt = math.MinInt64
+			t.mu.Unlock()
+			return math.MaxInt64, false
+		}
+		// A commit that failed (logged) lets one more batch out before the
+		// next try, as a commit after every batch would.
+		t.commitFailed = false
 		b = t.opts.BatchSize
 	}
-	t.commitStuck = false
 	t.absorb(o)
 	nImm := min(len(o.imm), b)
 	batch := append(make([]item, 0, b), o.imm[:nImm]...)
@@ -279,16 +280,28 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 }
 
 // commitIdleMs is how long the dequeue may sleep with deliveries not yet
-// committed: a longer sleep commits them first. Shorter gaps (timers due
-// every millisecond or so) let up to BatchSize deliveries share one flush.
+// committed: a longer sleep asks for their commit first. Shorter gaps (timers
+// due every millisecond or so) let up to BatchSize deliveries share one flush.
 const commitIdleMs = 10
 
-// idleCommitDue reports whether deliveries are uncommitted and the dequeue
-// is about to sleep until wakeAt, more than commitIdleMs away.
-func (t *TimerStore) idleCommitDue(wakeAt int64) bool {
+// idleCommit asks for the commit of the deliveries not yet committed when the
+// dequeue is about to sleep until wakeAt, more than commitIdleMs away.
+func (t *TimerStore) idleCommit(wakeAt int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.committed > t.durableCommitted && (wakeAt == math.MaxInt64 || wakeAt-t.nowMs() > commitIdleMs)
+	if t.committed > t.durableCommitted && (wakeAt == math.MaxInt64 || wakeAt-t.nowMs() > commitIdleMs) {
+		t.requestCommitLocked()
+	}
+}
+
+// requestCommitLocked asks the flush goroutine for a flush now; the flush
+// takes its snapshot after this call, so it covers every delivery counted in
+// committed so far. mu must be held.
+func (t *TimerStore) requestCommitLocked() {
+	if !t.commitRequested {
+		t.commitRequested = true
+		signal(t.commitWake)
+	}
 }
 
 // commitDeliveries makes the progress of the deliveries done so far durable

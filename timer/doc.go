@@ -109,13 +109,17 @@
 // whose record is unreadable or does not match is skipped and counted, never
 // retried. Deliveries made after the last checkpoint are redone: duplicates
 // are limited to them. The dequeue's deliveries are committed by a flush in
-// groups: before a batch would bring more than BatchSize (256 by default) of
-// them past the last checkpoint, and before the dequeue sleeps longer than
-// 10 ms; so timers due every millisecond share a flush instead of paying one
-// each. Every enqueue batch that delivered messages already due (bypass) is
-// committed before the next, so a kill -9 redoes at most BatchSize
-// deliveries in each of the two stages (2 × BatchSize in the worst case),
-// not everything since the last periodic flush (crashdup_test.go).
+// groups, on the flush goroutine: the dequeue asks for one once BatchSize (256
+// by default) of them are past the last checkpoint, and before it sleeps
+// longer than 10 ms; so timers due every millisecond share a flush instead of
+// paying one each. The dequeue delivers on while the commit syncs, and waits
+// only when CommitWindow batches (8 by default) are uncommitted: under load
+// beside a busy commitlog those syncs stalled for hundreds of milliseconds,
+// and every timer then due was that late. Every enqueue batch that delivered
+// messages already due (bypass) is committed before the next, so a kill -9
+// redoes at most BatchSize × CommitWindow deliveries of the dequeue and
+// BatchSize of the enqueue, not everything since the last periodic flush
+// (crashdup_test.go).
 //
 // # Deliveries the store refuses
 //

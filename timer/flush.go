@@ -39,12 +39,16 @@ func (t *TimerStore) flush() error {
 		c.cursorTarget, c.cursorPos, c.scannedPos = t.resume.cursorT, t.resume.cursorP, t.resume.scanned
 	}
 	committed := t.committed
+	t.commitRequested, t.flushing = false, true
 	ww := t.wh.snapshot()
 	delBytes, delChanged := t.dels.snapshot()
 	syncs := t.tl.pendingSyncs(c.flushPos)
 	t.mu.Unlock()
+	var failed bool
+	defer t.flushEnded(&failed)
 
 	fail := func(err error) error {
+		failed = true
 		t.mu.Lock()
 		t.wh.restore(ww)
 		if delChanged {
@@ -82,6 +86,10 @@ func (t *TimerStore) flush() error {
 		return errCrashed
 	}
 	if c.sameProgress(t.ckf.last) && !delChanged && ww.empty() {
+		// The durable checkpoint already holds this progress.
+		t.mu.Lock()
+		t.durableCommitted = committed
+		t.mu.Unlock()
 		return nil
 	}
 	if err := t.ckf.write(c); err != nil {
@@ -97,6 +105,20 @@ func (t *TimerStore) flush() error {
 	t.dels.prune(c.readTimeMs, c.queueOffset, t.slotOf)
 	t.mu.Unlock()
 	return nil
+}
+
+// flushEnded records the outcome of a flush that took its snapshot and wakes
+// a dequeue waiting for it. A flush the failpoint killed changes nothing: the
+// dequeue sees dead.
+func (t *TimerStore) flushEnded(failed *bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.flushing = false
+	t.commitFailed = *failed
+	if t.deqWaitsCommit {
+		t.deqWaitsCommit = false
+		signal(t.deqWake)
+	}
 }
 
 func (c checkpoint) sameProgress(o checkpoint) bool {
@@ -130,10 +152,13 @@ func (t *TimerStore) clean() error {
 	return err
 }
 
+// runFlush flushes every FlushInterval, and at once when the dequeue asks for
+// a commit (requestCommitLocked).
 func (t *TimerStore) runFlush() {
 	defer t.wg.Done()
+	tick := t.nowMs() + t.opts.FlushInterval.Milliseconds()
 	for {
-		if !t.waitUntil(t.nowMs()+t.opts.FlushInterval.Milliseconds(), nil) || t.dead.Load() {
+		if !t.waitUntil(tick, t.commitWake) || t.dead.Load() {
 			return
 		}
 		if err := t.flush(); err != nil {
@@ -141,9 +166,12 @@ func (t *TimerStore) runFlush() {
 				return
 			}
 			t.log.Error().Err(err).Msg("timer: flush failed")
-			continue
 		}
 		now := t.nowMs()
+		if now < tick {
+			continue // a commit between two ticks
+		}
+		tick = now + t.opts.FlushInterval.Milliseconds()
 		t.mu.Lock()
 		t.rates.add(now, t.c.enqueued.Load(), t.c.delivered.Load())
 		due := now-t.lastClean >= t.opts.CleanInterval.Milliseconds()

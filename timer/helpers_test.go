@@ -230,7 +230,8 @@ func (e *env) settle() {
 
 // settled reports whether the pipeline is quiescent at the current clock:
 // every stored record is dispatched, the enqueue has linked the whole timer
-// queue, and the dequeue is not delivering and has nothing due. On the manual
+// queue, no commit is asked for or under way, and the dequeue is not
+// delivering and has nothing due. On the manual
 // clock quiescence lasts until the test sends or advances.
 //
 // Everything is read under the timer store's lock, in this order, so that the
@@ -249,6 +250,9 @@ func settled(e *env) bool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if e.st.DispatchBehind() != 0 {
+		return false
+	}
+	if ts.commitRequested || ts.flushing { // a commit is on its way
 		return false
 	}
 	if !ts.closed && ts.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) > ts.queueOffset {

@@ -42,6 +42,7 @@ const (
 	DefaultRetryInterval                = 100 * time.Millisecond
 	DefaultCleanInterval                = 30 * time.Second
 	DefaultBatchSize                    = 256
+	DefaultCommitWindow                 = 8
 )
 
 // Options configures a TimerStore.
@@ -76,6 +77,12 @@ type Options struct {
 	// BatchSize bounds the deliveries done between two yields, so a flood of
 	// messages due together does not starve new sends.
 	BatchSize int
+	// CommitWindow bounds, in batches, the deliveries not yet committed: the
+	// flush goroutine commits them once a batch is uncommitted while the
+	// dequeue goes on, and the dequeue waits for that commit only when
+	// CommitWindow batches are uncommitted. A kill -9 redoes at most
+	// BatchSize × CommitWindow deliveries of the dequeue.
+	CommitWindow int
 	// Store is the message store (required).
 	Store Store
 	// BrokerName is checked against recall handles.
@@ -147,6 +154,9 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize
+	}
+	if o.CommitWindow <= 0 {
+		o.CommitWindow = DefaultCommitWindow
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}

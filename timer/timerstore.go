@@ -57,9 +57,12 @@ type TimerStore struct {
 	// its value in the last durable checkpoint. Their difference is what a
 	// crash now would redo (tests bound duplicates with it).
 	committed, durableCommitted int64
-	// commitStuck: the dequeue's last commit left BatchSize deliveries
-	// uncommitted (its flush failed); the next batch goes out anyway.
-	commitStuck bool
+	// commitRequested: the dequeue asked for a commit that no flush has
+	// snapshotted yet. flushing: a flush is between its snapshot and its end.
+	// deqWaitsCommit: the dequeue waits for the end of a flush (the commit
+	// window is full). commitFailed: the last flush failed, so the next batch
+	// goes out anyway.
+	commitRequested, flushing, deqWaitsCommit, commitFailed bool
 	// Units below tlOpenEnd were written before this Open; a unit there
 	// pointing beyond clMaxAtOpen refers to commitlog bytes lost since.
 	tlOpenEnd   int64
@@ -67,14 +70,16 @@ type TimerStore struct {
 	rates       rateWindow
 	obs         *histo.Deliveries // lateness and the last deliveries (metrics.go)
 
-	enqWake  chan struct{}
-	deqWake  chan struct{}
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-	started  bool
-	closed   bool
-	dead     atomic.Bool
+	enqWake chan struct{}
+	deqWake chan struct{}
+	// commitWake wakes the flush goroutine for a commit the dequeue asked for.
+	commitWake chan struct{}
+	stop       chan struct{}
+	stopOnce   sync.Once
+	wg         sync.WaitGroup
+	started    bool
+	closed     bool
+	dead       atomic.Bool
 
 	c        counters
 	diverter *store.Diverter
@@ -98,14 +103,15 @@ func Open(opts Options) (*TimerStore, error) {
 	}
 	t := &TimerStore{
 		opts: opts, log: opts.Logger, p: opts.PrecisionMs, span: opts.WheelSlots * opts.PrecisionMs,
-		roll:      opts.RollWindow.Milliseconds(),
-		delPath:   filepath.Join(opts.Dir, "config", "timerdelete.json"),
-		delivered: map[string]int64{},
-		obs:       histo.NewDeliveries(recentDeliveries),
-		deqWakeAt: math.MaxInt64,
-		enqWake:   make(chan struct{}, 1),
-		deqWake:   make(chan struct{}, 1),
-		stop:      make(chan struct{}),
+		roll:       opts.RollWindow.Milliseconds(),
+		delPath:    filepath.Join(opts.Dir, "config", "timerdelete.json"),
+		delivered:  map[string]int64{},
+		obs:        histo.NewDeliveries(recentDeliveries),
+		deqWakeAt:  math.MaxInt64,
+		enqWake:    make(chan struct{}, 1),
+		deqWake:    make(chan struct{}, 1),
+		commitWake: make(chan struct{}, 1),
+		stop:       make(chan struct{}),
 	}
 	t.diverter = &store.Diverter{
 		Source: "timer", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
