@@ -71,8 +71,11 @@
 // whose single sync acknowledges every put waiting at that moment (under load,
 // syncs that each covered at least 16 KiB start at least 1 ms apart, so each
 // serves more puts). Records looked up by offset behind the window kept
-// mapped are read with pread. Consume queues are
-// fsynced every FlushConsumeQueueInterval, then the checkpoint is rewritten.
+// mapped are read with pread. Every FlushConsumeQueueInterval the consume
+// queues with at least two pages to sync (or a new or full file) are fsynced,
+// every queue at least once a minute, as Java's FlushConsumeQueueService does;
+// then the checkpoint is rewritten, its dispatch position lowered to the
+// first unit left unsynced, from which recovery dispatches again.
 // The dispatcher creates a consume-queue file without any fsync, so a new
 // topic's messages never wait for a journal commit; that flush fsyncs each
 // file created since the last one whole, then its directory (and, for a new

@@ -125,11 +125,20 @@ func (s *Store) waitFlushed(end int64) bool {
 }
 
 // queueFlushLoop fsyncs the consume queues and rewrites the checkpoint every
-// FlushConsumeQueueInterval.
+// FlushConsumeQueueInterval: the queues with cqFlushLeastPages pages to sync,
+// and every queue once cqFlushThoroughInterval has passed since the last time
+// it did so.
 func (s *Store) queueFlushLoop() {
 	defer s.flushWG.Done()
+	last := s.opts.Clock.Now()
 	s.every(s.opts.FlushConsumeQueueInterval, func() {
-		if err := s.checkpointNow(); err != nil {
+		now := s.opts.Clock.Now()
+		thorough := now.Sub(last) >= cqFlushThoroughInterval
+		err := s.checkpoint(thorough)
+		if err == nil && thorough {
+			last = now
+		}
+		if err != nil {
 			s.stats.flushErrors.Add(1)
 			s.log.Error().Err(err).Msg("consume queue flush / checkpoint failed")
 		}

@@ -77,7 +77,7 @@ func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
 	if err := s.queueOffsetsAfter(s.reput.Load(), end); err != nil {
 		return err
 	}
-	if err := s.flushQueues(); err != nil {
+	if _, err := s.flushQueues(true); err != nil {
 		return err
 	}
 	return s.ckpt.write(end, s.reput.Load(), s.opts.Clock.Now().UnixMilli())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -400,7 +401,11 @@ func (s *Store) DeleteTopics(topics ...string) {
 }
 
 // flushQueues fsyncs every consume queue.
-func (s *Store) flushQueues() error {
+//
+// Unless thorough, queues with little written since their last sync are
+// left (consumeQueue.flush); pending is then the lowest commitlog offset
+// whose unit is not synced (math.MaxInt64 when every unit is).
+func (s *Store) flushQueues(thorough bool) (pending int64, err error) {
 	type createdFiles struct {
 		q     *consumeQueue
 		files []*cqFile
@@ -410,13 +415,15 @@ func (s *Store) flushQueues() error {
 		created []createdFiles
 		dirs    = make(map[string]struct{})
 	)
+	pending = math.MaxInt64
 	for _, q := range s.allQueues() {
-		files, err := q.flush(dirs)
+		files, p, err := q.flush(dirs, thorough)
 		if err != nil {
 			errs = append(errs, err)
 		} else if len(files) > 0 {
 			created = append(created, createdFiles{q, files})
 		}
+		pending = min(pending, p)
 	}
 	// The directories of files created since the last flush, each once.
 	for _, d := range slices.Sorted(maps.Keys(dirs)) {
@@ -425,25 +432,37 @@ func (s *Store) flushQueues() error {
 		}
 	}
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return pending, errors.Join(errs...)
 	}
 	for _, c := range created {
 		c.q.createdDurable(c.files)
 	}
-	return nil
+	return pending, nil
 }
 
-// checkpointNow flushes the consume queues and records the durable commitlog
-// and dispatch positions. The dispatch position is read before the queue
-// flush, so every unit below it is covered by that flush.
-func (s *Store) checkpointNow() error {
+// checkpointNow flushes every consume queue and records the durable commitlog
+// and dispatch positions.
+func (s *Store) checkpointNow() error { return s.checkpoint(true) }
+
+// cqFlushThoroughInterval is flushConsumeQueueThoroughInterval: the periodic
+// checkpoint syncs every queue at least this often, so the dispatch position
+// it records lags by at most about this much.
+const cqFlushThoroughInterval = 60 * time.Second
+
+// checkpoint flushes the consume queues (all of them when thorough) and
+// records the durable commitlog and dispatch positions. The dispatch position
+// is read before the queue flush, so every unit below it is covered by that
+// flush, except in the queues the flush left: it is lowered to the first unit
+// they have not synced, and recovery dispatches again from there.
+func (s *Store) checkpoint(thorough bool) error {
 	s.cqFlushMu.Lock()
 	defer s.cqFlushMu.Unlock()
 	logics := s.reput.Load()
-	if err := s.flushQueues(); err != nil {
+	pending, err := s.flushQueues(thorough)
+	if err != nil {
 		return err
 	}
-	return s.ckpt.write(s.cl.flushedOffset.Load(), logics, s.opts.Clock.Now().UnixMilli())
+	return s.ckpt.write(s.cl.flushedOffset.Load(), min(logics, pending), s.opts.Clock.Now().UnixMilli())
 }
 
 // Close stops the goroutines after everything written is dispatched, flushes
