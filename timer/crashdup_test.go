@@ -3,6 +3,7 @@ package timer
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,37 +32,15 @@ func TestCrashDuplicatesAreBoundedByTheCommitWindow(t *testing.T) {
 		{"flush:after-deletes", 3},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", tc.point, tc.hit), func(t *testing.T) {
-			var (
-				mu    sync.Mutex
-				armed bool
-				hits  int
-			)
-			e := newEnv(t, func(o *Options) {
-				o.BatchSize = batch
-				o.CommitWindow = window
-				o.FlushInterval = time.Hour // only the commits flush
-				o.failpoint = func(name string) error {
-					mu.Lock()
-					defer mu.Unlock()
-					if armed && name == tc.point {
-						if hits++; hits == tc.hit {
-							return errInjectedCrash
-						}
-					}
-					return nil
+			var hits atomic.Int32
+			e := dueTogether(t, batch, window, n, "Dup", func(name string) error {
+				if name == tc.point && hits.Add(1) == int32(tc.hit) {
+					return errInjectedCrash
 				}
+				return nil
 			})
-			at := e.nowMs() + 500
-			for range n {
-				e.sendAt("Dup", at)
-			}
-			e.settle()
-			mu.Lock()
-			armed = true
-			mu.Unlock()
-			e.advance(time.Second)
 			if !settleOrDead(e) {
-				t.Fatalf("failpoint %s never fired (%d hits)", tc.point, hits)
+				t.Fatalf("failpoint %s never fired (%d hits)", tc.point, hits.Load())
 			}
 			ts := e.ts()
 			ts.kill()
@@ -146,37 +125,16 @@ func TestDeliveriesShareCommits(t *testing.T) {
 // (more than one batch), then waits, and carries on once the flush ends.
 func TestDeliveriesGoOnWhileACommitSyncs(t *testing.T) {
 	const n, batch, window = 60, 8, 3
-	var (
-		mu    sync.Mutex
-		armed bool
-	)
 	stall := make(chan struct{})
-	e := newEnv(t, func(o *Options) {
-		o.BatchSize = batch
-		o.CommitWindow = window
-		o.FlushInterval = time.Hour // only the commits flush
-		o.failpoint = func(name string) error {
-			mu.Lock()
-			stalls := armed && name == "flush:after-timerlog"
-			armed = armed && !stalls
-			mu.Unlock()
-			if stalls {
-				<-stall
-			}
-			return nil
-		}
-	})
 	release := sync.OnceFunc(func() { close(stall) })
+	var stalled atomic.Bool
+	e := dueTogether(t, batch, window, n, "Stall", func(name string) error {
+		if name == "flush:after-timerlog" && stalled.CompareAndSwap(false, true) {
+			<-stall
+		}
+		return nil
+	})
 	t.Cleanup(release) // before the store's Stop, which waits for the flush
-	at := e.nowMs() + 500
-	for range n {
-		e.sendAt("Stall", at)
-	}
-	e.settle()
-	mu.Lock()
-	armed = true
-	mu.Unlock()
-	e.advance(time.Second)
 	ts := e.ts()
 	e.waitFor("the dequeue to wait for the stalled commit", func() bool {
 		ts.mu.Lock()
@@ -199,4 +157,32 @@ func TestDeliveriesGoOnWhileACommitSyncs(t *testing.T) {
 	if pending != 0 {
 		t.Fatalf("%d deliveries left uncommitted when idle", pending)
 	}
+}
+
+// dueTogether opens a timer store whose only flushes are the dequeue's
+// commits (BatchSize batch, CommitWindow window), stores n messages on topic
+// due together, and once the store has settled arms fp, which from then on
+// runs at every failpoint, and moves the clock past their due time.
+func dueTogether(t *testing.T, batch, window, n int, topic string, fp func(name string) error) *env {
+	t.Helper()
+	var armed atomic.Bool
+	e := newEnv(t, func(o *Options) {
+		o.BatchSize = batch
+		o.CommitWindow = window
+		o.FlushInterval = time.Hour // only the commits flush
+		o.failpoint = func(name string) error {
+			if !armed.Load() {
+				return nil
+			}
+			return fp(name)
+		}
+	})
+	at := e.nowMs() + 500
+	for range n {
+		e.sendAt(topic, at)
+	}
+	e.settle()
+	armed.Store(true)
+	e.advance(time.Second)
+	return e
 }

@@ -39,7 +39,7 @@ func (t *TimerStore) flush() error {
 		c.cursorTarget, c.cursorPos, c.scannedPos = t.resume.cursorT, t.resume.cursorP, t.resume.scanned
 	}
 	committed := t.committed
-	t.commitRequested, t.flushing = false, true
+	t.commitRequested = false
 	ww := t.wh.snapshot()
 	delBytes, delChanged := t.dels.snapshot()
 	syncs := t.tl.pendingSyncs(c.flushPos)
@@ -113,7 +113,6 @@ func (t *TimerStore) flush() error {
 func (t *TimerStore) flushEnded(failed *bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.flushing = false
 	t.commitFailed = *failed
 	if t.deqWaitsCommit {
 		t.deqWaitsCommit = false

@@ -252,9 +252,13 @@ func settled(e *env) bool {
 	if e.st.DispatchBehind() != 0 {
 		return false
 	}
-	if ts.commitRequested || ts.flushing { // a commit is on its way
+	if ts.commitRequested { // a commit is on its way
 		return false
 	}
+	if !ts.flushMu.TryLock() { // a flush is under way (flush takes mu only inside)
+		return false
+	}
+	ts.flushMu.Unlock()
 	if !ts.closed && ts.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) > ts.queueOffset {
 		return false
 	}

@@ -58,11 +58,10 @@ type TimerStore struct {
 	// crash now would redo (tests bound duplicates with it).
 	committed, durableCommitted int64
 	// commitRequested: the dequeue asked for a commit that no flush has
-	// snapshotted yet. flushing: a flush is between its snapshot and its end.
-	// deqWaitsCommit: the dequeue waits for the end of a flush (the commit
-	// window is full). commitFailed: the last flush failed, so the next batch
-	// goes out anyway.
-	commitRequested, flushing, deqWaitsCommit, commitFailed bool
+	// snapshotted yet. deqWaitsCommit: the dequeue waits for the end of a
+	// flush (the commit window is full). commitFailed: the last flush failed,
+	// so the next batch goes out anyway.
+	commitRequested, deqWaitsCommit, commitFailed bool
 	// Units below tlOpenEnd were written before this Open; a unit there
 	// pointing beyond clMaxAtOpen refers to commitlog bytes lost since.
 	tlOpenEnd   int64
