@@ -5,8 +5,14 @@ package message
 // a message with that TAGS property; "" hashes to 0. Invalid UTF-8 bytes count as
 // U+FFFD (range over a string yields it), as Java's decoder would produce.
 func TagsHash(tag string) int64 {
-	var h int32
-	for _, r := range tag {
+	return int64(HashAppend(0, tag))
+}
+
+// HashAppend continues the Java String.hashCode h of some text over s: the
+// hash of a concatenation is HashAppend(HashAppend(0, a), b), with no string
+// built.
+func HashAppend(h int32, s string) int32 {
+	for _, r := range s {
 		if r > 0xFFFF {
 			// Supplementary code point: a UTF-16 surrogate pair.
 			r -= 0x10000
@@ -16,5 +22,5 @@ func TagsHash(tag string) int64 {
 		}
 		h = 31*h + int32(r)
 	}
-	return int64(h)
+	return h
 }

@@ -34,10 +34,11 @@ type pendingDispatch struct {
 	DispatchRequest
 }
 
-// parseDispatch fills d from the record b with layout l.
-func parseDispatch(b []byte, l *message.Layout, d *pendingDispatch) {
+// parseDispatch fills d from the record b with layout l, taking its topic
+// from names when it is there (names may be nil).
+func parseDispatch(b []byte, l *message.Layout, d *pendingDispatch, names topicNames) {
 	be := binary.BigEndian
-	d.Topic = l.Topic(b)
+	d.Topic = names.get(b[l.TopicPos : l.TopicPos+l.TopicLen])
 	d.QueueID = int32(be.Uint32(b[message.PosQueueID:]))
 	d.QueueOffset = int64(be.Uint64(b[message.PosQueueOffset:]))
 	d.PhysicalOffset = int64(be.Uint64(b[message.PosPhysicalOffset:]))
@@ -46,6 +47,29 @@ func parseDispatch(b []byte, l *message.Layout, d *pendingDispatch) {
 	d.SysFlag = l.SysFlag
 	d.Props = l.Props(b)
 	d.TagsCode = 0
+}
+
+// topicNames keeps one string per topic the dispatcher has read, so that
+// records of a known topic name it without an allocation each. It is
+// emptied when it grows past maxTopicNames (topics come and go).
+type topicNames map[string]string
+
+const maxTopicNames = 4096
+
+// get returns topic as a string, from n when it is there (n may be nil).
+func (n topicNames) get(topic []byte) string {
+	if n == nil {
+		return string(topic)
+	}
+	if s, ok := n[string(topic)]; ok {
+		return s
+	}
+	if len(n) >= maxTopicNames {
+		clear(n)
+	}
+	s := string(topic)
+	n[s] = s
+	return s
 }
 
 // dispatch decodes what d needs, writes its consume-queue unit (prepared and
@@ -282,7 +306,11 @@ func (s *Store) readRecords(from, to int64, batch []pendingDispatch, report bool
 				continue
 			}
 			batch = append(batch, pendingDispatch{})
-			parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1])
+			var names topicNames
+			if report {
+				names = s.topicNames // the dispatcher's own call
+			}
+			parseDispatch(b[p:p+l.Total], &l, &batch[len(batch)-1], names)
 			p += l.Total
 		}
 		next = from + int64(p)

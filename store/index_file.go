@@ -265,7 +265,17 @@ func (f *indexFile) truncateFrom(phyEnd int64) int {
 // javaKeyHash is Java's abs(key.hashCode()) as IndexFile computes it: the
 // absolute value of the UTF-16 String hash, 0 for Integer.MIN_VALUE.
 func javaKeyHash(key string) int32 {
-	h := int32(message.TagsHash(key))
+	return indexHash(message.HashAppend(0, key))
+}
+
+// topicKeyHash is javaKeyHash(topic + "#" + key), without building the key.
+func topicKeyHash(topic, key string) int32 {
+	return indexHash(message.HashAppend(message.HashAppend(message.HashAppend(0, topic), "#"), key))
+}
+
+// indexHash is the slot hash of a key whose String.hashCode is h:
+// Math.abs, with Integer.MIN_VALUE (which stays negative) as 0.
+func indexHash(h int32) int32 {
 	if h < 0 {
 		h = -h // MIN_VALUE stays negative
 	}

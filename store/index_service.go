@@ -241,13 +241,15 @@ func (x *indexService) addRecord(d *pendingDispatch) error {
 		return nil
 	}
 	if uniq != "" {
-		if err := x.addKey(d.Topic+"#"+uniq, d.PhysicalOffset, d.StoreTimestamp); err != nil {
+		if err := x.addKey(d.Topic, uniq, d.PhysicalOffset, d.StoreTimestamp); err != nil {
 			return err
 		}
 	}
-	for _, k := range strings.Split(keys, message.KeySeparator) {
+	for rest := keys; rest != ""; {
+		var k string
+		k, rest, _ = strings.Cut(rest, message.KeySeparator)
 		if k != "" {
-			if err := x.addKey(d.Topic+"#"+k, d.PhysicalOffset, d.StoreTimestamp); err != nil {
+			if err := x.addKey(d.Topic, k, d.PhysicalOffset, d.StoreTimestamp); err != nil {
 				return err
 			}
 		}
@@ -255,18 +257,19 @@ func (x *indexService) addRecord(d *pendingDispatch) error {
 	return nil
 }
 
-// addKey adds one key. A failure (a full disk, an index file that could
-// not be created) is counted, logged and returned: the dispatcher stops at
-// the record and retries it, as it does for its consume-queue unit.
-func (x *indexService) addKey(key string, phy, storeTimestamp int64) error {
+// addKey adds the key "topic#key" (hashed as one string, never built). A
+// failure (a full disk, an index file that could not be created) is
+// counted, logged and returned: the dispatcher stops at the record and
+// retries it, as it does for its consume-queue unit.
+func (x *indexService) addKey(topic, key string, phy, storeTimestamp int64) error {
 	f, err := x.writable()
 	if err == nil {
-		err = guardFault(func() { f.add(javaKeyHash(key), phy, storeTimestamp) })
+		err = guardFault(func() { f.add(topicKeyHash(topic, key), phy, storeTimestamp) })
 	}
 	if err != nil {
 		x.failures++
-		x.log.Error().Err(err).Str("key", key).Int64("phyOffset", phy).Msg("index: cannot add key")
-		return fmt.Errorf("index key %q: %w", key, err)
+		x.log.Error().Err(err).Str("key", topic+"#"+key).Int64("phyOffset", phy).Msg("index: cannot add key")
+		return fmt.Errorf("index key %q: %w", topic+"#"+key, err)
 	}
 	return nil
 }

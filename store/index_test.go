@@ -374,3 +374,19 @@ func TestIndexReleasesOldEntries(t *testing.T) {
 	}
 	check(t, openStore(t, o))
 }
+
+// FuzzTopicKeyHash: the index hashes "topic#key" from its parts without
+// building the string; it must be the hash of the built string, invalid
+// UTF-8 and supplementary code points included.
+func FuzzTopicKeyHash(f *testing.F) {
+	f.Add("TopicTest", "KEY-0")
+	f.Add("", "")
+	f.Add("t\xe2\x82", "\x82k")
+	f.Add("\U0001F600", "\xf0\x9f")
+	f.Add("polygenelubricant", "s")
+	f.Fuzz(func(t *testing.T, topic, key string) {
+		if got, want := topicKeyHash(topic, key), javaKeyHash(topic+"#"+key); got != want {
+			t.Fatalf("topicKeyHash(%q, %q) = %d, javaKeyHash of the joined key = %d", topic, key, got, want)
+		}
+	})
+}

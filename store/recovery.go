@@ -136,7 +136,7 @@ func (s *Store) scanAndRebuild(start int64) (end, dispatched int64, err error) {
 				break
 			}
 			var d pendingDispatch
-			parseDispatch(f.data[p:p+l.Total], &l, &d)
+			parseDispatch(f.data[p:p+l.Total], &l, &d, nil)
 			if stalledAt < 0 {
 				if err := s.dispatch(&d); err != nil {
 					// Its unit or keys cannot be written (no space, an I/O

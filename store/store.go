@@ -63,6 +63,7 @@ type Store struct {
 	// dispatched.
 	reput           atomic.Int64
 	pending         []pendingDispatch // dispatcher-owned batch buffer
+	topicNames      topicNames        // dispatcher-owned: the topics its records named
 	dispatchWake    chan struct{}
 	stopDispatch    chan struct{}
 	dispatchWG      sync.WaitGroup
@@ -116,6 +117,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{
 		opts:          o,
+		topicNames:    make(topicNames),
 		log:           o.Logger.With().Str("component", "store").Logger(),
 		queueOffsets:  make(map[queueKey]int64),
 		cqs:           make(map[string]map[int32]*consumeQueue),

@@ -24,7 +24,7 @@ var epoch = time.UnixMilli(1_700_000_000_000)
 
 // env is a real message store plus a timer store on a manual clock.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	clk    *clock.Manual
 	st     *store.Store
@@ -78,7 +78,7 @@ func newEnv(t *testing.T, mutate func(*Options)) *env {
 }
 
 // newEnvStore is newEnv with changes to the message store's options too.
-func newEnvStore(t *testing.T, storeMutate func(*store.Options), mutate func(*Options)) *env {
+func newEnvStore(t testing.TB, storeMutate func(*store.Options), mutate func(*Options)) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), clk: clock.NewManual(epoch), storeMutate: storeMutate}
 	e.openStore()
