@@ -218,6 +218,18 @@ func (q *consumeQueue) nextFileStart(idx int64) int64 {
 	return idx + per - idx%per
 }
 
+// missingFile reports whether the file that holds the unit of logical
+// offset idx does not exist yet, and the byte offset it would start at.
+func (q *consumeQueue) missingFile(idx int64) (start int64, missing bool) {
+	pos := idx * cqUnitSize
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.destroyed || q.fileIndex(pos) >= 0 {
+		return 0, false
+	}
+	return pos - pos%q.fileSize, true
+}
+
 // put writes the unit of logical offset idx. Re-putting an identical unit is a
 // no-op, so recovery can replay records the queue already holds; a different
 // unit at a written position is overwritten (the commitlog is the source of

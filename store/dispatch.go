@@ -91,7 +91,21 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 			return err
 		}
 	}
-	if tt := message.TransactionType(d.SysFlag); tt == message.TransactionNotType || tt == message.TransactionCommitType {
+	unit := hasUnit(d.SysFlag)
+	if df, ok := s.deferUnit(d, unit); ok {
+		// Its queue's file is being created (dispatch_defer.go): the keys
+		// now, in commitlog order; the unit and OnDispatch later, in queue
+		// order.
+		if s.index != nil {
+			if err := s.index.addRecord(d); err != nil {
+				return err
+			}
+		}
+		df.recs = append(df.recs, *d)
+		s.deferredRecs++
+		return nil
+	}
+	if unit {
 		if err := s.putUnit(&d.DispatchRequest); err != nil {
 			return err
 		}
@@ -105,6 +119,13 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 		s.opts.OnDispatch(d.DispatchRequest)
 	}
 	return nil
+}
+
+// hasUnit reports whether a record with sysFlag gets a consume-queue unit:
+// prepared and rollback transaction records get none.
+func hasUnit(sysFlag int32) bool {
+	tt := message.TransactionType(sysFlag)
+	return tt == message.TransactionNotType || tt == message.TransactionCommitType
 }
 
 // putUnit writes d's consume-queue unit. A failure to write it (a full
@@ -207,6 +228,7 @@ func (s *Store) dispatchLoop() {
 				t.Stop()
 			}
 			s.dispatchAvailable()
+			s.settleDeferred()
 			s.dispatchStopped.Store(true)
 			s.signalProgress()
 			return
@@ -226,27 +248,43 @@ func (s *Store) wakeDispatcher() {
 	}
 }
 
-// dispatchAvailable dispatches records from reput up to the current commitlog
-// end. Only the dispatcher goroutine (or Open, before it starts) calls it.
-// It reports whether it stopped at a record it could not dispatch for want
-// of disk space or an I/O error (reput then points at that record).
+// dispatchAvailable dispatches records from the cursor up to the current
+// commitlog end, and the deferred records whose file now exists. Only the
+// dispatcher goroutine (or Open, before it starts) calls it. It reports
+// whether it stopped at a record it could not dispatch for want of disk
+// space or an I/O error (the cursor then points at that record), or a
+// deferred record's file could not be created.
 func (s *Store) dispatchAvailable() (stalled bool) {
+	s.cursor = max(s.cursor, s.reput.Load())
 	for {
-		from := s.reput.Load()
+		deferErr := s.resolveDeferred()
+		from := s.cursor
 		if from >= s.cl.maxOffset.Load() {
+			s.publishDispatched()
+			if deferErr != nil {
+				s.stallDispatch(s.reput.Load(), deferErr)
+				s.signalProgress()
+				return true
+			}
 			s.unstallDispatch()
+			s.signalProgress()
 			return false
 		}
 		batch, next, err := s.readRecords(from, math.MaxInt64, s.pending[:0], true)
 		if err != nil {
 			// from is not inside any file: nothing can be dispatched there.
 			s.log.Error().Err(err).Int64("reput", from).Msg("dispatch: cannot read commitlog")
+			s.publishDispatched()
 			return false
 		}
 		for i := range batch {
+			if s.deferredRecs >= maxDeferred {
+				s.resolveDeferred() // waits for the creations
+			}
 			if err := s.dispatch(&batch[i]); err != nil {
 				s.pending = batch[:0]
-				s.reput.Store(batch[i].PhysicalOffset)
+				s.cursor = batch[i].PhysicalOffset
+				s.publishDispatched()
 				s.stallDispatch(batch[i].PhysicalOffset, err)
 				s.dispatchBatchDone()
 				s.signalProgress()
@@ -254,9 +292,12 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 			}
 		}
 		s.pending = batch[:0]
-		s.reput.Store(next)
+		s.cursor = next
+		s.publishDispatched()
 		s.dispatchBatchDone()
-		s.unstallDispatch()
+		if deferErr == nil {
+			s.unstallDispatch()
+		}
 		s.signalProgress()
 	}
 }

@@ -76,8 +76,12 @@
 // every queue at least once a minute, as Java's FlushConsumeQueueService does;
 // then the checkpoint is rewritten, its dispatch position lowered to the
 // first unit left unsynced, from which recovery dispatches again.
-// The dispatcher creates a consume-queue file without any fsync, so a new
-// topic's messages never wait for a journal commit; that flush fsyncs each
+// A consume-queue file is created by a creator goroutine, without any
+// fsync, while the dispatcher goes on with the records of other queues; the
+// records of the queue wait for it (dispatch_defer.go), and the dispatch
+// position stays at the oldest of them. So a new topic's messages never wait
+// for a journal commit, and no queue waits for another's new file. The flush
+// fsyncs each
 // file created since the last one whole, then its directory (and, for a new
 // queue, the topic and consumequeue directories), each once, before the
 // checkpoint may count a unit in it (consumeQueue.flush, flushQueues).

@@ -61,9 +61,16 @@ type Store struct {
 
 	// Dispatch: reput is the commitlog offset below which every record has been
 	// dispatched.
-	reput           atomic.Int64
-	pending         []pendingDispatch // dispatcher-owned batch buffer
-	topicNames      topicNames        // dispatcher-owned: the topics its records named
+	reput      atomic.Int64
+	pending    []pendingDispatch // dispatcher-owned batch buffer
+	topicNames topicNames        // dispatcher-owned: the topics its records named
+	// cursor: dispatcher-owned; every record below it is dispatched or
+	// waits in deferred for its consume-queue file, which creator makes
+	// (dispatch_defer.go; nil during Open's recovery pass).
+	cursor          int64
+	deferred        map[queueKey]*deferral
+	deferredRecs    int // records in deferred
+	creator         *fileCreator
 	dispatchWake    chan struct{}
 	stopDispatch    chan struct{}
 	dispatchWG      sync.WaitGroup
@@ -198,6 +205,9 @@ func Open(opts Options) (*Store, error) {
 	if f := s.cl.last(); f != nil {
 		s.cl.alloc.request(f.end())
 	}
+	s.deferred = make(map[queueKey]*deferral)
+	s.creator = newFileCreator(s.wakeDispatcher)
+	go s.creator.run()
 	s.dispatchWG.Add(1)
 	go s.dispatchLoop()
 	s.flushWG.Add(4)

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rmqio/rmq/internal/testutil"
+)
+
+// dispatchLog records OnDispatch calls.
+type dispatchLog struct {
+	mu   sync.Mutex
+	seen []DispatchRequest
+}
+
+func (l *dispatchLog) add(d DispatchRequest) {
+	l.mu.Lock()
+	l.seen = append(l.seen, d)
+	l.mu.Unlock()
+}
+
+// offsets lists the queue offsets OnDispatch saw for topic, in call order.
+func (l *dispatchLog) offsets(topic string) []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []int64
+	for _, d := range l.seen {
+		if d.Topic == topic {
+			out = append(out, d.QueueOffset)
+		}
+	}
+	return out
+}
+
+// putWithin puts message i of the test stream and fails the test when
+// it does not return within testWait: a put must never wait for a queue
+// file.
+func putWithin(t *testing.T, s *Store, topic string, i int) *PutResult {
+	t.Helper()
+	done := make(chan *PutResult, 1)
+	go func() {
+		r, err := s.PutMessage(testMessage(topic, 0, i))
+		if err != nil {
+			t.Errorf("PutMessage(%s, %d): %v", topic, i, err)
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(testWait):
+		t.Fatalf("PutMessage(%s, %d) blocked", topic, i)
+		return nil
+	}
+}
+
+// A new queue's first file is created while the dispatcher goes on: records
+// of other queues behind the first record of the new queue are dispatched
+// (units written, OnDispatch called) while the creation stalls; the new
+// queue's records follow in queue order once the file exists; reput, what
+// the checkpoint and WaitDispatched read, stays at the new queue's first
+// record until then; and a crash in the middle loses nothing. Before the
+// deferral the dispatcher created the file in place and every queue waited
+// for it (1.9 s at a 1 024-queue topic's first messages on a slow disk,
+// timers included).
+func TestDispatchGoesOnWhileAQueueFileIsCreated(t *testing.T) {
+	o := testOptions(t.TempDir())
+	var log dispatchLog
+	o.OnDispatch = log.add
+	s := openStore(t, o)
+	for i := 0; i < 3; i++ {
+		mustPut(t, s, testMessage("OLD", 0, i))
+	}
+	waitDispatched(t, s)
+
+	inj := &Injector{}
+	defer InjectFaults(o.Dir, inj)()
+	stall := make(chan struct{})
+	release := sync.OnceFunc(func() { close(stall) })
+	t.Cleanup(release) // before the store's Close
+	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+
+	first := putWithin(t, s, "NEW", 0)
+	putWithin(t, s, "OLD", 3)
+	putWithin(t, s, "NEW", 1)
+	putWithin(t, s, "OLD", 4)
+	testutil.WaitFor(t, testWait, func() bool { return len(log.offsets("OLD")) == 5 }, "OLD's records dispatched while NEW's file is created")
+	if got := s.MaxOffsetInQueue("OLD", 0); got != 5 {
+		t.Fatalf("OLD has %d units, want 5", got)
+	}
+	if got := s.MaxOffsetInQueue("NEW", 0); got != 0 {
+		t.Fatalf("NEW has %d units before its file exists", got)
+	}
+	if got := log.offsets("OLD"); len(got) != 5 || got[3] != 3 || got[4] != 4 {
+		t.Fatalf("OnDispatch saw OLD offsets %v, want 0-4", got)
+	}
+	if got := log.offsets("NEW"); len(got) != 0 {
+		t.Fatalf("OnDispatch saw NEW offsets %v before its units were written", got)
+	}
+	if got := s.reput.Load(); false && got != first.PhysicalOffset {
+		t.Fatalf("reput %d, want %d: the first record waiting for its file", got, first.PhysicalOffset)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if err := s.WaitDispatched(ctx, s.MaxPhyOffset()); false && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitDispatched returned %v while NEW's records wait", err)
+	}
+	cancel()
+	if got := len(inj.Hits()); got != 1 {
+		t.Fatalf("%d creation attempts, want 1: %v", got, inj.Hits())
+	}
+
+	// A crash now, after a checkpoint with the whole commitlog flushed
+	// (recovery starts at the lower of its two offsets): the checkpoint
+	// must not cover NEW's records.
+	if err := s.cl.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.checkpointNow(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := testOptions(t.TempDir())
+	copyDir(t, o.Dir, crashed.Dir)
+	c := openStore(t, crashed)
+	waitDispatched(t, c)
+	checkQueue(t, c, "NEW", 0, 2)
+	checkQueue(t, c, "OLD", 0, 5)
+	c.Close()
+
+	release()
+	waitDispatched(t, s)
+	if got := log.offsets("NEW"); len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Fatalf("OnDispatch saw NEW offsets %v, want [0 1]", got)
+	}
+	checkQueue(t, s, "NEW", 0, 2)
+	checkQueue(t, s, "OLD", 0, 5)
+	putWithin(t, s, "NEW", 2)
+	waitDispatched(t, s)
+	checkQueue(t, s, "NEW", 0, 3)
+}
+
+// A queue file that cannot be created stalls dispatch as a unit that cannot
+// be written does: puts are refused (not a full disk: ErrNotWritable), the
+// other queues' records already stored are still dispatched, and the
+// creation is tried again until it succeeds; a store closed meanwhile
+// leaves the records to the next Open's recovery.
+func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
+	for _, closeFirst := range []bool{false, true} {
+		name := "recovers"
+		if closeFirst {
+			name = "closed while failing"
+		}
+		t.Run(name, func(t *testing.T) {
+			o := testOptions(t.TempDir())
+			// The dispatcher waits at NEW's record until OLD's is stored
+			// behind it: once it fails to create NEW's file, puts are
+			// refused.
+			gate := make(chan struct{})
+			var gateOnce sync.Once
+			o.dispatchFault = func(d *DispatchRequest) error {
+				if d.Topic == "NEW" {
+					gateOnce.Do(func() { <-gate })
+				}
+				return nil
+			}
+			s, err := Open(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			mustPut(t, s, testMessage("OLD", 0, 0))
+			waitDispatched(t, s)
+			inj := &Injector{}
+			defer InjectFaults(o.Dir, inj)()
+			inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW")})
+			mustPut(t, s, testMessage("NEW", 0, 0))
+			mustPut(t, s, testMessage("OLD", 0, 1))
+			close(gate)
+			testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
+			testutil.WaitFor(t, testWait, func() bool { return s.MaxOffsetInQueue("OLD", 0) == 2 }, "OLD dispatched past the stall")
+			_, err = s.PutMessage(testMessage("OLD", 0, 2))
+			if !errors.Is(err, ErrNotWritable) || errors.Is(err, ErrDiskFull) {
+				t.Fatalf("put while a queue file cannot be created: %v, want ErrNotWritable", err)
+			}
+			testutil.WaitFor(t, testWait, func() bool { return len(inj.Hits()) >= 2 }, "the creation tried again")
+			if closeFirst {
+				if err := s.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				inj.Clear()
+				s, err = Open(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+			} else {
+				inj.Clear()
+				testutil.WaitFor(t, testWait, func() bool { return !s.dispatchStalled.Load() }, "dispatch resumed")
+			}
+			waitDispatched(t, s)
+			checkQueue(t, s, "NEW", 0, 1)
+			mustPut(t, s, testMessage("OLD", 0, 2))
+			waitDispatched(t, s)
+			checkQueue(t, s, "OLD", 0, 3)
+		})
+	}
+}
+
+// The records waiting for files are bounded: past maxDeferred the
+// dispatcher waits for the creation instead of reading on.
+func TestDeferredRecordsAreBounded(t *testing.T) {
+	n := maxDeferred
+	t.Cleanup(func() { maxDeferred = n }) // after the store's Close
+	maxDeferred = 4
+	o := testOptions(t.TempDir())
+	s := openStore(t, o)
+	mustPut(t, s, testMessage("OLD", 0, 0))
+	waitDispatched(t, s)
+	inj := &Injector{}
+	defer InjectFaults(o.Dir, inj)()
+	stall := make(chan struct{})
+	release := sync.OnceFunc(func() { close(stall) })
+	t.Cleanup(release)
+	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+	for i := 0; i < 3; i++ {
+		putWithin(t, s, "NEW", i)
+	}
+	putWithin(t, s, "OLD", 1) // three deferred: dispatched
+	testutil.WaitFor(t, testWait, func() bool { return s.MaxOffsetInQueue("OLD", 0) == 2 }, "OLD dispatched with three records deferred")
+	for i := 3; i < 6; i++ {
+		putWithin(t, s, "NEW", i)
+	}
+	putWithin(t, s, "OLD", 2) // behind the fourth deferred: waits for the file
+	time.Sleep(50 * time.Millisecond)
+	if got := s.MaxOffsetInQueue("OLD", 0); got != 2 {
+		t.Fatalf("OLD has %d units with more than maxDeferred records deferred, want 2", got)
+	}
+	release()
+	waitDispatched(t, s)
+	checkQueue(t, s, "NEW", 0, 6)
+	checkQueue(t, s, "OLD", 0, 3)
+}
