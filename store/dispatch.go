@@ -92,7 +92,8 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 		}
 	}
 	unit := hasUnit(d.SysFlag)
-	if df, ok := s.deferUnit(d, unit); ok {
+	df, q, ok := s.deferUnit(d, unit)
+	if ok {
 		// Its queue's file is being created (dispatch_defer.go): the keys
 		// now, in commitlog order; the unit and OnDispatch later, in queue
 		// order.
@@ -106,7 +107,7 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 		return nil
 	}
 	if unit {
-		if err := s.putUnit(&d.DispatchRequest); err != nil {
+		if err := s.putUnit(&d.DispatchRequest, q); err != nil {
 			return err
 		}
 	}
@@ -134,17 +135,21 @@ func hasUnit(sysFlag int32) bool {
 // message, acknowledged already, would never be consumable. Only a record
 // whose topic cannot name a queue (which puts refuse, so only damage puts
 // one in the commitlog) is counted, logged and passed over.
-func (s *Store) putUnit(d *DispatchRequest) error {
-	// A queue deleted between lookup and write is looked up (recreated) again.
+func (s *Store) putUnit(d *DispatchRequest, q *consumeQueue) error {
+	// q, when set, is the queue the caller looked up. A queue deleted
+	// between lookup and write is looked up (recreated) again.
 	for attempt := 0; attempt < 2; attempt++ {
-		q, err := s.queueFor(d.Topic, d.QueueID, true)
-		if err != nil {
-			s.stats.dispatchErrors.Add(1)
-			s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: no consume queue")
-			return nil
+		if q == nil {
+			var err error
+			if q, err = s.queueFor(d.Topic, d.QueueID, true); err != nil {
+				s.stats.dispatchErrors.Add(1)
+				s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: no consume queue")
+				return nil
+			}
 		}
-		err = q.put(d.QueueOffset, d.PhysicalOffset, d.Size, d.TagsCode)
+		err := q.put(d.QueueOffset, d.PhysicalOffset, d.Size, d.TagsCode)
 		if errors.Is(err, errQueueDestroyed) {
+			q = nil
 			continue
 		}
 		if err != nil {

@@ -149,30 +149,31 @@ func (c *fileCreator) close() {
 // deferUnit reports whether d must wait for a file: its queue has records
 // waiting already (a record without a unit, too: OnDispatch keeps the
 // queue's order), or the file its unit goes in does not exist (its creation
-// is then asked for). Only the running dispatcher defers.
-func (s *Store) deferUnit(d *pendingDispatch, unit bool) (*deferral, bool) {
+// is then asked for). Only the running dispatcher defers. When d does not
+// wait, q is its queue if it was looked up (for putUnit).
+func (s *Store) deferUnit(d *pendingDispatch, unit bool) (df *deferral, q *consumeQueue, wait bool) {
 	if s.creator == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	k := queueKey{d.Topic, d.QueueID}
 	if df := s.deferred[k]; df != nil {
-		return df, true
+		return df, nil, true
 	}
 	if !unit {
-		return nil, false
+		return nil, nil, false
 	}
 	q, err := s.queueFor(d.Topic, d.QueueID, true)
 	if err != nil {
-		return nil, false // putUnit counts and logs it
+		return nil, nil, false // putUnit counts and logs it
 	}
 	start, missing := q.missingFile(d.QueueOffset)
 	if !missing {
-		return nil, false
+		return nil, q, false
 	}
-	df := &deferral{q: q, start: start}
+	df = &deferral{q: q, start: start}
 	s.deferred[k] = df
 	s.creator.ask(df)
-	return df, true
+	return df, nil, true
 }
 
 // resolveDeferred writes the units of every queue whose file now exists and
@@ -210,15 +211,16 @@ func (s *Store) resolveDeferred() (failing error) {
 		for ; n < len(df.recs); n++ {
 			d := &df.recs[n]
 			if hasUnit(d.SysFlag) {
-				if q, err := s.queueFor(d.Topic, d.QueueID, true); err == nil {
-					if start, missing := q.missingFile(d.QueueOffset); missing {
-						// The first file, one after a roll, or a retry.
-						df.q, df.start = q, start
-						s.creator.ask(df)
-						break
-					}
+				q, err := s.queueFor(d.Topic, d.QueueID, true)
+				if err != nil {
+					q = nil // putUnit counts and logs it
+				} else if start, missing := q.missingFile(d.QueueOffset); missing {
+					// The first file, one after a roll, or a retry.
+					df.q, df.start = q, start
+					s.creator.ask(df)
+					break
 				}
-				if err := s.putUnit(&d.DispatchRequest); err != nil {
+				if err := s.putUnit(&d.DispatchRequest, q); err != nil {
 					df.err, df.failedAt = err, time.Now()
 					failing = err
 					break
