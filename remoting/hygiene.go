@@ -286,7 +286,7 @@ func (s *Server) decodePartial(c *Conn) (*Command, error) {
 			for _, ch := range c.chunks {
 				body = append(body, ch...)
 			}
-			cmd.Body = body
+			cmd.Body = clip(body)
 		}
 	} else {
 		frame := make([]byte, c.plen-4)

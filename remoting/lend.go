@@ -38,9 +38,13 @@ func (s *Server) newBody(cmd *Command, n int) []byte {
 // copyBody gives cmd, whose header is decoded, a copy of body.
 func (s *Server) copyBody(cmd *Command, body []byte) {
 	if len(body) > 0 {
-		cmd.Body = append(s.newBody(cmd, len(body)), body...)
+		cmd.Body = clip(append(s.newBody(cmd, len(body)), body...))
 	}
 }
+
+// clip drops a body's spare capacity: a lent buffer's rest holds bytes of
+// earlier requests, which an append to the body must not reach.
+func clip(b []byte) []byte { return b[:len(b):len(b)] }
 
 // release takes back c's lent body, if it has one, once its handler has
 // returned; Body is nil afterwards.

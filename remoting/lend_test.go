@@ -88,6 +88,10 @@ func TestLentBodies(t *testing.T) {
 				if (got.lent != nil) != tc.lent {
 					t.Fatalf("type %d: lent %t, want %t", st, got.lent != nil, tc.lent)
 				}
+				if cap(got.Body) != len(got.Body) {
+					// The rest of a lent buffer holds earlier requests' bytes.
+					t.Fatalf("type %d: body of %d bytes has capacity %d", st, len(got.Body), cap(got.Body))
+				}
 				got.release()
 				if tc.lent && got.Body != nil {
 					t.Fatalf("type %d: a released body is still set", st)
