@@ -283,14 +283,11 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 			return false
 		}
 		for i := range batch {
-			if s.deferredRecs >= maxDeferred {
-				s.resolveDeferred() // waits for the creations
-			}
-			if err := s.dispatch(&batch[i]); err != nil {
+			if at, err := s.dispatchBounded(&batch[i]); err != nil {
 				s.pending = batch[:0]
 				s.cursor = batch[i].PhysicalOffset
 				s.publishDispatched()
-				s.stallDispatch(batch[i].PhysicalOffset, err)
+				s.stallDispatch(at, err)
 				s.dispatchBatchDone()
 				s.signalProgress()
 				return true

@@ -244,6 +244,21 @@ func (s *Store) resolveDeferred() (failing error) {
 	return failing
 }
 
+// dispatchBounded dispatches d unless maxDeferred records wait already: it
+// then waits for the creations asked for first, and when a file still
+// cannot be created and as many records still wait, it returns that error
+// without dispatching d: the dispatcher stalls there, as it did before
+// there was a creator, instead of holding every record behind in memory.
+// at is the commitlog offset of the record that failed.
+func (s *Store) dispatchBounded(d *pendingDispatch) (at int64, err error) {
+	if s.deferredRecs >= maxDeferred {
+		if err := s.resolveDeferred(); err != nil && s.deferredRecs >= maxDeferred {
+			return s.oldestDeferred(), err
+		}
+	}
+	return d.PhysicalOffset, s.dispatch(d)
+}
+
 // oldestDeferred is the commitlog offset of the oldest record waiting for a
 // file (MaxInt64 when none is).
 func (s *Store) oldestDeferred() int64 {

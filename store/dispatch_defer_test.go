@@ -243,3 +243,44 @@ func TestDeferredRecordsAreBounded(t *testing.T) {
 	checkQueue(t, s, "NEW", 0, 6)
 	checkQueue(t, s, "OLD", 0, 3)
 }
+
+// With maxDeferred records waiting for a file that cannot be created, the
+// dispatcher stops reading on (and stalls) rather than holding every
+// record behind in memory; it resumes once the file can be created.
+func TestDeferredRecordsAreBoundedWhileCreationFails(t *testing.T) {
+	n := maxDeferred
+	t.Cleanup(func() { maxDeferred = n }) // after the store's Close
+	maxDeferred = 4
+	o := testOptions(t.TempDir())
+	// The dispatcher waits at NEW's first record until everything below
+	// is stored: once it fails to create NEW's file, puts are refused.
+	gate := make(chan struct{})
+	var gateOnce sync.Once
+	o.dispatchFault = func(d *DispatchRequest) error {
+		if d.Topic == "NEW" {
+			gateOnce.Do(func() { <-gate })
+		}
+		return nil
+	}
+	s := openStore(t, o)
+	mustPut(t, s, testMessage("OLD", 0, 0))
+	waitDispatched(t, s)
+	inj := &Injector{}
+	defer InjectFaults(o.Dir, inj)()
+	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW")})
+	for i := 0; i < 5; i++ {
+		mustPut(t, s, testMessage("NEW", 0, i))
+	}
+	mustPut(t, s, testMessage("OLD", 0, 1))
+	close(gate)
+	testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
+	testutil.WaitFor(t, testWait, func() bool { return len(inj.Hits()) >= 2 }, "the creation tried again")
+	if got := s.MaxOffsetInQueue("OLD", 0); got != 1 {
+		t.Fatalf("OLD has %d units with maxDeferred records waiting for a file that fails, want 1", got)
+	}
+	inj.Clear()
+	testutil.WaitFor(t, testWait, func() bool { return !s.dispatchStalled.Load() }, "dispatch resumed")
+	waitDispatched(t, s)
+	checkQueue(t, s, "NEW", 0, 5)
+	checkQueue(t, s, "OLD", 0, 2)
+}
