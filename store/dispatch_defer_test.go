@@ -284,3 +284,49 @@ func TestDeferredRecordsAreBoundedWhileCreationFails(t *testing.T) {
 	checkQueue(t, s, "NEW", 0, 5)
 	checkQueue(t, s, "OLD", 0, 2)
 }
+
+// DeleteTopics waits for the records dispatched before it, those waiting
+// for their queue's file included, so a deleted queue is not brought back
+// by a record that was waiting for its file.
+func TestDeleteTopicsWaitsForDeferredRecords(t *testing.T) {
+	o := testOptions(t.TempDir())
+	var log dispatchLog
+	o.OnDispatch = log.add
+	s := openStore(t, o)
+	mustPut(t, s, testMessage("OLD", 0, 0))
+	waitDispatched(t, s)
+	inj := &Injector{}
+	defer InjectFaults(o.Dir, inj)()
+	stall := make(chan struct{})
+	release := sync.OnceFunc(func() { close(stall) })
+	t.Cleanup(release)
+	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+	putWithin(t, s, "NEW", 0)
+	putWithin(t, s, "OLD", 1)
+	testutil.WaitFor(t, testWait, func() bool { return len(log.offsets("OLD")) == 2 }, "OLD dispatched while NEW's file is created")
+	deleted := make(chan struct{})
+	go func() {
+		s.DeleteTopics("NEW")
+		close(deleted)
+	}()
+	select {
+	case <-deleted:
+		t.Fatal("DeleteTopics returned while a record of the topic waited for its file")
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	<-deleted
+	if got := log.offsets("NEW"); len(got) != 1 {
+		t.Fatalf("OnDispatch saw NEW offsets %v before the delete, want [0]", got)
+	}
+	waitDispatched(t, s)
+	if got := s.MaxOffsetInQueue("NEW", 0); got != 0 {
+		t.Fatalf("NEW has %d units after its deletion", got)
+	}
+	if r := putWithin(t, s, "NEW", 0); r.QueueOffset != 0 {
+		t.Fatalf("first put after the delete got queue offset %d, want 0", r.QueueOffset)
+	}
+	waitDispatched(t, s)
+	checkQueue(t, s, "NEW", 0, 1)
+	checkQueue(t, s, "OLD", 0, 2)
+}
