@@ -35,6 +35,9 @@ const cqRecoverFiles = 3
 // errQueueDestroyed tells the dispatcher that the queue was deleted under it.
 var errQueueDestroyed = errors.New("store: consume queue destroyed")
 
+// errNoFile tells the dispatcher that a unit's file does not exist yet.
+var errNoFile = errors.New("store: consume queue file not created yet")
+
 // cqFile is a consume-queue segment and its write/flush positions (bytes).
 type cqFile struct {
 	*mappedFile
@@ -218,23 +221,20 @@ func (q *consumeQueue) nextFileStart(idx int64) int64 {
 	return idx + per - idx%per
 }
 
-// missingFile reports whether the file that holds the unit of logical
-// offset idx does not exist yet, and the byte offset it would start at.
-func (q *consumeQueue) missingFile(idx int64) (start int64, missing bool) {
+// fileStart is the byte offset of the file that holds the unit of logical
+// offset idx.
+func (q *consumeQueue) fileStart(idx int64) int64 {
 	pos := idx * cqUnitSize
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	if q.destroyed || q.fileIndex(pos) >= 0 {
-		return 0, false
-	}
-	return pos - pos%q.fileSize, true
+	return pos - pos%q.fileSize
 }
 
 // put writes the unit of logical offset idx. Re-putting an identical unit is a
 // no-op, so recovery can replay records the queue already holds; a different
 // unit at a written position is overwritten (the commitlog is the source of
 // truth). A position past the end is reached by padding with filler units.
-func (q *consumeQueue) put(idx, phy int64, size int32, tags int64) error {
+// A unit whose file does not exist yet creates it, or, without create,
+// returns errNoFile.
+func (q *consumeQueue) put(idx, phy int64, size int32, tags int64, create bool) error {
 	pos := idx * cqUnitSize
 	q.mu.RLock()
 	destroyed, i := q.destroyed, q.fileIndex(pos)
@@ -243,7 +243,10 @@ func (q *consumeQueue) put(idx, phy int64, size int32, tags int64) error {
 		return errQueueDestroyed
 	}
 	if i < 0 {
-		if err := q.addFile(pos - pos%q.fileSize); err != nil {
+		if !create {
+			return errNoFile
+		}
+		if err := q.addFile(q.fileStart(idx)); err != nil {
 			return err
 		}
 	}

@@ -91,23 +91,21 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 			return err
 		}
 	}
-	unit := hasUnit(d.SysFlag)
-	df, q, ok := s.deferUnit(d, unit)
-	if ok {
-		// Its queue's file is being created (dispatch_defer.go): the keys
-		// now, in commitlog order; the unit and OnDispatch later, in queue
-		// order.
-		if s.index != nil {
-			if err := s.index.addRecord(d); err != nil {
-				return err
-			}
+	k := queueKey{d.Topic, d.QueueID}
+	if len(s.deferred) > 0 {
+		if df := s.deferred[k]; df != nil {
+			// Its queue waits for a file (dispatch_defer.go): so does it, a
+			// record without a unit too (OnDispatch keeps the queue's order).
+			return s.deferRecord(df, d)
 		}
-		df.recs = append(df.recs, *d)
-		s.deferredRecs++
-		return nil
 	}
-	if unit {
-		if err := s.putUnit(&d.DispatchRequest, q); err != nil {
+	if hasUnit(d.SysFlag) {
+		// Only the running dispatcher leaves the file to the creator.
+		q, err := s.putUnit(&d.DispatchRequest, s.creator == nil)
+		if err == errNoFile {
+			return s.deferRecord(s.askFile(k, q, d.QueueOffset), d)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -135,30 +133,29 @@ func hasUnit(sysFlag int32) bool {
 // message, acknowledged already, would never be consumable. Only a record
 // whose topic cannot name a queue (which puts refuse, so only damage puts
 // one in the commitlog) is counted, logged and passed over.
-func (s *Store) putUnit(d *DispatchRequest, q *consumeQueue) error {
-	// q, when set, is the queue the caller looked up. A queue deleted
-	// between lookup and write is looked up (recreated) again.
+//
+// Without createFile, a unit whose file does not exist yet is not written:
+// errNoFile is returned with the queue, whose file the caller has created.
+func (s *Store) putUnit(d *DispatchRequest, createFile bool) (*consumeQueue, error) {
+	// A queue deleted between lookup and write is looked up (recreated) again.
 	for attempt := 0; attempt < 2; attempt++ {
-		if q == nil {
-			var err error
-			if q, err = s.queueFor(d.Topic, d.QueueID, true); err != nil {
-				s.stats.dispatchErrors.Add(1)
-				s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: no consume queue")
-				return nil
-			}
-		}
-		err := q.put(d.QueueOffset, d.PhysicalOffset, d.Size, d.TagsCode)
-		if errors.Is(err, errQueueDestroyed) {
-			q = nil
-			continue
-		}
+		q, err := s.queueFor(d.Topic, d.QueueID, true)
 		if err != nil {
 			s.stats.dispatchErrors.Add(1)
-			return fmt.Errorf("consume queue %s/%d, queue offset %d: %w", d.Topic, d.QueueID, d.QueueOffset, err)
+			s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: no consume queue")
+			return nil, nil
 		}
-		return nil
+		err = q.put(d.QueueOffset, d.PhysicalOffset, d.Size, d.TagsCode, createFile)
+		switch {
+		case errors.Is(err, errQueueDestroyed):
+			continue
+		case err == nil, err == errNoFile:
+			return q, err
+		}
+		s.stats.dispatchErrors.Add(1)
+		return q, fmt.Errorf("consume queue %s/%d, queue offset %d: %w", d.Topic, d.QueueID, d.QueueOffset, err)
 	}
-	return nil
+	return nil, nil
 }
 
 // dispatchRetryInterval is how long a stalled dispatcher waits before it

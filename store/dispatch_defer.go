@@ -146,34 +146,26 @@ func (c *fileCreator) close() {
 	<-c.ended
 }
 
-// deferUnit reports whether d must wait for a file: its queue has records
-// waiting already (a record without a unit, too: OnDispatch keeps the
-// queue's order), or the file its unit goes in does not exist (its creation
-// is then asked for). Only the running dispatcher defers. When d does not
-// wait, q is its queue if it was looked up (for putUnit).
-func (s *Store) deferUnit(d *pendingDispatch, unit bool) (df *deferral, q *consumeQueue, wait bool) {
-	if s.creator == nil {
-		return nil, nil, false
+// deferRecord adds d to df, its queue's deferral: its keys are indexed now,
+// in commitlog order; its unit and OnDispatch wait for the file.
+func (s *Store) deferRecord(df *deferral, d *pendingDispatch) error {
+	if s.index != nil {
+		if err := s.index.addRecord(d); err != nil {
+			return err
+		}
 	}
-	k := queueKey{d.Topic, d.QueueID}
-	if df := s.deferred[k]; df != nil {
-		return df, nil, true
-	}
-	if !unit {
-		return nil, nil, false
-	}
-	q, err := s.queueFor(d.Topic, d.QueueID, true)
-	if err != nil {
-		return nil, nil, false // putUnit counts and logs it
-	}
-	start, missing := q.missingFile(d.QueueOffset)
-	if !missing {
-		return nil, q, false
-	}
-	df = &deferral{q: q, start: start}
+	df.recs = append(df.recs, *d)
+	s.deferredRecs++
+	return nil
+}
+
+// askFile opens a deferral for queue k (q) and asks the creator for the
+// file of its unit idx.
+func (s *Store) askFile(k queueKey, q *consumeQueue, idx int64) *deferral {
+	df := &deferral{q: q, start: q.fileStart(idx)}
 	s.deferred[k] = df
 	s.creator.ask(df)
-	return df, nil, true
+	return df
 }
 
 // resolveDeferred writes the units of every queue whose file now exists and
@@ -211,16 +203,14 @@ func (s *Store) resolveDeferred() (failing error) {
 		for ; n < len(df.recs); n++ {
 			d := &df.recs[n]
 			if hasUnit(d.SysFlag) {
-				q, err := s.queueFor(d.Topic, d.QueueID, true)
-				if err != nil {
-					q = nil // putUnit counts and logs it
-				} else if start, missing := q.missingFile(d.QueueOffset); missing {
+				q, err := s.putUnit(&d.DispatchRequest, false)
+				if err == errNoFile {
 					// The first file, one after a roll, or a retry.
-					df.q, df.start = q, start
+					df.q, df.start = q, q.fileStart(d.QueueOffset)
 					s.creator.ask(df)
 					break
 				}
-				if err := s.putUnit(&d.DispatchRequest, q); err != nil {
+				if err != nil {
 					df.err, df.failedAt = err, time.Now()
 					failing = err
 					break

@@ -58,6 +58,51 @@ func putWithin(t *testing.T, s *Store, topic string, i int) *PutResult {
 	}
 }
 
+// stallNewQueueFile makes the creation of topic NEW's queue files (their
+// open) wait until release is called; release runs anyway at the end of
+// the test, before the store's Close.
+func stallNewQueueFile(t *testing.T, dir string) (inj *Injector, release func()) {
+	inj = &Injector{}
+	t.Cleanup(InjectFaults(dir, inj))
+	stall := make(chan struct{})
+	release = sync.OnceFunc(func() { close(stall) })
+	t.Cleanup(release)
+	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+	return inj, release
+}
+
+// failNewQueueFile makes the creation of topic NEW's queue files fail
+// until the injector's rules are cleared.
+func failNewQueueFile(t *testing.T, dir string) *Injector {
+	inj := &Injector{}
+	t.Cleanup(InjectFaults(dir, inj))
+	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW")})
+	return inj
+}
+
+// holdDispatchAtNEW makes the dispatcher wait at the first record of topic
+// NEW until open is called, so that the records stored behind it are in the
+// commitlog before its file creation fails (puts are refused after that).
+func holdDispatchAtNEW(o *Options) (open func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	o.dispatchFault = func(d *DispatchRequest) error {
+		if d.Topic == "NEW" {
+			once.Do(func() { <-gate })
+		}
+		return nil
+	}
+	return func() { close(gate) }
+}
+
+// lowerMaxDeferred sets maxDeferred to n for the test, restored after the
+// store's Close.
+func lowerMaxDeferred(t *testing.T, n int) {
+	old := maxDeferred
+	t.Cleanup(func() { maxDeferred = old })
+	maxDeferred = n
+}
+
 // A new queue's first file is created while the dispatcher goes on: records
 // of other queues behind the first record of the new queue are dispatched
 // (units written, OnDispatch called) while the creation stalls; the new
@@ -77,12 +122,7 @@ func TestDispatchGoesOnWhileAQueueFileIsCreated(t *testing.T) {
 	}
 	waitDispatched(t, s)
 
-	inj := &Injector{}
-	defer InjectFaults(o.Dir, inj)()
-	stall := make(chan struct{})
-	release := sync.OnceFunc(func() { close(stall) })
-	t.Cleanup(release) // before the store's Close
-	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+	inj, release := stallNewQueueFile(t, o.Dir)
 
 	first := putWithin(t, s, "NEW", 0)
 	putWithin(t, s, "OLD", 3)
@@ -158,14 +198,7 @@ func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
 			// The dispatcher waits at NEW's record until OLD's is stored
 			// behind it: once it fails to create NEW's file, puts are
 			// refused.
-			gate := make(chan struct{})
-			var gateOnce sync.Once
-			o.dispatchFault = func(d *DispatchRequest) error {
-				if d.Topic == "NEW" {
-					gateOnce.Do(func() { <-gate })
-				}
-				return nil
-			}
+			openGate := holdDispatchAtNEW(&o)
 			s, err := Open(o)
 			if err != nil {
 				t.Fatal(err)
@@ -173,12 +206,10 @@ func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
 			defer s.Close()
 			mustPut(t, s, testMessage("OLD", 0, 0))
 			waitDispatched(t, s)
-			inj := &Injector{}
-			defer InjectFaults(o.Dir, inj)()
-			inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW")})
+			inj := failNewQueueFile(t, o.Dir)
 			mustPut(t, s, testMessage("NEW", 0, 0))
 			mustPut(t, s, testMessage("OLD", 0, 1))
-			close(gate)
+			openGate()
 			testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
 			testutil.WaitFor(t, testWait, func() bool { return s.MaxOffsetInQueue("OLD", 0) == 2 }, "OLD dispatched past the stall")
 			_, err = s.PutMessage(testMessage("OLD", 0, 2))
@@ -212,19 +243,12 @@ func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
 // The records waiting for files are bounded: past maxDeferred the
 // dispatcher waits for the creation instead of reading on.
 func TestDeferredRecordsAreBounded(t *testing.T) {
-	n := maxDeferred
-	t.Cleanup(func() { maxDeferred = n }) // after the store's Close
-	maxDeferred = 4
+	lowerMaxDeferred(t, 4)
 	o := testOptions(t.TempDir())
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	inj := &Injector{}
-	defer InjectFaults(o.Dir, inj)()
-	stall := make(chan struct{})
-	release := sync.OnceFunc(func() { close(stall) })
-	t.Cleanup(release)
-	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+	_, release := stallNewQueueFile(t, o.Dir)
 	for i := 0; i < 3; i++ {
 		putWithin(t, s, "NEW", i)
 	}
@@ -248,31 +272,20 @@ func TestDeferredRecordsAreBounded(t *testing.T) {
 // dispatcher stops reading on (and stalls) rather than holding every
 // record behind in memory; it resumes once the file can be created.
 func TestDeferredRecordsAreBoundedWhileCreationFails(t *testing.T) {
-	n := maxDeferred
-	t.Cleanup(func() { maxDeferred = n }) // after the store's Close
-	maxDeferred = 4
+	lowerMaxDeferred(t, 4)
 	o := testOptions(t.TempDir())
 	// The dispatcher waits at NEW's first record until everything below
 	// is stored: once it fails to create NEW's file, puts are refused.
-	gate := make(chan struct{})
-	var gateOnce sync.Once
-	o.dispatchFault = func(d *DispatchRequest) error {
-		if d.Topic == "NEW" {
-			gateOnce.Do(func() { <-gate })
-		}
-		return nil
-	}
+	openGate := holdDispatchAtNEW(&o)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	inj := &Injector{}
-	defer InjectFaults(o.Dir, inj)()
-	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW")})
+	inj := failNewQueueFile(t, o.Dir)
 	for i := 0; i < 5; i++ {
 		mustPut(t, s, testMessage("NEW", 0, i))
 	}
 	mustPut(t, s, testMessage("OLD", 0, 1))
-	close(gate)
+	openGate()
 	testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
 	testutil.WaitFor(t, testWait, func() bool { return len(inj.Hits()) >= 2 }, "the creation tried again")
 	if got := s.MaxOffsetInQueue("OLD", 0); got != 1 {
@@ -295,12 +308,7 @@ func TestDeleteTopicsWaitsForDeferredRecords(t *testing.T) {
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	inj := &Injector{}
-	defer InjectFaults(o.Dir, inj)()
-	stall := make(chan struct{})
-	release := sync.OnceFunc(func() { close(stall) })
-	t.Cleanup(release)
-	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
+	_, release := stallNewQueueFile(t, o.Dir)
 	putWithin(t, s, "NEW", 0)
 	putWithin(t, s, "OLD", 1)
 	testutil.WaitFor(t, testWait, func() bool { return len(log.offsets("OLD")) == 2 }, "OLD dispatched while NEW's file is created")

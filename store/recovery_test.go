@@ -496,7 +496,7 @@ func TestConsumeQueueGapsAndLateStart(t *testing.T) {
 	// A queue whose first unit is 250 (files of 100 units): fillers 200..249.
 	put := func(idx int64, r *PutResult) {
 		t.Helper()
-		if err := q.put(idx, r.PhysicalOffset, int32(r.WroteBytes), 0); err != nil {
+		if err := q.put(idx, r.PhysicalOffset, int32(r.WroteBytes), 0, true); err != nil {
 			t.Fatal(err)
 		}
 	}
