@@ -127,13 +127,16 @@ func (a *segmentAllocator) take(start int64) (*mappedFile, error) {
 	return r.f, nil
 }
 
-// wait returns once the pending request, if any, completed or the
-// allocator stopped.
-func (a *segmentAllocator) wait() {
+// wait returns once the segment starting at start is created (or its
+// creation failed), or the allocator stopped. It returns at once when the
+// pending request is for another segment: the one asked for was taken
+// meanwhile (requests are made one after the other), and the writer finds
+// it listed when it tries again.
+func (a *segmentAllocator) wait(start int64) {
 	a.mu.Lock()
 	r := a.cur
 	a.mu.Unlock()
-	if r == nil {
+	if r == nil || r.start != start {
 		return
 	}
 	a.want(r)
