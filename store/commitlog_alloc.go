@@ -23,7 +23,10 @@ import (
 // first records there do not wait for the warmer. It does so only once the
 // writer comes within the warmer's reach of the new file (or waits for it):
 // zeros written into a file that is never used (the store closes first) are
-// work the warmer alone would not have done.
+// work the warmer alone would not have done. A writer already waiting for
+// the file (the first put of a new store, or a burst that outran the
+// allocator) waits for one warm-up chunk only, not for the warmer's whole
+// reach (warmer.prewarm).
 //
 // The ready file already carries its final name, so a crash at any step of
 // its creation leaves at most one file past the newest segment in use:
@@ -175,8 +178,14 @@ func (a *segmentAllocator) run() {
 				if a.zeros == nil {
 					a.zeros = make([]byte, min(warmWriteMapped, a.cl.fileSize))
 				}
+				waited := false
+				select {
+				case <-r.wanted:
+					waited = true
+				default:
+				}
 				began = time.Now()
-				r.warmed = a.cl.warm.prewarm(r.f, a.zeros)
+				r.warmed = a.cl.warm.prewarm(r.f, a.zeros, waited)
 				a.logSlow("warm up", r.start, began)
 			}
 			close(r.done)

@@ -327,9 +327,10 @@ func TestRollTakesPrewarmedFile(t *testing.T) {
 	}
 }
 
-// prewarm zeroes ahead bytes from the second page of a new file, leaving the
-// first page to the writer as the warmer did after a roll, and reports
-// where the warmer goes on.
+// prewarm zeroes ahead bytes (one chunk when the writer already waits for
+// the file) from the second page of a new file, leaving the first page to
+// the writer as the warmer did after a roll, and reports where the warmer
+// goes on.
 func TestPrewarmLeavesFirstPage(t *testing.T) {
 	const size = 1 << 20
 	cl := newCommitLog(t.TempDir(), size, testOptions("").Logger)
@@ -338,22 +339,30 @@ func TestPrewarmLeavesFirstPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.close() })
-	if _, err := f.file.WriteAt(bytes.Repeat([]byte{0xAB}, size), 0); err != nil {
-		t.Fatal(err)
-	}
 	w := newWarmer(cl, 0)
-	warmed := w.prewarm(f, make([]byte, warmWriteMapped))
-	if want := pageSize + w.ahead; warmed != want {
-		t.Fatalf("prewarm reports %d bytes, want %d", warmed, want)
-	}
-	if bytes.Count(f.data[:pageSize], []byte{0xAB}) != int(pageSize) {
-		t.Fatal("the first page was written")
-	}
-	if !allZero(f.data[pageSize:warmed]) {
-		t.Fatalf("[%d, %d) not zeroed", pageSize, warmed)
-	}
-	if f.data[warmed] != 0xAB {
-		t.Fatal("zeroed past the reported end")
+	w.chunk = w.ahead / 4
+	for _, waited := range []bool{true, false} {
+		if _, err := f.file.WriteAt(bytes.Repeat([]byte{0xAB}, size), 0); err != nil {
+			t.Fatal(err)
+		}
+		// A writer waiting for the file waits for one chunk, not the reach.
+		want := pageSize + w.ahead
+		if waited {
+			want = pageSize + w.chunk
+		}
+		warmed := w.prewarm(f, make([]byte, warmWriteMapped), waited)
+		if warmed != want {
+			t.Fatalf("prewarm (writer waiting: %v) reports %d bytes, want %d", waited, warmed, want)
+		}
+		if bytes.Count(f.data[:pageSize], []byte{0xAB}) != int(pageSize) {
+			t.Fatal("the first page was written")
+		}
+		if !allZero(f.data[pageSize:warmed]) {
+			t.Fatalf("[%d, %d) not zeroed", pageSize, warmed)
+		}
+		if f.data[warmed] != 0xAB {
+			t.Fatal("zeroed past the reported end")
+		}
 	}
 }
 

@@ -262,7 +262,11 @@ func (w *warmer) awaitNear(start int64, wanted, stop <-chan struct{}) bool {
 // just created and nobody writes yet, so that the writer finds them ready
 // after the roll instead of waiting for the warmer there. It returns the
 // bytes from f's start that the warmer can skip, for took. zeros is the
-// allocator's own buffer.
+// allocator's own buffer. It zeroes the warmer's reach (ahead bytes), or
+// one chunk when the writer already waits for f (waited): that writer
+// would otherwise wait for all of it, 64 MiB zeroed and synced for a 1 GiB
+// file (0.06-0.3 s before the first put of a new store), and the warmer
+// goes on from the chunk's end as it does after any chunk.
 //
 // Like the warmer after a roll (which started at the first page past the
 // writer's first record), it leaves f's first page to the writer and zeroes
@@ -273,9 +277,12 @@ func (w *warmer) awaitNear(start int64, wanted, stop <-chan struct{}) bool {
 // in-process send/async benchmark of bench/compare with aligned warm-up
 // writes, under 1 % with these). The warmer's chunks continue from where
 // this stops, so they inherit the offset.
-func (w *warmer) prewarm(f *mappedFile, zeros []byte) int64 {
+func (w *warmer) prewarm(f *mappedFile, zeros []byte, waited bool) int64 {
 	w.mu.Lock()
 	n, step := min(w.ahead, f.size()-pageSize), min(int64(len(zeros)), max(w.write, pageSize))
+	if waited {
+		n = min(n, w.chunk)
+	}
 	failed := w.failed
 	w.mu.Unlock()
 	if failed || n <= 0 {
