@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +188,77 @@ func TestPullHoldWakesOncePerDispatchBatch(t *testing.T) {
 	h.expectNone()
 	if n := len(b.dispatchWakes.pulls); n != 0 {
 		t.Fatalf("%d pulls left gathered after the batch", n)
+	}
+}
+
+// TestPullHoldWakersBusy: re-runs go to the long-lived wakers; while every
+// waker is busy (a re-run reading the disk) and their queue is full, a
+// woken pull still runs at once on a goroutine of its own, and every pull
+// is re-run exactly once.
+func TestPullHoldWakersBusy(t *testing.T) {
+	release := make(chan struct{})
+	var blocked atomic.Int32
+	ran := make(chan string, holdWakers+holdWakeQLen+8)
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	s := newPullRequestHoldService(clk, zerolog.Nop(), func(hp *heldPull) {
+		if hp.queueID == 0 {
+			blocked.Add(1)
+			<-release // a slow re-run
+		}
+		ran <- hp.req.Remark
+	})
+	s.start()
+	t.Cleanup(s.shutdown)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	slow := 0
+	wakeSlow := func() {
+		s.suspend(&heldPull{req: &remoting.Command{Remark: fmt.Sprintf("slow%d", slow)}, topic: "T",
+			match: func(int64) bool { return true }, deadline: clk.Now().Add(time.Minute)},
+			func(string, int32) int64 { return 0 })
+		slow++
+		s.notify("T", 0, 1, 0, "")
+	}
+	for range holdWakers {
+		wakeSlow()
+	}
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return blocked.Load() == holdWakers }, "every waker to be busy")
+	for len(s.wakeq) < holdWakeQLen {
+		wakeSlow()
+	}
+	s.suspend(&heldPull{req: &remoting.Command{Remark: "fast"}, topic: "T", queueID: 1,
+		match: func(int64) bool { return true }, deadline: clk.Now().Add(time.Minute)},
+		func(string, int32) int64 { return 0 })
+	s.notify("T", 1, 1, 0, "")
+	select {
+	case name := <-ran:
+		if name != "fast" {
+			t.Fatalf("re-ran %s first, want fast", name)
+		}
+	case <-time.After(coreTestTimeout):
+		t.Fatal("a woken pull waited for busy wakers")
+	}
+	close(release)
+	seen := map[string]bool{}
+	for range slow {
+		select {
+		case name := <-ran:
+			if seen[name] {
+				t.Fatalf("%s re-ran twice", name)
+			}
+			seen[name] = true
+		case <-time.After(coreTestTimeout):
+			t.Fatalf("%d of %d slow pulls re-ran", len(seen), slow)
+		}
+	}
+	select {
+	case name := <-ran:
+		t.Fatalf("extra re-run of %s", name)
+	case <-time.After(20 * time.Millisecond):
 	}
 }
