@@ -352,6 +352,7 @@ func (r *runner) rows(rmq, j4, j5, jp *target) []row {
 		same(wl, "delivered early", "msgs", peer, key+".early", zeroRMQ)
 		same(wl, "lost", "msgs", peer, key+".lost", zeroRMQ)
 		same(wl, "broker CPU", "s", peer, key+".cpu", cpu)
+		same(wl, "broker CPU per delivered message", "µs", peer, key+".cpumsg", noGoal)
 		same(wl, "peak RSS", "MiB", peer, key+".rss", atMost(0.1))
 	}
 	late(fmt.Sprintf("4 delay levels 2-3, %d msgs at %.0f/s", r.cfg.delayCount, r.cfg.delayRate), "w4", j4, atMost(0.4))

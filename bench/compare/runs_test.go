@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rmqio/rmq/bench"
 )
 
 func TestMedian(t *testing.T) {
@@ -137,5 +139,37 @@ func TestSingleRunReportsAsBefore(t *testing.T) {
 	r.aggregateRuns()
 	if r.m["rmq"]["w1.tps"] != 1000 || r.notes[0] != "plain" || r.rawRunValues("rmq", "w1.tps") != "" || r.runsLine() != "" {
 		t.Fatalf("single run: measures %v notes %q raw %q runs line %q", r.m, r.notes, r.rawRunValues("rmq", "w1.tps"), r.runsLine())
+	}
+}
+
+// A peer that refuses part of the sends delivers fewer messages: the
+// delayed workloads also report broker CPU per delivered message, from the
+// CPU the sampler recorded and the deliveries counted.
+func TestLatenessReportsCPUPerDeliveredMessage(t *testing.T) {
+	r := &runner{cfg: &config{}, log: io.Discard, m: map[string]measures{}}
+	rmq, java := &target{name: "rmq"}, &target{name: "Java 4.9.7"}
+	r.recordUsage(rmq, "w4", usage{CPU: 10 * time.Second})
+	r.recordUsage(java, "w4", usage{CPU: 20 * time.Second})
+	r.lateness(rmq, "w4", &loadResult{Sent: 100_000, Received: 100_000, Late: &bench.Histogram{}})
+	r.lateness(java, "w4", &loadResult{Sent: 50_000, Received: 50_000, Late: &bench.Histogram{}})
+	if got := r.m["rmq"]["w4.cpumsg"]; got != 100 {
+		t.Errorf("rmq: %v µs per message, want 100", got)
+	}
+	if got := r.m["Java 4.9.7"]["w4.cpumsg"]; got != 400 {
+		t.Errorf("Java: %v µs per message, want 400", got)
+	}
+	r.lateness(rmq, "w6", &loadResult{Late: &bench.Histogram{}}) // no CPU sampled, nothing delivered
+	if _, ok := r.m["rmq"]["w6.cpumsg"]; ok {
+		t.Error("per-message CPU without a sample or a delivery")
+	}
+	var row *row
+	rows := r.rows(rmq, java, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"})
+	for i := range rows {
+		if strings.HasPrefix(rows[i].workload, "4 ") && rows[i].metric == "broker CPU per delivered message" {
+			row = &rows[i]
+		}
+	}
+	if row == nil || row.rmq != 100 || row.java != 400 {
+		t.Fatalf("row %+v, want rmq 100 and Java 400", row)
 	}
 }

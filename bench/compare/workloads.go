@@ -219,6 +219,11 @@ func (r *runner) lateness(t *target, key string, res *loadResult) {
 	r.set(t, key+".received", float64(res.Received))
 	r.set(t, key+".failed", float64(res.SendFailed))
 	r.set(t, key+".drain", res.Drain().Seconds())
+	// Broker CPU per delivered message: a peer that refuses part of the
+	// sends (Java's flow control) delivers, and spends CPU on, fewer.
+	if cpu, ok := r.m[t.name][key+".cpu"]; ok && res.Received > 0 {
+		r.set(t, key+".cpumsg", cpu/float64(res.Received)*1e6)
+	}
 	r.logf("%s %s: sent %d at %.0f msg/s (%d failed), lateness p50 %.1f p99 %.1f p99.9 %.1f max %.1f ms, %d early (max %.1f ms), %d lost, %d dups, drain %.2f s",
 		t.name, key, res.Sent, res.SendRate(), res.SendFailed, p.P50, p.P99, p.P999, p.Max, res.Early, res.MaxEarly.Seconds()*1000, res.Lost, res.Dups, res.Drain().Seconds())
 	for k, v := range res.Errors {
