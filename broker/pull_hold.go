@@ -3,6 +3,7 @@ package broker
 import (
 	"container/heap"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,9 +49,11 @@ type PullRequestHoldService struct {
 	// wakeq feeds the wakers, long-lived goroutines that run wake: a
 	// goroutine per re-run costs its creation and the growth of its new
 	// stack, as deep as a pull's read (morestack and copystack took 3 % of
-	// the broker's CPU delivering timers). Nil until start.
-	wakeq   chan *heldPull
-	wakersW sync.WaitGroup
+	// the broker's CPU delivering timers). wakersOn is set while they run
+	// (from start to shutdown).
+	wakeq    chan *heldPull
+	wakersOn atomic.Bool
+	wakers   sync.WaitGroup
 
 	mu      sync.Mutex
 	queues  map[queueKey][]*heldPull
@@ -68,6 +71,7 @@ func newPullRequestHoldService(clk clock.Clock, log zerolog.Logger, wake func(*h
 		clock: clk, log: log, wake: wake,
 		queues: make(map[queueKey][]*heldPull),
 		kick:   make(chan struct{}, 1),
+		wakeq:  make(chan *heldPull, holdWakeQLen),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -85,21 +89,21 @@ const (
 func (s *PullRequestHoldService) start() {
 	s.mu.Lock()
 	s.running = true
-	s.wakeq = make(chan *heldPull, holdWakeQLen)
 	s.mu.Unlock()
 	for range holdWakers {
-		s.wakersW.Add(1)
-		go s.waker(s.wakeq)
+		s.wakers.Add(1)
+		go s.waker()
 	}
+	s.wakersOn.Store(true)
 	go s.run()
 }
 
 // waker re-runs the pulls queued by wakeOne until shutdown.
-func (s *PullRequestHoldService) waker(q <-chan *heldPull) {
-	defer s.wakersW.Done()
+func (s *PullRequestHoldService) waker() {
+	defer s.wakers.Done()
 	for {
 		select {
-		case hp := <-q:
+		case hp := <-s.wakeq:
 			s.wake(hp)
 		case <-s.quit:
 			return
@@ -107,17 +111,13 @@ func (s *PullRequestHoldService) waker(q <-chan *heldPull) {
 	}
 }
 
-// wakeOne hands hp, taken out of the service, to a waker.
+// wakeOne hands hp, taken out of the service, to a waker, or to a
+// goroutine of its own when none runs or all are busy and their queue is
+// full.
 func (s *PullRequestHoldService) wakeOne(hp *heldPull) {
-	s.mu.Lock()
-	q := s.wakeq
-	if !s.running {
-		q = nil
-	}
-	s.mu.Unlock()
-	if q != nil {
+	if s.wakersOn.Load() {
 		select {
-		case q <- hp:
+		case s.wakeq <- hp:
 			return
 		default:
 		}
@@ -136,9 +136,10 @@ func (s *PullRequestHoldService) shutdown() {
 	s.byDue = nil
 	s.mu.Unlock()
 	if running {
+		s.wakersOn.Store(false)
 		close(s.quit)
 		<-s.done
-		s.wakersW.Wait()
+		s.wakers.Wait()
 	}
 }
 

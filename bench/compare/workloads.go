@@ -220,7 +220,8 @@ func (r *runner) lateness(t *target, key string, res *loadResult) {
 	r.set(t, key+".failed", float64(res.SendFailed))
 	r.set(t, key+".drain", res.Drain().Seconds())
 	// Broker CPU per delivered message: a peer that refuses part of the
-	// sends (Java's flow control) delivers, and spends CPU on, fewer.
+	// sends (Java's flow control) delivers, and spends CPU on, fewer. Every
+	// delayed workload records its usage (recordUsage) before this.
 	if cpu, ok := r.m[t.name][key+".cpu"]; ok && res.Received > 0 {
 		r.set(t, key+".cpumsg", cpu/float64(res.Received)*1e6)
 	}
