@@ -156,6 +156,7 @@ func New(opts Options) (*Broker, error) {
 		Levels: b.levels, Store: scheduleStore{b.store, b.bstats}, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
+		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond,
 	})
 	if err != nil {
 		return closeStore(err)
@@ -181,7 +182,7 @@ func New(opts Options) (*Broker, error) {
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
 			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.log, "timer"),
-			EnsureDLQ: b.ensureDLQ,
+			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond,
 		})
 		if err != nil {
 			_ = b.sched.Stop()

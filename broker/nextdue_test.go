@@ -75,3 +75,49 @@ func TestMessageClockAndNextDue(t *testing.T) {
 		t.Fatalf("delivered at %d and %d", got[1].StoreTimestamp, got[2].StoreTimestamp)
 	}
 }
+
+// With the default deliverCoalesceMs (5), a delay-level message and a timer
+// falling due 1 ms after one of their kind that was just delivered go out
+// at the end of that round's 5 ms window, and NextDue names that time.
+func TestDeliverCoalesceDefault(t *testing.T) {
+	clk := clock.NewManual(coreEpoch)
+	tb := startBroker(t, func(o *Options) { o.MessageClock = clk })
+	timerAt := coreEpoch.Add(time.Hour)
+	for i, body := range []string{"a", "b"} {
+		clk.Set(coreEpoch.Add(time.Duration(i) * time.Millisecond))
+		tb.mustSend(sendArgs{topic: "CO", body: []byte("d" + body), props: coreProps("DELAY", "2")}) // 5 s
+		at := timerAt.Add(time.Duration(i) * time.Millisecond).UnixMilli()
+		tb.mustSend(sendArgs{topic: "CO", body: []byte("t" + body), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(at, 10))})
+	}
+	var steps []time.Time
+	for {
+		var next time.Time
+		var ok bool
+		testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
+			var busy bool
+			next, ok, busy = tb.NextDue()
+			return !busy
+		}, "the broker to settle")
+		if !ok {
+			break
+		}
+		if len(steps) > 10 {
+			t.Fatalf("NextDue still names times after %v", steps)
+		}
+		steps = append(steps, next)
+		clk.Set(next)
+	}
+	want := map[string]time.Time{
+		"da": coreEpoch.Add(5 * time.Second), "db": coreEpoch.Add(5*time.Second + 5*time.Millisecond),
+		"ta": timerAt, "tb": timerAt.Add(5 * time.Millisecond),
+	}
+	got := tb.messagesOn("CO", 0)
+	if len(got) != len(want) {
+		t.Fatalf("topic holds %d messages, want %d (steps %v)", len(got), len(want), steps)
+	}
+	for _, m := range got {
+		if w := want[string(m.Body)]; m.StoreTimestamp != w.UnixMilli() {
+			t.Errorf("%s delivered at %v, want %v (steps %v)", m.Body, time.UnixMilli(m.StoreTimestamp), w, steps)
+		}
+	}
+}

@@ -79,6 +79,14 @@ type Options struct {
 	TimerFlushIntervalMs   int   `conf:"timerFlushIntervalMs"`
 	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
 	RecallMessageEnable    bool  `conf:"recallMessageEnable"`
+	// DeliverCoalesceMs (rmq) paces the delivery rounds of delay levels and
+	// timers (clock.Rounds): after a round that delivered, messages due
+	// within this many ms wait for its end and go out together, so that a
+	// stream of due messages wakes each consumer's held pull once per round
+	// rather than once per message. A message due after a quiet spell goes
+	// out at its due millisecond; none goes out early. 0: every due
+	// millisecond is a round.
+	DeliverCoalesceMs int64 `conf:"deliverCoalesceMs"`
 	// SQL92 property filters (MessageSelector.bySql): with
 	// EnablePropertyFilter false, non-tag pulls and CHECK_CLIENT_CONFIG are
 	// refused as on the stock broker. FilterSupportRetry filters a group's
@@ -198,6 +206,7 @@ func DefaultOptions() Options {
 		TransactionCheckInterval:          transaction.DefaultCheckInterval.Milliseconds(),
 		TimerWheelEnable:                  true,
 		TimerPrecisionMs:                  timer.DefaultPrecisionMs,
+		DeliverCoalesceMs:                 DefaultDeliverCoalesceMs,
 		TimerMaxDelaySec:                  timer.DefaultMaxDelaySec,
 		TimerFlushIntervalMs:              1000,
 		MappedFileSizeTimerLog:            100 << 20,
@@ -225,6 +234,9 @@ func DefaultOptions() Options {
 		Logger:                 zerolog.Nop(),
 	}
 }
+
+// DefaultDeliverCoalesceMs is DeliverCoalesceMs's default.
+const DefaultDeliverCoalesceMs = 5
 
 // DefaultCommitLogPageCacheKeep is CommitLogPageCacheKeep's default: a
 // consumer up to about a million 1 KiB messages behind reads from memory.
@@ -358,6 +370,9 @@ func (o *Options) Validate() error {
 	if o.TransactionTimeOut < 0 || o.TransactionCheckInterval < 0 || o.TransactionCheckMax < 0 {
 		errs = append(errs, fmt.Errorf("transactionTimeOut %d, transactionCheckInterval %d and transactionCheckMax %d must not be negative (0: the default)",
 			o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax))
+	}
+	if o.DeliverCoalesceMs < 0 || o.DeliverCoalesceMs > 1000 {
+		errs = append(errs, fmt.Errorf("deliverCoalesceMs %d must be in 0..1000", o.DeliverCoalesceMs))
 	}
 	if o.TimerPrecisionMs <= 0 || o.TimerPrecisionMs > 60000 {
 		errs = append(errs, fmt.Errorf("timerPrecisionMs %d must be in 1..60000", o.TimerPrecisionMs))

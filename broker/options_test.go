@@ -3,6 +3,8 @@ package broker
 import (
 	"strings"
 	"testing"
+
+	"github.com/rmqio/rmq/conf"
 )
 
 // TestTransactionOptionDefaults: options left unset (zero) take the stock
@@ -56,5 +58,28 @@ func TestTransactionOptionsUnsetStart(t *testing.T) {
 	})
 	if o := tb.Broker.opts; o.TransactionTimeOut != 6000 || o.TransactionCheckInterval != 60000 || o.TransactionCheckMax != 15 {
 		t.Fatalf("options %d %d %d, want 6000 60000 15", o.TransactionTimeOut, o.TransactionCheckInterval, o.TransactionCheckMax)
+	}
+}
+
+// TestDeliverCoalesceOption: deliverCoalesceMs defaults to 5, loads from a
+// config file and is refused outside 0..1000 (rmqtest's
+// TestFastForwardCoalescedRounds shows it pacing levels and timers).
+func TestDeliverCoalesceOption(t *testing.T) {
+	if d := DefaultOptions(); d.DeliverCoalesceMs != 5 {
+		t.Fatalf("default deliverCoalesceMs %d, want 5", d.DeliverCoalesceMs)
+	}
+	o := DefaultOptions()
+	if _, err := conf.Load(strings.NewReader("deliverCoalesceMs=0\n"), "broker.conf", &o); err != nil || o.DeliverCoalesceMs != 0 {
+		t.Fatalf("deliverCoalesceMs=0 loaded as %d (%v)", o.DeliverCoalesceMs, err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate with 0: %v", err)
+	}
+	for _, bad := range []int64{-1, 1001} {
+		o := DefaultOptions()
+		o.DeliverCoalesceMs = bad
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "deliverCoalesceMs") {
+			t.Fatalf("Validate with %d = %v, want a deliverCoalesceMs error", bad, err)
+		}
 	}
 }

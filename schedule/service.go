@@ -43,6 +43,10 @@ type Options struct {
 	SyncCommits bool
 	// RetryInterval is the pause after a failed delivery (stock DELAY_FOR_A_WHILE).
 	RetryInterval time.Duration
+	// Coalesce paces each level's delivery rounds (clock.Rounds): after a
+	// round that delivered, messages due within Coalesce wait for its end
+	// and go out together. Zero: each due millisecond is a round.
+	Coalesce time.Duration
 	// DeadLetterPath is the log of messages the store refuses for good and
 	// that have no DLQ (store.Diverter); empty means deadletter/schedule.log
 	// next to the directory of OffsetPath's directory (the store root when
@@ -72,9 +76,12 @@ type Service struct {
 	// uncommitted counts, per level, the offsets moved past since the level
 	// last wrote delayOffset.json; only the level's deliverDue touches it.
 	uncommitted []int
-	stop        chan struct{}
-	wg          sync.WaitGroup
-	started     bool
+	// rounds paces each level's delivery rounds (Coalesce), under mu: the
+	// level's goroutine writes it, NextDue reads it.
+	rounds  []clock.Rounds
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	started bool
 
 	// pmu serialises offset-file writes, so that the last write holds the
 	// newest snapshot; it guards w.
@@ -125,6 +132,9 @@ func New(opts Options) (*Service, error) {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = 100 * time.Millisecond
 	}
+	if opts.Coalesce < 0 {
+		return nil, fmt.Errorf("schedule: Coalesce %v is negative", opts.Coalesce)
+	}
 	if opts.DeadLetterPath == "" && opts.OffsetPath != "" {
 		opts.DeadLetterPath = filepath.Join(filepath.Dir(filepath.Dir(opts.OffsetPath)), "deadletter", "schedule.log")
 	}
@@ -136,6 +146,10 @@ func New(opts Options) (*Service, error) {
 	s.obs = newDeliveries()
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
 	s.uncommitted = make([]int, len(opts.Levels)+1)
+	s.rounds = make([]clock.Rounds, len(opts.Levels)+1)
+	for i := range s.rounds {
+		s.rounds[i].Window = opts.Coalesce.Milliseconds()
+	}
 	for i := range s.notify {
 		s.notify[i] = make(chan struct{}, 1)
 	}
@@ -279,6 +293,7 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 				return time.Time{}, false, true // the level skips it
 			}
 			due := s.opts.Levels.DeliverAt(level, ext.StoreTimestamp)
+			due = s.roundAt(level, due)
 			if due <= nowMs {
 				return time.Time{}, false, true
 			}
@@ -290,6 +305,14 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 		}
 	}
 	return next, ok, false
+}
+
+// roundAt is when level delivers a message due at dueMs: then, or at the
+// end of the window of its last delivery round (Coalesce).
+func (s *Service) roundAt(level int, dueMs int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rounds[level].Next(dueMs)
 }
 
 func (s *Service) offset(level int) int64 {
@@ -359,7 +382,13 @@ func (s *Service) runLevel(level int) {
 	defer s.wg.Done()
 	for {
 		now := s.opts.Clock.Now()
+		before := s.offset(level)
 		next, idle, err := s.deliverDue(level, now)
+		if s.offset(level) != before {
+			s.mu.Lock()
+			s.rounds[level].Delivered(now.UnixMilli())
+			s.mu.Unlock()
+		}
 		var t clock.Timer
 		switch {
 		case errors.Is(err, errCrashed):
@@ -372,7 +401,9 @@ func (s *Service) runLevel(level int) {
 		default:
 			// TimerAt: a timer made from a reading of the clock taken
 			// before it moved would fire late; a head already due is
-			// served at once.
+			// served at once. Rounds are paced (Coalesce) only here,
+			// between calls: one call delivers all that is due.
+			next = s.roundAt(level, next)
 			t = clock.TimerAt(s.opts.Clock, time.UnixMilli(next))
 			if !s.opts.Clock.Now().Before(time.UnixMilli(next)) {
 				t.Stop()

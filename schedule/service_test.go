@@ -406,3 +406,54 @@ func TestDeliveriesAreMarkedForTheDiskGuard(t *testing.T) {
 		t.Fatalf("%d delivery puts, %d without the Delivery mark", ms.puts.Load(), ms.unmarked.Load())
 	}
 }
+
+// TestCoalescedRounds: with Coalesce, a level's messages falling due within
+// the window of a round that delivered wait for the window's end and go out
+// together; one due when the window has passed goes out at its own
+// millisecond; NextDue reports the window's end, not busy, meanwhile.
+func TestCoalescedRounds(t *testing.T) {
+	clk := clock.NewManual(t0)
+	h := newHarnessWith(t, t.TempDir(), clk, func(o *Options) { o.Coalesce = 5 * time.Millisecond })
+	defer h.close()
+	for _, d := range []int64{0, 1, 3, 10, 100} { // level 1 (1 s): due at t0 + 1 s + d
+		clk.Set(t0.Add(time.Duration(d) * time.Millisecond))
+		h.putDelayed("Co", 1, strconv.FormatInt(d, 10))
+	}
+	at := func(ms int64) time.Time { return t0.Add(time.Second + time.Duration(ms)*time.Millisecond) }
+	h.svc.Start()
+	sleeps := func(ms int64) {
+		t.Helper()
+		testutil.WaitFor(t, 10*time.Second, func() bool { return clk.HasTimerAt(at(ms)) },
+			"level 1 to sleep until due+"+strconv.FormatInt(ms, 10))
+	}
+	delivered := func(n int64) {
+		t.Helper()
+		testutil.WaitFor(t, 10*time.Second, func() bool { return h.svc.Stats().Delivered == n }, strconv.FormatInt(n, 10)+" delivered")
+	}
+	sleeps(0)
+	clk.Set(at(0))
+	delivered(1)
+	sleeps(5) // +1 and +3 wait for the end of the window of the round at +0
+	clk.Set(at(1))
+	if next, ok, busy := h.svc.NextDue(); busy || !ok || !next.Equal(at(5)) {
+		t.Fatalf("inside the window: NextDue = %v %v %v, want %v", next, ok, busy, at(5))
+	}
+	clk.Set(at(4))
+	if d := h.svc.Stats().Delivered; d != 1 {
+		t.Fatalf("%d delivered before the window's end", d)
+	}
+	clk.Set(at(5))
+	delivered(3)
+	sleeps(10) // +10 is due as the window of the round at +5 ends
+	clk.Set(at(10))
+	delivered(4)
+	sleeps(100) // a quiet window: at its own millisecond
+	clk.Set(at(100))
+	delivered(5)
+	for _, m := range h.delivered("Co") {
+		d, _ := strconv.ParseInt(string(m.Body), 10, 64)
+		if m.StoreTimestamp < at(d).UnixMilli() {
+			t.Fatalf("%s due at %v stored at %d: early", m.Body, at(d), m.StoreTimestamp)
+		}
+	}
+}

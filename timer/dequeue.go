@@ -153,6 +153,9 @@ func (t *TimerStore) runDequeue() {
 			runtime.Gosched() // between bounded batches: let sends and the enqueue in
 			continue
 		}
+		// The rounds are paced only here, between rounds: the batches of a
+		// round (a flood due at once) follow each other without a pause.
+		wakeAt = t.rounds.Next(wakeAt)
 		t.idleCommit(wakeAt)
 		if !t.waitUntil(wakeAt, t.deqWake) {
 			return
@@ -254,6 +257,9 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		return 0, false
 	}
 	t.mu.Lock()
+	if done > 0 {
+		t.rounds.Delivered(t.nowMs()) // under mu for readers other than the dequeue (tests)
+	}
 	o.processed += int64(done)
 	if done == len(batch) {
 		t.committed += int64(effects)

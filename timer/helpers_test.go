@@ -273,17 +273,20 @@ func settled(e *env) bool {
 // be only in the slot's chain, and a slot just opened may hold delivered-
 // before-a-restart entries that Pending counts until they are absorbed.
 // Unabsorbed entries not yet due are no work at now: the dequeue absorbs them
-// by their time at the latest. ts.mu must be held.
+// by their time at the latest. With Coalesce, what is due inside the round
+// window waits for the window's end (ts.rounds.Next) and is no work at now
+// either. ts.mu must be held.
 func dequeueIdleLocked(ts *TimerStore, now int64) bool {
 	if ts.deqWakeAt == math.MinInt64 { // a batch is being delivered
 		return false
 	}
+	due := func(at int64) bool { return ts.rounds.Next(at) <= now }
 	o := ts.open
 	if o == nil {
 		next, ok := ts.nonEmpty.min(ts.readTime)
-		return !ok || next > now
+		return !ok || !due(next)
 	}
-	if len(o.imm) > 0 || (len(o.items) > 0 && o.items[0].target <= now) || now >= o.t+ts.p {
+	if len(o.imm) > 0 || (len(o.items) > 0 && due(o.items[0].target)) || due(o.t+ts.p) {
 		return false
 	}
 	s, live := ts.wh.get(o.t)
@@ -292,7 +295,7 @@ func dequeueIdleLocked(ts *TimerStore, now int64) bool {
 		if !ok || ts.slotOf(u.target()) != o.t || u.prevPos >= pos {
 			break // absorb skips the rest of a broken chain too
 		}
-		if u.target() <= now {
+		if due(u.target()) {
 			return false
 		}
 		pos = u.prevPos

@@ -83,6 +83,10 @@ type Options struct {
 	// CommitWindow batches are uncommitted. A kill -9 redoes at most
 	// BatchSize × CommitWindow deliveries of the dequeue.
 	CommitWindow int
+	// Coalesce paces the dequeue's delivery rounds (clock.Rounds): after a
+	// round that delivered, timers due within Coalesce wait for its end and
+	// go out together. Zero: each due millisecond is a round.
+	Coalesce time.Duration
 	// Store is the message store (required).
 	Store Store
 	// BrokerName is checked against recall handles.
@@ -157,6 +161,9 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.CommitWindow <= 0 {
 		o.CommitWindow = DefaultCommitWindow
+	}
+	if o.Coalesce < 0 {
+		errs = append(errs, fmt.Errorf("timer: Coalesce %v is negative", o.Coalesce))
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}

@@ -94,13 +94,17 @@ func (t *TimerStore) NextDue() (next time.Time, ok, busy bool) {
 		return time.Time{}, false, false
 	}
 	now := t.nowMs()
-	if t.queueOffset < t.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) || t.deqWakeAt <= now {
+	// What falls due inside the window of the last delivery round waits for
+	// the window's end (Coalesce): that is when it is due to the dequeue.
+	at := t.rounds.Next
+	if t.queueOffset < t.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) ||
+		t.deqWakeAt == math.MinInt64 || at(t.deqWakeAt) <= now {
 		return time.Time{}, false, true // reading the queue, or the dequeue is at work
 	}
 	nextMs := t.deqWakeAt // MaxInt64: none
 	floor := t.readTime
 	if o := t.open; o != nil {
-		if len(o.imm) > 0 || now >= o.t+t.p {
+		if len(o.imm) > 0 || at(o.t+t.p) <= now {
 			return time.Time{}, false, true
 		}
 		if len(o.items) > 0 {
@@ -122,6 +126,7 @@ func (t *TimerStore) NextDue() (next time.Time, ok, busy bool) {
 			nextMs = min(nextMs, st)
 		}
 	}
+	nextMs = at(nextMs)
 	switch {
 	case nextMs <= now:
 		return time.Time{}, false, true

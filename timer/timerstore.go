@@ -48,6 +48,7 @@ type TimerStore struct {
 	liveNum     int64            // units linked into slots at or after readTime
 	delivered   map[string]int64 // key → due time of deliveries from slots not yet closed
 	deqWakeAt   int64            // the dequeue sleeps until then; earlier links wake it
+	rounds      clock.Rounds     // paces the dequeue's rounds (Coalesce); written by the dequeue under mu
 	enqPaused   bool             // the enqueue waits for readTime to move
 	lagWarned   bool
 	lastCkpt    checkpoint // the durable checkpoint
@@ -107,6 +108,7 @@ func Open(opts Options) (*TimerStore, error) {
 		delivered:  map[string]int64{},
 		obs:        histo.NewDeliveries(recentDeliveries),
 		deqWakeAt:  math.MaxInt64,
+		rounds:     clock.Rounds{Window: opts.Coalesce.Milliseconds()},
 		enqWake:    make(chan struct{}, 1),
 		deqWake:    make(chan struct{}, 1),
 		commitWake: make(chan struct{}, 1),

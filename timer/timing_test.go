@@ -1,6 +1,7 @@
 package timer
 
 import (
+	"fmt"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -183,5 +184,65 @@ func TestRateWindow(t *testing.T) {
 	// The oldest kept sample is at 5 s (10 kept): 10 s later 100 more enqueued.
 	if e, d := r.rates(15_000, 150, 300); e != 10 || d != 20 {
 		t.Fatalf("rates %v %v", e, d)
+	}
+}
+
+// TestCoalescedRounds: with Coalesce, timers falling due within the window of
+// a round that delivered wait for the window's end and go out together; one
+// due when the window has passed goes out at its own millisecond; a flood due
+// at once (more than a batch) goes out in one round; nothing goes out early.
+func TestCoalescedRounds(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Coalesce = 5 * time.Millisecond })
+	base := (e.nowMs()/1000+2)*1000 + 37 // inside a slot, not at its start
+	for _, d := range []int64{0, 1, 3, 10, 100} {
+		e.sendAt("Co", base+d)
+	}
+	flood := 3*DefaultBatchSize + 1
+	for i := 0; i < flood; i++ {
+		e.sendAt("Co", base+200)
+	}
+	e.settle()
+	for _, c := range []struct {
+		at    int64 // clock, ms after base
+		want  int   // delivered by then
+		sleep int64 // then the dequeue sleeps until base+sleep (0: not checked)
+	}{
+		{-1, 0, 0},
+		{0, 1, 5},           // a first round: at its due time; +1 waits for the window's end
+		{1, 1, 0},           // +1 and +3 are due inside the window of the round at +0
+		{4, 1, 0},           //
+		{5, 3, 10},          // both at the window's end, together; +10 is due as it ends
+		{9, 3, 0},           //
+		{10, 4, 0},          // at its own millisecond
+		{99, 4, 0},          // quiet since +10
+		{100, 5, 0},         // at its own millisecond
+		{199, 5, 0},         // the flood is not due yet
+		{200, 5 + flood, 0}, // all of it in one round, batch after batch
+	} {
+		e.advance(time.Duration(base+c.at-e.nowMs()) * time.Millisecond)
+		e.settle()
+		if n := len(e.got("Co")); n != c.want {
+			t.Fatalf("at base%+d ms: %d delivered, want %d", c.at, n, c.want)
+		}
+		if c.at == 1 { // a driver of the clock (rmqtest) is told the window's end
+			if next, ok, busy := e.ts().NextDue(); busy || !ok || next.UnixMilli() != base+5 {
+				t.Fatalf("inside the window: NextDue = %v %v %v, want base+5", next, ok, busy)
+			}
+		}
+		if c.sleep != 0 {
+			e.waitFor(fmt.Sprintf("the dequeue to sleep until base%+d", c.sleep), func() bool {
+				return e.clk.HasTimerAt(time.UnixMilli(base + c.sleep))
+			})
+		}
+	}
+	// When each went out (TIMER_DEQUEUE_MS), by due time.
+	wantOut := map[int64]int64{0: 0, 1: 5, 3: 5, 10: 10, 100: 100, 200: 200}
+	for _, m := range e.got("Co") {
+		due, _ := strconv.ParseInt(m.Properties[message.PropTimerDeliverMs], 10, 64)
+		deq, err := strconv.ParseInt(m.Properties[message.PropTimerDequeueMs], 10, 64)
+		if err != nil || deq != base+wantOut[due-base] {
+			t.Fatalf("%s due at base%+d went out at %q, want base%+d", m.Properties[message.PropUniqKey], due-base,
+				m.Properties[message.PropTimerDequeueMs], wantOut[due-base])
+		}
 	}
 }

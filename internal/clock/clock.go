@@ -93,6 +93,19 @@ func (m *Manual) Pending() int {
 	return len(m.timers)
 }
 
+// HasTimerAt reports whether a timer not yet fired or stopped has deadline
+// at (a test sees which time a goroutine went to sleep until).
+func (m *Manual) HasTimerAt(at time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.timers {
+		if t.at.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // Advance moves the clock forward by d.
 func (m *Manual) Advance(d time.Duration) { m.Set(m.Now().Add(d)) }
 
