@@ -9,7 +9,7 @@ package clock
 // a wake-up of the delivery loop, of the store's dispatcher, of every woken
 // pull and of the connections' event loops; at 8 000 timers due per second
 // over 8 queues that is about one pull per message with rounds a millisecond
-// apart (workload 5 of bench/compare: 91-99 s of broker CPU, 67-74 s with
+// apart (workload 5 of bench/compare: 91-99 s of broker CPU, 66-74 s with
 // rounds 5 ms apart).
 //
 // A message due after a quiet Window is delivered at its due millisecond;
