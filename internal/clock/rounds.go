@@ -18,7 +18,8 @@ package clock
 // is late by at most Window ms more than it would otherwise be. Window 0
 // turns pacing off: every due millisecond is a round.
 //
-// A Rounds belongs to one loop's goroutine (no locking).
+// Rounds has no lock: the loop writes it, and its user guards it where
+// another goroutine reads it (NextDue, under the service's mutex).
 type Rounds struct {
 	Window int64 // ms between rounds that delivered; 0: none
 	last   int64 // ms of the last round that delivered; 0: none yet
