@@ -11,6 +11,20 @@ import (
 	"github.com/rmqio/rmq/message"
 )
 
+// settledNextDue waits until the broker's NextDue is not busy and returns
+// its answer.
+func settledNextDue(t *testing.T, tb *testBroker) (time.Time, bool) {
+	t.Helper()
+	var next time.Time
+	var ok bool
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
+		var busy bool
+		next, ok, busy = tb.NextDue()
+		return !busy
+	}, "the broker to settle")
+	return next, ok
+}
+
 // With a MessageClock, store timestamps and delayed delivery follow it while
 // the broker's Clock (here the wall clock) keeps the rest; NextDue names
 // each due time in turn and nothing once all is delivered.
@@ -30,18 +44,7 @@ func TestMessageClockAndNextDue(t *testing.T) {
 		t.Errorf("boot time %v is not on the wall clock", tb.stats.BootTime)
 	}
 
-	// settled waits until NextDue is not busy and returns its answer.
-	settled := func() (time.Time, bool) {
-		t.Helper()
-		var next time.Time
-		var ok bool
-		testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
-			var busy bool
-			next, ok, busy = tb.NextDue()
-			return !busy
-		}, "the broker to settle")
-		return next, ok
-	}
+	settled := func() (time.Time, bool) { t.Helper(); return settledNextDue(t, tb) }
 	for _, want := range []time.Time{coreEpoch.Add(5 * time.Second), coreEpoch.Add(time.Hour)} {
 		next, ok := settled()
 		// The timer wheel names its slot first: the same time here.
@@ -91,13 +94,7 @@ func TestDeliverCoalesceDefault(t *testing.T) {
 	}
 	var steps []time.Time
 	for {
-		var next time.Time
-		var ok bool
-		testutil.WaitFor(t, testutil.DefaultTimeout, func() bool {
-			var busy bool
-			next, ok, busy = tb.NextDue()
-			return !busy
-		}, "the broker to settle")
+		next, ok := settledNextDue(t, tb)
 		if !ok {
 			break
 		}
