@@ -33,7 +33,12 @@ func TestTimer_Issue6984_FailedPutRetriedAlone(t *testing.T) {
 		return nil
 	})
 	e.advance(time.Second)
-	e.waitFor("the failed put to wait for its retry", func() bool { return e.ts().Stats().PutRetries == 1 })
+	// put counts the retry before it arms the retry's timer: advancing
+	// between the two would arm it RetryInterval after the advanced clock.
+	retryAt := time.UnixMilli(at).Add(DefaultRetryInterval)
+	e.waitFor("the failed put to wait for its retry", func() bool {
+		return e.ts().Stats().PutRetries == 1 && e.clk.HasTimerAt(retryAt)
+	})
 	e.waitFor("dispatch", func() bool { return e.st.DispatchBehind() == 0 })
 	if n := len(e.got("Orders")); n != 3 {
 		t.Fatalf("%d delivered before the retry, want the 3 before the failure", n)
