@@ -636,6 +636,10 @@ func (r *runner) extraRows(rmq, j4, j5 *target, get func(*target, string) float6
 		val(wf, "workload 1, "+m.name+": stock Producer's rmq/Java over rmq bench's", "", j4,
 			rr("w1.stock."+m.key)/rr("w1."+m.key), math.NaN(), rmqWithin(0.85, 1.15))
 	}
+	// The tool's own CPU per message, beside the broker's: on two shared
+	// cores, a tool that costs several times the broker per message leaves
+	// the brokers' difference a small part of the whole.
+	same(wf, "workload 1 by the stock Producer: the tool's CPU per stored message", "µs/msg", j4, "w1.stock.toolus", noGoal)
 	same(wf, "workload 1 by the stock Producer: max RT", "ms", j4, "w1.stock.maxrt", noGoal)
 	same(wf, "workload 1 by the stock Producer: failed sends", "", j4, "w1.stock.failed", noGoal)
 	same(wf, "workload a by the stock Consumer: drain from 10 to 90 % (broker offsets)", "msg/s", j4, "wa.stock.drain", atLeast(2))

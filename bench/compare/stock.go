@@ -94,6 +94,10 @@ type stockStats struct {
 	tps    []float64
 	maxRT  float64
 	failed int64
+	// toolCPU is the tool's own CPU over the run (its JVM's start
+	// included): on a machine it shares with the broker, what it spends per
+	// message bounds how far any broker's lead can show.
+	toolCPU time.Duration
 }
 
 // parseStockOutput reads the statistics lines of Producer (send) or
@@ -165,7 +169,9 @@ func (r *runner) runStock(ctx context.Context, c *cluster, tool string, d time.D
 		smp.stop()
 		return stockStats{}, usage{}, err
 	}
+	toolSmp := startSampler(p.pid(), r.cfg.samplePeriod)
 	werr := sleepCtx(ctx, d)
+	toolU := toolSmp.stop() // before the stop: a reaped process has no /proc entry left
 	p.stop(stockStopWait)
 	u := smp.stop()
 	if werr != nil {
@@ -176,6 +182,7 @@ func (r *runner) runStock(ctx context.Context, c *cluster, tool string, d time.D
 		return stockStats{}, u, err
 	}
 	s := parseStockOutput(string(b), tool == "Producer")
+	s.toolCPU = toolU.CPU
 	if len(s.tps) == 0 {
 		return s, u, fmt.Errorf("%w: %s printed no statistics in %v (see %s.out and .err)", errStockTools, tool, d, log)
 	}
@@ -205,9 +212,12 @@ func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) erro
 	} else if u.CPU > 0 {
 		r.set(t, "w1.stock.tpcpu", float64(after-before)/u.CPU.Seconds())
 		perCPU = fmt.Sprintf("%.0f msg per CPU-s (%d stored)", float64(after-before)/u.CPU.Seconds(), after-before)
+		if after > before && s.toolCPU > 0 {
+			r.set(t, "w1.stock.toolus", float64(s.toolCPU.Microseconds())/float64(after-before))
+		}
 	}
-	r.logf("%s stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s, %s",
-		t.name, s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds(), perCPU)
+	r.logf("%s stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s, %s, the tool's CPU %.1f s",
+		t.name, s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds(), perCPU, s.toolCPU.Seconds())
 	return nil
 }
 

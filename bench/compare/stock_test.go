@@ -12,16 +12,7 @@ import (
 // there is no row.
 func TestStockProducerRatioRows(t *testing.T) {
 	rmq, j4 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}
-	rowsOf := func(m map[string]measures) map[string]row {
-		r := &runner{cfg: &config{}, log: io.Discard, m: m}
-		out := map[string]row{}
-		for _, rw := range r.rows(rmq, j4, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"}) {
-			if strings.Contains(rw.metric, "over rmq bench's") {
-				out[rw.metric] = rw
-			}
-		}
-		return out
-	}
+	rowsOf := func(m map[string]measures) map[string]row { return stockRows(rmq, j4, m, "over rmq bench's") }
 	got := rowsOf(map[string]measures{
 		"rmq":        {"w1.tps": 70000, "w1.tpcpu": 84000, "w1.stock.tps": 48000, "w1.stock.tpcpu": 99000},
 		"Java 4.9.7": {"w1.tps": 35000, "w1.tpcpu": 31000, "w1.stock.tps": 32000, "w1.stock.tpcpu": 41000},
@@ -37,5 +28,35 @@ func TestStockProducerRatioRows(t *testing.T) {
 	}
 	if got := rowsOf(map[string]measures{"rmq": {"w1.tps": 1}, "Java 4.9.7": {"w1.tps": 1}}); len(got) != 0 {
 		t.Errorf("rows without the stock tool's figures: %v", got)
+	}
+}
+
+// stockRows builds the table from m and keeps f's rows whose metric holds
+// part.
+func stockRows(rmq, j4 *target, m map[string]measures, part string) map[string]row {
+	r := &runner{cfg: &config{}, log: io.Discard, m: m}
+	out := map[string]row{}
+	for _, rw := range r.rows(rmq, j4, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"}) {
+		if strings.HasPrefix(rw.workload, "f ") && strings.Contains(rw.metric, part) {
+			out[rw.metric] = rw
+		}
+	}
+	return out
+}
+
+// The stock Producer's own CPU per message is reported for each broker, as
+// measured, without a goal.
+func TestStockProducerToolCPURow(t *testing.T) {
+	rmq, j4 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}
+	got := stockRows(rmq, j4, map[string]measures{
+		"rmq":        {"w1.stock.tps": 48000, "w1.stock.toolus": 31.5},
+		"Java 4.9.7": {"w1.stock.tps": 32000, "w1.stock.toolus": 36.25},
+	}, "the tool's CPU")
+	rw, ok := got["workload 1 by the stock Producer: the tool's CPU per stored message"]
+	if len(got) != 1 || !ok {
+		t.Fatalf("rows %v", got)
+	}
+	if rw.rmq != 31.5 || rw.java != 36.25 || rw.unit != "µs/msg" || rw.verdict() != "" {
+		t.Errorf("row %+v, verdict %q", rw, rw.verdict())
 	}
 }
