@@ -539,9 +539,32 @@ func (r *runner) ceiling(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.m["noop"] = measures{"g.tps": s.SendTps, "g.p99": s.Latency.P99, "g.p999": s.Latency.P999, "g.max": s.Latency.Max, "g.failed": float64(s.SendFailed)}
+	m := measures{"g.tps": s.SendTps, "g.p99": s.Latency.P99, "g.p999": s.Latency.P999, "g.max": s.Latency.Max, "g.failed": float64(s.SendFailed)}
+	r.m["noop"] = m
 	r.logf("no-op server: %.0f msg/s, p99 %.2f p99.9 %.2f max %.2f ms, %d failed (%d sends answered)",
 		s.SendTps, s.Latency.P99, s.Latency.P999, s.Latency.Max, s.SendFailed, n.sends.Load())
+	if r.stock == nil {
+		return nil
+	}
+	// The stock Producer's own ceiling: workload 1 by the tool against a
+	// server that does nothing. No broker can lead Java under this tool by
+	// more than this over Java's figure, whatever it costs.
+	dir := filepath.Join(r.cfg.workDir, "noop")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	sends := n.sends.Load()
+	st, _, err := r.runStock(ctx, stockPeer{ns: n.address(), dir: dir}, "Producer", r.stockDuration(), r.stockProducerArgs()...)
+	if err != nil {
+		return err
+	}
+	answered := n.sends.Load() - sends
+	m["g.stock.tps"] = st.steady()
+	if answered > 0 {
+		m["g.stock.toolus"] = float64(st.toolCPU.Microseconds()) / float64(answered)
+	}
+	r.logf("no-op server, stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, %d sends answered, the tool's CPU %.1f s",
+		st.steady(), st.tps, st.maxRT, st.failed, answered, st.toolCPU.Seconds())
 	return nil
 }
 
@@ -652,5 +675,15 @@ func (r *runner) extraRows(rmq, j4, j5 *target, get func(*target, string) float6
 		val(wg, "send p99.9", "ms", j4, g["g.p999"], math.NaN(), noGoal)
 		val(wg, "send max", "ms", j4, g["g.max"], math.NaN(), noGoal)
 		val(wg, "workload 1 throughput / ceiling", "", j4, get(rmq, "w1.tps")/g["g.tps"], get(j4, "w1.tps")/g["g.tps"], rmqAtLeast(0.5))
+		if c, ok := g["g.stock.tps"]; ok {
+			val(wg, "throughput, workload 1 by the stock Producer", "msg/s", j4, c, math.NaN(), noGoal)
+			val(wg, "the stock Producer's CPU per answered send", "µs/msg", j4, g["g.stock.toolus"], math.NaN(), noGoal)
+			val(wg, "workload 1 by the stock Producer: throughput / its ceiling", "", j4,
+				get(rmq, "w1.stock.tps")/c, get(j4, "w1.stock.tps")/c, noGoal)
+			// f's bound: the most any broker could lead Java by under the
+			// stock Producer on this machine, over rmq bench's ratio.
+			val(wg, "stock Producer's ceiling / Java's throughput, over rmq bench's rmq/Java", "", j4,
+				c/get(j4, "w1.stock.tps")/(get(rmq, "w1.tps")/get(j4, "w1.tps")), math.NaN(), noGoal)
+		}
 	}
 }

@@ -140,7 +140,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.Float64Var(&c.grpcRate, "grpc-rate", 250, "send rate of workload k's receive+ack, delivery-timestamp and revive loads (msg/s)")
 	fs.Int64Var(&c.grpcTimers, "grpc-timers", 5_000, "delivery-timestamp messages of workload k")
 	fs.Int64Var(&c.grpcRevive, "grpc-revive", 2_000, "messages of workload k's revive test (received, not acked, redelivered)")
-	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1 and a (\"\": not run)")
+	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1, a and g (\"\": not run)")
 	fs.BoolVar(&c.rust, "rust", false, "also run rocketmq-rust (workloads "+strings.Join(rustWorkloads, ",")+"; built with cargo from commit "+rustCommit[:12]+" on first use, cached beside the jars)")
 	fs.StringVar(&c.rustRepo, "rust-repo", rustRepo, "git repository -rust fetches rocketmq-rust from")
 	if err := fs.Parse(args); err != nil {
@@ -220,7 +220,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 			grpcTargets = append(grpcTargets, jp)
 		}
 	}
-	if cfg.stockTools != "" && cfg.hasAny("1", "a") {
+	if cfg.stockTools != "" && cfg.hasAny("1", "a", "g") {
 		r.logf("compiling the stock benchmark tools of %s", cfg.stockTools)
 		var err error
 		if r.stock, err = buildStockTools(cfg.stockTools, cfg.workDir, []string{j4.lib, j5.lib}); err != nil {

@@ -156,24 +156,49 @@ func (s stockStats) peak() float64 {
 	return m
 }
 
-// runStock runs tool (Producer, Consumer) against the cluster for d, then
-// stops it and returns its statistics and the broker's usage over the run.
-func (r *runner) runStock(ctx context.Context, c *cluster, tool string, d time.Duration, args ...string) (stockStats, usage, error) {
+// stockPeer is what a stock tool is pointed at: a name server address, a
+// directory for the tool's home and logs, and the broker process whose
+// usage is sampled over the run (0: none, the no-op server runs in this
+// process).
+type stockPeer struct {
+	ns, dir string
+	pid     int
+}
+
+func clusterPeer(c *cluster) stockPeer {
+	return stockPeer{ns: c.nsAddr(), dir: c.dir, pid: c.broker.pid()}
+}
+
+// runStock runs tool (Producer, Consumer) against peer for d, then stops it
+// and returns its statistics and the broker's usage over the run.
+func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d time.Duration, args ...string) (stockStats, usage, error) {
 	st := r.stock
-	argv := append([]string{"java", "-Xms1g", "-Xmx1g", "-Duser.home=" + c.dir, "-cp", st.classpath(), stockMain + tool, "-n", c.nsAddr()}, args...)
+	argv := append([]string{"java", "-Xms1g", "-Xmx1g", "-Duser.home=" + peer.dir, "-cp", st.classpath(), stockMain + tool, "-n", peer.ns}, args...)
 	r.cmds = append(r.cmds, fmt.Sprintf("java -cp <stock classes>:<jars> %s%s -n $NS %s  # %v, then stopped", stockMain, tool, strings.Join(args, " "), d))
-	log := filepath.Join(c.dir, "logs", "stock-"+strings.ToLower(tool))
-	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
-	p, err := startProcess("stock "+tool, argv, nil, c.dir, log)
+	log := filepath.Join(peer.dir, "logs", "stock-"+strings.ToLower(tool))
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		return stockStats{}, usage{}, err
+	}
+	var smp *sampler
+	if peer.pid != 0 {
+		smp = startSampler(peer.pid, r.cfg.samplePeriod)
+	}
+	stopBroker := func() usage {
+		if smp == nil {
+			return usage{}
+		}
+		return smp.stop()
+	}
+	p, err := startProcess("stock "+tool, argv, nil, peer.dir, log)
 	if err != nil {
-		smp.stop()
+		stopBroker()
 		return stockStats{}, usage{}, err
 	}
 	toolSmp := startSampler(p.pid(), r.cfg.samplePeriod)
 	werr := sleepCtx(ctx, d)
 	toolU := toolSmp.stop() // before the stop: a reaped process has no /proc entry left
 	p.stop(stockStopWait)
-	u := smp.stop()
+	u := stopBroker()
 	if werr != nil {
 		return stockStats{}, u, werr
 	}
@@ -189,13 +214,22 @@ func (r *runner) runStock(ctx context.Context, c *cluster, tool string, d time.D
 	return s, u, nil
 }
 
-// stockSaturated is workload 1 driven by the stock Producer: as many sync
-// sending threads as `rmq bench` keeps sends in flight, for warm-up plus
-// duration (at least three windows).
+// stockProducerArgs is workload 1 for the stock Producer: as many sync
+// sending threads as `rmq bench` keeps sends in flight.
+func (r *runner) stockProducerArgs() []string {
+	return []string{"-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.conns * r.cfg.inflight)}
+}
+
+// stockDuration is how long the stock Producer runs: warm-up plus duration,
+// at least three of its windows.
+func (r *runner) stockDuration() time.Duration {
+	return max(r.cfg.warmup+r.cfg.duration, 3*stockWindow+2*time.Second)
+}
+
+// stockSaturated is workload 1 driven by the stock Producer.
 func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) error {
-	d := max(r.cfg.warmup+r.cfg.duration, 3*stockWindow+2*time.Second)
 	before, berr := c.stored(ctx, topicSend)
-	s, u, err := r.runStock(ctx, c, "Producer", d, "-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.conns*r.cfg.inflight))
+	s, u, err := r.runStock(ctx, clusterPeer(c), "Producer", r.stockDuration(), r.stockProducerArgs()...)
 	if err != nil {
 		return err
 	}
@@ -239,7 +273,7 @@ func (r *runner) stockDrain(ctx context.Context, t *target, c *cluster, rate flo
 		d = max(d, time.Duration(1.5*float64(2*fill.Sent)/rate*float64(time.Second))+stockWindow)
 	}
 	stop := probeOffsets(ctx, c.adm, stockDrainGroup, topicBacklog, drainProbePeriod)
-	s, u, err := r.runStock(ctx, c, "Consumer", d, "-t", topicBacklog, "-g", stockDrainGroup)
+	s, u, err := r.runStock(ctx, clusterPeer(c), "Consumer", d, "-t", topicBacklog, "-g", stockDrainGroup)
 	samples := stop()
 	if err != nil {
 		return err

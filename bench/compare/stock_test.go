@@ -60,3 +60,45 @@ func TestStockProducerToolCPURow(t *testing.T) {
 		t.Errorf("row %+v, verdict %q", rw, rw.verdict())
 	}
 }
+
+// With the stock Producer run against the no-op server too, workload g
+// shows the tool's own ceiling, each broker's share of it, and how far the
+// ceiling lets any broker lead Java compared with rmq bench's ratio.
+func TestStockProducerCeilingRows(t *testing.T) {
+	rmq, j4 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}
+	m := map[string]measures{
+		"rmq":        {"w1.tps": 40000, "w1.stock.tps": 12000},
+		"Java 4.9.7": {"w1.tps": 16000, "w1.stock.tps": 7000},
+		"noop":       {"g.tps": 50000, "g.stock.tps": 25000, "g.stock.toolus": 53.5},
+	}
+	r := &runner{cfg: &config{}, log: io.Discard, m: m}
+	got := map[string]row{}
+	for _, rw := range r.rows(rmq, j4, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"}) {
+		if strings.HasPrefix(rw.workload, "g ") {
+			got[rw.metric] = rw
+		}
+	}
+	want := map[string][2]float64{
+		"throughput, workload 1 by the stock Producer":                            {25000, math.NaN()},
+		"the stock Producer's CPU per answered send":                              {53.5, math.NaN()},
+		"workload 1 by the stock Producer: throughput / its ceiling":              {0.48, 0.28},
+		"stock Producer's ceiling / Java's throughput, over rmq bench's rmq/Java": {25000.0 / 7000 / 2.5, math.NaN()},
+	}
+	for metric, w := range want {
+		rw, ok := got[metric]
+		if !ok {
+			t.Errorf("no row %q (rows %v)", metric, got)
+			continue
+		}
+		same := func(a, b float64) bool { return math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-9 }
+		if !same(rw.rmq, w[0]) || !same(rw.java, w[1]) {
+			t.Errorf("%s: %v, %v; want %v, %v", metric, rw.rmq, rw.java, w[0], w[1])
+		}
+	}
+	delete(m["noop"], "g.stock.tps")
+	for _, rw := range r.rows(rmq, j4, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"}) {
+		if strings.Contains(rw.metric, "stock Producer") && strings.HasPrefix(rw.workload, "g ") {
+			t.Errorf("row %q without the stock run against the no-op server", rw.metric)
+		}
+	}
+}
