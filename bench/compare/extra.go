@@ -553,18 +553,17 @@ func (r *runner) ceiling(ctx context.Context) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	sends := n.sends.Load()
-	st, _, err := r.runStock(ctx, stockPeer{ns: n.address(), dir: dir}, "Producer", r.stockDuration(), r.stockProducerArgs()...)
+	peer := stockPeer{ns: n.address(), dir: dir, count: func() (int64, error) { return n.sends.Load(), nil }}
+	st, _, err := r.runStock(ctx, peer, "Producer", r.stockDuration(), r.stockProducerArgs()...)
 	if err != nil {
 		return err
 	}
-	answered := n.sends.Load() - sends
 	m["g.stock.tps"] = st.steady()
-	if answered > 0 {
-		m["g.stock.toolus"] = float64(st.toolCPU.Microseconds()) / float64(answered)
+	if v := st.span.toolUs(); v > 0 {
+		m["g.stock.toolus"] = v
 	}
-	r.logf("no-op server, stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, %d sends answered, the tool's CPU %.1f s",
-		st.steady(), st.tps, st.maxRT, st.failed, answered, st.toolCPU.Seconds())
+	r.logf("no-op server, stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed; after the first %d windows: %d sends answered, the tool's CPU %.1f µs/msg",
+		st.steady(), st.tps, st.maxRT, st.failed, stockSkip, st.span.count, st.span.toolUs())
 	return nil
 }
 

@@ -164,8 +164,15 @@ Current Time: 1764586830000 Send TPS: 43000 Max RT(ms): 40 Average RT(ms):   2.9
 	if !slices.Equal(s.tps, []float64{30000, 41000, 43000}) || s.maxRT != 250 || s.failed != 3 {
 		t.Fatalf("producer: %+v", s)
 	}
-	if s.steady() != 42000 || s.peak() != 43000 {
+	// The first stockSkip (2) windows are left out.
+	if s.steady() != 43000 || s.peak() != 43000 {
 		t.Fatalf("producer steady %v peak %v", s.steady(), s.peak())
+	}
+	if got := (stockStats{tps: []float64{10, 20, 30, 50}}); got.steady() != 40 {
+		t.Fatalf("four windows: steady %v, want the mean of the last two", got.steady())
+	}
+	if got := (stockStats{tps: []float64{10, 20}}); got.steady() != 20 {
+		t.Fatalf("two windows: steady %v, want the second", got.steady())
 	}
 	cons := `Consumer Started.
 Current Time: 1764586810000 TPS: 52011 FAIL: 0 AVG(B2C) RT(ms): 1200.000 AVG(S2C) RT(ms): 1100.000 MAX(B2C) RT(ms): 9000 MAX(S2C) RT(ms): 8000

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // f's rows compare the stock Producer's rmq/Java ratio with `rmq bench`'s:
@@ -100,5 +102,25 @@ func TestStockProducerCeilingRows(t *testing.T) {
 		if strings.Contains(rw.metric, "stock Producer") && strings.HasPrefix(rw.workload, "g ") {
 			t.Errorf("row %q without the stock run against the no-op server", rw.metric)
 		}
+	}
+}
+
+// The steady span's figures are the differences between two readings;
+// a reading that failed, or a span that never began, gives none.
+func TestStockSpan(t *testing.T) {
+	m0 := spanMark{count: 1000, brokerCPU: 2 * time.Second, toolCPU: 5 * time.Second}
+	m1 := spanMark{count: 201000, brokerCPU: 6 * time.Second, toolCPU: 15 * time.Second}
+	sp, err := m1.since(m0)
+	if err != nil || sp.count != 200000 || sp.perBrokerCPU() != 50000 || sp.toolUs() != 50 {
+		t.Fatalf("span %+v (%v): %v msg per broker CPU-s, %v µs/msg", sp, err, sp.perBrokerCPU(), sp.toolUs())
+	}
+	if _, err := m1.since(spanMark{}); err == nil {
+		t.Error("a span that never began gave figures")
+	}
+	if _, err := m1.since(spanMark{count: 1, err: errors.New("no route")}); err == nil {
+		t.Error("a failed reading gave figures")
+	}
+	if (stockSpan{}).perBrokerCPU() != 0 || (stockSpan{count: 5}).toolUs() != 0 {
+		t.Error("an empty span has figures")
 	}
 }
