@@ -62,8 +62,8 @@ func TestTransactionOptionsUnsetStart(t *testing.T) {
 }
 
 // TestDeliverCoalesceOption: deliverCoalesceMs defaults to 5, loads from a
-// config file and is refused outside 0..1000 (rmqtest's
-// TestFastForwardCoalescedRounds shows it pacing levels and timers).
+// config file and is refused outside 0..1000 (TestDeliverCoalesceDefault
+// shows it pacing levels and timers).
 func TestDeliverCoalesceOption(t *testing.T) {
 	if d := DefaultOptions(); d.DeliverCoalesceMs != 5 {
 		t.Fatalf("default deliverCoalesceMs %d, want 5", d.DeliverCoalesceMs)

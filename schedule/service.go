@@ -382,13 +382,7 @@ func (s *Service) runLevel(level int) {
 	defer s.wg.Done()
 	for {
 		now := s.opts.Clock.Now()
-		before := s.offset(level)
 		next, idle, err := s.deliverDue(level, now)
-		if s.offset(level) != before {
-			s.mu.Lock()
-			s.rounds[level].Delivered(now.UnixMilli())
-			s.mu.Unlock()
-		}
 		var t clock.Timer
 		switch {
 		case errors.Is(err, errCrashed):
@@ -454,8 +448,10 @@ const commitIdle = 10 * time.Millisecond
 // The level's offset is written to delayOffset.json (commit) before a read
 // could take the uncommitted deliveries past deliverBatch, and on return
 // unless the next message is due within commitIdle: a crash re-delivers at
-// most deliverBatch messages, never what was delivered before.
+// most deliverBatch messages, never what was delivered before. A call that
+// delivered something is the level's last round (Coalesce).
 func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, err error) {
+	delivered := false
 	commit := func() bool {
 		if s.fp("deliver:before-commit") {
 			return false
@@ -467,6 +463,11 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 		return true
 	}
 	defer func() {
+		if delivered {
+			s.mu.Lock()
+			s.rounds[level].Delivered(now.UnixMilli())
+			s.mu.Unlock()
+		}
 		if s.uncommitted[level] == 0 || s.dead.Load() || errors.Is(err, errCrashed) {
 			return
 		}
@@ -508,6 +509,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 					return 0, false, err
 				}
 				s.observe(level, props, due, nowMs)
+				delivered = true
 				if s.fp("deliver:after-put") {
 					return 0, false, errCrashed
 				}
