@@ -110,9 +110,9 @@ type stockStats struct {
 }
 
 // stockSpan is what a run's steady span cost: the messages the peer counted,
-// the broker's CPU and the tool's own CPU. On a machine the tool shares with
-// the broker, what it spends per message bounds how far any broker's lead
-// can show.
+// the broker's CPU and the tool's own CPU (or, read at one instant, their
+// running totals). On a machine the tool shares with the broker, what it
+// spends per message bounds how far any broker's lead can show.
 type stockSpan struct {
 	count              int64
 	brokerCPU, toolCPU time.Duration
@@ -236,17 +236,23 @@ func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d ti
 		return stockStats{}, usage{}, err
 	}
 	var (
-		mark, end spanMark
-		werr      error
+		span    stockSpan
+		spanErr error
+		werr    error
 	)
-	if peer.count != nil && d > stockSpanDelay {
-		if werr = sleepCtx(ctx, stockSpanDelay); werr == nil {
-			mark = readSpanMark(peer, p.pid())
-			werr = sleepCtx(ctx, d-stockSpanDelay)
-		}
-		end = readSpanMark(peer, p.pid()) // before the stop: a reaped process has no /proc entry left
-	} else {
+	switch {
+	case peer.count == nil:
 		werr = sleepCtx(ctx, d)
+	case d <= stockSpanDelay:
+		werr = sleepCtx(ctx, d)
+		spanErr = fmt.Errorf("a run of %v ends before the span begins (%v)", d, stockSpanDelay)
+	default:
+		if werr = sleepCtx(ctx, stockSpanDelay); werr == nil {
+			mark, merr := readSpan(peer, p.pid())
+			werr = sleepCtx(ctx, d-stockSpanDelay)
+			end, eerr := readSpan(peer, p.pid()) // before the stop: a reaped process has no /proc entry left
+			span, spanErr = end.since(mark), errors.Join(merr, eerr)
+		}
 	}
 	p.stop(stockStopWait)
 	u := stopBroker()
@@ -258,10 +264,10 @@ func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d ti
 		return stockStats{}, u, err
 	}
 	s := parseStockOutput(string(b), tool == "Producer")
-	if peer.count != nil {
-		if s.span, err = end.since(mark); err != nil {
-			r.logf("stock %s: the steady span is not measured: %v", tool, err)
-		}
+	if spanErr != nil {
+		r.logf("stock %s: the steady span is not measured: %v", tool, spanErr)
+	} else {
+		s.span = span
 	}
 	if len(s.tps) == 0 {
 		return s, u, fmt.Errorf("%w: %s printed no statistics in %v (see %s.out and .err)", errStockTools, tool, d, log)
@@ -269,39 +275,22 @@ func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d ti
 	return s, u, nil
 }
 
-// spanMark is one reading of a run's counters.
-type spanMark struct {
-	count              int64
-	brokerCPU, toolCPU time.Duration
-	err                error
-}
-
-func readSpanMark(peer stockPeer, toolPid int) spanMark {
-	var m spanMark
-	var errs []error
-	var err error
-	m.count, err = peer.count()
-	errs = append(errs, err)
+// readSpan reads the running totals of a run: what peer counted, and the
+// CPU of its broker (none for pid 0) and of the tool.
+func readSpan(peer stockPeer, toolPid int) (stockSpan, error) {
+	count, cerr := peer.count()
+	var broker procSample
+	var berr error
 	if peer.pid != 0 {
-		b, err := readProc(peer.pid)
-		m.brokerCPU = b.cpu
-		errs = append(errs, err)
+		broker, berr = readProc(peer.pid)
 	}
-	t, err := readProc(toolPid)
-	m.toolCPU = t.cpu
-	m.err = errors.Join(append(errs, err)...)
-	return m
+	tool, terr := readProc(toolPid)
+	return stockSpan{count: count, brokerCPU: broker.cpu, toolCPU: tool.cpu}, errors.Join(cerr, berr, terr)
 }
 
-// since is the span from mark m0 to m.
-func (m spanMark) since(m0 spanMark) (stockSpan, error) {
-	if err := errors.Join(m0.err, m.err); err != nil {
-		return stockSpan{}, err
-	}
-	if m0.count == 0 && m0.toolCPU == 0 {
-		return stockSpan{}, errors.New("the run ended before the span began")
-	}
-	return stockSpan{count: m.count - m0.count, brokerCPU: m.brokerCPU - m0.brokerCPU, toolCPU: m.toolCPU - m0.toolCPU}, nil
+// since is the span from the totals s0 to s.
+func (s stockSpan) since(s0 stockSpan) stockSpan {
+	return stockSpan{count: s.count - s0.count, brokerCPU: s.brokerCPU - s0.brokerCPU, toolCPU: s.toolCPU - s0.toolCPU}
 }
 
 // stockProducerArgs is workload 1 for the stock Producer: as many sync

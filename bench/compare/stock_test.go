@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -105,22 +106,28 @@ func TestStockProducerCeilingRows(t *testing.T) {
 	}
 }
 
-// The steady span's figures are the differences between two readings;
-// a reading that failed, or a span that never began, gives none.
+// The steady span's figures are the differences between two readings of
+// the running totals; an empty span has none.
 func TestStockSpan(t *testing.T) {
-	m0 := spanMark{count: 1000, brokerCPU: 2 * time.Second, toolCPU: 5 * time.Second}
-	m1 := spanMark{count: 201000, brokerCPU: 6 * time.Second, toolCPU: 15 * time.Second}
-	sp, err := m1.since(m0)
-	if err != nil || sp.count != 200000 || sp.perBrokerCPU() != 50000 || sp.toolUs() != 50 {
-		t.Fatalf("span %+v (%v): %v msg per broker CPU-s, %v µs/msg", sp, err, sp.perBrokerCPU(), sp.toolUs())
-	}
-	if _, err := m1.since(spanMark{}); err == nil {
-		t.Error("a span that never began gave figures")
-	}
-	if _, err := m1.since(spanMark{count: 1, err: errors.New("no route")}); err == nil {
-		t.Error("a failed reading gave figures")
+	m0 := stockSpan{count: 1000, brokerCPU: 2 * time.Second, toolCPU: 5 * time.Second}
+	m1 := stockSpan{count: 201000, brokerCPU: 6 * time.Second, toolCPU: 15 * time.Second}
+	sp := m1.since(m0)
+	if sp.count != 200000 || sp.perBrokerCPU() != 50000 || sp.toolUs() != 50 {
+		t.Fatalf("span %+v: %v msg per broker CPU-s, %v µs/msg", sp, sp.perBrokerCPU(), sp.toolUs())
 	}
 	if (stockSpan{}).perBrokerCPU() != 0 || (stockSpan{count: 5}).toolUs() != 0 {
 		t.Error("an empty span has figures")
+	}
+	// A reading that failed says so: the run then reports no span.
+	counted := func() (int64, error) { return 7, nil }
+	if sp, err := readSpan(stockPeer{count: counted}, os.Getpid()); err != nil || sp.count != 7 || sp.toolCPU <= 0 {
+		t.Fatalf("reading this process: %+v, %v", sp, err)
+	}
+	failing := func() (int64, error) { return 0, errors.New("no route") }
+	if _, err := readSpan(stockPeer{count: failing}, os.Getpid()); err == nil {
+		t.Error("a failed count gave no error")
+	}
+	if _, err := readSpan(stockPeer{count: counted, pid: -1}, os.Getpid()); err == nil {
+		t.Error("an unreadable broker gave no error")
 	}
 }
