@@ -308,9 +308,19 @@ func (s *Store) dispatchBatchDone() {
 	}
 }
 
-// unstallDispatch lifts the refusal of puts after a stalled record went
-// through.
+// unstallDispatch lifts the refusal of puts once the record dispatch
+// stalled at went through: reput (published) is past it. A pass that only
+// handed that record's file to the creator has not put it in its queue yet:
+// after Open's recovery stalled at a file it could not create, the
+// dispatcher's first pass defers the record and finds no failure until the
+// creator has tried, and puts must stay refused meanwhile.
 func (s *Store) unstallDispatch() {
+	if !s.dispatchStalled.Load() {
+		return
+	}
+	if st := s.dispatchStall.Load(); st != nil && s.reput.Load() <= st.phy {
+		return
+	}
 	if s.dispatchStalled.Swap(false) {
 		s.log.Warn().Int64("reput", s.reput.Load()).Msg("dispatch: resumed after a stall; puts accepted again")
 	}

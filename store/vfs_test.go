@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -356,14 +357,27 @@ func TestFaultQueueFileCreation(t *testing.T) {
 		t.Fatalf("queue 0 min offset %d, want 0", got)
 	}
 	// Reopened with the file still failing: recovery stops at the record
-	// too, and puts are still refused.
+	// too, and puts are still refused, also once the running dispatcher has
+	// handed the file to the creator and the creator has not answered yet
+	// (it used to lift the refusal then: 11 runs in 100 under -race failed
+	// here). The creator's attempt waits until released, then succeeds.
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	creator := make(chan struct{})
+	release := sync.OnceFunc(func() { close(creator) })
+	hits := len(inj.Hits())
+	inj.Clear()
+	inj.Add(Rule{Op: OpOpen, Path: second, Nth: 1})
+	inj.Add(Rule{Op: OpOpen, Path: second, Stall: creator})
 	s = openStore(t, o)
+	t.Cleanup(release) // runs before the store's Close, which waits for the creator
+	testutil.WaitFor(t, testWait, func() bool { return len(inj.Hits()) == hits+2 }, "the creator's attempt at the file")
+	dispatchPass(t, s)
 	if _, err := s.PutMessage(testMessage("FaultTopic", 0, 1000)); !errors.Is(err, ErrNotWritable) {
-		t.Fatalf("put after reopening with the fault: %v, want ErrNotWritable", err)
+		t.Fatalf("put after reopening with the fault, the creator not done: %v, want ErrNotWritable", err)
 	}
+	release()
 	inj.Clear()
 	s.wakeDispatcher()
 	waitDispatched(t, s)
@@ -380,6 +394,20 @@ func TestFaultQueueFileCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAcked(t, o, ok)
+}
+
+// dispatchPass wakes s's dispatcher and waits for a pass to end.
+func dispatchPass(t *testing.T, s *Store) {
+	t.Helper()
+	s.progressMu.Lock()
+	ch := s.progress
+	s.progressMu.Unlock()
+	s.wakeDispatcher()
+	select {
+	case <-ch:
+	case <-time.After(testWait):
+		t.Fatal("no dispatcher pass")
+	}
 }
 
 // waitDispatchedOrStalled waits until s dispatched everything or stopped at
