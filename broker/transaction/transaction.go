@@ -252,7 +252,10 @@ func (s *Service) loop(next time.Time) {
 	clk := s.clock
 	for {
 		s.nextPass.Store(next.UnixNano())
-		t := clk.NewTimer(next.Sub(clk.Now()))
+		// Not NewTimer(next.Sub(Now())): a clock moved between the two (a
+		// test driver's FastForward) would arm the timer that much past
+		// next, while NextCheck already names next as due.
+		t := clock.TimerAt(clk, next)
 		select {
 		case <-s.stop:
 			t.Stop()
