@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -38,7 +39,7 @@ func (b *Broker) registerLoop() {
 			for !next.After(now) {
 				next = next.Add(period)
 			}
-			t = b.clock.NewTimer(next.Sub(now))
+			t = clock.TimerAt(b.clock, next) // not NewTimer(next.Sub(now)): the clock may move between
 			b.registerAll(true)
 		case <-b.regKick:
 			b.registerAll(false)
