@@ -562,8 +562,8 @@ func (r *runner) ceiling(ctx context.Context) error {
 	if v := st.span.toolUs(); v > 0 {
 		m["g.stock.toolus"] = v
 	}
-	r.logf("no-op server, stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed; after the first %d windows: %d sends answered, the tool's CPU %.1f µs/msg",
-		st.steady(), st.tps, st.maxRT, st.failed, stockSkip, st.span.count, st.span.toolUs())
+	r.logf("no-op server, %s: %.0f msg/s (windows %v), max RT %.0f ms, %d failed; after the first %d windows: %d sends answered, the tool's CPU %.1f µs/msg",
+		r.stockProducer(), st.steady(), st.tps, st.maxRT, st.failed, stockSkip, st.span.count, st.span.toolUs())
 	return nil
 }
 
@@ -649,21 +649,22 @@ func (r *runner) extraRows(rmq, j4, j5 *target, get func(*target, string) float6
 	same(we, "restart: orderly stop", "s", j5, "we.stop", noGoal)
 
 	wf := "f stock benchmark tools (-stock-tools)"
-	same(wf, "workload 1 by the stock Producer: throughput", "msg/s", j4, "w1.stock.tps", atLeast(1.5))
-	same(wf, "workload 1 by the stock Producer: msg per broker CPU-second", "msg/CPU-s", j4, "w1.stock.tpcpu", atLeast(2))
+	sp := r.stockProducer()
+	same(wf, "workload 1 by the "+sp+": throughput", "msg/s", j4, "w1.stock.tps", atLeast(1.5))
+	same(wf, "workload 1 by the "+sp+": msg per broker CPU-second", "msg/CPU-s", j4, "w1.stock.tpcpu", atLeast(2))
 	// f's target: the stock tool's rmq/Java ratio within ±15 % of `rmq
 	// bench`'s for workload 1 (the rmq column; NaN when either is missing).
 	for _, m := range []struct{ name, key string }{{"throughput", "tps"}, {"msg per broker CPU-second", "tpcpu"}} {
 		rr := func(k string) float64 { return get(rmq, k) / get(j4, k) }
-		val(wf, "workload 1, "+m.name+": stock Producer's rmq/Java over rmq bench's", "", j4,
+		val(wf, "workload 1, "+m.name+": "+sp+"'s rmq/Java over rmq bench's", "", j4,
 			rr("w1.stock."+m.key)/rr("w1."+m.key), math.NaN(), rmqWithin(0.85, 1.15))
 	}
 	// The tool's own CPU per message, beside the broker's: on two shared
 	// cores, a tool that costs several times the broker per message leaves
 	// the brokers' difference a small part of the whole.
-	same(wf, "workload 1 by the stock Producer: the tool's CPU per stored message", "µs/msg", j4, "w1.stock.toolus", noGoal)
-	same(wf, "workload 1 by the stock Producer: max RT", "ms", j4, "w1.stock.maxrt", noGoal)
-	same(wf, "workload 1 by the stock Producer: failed sends", "", j4, "w1.stock.failed", noGoal)
+	same(wf, "workload 1 by the "+sp+": the tool's CPU per stored message", "µs/msg", j4, "w1.stock.toolus", noGoal)
+	same(wf, "workload 1 by the "+sp+": max RT", "ms", j4, "w1.stock.maxrt", noGoal)
+	same(wf, "workload 1 by the "+sp+": failed sends", "", j4, "w1.stock.failed", noGoal)
 	same(wf, "workload a by the stock Consumer: drain from 10 to 90 % (broker offsets)", "msg/s", j4, "wa.stock.drain", atLeast(2))
 	same(wf, "workload a by the stock Consumer: best 10-s window", "msg/s", j4, "wa.stock.tps", noGoal)
 
@@ -675,13 +676,13 @@ func (r *runner) extraRows(rmq, j4, j5 *target, get func(*target, string) float6
 		val(wg, "send max", "ms", j4, g["g.max"], math.NaN(), noGoal)
 		val(wg, "workload 1 throughput / ceiling", "", j4, get(rmq, "w1.tps")/g["g.tps"], get(j4, "w1.tps")/g["g.tps"], rmqAtLeast(0.5))
 		if c, ok := g["g.stock.tps"]; ok {
-			val(wg, "throughput, workload 1 by the stock Producer", "msg/s", j4, c, math.NaN(), noGoal)
-			val(wg, "the stock Producer's CPU per answered send", "µs/msg", j4, g["g.stock.toolus"], math.NaN(), noGoal)
-			val(wg, "workload 1 by the stock Producer: throughput / its ceiling", "", j4,
+			val(wg, "throughput, workload 1 by the "+sp, "msg/s", j4, c, math.NaN(), noGoal)
+			val(wg, "the "+sp+"'s CPU per answered send", "µs/msg", j4, g["g.stock.toolus"], math.NaN(), noGoal)
+			val(wg, "workload 1 by the "+sp+": throughput / its ceiling", "", j4,
 				get(rmq, "w1.stock.tps")/c, get(j4, "w1.stock.tps")/c, noGoal)
 			// f's bound: the most any broker could lead Java by under the
 			// stock Producer on this machine, over rmq bench's ratio.
-			val(wg, "stock Producer's ceiling / Java's throughput, over rmq bench's rmq/Java", "", j4,
+			val(wg, sp+"'s ceiling / Java's throughput, over rmq bench's rmq/Java", "", j4,
 				c/get(j4, "w1.stock.tps")/(get(rmq, "w1.tps")/get(j4, "w1.tps")), math.NaN(), noGoal)
 		}
 	}

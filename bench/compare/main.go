@@ -52,6 +52,7 @@ type config struct {
 	scaleMax      int64
 	scaleProbe    int64
 	stockTools    string
+	stockAsync    bool
 	rust          bool
 	rustRepo      string
 	sqlBacklog    int64
@@ -141,6 +142,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&c.grpcTimers, "grpc-timers", 5_000, "delivery-timestamp messages of workload k")
 	fs.Int64Var(&c.grpcRevive, "grpc-revive", 2_000, "messages of workload k's revive test (received, not acked, redelivered)")
 	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1, a and g (\"\": not run)")
+	fs.BoolVar(&c.stockAsync, "stock-async", false, "the stock Producer sends asynchronously (its -y true) with its client's async window (clientAsyncSemaphoreValue) at conns×inflight, instead of that many sync threads")
 	fs.BoolVar(&c.rust, "rust", false, "also run rocketmq-rust (workloads "+strings.Join(rustWorkloads, ",")+"; built with cargo from commit "+rustCommit[:12]+" on first use, cached beside the jars)")
 	fs.StringVar(&c.rustRepo, "rust-repo", rustRepo, "git repository -rust fetches rocketmq-rust from")
 	if err := fs.Parse(args); err != nil {

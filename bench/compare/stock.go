@@ -214,8 +214,9 @@ func clusterPeer(ctx context.Context, c *cluster, topic string) stockPeer {
 // and returns its statistics and the broker's usage over the run.
 func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d time.Duration, args ...string) (stockStats, usage, error) {
 	st := r.stock
-	argv := append([]string{"java", "-Xms1g", "-Xmx1g", "-Duser.home=" + peer.dir, "-cp", st.classpath(), stockMain + tool, "-n", peer.ns}, args...)
-	r.cmds = append(r.cmds, fmt.Sprintf("java -cp <stock classes>:<jars> %s%s -n $NS %s  # %v, then stopped", stockMain, tool, strings.Join(args, " "), d))
+	argv := append(append([]string{"java"}, r.stockJVM(tool)...), "-Duser.home="+peer.dir, "-cp", st.classpath(), stockMain+tool, "-n", peer.ns)
+	argv = append(argv, args...)
+	r.cmds = append(r.cmds, fmt.Sprintf("java %s -cp <stock classes>:<jars> %s%s -n $NS %s  # %v, then stopped", strings.Join(r.stockJVM(tool), " "), stockMain, tool, strings.Join(args, " "), d))
 	log := filepath.Join(peer.dir, "logs", "stock-"+strings.ToLower(tool))
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		return stockStats{}, usage{}, err
@@ -294,9 +295,34 @@ func (s stockSpan) since(s0 stockSpan) stockSpan {
 }
 
 // stockProducerArgs is workload 1 for the stock Producer: as many sync
-// sending threads as `rmq bench` keeps sends in flight.
+// sending threads as `rmq bench` keeps sends in flight, or (-stock-async) the
+// tool's async mode, whose window stockJVM bounds.
 func (r *runner) stockProducerArgs() []string {
+	if r.cfg.stockAsync {
+		return []string{"-t", topicSend, "-s", "1024", "-y", "true"}
+	}
 	return []string{"-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.conns * r.cfg.inflight)}
+}
+
+// stockJVM is the JVM options of tool. In async mode the Producer's one
+// thread queues up to 10 000 sends and its client lets 65 535 be in flight
+// (NettySystemConfig's clientAsyncSemaphoreValue): sends then wait seconds
+// and time out by the hundred thousand against either broker. The window is
+// set to workload 1's sends in flight, as `rmq bench` keeps them.
+func (r *runner) stockJVM(tool string) []string {
+	o := []string{"-Xms1g", "-Xmx1g"}
+	if r.cfg.stockAsync && tool == "Producer" {
+		o = append(o, "-Dcom.rocketmq.remoting.clientAsyncSemaphoreValue="+strconv.Itoa(r.cfg.conns*r.cfg.inflight))
+	}
+	return o
+}
+
+// stockProducer names the stock Producer's mode in table rows.
+func (r *runner) stockProducer() string {
+	if r.cfg.stockAsync {
+		return "stock Producer (async, " + strconv.Itoa(r.cfg.conns*r.cfg.inflight) + " in flight)"
+	}
+	return "stock Producer"
 }
 
 // stockDuration is how long the stock Producer runs: the windows it skips,
@@ -323,8 +349,8 @@ func (r *runner) stockSaturated(ctx context.Context, t *target, c *cluster) erro
 	if v := s.span.toolUs(); v > 0 {
 		r.set(t, "w1.stock.toolus", v)
 	}
-	r.logf("%s stock Producer: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s; after the first %d windows: %d stored, %.0f msg per broker CPU-s, the tool's CPU %.1f µs/msg",
-		t.name, s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds(), stockSkip, s.span.count, s.span.perBrokerCPU(), s.span.toolUs())
+	r.logf("%s %s: %.0f msg/s (windows %v), max RT %.0f ms, %d failed, broker CPU %.1f s; after the first %d windows: %d stored, %.0f msg per broker CPU-s, the tool's CPU %.1f µs/msg",
+		t.name, r.stockProducer(), s.steady(), s.tps, s.maxRT, s.failed, u.CPU.Seconds(), stockSkip, s.span.count, s.span.perBrokerCPU(), s.span.toolUs())
 	return nil
 }
 

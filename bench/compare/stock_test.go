@@ -131,3 +131,49 @@ func TestStockSpan(t *testing.T) {
 		t.Error("an unreadable broker gave no error")
 	}
 }
+
+// -stock-async runs the Producer in its async mode with its client's window
+// at workload 1's sends in flight (the default window lets sends pile up
+// until they time out), names the mode in its rows, and leaves the
+// Consumer's options alone.
+func TestStockAsyncMode(t *testing.T) {
+	r := &runner{cfg: &config{conns: 2, inflight: 64}, log: io.Discard}
+	if got := strings.Join(r.stockProducerArgs(), " "); got != "-t "+topicSend+" -s 1024 -w 128" {
+		t.Errorf("sync args %q", got)
+	}
+	if got := strings.Join(r.stockJVM("Producer"), " "); got != "-Xms1g -Xmx1g" {
+		t.Errorf("sync JVM options %q", got)
+	}
+	r.cfg.stockAsync = true
+	if got := strings.Join(r.stockProducerArgs(), " "); got != "-t "+topicSend+" -s 1024 -y true" {
+		t.Errorf("async args %q", got)
+	}
+	if got := strings.Join(r.stockJVM("Producer"), " "); got != "-Xms1g -Xmx1g -Dcom.rocketmq.remoting.clientAsyncSemaphoreValue=128" {
+		t.Errorf("async JVM options %q", got)
+	}
+	if got := strings.Join(r.stockJVM("Consumer"), " "); got != "-Xms1g -Xmx1g" {
+		t.Errorf("async mode's Consumer JVM options %q", got)
+	}
+	rmq, j4 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}
+	r.m = map[string]measures{
+		"rmq":        {"w1.tps": 40000, "w1.tpcpu": 50000, "w1.stock.tps": 40000, "w1.stock.tpcpu": 60000},
+		"Java 4.9.7": {"w1.tps": 16000, "w1.tpcpu": 15000, "w1.stock.tps": 20000, "w1.stock.tpcpu": 25000},
+		"noop":       {"g.tps": 50000, "g.stock.tps": 42000, "g.stock.toolus": 23.8},
+	}
+	metrics := map[string]bool{}
+	for _, rw := range r.rows(rmq, j4, &target{name: "Java 5.3.3"}, &target{name: "Java 5.3.3 proxy"}) {
+		metrics[rw.metric] = true
+		if strings.Contains(rw.metric, "stock Producer") && !strings.Contains(rw.metric, "stock Producer (async, 128 in flight)") {
+			t.Errorf("row %q does not name the async mode", rw.metric)
+		}
+	}
+	for _, m := range []string{
+		"workload 1 by the stock Producer (async, 128 in flight): throughput",
+		"workload 1, throughput: stock Producer (async, 128 in flight)'s rmq/Java over rmq bench's",
+		"throughput, workload 1 by the stock Producer (async, 128 in flight)",
+	} {
+		if !metrics[m] {
+			t.Errorf("no row %q", m)
+		}
+	}
+}
