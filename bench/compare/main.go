@@ -113,7 +113,7 @@ func parseFlags(args []string) (*config, error) {
 	only := fs.String("only", "", "comma-separated workloads to run (default all: "+strings.Join(workloads, ",")+")")
 	fs.BoolVar(&c.noJava, "no-java", false, "run rmq only (no comparison; for profiling the driver)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "length of workloads 1-3")
-	fs.DurationVar(&c.warmup, "warmup", 8*time.Second, "saturating warm-up before workloads 1 and 2 (JIT)")
+	fs.DurationVar(&c.warmup, "warmup", 60*time.Second, "saturating warm-up before workloads 1 and 2 (JIT; also before g, j, k and the reply load): after 8 s Java's broker still spent ~20 % more CPU per message than after 60 s")
 	fs.DurationVar(&c.idleWait, "idle-wait", 3*time.Second, "settling time before the idle RSS reading")
 	fs.DurationVar(&c.samplePeriod, "sample", 200*time.Millisecond, "/proc sampling period")
 	fs.IntVar(&c.conns, "conns", 2, "client connections of the load")
