@@ -281,6 +281,12 @@ func dequeueIdleLocked(ts *TimerStore, now int64) bool {
 		return false
 	}
 	due := func(at int64) bool { return ts.rounds.Next(at) <= now }
+	// A dequeue whose wake time has come has a step to run: the step that
+	// opens a slot leaves the wake time as it was until the next one absorbs
+	// the slot (NextDue calls that busy too). A closed store runs no step.
+	if !ts.closed && ts.deqWakeAt != math.MaxInt64 && due(ts.deqWakeAt) {
+		return false
+	}
 	o := ts.open
 	if o == nil {
 		next, ok := ts.nonEmpty.min(ts.readTime)
