@@ -444,7 +444,7 @@ func (r *runner) timerScalePhase(ctx context.Context, t *target) error {
 	due := time.Now().Add(scaleDueAfter)
 	send := func(n int64, soon bool) (*loadResult, error) {
 		res, err := runLoad(ctx, c, loadSpec{
-			topic: topicScale, count: n, inflight: r.cfg.conns * r.cfg.inflight, size: scaleBody, sendOnly: true,
+			topic: topicScale, count: n, inflight: r.cfg.inFlight(), size: scaleBody, sendOnly: true,
 			mark: func(seq int64, now time.Time) (map[string]string, time.Time) {
 				if soon {
 					return timerProps(now.Add(scaleWarmDue))

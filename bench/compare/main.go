@@ -72,6 +72,9 @@ var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", 
 
 func (c *config) has(w string) bool { return len(c.only) == 0 || c.only[w] }
 
+// inFlight is workload 1's sends in flight in all: conns × inflight.
+func (c *config) inFlight() int { return c.conns * c.inflight }
+
 // hasAny reports whether any of ws is selected.
 func (c *config) hasAny(ws ...string) bool {
 	for _, w := range ws {

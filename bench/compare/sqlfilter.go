@@ -117,7 +117,7 @@ func (r *runner) sqlDrain(ctx context.Context, t *target, c *cluster) error {
 	}
 	n := r.cfg.sqlBacklog
 	fill, err := runLoad(ctx, c, loadSpec{
-		topic: topicSQL, count: n, inflight: r.cfg.conns * r.cfg.inflight, size: 1024, sendOnly: true,
+		topic: topicSQL, count: n, inflight: r.cfg.inFlight(), size: 1024, sendOnly: true,
 		mark: func(seq int64, now time.Time) (map[string]string, time.Time) {
 			a, region := sqlProps(seq)
 			return map[string]string{"a": strconv.Itoa(a), "region": region}, now

@@ -301,7 +301,7 @@ func (r *runner) stockProducerArgs() []string {
 	if r.cfg.stockAsync {
 		return []string{"-t", topicSend, "-s", "1024", "-y", "true"}
 	}
-	return []string{"-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.conns * r.cfg.inflight)}
+	return []string{"-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.inFlight())}
 }
 
 // stockJVM is the JVM options of tool. In async mode the Producer's one
@@ -312,7 +312,7 @@ func (r *runner) stockProducerArgs() []string {
 func (r *runner) stockJVM(tool string) []string {
 	o := []string{"-Xms1g", "-Xmx1g"}
 	if r.cfg.stockAsync && tool == "Producer" {
-		o = append(o, "-Dcom.rocketmq.remoting.clientAsyncSemaphoreValue="+strconv.Itoa(r.cfg.conns*r.cfg.inflight))
+		o = append(o, "-Dcom.rocketmq.remoting.clientAsyncSemaphoreValue="+strconv.Itoa(r.cfg.inFlight()))
 	}
 	return o
 }
@@ -320,7 +320,7 @@ func (r *runner) stockJVM(tool string) []string {
 // stockProducer names the stock Producer's mode in table rows.
 func (r *runner) stockProducer() string {
 	if r.cfg.stockAsync {
-		return "stock Producer (async, " + strconv.Itoa(r.cfg.conns*r.cfg.inflight) + " in flight)"
+		return "stock Producer (async, " + strconv.Itoa(r.cfg.inFlight()) + " in flight)"
 	}
 	return "stock Producer"
 }

@@ -237,7 +237,7 @@ func (r *runner) lateness(t *target, key string, res *loadResult) {
 // the timer workloads so that (almost) no message is due before it is sent.
 func (r *runner) timerRate(ctx context.Context, t *target, c *cluster) (float64, error) {
 	res, err := runLoad(ctx, c, loadSpec{
-		topic: topicTimer, count: r.cfg.timerWarm, inflight: r.cfg.conns * r.cfg.inflight, size: 1024, grace: 30 * time.Second,
+		topic: topicTimer, count: r.cfg.timerWarm, inflight: r.cfg.inFlight(), size: 1024, grace: 30 * time.Second,
 		mark: func(_ int64, now time.Time) (map[string]string, time.Time) {
 			return timerProps(now.Add(2 * time.Second))
 		},
@@ -272,7 +272,7 @@ func (r *runner) flood(ctx context.Context, t *target, c *cluster, rate float64)
 	at := time.Now().Add(lead).Truncate(time.Second)
 	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
 	res, err := runLoad(ctx, c, loadSpec{
-		topic: topicFlood, count: r.cfg.floodCount, inflight: r.cfg.conns * r.cfg.inflight, size: 1024, grace: 60 * time.Second,
+		topic: topicFlood, count: r.cfg.floodCount, inflight: r.cfg.inFlight(), size: 1024, grace: 60 * time.Second,
 		mark: func(seq int64, _ time.Time) (map[string]string, time.Time) {
 			return timerProps(spread(at, time.Second, seq, r.cfg.floodCount))
 		},
@@ -300,7 +300,7 @@ func (r *runner) timers(ctx context.Context, t *target, c *cluster, rate float64
 	smp := startSampler(c.broker.pid(), r.cfg.samplePeriod)
 	var before usage
 	res, err := runLoad(ctx, c, loadSpec{
-		topic: topicTimer, count: r.cfg.timerCount, inflight: r.cfg.conns * r.cfg.inflight, size: 1024, grace: 60 * time.Second,
+		topic: topicTimer, count: r.cfg.timerCount, inflight: r.cfg.inFlight(), size: 1024, grace: 60 * time.Second,
 		mark: func(seq int64, _ time.Time) (map[string]string, time.Time) {
 			return timerProps(spread(start, r.cfg.timerWindow, seq, r.cfg.timerCount))
 		},
