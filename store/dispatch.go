@@ -86,11 +86,6 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 	} else {
 		d.TagsCode = message.TagsHash(d.Props.Get(message.PropTags))
 	}
-	if s.opts.dispatchFault != nil {
-		if err := s.opts.dispatchFault(&d.DispatchRequest); err != nil {
-			return err
-		}
-	}
 	k := queueKey{d.Topic, d.QueueID}
 	if len(s.deferred) > 0 {
 		if df := s.deferred[k]; df != nil {
@@ -137,6 +132,11 @@ func hasUnit(sysFlag int32) bool {
 // Without createFile, a unit whose file does not exist yet is not written:
 // errNoFile is returned with the queue, whose file the caller has created.
 func (s *Store) putUnit(d *DispatchRequest, createFile bool) (*consumeQueue, error) {
+	if s.opts.dispatchFault != nil {
+		if err := s.opts.dispatchFault(d); err != nil {
+			return nil, err
+		}
+	}
 	// A queue deleted between lookup and write is looked up (recreated) again.
 	for attempt := 0; attempt < 2; attempt++ {
 		q, err := s.queueFor(d.Topic, d.QueueID, true)
@@ -309,16 +309,20 @@ func (s *Store) dispatchBatchDone() {
 }
 
 // unstallDispatch lifts the refusal of puts once the record dispatch
-// stalled at went through: reput (published) is past it. A pass that only
-// handed that record's file to the creator has not put it in its queue yet:
-// after Open's recovery stalled at a file it could not create, the
+// stalled at went through: reput (published) is past it, or at the
+// commitlog's end (everything stored is dispatched: a stall recorded at the
+// end, by a deferral that failed without records, has nothing left to
+// wait for, and puts, refused, would never move reput past it). A pass that
+// only handed that record's file to the creator has not put it in its queue
+// yet: after Open's recovery stalled at a file it could not create, the
 // dispatcher's first pass defers the record and finds no failure until the
 // creator has tried, and puts must stay refused meanwhile.
 func (s *Store) unstallDispatch() {
 	if !s.dispatchStalled.Load() {
 		return
 	}
-	if st := s.dispatchStall.Load(); st != nil && s.reput.Load() <= st.phy {
+	reput := s.reput.Load()
+	if st := s.dispatchStall.Load(); st != nil && reput <= st.phy && reput < s.cl.maxOffset.Load() {
 		return
 	}
 	if s.dispatchStalled.Swap(false) {

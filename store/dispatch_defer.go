@@ -191,11 +191,13 @@ func (s *Store) resolveDeferred() (failing error) {
 	}
 	resolved := false
 	for k, df := range s.deferred {
-		if df.err != nil {
+		if df.err != nil && (df.asked || time.Since(df.failedAt) < dispatchRetryInterval) {
+			// Still failing; its retry comes later. A deferral retried now
+			// reports only what this attempt finds: one whose records all
+			// went through must not stall dispatch (it then stayed stalled
+			// with nothing left to dispatch, and puts refused for good).
 			failing = df.err
-			if df.asked || time.Since(df.failedAt) < dispatchRetryInterval {
-				continue
-			}
+			continue
 		} else if df.asked {
 			continue
 		}

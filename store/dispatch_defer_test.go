@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,6 +240,63 @@ func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
 			checkQueue(t, s, "OLD", 0, 3)
 		})
 	}
+}
+
+// A deferred record whose unit cannot be written once its file exists (the
+// disk filled meanwhile) stalls dispatch, and when the retry writes it,
+// puts are accepted again. The retry used to report the error it retried
+// as still failing: dispatch stalled again at the commitlog's end, where
+// nothing was left to dispatch past it, and puts stayed refused for good
+// (TestDiskFillsMidSegment/SYNC_FLUSH on a tmpfs, 3 runs in 30 in CI).
+func TestDeferredRecordWrittenOnRetryResumesPuts(t *testing.T) {
+	var full atomic.Bool
+	o := testOptions(t.TempDir())
+	o.dispatchFault = func(d *DispatchRequest) error {
+		if d.Topic == "NEW" {
+			return diskFullFault(&full)(d)
+		}
+		return nil
+	}
+	s := openStore(t, o)
+	mustPut(t, s, testMessage("OLD", 0, 0))
+	waitDispatched(t, s)
+	inj, release := stallNewQueueFile(t, o.Dir)
+	putWithin(t, s, "NEW", 0)
+	// The dispatcher has deferred the record and the creator is at its
+	// file: the disk fills before the unit is written.
+	testutil.WaitFor(t, testWait, func() bool { return len(inj.Hits()) == 1 }, "the creator at NEW's file")
+	full.Store(true)
+	release()
+	testutil.WaitFor(t, testWait, func() bool { return s.dispatchStalled.Load() }, "dispatch stall")
+	if _, err := s.PutMessage(testMessage("OLD", 0, 1)); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("put while the deferred unit cannot be written: %v, want ErrDiskFull", err)
+	}
+	full.Store(false)
+	testutil.WaitFor(t, testWait, func() bool {
+		_, err := s.PutMessage(testMessage("OLD", 0, 1))
+		return err == nil
+	}, "puts accepted again")
+	waitDispatched(t, s)
+	checkQueue(t, s, "NEW", 0, 1)
+	checkQueue(t, s, "OLD", 0, 2)
+}
+
+// A stall recorded at the commitlog's end (a deferral that failed before it
+// held a record: its record failed too and stalled dispatch at itself) is
+// lifted by the next pass once nothing stored is left undispatched: puts,
+// refused, cannot move reput past it.
+func TestStallAtTheEndLiftsOnceEverythingIsDispatched(t *testing.T) {
+	s := openStore(t, testOptions(t.TempDir()))
+	mustPut(t, s, testMessage("T", 0, 0))
+	waitDispatched(t, s)
+	s.stallDispatch(s.reput.Load(), fmt.Errorf("%w: test fault", ErrDiskFull))
+	if _, err := s.PutMessage(testMessage("T", 0, 1)); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("put while stalled: %v, want ErrDiskFull", err)
+	}
+	dispatchPass(t, s)
+	mustPut(t, s, testMessage("T", 0, 1))
+	waitDispatched(t, s)
+	checkQueue(t, s, "T", 0, 2)
 }
 
 // The records waiting for files are bounded: past maxDeferred the
