@@ -85,6 +85,20 @@ func waitDispatched(t testing.TB, s *Store) {
 	}
 }
 
+// dispatchPass wakes s's dispatcher and waits for a pass to end.
+func dispatchPass(t *testing.T, s *Store) {
+	t.Helper()
+	s.progressMu.Lock()
+	ch := s.progress
+	s.progressMu.Unlock()
+	s.wakeDispatcher()
+	select {
+	case <-ch:
+	case <-time.After(testWait):
+		t.Fatal("no dispatcher pass")
+	}
+}
+
 // readQueue pulls every message of a queue from offset 0, in batches.
 func readQueue(t testing.TB, s *Store, topic string, qid int32) []*message.MessageExt {
 	t.Helper()

@@ -396,20 +396,6 @@ func TestFaultQueueFileCreation(t *testing.T) {
 	checkAcked(t, o, ok)
 }
 
-// dispatchPass wakes s's dispatcher and waits for a pass to end.
-func dispatchPass(t *testing.T, s *Store) {
-	t.Helper()
-	s.progressMu.Lock()
-	ch := s.progress
-	s.progressMu.Unlock()
-	s.wakeDispatcher()
-	select {
-	case <-ch:
-	case <-time.After(testWait):
-		t.Fatal("no dispatcher pass")
-	}
-}
-
 // waitDispatchedOrStalled waits until s dispatched everything or stopped at
 // a record it cannot dispatch.
 func waitDispatchedOrStalled(t *testing.T, s *Store) {
