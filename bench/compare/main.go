@@ -53,6 +53,7 @@ type config struct {
 	scaleProbe    int64
 	stockTools    string
 	stockAsync    bool
+	stockProcs    int
 	rust          bool
 	rustRepo      string
 	sqlBacklog    int64
@@ -145,7 +146,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&c.grpcTimers, "grpc-timers", 5_000, "delivery-timestamp messages of workload k")
 	fs.Int64Var(&c.grpcRevive, "grpc-revive", 2_000, "messages of workload k's revive test (received, not acked, redelivered)")
 	fs.StringVar(&c.stockTools, "stock-tools", "", "apache/rocketmq checkout (4.9.8 or 5.3.3 tag) whose example/ benchmark tools also drive workloads 1, a and g (\"\": not run)")
-	fs.BoolVar(&c.stockAsync, "stock-async", false, "the stock Producer sends asynchronously (its -y true) with its client's async window (clientAsyncSemaphoreValue) at conns×inflight, instead of that many sync threads")
+	fs.BoolVar(&c.stockAsync, "stock-async", false, "the stock Producer sends asynchronously (its -y true) with its client's async window (clientAsyncSemaphoreValue) at its share of conns×inflight, instead of that many sync threads")
+	fs.IntVar(&c.stockProcs, "stock-procs", 0, "stock Producer processes driving workloads 1 and g, each one client connection with its share of conns×inflight in flight (0: -conns, workload 1's connections)")
 	fs.BoolVar(&c.rust, "rust", false, "also run rocketmq-rust (workloads "+strings.Join(rustWorkloads, ",")+"; built with cargo from commit "+rustCommit[:12]+" on first use, cached beside the jars)")
 	fs.StringVar(&c.rustRepo, "rust-repo", rustRepo, "git repository -rust fetches rocketmq-rust from")
 	if err := fs.Parse(args); err != nil {

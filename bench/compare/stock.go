@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,14 +212,30 @@ func clusterPeer(ctx context.Context, c *cluster, topic string) stockPeer {
 }
 
 // runStock runs tool (Producer, Consumer) against peer for d, then stops it
-// and returns its statistics and the broker's usage over the run.
+// and returns its statistics and the broker's usage over the run. The
+// Producer runs as stockProcs processes side by side, whose statistics are
+// added up (combineStock).
 func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d time.Duration, args ...string) (stockStats, usage, error) {
 	st := r.stock
+	n := 1
+	if tool == "Producer" {
+		n = r.stockProcs()
+	}
 	argv := append(append([]string{"java"}, r.stockJVM(tool)...), "-Duser.home="+peer.dir, "-cp", st.classpath(), stockMain+tool, "-n", peer.ns)
 	argv = append(argv, args...)
-	r.cmds = append(r.cmds, fmt.Sprintf("java %s -cp <stock classes>:<jars> %s%s -n $NS %s  # %v, then stopped", strings.Join(r.stockJVM(tool), " "), stockMain, tool, strings.Join(args, " "), d))
-	log := filepath.Join(peer.dir, "logs", "stock-"+strings.ToLower(tool))
-	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+	times := ""
+	if n > 1 {
+		times = fmt.Sprintf("%d processes side by side: ", n)
+	}
+	r.cmds = append(r.cmds, fmt.Sprintf("%sjava %s -cp <stock classes>:<jars> %s%s -n $NS %s  # %v, then stopped", times, strings.Join(r.stockJVM(tool), " "), stockMain, tool, strings.Join(args, " "), d))
+	logs := make([]string, n)
+	for i := range logs {
+		logs[i] = filepath.Join(peer.dir, "logs", "stock-"+strings.ToLower(tool))
+		if n > 1 {
+			logs[i] += "-" + strconv.Itoa(i)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(logs[0]), 0o755); err != nil {
 		return stockStats{}, usage{}, err
 	}
 	var smp *sampler
@@ -231,10 +248,21 @@ func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d ti
 		}
 		return smp.stop()
 	}
-	p, err := startProcess("stock "+tool, argv, nil, peer.dir, log)
-	if err != nil {
-		stopBroker()
-		return stockStats{}, usage{}, err
+	procs := make([]*process, 0, n)
+	stopAll := func() {
+		for _, p := range procs {
+			p.stop(stockStopWait)
+		}
+	}
+	pids := make([]int, 0, n)
+	for i := range n {
+		p, err := startProcess("stock "+tool, argv, nil, peer.dir, logs[i])
+		if err != nil {
+			stopAll()
+			stopBroker()
+			return stockStats{}, usage{}, err
+		}
+		procs, pids = append(procs, p), append(pids, p.pid())
 	}
 	var (
 		span    stockSpan
@@ -249,44 +277,72 @@ func (r *runner) runStock(ctx context.Context, peer stockPeer, tool string, d ti
 		spanErr = fmt.Errorf("a run of %v ends before the span begins (%v)", d, stockSpanDelay)
 	default:
 		if werr = sleepCtx(ctx, stockSpanDelay); werr == nil {
-			mark, merr := readSpan(peer, p.pid())
+			mark, merr := readSpan(peer, pids)
 			werr = sleepCtx(ctx, d-stockSpanDelay)
-			end, eerr := readSpan(peer, p.pid()) // before the stop: a reaped process has no /proc entry left
+			end, eerr := readSpan(peer, pids) // before the stop: a reaped process has no /proc entry left
 			span, spanErr = end.since(mark), errors.Join(merr, eerr)
 		}
 	}
-	p.stop(stockStopWait)
+	stopAll()
 	u := stopBroker()
 	if werr != nil {
 		return stockStats{}, u, werr
 	}
-	b, err := os.ReadFile(log + ".out")
-	if err != nil {
-		return stockStats{}, u, err
+	each := make([]stockStats, n)
+	for i, log := range logs {
+		b, err := os.ReadFile(log + ".out")
+		if err != nil {
+			return stockStats{}, u, err
+		}
+		each[i] = parseStockOutput(string(b), tool == "Producer")
+		if len(each[i].tps) == 0 {
+			return each[i], u, fmt.Errorf("%w: %s printed no statistics in %v (see %s.out and .err)", errStockTools, tool, d, log)
+		}
 	}
-	s := parseStockOutput(string(b), tool == "Producer")
+	s := combineStock(each)
 	if spanErr != nil {
 		r.logf("stock %s: the steady span is not measured: %v", tool, spanErr)
 	} else {
 		s.span = span
 	}
-	if len(s.tps) == 0 {
-		return s, u, fmt.Errorf("%w: %s printed no statistics in %v (see %s.out and .err)", errStockTools, tool, d, log)
-	}
 	return s, u, nil
 }
 
+// combineStock adds up the statistics of processes run side by side: their
+// TPS window by window (as many windows as the shortest printed: they
+// started together), the largest max RT, the failures of each.
+func combineStock(each []stockStats) stockStats {
+	s := stockStats{tps: slices.Clone(each[0].tps)}
+	for _, e := range each {
+		s.tps = s.tps[:min(len(s.tps), len(e.tps))]
+		s.maxRT = max(s.maxRT, e.maxRT)
+		s.failed += e.failed
+	}
+	for _, e := range each[1:] {
+		for i := range s.tps {
+			s.tps[i] += e.tps[i]
+		}
+	}
+	return s
+}
+
 // readSpan reads the running totals of a run: what peer counted, and the
-// CPU of its broker (none for pid 0) and of the tool.
-func readSpan(peer stockPeer, toolPid int) (stockSpan, error) {
+// CPU of its broker (none for pid 0) and of the tool's processes.
+func readSpan(peer stockPeer, toolPids []int) (stockSpan, error) {
 	count, cerr := peer.count()
 	var broker procSample
 	var berr error
 	if peer.pid != 0 {
 		broker, berr = readProc(peer.pid)
 	}
-	tool, terr := readProc(toolPid)
-	return stockSpan{count: count, brokerCPU: broker.cpu, toolCPU: tool.cpu}, errors.Join(cerr, berr, terr)
+	sp := stockSpan{count: count, brokerCPU: broker.cpu}
+	errs := []error{cerr, berr}
+	for _, pid := range toolPids {
+		tool, err := readProc(pid)
+		sp.toolCPU += tool.cpu
+		errs = append(errs, err)
+	}
+	return sp, errors.Join(errs...)
 }
 
 // since is the span from the totals s0 to s.
@@ -294,33 +350,58 @@ func (s stockSpan) since(s0 stockSpan) stockSpan {
 	return stockSpan{count: s.count - s0.count, brokerCPU: s.brokerCPU - s0.brokerCPU, toolCPU: s.toolCPU - s0.toolCPU}
 }
 
-// stockProducerArgs is workload 1 for the stock Producer: as many sync
-// sending threads as `rmq bench` keeps sends in flight, or (-stock-async) the
-// tool's async mode, whose window stockJVM bounds.
+// stockProcs is how many stock Producer processes drive workload 1 (and g):
+// the tool's one producer opens one connection to a broker, and `rmq bench`
+// opens -conns of them. A Java broker reads a connection on one Netty
+// thread: against one connection carrying all of workload 1's sends it
+// stored 12 % fewer messages per second than under `rmq bench` (thirteenth
+// pass, docs/benchmarks.md), while rmq's figure did not move.
+func (r *runner) stockProcs() int {
+	if r.cfg.stockProcs > 0 {
+		return r.cfg.stockProcs
+	}
+	return max(1, r.cfg.conns)
+}
+
+// stockShare is each stock Producer process's share of workload 1's sends in
+// flight.
+func (r *runner) stockShare() int { return max(1, r.cfg.inFlight()/r.stockProcs()) }
+
+// stockProducerArgs is workload 1 for one stock Producer process: as many
+// sync sending threads as its share of the sends `rmq bench` keeps in
+// flight, or (-stock-async) the tool's async mode, whose window stockJVM
+// bounds.
 func (r *runner) stockProducerArgs() []string {
 	if r.cfg.stockAsync {
 		return []string{"-t", topicSend, "-s", "1024", "-y", "true"}
 	}
-	return []string{"-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.cfg.inFlight())}
+	return []string{"-t", topicSend, "-s", "1024", "-w", strconv.Itoa(r.stockShare())}
 }
 
 // stockJVM is the JVM options of tool. In async mode the Producer's one
 // thread queues up to 10 000 sends and its client lets 65 535 be in flight
 // (NettySystemConfig's clientAsyncSemaphoreValue): sends then wait seconds
 // and time out by the hundred thousand against either broker. The window is
-// set to workload 1's sends in flight, as `rmq bench` keeps them.
+// set to the process's share of workload 1's sends in flight, as `rmq bench`
+// keeps them.
 func (r *runner) stockJVM(tool string) []string {
 	o := []string{"-Xms1g", "-Xmx1g"}
 	if r.cfg.stockAsync && tool == "Producer" {
-		o = append(o, "-Dcom.rocketmq.remoting.clientAsyncSemaphoreValue="+strconv.Itoa(r.cfg.inFlight()))
+		o = append(o, "-Dcom.rocketmq.remoting.clientAsyncSemaphoreValue="+strconv.Itoa(r.stockShare()))
 	}
 	return o
 }
 
 // stockProducer names the stock Producer's mode in table rows.
 func (r *runner) stockProducer() string {
-	if r.cfg.stockAsync {
-		return "stock Producer (async, " + strconv.Itoa(r.cfg.inFlight()) + " in flight)"
+	n, share := r.stockProcs(), strconv.Itoa(r.stockShare())
+	switch {
+	case r.cfg.stockAsync && n > 1:
+		return "stock Producer (async, " + strconv.Itoa(n) + " × " + share + " in flight)"
+	case r.cfg.stockAsync:
+		return "stock Producer (async, " + share + " in flight)"
+	case n > 1:
+		return "stock Producer (" + strconv.Itoa(n) + " × " + share + " threads)"
 	}
 	return "stock Producer"
 }

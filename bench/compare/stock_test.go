@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,14 +121,22 @@ func TestStockSpan(t *testing.T) {
 	}
 	// A reading that failed says so: the run then reports no span.
 	counted := func() (int64, error) { return 7, nil }
-	if sp, err := readSpan(stockPeer{count: counted}, os.Getpid()); err != nil || sp.count != 7 || sp.toolCPU <= 0 {
+	if sp, err := readSpan(stockPeer{count: counted}, []int{os.Getpid()}); err != nil || sp.count != 7 || sp.toolCPU <= 0 {
 		t.Fatalf("reading this process: %+v, %v", sp, err)
 	}
+	// The tool's CPU is that of all its processes (here this one twice).
+	one, _ := readSpan(stockPeer{count: counted}, []int{os.Getpid()})
+	if two, err := readSpan(stockPeer{count: counted}, []int{os.Getpid(), os.Getpid()}); err != nil || two.toolCPU < 2*one.toolCPU {
+		t.Fatalf("two processes: tool CPU %v after one's %v (%v)", two.toolCPU, one.toolCPU, err)
+	}
+	if _, err := readSpan(stockPeer{count: counted}, []int{os.Getpid(), -1}); err == nil {
+		t.Error("an unreadable tool process gave no error")
+	}
 	failing := func() (int64, error) { return 0, errors.New("no route") }
-	if _, err := readSpan(stockPeer{count: failing}, os.Getpid()); err == nil {
+	if _, err := readSpan(stockPeer{count: failing}, []int{os.Getpid()}); err == nil {
 		t.Error("a failed count gave no error")
 	}
-	if _, err := readSpan(stockPeer{count: counted, pid: -1}, os.Getpid()); err == nil {
+	if _, err := readSpan(stockPeer{count: counted, pid: -1}, []int{os.Getpid()}); err == nil {
 		t.Error("an unreadable broker gave no error")
 	}
 }
@@ -137,7 +146,7 @@ func TestStockSpan(t *testing.T) {
 // until they time out), names the mode in its rows, and leaves the
 // Consumer's options alone.
 func TestStockAsyncMode(t *testing.T) {
-	r := &runner{cfg: &config{conns: 2, inflight: 64}, log: io.Discard}
+	r := &runner{cfg: &config{conns: 2, inflight: 64, stockProcs: 1}, log: io.Discard}
 	if got := strings.Join(r.stockProducerArgs(), " "); got != "-t "+topicSend+" -s 1024 -w 128" {
 		t.Errorf("sync args %q", got)
 	}
@@ -175,5 +184,53 @@ func TestStockAsyncMode(t *testing.T) {
 		if !metrics[m] {
 			t.Errorf("no row %q", m)
 		}
+	}
+}
+
+// By default the stock Producer runs as workload 1's connections: -conns
+// processes (one connection each), each with its share of the sends in
+// flight, in either mode; -stock-procs overrides the count.
+func TestStockProcsShareWorkload1(t *testing.T) {
+	r := &runner{cfg: &config{conns: 2, inflight: 64}, log: io.Discard}
+	if n, share := r.stockProcs(), r.stockShare(); n != 2 || share != 64 {
+		t.Fatalf("%d processes with %d in flight each, want 2 × 64", n, share)
+	}
+	if got := strings.Join(r.stockProducerArgs(), " "); got != "-t "+topicSend+" -s 1024 -w 64" {
+		t.Errorf("sync args %q", got)
+	}
+	if got := r.stockProducer(); got != "stock Producer (2 × 64 threads)" {
+		t.Errorf("sync label %q", got)
+	}
+	r.cfg.stockAsync = true
+	if got := strings.Join(r.stockJVM("Producer"), " "); got != "-Xms1g -Xmx1g -Dcom.rocketmq.remoting.clientAsyncSemaphoreValue=64" {
+		t.Errorf("async JVM options %q", got)
+	}
+	if got := r.stockProducer(); got != "stock Producer (async, 2 × 64 in flight)" {
+		t.Errorf("async label %q", got)
+	}
+	r.cfg.stockProcs = 4
+	if got := r.stockProducer(); got != "stock Producer (async, 4 × 32 in flight)" {
+		t.Errorf("-stock-procs 4: label %q", got)
+	}
+	r.cfg.stockProcs, r.cfg.conns = 0, 0
+	if n := r.stockProcs(); n != 1 {
+		t.Errorf("no connections: %d processes, want 1", n)
+	}
+}
+
+// Processes run side by side add up window by window, over the windows
+// all of them printed; the worst max RT and every failure count.
+func TestCombineStock(t *testing.T) {
+	a := stockStats{tps: []float64{100, 200, 300, 400}, maxRT: 12, failed: 3}
+	b := stockStats{tps: []float64{10, 20, 30}, maxRT: 40, failed: 1}
+	got := combineStock([]stockStats{a, b})
+	if !slices.Equal(got.tps, []float64{110, 220, 330}) || got.maxRT != 40 || got.failed != 4 {
+		t.Fatalf("combined %+v", got)
+	}
+	if !slices.Equal(a.tps, []float64{100, 200, 300, 400}) {
+		t.Errorf("the first process's windows changed: %v", a.tps)
+	}
+	if one := combineStock([]stockStats{b}); !slices.Equal(one.tps, b.tps) || one.failed != 1 {
+		t.Errorf("one process: %+v", one)
 	}
 }
