@@ -121,6 +121,9 @@ func TestStockSpan(t *testing.T) {
 	}
 	// A reading that failed says so: the run then reports no span.
 	counted := func() (int64, error) { return 7, nil }
+	// /proc counts CPU in clock ticks (10 ms): a test binary just started
+	// may not have used one yet (7 runs in 40 failed here on that).
+	spinUntilCPU(t)
 	if sp, err := readSpan(stockPeer{count: counted}, []int{os.Getpid()}); err != nil || sp.count != 7 || sp.toolCPU <= 0 {
 		t.Fatalf("reading this process: %+v, %v", sp, err)
 	}
@@ -232,5 +235,28 @@ func TestCombineStock(t *testing.T) {
 	}
 	if one := combineStock([]stockStats{b}); !slices.Equal(one.tps, b.tps) || one.failed != 1 {
 		t.Errorf("one process: %+v", one)
+	}
+}
+
+// spinUntilCPU keeps this process busy until /proc shows it has used CPU.
+func spinUntilCPU(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	x := 0
+	for {
+		p, err := readProc(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.cpu > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no CPU time after 10 s of spinning")
+		}
+		for i := 0; i < 1_000_000; i++ {
+			x += i
+		}
+		_ = x
 	}
 }
