@@ -93,6 +93,10 @@ type Broker struct {
 	// the name servers receive them in snapshot order and the last one they
 	// get is never older than a configuration already answered (register.go).
 	regMu sync.Mutex
+	// regConns (under regMu) holds, per name server, the serial of the
+	// connection over which it last accepted a full registration; with no
+	// entry, the next registration it gets is a full one (register.go).
+	regConns map[string]uint64
 
 	// life guards closed; every request and woken pull runs inside inflight,
 	// entered under a read lock while !closed, so Shutdown can wait for all

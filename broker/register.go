@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"hash/crc32"
 	"maps"
 	"strconv"
@@ -17,7 +18,8 @@ const registerTimeout = 6 * time.Second
 
 // registerLoop re-registers every RegisterNameServerPeriod, and soon after
 // registerAsync asks for it. Kicks coalesce: however many topics are created
-// while a registration runs, one more registration follows.
+// while a registration runs, one more registration follows, and it carries
+// only the topics changed since the last one (registerIncrement).
 //
 // The period runs on b.clock at a fixed rate: deadlines are start+k*period,
 // and a deadline missed while a registration ran is skipped, not queued (as
@@ -42,7 +44,7 @@ func (b *Broker) registerLoop() {
 			t = clock.TimerAt(b.clock, next) // not NewTimer(next.Sub(now)): the clock may move between
 			b.registerAll(true)
 		case <-b.regKick:
-			b.registerAll(false)
+			b.registerIncrement()
 		}
 	}
 }
@@ -56,11 +58,10 @@ func (b *Broker) registerAsync() {
 	}
 }
 
-// registerBody builds the REGISTER_BROKER body. A broker without read or
-// write permission advertises its own permission on every topic
-// (BrokerController.registerBrokerAll).
-func (b *Broker) registerBody(rc *runtimeConfig) []byte {
-	w := b.topics.Snapshot()
+// registerBody builds the REGISTER_BROKER body of the topics in w. A broker
+// without read or write permission advertises its own permission on every
+// topic (BrokerController.registerBrokerAll and registerIncrementBrokerData).
+func (b *Broker) registerBody(rc *runtimeConfig, w remoting.TopicConfigSerializeWrapper) []byte {
 	if bp := rc.BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
 		for name, tc := range w.TopicConfigTable {
 			w.TopicConfigTable[name] = &remoting.TopicConfig{
@@ -87,9 +88,10 @@ func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]strin
 	}
 }
 
-// registerAll registers with every name server in parallel and waits for
-// all of them. With checkOrder, the first reply's ORDER_TOPIC_CONFIG table
-// (the body, when present) sets which topics are orderly.
+// registerAll registers every topic with every name server in parallel and
+// waits for all of them. With checkOrder, the ORDER_TOPIC_CONFIG table of the
+// first name server that accepted it (the reply's body, when present) sets
+// which topics are orderly.
 func (b *Broker) registerAll(checkOrder bool) {
 	addrs := b.opts.NamesrvAddrs()
 	if len(addrs) == 0 {
@@ -97,46 +99,155 @@ func (b *Broker) registerAll(checkOrder bool) {
 	}
 	b.regMu.Lock()
 	defer b.regMu.Unlock()
-	rc := b.runtime()
-	body := b.registerBody(rc)
-	header := b.registerHeader(rc, body)
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		replies []*remoting.Command
-	)
+	res := b.registerFull(addrs)
+	b.registeredAll.Store(allAccepted(res))
+	if !checkOrder {
+		return
+	}
+	for _, r := range res {
+		if r.err != nil {
+			continue
+		}
+		if len(r.resp.Body) == 0 {
+			return
+		}
+		var kv remoting.KVTable
+		if err := remoting.UnmarshalBody(r.resp.Body, &kv); err != nil {
+			b.log.Warn().Err(err).Msg("register broker: bad order topic table")
+			return
+		}
+		if kv.Table != nil {
+			b.topics.setOrderTopics(kv.Table)
+		}
+		return
+	}
+}
+
+// registerIncrement registers the topics created or changed since the last
+// increment, with the current data version, as Java's
+// registerIncrementBrokerData does after a topic is created: a name server
+// merges them into the broker's routes (RouteInfoManager.registerBroker
+// updates the topics in the body and keeps the others), so creating 2 000
+// topics does not send the whole table 2 000 times.
+//
+// A name server holds the rest of the table only if it accepted a full
+// registration over the same connection (it drops a broker's routes when
+// the connection closes, and then takes the next registration as its first).
+// So a name server without such a registration gets a full one instead, and
+// one whose increment failed or went over another connection gets a full
+// one right after. Topics that some name server did not accept even so are
+// sent again with the next increment (and with the periodic registration).
+func (b *Broker) registerIncrement() {
+	addrs := b.opts.NamesrvAddrs()
+	if len(addrs) == 0 {
+		return
+	}
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
+	w, names, ok := b.topics.takeUnregistered()
+	if !ok {
+		return
+	}
+	var inc, full []string
 	for _, addr := range addrs {
+		if b.regConns[addr] != 0 {
+			inc = append(inc, addr)
+		} else {
+			full = append(full, addr)
+		}
+	}
+	for _, r := range b.sendRegister(w, inc) {
+		// A failed increment is retried at once as a full registration: a
+		// name server that restarted fails the request on the old
+		// connection, and the retry dials a new one.
+		if r.err != nil || r.conn != b.regConns[r.addr] {
+			full = append(full, r.addr)
+		}
+	}
+	accepted := true
+	if len(full) > 0 {
+		// A name server skips the topics of a registration whose data
+		// version it already holds, and one that just took the increment
+		// (as its first registration over a new connection, or without its
+		// answer reaching us) holds this one: the full registration gets the
+		// next version.
+		b.topics.nextVersion()
+		accepted = allAccepted(b.registerFull(full))
+	}
+	b.registeredAll.Store(accepted)
+	if !accepted {
+		b.topics.giveBackUnregistered(names)
+	}
+}
+
+// registerFull sends every topic to addrs and records, for each that
+// accepted, the connection it came over. b.regMu must be held.
+func (b *Broker) registerFull(addrs []string) []registerResult {
+	res := b.sendRegister(b.topics.Snapshot(), addrs)
+	if b.regConns == nil {
+		b.regConns = make(map[string]uint64)
+	}
+	for _, r := range res {
+		if r.err != nil {
+			delete(b.regConns, r.addr)
+		} else {
+			b.regConns[r.addr] = r.conn
+		}
+	}
+	return res
+}
+
+// registerResult is one name server's answer to a REGISTER_BROKER: err is
+// set unless it accepted; conn is the connection's serial
+// (remoting.Client.InvokeConn).
+type registerResult struct {
+	addr string
+	resp *remoting.Command
+	conn uint64
+	err  error
+}
+
+func allAccepted(res []registerResult) bool {
+	for _, r := range res {
+		if r.err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// sendRegister sends the REGISTER_BROKER of w's topics to addrs in parallel
+// and waits for every answer; the results are in addrs' order.
+func (b *Broker) sendRegister(w remoting.TopicConfigSerializeWrapper, addrs []string) []registerResult {
+	if len(addrs) == 0 {
+		return nil
+	}
+	rc := b.runtime()
+	body := b.registerBody(rc, w)
+	header := b.registerHeader(rc, body)
+	res := make([]registerResult, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			req := remoting.NewRequest(remoting.RegisterBroker, maps.Clone(header), body)
-			resp, err := b.nsCli.InvokeTimeout(addr, req, registerTimeout)
-			switch {
-			case err != nil:
-				b.log.Warn().Err(err).Str("namesrv", addr).Msg("register broker failed")
-			case resp.Code != remoting.Success:
-				b.log.Warn().Int32("code", resp.Code).Str("remark", resp.Remark).Str("namesrv", addr).Msg("register broker refused")
-			default:
-				b.log.Debug().Str("namesrv", addr).Msg("registered with name server")
-				mu.Lock()
-				replies = append(replies, resp)
-				mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), registerTimeout)
+			resp, conn, err := b.nsCli.InvokeConn(ctx, addr, req)
+			cancel()
+			if err == nil && resp.Code != remoting.Success {
+				err = fmt.Errorf("broker: register with %s refused: code %d, %s", addr, resp.Code, resp.Remark)
 			}
+			if err != nil {
+				b.log.Warn().Err(err).Str("namesrv", addr).Msg("register broker failed")
+			} else {
+				b.log.Debug().Str("namesrv", addr).Int("topics", len(w.TopicConfigTable)).Msg("registered with name server")
+			}
+			res[i] = registerResult{addr: addr, resp: resp, conn: conn, err: err}
 		}()
 	}
 	wg.Wait()
-	b.registeredAll.Store(len(replies) == len(addrs))
-	if !checkOrder || len(replies) == 0 || len(replies[0].Body) == 0 {
-		return
-	}
-	var kv remoting.KVTable
-	if err := remoting.UnmarshalBody(replies[0].Body, &kv); err != nil {
-		b.log.Warn().Err(err).Msg("register broker: bad order topic table")
-		return
-	}
-	if kv.Table != nil {
-		b.topics.setOrderTopics(kv.Table)
-	}
+	return res
 }
 
 // unregisterAll sends UNREGISTER_BROKER for the advertised address to every

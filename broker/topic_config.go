@@ -71,6 +71,9 @@ type TopicConfigManager struct {
 	table   map[string]*remoting.TopicConfig
 	version remoting.DataVersion
 	changes uint64 // changes made (under mu); persist's sequence numbers
+	// unregistered names the topics created or changed (with onChange)
+	// since an incremental registration last took them (takeUnregistered).
+	unregistered map[string]struct{}
 
 	// persistMu serialises writes of topics.json; persisted is the last
 	// change a completed write holds.
@@ -103,9 +106,10 @@ func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
 func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, log zerolog.Logger) (*TopicConfigManager, error) {
 	m := &TopicConfigManager{
 		path: path, autoCreate: d.autoCreate, clock: clk, log: log, onChange: func() {},
-		table:   make(map[string]*remoting.TopicConfig),
-		version: remoting.DataVersion{Timestamp: clk.Now().UnixMilli()},
-		system:  make(map[string]bool),
+		table:        make(map[string]*remoting.TopicConfig),
+		version:      remoting.DataVersion{Timestamp: clk.Now().UnixMilli()},
+		system:       make(map[string]bool),
+		unregistered: make(map[string]struct{}),
 	}
 	add := func(tc *remoting.TopicConfig) {
 		m.table[tc.TopicName] = tc
@@ -222,6 +226,7 @@ func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting
 		return &cp, false
 	}
 	m.table[tc.TopicName] = tc
+	m.unregistered[tc.TopicName] = struct{}{}
 	seq := m.changedLocked()
 	m.mu.Unlock()
 	m.persist(seq)
@@ -256,6 +261,7 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 		Perm: def.Perm &^ remoting.PermInherit, TopicSysFlag: sysFlag, TopicFilterType: def.TopicFilterType,
 	}
 	m.table[topic] = tc
+	m.unregistered[topic] = struct{}{}
 	seq := m.changedLocked()
 	m.mu.Unlock()
 	m.persist(seq)
@@ -270,6 +276,7 @@ func (m *TopicConfigManager) Update(tc *remoting.TopicConfig) {
 	cp := *tc
 	m.mu.Lock()
 	m.table[cp.TopicName] = &cp
+	m.unregistered[cp.TopicName] = struct{}{}
 	seq := m.changedLocked()
 	m.mu.Unlock()
 	m.persist(seq)
@@ -357,6 +364,56 @@ func (m *TopicConfigManager) snapshotLocked() remoting.TopicConfigSerializeWrapp
 		w.TopicConfigTable[name] = &cp
 	}
 	return w
+}
+
+// takeUnregistered returns the topics created or changed since it was last
+// called, with the current version, for an incremental registration (Java's
+// registerIncrementBrokerData): a change made after it returns bumps the
+// version and is in the next call's result, so a name server that accepts
+// the result's version has every change up to it. ok is false when nothing
+// changed. A deleted topic is left out. What a name server did not accept
+// goes back with giveBackUnregistered.
+func (m *TopicConfigManager) takeUnregistered() (w remoting.TopicConfigSerializeWrapper, names []string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.unregistered) == 0 {
+		return w, nil, false
+	}
+	w = remoting.TopicConfigSerializeWrapper{
+		DataVersion:      m.version,
+		TopicConfigTable: make(map[string]*remoting.TopicConfig, len(m.unregistered)),
+	}
+	names = make([]string, 0, len(m.unregistered))
+	for name := range m.unregistered {
+		names = append(names, name)
+		if tc := m.table[name]; tc != nil {
+			cp := *tc
+			w.TopicConfigTable[name] = &cp
+		}
+	}
+	clear(m.unregistered)
+	return w, names, true
+}
+
+// giveBackUnregistered returns names taken by takeUnregistered whose
+// registration some name server did not accept: the next incremental
+// registration sends them again.
+func (m *TopicConfigManager) giveBackUnregistered(names []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, name := range names {
+		m.unregistered[name] = struct{}{}
+	}
+}
+
+// nextVersion moves the data version on without a change, so that a name
+// server that holds the current one takes the next registration's topics
+// (RouteInfoManager.registerBroker skips them for a version it holds).
+func (m *TopicConfigManager) nextVersion() {
+	m.mu.Lock()
+	m.version.Counter++
+	m.version.Timestamp = m.clock.Now().UnixMilli()
+	m.mu.Unlock()
 }
 
 // DataVersion returns the current version.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -31,9 +32,10 @@ type ClientOptions struct {
 // Client keeps one connection per address and matches responses by opaque, so
 // many requests may be in flight on one connection.
 type Client struct {
-	opts  ClientOptions
-	mu    sync.Mutex
-	conns map[string]*clientConn
+	opts    ClientOptions
+	mu      sync.Mutex
+	conns   map[string]*clientConn
+	serials atomic.Uint64 // the last connection's serial (InvokeConn)
 }
 
 // NewClient returns a client; connections are dialled on first use.
@@ -46,6 +48,7 @@ func NewClient(opts ClientOptions) *Client {
 
 type clientConn struct {
 	c       *Client
+	serial  uint64 // unique among the client's connections, from 1
 	addr    string
 	nc      net.Conn
 	wmu     sync.Mutex
@@ -82,7 +85,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 		}
 		nc = tc
 	}
-	cc = &clientConn{c: c, addr: addr, nc: nc, pending: make(map[int32]chan *Command), done: make(chan struct{})}
+	cc = &clientConn{c: c, serial: c.serials.Add(1), addr: addr, nc: nc, pending: make(map[int32]chan *Command), done: make(chan struct{})}
 	c.mu.Lock()
 	if old := c.conns[addr]; old != nil && old != cc {
 		select {
@@ -160,36 +163,46 @@ func (cc *clientConn) write(cmd *Command) error {
 
 // Invoke sends req to addr and waits for its response or ctx's end.
 func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
+	resp, _, err := c.InvokeConn(ctx, addr, req)
+	return resp, err
+}
+
+// InvokeConn is Invoke that also names the connection that carried the
+// exchange: a serial unique among this client's connections. A peer that
+// keeps state per connection (a name server drops a broker's routes when
+// its connection closes) has not seen what an earlier exchange sent over
+// another serial. The serial is 0 when no connection was made.
+func (c *Client) InvokeConn(ctx context.Context, addr string, req *Command) (*Command, uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, addr, err)
+		return nil, 0, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, addr, err)
 	}
 	cc, err := c.conn(ctx, addr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c.defaultType(req)
 	ch := make(chan *Command, 1)
 	cc.mu.Lock()
 	if err := cc.err; err != nil {
 		cc.mu.Unlock()
-		return nil, fmt.Errorf("remoting: connection to %s broke (%v): %w", addr, err, ErrConnClosed)
+		return nil, cc.serial, fmt.Errorf("remoting: connection to %s broke (%v): %w", addr, err, ErrConnClosed)
 	}
 	cc.pending[req.Opaque] = ch
 	cc.mu.Unlock()
 	if err := cc.write(req); err != nil {
-		return nil, fmt.Errorf("remoting: send to %s: %w", addr, err)
+		return nil, cc.serial, fmt.Errorf("remoting: send to %s: %w", addr, err)
 	}
 	select {
 	case resp, ok := <-ch:
 		if !ok {
-			return nil, fmt.Errorf("remoting: connection to %s closed before the response: %w", addr, ErrConnClosed)
+			return nil, cc.serial, fmt.Errorf("remoting: connection to %s closed before the response: %w", addr, ErrConnClosed)
 		}
-		return resp, nil
+		return resp, cc.serial, nil
 	case <-ctx.Done():
 		cc.mu.Lock()
 		delete(cc.pending, req.Opaque)
 		cc.mu.Unlock()
-		return nil, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, addr, ctx.Err())
+		return nil, cc.serial, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, addr, ctx.Err())
 	}
 }
 
