@@ -63,6 +63,7 @@ func New(opts Options) (*Broker, error) {
 		nsCli:    remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: opts.Logger}),
 		stop:     make(chan struct{}),
 		regKick:  make(chan struct{}, 1),
+		regConns: make(map[string]uint64),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
 	}
 	vipPort := opts.ListenPort - 2

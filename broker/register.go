@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -101,25 +102,17 @@ func (b *Broker) registerAll(checkOrder bool) {
 	defer b.regMu.Unlock()
 	res := b.registerFull(addrs)
 	b.registeredAll.Store(allAccepted(res))
-	if !checkOrder {
+	i := slices.IndexFunc(res, func(r registerResult) bool { return r.err == nil })
+	if !checkOrder || i < 0 || len(res[i].resp.Body) == 0 {
 		return
 	}
-	for _, r := range res {
-		if r.err != nil {
-			continue
-		}
-		if len(r.resp.Body) == 0 {
-			return
-		}
-		var kv remoting.KVTable
-		if err := remoting.UnmarshalBody(r.resp.Body, &kv); err != nil {
-			b.log.Warn().Err(err).Msg("register broker: bad order topic table")
-			return
-		}
-		if kv.Table != nil {
-			b.topics.setOrderTopics(kv.Table)
-		}
+	var kv remoting.KVTable
+	if err := remoting.UnmarshalBody(res[i].resp.Body, &kv); err != nil {
+		b.log.Warn().Err(err).Msg("register broker: bad order topic table")
 		return
+	}
+	if kv.Table != nil {
+		b.topics.setOrderTopics(kv.Table)
 	}
 }
 
@@ -184,9 +177,6 @@ func (b *Broker) registerIncrement() {
 // accepted, the connection it came over. b.regMu must be held.
 func (b *Broker) registerFull(addrs []string) []registerResult {
 	res := b.sendRegister(b.topics.Snapshot(), addrs)
-	if b.regConns == nil {
-		b.regConns = make(map[string]uint64)
-	}
 	for _, r := range res {
 		if r.err != nil {
 			delete(b.regConns, r.addr)

@@ -45,18 +45,21 @@ func TestRoutesAfterNameServerRestart(t *testing.T) {
 			return true
 		}
 	}
+	create := func(name string) {
+		b.Topics().Update(&remoting.TopicConfig{TopicName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	}
 	var topics []string
 	for i := range 20 {
 		name := fmt.Sprintf("Before%02d", i)
 		topics = append(topics, name)
-		b.Topics().Update(&remoting.TopicConfig{TopicName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+		create(name)
 	}
 	testutil.WaitFor(t, testutil.DefaultTimeout, routed(ns, topics...), "the topics to be routed")
 
 	ns.Shutdown()
 	ns = start()
 	t.Cleanup(ns.Shutdown)
-	b.Topics().Update(&remoting.TopicConfig{TopicName: "After", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	create("After")
 	topics = append(topics, "After", message.TopicAutoCreateKey)
 	testutil.WaitFor(t, testutil.DefaultTimeout, routed(ns, topics...), "every topic to be routed by the restarted name server")
 }

@@ -226,8 +226,7 @@ func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting
 		return &cp, false
 	}
 	m.table[tc.TopicName] = tc
-	m.unregistered[tc.TopicName] = struct{}{}
-	seq := m.changedLocked()
+	seq := m.topicChangedLocked(tc.TopicName)
 	m.mu.Unlock()
 	m.persist(seq)
 	m.log.Info().Str("topic", tc.TopicName).Int32("queues", tc.WriteQueueNums).Int32("perm", tc.Perm).Msg("topic created")
@@ -261,8 +260,7 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 		Perm: def.Perm &^ remoting.PermInherit, TopicSysFlag: sysFlag, TopicFilterType: def.TopicFilterType,
 	}
 	m.table[topic] = tc
-	m.unregistered[topic] = struct{}{}
-	seq := m.changedLocked()
+	seq := m.topicChangedLocked(topic)
 	m.mu.Unlock()
 	m.persist(seq)
 	m.log.Info().Str("topic", topic).Str("defaultTopic", defaultTopic).Int32("queues", n).Msg("topic auto-created")
@@ -276,8 +274,7 @@ func (m *TopicConfigManager) Update(tc *remoting.TopicConfig) {
 	cp := *tc
 	m.mu.Lock()
 	m.table[cp.TopicName] = &cp
-	m.unregistered[cp.TopicName] = struct{}{}
-	seq := m.changedLocked()
+	seq := m.topicChangedLocked(cp.TopicName)
 	m.mu.Unlock()
 	m.persist(seq)
 	m.onChange()
@@ -318,6 +315,13 @@ func (m *TopicConfigManager) setOrderTopics(order map[string]string) {
 	seq := m.changedLocked()
 	m.mu.Unlock()
 	m.persist(seq)
+}
+
+// topicChangedLocked is changedLocked for a created or changed topic, which
+// the next incremental registration carries (takeUnregistered).
+func (m *TopicConfigManager) topicChangedLocked(topic string) uint64 {
+	m.unregistered[topic] = struct{}{}
+	return m.changedLocked()
 }
 
 // changedLocked bumps the data version and returns the change's sequence
