@@ -59,11 +59,11 @@ type Broker struct {
 	keyedHooks int
 	levels     schedule.Levels   // messageDelayLevel
 	sched      *schedule.Service // delivers delay-level messages
-	// schedLive is sched, set just before it starts: the store's dispatch goroutine, which
+	// schedLive is sched, set just before it starts: the store's dispatcher, which
 	// runs from Open on, reads it to wake the level that got a message.
 	schedLive atomic.Pointer[schedule.Service]
 	timers    *timer.TimerStore // 5.x timer messages (timer.go)
-	// timersLive is timers, set just before it starts (read by the dispatch goroutine).
+	// timersLive is timers, set just before it starts (read by the store's dispatcher).
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
 	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
@@ -80,7 +80,7 @@ type Broker struct {
 	// requesters maps request senders' client ids to their connections (reply.go).
 	requesters requesterTable
 	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
-	// pop serves POP consumption; popLive is it once created (read by the dispatch goroutine).
+	// pop serves POP consumption; popLive is it once created (read by the store's dispatcher).
 	pop     *pop.Service
 	popLive atomic.Pointer[pop.Service]
 

@@ -220,7 +220,8 @@ func New(opts Options) (*Broker, error) {
 	return b, nil
 }
 
-// onDispatch runs on the store's dispatch goroutine for every message that
+// onDispatch runs in the store's dispatcher (store.Options.OnDispatch: its
+// goroutine, or a put's, an event loop's among them) for every message that
 // reached its consume queue. It only notes who is to be woken: held pulls of
 // the queue, the schedule level, the timer enqueue. onDispatchBatch wakes
 // them once the dispatcher's batch is in the consume queues, so a pull woken
@@ -247,15 +248,15 @@ func (b *Broker) onDispatch(d store.DispatchRequest) {
 }
 
 // dispatchWakes is what onDispatch gathered since the last batch end. Only
-// the store's dispatch goroutine (or Open's recovery, before it starts)
-// touches it.
+// the store's dispatcher (or Open's recovery, before it starts) touches it;
+// its calls never overlap.
 type dispatchWakes struct {
 	pulls  []*heldPull
 	levels uint64 // schedule queue ids dispatched to
 	timer  bool
 }
 
-// onDispatchBatch runs on the store's dispatch goroutine after a batch of
+// onDispatchBatch runs in the store's dispatcher after a batch of
 // onDispatch calls and does the wake-ups they gathered.
 func (b *Broker) onDispatchBatch() {
 	w := &b.dispatchWakes

@@ -63,7 +63,7 @@ func (f *pullFilter) MatchProps(p message.Props) bool {
 
 // arrivalMatcher returns MatchProps for the hold service to check arriving
 // messages with, or nil when the properties do not matter (a tag filter).
-// The held pull's filter is used by the dispatch goroutine alone from then on.
+// The held pull's filter is used by the store's dispatcher alone from then on.
 func (f *pullFilter) arrivalMatcher() func(message.Props) bool {
 	if f.expr == nil && f.retryGroup == "" {
 		return nil

@@ -175,8 +175,8 @@ func (s *PullRequestHoldService) poke() {
 
 // notify reports that the queue now holds messages below maxOffset, the
 // newest with tagsCode and props. Waiters behind maxOffset whose filter
-// accepts the tag (and the properties) wake; the rest keep waiting. Called on the store's dispatch goroutine:
-// it only takes the lock briefly and never runs a pull itself.
+// accepts the tag (and the properties) wake; the rest keep waiting. Called in the store's dispatcher
+// (possibly on an event loop): it only takes the lock briefly and never runs a pull itself.
 func (s *PullRequestHoldService) notify(topic string, queueID int32, maxOffset, tagsCode int64, props message.Props) {
 	s.wakeAll(s.collect(topic, queueID, maxOffset, tagsCode, props, nil))
 }

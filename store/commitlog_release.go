@@ -60,17 +60,25 @@ const (
 func (c *commitLog) releaseBehind() {
 	c.releaseMu.Lock()
 	defer c.releaseMu.Unlock()
-	limit := c.maxOffset.Load()
-	if c.readUpTo != nil {
-		limit = min(limit, c.readUpTo())
-	}
-	upTo := (limit - c.releaseKeep()) &^ (pageSize - 1)
-	if upTo-c.released.Load() < c.releaseStep() {
+	upTo, due := c.releaseTarget()
+	if !due {
 		return
 	}
 	if c.releaseRange(math.MinInt64, upTo, "written") {
 		c.released.Store(upTo)
 	}
+}
+
+// releaseTarget is where releaseBehind releases up to, and whether that is
+// a pass (releaseStep) past the last release: the check needs no lock, for
+// callers that must not wait for releaseMu (dispatchOwn).
+func (c *commitLog) releaseTarget() (upTo int64, due bool) {
+	limit := c.maxOffset.Load()
+	if c.readUpTo != nil {
+		limit = min(limit, c.readUpTo())
+	}
+	upTo = (limit - c.releaseKeep()) &^ (pageSize - 1)
+	return upTo, upTo-c.released.Load() >= c.releaseStep()
 }
 
 // releaseRange unmaps the pages of every segment in [from, upTo);

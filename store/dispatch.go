@@ -104,15 +104,26 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 			return err
 		}
 	}
-	if s.index != nil {
-		if err := s.index.addRecord(d); err != nil {
-			return err
-		}
+	if err := s.indexRecord(d); err != nil {
+		return err
 	}
 	if s.opts.OnDispatch != nil {
 		s.opts.OnDispatch(d.DispatchRequest)
 	}
 	return nil
+}
+
+// indexRecord adds d's keys to the index, if there is one: the one way the
+// dispatcher indexes, whether it holds the index lock already (a put
+// dispatching its own records: indexService.holdFor) or not.
+func (s *Store) indexRecord(d *pendingDispatch) error {
+	switch {
+	case s.index == nil:
+		return nil
+	case s.indexHeld:
+		return s.index.addRecordLocked(d)
+	}
+	return s.index.addRecord(d)
 }
 
 // hasUnit reports whether a record with sysFlag gets a consume-queue unit:
@@ -209,7 +220,9 @@ func (s *Store) stalledOnFullDisk() bool {
 func (s *Store) dispatchLoop() {
 	defer s.dispatchWG.Done()
 	for {
+		s.dispatchMu.Lock()
 		stalled := s.dispatchAvailable()
+		s.dispatchMu.Unlock()
 		// Also release here, not only after flushes: at a high write rate
 		// (a timer flood stores every message twice) a flush interval's worth
 		// of written pages would otherwise stay mapped.
@@ -229,9 +242,11 @@ func (s *Store) dispatchLoop() {
 			if t != nil {
 				t.Stop()
 			}
+			s.dispatchMu.Lock()
 			s.dispatchAvailable()
 			s.settleDeferred()
 			s.dispatchStopped.Store(true)
+			s.dispatchMu.Unlock()
 			s.signalProgress()
 			return
 		}
@@ -252,7 +267,8 @@ func (s *Store) wakeDispatcher() {
 
 // dispatchAvailable dispatches records from the cursor up to the current
 // commitlog end, and the deferred records whose file now exists. Only the
-// dispatcher goroutine (or Open, before it starts) calls it. It reports
+// dispatcher goroutine (or Open, before it starts) calls it, holding
+// dispatchMu. It reports
 // whether it stopped at a record it could not dispatch for want of disk
 // space or an I/O error (the cursor then points at that record), or a
 // deferred record's file could not be created.
@@ -279,26 +295,36 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 			s.publishDispatched()
 			return false
 		}
-		for i := range batch {
-			if at, err := s.dispatchBounded(&batch[i]); err != nil {
-				s.pending = batch[:0]
-				s.cursor = batch[i].PhysicalOffset
-				s.publishDispatched()
-				s.stallDispatch(at, err)
-				s.dispatchBatchDone()
-				s.signalProgress()
-				return true
-			}
+		if s.dispatchRead(batch, next) {
+			s.signalProgress()
+			return true
 		}
-		s.pending = batch[:0]
-		s.cursor = next
-		s.publishDispatched()
-		s.dispatchBatchDone()
 		if deferErr == nil {
 			s.unstallDispatch()
 		}
 		s.signalProgress()
 	}
+}
+
+// dispatchRead dispatches batch, the records readRecords read up to next,
+// and moves the cursor past them. At a record that fails, the cursor stays
+// at it and the dispatch stalls there (true). The caller holds dispatchMu.
+func (s *Store) dispatchRead(batch []pendingDispatch, next int64) (stalled bool) {
+	for i := range batch {
+		if at, err := s.dispatchBounded(&batch[i]); err != nil {
+			s.pending = batch[:0]
+			s.cursor = batch[i].PhysicalOffset
+			s.publishDispatched()
+			s.stallDispatch(at, err)
+			s.dispatchBatchDone()
+			return true
+		}
+	}
+	s.pending = batch[:0]
+	s.cursor = next
+	s.publishDispatched()
+	s.dispatchBatchDone()
+	return false
 }
 
 // dispatchBatchDone calls OnDispatchBatch after a run of dispatches.

@@ -149,10 +149,8 @@ func (c *fileCreator) close() {
 // deferRecord adds d to df, its queue's deferral: its keys are indexed now,
 // in commitlog order; its unit and OnDispatch wait for the file.
 func (s *Store) deferRecord(df *deferral, d *pendingDispatch) error {
-	if s.index != nil {
-		if err := s.index.addRecord(d); err != nil {
-			return err
-		}
+	if err := s.indexRecord(d); err != nil {
+		return err
 	}
 	df.recs = append(df.recs, *d)
 	s.deferredRecs++

@@ -85,7 +85,10 @@ func failNewQueueFile(t *testing.T, dir string) *Injector {
 // holdDispatchAtNEW makes the dispatcher wait at the first record of topic
 // NEW until open is called, so that the records stored behind it are in the
 // commitlog before its file creation fails (puts are refused after that).
+// Puts leave their records to the dispatcher goroutine, which waits; a put
+// dispatching its own would wait instead.
 func holdDispatchAtNEW(o *Options) (open func()) {
+	o.noOwnDispatch = true
 	gate := make(chan struct{})
 	var once sync.Once
 	o.dispatchFault = func(d *DispatchRequest) error {

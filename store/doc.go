@@ -1,7 +1,7 @@
 // Package store is the message store of the broker: an append-only commitlog
 // of Java-compatible records, per-queue consume queues built from it by a
-// dispatch goroutine, commitlog and queue flushing, a checkpoint, and crash
-// recovery. Of this module it imports only package message.
+// dispatcher (a goroutine, and puts that dispatch their own records),
+// commitlog and queue flushing, a checkpoint, and crash recovery. Of this module it imports only package message.
 //
 // # Directory layout (Options.Dir, Java storePathRootDir)
 //

@@ -225,23 +225,49 @@ func (x *indexService) writable() (*indexFile, error) {
 // record later, and the retry adds its keys again (the newest indexed
 // record is not skipped).
 func (x *indexService) addRecord(d *pendingDispatch) error {
-	if message.TransactionType(d.SysFlag) == message.TransactionRollbackType {
-		return nil
-	}
-	uniq, keys := d.Props.Get(message.PropUniqKey), d.Props.Get(message.PropKeys)
+	uniq, keys := recordKeys(d)
 	if uniq == "" && strings.TrimSpace(keys) == "" {
 		return nil
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.addKeysLocked(d, uniq, keys)
+}
+
+// addRecordLocked is addRecord for a caller that holds x.mu (holdFor).
+func (x *indexService) addRecordLocked(d *pendingDispatch) error {
+	uniq, keys := recordKeys(d)
+	if uniq == "" && strings.TrimSpace(keys) == "" {
+		return nil
+	}
+	return x.addKeysLocked(d, uniq, keys)
+}
+
+func (x *indexService) addKeysLocked(d *pendingDispatch, uniq, keys string) error {
 	if x.closed {
 		return nil
 	}
 	if f := x.last(); f != nil && !f.empty() && d.PhysicalOffset < f.endPhyOffset() {
 		return nil
 	}
+	return eachKey(uniq, keys, func(k string) error {
+		return x.addKey(d.Topic, k, d.PhysicalOffset, d.StoreTimestamp)
+	})
+}
+
+// recordKeys is what addRecord indexes of d: its UNIQ_KEY and its KEYS
+// text; none for a rolled-back transaction record.
+func recordKeys(d *pendingDispatch) (uniq, keys string) {
+	if message.TransactionType(d.SysFlag) == message.TransactionRollbackType {
+		return "", ""
+	}
+	return d.Props.Get(message.PropUniqKey), d.Props.Get(message.PropKeys)
+}
+
+// eachKey calls fn with uniq, when set, then each KEYS word, until fn fails.
+func eachKey(uniq, keys string, fn func(string) error) error {
 	if uniq != "" {
-		if err := x.addKey(d.Topic, uniq, d.PhysicalOffset, d.StoreTimestamp); err != nil {
+		if err := fn(uniq); err != nil {
 			return err
 		}
 	}
@@ -249,12 +275,37 @@ func (x *indexService) addRecord(d *pendingDispatch) error {
 		var k string
 		k, rest, _ = strings.Cut(rest, message.KeySeparator)
 		if k != "" {
-			if err := x.addKey(d.Topic, k, d.PhysicalOffset, d.StoreTimestamp); err != nil {
+			if err := fn(k); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// holdFor is for a put dispatching its own records (dispatchOwn), which
+// must not wait: ok reports that the keys of batch can be added now, held
+// that x.mu is taken for them (the caller adds them with addRecordLocked,
+// then unlocks). Not ok leaves batch to the dispatcher goroutine: x.mu is
+// taken (a lookup may be reading the disk under it), or the keys do not
+// fit in the newest file and a roll-over would create one (writable).
+func (x *indexService) holdFor(batch []pendingDispatch) (ok, held bool) {
+	n := 0
+	for i := range batch {
+		uniq, keys := recordKeys(&batch[i])
+		_ = eachKey(uniq, keys, func(string) error { n++; return nil })
+	}
+	if n == 0 {
+		return true, false
+	}
+	if !x.mu.TryLock() {
+		return false, false
+	}
+	if f := x.last(); !x.closed && (f == nil || int(f.count())+n > f.entries) {
+		x.mu.Unlock()
+		return false, false
+	}
+	return true, true
 }
 
 // addKey adds the key "topic#key" (hashed as one string, never built). A
@@ -354,7 +405,7 @@ func (x *indexService) closeFiles() error {
 
 // openIndexAndCatchUp opens the index after recovery and indexes every record
 // between where the index ends and the dispatch position, so that later
-// records go through addRecord on the dispatch goroutine. Recovery itself
+// records go through addRecord in the dispatcher. Recovery itself
 // does not index: the index may lag the consume queues (it is not part of
 // the checkpoint) and must be filled in commitlog order.
 func (s *Store) openIndexAndCatchUp() error {

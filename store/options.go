@@ -79,11 +79,14 @@ type Options struct {
 	// including when queues are rebuilt at recovery. nil means
 	// message.TagsHash(props.Get(message.PropTags)).
 	TagsCode func(topic string, props message.Props, storeTimestamp int64) int64
-	// OnDispatch is called on the dispatch goroutine for every stored message,
-	// after its consume-queue unit (if it gets one) is written; during recovery
-	// it is called on the Open goroutine for each re-dispatched record. Records
-	// near the end of the log may be dispatched again after a crash. It must not
-	// block for long: dispatch of later messages waits for it.
+	// OnDispatch is called by the dispatcher for every stored message, after
+	// its consume-queue unit (if it gets one) is written: on the dispatch
+	// goroutine, or on the goroutine of a put that dispatches its own
+	// records (dispatch_own.go), which may be a network event loop; calls
+	// never overlap. During recovery it is called on the Open goroutine for
+	// each re-dispatched record. Records near the end of the log may be
+	// dispatched again after a crash. It must not block: dispatch of later
+	// messages, and the put, wait for it.
 	OnDispatch func(d DispatchRequest)
 	// OnDispatchBatch, if set, is called on the same goroutine after each run
 	// of OnDispatch calls: every record the dispatcher found published at
@@ -123,6 +126,9 @@ type Options struct {
 	// dispatchFault, when set (tests only), runs before a record's unit is
 	// written; an error it returns is treated as that write's.
 	dispatchFault func(d *DispatchRequest) error
+	// noOwnDispatch (tests only) leaves every record to the dispatcher
+	// goroutine (dispatch_own.go): for a dispatchFault that blocks.
+	noOwnDispatch bool
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.

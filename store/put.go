@@ -203,7 +203,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	s.stats.putBytes.Add(int64(total))
 	end := s.opts.Clock.Now()
 	s.stats.times.notePut(end, end.Sub(start))
-	s.wakeDispatcher()
+	s.dispatchOwn(phy, phy+int64(total))
 	s.noteWritten(total)
 
 	res := &PutResult{

@@ -16,6 +16,7 @@ type storeStats struct {
 	flushErrors    atomic.Int64
 	dispatchErrors atomic.Int64
 	dispatchStalls atomic.Int64 // times dispatch stopped at a record (full disk or I/O error)
+	putDispatches  atomic.Int64 // puts that dispatched their own records (dispatch_own.go)
 	diskFullTimes  atomic.Int64 // times the disk check started refusing puts
 	getCalls       atomic.Int64
 	getFound       atomic.Int64
@@ -57,6 +58,7 @@ func (s *Store) RuntimeInfo() map[string]string {
 		"dispatchErrors":               i(st.dispatchErrors.Load()),
 		"dispatchDiskFullStalls":       i(st.dispatchStalls.Load()),
 		"dispatchStalled":              strconv.FormatBool(s.dispatchStalled.Load()),
+		"dispatchByPuts":               i(st.putDispatches.Load()),
 		"getMessageTimesTotal":         i(st.getCalls.Load()),
 		"getMessageTimesTotalFound":    i(st.getFound.Load()),
 		"getMessageTransferedMsgCount": i(st.getMessages.Load()),

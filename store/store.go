@@ -67,6 +67,13 @@ type Store struct {
 	// cursor: dispatcher-owned; every record below it is dispatched or
 	// waits in deferred for its consume-queue file, which creator makes
 	// (dispatch_defer.go; nil during Open's recovery pass).
+	//
+	// "Dispatcher-owned" state (pending, topicNames, cursor, deferred and
+	// the OnDispatch hooks' own) is touched only by whoever holds
+	// dispatchMu: the dispatcher goroutine, or a put dispatching its own
+	// records (dispatch_own.go).
+	dispatchMu      sync.Mutex
+	indexHeld       bool // a put dispatching its own records holds the index lock (holdFor)
 	cursor          int64
 	deferred        map[queueKey]*deferral
 	deferredRecs    int // records in deferred
@@ -96,7 +103,8 @@ type Store struct {
 	closeErr  error
 
 	// index is set by Open after recovery (nil when disabled); only the
-	// dispatch goroutine writes to it.
+	// dispatcher (dispatchMu's holder) writes to it, and only the dispatch
+	// goroutine rolls it over to a new file.
 	index *indexService
 
 	stats    storeStats
