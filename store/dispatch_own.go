@@ -14,8 +14,9 @@ package store
 // (dispatchRead): consume-queue units, keys, the OnDispatch hooks, reput and
 // the progress signal. Records then reach long-polling consumers without the
 // hop (workload 4: 1.0 context switch per message). Its writes are memory
-// writes into mapped queue and index files, as the put's own append is. It leaves to the dispatcher goroutine, which it wakes as before,
-// everything that may wait or that is not its own:
+// writes into mapped queue and index files, as the put's own append is. It
+// leaves to the dispatcher goroutine, which it wakes as before, everything
+// that may wait or that is not its own:
 //
 //   - records before its own (the dispatcher is behind: a burst, a restart);
 //   - a put of more records than one pass reads (dispatchBatch);
