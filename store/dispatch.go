@@ -117,13 +117,10 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 // dispatcher indexes, whether it holds the index lock already (a put
 // dispatching its own records: indexService.holdFor) or not.
 func (s *Store) indexRecord(d *pendingDispatch) error {
-	switch {
-	case s.index == nil:
+	if s.index == nil {
 		return nil
-	case s.indexHeld:
-		return s.index.addRecordLocked(d)
 	}
-	return s.index.addRecord(d)
+	return s.index.addRecord(d, s.indexHeld)
 }
 
 // hasUnit reports whether a record with sysFlag gets a consume-queue unit:

@@ -167,22 +167,11 @@ func TestPutDoesNotWaitForAnIndexLookup(t *testing.T) {
 	mustPut(t, s, testMessage("T", 0, 0))
 	waitDispatched(t, s)
 	s.index.mu.RLock() // a lookup in progress
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.PutMessage(testMessage("T", 0, 1))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			s.index.mu.RUnlock()
-			t.Fatalf("put: %v", err)
-		}
-	case <-time.After(testWait):
-		s.index.mu.RUnlock()
-		t.Fatal("a put waited for an index lookup")
-	}
-	s.index.mu.RUnlock()
+	var once sync.Once
+	unlock := func() { once.Do(s.index.mu.RUnlock) }
+	defer unlock() // also when putWithin fails the test: Close takes the lock
+	putWithin(t, s, "T", 1)
+	unlock()
 	waitDispatched(t, s)
 	checkQueue(t, s, "T", 0, 2)
 	res, err := s.QueryMessage("T", "k1", 4, 0, math.MaxInt64)
@@ -200,19 +189,7 @@ func TestPutOfANewQueueLeavesItsFileToTheCreator(t *testing.T) {
 	s := openStore(t, ownDispatchOptions(t.TempDir()))
 	mustPut(t, s, testMessage("T", 0, 0))
 	waitDispatched(t, s) // the index has a file: a put may hold its lock
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.PutMessage(testMessage("U", 0, 0))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("put: %v", err)
-		}
-	case <-time.After(testWait):
-		t.Fatal("the put of a new queue's first record did not return")
-	}
+	putWithin(t, s, "U", 0)
 	waitDispatched(t, s)
 	checkQueue(t, s, "U", 0, 1)
 	res, err := s.QueryMessage("U", "k0", 4, 0, math.MaxInt64)

@@ -223,27 +223,17 @@ func (x *indexService) writable() (*indexFile, error) {
 // A key that cannot be written (no disk space, an index file that could
 // not be created) ends the call with its error: the dispatcher retries the
 // record later, and the retry adds its keys again (the newest indexed
-// record is not skipped).
-func (x *indexService) addRecord(d *pendingDispatch) error {
+// record is not skipped). held says the caller holds x.mu already (a put
+// dispatching its own records: holdFor); otherwise addRecord takes it.
+func (x *indexService) addRecord(d *pendingDispatch, held bool) error {
 	uniq, keys := recordKeys(d)
 	if uniq == "" && strings.TrimSpace(keys) == "" {
 		return nil
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.addKeysLocked(d, uniq, keys)
-}
-
-// addRecordLocked is addRecord for a caller that holds x.mu (holdFor).
-func (x *indexService) addRecordLocked(d *pendingDispatch) error {
-	uniq, keys := recordKeys(d)
-	if uniq == "" && strings.TrimSpace(keys) == "" {
-		return nil
+	if !held {
+		x.mu.Lock()
+		defer x.mu.Unlock()
 	}
-	return x.addKeysLocked(d, uniq, keys)
-}
-
-func (x *indexService) addKeysLocked(d *pendingDispatch, uniq, keys string) error {
 	if x.closed {
 		return nil
 	}
@@ -285,7 +275,7 @@ func eachKey(uniq, keys string, fn func(string) error) error {
 
 // holdFor is for a put dispatching its own records (dispatchOwn), which
 // must not wait: ok reports that the keys of batch can be added now, held
-// that x.mu is taken for them (the caller adds them with addRecordLocked,
+// that x.mu is taken for them (the caller adds them with addRecord(d, true),
 // then unlocks). Not ok leaves batch to the dispatcher goroutine: x.mu is
 // taken (a lookup may be reading the disk under it), or the keys do not
 // fit in the newest file and a roll-over would create one (writable).
@@ -430,7 +420,7 @@ func (s *Store) openIndexAndCatchUp() error {
 			break
 		}
 		for i := range batch {
-			if err := x.addRecord(&batch[i]); err != nil {
+			if err := x.addRecord(&batch[i], false); err != nil {
 				// The consume queues are ahead of the index; it takes the
 				// records from here on and lacks the keys of the rest of
 				// the catch-up span (queries by key miss them).
