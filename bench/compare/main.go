@@ -302,6 +302,7 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 	r.aggregateRuns()
 	mach.loadAfter = loadAvg()
 	rows := r.rows(rmq, j4, j5, jp)
+	r.runRatios(rows, func() []row { return r.rows(rmq, j4, j5, jp) })
 	r.fillRust(rows, rust)
 	fmt.Fprintln(w)
 	writeText(w, rows)

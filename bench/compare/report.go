@@ -84,6 +84,14 @@ func (r *runner) report(w io.Writer, rows []row, m *machine, began time.Time, to
 	}
 	fmt.Fprintln(w, "```")
 	fmt.Fprintln(w)
+	if l := runRatioLines(rows); l != "" {
+		fmt.Fprintln(w, "Ratios of each run (rmq over Java of the same run; for a target on rmq's own value, that value), and their median:")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "```")
+		fmt.Fprint(w, l)
+		fmt.Fprintln(w, "```")
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "</details>")
 }
 

@@ -49,14 +49,22 @@ type row struct {
 	goal     goal
 	// key is the measure key of the rmq value ("": computed); the
 	// rocketmq-rust column reads the same key (fillRust).
-	key        string
-	rust       float64 // NaN: not measured
-	hasRust    bool    // the table has the rocketmq-rust columns
-	rustFailed bool    // rocketmq-rust failed this row's workload
+	key string
+	// runRatios are the ratios of each run of several (runRatios in
+	// runs.go); nil for a single run.
+	runRatios  []float64
+	runRMQ     []float64 // the rmq value of each run, beside runRatios
+	rust       float64   // NaN: not measured
+	hasRust    bool      // the table has the rocketmq-rust columns
+	rustFailed bool      // rocketmq-rust failed this row's workload
 }
 
-// ratio is rmq / Java, NaN when either side is missing or Java is zero.
+// ratio is rmq / Java, NaN when either side is missing or Java is zero;
+// over several runs, the median of the runs' own ratios.
 func (r row) ratio() float64 {
+	if r.runRatios != nil {
+		return median(r.runRatios)
+	}
 	if math.IsNaN(r.rmq) || math.IsNaN(r.java) || r.java == 0 {
 		return math.NaN()
 	}
