@@ -86,8 +86,10 @@ func runValues(runs []map[string]measures) map[string]map[string][]float64 {
 // runRatios makes rows, the table of the medians, judge each target on the
 // runs' own ratios. build makes the table from r.m, which it sets to each
 // run's measures in turn. A row keeps the runs' ratios and rmq values (NaN
-// for a run without it); a computed row (no measure key) takes the medians of the
-// values each run computed. Rows are matched by workload, metric and peer.
+// for a run without it); a computed row (no measure key) takes the medians
+// of the values each run computed, and a row that must hold in every run (a
+// count of lost or early messages: goal.everyRun) the worst run's value.
+// Rows are matched by workload, metric and peer.
 func (r *runner) runRatios(rows []row, build func() []row) {
 	if len(r.runs) < 2 {
 		return
@@ -130,7 +132,22 @@ func (r *runner) runRatios(rows []row, build func() []row) {
 		if rows[j].key == "" {
 			rows[j].rmq, rows[j].java = median(rv), median(jv)
 		}
+		if rows[j].goal.everyRun {
+			rows[j].rmq = worst(rv)
+		}
 	}
+}
+
+// worst is the largest of the values that are not NaN (NaN when there are
+// none): a count that must be zero in every run.
+func worst(vs []float64) float64 {
+	out := math.NaN()
+	for _, v := range vs {
+		if !math.IsNaN(v) && (math.IsNaN(out) || v > out) {
+			out = v
+		}
+	}
+	return out
 }
 
 // runRatioLines lists, for the report, the runs' ratios of every row with

@@ -253,3 +253,34 @@ func TestRunsJudgeRatiosWithinEachRun(t *testing.T) {
 		t.Errorf("report lacks the runs' ratios:\n%s", md.String())
 	}
 }
+
+// A message lost in one run of three is a miss, though the median run lost
+// none.
+func TestRunsJudgeLossOnEveryRun(t *testing.T) {
+	cfg := &config{runs: 3, delayCount: 100, delayRate: 10, timerCount: 1, timerWindow: time.Second, floodCount: 1,
+		e2eRate: 1, replyRounds: 1, metricsRounds: 1, scrapeEvery: time.Second}
+	r := &runner{cfg: cfg, log: io.Discard, m: map[string]measures{}}
+	rmq, j4, j5 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}, &target{name: "Java 5.3.3"}
+	for i, lost := range []float64{0, 3, 0} {
+		r.beginRun(i, cfg.runs)
+		r.set(rmq, "w4.lost", lost)
+		r.set(j4, "w4.lost", 0)
+		r.endRun(i, cfg.runs)
+	}
+	r.aggregateRuns()
+	build := func() []row { return r.rows(rmq, j4, j5, &target{name: "Java 5.3.3 proxy"}) }
+	rows := build()
+	r.runRatios(rows, build)
+	for _, x := range rows {
+		if strings.HasPrefix(x.workload, "4 ") && x.metric == "lost" {
+			if x.rmq != 3 || x.verdict() != "NO" {
+				t.Fatalf("lost row rmq %v verdict %q, want the worst run's 3 and NO", x.rmq, x.verdict())
+			}
+			if l := runRatioLines(rows); !strings.Contains(l, "lost: 0, 3.00, 0, median 3.00 (NO)") {
+				t.Errorf("run lines:\n%s", l)
+			}
+			return
+		}
+	}
+	t.Fatal("no workload-4 lost row")
+}
