@@ -158,19 +158,16 @@ func runRatioLines(rows []row) string {
 		if x.runRatios == nil || x.goal.met == nil {
 			continue
 		}
-		parts := make([]string, len(x.runRatios))
-		for i, q := range x.runRatios {
-			if x.goal.abs {
-				parts[i] = fmtValue(x.runRMQ[i])
-			} else {
-				parts[i] = fmtRatio(q)
-			}
-		}
-		mid := fmtRatio(x.ratio())
+		// A target on rmq's own value lists that value, else the ratio.
+		vs, format, mid := x.runRatios, fmtRatio, x.ratio()
 		if x.goal.abs {
-			mid = fmtValue(x.rmq)
+			vs, format, mid = x.runRMQ, fmtValue, x.rmq
 		}
-		fmt.Fprintf(&b, "%s | %s: %s, median %s (%s)\n", x.workload, x.metric, strings.Join(parts, ", "), mid, x.verdict())
+		parts := make([]string, len(vs))
+		for i, v := range vs {
+			parts[i] = format(v)
+		}
+		fmt.Fprintf(&b, "%s | %s: %s, median %s (%s)\n", x.workload, x.metric, strings.Join(parts, ", "), format(mid), x.verdict())
 	}
 	return b.String()
 }

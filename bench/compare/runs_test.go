@@ -71,13 +71,31 @@ func TestMedianMeasures(t *testing.T) {
 	}
 }
 
+// threeRuns is a runner of three runs with the settings rows needs, and its
+// targets.
+type threeRuns struct {
+	r           *runner
+	rmq, j4, j5 *target
+}
+
+// newThreeRuns sets one up; scaleMax sets workload e's levels (0: none).
+func newThreeRuns(scaleMax int64) *threeRuns {
+	cfg := &config{runs: 3, delayCount: 100, delayRate: 10, timerCount: 1, timerWindow: time.Second, floodCount: 1,
+		e2eRate: 1, replyRounds: 1, metricsRounds: 1, scrapeEvery: time.Second, scaleMax: scaleMax, scaleProbe: 1}
+	return &threeRuns{r: &runner{cfg: cfg, log: io.Discard, m: map[string]measures{}},
+		rmq: &target{name: "rmq"}, j4: &target{name: "Java 4.9.7"}, j5: &target{name: "Java 5.3.3"}}
+}
+
+// table is the comparison table of the runner's current measures.
+func (f *threeRuns) table() []row {
+	return f.r.rows(f.rmq, f.j4, f.j5, &target{name: "Java 5.3.3 proxy"})
+}
+
 // Three runs where the best one meets a target and the median does not:
 // the table shows the medians and the target is missed.
 func TestRunsJudgeTargetsOnTheMedian(t *testing.T) {
-	cfg := &config{runs: 3, delayCount: 100, delayRate: 10, timerCount: 1, timerWindow: time.Second, floodCount: 1,
-		e2eRate: 1, replyRounds: 1, metricsRounds: 1, scrapeEvery: time.Second}
-	r := &runner{cfg: cfg, log: io.Discard, m: map[string]measures{}}
-	rmq, j4, j5 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}, &target{name: "Java 5.3.3"}
+	f := newThreeRuns(0)
+	r, rmq, j4, cfg := f.r, f.rmq, f.j4, f.r.cfg
 	// broker CPU of workload 4: rmq 3, 5, 6 against Java 10, 10, 12 (ratios
 	// 0.3, 0.5, 0.5: the best run meets ≤ 0.4×, the medians 5/10 do not).
 	for i, v := range [][2]float64{{3, 10}, {5, 10}, {6, 12}} {
@@ -91,7 +109,7 @@ func TestRunsJudgeTargetsOnTheMedian(t *testing.T) {
 	}
 	r.aggregateRuns()
 	var cpu, p99 *row
-	rows := r.rows(rmq, j4, j5, &target{name: "Java 5.3.3 proxy"})
+	rows := f.table()
 	for i := range rows {
 		if strings.HasPrefix(rows[i].workload, "4 ") {
 			switch rows[i].metric {
@@ -181,10 +199,8 @@ func TestLatenessReportsCPUPerDeliveredMessage(t *testing.T) {
 // the medians missed two targets that the runs' own ratios meet, and a
 // workload-4 case where it is the other way round.
 func TestRunsJudgeRatiosWithinEachRun(t *testing.T) {
-	cfg := &config{runs: 3, delayCount: 100, delayRate: 10, timerCount: 1, timerWindow: time.Second, floodCount: 1,
-		e2eRate: 1, replyRounds: 1, metricsRounds: 1, scrapeEvery: time.Second, scaleMax: 1_000_000, scaleProbe: 1}
-	r := &runner{cfg: cfg, log: io.Discard, m: map[string]measures{}}
-	rmq, j4, j5 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}, &target{name: "Java 5.3.3"}
+	f := newThreeRuns(1_000_000)
+	r, rmq, j4, cfg := f.r, f.rmq, f.j4, f.r.cfg
 	runs := []struct{ w1, j1, w4, j4, e1k, e1m float64 }{
 		{76_000, 45_000, 4, 10, 13.5, 18},   // 1.69×, 0.4×, 1.33
 		{70_000, 51_000, 6, 20, 24.5, 19.5}, // 1.37×, 0.3×, 0.80
@@ -201,8 +217,7 @@ func TestRunsJudgeRatiosWithinEachRun(t *testing.T) {
 		r.endRun(i, cfg.runs)
 	}
 	r.aggregateRuns()
-	build := func() []row { return r.rows(rmq, j4, j5, &target{name: "Java 5.3.3 proxy"}) }
-	rows := build()
+	rows := f.table()
 	find := func(prefix, metric string) *row {
 		for i := range rows {
 			if strings.HasPrefix(rows[i].workload, prefix) && rows[i].metric == metric {
@@ -221,7 +236,7 @@ func TestRunsJudgeRatiosWithinEachRun(t *testing.T) {
 	if q := e.rmq; math.Abs(q-18.0/14) > 1e-9 || e.verdict() != "NO" {
 		t.Fatalf("e on the medians: %v %q, want 18/14 and NO", q, e.verdict())
 	}
-	r.runRatios(rows, build)
+	r.runRatios(rows, f.table)
 	if r.m["rmq"]["w1.tps"] != 76_000 {
 		t.Fatalf("runRatios left r.m at a run's measures: %v", r.m["rmq"])
 	}
@@ -257,10 +272,8 @@ func TestRunsJudgeRatiosWithinEachRun(t *testing.T) {
 // A message lost in one run of three is a miss, though the median run lost
 // none.
 func TestRunsJudgeLossOnEveryRun(t *testing.T) {
-	cfg := &config{runs: 3, delayCount: 100, delayRate: 10, timerCount: 1, timerWindow: time.Second, floodCount: 1,
-		e2eRate: 1, replyRounds: 1, metricsRounds: 1, scrapeEvery: time.Second}
-	r := &runner{cfg: cfg, log: io.Discard, m: map[string]measures{}}
-	rmq, j4, j5 := &target{name: "rmq"}, &target{name: "Java 4.9.7"}, &target{name: "Java 5.3.3"}
+	f := newThreeRuns(0)
+	r, rmq, j4, cfg := f.r, f.rmq, f.j4, f.r.cfg
 	for i, lost := range []float64{0, 3, 0} {
 		r.beginRun(i, cfg.runs)
 		r.set(rmq, "w4.lost", lost)
@@ -268,9 +281,8 @@ func TestRunsJudgeLossOnEveryRun(t *testing.T) {
 		r.endRun(i, cfg.runs)
 	}
 	r.aggregateRuns()
-	build := func() []row { return r.rows(rmq, j4, j5, &target{name: "Java 5.3.3 proxy"}) }
-	rows := build()
-	r.runRatios(rows, build)
+	rows := f.table()
+	r.runRatios(rows, f.table)
 	for _, x := range rows {
 		if strings.HasPrefix(x.workload, "4 ") && x.metric == "lost" {
 			if x.rmq != 3 || x.verdict() != "NO" {
