@@ -64,7 +64,9 @@ type indexService struct {
 	// failures counts keys that could not be written (disk full faults).
 	failures int64
 
-	syncs sync.WaitGroup // background msyncs of files that filled up
+	// syncs counts the background work on mapped files (msyncs of files
+	// that filled up, prefault's populates): unmapping waits for it.
+	syncs sync.WaitGroup
 }
 
 // openIndex loads the index files, dropping the first damaged file and every
@@ -306,6 +308,22 @@ func (x *indexService) addKey(topic, key string, phy, storeTimestamp int64) erro
 	f, err := x.writable()
 	if err == nil {
 		err = guardFault(func() { f.add(topicKeyHash(topic, key), phy, storeTimestamp) })
+	}
+	if err == nil {
+		for _, b := range f.prefault() {
+			x.syncs.Add(1)
+			go func() {
+				defer x.syncs.Done()
+				// In steps, each a short hold of the mapping's lock.
+				for len(b) > 0 {
+					n := min(len(b), indexPrefaultAhead)
+					if populateWrite(b[:n]) != nil {
+						return
+					}
+					b = b[n:]
+				}
+			}()
+		}
 	}
 	if err != nil {
 		x.failures++

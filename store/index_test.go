@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/mmap"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 )
@@ -389,4 +390,59 @@ func FuzzTopicKeyHash(f *testing.F) {
 			t.Fatalf("topicKeyHash(%q, %q) = %d, javaKeyHash of the joined key = %d", topic, key, got, want)
 		}
 	})
+}
+
+// TestIndexPrefaultsAfterTraffic: a file that took indexPrefaultAfter keys
+// has its slot table and the entries ahead of the newest mapped before they
+// are written (populateWrite), so the puts that follow take no page fault
+// there; a file with fewer keys stays sparse (a test's handful of messages
+// costs no 20 MB of zeros). Resident (mincore) sees a hole of the sparse file
+// only once it was touched or populated.
+func TestIndexPrefaultsAfterTraffic(t *testing.T) {
+	o := testOptions(t.TempDir())
+	if probe, err := createMappedFile(filepath.Join(t.TempDir(), "probe"), 0, pageSize, false); err != nil {
+		t.Fatal(err)
+	} else if err := populateWrite(probe.data); probe.close() != nil || err != nil {
+		t.Skipf("populateWrite unsupported here: %v", err)
+	}
+	o.Index = IndexOptions{HashSlotNum: 500_000, MaxIndexNum: 1_000_000} // 2 MB of slots, 20 MB of entries
+	s := openStore(t, o)
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			mustPut(t, s, keyedMessage(indexTopic, i, "", fmt.Sprintf("U%06d", i)))
+		}
+		waitDispatched(t, s)
+		s.index.syncs.Wait()
+	}
+	file := func() (*indexFile, []byte, []byte) {
+		s.index.mu.RLock()
+		defer s.index.mu.RUnlock()
+		f := s.index.files[len(s.index.files)-1]
+		end := f.entryPos(f.count())
+		return f, f.mf.data[:f.entryPos(0)], f.mf.data[end : end+f.prefaultAhead()/2]
+	}
+	put(0, indexPrefaultAfter-1)
+	if _, slots, _ := file(); mmap.Resident(slots) {
+		t.Fatalf("slot table populated after %d keys", indexPrefaultAfter-1)
+	}
+	put(indexPrefaultAfter-1, indexPrefaultAfter)
+	f, slots, ahead := file()
+	if !mmap.Resident(slots) {
+		t.Fatalf("slot table not populated after %d keys", indexPrefaultAfter)
+	}
+	if !mmap.Resident(ahead) {
+		t.Fatalf("entries ahead of the newest not populated after %d keys", indexPrefaultAfter)
+	}
+	// Further entries keep a window populated ahead.
+	per := int(f.prefaultAhead() / indexEntrySize)
+	put(indexPrefaultAfter, indexPrefaultAfter+2*per)
+	if _, _, ahead := file(); !mmap.Resident(ahead) {
+		t.Fatalf("entries ahead of the newest not populated after %d keys", indexPrefaultAfter+2*per)
+	}
+	for _, i := range []int{0, indexPrefaultAfter, indexPrefaultAfter + 2*per - 1} {
+		key := fmt.Sprintf("U%06d", i)
+		if got := queryBodies(t, s, indexTopic, key, 32, 0, math.MaxInt64); !slices.Equal(got, []string{bodyName(indexTopic, i)}) {
+			t.Fatalf("%s: %v", key, got)
+		}
+	}
 }
