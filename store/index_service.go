@@ -311,18 +311,7 @@ func (x *indexService) addKey(topic, key string, phy, storeTimestamp int64) erro
 	}
 	if err == nil {
 		for _, b := range f.prefault() {
-			x.syncs.Add(1)
-			go func() {
-				defer x.syncs.Done()
-				// In steps, each a short hold of the mapping's lock.
-				for len(b) > 0 {
-					n := min(len(b), indexPrefaultAhead)
-					if populateWrite(b[:n]) != nil {
-						return
-					}
-					b = b[n:]
-				}
-			}()
+			x.populate(b)
 		}
 	}
 	if err != nil {
@@ -380,6 +369,23 @@ func (x *indexService) deleteBelow(minPhy int64) []*mappedFile {
 		x.files = slices.Clone(x.files[1:])
 	}
 	return out
+}
+
+// populate maps b writable (populateWrite) on a goroutine counted in
+// x.syncs, in steps of indexPrefaultAhead, each a short hold of the
+// mapping's lock; a refused step ends it.
+func (x *indexService) populate(b []byte) {
+	x.syncs.Add(1)
+	go func() {
+		defer x.syncs.Done()
+		for len(b) > 0 {
+			n := min(len(b), indexPrefaultAhead)
+			if populateWrite(b[:n]) != nil {
+				return
+			}
+			b = b[n:]
+		}
+	}()
 }
 
 // close waits for background flushes, then flushes and unmaps every file.
