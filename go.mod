@@ -71,3 +71,5 @@ require (
 	google.golang.org/genproto v0.0.0-20200526211855-cb27e3aa2013 // indirect
 	stathat.com/c/consistent v1.0.0 // indirect
 )
+
+replace github.com/panjf2000/gnet/v2 => ./third_party/gnet
