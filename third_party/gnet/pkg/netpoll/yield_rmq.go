@@ -25,9 +25,9 @@ import (
 // change rmq makes to gnet (third_party/gnet/RMQ.md).
 //
 // Upstream yields (runtime.Gosched) every time a non-blocking epoll_wait finds
-// nothing, before the blocking one. With two Ps and one idle, every such
-// yield puts the loop on the global run queue and wakes an idle M, which
-// takes it while this M sleeps: a futex wake and a futex sleep per round trip
+// nothing, before the blocking one. With a P idle, every such yield puts the
+// loop on the global run queue and wakes an idle M, which takes it while
+// this M sleeps: a futex wake and a futex sleep per round trip
 // of a paced client, about 15 % of rmq's broker CPU at 10 000 messages a
 // second. Never yielding is no better: the runtime's sysmon then sees the
 // loop on one scheduling tick for 10 ms, preempts it or retakes its P from
