@@ -122,7 +122,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 		return nil, &SendError{Code: code, Remark: remark}
 	}
 	reply := &PutReply{
-		MsgID: res.MsgIDs[0], QueueID: queueID, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
+		MsgID: res.MsgID(0), QueueID: queueID, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
 		TransactionID: transaction.IDFor(m, res), RecallHandle: b.recallHandle(m),
 		FlushTimeout: res.Status == store.PutFlushDiskTimeout,
 	}

@@ -123,7 +123,7 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 			return resp
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))
-		resp.SetExt("msgId", strings.Join(res.MsgIDs, ","))
+		resp.SetExt("msgId", res.MsgIDList())
 		resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
 		resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
 	}

@@ -583,7 +583,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	if res.Status == store.PutFlushDiskTimeout {
 		resp.Code = remoting.FlushDiskTimeout
 	}
-	resp.SetExt("msgId", strings.Join(res.MsgIDs, ","))
+	resp.SetExt("msgId", res.MsgIDList())
 	resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
 	resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
 	if awaitFlush {

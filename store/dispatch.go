@@ -410,21 +410,39 @@ func checkRecordFast(b []byte, p int) (message.Layout, recKind) {
 	return l, recValid
 }
 
-// signalProgress wakes WaitDispatched callers.
+// signalProgress wakes WaitDispatched callers. The channel is replaced only
+// when one was handed out since the last signal (progressChan): a put
+// dispatches its own record and signals, and a channel per put was one of
+// its allocations though nobody waited. The caller has published the
+// progress (reput, the dispatcher's state) before the call; progressChan
+// marks the channel watched before its caller reads that state, so with
+// both atomic one of the two sides sees the other.
 func (s *Store) signalProgress() {
+	if !s.progressWatched.Load() {
+		return
+	}
 	s.progressMu.Lock()
-	close(s.progress)
-	s.progress = make(chan struct{})
+	if s.progressWatched.Swap(false) {
+		close(s.progress)
+		s.progress = make(chan struct{})
+	}
 	s.progressMu.Unlock()
+}
+
+// progressChan returns the channel the next signalProgress closes. Read the
+// progress after the call, then wait on the channel.
+func (s *Store) progressChan() <-chan struct{} {
+	s.progressMu.Lock()
+	defer s.progressMu.Unlock()
+	s.progressWatched.Store(true)
+	return s.progress
 }
 
 // WaitDispatched blocks until every record below phyOffset has been
 // dispatched to its consume queue (and OnDispatch), or ctx ends.
 func (s *Store) WaitDispatched(ctx context.Context, phyOffset int64) error {
 	for {
-		s.progressMu.Lock()
-		ch := s.progress
-		s.progressMu.Unlock()
+		ch := s.progressChan()
 		if s.reput.Load() >= phyOffset {
 			return nil
 		}

@@ -88,9 +88,7 @@ func waitDispatched(t testing.TB, s *Store) {
 // dispatchPass wakes s's dispatcher and waits for a pass to end.
 func dispatchPass(t *testing.T, s *Store) {
 	t.Helper()
-	s.progressMu.Lock()
-	ch := s.progress
-	s.progressMu.Unlock()
+	ch := s.progressChan()
 	s.wakeDispatcher()
 	select {
 	case <-ch:

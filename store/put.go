@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 
 	"github.com/rmqio/rmq/message"
 )
@@ -32,13 +34,38 @@ func (s PutStatus) String() string {
 // PutResult describes stored messages.
 type PutResult struct {
 	Status         PutStatus
-	PhysicalOffset int64    // of the first message
-	QueueOffset    int64    // of the first message
-	MsgIDs         []string // offsetMsgId of each stored message
+	PhysicalOffset int64 // of the first message
+	QueueOffset    int64 // of the first message
 	StoreTimestamp int64
 	Count          int
 	// WroteBytes is the commitlog bytes the messages occupy.
 	WroteBytes int
+
+	// The offsetMsgIds are built when asked for (MsgID), not by every put:
+	// the schedule and timer services' re-puts never read them. A batch keeps
+	// them built, as its records' offsets are not kept.
+	storeHost netip.AddrPort
+	msgIDs    []string
+}
+
+// MsgID returns the offsetMsgId of the i-th stored message (0 ≤ i < Count).
+func (r *PutResult) MsgID(i int) string {
+	if i < len(r.msgIDs) {
+		return r.msgIDs[i]
+	}
+	return message.CreateMessageID(r.storeHost, r.PhysicalOffset)
+}
+
+// MsgIDList is the offsetMsgIds of every stored message joined by commas, as
+// a send's answer carries them (msgId).
+func (r *PutResult) MsgIDList() string {
+	switch {
+	case len(r.msgIDs) > 0:
+		return strings.Join(r.msgIDs, ",")
+	case r.Count == 0:
+		return ""
+	}
+	return r.MsgID(0)
 }
 
 // PutMessage appends one message. Prepared and rollback transaction records
@@ -210,13 +237,16 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		Status:         PutOK,
 		PhysicalOffset: phy,
 		QueueOffset:    queueOffset,
-		MsgIDs:         make([]string, len(fields)),
 		StoreTimestamp: storeTS,
 		Count:          len(fields),
 		WroteBytes:     total,
+		storeHost:      fields[0].StoreHost,
 	}
-	for i := range fields {
-		res.MsgIDs[i] = message.CreateMessageID(fields[i].StoreHost, fields[i].PhysicalOffset)
+	if len(fields) > 1 {
+		res.msgIDs = make([]string, len(fields))
+		for i := range fields {
+			res.msgIDs[i] = message.CreateMessageID(fields[i].StoreHost, fields[i].PhysicalOffset)
+		}
 	}
 	if wait && !s.waitFlushed(phy+int64(total)) {
 		s.stats.flushTimeouts.Add(1)

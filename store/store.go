@@ -88,7 +88,8 @@ type Store struct {
 	dispatchStalled atomic.Bool
 	dispatchStall   atomic.Pointer[dispatchStall]
 	progressMu      sync.Mutex
-	progress        chan struct{} // closed and replaced after each dispatch pass
+	progress        chan struct{} // closed and replaced after a dispatch pass, if watched
+	progressWatched atomic.Bool   // progress was handed out since it was made
 
 	// Flush: flushEpoch is closed and replaced after each commitlog flush.
 	flushWake    chan struct{}

@@ -40,8 +40,8 @@ func TestPutGetRoundTripAcrossRolls(t *testing.T) {
 				m.Properties["TAGS"] != want.Properties["TAGS"] || m.BornHost != testBornHost || m.StoreHost != testStoreHost {
 				t.Fatalf("queue %d message %d: got %+v", qid, j, m)
 			}
-			if m.PhysicalOffset != results[i].PhysicalOffset || m.MsgID != results[i].MsgIDs[0] {
-				t.Fatalf("message %d: phy %d id %s, put said %d %s", i, m.PhysicalOffset, m.MsgID, results[i].PhysicalOffset, results[i].MsgIDs[0])
+			if m.PhysicalOffset != results[i].PhysicalOffset || m.MsgID != results[i].MsgID(0) {
+				t.Fatalf("message %d: phy %d id %s, put said %d %s", i, m.PhysicalOffset, m.MsgID, results[i].PhysicalOffset, results[i].MsgID(0))
 			}
 		}
 	}
@@ -249,7 +249,7 @@ func TestPutMessagesBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Count != 10 || r.QueueOffset != 1 || len(r.MsgIDs) != 10 || r.Status != PutOK {
+	if r.Count != 10 || r.QueueOffset != 1 || len(r.MsgIDList()) != 10*32+9 || r.Status != PutOK {
 		t.Fatalf("PutMessages = %+v", r)
 	}
 	waitDispatched(t, s)
@@ -258,7 +258,7 @@ func TestPutMessagesBatch(t *testing.T) {
 		t.Fatalf("%d messages", len(got))
 	}
 	for i, m := range got[1:] {
-		if m.QueueOffset != int64(i+1) || m.MsgID != r.MsgIDs[i] || !bytes.Equal(m.Body, batch[i].Body) {
+		if m.QueueOffset != int64(i+1) || m.MsgID != r.MsgID(i) || !bytes.Equal(m.Body, batch[i].Body) {
 			t.Fatalf("batch message %d: %+v", i, m)
 		}
 		if m.StoreTimestamp != r.StoreTimestamp {
@@ -530,12 +530,12 @@ func TestLookupsByOffset(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, _ := message.DecodeRecord(rec)
-		if m.MsgID != r.MsgIDs[0] || m.QueueOffset != int64(i) {
+		if m.MsgID != r.MsgID(0) || m.QueueOffset != int64(i) {
 			t.Fatalf("record %d: %+v", i, m)
 		}
-		host, off, err := message.DecodeMessageID(r.MsgIDs[0])
+		host, off, err := message.DecodeMessageID(r.MsgID(0))
 		if err != nil || host != testStoreHost || off != r.PhysicalOffset {
-			t.Fatalf("msg id %s decodes to %s %d %v", r.MsgIDs[0], host, off, err)
+			t.Fatalf("msg id %s decodes to %s %d %v", r.MsgID(0), host, off, err)
 		}
 	}
 	if _, ok := s.CommitLogOffsetOf("L", 3, 5); ok {

@@ -46,14 +46,14 @@ func TestSetStoreHost(t *testing.T) {
 			t.Fatalf("record at %d: store host %s msg id %s, want %s %s", phy, m.StoreHost, m.MsgID, want, msgID)
 		}
 	}
-	check(before.MsgIDs[0], before.PhysicalOffset, testStoreHost)
-	check(after.MsgIDs[0], after.PhysicalOffset, moved)
+	check(before.MsgID(0), before.PhysicalOffset, testStoreHost)
+	check(after.MsgID(0), after.PhysicalOffset, moved)
 	rec, err := s.LookMessageByOffset(batch.PhysicalOffset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(batch.MsgIDs[0], batch.PhysicalOffset, moved)
-	check(batch.MsgIDs[1], batch.PhysicalOffset+int64(len(rec)), moved)
+	check(batch.MsgID(0), batch.PhysicalOffset, moved)
+	check(batch.MsgID(1), batch.PhysicalOffset+int64(len(rec)), moved)
 
 	if err := s.SetStoreHost(netip.MustParseAddrPort("[::1]:1")); !errors.Is(err, ErrHostNotIPv4) {
 		t.Fatalf("SetStoreHost(IPv6) = %v, want ErrHostNotIPv4", err)

@@ -403,9 +403,7 @@ func waitDispatchedOrStalled(t *testing.T, s *Store) {
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	for s.reput.Load() < s.MaxPhyOffset() && !s.dispatchStalled.Load() {
-		s.progressMu.Lock()
-		ch := s.progress
-		s.progressMu.Unlock()
+		ch := s.progressChan()
 		if s.reput.Load() >= s.MaxPhyOffset() || s.dispatchStalled.Load() {
 			return
 		}

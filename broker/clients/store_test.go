@@ -130,7 +130,7 @@ func TestConsumeMessageDirectlyForwardsTheStoredMessage(t *testing.T) {
 	}
 	consumer.heartbeat([]string{"G"}, "T")
 
-	ext := map[string]string{"consumerGroup": "G", "clientId": "A", "msgId": res[1].MsgIDs[0]}
+	ext := map[string]string{"consumerGroup": "G", "clientId": "A", "msgId": res[1].MsgID(0)}
 	clExpectCode(t, admin.invoke(remoting.ConsumeMessageDirectly, ext, nil), remoting.Success, "")
 
 	ext["msgId"] = message.CreateMessageID(netip.MustParseAddrPort("127.0.0.1:10911"), st.MaxPhyOffset()+1000)

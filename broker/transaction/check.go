@@ -146,7 +146,7 @@ func (s *Service) putBack(m *message.MessageExt, origin int64, checkTimes string
 	s.noteCopy(origin, res.QueueOffset)
 	return &message.MessageExt{
 		Message: *cp, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,
-		StoreTimestamp: res.StoreTimestamp, StoreHost: s.storeHost, MsgID: res.MsgIDs[0],
+		StoreTimestamp: res.StoreTimestamp, StoreHost: s.storeHost, MsgID: res.MsgID(0),
 	}, nil
 }
 
@@ -225,7 +225,7 @@ func (s *Service) discard(m *message.MessageExt, origin int64) {
 		log.Error().Err(err).Msg("transaction: half message checked too many times; discarding it, and its copy to TRANS_CHECK_MAX_TIME_TOPIC failed")
 		return
 	}
-	log.Error().Str("offsetMsgId", res.MsgIDs[0]).
+	log.Error().Str("offsetMsgId", res.MsgID(0)).
 		Msg("transaction: half message checked too many times without a decision; discarded to TRANS_CHECK_MAX_TIME_TOPIC")
 }
 
