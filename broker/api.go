@@ -82,7 +82,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	// first, a topic that does not exist is not created by a send.
 	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID}
 	tc, code, remark := b.checkSendFrom(fromAddr(req.From), req.From, sh)
-	if tc == nil {
+	if code != remoting.Success {
 		return nil, &SendError{Code: code, Remark: remark}
 	}
 	if len(req.Body) > b.opts.MaxMessageSize {
@@ -96,7 +96,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if len(message.MarshalProperties(props)) > maxPropsLength {
 		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
 	}
-	if remark := b.messageTypeConflict(tc, props); remark != "" {
+	if remark := b.messageTypeConflict(&tc, props); remark != "" {
 		return nil, &SendError{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
 	}
 	queueID := req.QueueID

@@ -86,6 +86,10 @@ type tagFilter struct {
 	codes map[int32]struct{}
 }
 
+// allTags is the filter of "*" and of an empty expression, shared: a filter
+// is never changed once built, and most pulls subscribe to everything.
+var allTags = &tagFilter{all: true}
+
 // match compares as Java does: codeSet.contains(tagsCode.intValue()).
 func (f *tagFilter) match(tagsCode int64) bool {
 	if f.all {
@@ -99,7 +103,7 @@ func (f *tagFilter) match(tagsCode int64) bool {
 // empty or "*" selects everything.
 func tagFilterFromExpression(expr string) *tagFilter {
 	if expr == "" || expr == subAll {
-		return &tagFilter{all: true}
+		return allTags
 	}
 	f := &tagFilter{codes: make(map[int32]struct{})}
 	for _, tag := range strings.Split(expr, "||") {
@@ -115,7 +119,7 @@ func tagFilterFromExpression(expr string) *tagFilter {
 // client hashing differently still gets its messages (clients re-filter).
 func tagFilterFromSubscription(sub *remoting.SubscriptionData) *tagFilter {
 	if sub.ClassFilterMode || sub.SubString == "" || sub.SubString == subAll {
-		return &tagFilter{all: true}
+		return allTags
 	}
 	f := &tagFilter{codes: make(map[int32]struct{}, len(sub.CodeSet)+len(sub.TagsSet))}
 	for _, c := range sub.CodeSet {
@@ -292,8 +296,8 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 	if !group.ConsumeEnable {
 		return fail(remoting.NoPermission, "subscription group no permission, "+ph.group)
 	}
-	tc := b.topics.Get(ph.topic)
-	if tc == nil {
+	tc, ok := b.topics.Lookup(ph.topic)
+	if !ok {
 		return fail(remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", ph.topic, faqSuggestion))
 	}
 	if tc.Perm&remoting.PermRead == 0 {

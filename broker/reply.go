@@ -88,7 +88,7 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 		return fail(remoting.SystemError, err.Error())
 	}
 	tc, code, remark := b.checkSend(c, sh)
-	if tc == nil {
+	if code != remoting.Success {
 		return fail(code, remark)
 	}
 	queueID := sh.queueID

@@ -380,7 +380,7 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 		return nil, false // the store would wait for the flush
 	}
 	sh, err := parseSendHeader(req)
-	if err != nil || sh.batch || b.topics.Get(sh.topic) == nil {
+	if err != nil || sh.batch || !b.topics.Has(sh.topic) {
 		return nil, false
 	}
 	plain, ok := b.plainProperties(sh)
@@ -427,7 +427,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	}
 
 	tc, code, remark := b.checkSend(c, sh)
-	if tc == nil {
+	if code != remoting.Success {
 		return fail(code, remark)
 	}
 	b.requesters.noteRequest(sh.properties, c)
@@ -438,7 +438,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
 	if b.opts.EnableTopicMessageTypeCheck && !sh.batch {
-		if remark := b.messageTypeConflict(tc, message.ParseProperties(sh.properties)); remark != "" {
+		if remark := b.messageTypeConflict(&tc, message.ParseProperties(sh.properties)); remark != "" {
 			return fail(remoting.MessageIllegal, remark)
 		}
 	}
@@ -491,7 +491,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 				props[k] = v
 			}
 			delete(props, message.PropWait)
-			if remark := b.messageTypeConflict(tc, props); remark != "" {
+			if remark := b.messageTypeConflict(&tc, props); remark != "" {
 				return fail(remoting.MessageIllegal, remark)
 			}
 			msgs[i] = &message.Message{
@@ -609,26 +609,26 @@ func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end 
 }
 
 // checkSend is AbstractSendMessageProcessor.msgCheck: permissions, topic
-// validity, auto-creation and the queue id bound. A nil config comes with
-// the response code and remark.
-func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
+// validity, auto-creation and the queue id bound. It returns the topic's
+// config and remoting.Success, or another response code and its remark.
+func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (remoting.TopicConfig, int32, string) {
 	return b.checkSendFrom(c, c.RemoteAddr(), sh)
 }
 
 // checkSendFrom is checkSend for a producer at address from, logged as
 // client.
-func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (*remoting.TopicConfig, int32, string) {
+func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (remoting.TopicConfig, int32, string) {
 	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
-		return nil, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
+		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
 	}
 	if remark := validateTopicName(sh.topic); remark != "" {
-		return nil, remoting.SystemError, remark
+		return remoting.TopicConfig{}, remoting.SystemError, remark
 	}
 	if notAllowedSendTopics[sh.topic] {
-		return nil, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.topic)
+		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.topic)
 	}
-	tc := b.topics.Get(sh.topic)
-	if tc == nil {
+	v, ok := b.topics.Lookup(sh.topic)
+	if !ok {
 		var sysFlag int32
 		if sh.unitMode {
 			sysFlag = topicSysFlagUnit
@@ -637,7 +637,7 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 			}
 		}
 		b.log.Warn().Str("topic", sh.topic).Object("client", client).Msg("send to a topic that does not exist")
-		tc, _ = b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
+		tc, _ := b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
 				TopicName: sh.topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite,
@@ -645,17 +645,18 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 			})
 		}
 		if tc == nil {
-			return nil, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!%s", sh.topic, faqSuggestion)
+			return v, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!%s", sh.topic, faqSuggestion)
 		}
+		v = *tc
 	}
-	if tc.Perm&remoting.PermWrite == 0 {
-		return nil, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.topic)
+	if v.Perm&remoting.PermWrite == 0 {
+		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.topic)
 	}
-	if sh.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
-		return nil, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
-			sh.queueID, topicConfigString(tc), from)
+	if sh.queueID >= max(v.WriteQueueNums, v.ReadQueueNums) {
+		return remoting.TopicConfig{}, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
+			sh.queueID, topicConfigString(&v), from)
 	}
-	return tc, 0, ""
+	return v, remoting.Success, ""
 }
 
 // routeRetry applies a consumer group's retry limit to sends on its

@@ -15,7 +15,7 @@ import (
 // client per serialize type.
 type testBroker struct {
 	*Broker
-	t    *testing.T
+	t    testing.TB
 	opts Options
 	json *remoting.Client
 	bin  *remoting.Client
@@ -26,13 +26,13 @@ const coreTestTimeout = 5 * time.Second
 
 // startBroker starts a broker with small files under t.TempDir() and no
 // name server; mutate adjusts the options first. It stops with the test.
-func startBroker(t *testing.T, mutate func(*Options)) *testBroker {
+func startBroker(t testing.TB, mutate func(*Options)) *testBroker {
 	t.Helper()
 	return startBrokerWith(t, coreTestOptions(t, mutate), nil)
 }
 
 // coreTestOptions are the options startBroker uses.
-func coreTestOptions(t *testing.T, mutate func(*Options)) Options {
+func coreTestOptions(t testing.TB, mutate func(*Options)) Options {
 	t.Helper()
 	o := DefaultOptions()
 	o.StorePathRootDir = t.TempDir()
@@ -51,7 +51,7 @@ func coreTestOptions(t *testing.T, mutate func(*Options)) Options {
 
 // startBrokerWith starts a broker with exactly o (used to restart on a
 // store directory); setup, if set, runs between New and Start.
-func startBrokerWith(t *testing.T, o Options, setup func(*Broker)) *testBroker {
+func startBrokerWith(t testing.TB, o Options, setup func(*Broker)) *testBroker {
 	t.Helper()
 	b, err := New(o)
 	if err != nil {

@@ -172,14 +172,31 @@ func (m *TopicConfigManager) load() error {
 
 // Get returns a copy of the topic's config, nil if absent.
 func (m *TopicConfigManager) Get(topic string) *remoting.TopicConfig {
-	m.mu.RLock()
-	tc := m.table[topic]
-	m.mu.RUnlock()
-	if tc == nil {
+	tc, ok := m.Lookup(topic)
+	if !ok {
 		return nil
 	}
-	cp := *tc
-	return &cp
+	return &tc
+}
+
+// Lookup returns a copy of the topic's config as a value, ok false if
+// absent: the send and pull paths read a config once per request, and Get's
+// copy cost them a heap allocation each time.
+func (m *TopicConfigManager) Lookup(topic string) (tc remoting.TopicConfig, ok bool) {
+	m.mu.RLock()
+	p := m.table[topic]
+	if p != nil {
+		tc, ok = *p, true
+	}
+	m.mu.RUnlock()
+	return tc, ok
+}
+
+// Has reports whether the topic has a config.
+func (m *TopicConfigManager) Has(topic string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.table[topic] != nil
 }
 
 // IsSystemTopic reports whether admin requests must leave topic alone.
