@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -196,4 +197,59 @@ func TestPutOfANewQueueLeavesItsFileToTheCreator(t *testing.T) {
 	if err != nil || len(res.Messages) != 1 {
 		t.Fatalf("QueryMessage(U, k0): %d messages, %v; want 1", len(res.Messages), err)
 	}
+}
+
+// A put that no WaitDispatched caller watches keeps the progress channel
+// (no channel made per put); one a caller took is closed by the next
+// dispatch, and concurrent waiters each see their record dispatched.
+func TestProgressChannelReplacedOnlyWhenWatched(t *testing.T) {
+	s := openStore(t, ownDispatchOptions(t.TempDir()))
+	mustPut(t, s, testMessage("P", 0, 0))
+	waitDispatched(t, s)
+	s.signalProgress() // waitDispatched took the channel
+	current := func() chan struct{} {
+		s.progressMu.Lock()
+		defer s.progressMu.Unlock()
+		return s.progress
+	}
+	before := current()
+	for i := range 10 {
+		mustPut(t, s, testMessage("P", 0, i+1))
+	}
+	if current() != before || s.progressWatched.Load() {
+		t.Fatal("puts nobody waited for replaced the progress channel")
+	}
+	ch := s.progressChan()
+	mustPut(t, s, testMessage("P", 0, 11))
+	select {
+	case <-ch:
+	case <-time.After(testWait):
+		t.Fatal("a watched progress channel was not closed by the next put")
+	}
+	if current() == before {
+		t.Fatal("the closed channel was not replaced")
+	}
+
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				r, err := s.PutMessage(testMessage("P", int32(w+1), i))
+				if err != nil {
+					t.Errorf("waiter %d, put %d: %v", w, i, err)
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), testWait)
+				err = s.WaitDispatched(ctx, r.PhysicalOffset+int64(r.WroteBytes))
+				cancel()
+				if err != nil {
+					t.Errorf("waiter %d, put %d: %v", w, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
