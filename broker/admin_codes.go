@@ -75,7 +75,7 @@ var keptWithoutConfig = map[string]bool{
 func (b *Broker) processCleanUnusedTopic(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var unused []string
 	for _, t := range b.store.Topics() {
-		if b.topics.Get(t) == nil && !keptWithoutConfig[t] {
+		if !b.topics.Has(t) && !keptWithoutConfig[t] {
 			unused = append(unused, t)
 		}
 	}

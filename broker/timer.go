@@ -173,7 +173,7 @@ func (b *Broker) Recall(topic, handle, producerGroup string) (string, error) {
 		return fail(remoting.NoPermission, "recall failed, operation is forbidden")
 	case b.opts.BrokerPermission&remoting.PermWrite == 0:
 		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")
-	case b.topics.Get(topic) == nil:
+	case !b.topics.Has(topic):
 		return fail(remoting.TopicNotExist, fmt.Sprintf("recall failed, the topic %s not exist", topic))
 	}
 	if b.timers == nil {
