@@ -57,10 +57,10 @@ func New(opts Options) (*Broker, error) {
 	}
 	b := &Broker{
 		opts:     opts,
-		log:      opts.Logger,
+		log:      componentLog(opts.Logger, "broker"),
 		clock:    opts.Clock,
 		msgClock: opts.MessageClock,
-		nsCli:    remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: opts.Logger}),
+		nsCli:    remoting.NewClient(remoting.ClientOptions{TLS: opts.ServerConfig.ClientTLS(), Logger: componentLog(opts.Logger, "broker")}),
 		stop:     make(chan struct{}),
 		regKick:  make(chan struct{}, 1),
 		regConns: make(map[string]uint64),
@@ -128,7 +128,7 @@ func New(opts Options) (*Broker, error) {
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
 		Clock:         b.msgClock,
-		Logger:        b.log,
+		Logger:        opts.Logger, // the store adds its own component
 		NoPreallocate: opts.SmallStore,
 		PageCacheKeep: opts.CommitLogPageCacheKeep,
 		Retention:     opts.retentionOptions(),
@@ -155,7 +155,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: scheduleStore{b.store, b.bstats}, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
-		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.log, "schedule"),
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond,
 	})
@@ -168,7 +168,7 @@ func New(opts Options) (*Broker, error) {
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.msgClock, Logger: componentLog(b.log, "transaction"),
+		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -182,7 +182,7 @@ func New(opts Options) (*Broker, error) {
 			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.log, "timer"),
+			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
 			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond,
 		})
 		if err != nil {

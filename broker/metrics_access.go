@@ -76,8 +76,11 @@ func defaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{MetricsExporterType: "DISABLE", MetricsPromExporterPort: 5557, ConsoleEnable: true}
 }
 
-// componentLog is log for a subsystem: its "component" field (the last one
-// of an event wins) lets --log-level set the subsystem's level.
+// componentLog is log for a subsystem: its "component" field lets
+// --log-level set the subsystem's level. log must be the process's logger
+// (Options.Logger), never a component's: zerolog appends fields, so a
+// second "component" would repeat the key, which JSON log stores such as
+// Elasticsearch refuse.
 func componentLog(log zerolog.Logger, name string) zerolog.Logger {
 	return log.With().Str("component", name).Logger()
 }

@@ -135,6 +135,9 @@ type Options struct {
 	remoting.ServerConfig
 	// MetricsConfig holds the HTTP endpoint's keys (metrics_access.go).
 	MetricsConfig
+	// Logger is the process's logger, without a "component" field: the
+	// broker adds "broker" and its store, timer, schedule and transaction
+	// services their own names.
 	Logger zerolog.Logger `conf:"-"`
 	// ConfigFile is the config file the broker was started with (-c):
 	// UPDATE_BROKER_CONFIG writes the keys it changes there (persistConfig).

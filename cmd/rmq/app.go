@@ -208,7 +208,7 @@ func (a *action) standalone(c *cli.Context) error {
 		return fmt.Errorf("kvConfigPath: %w", err)
 	}
 	nsOpts.Logger = log.With().Str("component", "namesrv").Logger()
-	bs.opts.Logger = log.With().Str("component", "broker").Logger()
+	bs.opts.Logger = log // the broker names its own component and its subsystems
 	s := &servers{stdout: a.stdout, stderr: a.stderr, log: log, grpc: grpcOptions(bs, log)}
 	return s.run(a.ctx, a.stopSignals, nsOpts, &bs.opts)
 }
@@ -259,7 +259,7 @@ func (a *action) broker(c *cli.Context) error {
 	if len(bs.opts.NamesrvAddrs()) == 0 {
 		log.Warn().Msg("no name server address (-n or NAMESRV_ADDR): the broker will not register, clients cannot find it")
 	}
-	bs.opts.Logger = log.With().Str("component", "broker").Logger()
+	bs.opts.Logger = log // the broker names its own component and its subsystems
 	s := &servers{stdout: a.stdout, log: log, grpc: grpcOptions(bs, log)}
 	return s.run(a.ctx, a.stopSignals, nil, &bs.opts)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -102,6 +104,13 @@ func newLogger(stderr io.Writer, s logSettings) (zerolog.Logger, io.Closer, erro
 		if s.MaxSizeMB <= 0 || s.MaxAgeDays < 0 || s.MaxBackups < 0 {
 			return zerolog.Nop(), nil, errors.New("logFileMaxSize must be positive, logFileMaxAge and logFileMaxBackups not negative")
 		}
+		// lumberjack opens the file at the first line and drops every line
+		// it cannot write, so a path that cannot be opened would leave the
+		// broker running with no log at all: open it once now and refuse
+		// to start instead.
+		if err := checkLogFile(s.File); err != nil {
+			return zerolog.Nop(), nil, err
+		}
 		lj := &lumberjack.Logger{Filename: s.File, MaxSize: s.MaxSizeMB, MaxAge: s.MaxAgeDays, MaxBackups: s.MaxBackups, LocalTime: true}
 		out, closer = lj, lj
 	}
@@ -116,6 +125,19 @@ func newLogger(stderr io.Writer, s logSettings) (zerolog.Logger, io.Closer, erro
 		out = &componentFilter{out: out, lv: lv}
 	}
 	return zerolog.New(out).Level(lv.lowest()).With().Timestamp().Logger(), closer, nil
+}
+
+// checkLogFile creates path's directory (as lumberjack does) and opens the
+// file for appending.
+func checkLogFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("--log-file (logFile) %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("--log-file (logFile) %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 type nopCloser struct{}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +64,7 @@ func TestJSONLogsAndComponentLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	broker := log.With().Str("component", "broker").Logger()
-	store := broker.With().Str("component", "store").Logger() // as store.Open derives it
+	store := log.With().Str("component", "store").Logger() // as store.Open derives it from the broker's Options.Logger
 	broker.Info().Msg("broker info dropped")
 	broker.Warn().Str("remoteAddr", "127.0.0.1:1").Msg("broker warn kept")
 	store.Debug().Msg("store debug kept")
@@ -156,5 +158,89 @@ func TestLogKeysFromConfigFile(t *testing.T) {
 	code, _, errOut = runCLI(t, "broker", "-c", cfg, "-n", "127.0.0.1:9876", "--store-dir", t.TempDir(), "--log-format", "console")
 	if code == 0 || !strings.Contains(errOut, "INF loaded broker config") {
 		t.Errorf("--log-format console over logFormat=json: %q", errOut)
+	}
+}
+
+// TestLogFileThatCannotBeOpenedFailsTheStart: lumberjack would drop every
+// line of a file it cannot open; the start fails instead, naming the key.
+func TestLogFileThatCannotBeOpenedFailsTheStart(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "plain-file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := defaultLogSettings()
+	s.File = filepath.Join(notDir, "rmq.log")
+	if _, _, err := newLogger(nil, s); err == nil || !strings.Contains(err.Error(), "logFile") {
+		t.Fatalf("newLogger with %s: %v, want an error naming logFile", s.File, err)
+	}
+	s.File = filepath.Join(t.TempDir(), "logs", "rmq.log")
+	if _, closer, err := newLogger(nil, s); err != nil {
+		t.Fatalf("newLogger with %s: %v", s.File, err)
+	} else {
+		closer.Close()
+	}
+}
+
+// duplicateKey returns the first key that line, a JSON object, holds twice.
+func duplicateKey(t *testing.T, line []byte) string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("line %q is not a JSON object", line)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		key := tok.(string)
+		if seen[key] {
+			return key
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+	}
+	return ""
+}
+
+// TestJSONLogHasNoDuplicateKeys runs standalone with JSON logs at debug and
+// checks that no line repeats a key (the timer's start-up lines carried
+// "component" twice before): Elasticsearch and OpenSearch refuse a document
+// that does.
+func TestJSONLogHasNoDuplicateKeys(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	np := testutil.FreePort(t)
+	bp := testutil.FreePortPair(t, np)
+	p := startProc(t, "standalone", "standalone", "-c", smallStoreConf(t, ""), "--store-dir", store,
+		"--namesrv-port", fmt.Sprint(np), "--listen-port", fmt.Sprint(bp), "--log-format", "json", "--log-level", "debug")
+	p.waitLine(t, "boot success")
+	if code := p.signal(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+	components := map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(p.stderr.String()))
+	for sc.Scan() {
+		if !bytes.HasPrefix(sc.Bytes(), []byte("{")) {
+			continue // the ready block, for a person
+		}
+		if k := duplicateKey(t, sc.Bytes()); k != "" {
+			t.Errorf("key %q twice in %s", k, sc.Text())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := m["component"].(string); ok {
+			components[c]++
+		}
+	}
+	for _, c := range []string{"namesrv", "broker", "timer"} {
+		if components[c] == 0 {
+			t.Errorf("no line of component %s (lines per component: %v)", c, components)
+		}
 	}
 }
