@@ -43,7 +43,6 @@ vet:
 
 test-go:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
-	cd third_party/gnet && $(GO) test -count=1 ./pkg/netpoll
 
 # The unit tests again under the race detector (the end-to-end packages, which
 # start processes and stock clients, only run without it). About a minute.

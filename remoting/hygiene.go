@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/rmqio/rmq/third_party/gnet"
 
 	"github.com/rmqio/rmq/internal/bufpool"
 )

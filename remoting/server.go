@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/ants/v2"
-	"github.com/panjf2000/gnet/v2"
+	"github.com/rmqio/rmq/third_party/gnet"
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/rmqio/rmq/third_party/gnet"
 
 	"github.com/rmqio/rmq/conf"
 )

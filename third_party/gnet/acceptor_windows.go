@@ -19,8 +19,8 @@ import (
 	"net"
 	"runtime"
 
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/pool/goroutine"
 )
 
 func (eng *engine) listenStream(ln net.Listener) (err error) {

@@ -26,13 +26,13 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
-	"github.com/panjf2000/gnet/v2/pkg/buffer/ring"
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
-	"github.com/panjf2000/gnet/v2/pkg/math"
-	"github.com/panjf2000/gnet/v2/pkg/netpoll"
-	"github.com/panjf2000/gnet/v2/pkg/queue"
-	"github.com/panjf2000/gnet/v2/pkg/socket"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/buffer/ring"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/logging"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/math"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/netpoll"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/queue"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/socket"
 )
 
 // Client of gnet.

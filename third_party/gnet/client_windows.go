@@ -20,9 +20,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
-	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/logging"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/pool/goroutine"
 )
 
 type Client struct {

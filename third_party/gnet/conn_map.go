@@ -19,7 +19,7 @@ package gnet
 import (
 	"sync/atomic"
 
-	"github.com/panjf2000/gnet/v2/internal/gfd"
+	"github.com/rmqio/rmq/third_party/gnet/internal/gfd"
 )
 
 type connMatrix struct {

@@ -24,15 +24,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/panjf2000/gnet/v2/internal/gfd"
-	"github.com/panjf2000/gnet/v2/pkg/bs"
-	"github.com/panjf2000/gnet/v2/pkg/buffer/elastic"
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	gio "github.com/panjf2000/gnet/v2/pkg/io"
-	"github.com/panjf2000/gnet/v2/pkg/netpoll"
-	bsPool "github.com/panjf2000/gnet/v2/pkg/pool/byteslice"
-	"github.com/panjf2000/gnet/v2/pkg/queue"
-	"github.com/panjf2000/gnet/v2/pkg/socket"
+	"github.com/rmqio/rmq/third_party/gnet/internal/gfd"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/bs"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/buffer/elastic"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	gio "github.com/rmqio/rmq/third_party/gnet/pkg/io"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/netpoll"
+	bsPool "github.com/rmqio/rmq/third_party/gnet/pkg/pool/byteslice"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/queue"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/socket"
 )
 
 type conn struct {

@@ -24,11 +24,11 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/panjf2000/gnet/v2/pkg/buffer/elastic"
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	bbPool "github.com/panjf2000/gnet/v2/pkg/pool/bytebuffer"
-	bsPool "github.com/panjf2000/gnet/v2/pkg/pool/byteslice"
-	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/buffer/elastic"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	bbPool "github.com/rmqio/rmq/third_party/gnet/pkg/pool/bytebuffer"
+	bsPool "github.com/rmqio/rmq/third_party/gnet/pkg/pool/byteslice"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/pool/goroutine"
 )
 
 type netErr struct {

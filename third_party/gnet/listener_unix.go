@@ -25,10 +25,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
-	"github.com/panjf2000/gnet/v2/pkg/netpoll"
-	"github.com/panjf2000/gnet/v2/pkg/socket"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/logging"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/netpoll"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/socket"
 )
 
 type listener struct {

@@ -24,8 +24,8 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/logging"
 )
 
 type listener struct {

@@ -25,9 +25,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
-	"github.com/panjf2000/gnet/v2/pkg/queue"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/logging"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/queue"
 )
 
 // Poller represents a poller which is in charge of monitoring file-descriptors.

@@ -19,7 +19,7 @@ package netpoll
 import (
 	"golang.org/x/sys/unix"
 
-	"github.com/panjf2000/gnet/v2/pkg/logging"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/logging"
 )
 
 func (p *Poller) addWakeupEvent() error {

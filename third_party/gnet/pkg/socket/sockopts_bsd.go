@@ -16,7 +16,7 @@
 
 package socket
 
-import errorx "github.com/panjf2000/gnet/v2/pkg/errors"
+import errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
 
 // SetBindToDevice is not implemented on *BSD because there is
 // no equivalent of Linux's SO_BINDTODEVICE.

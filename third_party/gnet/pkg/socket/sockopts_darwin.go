@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
 )
 
 // SetKeepAlivePeriod enables the SO_KEEPALIVE option on the socket and sets

@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/panjf2000/gnet/v2/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/errors"
 )
 
 // SetNoDelay controls whether the operating system should delay

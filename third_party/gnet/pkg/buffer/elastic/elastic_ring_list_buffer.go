@@ -18,8 +18,8 @@ import (
 	"io"
 	"math"
 
-	"github.com/panjf2000/gnet/v2/pkg/buffer/linkedlist"
-	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
+	"github.com/rmqio/rmq/third_party/gnet/pkg/buffer/linkedlist"
+	errorx "github.com/rmqio/rmq/third_party/gnet/pkg/errors"
 )
 
 // Buffer combines ring-buffer and list-buffer.

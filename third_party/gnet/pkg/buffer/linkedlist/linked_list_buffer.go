@@ -19,7 +19,7 @@ import (
 	"io"
 	"math"
 
-	bsPool "github.com/panjf2000/gnet/v2/pkg/pool/byteslice"
+	bsPool "github.com/rmqio/rmq/third_party/gnet/pkg/pool/byteslice"
 )
 
 type node struct {
