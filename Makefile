@@ -185,6 +185,14 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_DIR                  := .proto
 PROTO_PKG                  := github.com/rmqio/rmq/grpcapi/apiv2
 PROTO_FILES                := apache/rocketmq/v2/definition.proto apache/rocketmq/v2/service.proto
+# The protos are compiled under a file path and proto package of rmq's own, so
+# that a binary may link grpcapi/apiv2 beside the 5.x Go SDK's generated copy
+# (protobuf-go panics at init on a second registration of a file path or a full
+# name). Message names never go on the wire (no Any here); the gRPC service and
+# method names do, so service_grpc.pb.go is set back to
+# apache.rocketmq.v2.MessagingService after protoc.
+PROTO_LOCAL_DIR            := rmqio/apiv2
+PROTO_LOCAL_PACKAGE        := rmqio.apache.rocketmq.v2
 
 .PHONY: proto
 proto:
@@ -208,9 +216,19 @@ proto:
 	if [ "$$got" != "$(ROCKETMQ_APIS_COMMIT)" ]; then \
 		echo "rocketmq-apis $(ROCKETMQ_APIS_VERSION) is $$got, want $(ROCKETMQ_APIS_COMMIT)" >&2; exit 1; \
 	fi; \
-	maps=""; for f in $(PROTO_FILES); do maps="$$maps,M$$f=$(PROTO_PKG)"; done; maps=$${maps#,}; \
+	rm -rf $$d/src; mkdir -p $$d/src/$(PROTO_LOCAL_DIR); \
+	for f in $(PROTO_FILES); do \
+		sed -e 's#^package apache\.rocketmq\.v2;#package $(PROTO_LOCAL_PACKAGE);#' \
+			-e 's#import "apache/rocketmq/v2/#import "$(PROTO_LOCAL_DIR)/#' \
+			$$d/rocketmq-apis/$$f > $$d/src/$(PROTO_LOCAL_DIR)/$$(basename $$f); \
+	done; \
+	maps=""; for f in $(PROTO_FILES); do maps="$$maps,M$(PROTO_LOCAL_DIR)/$$(basename $$f)=$(PROTO_PKG)"; done; maps=$${maps#,}; \
 	rm -f grpcapi/apiv2/*.pb.go; \
-	PATH=$$d/bin:$$PATH $$d/bin/protoc-$(PROTOC_VERSION) -I $$d/rocketmq-apis -I $$d/include \
+	PATH=$$d/bin:$$PATH $$d/bin/protoc-$(PROTOC_VERSION) -I $$d/src -I $$d/include \
 		--go_out=. --go_opt=module=github.com/rmqio/rmq --go_opt=$$maps \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/rmqio/rmq --go-grpc_opt=$$maps \
-		$(PROTO_FILES)
+		$(foreach f,$(PROTO_FILES),$(PROTO_LOCAL_DIR)/$(notdir $(f))); \
+	sed -i 's#"\(/\?\)$(PROTO_LOCAL_PACKAGE)\.MessagingService#"\1apache.rocketmq.v2.MessagingService#' grpcapi/apiv2/service_grpc.pb.go; \
+	if grep -q '$(PROTO_LOCAL_PACKAGE)\.MessagingService' grpcapi/apiv2/service_grpc.pb.go; then \
+		echo "make proto: the service name was not restored to apache.rocketmq.v2.MessagingService" >&2; exit 1; \
+	fi

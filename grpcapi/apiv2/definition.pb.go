@@ -17,7 +17,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11
 // 	protoc        v6.33.5
-// source: apache/rocketmq/v2/definition.proto
+// source: rmqio/apiv2/definition.proto
 
 package apiv2
 
@@ -71,11 +71,11 @@ func (x TransactionResolution) String() string {
 }
 
 func (TransactionResolution) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[0].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[0].Descriptor()
 }
 
 func (TransactionResolution) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[0]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[0]
 }
 
 func (x TransactionResolution) Number() protoreflect.EnumNumber {
@@ -84,7 +84,7 @@ func (x TransactionResolution) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TransactionResolution.Descriptor instead.
 func (TransactionResolution) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{0}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{0}
 }
 
 type TransactionSource int32
@@ -120,11 +120,11 @@ func (x TransactionSource) String() string {
 }
 
 func (TransactionSource) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[1].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[1].Descriptor()
 }
 
 func (TransactionSource) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[1]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[1]
 }
 
 func (x TransactionSource) Number() protoreflect.EnumNumber {
@@ -133,7 +133,7 @@ func (x TransactionSource) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TransactionSource.Descriptor instead.
 func (TransactionSource) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{1}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{1}
 }
 
 type Permission int32
@@ -175,11 +175,11 @@ func (x Permission) String() string {
 }
 
 func (Permission) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[2].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[2].Descriptor()
 }
 
 func (Permission) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[2]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[2]
 }
 
 func (x Permission) Number() protoreflect.EnumNumber {
@@ -188,7 +188,7 @@ func (x Permission) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Permission.Descriptor instead.
 func (Permission) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{2}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{2}
 }
 
 type FilterType int32
@@ -224,11 +224,11 @@ func (x FilterType) String() string {
 }
 
 func (FilterType) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[3].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[3].Descriptor()
 }
 
 func (FilterType) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[3]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[3]
 }
 
 func (x FilterType) Number() protoreflect.EnumNumber {
@@ -237,7 +237,7 @@ func (x FilterType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FilterType.Descriptor instead.
 func (FilterType) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{3}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{3}
 }
 
 type AddressScheme int32
@@ -276,11 +276,11 @@ func (x AddressScheme) String() string {
 }
 
 func (AddressScheme) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[4].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[4].Descriptor()
 }
 
 func (AddressScheme) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[4]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[4]
 }
 
 func (x AddressScheme) Number() protoreflect.EnumNumber {
@@ -289,7 +289,7 @@ func (x AddressScheme) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AddressScheme.Descriptor instead.
 func (AddressScheme) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{4}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{4}
 }
 
 type MessageType int32
@@ -335,11 +335,11 @@ func (x MessageType) String() string {
 }
 
 func (MessageType) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[5].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[5].Descriptor()
 }
 
 func (MessageType) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[5]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[5]
 }
 
 func (x MessageType) Number() protoreflect.EnumNumber {
@@ -348,7 +348,7 @@ func (x MessageType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MessageType.Descriptor instead.
 func (MessageType) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{5}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{5}
 }
 
 type DigestType int32
@@ -393,11 +393,11 @@ func (x DigestType) String() string {
 }
 
 func (DigestType) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[6].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[6].Descriptor()
 }
 
 func (DigestType) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[6]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[6]
 }
 
 func (x DigestType) Number() protoreflect.EnumNumber {
@@ -406,7 +406,7 @@ func (x DigestType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DigestType.Descriptor instead.
 func (DigestType) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{6}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{6}
 }
 
 type ClientType int32
@@ -448,11 +448,11 @@ func (x ClientType) String() string {
 }
 
 func (ClientType) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[7].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[7].Descriptor()
 }
 
 func (ClientType) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[7]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[7]
 }
 
 func (x ClientType) Number() protoreflect.EnumNumber {
@@ -461,7 +461,7 @@ func (x ClientType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ClientType.Descriptor instead.
 func (ClientType) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{7}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{7}
 }
 
 type Encoding int32
@@ -497,11 +497,11 @@ func (x Encoding) String() string {
 }
 
 func (Encoding) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[8].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[8].Descriptor()
 }
 
 func (Encoding) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[8]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[8]
 }
 
 func (x Encoding) Number() protoreflect.EnumNumber {
@@ -510,7 +510,7 @@ func (x Encoding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Encoding.Descriptor instead.
 func (Encoding) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{8}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{8}
 }
 
 type Code int32
@@ -754,11 +754,11 @@ func (x Code) String() string {
 }
 
 func (Code) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[9].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[9].Descriptor()
 }
 
 func (Code) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[9]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[9]
 }
 
 func (x Code) Number() protoreflect.EnumNumber {
@@ -767,7 +767,7 @@ func (x Code) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Code.Descriptor instead.
 func (Code) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{9}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{9}
 }
 
 type Language int32
@@ -833,11 +833,11 @@ func (x Language) String() string {
 }
 
 func (Language) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[10].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[10].Descriptor()
 }
 
 func (Language) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[10]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[10]
 }
 
 func (x Language) Number() protoreflect.EnumNumber {
@@ -846,7 +846,7 @@ func (x Language) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Language.Descriptor instead.
 func (Language) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{10}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{10}
 }
 
 type QueryOffsetPolicy int32
@@ -885,11 +885,11 @@ func (x QueryOffsetPolicy) String() string {
 }
 
 func (QueryOffsetPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_apache_rocketmq_v2_definition_proto_enumTypes[11].Descriptor()
+	return file_rmqio_apiv2_definition_proto_enumTypes[11].Descriptor()
 }
 
 func (QueryOffsetPolicy) Type() protoreflect.EnumType {
-	return &file_apache_rocketmq_v2_definition_proto_enumTypes[11]
+	return &file_rmqio_apiv2_definition_proto_enumTypes[11]
 }
 
 func (x QueryOffsetPolicy) Number() protoreflect.EnumNumber {
@@ -898,12 +898,12 @@ func (x QueryOffsetPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryOffsetPolicy.Descriptor instead.
 func (QueryOffsetPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{11}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{11}
 }
 
 type FilterExpression struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          FilterType             `protobuf:"varint,1,opt,name=type,proto3,enum=apache.rocketmq.v2.FilterType" json:"type,omitempty"`
+	Type          FilterType             `protobuf:"varint,1,opt,name=type,proto3,enum=rmqio.apache.rocketmq.v2.FilterType" json:"type,omitempty"`
 	Expression    string                 `protobuf:"bytes,2,opt,name=expression,proto3" json:"expression,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -911,7 +911,7 @@ type FilterExpression struct {
 
 func (x *FilterExpression) Reset() {
 	*x = FilterExpression{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[0]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +923,7 @@ func (x *FilterExpression) String() string {
 func (*FilterExpression) ProtoMessage() {}
 
 func (x *FilterExpression) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[0]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +936,7 @@ func (x *FilterExpression) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterExpression.ProtoReflect.Descriptor instead.
 func (*FilterExpression) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{0}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *FilterExpression) GetType() FilterType {
@@ -967,7 +967,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[1]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -979,7 +979,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[1]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -992,7 +992,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{1}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RetryPolicy) GetMaxAttempts() int32 {
@@ -1055,7 +1055,7 @@ type ExponentialBackoff struct {
 
 func (x *ExponentialBackoff) Reset() {
 	*x = ExponentialBackoff{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[2]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1067,7 @@ func (x *ExponentialBackoff) String() string {
 func (*ExponentialBackoff) ProtoMessage() {}
 
 func (x *ExponentialBackoff) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[2]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1080,7 @@ func (x *ExponentialBackoff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExponentialBackoff.ProtoReflect.Descriptor instead.
 func (*ExponentialBackoff) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{2}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ExponentialBackoff) GetInitial() *durationpb.Duration {
@@ -1115,7 +1115,7 @@ type CustomizedBackoff struct {
 
 func (x *CustomizedBackoff) Reset() {
 	*x = CustomizedBackoff{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[3]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1127,7 @@ func (x *CustomizedBackoff) String() string {
 func (*CustomizedBackoff) ProtoMessage() {}
 
 func (x *CustomizedBackoff) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[3]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1140,7 @@ func (x *CustomizedBackoff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CustomizedBackoff.ProtoReflect.Descriptor instead.
 func (*CustomizedBackoff) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{3}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CustomizedBackoff) GetNext() []*durationpb.Duration {
@@ -1162,7 +1162,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[4]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1174,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[4]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1187,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{4}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Resource) GetResourceNamespace() string {
@@ -1214,7 +1214,7 @@ type SubscriptionEntry struct {
 
 func (x *SubscriptionEntry) Reset() {
 	*x = SubscriptionEntry{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[5]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1226,7 +1226,7 @@ func (x *SubscriptionEntry) String() string {
 func (*SubscriptionEntry) ProtoMessage() {}
 
 func (x *SubscriptionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[5]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1239,7 +1239,7 @@ func (x *SubscriptionEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionEntry.ProtoReflect.Descriptor instead.
 func (*SubscriptionEntry) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{5}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubscriptionEntry) GetTopic() *Resource {
@@ -1266,7 +1266,7 @@ type Address struct {
 
 func (x *Address) Reset() {
 	*x = Address{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[6]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1278,7 @@ func (x *Address) String() string {
 func (*Address) ProtoMessage() {}
 
 func (x *Address) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[6]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1291,7 @@ func (x *Address) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Address.ProtoReflect.Descriptor instead.
 func (*Address) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{6}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Address) GetHost() string {
@@ -1310,7 +1310,7 @@ func (x *Address) GetPort() int32 {
 
 type Endpoints struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scheme        AddressScheme          `protobuf:"varint,1,opt,name=scheme,proto3,enum=apache.rocketmq.v2.AddressScheme" json:"scheme,omitempty"`
+	Scheme        AddressScheme          `protobuf:"varint,1,opt,name=scheme,proto3,enum=rmqio.apache.rocketmq.v2.AddressScheme" json:"scheme,omitempty"`
 	Addresses     []*Address             `protobuf:"bytes,2,rep,name=addresses,proto3" json:"addresses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1318,7 +1318,7 @@ type Endpoints struct {
 
 func (x *Endpoints) Reset() {
 	*x = Endpoints{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[7]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1330,7 @@ func (x *Endpoints) String() string {
 func (*Endpoints) ProtoMessage() {}
 
 func (x *Endpoints) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[7]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1343,7 @@ func (x *Endpoints) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Endpoints.ProtoReflect.Descriptor instead.
 func (*Endpoints) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{7}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Endpoints) GetScheme() AddressScheme {
@@ -1378,7 +1378,7 @@ type Broker struct {
 
 func (x *Broker) Reset() {
 	*x = Broker{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[8]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1390,7 @@ func (x *Broker) String() string {
 func (*Broker) ProtoMessage() {}
 
 func (x *Broker) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[8]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1403,7 @@ func (x *Broker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Broker.ProtoReflect.Descriptor instead.
 func (*Broker) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{8}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Broker) GetName() string {
@@ -1431,16 +1431,16 @@ type MessageQueue struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	Topic              *Resource              `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
 	Id                 int32                  `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
-	Permission         Permission             `protobuf:"varint,3,opt,name=permission,proto3,enum=apache.rocketmq.v2.Permission" json:"permission,omitempty"`
+	Permission         Permission             `protobuf:"varint,3,opt,name=permission,proto3,enum=rmqio.apache.rocketmq.v2.Permission" json:"permission,omitempty"`
 	Broker             *Broker                `protobuf:"bytes,4,opt,name=broker,proto3" json:"broker,omitempty"`
-	AcceptMessageTypes []MessageType          `protobuf:"varint,5,rep,packed,name=accept_message_types,json=acceptMessageTypes,proto3,enum=apache.rocketmq.v2.MessageType" json:"accept_message_types,omitempty"`
+	AcceptMessageTypes []MessageType          `protobuf:"varint,5,rep,packed,name=accept_message_types,json=acceptMessageTypes,proto3,enum=rmqio.apache.rocketmq.v2.MessageType" json:"accept_message_types,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
 
 func (x *MessageQueue) Reset() {
 	*x = MessageQueue{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[9]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1452,7 @@ func (x *MessageQueue) String() string {
 func (*MessageQueue) ProtoMessage() {}
 
 func (x *MessageQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[9]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1465,7 @@ func (x *MessageQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageQueue.ProtoReflect.Descriptor instead.
 func (*MessageQueue) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{9}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *MessageQueue) GetTopic() *Resource {
@@ -1516,7 +1516,7 @@ func (x *MessageQueue) GetAcceptMessageTypes() []MessageType {
 // previously acquired messages batch;
 type Digest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          DigestType             `protobuf:"varint,1,opt,name=type,proto3,enum=apache.rocketmq.v2.DigestType" json:"type,omitempty"`
+	Type          DigestType             `protobuf:"varint,1,opt,name=type,proto3,enum=rmqio.apache.rocketmq.v2.DigestType" json:"type,omitempty"`
 	Checksum      string                 `protobuf:"bytes,2,opt,name=checksum,proto3" json:"checksum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1524,7 +1524,7 @@ type Digest struct {
 
 func (x *Digest) Reset() {
 	*x = Digest{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[10]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1536,7 @@ func (x *Digest) String() string {
 func (*Digest) ProtoMessage() {}
 
 func (x *Digest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[10]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1549,7 @@ func (x *Digest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Digest.ProtoReflect.Descriptor instead.
 func (*Digest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{10}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Digest) GetType() DigestType {
@@ -1579,9 +1579,9 @@ type SystemProperties struct {
 	// Message body digest
 	BodyDigest *Digest `protobuf:"bytes,4,opt,name=body_digest,json=bodyDigest,proto3" json:"body_digest,omitempty"`
 	// Message body encoding. Candidate options are identity, gzip, snappy etc.
-	BodyEncoding Encoding `protobuf:"varint,5,opt,name=body_encoding,json=bodyEncoding,proto3,enum=apache.rocketmq.v2.Encoding" json:"body_encoding,omitempty"`
+	BodyEncoding Encoding `protobuf:"varint,5,opt,name=body_encoding,json=bodyEncoding,proto3,enum=rmqio.apache.rocketmq.v2.Encoding" json:"body_encoding,omitempty"`
 	// Message type, normal, FIFO or transactional.
-	MessageType MessageType `protobuf:"varint,6,opt,name=message_type,json=messageType,proto3,enum=apache.rocketmq.v2.MessageType" json:"message_type,omitempty"`
+	MessageType MessageType `protobuf:"varint,6,opt,name=message_type,json=messageType,proto3,enum=rmqio.apache.rocketmq.v2.MessageType" json:"message_type,omitempty"`
 	// Message born time-point.
 	BornTimestamp *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=born_timestamp,json=bornTimestamp,proto3" json:"born_timestamp,omitempty"`
 	// Message born host. Valid options are IPv4, IPv6 or client host domain name.
@@ -1628,7 +1628,7 @@ type SystemProperties struct {
 
 func (x *SystemProperties) Reset() {
 	*x = SystemProperties{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[11]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1640,7 @@ func (x *SystemProperties) String() string {
 func (*SystemProperties) ProtoMessage() {}
 
 func (x *SystemProperties) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[11]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1653,7 @@ func (x *SystemProperties) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemProperties.ProtoReflect.Descriptor instead.
 func (*SystemProperties) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{11}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SystemProperties) GetTag() string {
@@ -1808,7 +1808,7 @@ type DeadLetterQueue struct {
 
 func (x *DeadLetterQueue) Reset() {
 	*x = DeadLetterQueue{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[12]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +1820,7 @@ func (x *DeadLetterQueue) String() string {
 func (*DeadLetterQueue) ProtoMessage() {}
 
 func (x *DeadLetterQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[12]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +1833,7 @@ func (x *DeadLetterQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterQueue.ProtoReflect.Descriptor instead.
 func (*DeadLetterQueue) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{12}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeadLetterQueue) GetTopic() string {
@@ -1867,7 +1867,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[13]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1879,7 +1879,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[13]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1892,7 +1892,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{13}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Message) GetTopic() *Resource {
@@ -1932,7 +1932,7 @@ type Assignment struct {
 
 func (x *Assignment) Reset() {
 	*x = Assignment{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[14]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +1944,7 @@ func (x *Assignment) String() string {
 func (*Assignment) ProtoMessage() {}
 
 func (x *Assignment) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[14]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +1957,7 @@ func (x *Assignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assignment.ProtoReflect.Descriptor instead.
 func (*Assignment) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{14}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Assignment) GetMessageQueue() *MessageQueue {
@@ -1969,7 +1969,7 @@ func (x *Assignment) GetMessageQueue() *MessageQueue {
 
 type Status struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          Code                   `protobuf:"varint,1,opt,name=code,proto3,enum=apache.rocketmq.v2.Code" json:"code,omitempty"`
+	Code          Code                   `protobuf:"varint,1,opt,name=code,proto3,enum=rmqio.apache.rocketmq.v2.Code" json:"code,omitempty"`
 	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1977,7 +1977,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[15]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +1989,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[15]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2002,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{15}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Status) GetCode() Code {
@@ -2023,7 +2023,7 @@ func (x *Status) GetMessage() string {
 type UA struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// SDK language
-	Language Language `protobuf:"varint,1,opt,name=language,proto3,enum=apache.rocketmq.v2.Language" json:"language,omitempty"`
+	Language Language `protobuf:"varint,1,opt,name=language,proto3,enum=rmqio.apache.rocketmq.v2.Language" json:"language,omitempty"`
 	// SDK version
 	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// Platform details, including OS name, version, arch etc.
@@ -2036,7 +2036,7 @@ type UA struct {
 
 func (x *UA) Reset() {
 	*x = UA{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[16]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2048,7 @@ func (x *UA) String() string {
 func (*UA) ProtoMessage() {}
 
 func (x *UA) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[16]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2061,7 @@ func (x *UA) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UA.ProtoReflect.Descriptor instead.
 func (*UA) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{16}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UA) GetLanguage() Language {
@@ -2095,7 +2095,7 @@ func (x *UA) GetHostname() string {
 type Settings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Configurations for all clients.
-	ClientType  *ClientType `protobuf:"varint,1,opt,name=client_type,json=clientType,proto3,enum=apache.rocketmq.v2.ClientType,oneof" json:"client_type,omitempty"`
+	ClientType  *ClientType `protobuf:"varint,1,opt,name=client_type,json=clientType,proto3,enum=rmqio.apache.rocketmq.v2.ClientType,oneof" json:"client_type,omitempty"`
 	AccessPoint *Endpoints  `protobuf:"bytes,2,opt,name=access_point,json=accessPoint,proto3,oneof" json:"access_point,omitempty"`
 	// If publishing of messages encounters throttling or server internal errors,
 	// publishers should implement automatic retries after progressive longer
@@ -2124,7 +2124,7 @@ type Settings struct {
 
 func (x *Settings) Reset() {
 	*x = Settings{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[17]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2136,7 @@ func (x *Settings) String() string {
 func (*Settings) ProtoMessage() {}
 
 func (x *Settings) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[17]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2149,7 @@ func (x *Settings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Settings.ProtoReflect.Descriptor instead.
 func (*Settings) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{17}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Settings) GetClientType() ClientType {
@@ -2255,7 +2255,7 @@ type Publishing struct {
 
 func (x *Publishing) Reset() {
 	*x = Publishing{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[18]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2267,7 @@ func (x *Publishing) String() string {
 func (*Publishing) ProtoMessage() {}
 
 func (x *Publishing) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[18]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2280,7 @@ func (x *Publishing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Publishing.ProtoReflect.Descriptor instead.
 func (*Publishing) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{18}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Publishing) GetTopics() []*Resource {
@@ -2333,7 +2333,7 @@ type Subscription struct {
 
 func (x *Subscription) Reset() {
 	*x = Subscription{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[19]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2345,7 @@ func (x *Subscription) String() string {
 func (*Subscription) ProtoMessage() {}
 
 func (x *Subscription) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[19]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2358,7 @@ func (x *Subscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subscription.ProtoReflect.Descriptor instead.
 func (*Subscription) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{19}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Subscription) GetGroup() *Resource {
@@ -2408,7 +2408,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[20]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2420,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_definition_proto_msgTypes[20]
+	mi := &file_rmqio_apiv2_definition_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2433,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_definition_proto_rawDescGZIP(), []int{20}
+	return file_rmqio_apiv2_definition_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Metric) GetOn() bool {
@@ -2450,20 +2450,20 @@ func (x *Metric) GetEndpoints() *Endpoints {
 	return nil
 }
 
-var File_apache_rocketmq_v2_definition_proto protoreflect.FileDescriptor
+var File_rmqio_apiv2_definition_proto protoreflect.FileDescriptor
 
-const file_apache_rocketmq_v2_definition_proto_rawDesc = "" +
+const file_rmqio_apiv2_definition_proto_rawDesc = "" +
 	"\n" +
-	"#apache/rocketmq/v2/definition.proto\x12\x12apache.rocketmq.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/duration.proto\"f\n" +
-	"\x10FilterExpression\x122\n" +
-	"\x04type\x18\x01 \x01(\x0e2\x1e.apache.rocketmq.v2.FilterTypeR\x04type\x12\x1e\n" +
+	"\x1crmqio/apiv2/definition.proto\x12\x18rmqio.apache.rocketmq.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/duration.proto\"l\n" +
+	"\x10FilterExpression\x128\n" +
+	"\x04type\x18\x01 \x01(\x0e2$.rmqio.apache.rocketmq.v2.FilterTypeR\x04type\x12\x1e\n" +
 	"\n" +
 	"expression\x18\x02 \x01(\tR\n" +
-	"expression\"\xef\x01\n" +
+	"expression\"\xfb\x01\n" +
 	"\vRetryPolicy\x12!\n" +
-	"\fmax_attempts\x18\x01 \x01(\x05R\vmaxAttempts\x12Y\n" +
-	"\x13exponential_backoff\x18\x02 \x01(\v2&.apache.rocketmq.v2.ExponentialBackoffH\x00R\x12exponentialBackoff\x12V\n" +
-	"\x12customized_backoff\x18\x03 \x01(\v2%.apache.rocketmq.v2.CustomizedBackoffH\x00R\x11customizedBackoffB\n" +
+	"\fmax_attempts\x18\x01 \x01(\x05R\vmaxAttempts\x12_\n" +
+	"\x13exponential_backoff\x18\x02 \x01(\v2,.rmqio.apache.rocketmq.v2.ExponentialBackoffH\x00R\x12exponentialBackoff\x12\\\n" +
+	"\x12customized_backoff\x18\x03 \x01(\v2+.rmqio.apache.rocketmq.v2.CustomizedBackoffH\x00R\x11customizedBackoffB\n" +
 	"\n" +
 	"\bstrategy\"\x96\x01\n" +
 	"\x12ExponentialBackoff\x123\n" +
@@ -2476,43 +2476,43 @@ const file_apache_rocketmq_v2_definition_proto_rawDesc = "" +
 	"\x04next\x18\x01 \x03(\v2\x19.google.protobuf.DurationR\x04next\"M\n" +
 	"\bResource\x12-\n" +
 	"\x12resource_namespace\x18\x01 \x01(\tR\x11resourceNamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\x8d\x01\n" +
-	"\x11SubscriptionEntry\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12D\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\x99\x01\n" +
+	"\x11SubscriptionEntry\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12J\n" +
 	"\n" +
-	"expression\x18\x02 \x01(\v2$.apache.rocketmq.v2.FilterExpressionR\n" +
+	"expression\x18\x02 \x01(\v2*.rmqio.apache.rocketmq.v2.FilterExpressionR\n" +
 	"expression\"1\n" +
 	"\aAddress\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x12\n" +
-	"\x04port\x18\x02 \x01(\x05R\x04port\"\x81\x01\n" +
-	"\tEndpoints\x129\n" +
-	"\x06scheme\x18\x01 \x01(\x0e2!.apache.rocketmq.v2.AddressSchemeR\x06scheme\x129\n" +
-	"\taddresses\x18\x02 \x03(\v2\x1b.apache.rocketmq.v2.AddressR\taddresses\"i\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\"\x8d\x01\n" +
+	"\tEndpoints\x12?\n" +
+	"\x06scheme\x18\x01 \x01(\x0e2'.rmqio.apache.rocketmq.v2.AddressSchemeR\x06scheme\x12?\n" +
+	"\taddresses\x18\x02 \x03(\v2!.rmqio.apache.rocketmq.v2.AddressR\taddresses\"o\n" +
 	"\x06Broker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\x05R\x02id\x12;\n" +
-	"\tendpoints\x18\x03 \x01(\v2\x1d.apache.rocketmq.v2.EndpointsR\tendpoints\"\x99\x02\n" +
-	"\fMessageQueue\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\x05R\x02id\x12>\n" +
+	"\x02id\x18\x02 \x01(\x05R\x02id\x12A\n" +
+	"\tendpoints\x18\x03 \x01(\v2#.rmqio.apache.rocketmq.v2.EndpointsR\tendpoints\"\xb1\x02\n" +
+	"\fMessageQueue\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x05R\x02id\x12D\n" +
 	"\n" +
-	"permission\x18\x03 \x01(\x0e2\x1e.apache.rocketmq.v2.PermissionR\n" +
-	"permission\x122\n" +
-	"\x06broker\x18\x04 \x01(\v2\x1a.apache.rocketmq.v2.BrokerR\x06broker\x12Q\n" +
-	"\x14accept_message_types\x18\x05 \x03(\x0e2\x1f.apache.rocketmq.v2.MessageTypeR\x12acceptMessageTypes\"X\n" +
-	"\x06Digest\x122\n" +
-	"\x04type\x18\x01 \x01(\x0e2\x1e.apache.rocketmq.v2.DigestTypeR\x04type\x12\x1a\n" +
-	"\bchecksum\x18\x02 \x01(\tR\bchecksum\"\xae\n" +
+	"permission\x18\x03 \x01(\x0e2$.rmqio.apache.rocketmq.v2.PermissionR\n" +
+	"permission\x128\n" +
+	"\x06broker\x18\x04 \x01(\v2 .rmqio.apache.rocketmq.v2.BrokerR\x06broker\x12W\n" +
+	"\x14accept_message_types\x18\x05 \x03(\x0e2%.rmqio.apache.rocketmq.v2.MessageTypeR\x12acceptMessageTypes\"^\n" +
+	"\x06Digest\x128\n" +
+	"\x04type\x18\x01 \x01(\x0e2$.rmqio.apache.rocketmq.v2.DigestTypeR\x04type\x12\x1a\n" +
+	"\bchecksum\x18\x02 \x01(\tR\bchecksum\"\xc6\n" +
 	"\n" +
 	"\x10SystemProperties\x12\x15\n" +
 	"\x03tag\x18\x01 \x01(\tH\x00R\x03tag\x88\x01\x01\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\tR\x04keys\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x03 \x01(\tR\tmessageId\x12;\n" +
-	"\vbody_digest\x18\x04 \x01(\v2\x1a.apache.rocketmq.v2.DigestR\n" +
-	"bodyDigest\x12A\n" +
-	"\rbody_encoding\x18\x05 \x01(\x0e2\x1c.apache.rocketmq.v2.EncodingR\fbodyEncoding\x12B\n" +
-	"\fmessage_type\x18\x06 \x01(\x0e2\x1f.apache.rocketmq.v2.MessageTypeR\vmessageType\x12A\n" +
+	"message_id\x18\x03 \x01(\tR\tmessageId\x12A\n" +
+	"\vbody_digest\x18\x04 \x01(\v2 .rmqio.apache.rocketmq.v2.DigestR\n" +
+	"bodyDigest\x12G\n" +
+	"\rbody_encoding\x18\x05 \x01(\x0e2\".rmqio.apache.rocketmq.v2.EncodingR\fbodyEncoding\x12H\n" +
+	"\fmessage_type\x18\x06 \x01(\x0e2%.rmqio.apache.rocketmq.v2.MessageTypeR\vmessageType\x12A\n" +
 	"\x0eborn_timestamp\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\rbornTimestamp\x12\x1b\n" +
 	"\tborn_host\x18\b \x01(\tR\bbornHost\x12H\n" +
 	"\x0fstore_timestamp\x18\t \x01(\v2\x1a.google.protobuf.TimestampH\x01R\x0estoreTimestamp\x88\x01\x01\x12\x1d\n" +
@@ -2527,8 +2527,8 @@ const file_apache_rocketmq_v2_definition_proto_rawDesc = "" +
 	"\x10delivery_attempt\x18\x10 \x01(\x05H\x06R\x0fdeliveryAttempt\x88\x01\x01\x12(\n" +
 	"\rmessage_group\x18\x11 \x01(\tH\aR\fmessageGroup\x88\x01\x01\x12(\n" +
 	"\rtrace_context\x18\x12 \x01(\tH\bR\ftraceContext\x88\x01\x01\x12s\n" +
-	"&orphaned_transaction_recovery_duration\x18\x13 \x01(\v2\x19.google.protobuf.DurationH\tR#orphanedTransactionRecoveryDuration\x88\x01\x01\x12T\n" +
-	"\x11dead_letter_queue\x18\x14 \x01(\v2#.apache.rocketmq.v2.DeadLetterQueueH\n" +
+	"&orphaned_transaction_recovery_duration\x18\x13 \x01(\v2\x19.google.protobuf.DurationH\tR#orphanedTransactionRecoveryDuration\x88\x01\x01\x12Z\n" +
+	"\x11dead_letter_queue\x18\x14 \x01(\v2).rmqio.apache.rocketmq.v2.DeadLetterQueueH\n" +
 	"R\x0fdeadLetterQueue\x88\x01\x01B\x06\n" +
 	"\x04_tagB\x12\n" +
 	"\x10_store_timestampB\x15\n" +
@@ -2544,62 +2544,62 @@ const file_apache_rocketmq_v2_definition_proto_rawDesc = "" +
 	"\x0fDeadLetterQueue\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x02 \x01(\tR\tmessageId\"\xc1\x02\n" +
-	"\aMessage\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12X\n" +
-	"\x0fuser_properties\x18\x02 \x03(\v2/.apache.rocketmq.v2.Message.UserPropertiesEntryR\x0euserProperties\x12Q\n" +
-	"\x11system_properties\x18\x03 \x01(\v2$.apache.rocketmq.v2.SystemPropertiesR\x10systemProperties\x12\x12\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\"\xd3\x02\n" +
+	"\aMessage\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12^\n" +
+	"\x0fuser_properties\x18\x02 \x03(\v25.rmqio.apache.rocketmq.v2.Message.UserPropertiesEntryR\x0euserProperties\x12W\n" +
+	"\x11system_properties\x18\x03 \x01(\v2*.rmqio.apache.rocketmq.v2.SystemPropertiesR\x10systemProperties\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x1aA\n" +
 	"\x13UserPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"S\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Y\n" +
 	"\n" +
-	"Assignment\x12E\n" +
-	"\rmessage_queue\x18\x01 \x01(\v2 .apache.rocketmq.v2.MessageQueueR\fmessageQueue\"P\n" +
-	"\x06Status\x12,\n" +
-	"\x04code\x18\x01 \x01(\x0e2\x18.apache.rocketmq.v2.CodeR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\x90\x01\n" +
-	"\x02UA\x128\n" +
-	"\blanguage\x18\x01 \x01(\x0e2\x1c.apache.rocketmq.v2.LanguageR\blanguage\x12\x18\n" +
+	"Assignment\x12K\n" +
+	"\rmessage_queue\x18\x01 \x01(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\fmessageQueue\"V\n" +
+	"\x06Status\x122\n" +
+	"\x04code\x18\x01 \x01(\x0e2\x1e.rmqio.apache.rocketmq.v2.CodeR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x96\x01\n" +
+	"\x02UA\x12>\n" +
+	"\blanguage\x18\x01 \x01(\x0e2\".rmqio.apache.rocketmq.v2.LanguageR\blanguage\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bplatform\x18\x03 \x01(\tR\bplatform\x12\x1a\n" +
-	"\bhostname\x18\x04 \x01(\tR\bhostname\"\xf5\x04\n" +
-	"\bSettings\x12D\n" +
-	"\vclient_type\x18\x01 \x01(\x0e2\x1e.apache.rocketmq.v2.ClientTypeH\x01R\n" +
-	"clientType\x88\x01\x01\x12E\n" +
-	"\faccess_point\x18\x02 \x01(\v2\x1d.apache.rocketmq.v2.EndpointsH\x02R\vaccessPoint\x88\x01\x01\x12K\n" +
-	"\x0ebackoff_policy\x18\x03 \x01(\v2\x1f.apache.rocketmq.v2.RetryPolicyH\x03R\rbackoffPolicy\x88\x01\x01\x12G\n" +
-	"\x0frequest_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationH\x04R\x0erequestTimeout\x88\x01\x01\x12@\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\"\x9f\x05\n" +
+	"\bSettings\x12J\n" +
+	"\vclient_type\x18\x01 \x01(\x0e2$.rmqio.apache.rocketmq.v2.ClientTypeH\x01R\n" +
+	"clientType\x88\x01\x01\x12K\n" +
+	"\faccess_point\x18\x02 \x01(\v2#.rmqio.apache.rocketmq.v2.EndpointsH\x02R\vaccessPoint\x88\x01\x01\x12Q\n" +
+	"\x0ebackoff_policy\x18\x03 \x01(\v2%.rmqio.apache.rocketmq.v2.RetryPolicyH\x03R\rbackoffPolicy\x88\x01\x01\x12G\n" +
+	"\x0frequest_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationH\x04R\x0erequestTimeout\x88\x01\x01\x12F\n" +
 	"\n" +
-	"publishing\x18\x05 \x01(\v2\x1e.apache.rocketmq.v2.PublishingH\x00R\n" +
-	"publishing\x12F\n" +
-	"\fsubscription\x18\x06 \x01(\v2 .apache.rocketmq.v2.SubscriptionH\x00R\fsubscription\x125\n" +
+	"publishing\x18\x05 \x01(\v2$.rmqio.apache.rocketmq.v2.PublishingH\x00R\n" +
+	"publishing\x12L\n" +
+	"\fsubscription\x18\x06 \x01(\v2&.rmqio.apache.rocketmq.v2.SubscriptionH\x00R\fsubscription\x12;\n" +
 	"\n" +
-	"user_agent\x18\a \x01(\v2\x16.apache.rocketmq.v2.UAR\tuserAgent\x122\n" +
-	"\x06metric\x18\b \x01(\v2\x1a.apache.rocketmq.v2.MetricR\x06metricB\t\n" +
+	"user_agent\x18\a \x01(\v2\x1c.rmqio.apache.rocketmq.v2.UAR\tuserAgent\x128\n" +
+	"\x06metric\x18\b \x01(\v2 .rmqio.apache.rocketmq.v2.MetricR\x06metricB\t\n" +
 	"\apub_subB\x0e\n" +
 	"\f_client_typeB\x0f\n" +
 	"\r_access_pointB\x11\n" +
 	"\x0f_backoff_policyB\x12\n" +
-	"\x10_request_timeout\"\x9a\x01\n" +
+	"\x10_request_timeout\"\xa0\x01\n" +
 	"\n" +
-	"Publishing\x124\n" +
-	"\x06topics\x18\x01 \x03(\v2\x1c.apache.rocketmq.v2.ResourceR\x06topics\x12\"\n" +
+	"Publishing\x12:\n" +
+	"\x06topics\x18\x01 \x03(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x06topics\x12\"\n" +
 	"\rmax_body_size\x18\x02 \x01(\x05R\vmaxBodySize\x122\n" +
-	"\x15validate_message_type\x18\x03 \x01(\bR\x13validateMessageType\"\xf5\x02\n" +
-	"\fSubscription\x127\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceH\x00R\x05group\x88\x01\x01\x12K\n" +
-	"\rsubscriptions\x18\x02 \x03(\v2%.apache.rocketmq.v2.SubscriptionEntryR\rsubscriptions\x12\x17\n" +
+	"\x15validate_message_type\x18\x03 \x01(\bR\x13validateMessageType\"\x81\x03\n" +
+	"\fSubscription\x12=\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceH\x00R\x05group\x88\x01\x01\x12Q\n" +
+	"\rsubscriptions\x18\x02 \x03(\v2+.rmqio.apache.rocketmq.v2.SubscriptionEntryR\rsubscriptions\x12\x17\n" +
 	"\x04fifo\x18\x03 \x01(\bH\x01R\x04fifo\x88\x01\x01\x121\n" +
 	"\x12receive_batch_size\x18\x04 \x01(\x05H\x02R\x10receiveBatchSize\x88\x01\x01\x12P\n" +
 	"\x14long_polling_timeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationH\x03R\x12longPollingTimeout\x88\x01\x01B\b\n" +
 	"\x06_groupB\a\n" +
 	"\x05_fifoB\x15\n" +
 	"\x13_receive_batch_sizeB\x17\n" +
-	"\x15_long_polling_timeout\"h\n" +
+	"\x15_long_polling_timeout\"n\n" +
 	"\x06Metric\x12\x0e\n" +
-	"\x02on\x18\x01 \x01(\bR\x02on\x12@\n" +
-	"\tendpoints\x18\x02 \x01(\v2\x1d.apache.rocketmq.v2.EndpointsH\x00R\tendpoints\x88\x01\x01B\f\n" +
+	"\x02on\x18\x01 \x01(\bR\x02on\x12F\n" +
+	"\tendpoints\x18\x02 \x01(\v2#.rmqio.apache.rocketmq.v2.EndpointsH\x00R\tendpoints\x88\x01\x01B\f\n" +
 	"\n" +
 	"_endpoints*Y\n" +
 	"\x15TransactionResolution\x12&\n" +
@@ -2730,102 +2730,102 @@ const file_apache_rocketmq_v2_definition_proto_rawDesc = "" +
 	"\x12apache.rocketmq.v2B\bMQDomainP\x01\xa0\x01\x01\xd8\x01\x01\xaa\x02\x12Apache.Rocketmq.V2b\x06proto3"
 
 var (
-	file_apache_rocketmq_v2_definition_proto_rawDescOnce sync.Once
-	file_apache_rocketmq_v2_definition_proto_rawDescData []byte
+	file_rmqio_apiv2_definition_proto_rawDescOnce sync.Once
+	file_rmqio_apiv2_definition_proto_rawDescData []byte
 )
 
-func file_apache_rocketmq_v2_definition_proto_rawDescGZIP() []byte {
-	file_apache_rocketmq_v2_definition_proto_rawDescOnce.Do(func() {
-		file_apache_rocketmq_v2_definition_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_apache_rocketmq_v2_definition_proto_rawDesc), len(file_apache_rocketmq_v2_definition_proto_rawDesc)))
+func file_rmqio_apiv2_definition_proto_rawDescGZIP() []byte {
+	file_rmqio_apiv2_definition_proto_rawDescOnce.Do(func() {
+		file_rmqio_apiv2_definition_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_rmqio_apiv2_definition_proto_rawDesc), len(file_rmqio_apiv2_definition_proto_rawDesc)))
 	})
-	return file_apache_rocketmq_v2_definition_proto_rawDescData
+	return file_rmqio_apiv2_definition_proto_rawDescData
 }
 
-var file_apache_rocketmq_v2_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_apache_rocketmq_v2_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
-var file_apache_rocketmq_v2_definition_proto_goTypes = []any{
-	(TransactionResolution)(0),    // 0: apache.rocketmq.v2.TransactionResolution
-	(TransactionSource)(0),        // 1: apache.rocketmq.v2.TransactionSource
-	(Permission)(0),               // 2: apache.rocketmq.v2.Permission
-	(FilterType)(0),               // 3: apache.rocketmq.v2.FilterType
-	(AddressScheme)(0),            // 4: apache.rocketmq.v2.AddressScheme
-	(MessageType)(0),              // 5: apache.rocketmq.v2.MessageType
-	(DigestType)(0),               // 6: apache.rocketmq.v2.DigestType
-	(ClientType)(0),               // 7: apache.rocketmq.v2.ClientType
-	(Encoding)(0),                 // 8: apache.rocketmq.v2.Encoding
-	(Code)(0),                     // 9: apache.rocketmq.v2.Code
-	(Language)(0),                 // 10: apache.rocketmq.v2.Language
-	(QueryOffsetPolicy)(0),        // 11: apache.rocketmq.v2.QueryOffsetPolicy
-	(*FilterExpression)(nil),      // 12: apache.rocketmq.v2.FilterExpression
-	(*RetryPolicy)(nil),           // 13: apache.rocketmq.v2.RetryPolicy
-	(*ExponentialBackoff)(nil),    // 14: apache.rocketmq.v2.ExponentialBackoff
-	(*CustomizedBackoff)(nil),     // 15: apache.rocketmq.v2.CustomizedBackoff
-	(*Resource)(nil),              // 16: apache.rocketmq.v2.Resource
-	(*SubscriptionEntry)(nil),     // 17: apache.rocketmq.v2.SubscriptionEntry
-	(*Address)(nil),               // 18: apache.rocketmq.v2.Address
-	(*Endpoints)(nil),             // 19: apache.rocketmq.v2.Endpoints
-	(*Broker)(nil),                // 20: apache.rocketmq.v2.Broker
-	(*MessageQueue)(nil),          // 21: apache.rocketmq.v2.MessageQueue
-	(*Digest)(nil),                // 22: apache.rocketmq.v2.Digest
-	(*SystemProperties)(nil),      // 23: apache.rocketmq.v2.SystemProperties
-	(*DeadLetterQueue)(nil),       // 24: apache.rocketmq.v2.DeadLetterQueue
-	(*Message)(nil),               // 25: apache.rocketmq.v2.Message
-	(*Assignment)(nil),            // 26: apache.rocketmq.v2.Assignment
-	(*Status)(nil),                // 27: apache.rocketmq.v2.Status
-	(*UA)(nil),                    // 28: apache.rocketmq.v2.UA
-	(*Settings)(nil),              // 29: apache.rocketmq.v2.Settings
-	(*Publishing)(nil),            // 30: apache.rocketmq.v2.Publishing
-	(*Subscription)(nil),          // 31: apache.rocketmq.v2.Subscription
-	(*Metric)(nil),                // 32: apache.rocketmq.v2.Metric
-	nil,                           // 33: apache.rocketmq.v2.Message.UserPropertiesEntry
+var file_rmqio_apiv2_definition_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_rmqio_apiv2_definition_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_rmqio_apiv2_definition_proto_goTypes = []any{
+	(TransactionResolution)(0),    // 0: rmqio.apache.rocketmq.v2.TransactionResolution
+	(TransactionSource)(0),        // 1: rmqio.apache.rocketmq.v2.TransactionSource
+	(Permission)(0),               // 2: rmqio.apache.rocketmq.v2.Permission
+	(FilterType)(0),               // 3: rmqio.apache.rocketmq.v2.FilterType
+	(AddressScheme)(0),            // 4: rmqio.apache.rocketmq.v2.AddressScheme
+	(MessageType)(0),              // 5: rmqio.apache.rocketmq.v2.MessageType
+	(DigestType)(0),               // 6: rmqio.apache.rocketmq.v2.DigestType
+	(ClientType)(0),               // 7: rmqio.apache.rocketmq.v2.ClientType
+	(Encoding)(0),                 // 8: rmqio.apache.rocketmq.v2.Encoding
+	(Code)(0),                     // 9: rmqio.apache.rocketmq.v2.Code
+	(Language)(0),                 // 10: rmqio.apache.rocketmq.v2.Language
+	(QueryOffsetPolicy)(0),        // 11: rmqio.apache.rocketmq.v2.QueryOffsetPolicy
+	(*FilterExpression)(nil),      // 12: rmqio.apache.rocketmq.v2.FilterExpression
+	(*RetryPolicy)(nil),           // 13: rmqio.apache.rocketmq.v2.RetryPolicy
+	(*ExponentialBackoff)(nil),    // 14: rmqio.apache.rocketmq.v2.ExponentialBackoff
+	(*CustomizedBackoff)(nil),     // 15: rmqio.apache.rocketmq.v2.CustomizedBackoff
+	(*Resource)(nil),              // 16: rmqio.apache.rocketmq.v2.Resource
+	(*SubscriptionEntry)(nil),     // 17: rmqio.apache.rocketmq.v2.SubscriptionEntry
+	(*Address)(nil),               // 18: rmqio.apache.rocketmq.v2.Address
+	(*Endpoints)(nil),             // 19: rmqio.apache.rocketmq.v2.Endpoints
+	(*Broker)(nil),                // 20: rmqio.apache.rocketmq.v2.Broker
+	(*MessageQueue)(nil),          // 21: rmqio.apache.rocketmq.v2.MessageQueue
+	(*Digest)(nil),                // 22: rmqio.apache.rocketmq.v2.Digest
+	(*SystemProperties)(nil),      // 23: rmqio.apache.rocketmq.v2.SystemProperties
+	(*DeadLetterQueue)(nil),       // 24: rmqio.apache.rocketmq.v2.DeadLetterQueue
+	(*Message)(nil),               // 25: rmqio.apache.rocketmq.v2.Message
+	(*Assignment)(nil),            // 26: rmqio.apache.rocketmq.v2.Assignment
+	(*Status)(nil),                // 27: rmqio.apache.rocketmq.v2.Status
+	(*UA)(nil),                    // 28: rmqio.apache.rocketmq.v2.UA
+	(*Settings)(nil),              // 29: rmqio.apache.rocketmq.v2.Settings
+	(*Publishing)(nil),            // 30: rmqio.apache.rocketmq.v2.Publishing
+	(*Subscription)(nil),          // 31: rmqio.apache.rocketmq.v2.Subscription
+	(*Metric)(nil),                // 32: rmqio.apache.rocketmq.v2.Metric
+	nil,                           // 33: rmqio.apache.rocketmq.v2.Message.UserPropertiesEntry
 	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
 	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
 }
-var file_apache_rocketmq_v2_definition_proto_depIdxs = []int32{
-	3,  // 0: apache.rocketmq.v2.FilterExpression.type:type_name -> apache.rocketmq.v2.FilterType
-	14, // 1: apache.rocketmq.v2.RetryPolicy.exponential_backoff:type_name -> apache.rocketmq.v2.ExponentialBackoff
-	15, // 2: apache.rocketmq.v2.RetryPolicy.customized_backoff:type_name -> apache.rocketmq.v2.CustomizedBackoff
-	34, // 3: apache.rocketmq.v2.ExponentialBackoff.initial:type_name -> google.protobuf.Duration
-	34, // 4: apache.rocketmq.v2.ExponentialBackoff.max:type_name -> google.protobuf.Duration
-	34, // 5: apache.rocketmq.v2.CustomizedBackoff.next:type_name -> google.protobuf.Duration
-	16, // 6: apache.rocketmq.v2.SubscriptionEntry.topic:type_name -> apache.rocketmq.v2.Resource
-	12, // 7: apache.rocketmq.v2.SubscriptionEntry.expression:type_name -> apache.rocketmq.v2.FilterExpression
-	4,  // 8: apache.rocketmq.v2.Endpoints.scheme:type_name -> apache.rocketmq.v2.AddressScheme
-	18, // 9: apache.rocketmq.v2.Endpoints.addresses:type_name -> apache.rocketmq.v2.Address
-	19, // 10: apache.rocketmq.v2.Broker.endpoints:type_name -> apache.rocketmq.v2.Endpoints
-	16, // 11: apache.rocketmq.v2.MessageQueue.topic:type_name -> apache.rocketmq.v2.Resource
-	2,  // 12: apache.rocketmq.v2.MessageQueue.permission:type_name -> apache.rocketmq.v2.Permission
-	20, // 13: apache.rocketmq.v2.MessageQueue.broker:type_name -> apache.rocketmq.v2.Broker
-	5,  // 14: apache.rocketmq.v2.MessageQueue.accept_message_types:type_name -> apache.rocketmq.v2.MessageType
-	6,  // 15: apache.rocketmq.v2.Digest.type:type_name -> apache.rocketmq.v2.DigestType
-	22, // 16: apache.rocketmq.v2.SystemProperties.body_digest:type_name -> apache.rocketmq.v2.Digest
-	8,  // 17: apache.rocketmq.v2.SystemProperties.body_encoding:type_name -> apache.rocketmq.v2.Encoding
-	5,  // 18: apache.rocketmq.v2.SystemProperties.message_type:type_name -> apache.rocketmq.v2.MessageType
-	35, // 19: apache.rocketmq.v2.SystemProperties.born_timestamp:type_name -> google.protobuf.Timestamp
-	35, // 20: apache.rocketmq.v2.SystemProperties.store_timestamp:type_name -> google.protobuf.Timestamp
-	35, // 21: apache.rocketmq.v2.SystemProperties.delivery_timestamp:type_name -> google.protobuf.Timestamp
-	34, // 22: apache.rocketmq.v2.SystemProperties.invisible_duration:type_name -> google.protobuf.Duration
-	34, // 23: apache.rocketmq.v2.SystemProperties.orphaned_transaction_recovery_duration:type_name -> google.protobuf.Duration
-	24, // 24: apache.rocketmq.v2.SystemProperties.dead_letter_queue:type_name -> apache.rocketmq.v2.DeadLetterQueue
-	16, // 25: apache.rocketmq.v2.Message.topic:type_name -> apache.rocketmq.v2.Resource
-	33, // 26: apache.rocketmq.v2.Message.user_properties:type_name -> apache.rocketmq.v2.Message.UserPropertiesEntry
-	23, // 27: apache.rocketmq.v2.Message.system_properties:type_name -> apache.rocketmq.v2.SystemProperties
-	21, // 28: apache.rocketmq.v2.Assignment.message_queue:type_name -> apache.rocketmq.v2.MessageQueue
-	9,  // 29: apache.rocketmq.v2.Status.code:type_name -> apache.rocketmq.v2.Code
-	10, // 30: apache.rocketmq.v2.UA.language:type_name -> apache.rocketmq.v2.Language
-	7,  // 31: apache.rocketmq.v2.Settings.client_type:type_name -> apache.rocketmq.v2.ClientType
-	19, // 32: apache.rocketmq.v2.Settings.access_point:type_name -> apache.rocketmq.v2.Endpoints
-	13, // 33: apache.rocketmq.v2.Settings.backoff_policy:type_name -> apache.rocketmq.v2.RetryPolicy
-	34, // 34: apache.rocketmq.v2.Settings.request_timeout:type_name -> google.protobuf.Duration
-	30, // 35: apache.rocketmq.v2.Settings.publishing:type_name -> apache.rocketmq.v2.Publishing
-	31, // 36: apache.rocketmq.v2.Settings.subscription:type_name -> apache.rocketmq.v2.Subscription
-	28, // 37: apache.rocketmq.v2.Settings.user_agent:type_name -> apache.rocketmq.v2.UA
-	32, // 38: apache.rocketmq.v2.Settings.metric:type_name -> apache.rocketmq.v2.Metric
-	16, // 39: apache.rocketmq.v2.Publishing.topics:type_name -> apache.rocketmq.v2.Resource
-	16, // 40: apache.rocketmq.v2.Subscription.group:type_name -> apache.rocketmq.v2.Resource
-	17, // 41: apache.rocketmq.v2.Subscription.subscriptions:type_name -> apache.rocketmq.v2.SubscriptionEntry
-	34, // 42: apache.rocketmq.v2.Subscription.long_polling_timeout:type_name -> google.protobuf.Duration
-	19, // 43: apache.rocketmq.v2.Metric.endpoints:type_name -> apache.rocketmq.v2.Endpoints
+var file_rmqio_apiv2_definition_proto_depIdxs = []int32{
+	3,  // 0: rmqio.apache.rocketmq.v2.FilterExpression.type:type_name -> rmqio.apache.rocketmq.v2.FilterType
+	14, // 1: rmqio.apache.rocketmq.v2.RetryPolicy.exponential_backoff:type_name -> rmqio.apache.rocketmq.v2.ExponentialBackoff
+	15, // 2: rmqio.apache.rocketmq.v2.RetryPolicy.customized_backoff:type_name -> rmqio.apache.rocketmq.v2.CustomizedBackoff
+	34, // 3: rmqio.apache.rocketmq.v2.ExponentialBackoff.initial:type_name -> google.protobuf.Duration
+	34, // 4: rmqio.apache.rocketmq.v2.ExponentialBackoff.max:type_name -> google.protobuf.Duration
+	34, // 5: rmqio.apache.rocketmq.v2.CustomizedBackoff.next:type_name -> google.protobuf.Duration
+	16, // 6: rmqio.apache.rocketmq.v2.SubscriptionEntry.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	12, // 7: rmqio.apache.rocketmq.v2.SubscriptionEntry.expression:type_name -> rmqio.apache.rocketmq.v2.FilterExpression
+	4,  // 8: rmqio.apache.rocketmq.v2.Endpoints.scheme:type_name -> rmqio.apache.rocketmq.v2.AddressScheme
+	18, // 9: rmqio.apache.rocketmq.v2.Endpoints.addresses:type_name -> rmqio.apache.rocketmq.v2.Address
+	19, // 10: rmqio.apache.rocketmq.v2.Broker.endpoints:type_name -> rmqio.apache.rocketmq.v2.Endpoints
+	16, // 11: rmqio.apache.rocketmq.v2.MessageQueue.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	2,  // 12: rmqio.apache.rocketmq.v2.MessageQueue.permission:type_name -> rmqio.apache.rocketmq.v2.Permission
+	20, // 13: rmqio.apache.rocketmq.v2.MessageQueue.broker:type_name -> rmqio.apache.rocketmq.v2.Broker
+	5,  // 14: rmqio.apache.rocketmq.v2.MessageQueue.accept_message_types:type_name -> rmqio.apache.rocketmq.v2.MessageType
+	6,  // 15: rmqio.apache.rocketmq.v2.Digest.type:type_name -> rmqio.apache.rocketmq.v2.DigestType
+	22, // 16: rmqio.apache.rocketmq.v2.SystemProperties.body_digest:type_name -> rmqio.apache.rocketmq.v2.Digest
+	8,  // 17: rmqio.apache.rocketmq.v2.SystemProperties.body_encoding:type_name -> rmqio.apache.rocketmq.v2.Encoding
+	5,  // 18: rmqio.apache.rocketmq.v2.SystemProperties.message_type:type_name -> rmqio.apache.rocketmq.v2.MessageType
+	35, // 19: rmqio.apache.rocketmq.v2.SystemProperties.born_timestamp:type_name -> google.protobuf.Timestamp
+	35, // 20: rmqio.apache.rocketmq.v2.SystemProperties.store_timestamp:type_name -> google.protobuf.Timestamp
+	35, // 21: rmqio.apache.rocketmq.v2.SystemProperties.delivery_timestamp:type_name -> google.protobuf.Timestamp
+	34, // 22: rmqio.apache.rocketmq.v2.SystemProperties.invisible_duration:type_name -> google.protobuf.Duration
+	34, // 23: rmqio.apache.rocketmq.v2.SystemProperties.orphaned_transaction_recovery_duration:type_name -> google.protobuf.Duration
+	24, // 24: rmqio.apache.rocketmq.v2.SystemProperties.dead_letter_queue:type_name -> rmqio.apache.rocketmq.v2.DeadLetterQueue
+	16, // 25: rmqio.apache.rocketmq.v2.Message.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	33, // 26: rmqio.apache.rocketmq.v2.Message.user_properties:type_name -> rmqio.apache.rocketmq.v2.Message.UserPropertiesEntry
+	23, // 27: rmqio.apache.rocketmq.v2.Message.system_properties:type_name -> rmqio.apache.rocketmq.v2.SystemProperties
+	21, // 28: rmqio.apache.rocketmq.v2.Assignment.message_queue:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	9,  // 29: rmqio.apache.rocketmq.v2.Status.code:type_name -> rmqio.apache.rocketmq.v2.Code
+	10, // 30: rmqio.apache.rocketmq.v2.UA.language:type_name -> rmqio.apache.rocketmq.v2.Language
+	7,  // 31: rmqio.apache.rocketmq.v2.Settings.client_type:type_name -> rmqio.apache.rocketmq.v2.ClientType
+	19, // 32: rmqio.apache.rocketmq.v2.Settings.access_point:type_name -> rmqio.apache.rocketmq.v2.Endpoints
+	13, // 33: rmqio.apache.rocketmq.v2.Settings.backoff_policy:type_name -> rmqio.apache.rocketmq.v2.RetryPolicy
+	34, // 34: rmqio.apache.rocketmq.v2.Settings.request_timeout:type_name -> google.protobuf.Duration
+	30, // 35: rmqio.apache.rocketmq.v2.Settings.publishing:type_name -> rmqio.apache.rocketmq.v2.Publishing
+	31, // 36: rmqio.apache.rocketmq.v2.Settings.subscription:type_name -> rmqio.apache.rocketmq.v2.Subscription
+	28, // 37: rmqio.apache.rocketmq.v2.Settings.user_agent:type_name -> rmqio.apache.rocketmq.v2.UA
+	32, // 38: rmqio.apache.rocketmq.v2.Settings.metric:type_name -> rmqio.apache.rocketmq.v2.Metric
+	16, // 39: rmqio.apache.rocketmq.v2.Publishing.topics:type_name -> rmqio.apache.rocketmq.v2.Resource
+	16, // 40: rmqio.apache.rocketmq.v2.Subscription.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	17, // 41: rmqio.apache.rocketmq.v2.Subscription.subscriptions:type_name -> rmqio.apache.rocketmq.v2.SubscriptionEntry
+	34, // 42: rmqio.apache.rocketmq.v2.Subscription.long_polling_timeout:type_name -> google.protobuf.Duration
+	19, // 43: rmqio.apache.rocketmq.v2.Metric.endpoints:type_name -> rmqio.apache.rocketmq.v2.Endpoints
 	44, // [44:44] is the sub-list for method output_type
 	44, // [44:44] is the sub-list for method input_type
 	44, // [44:44] is the sub-list for extension type_name
@@ -2833,38 +2833,38 @@ var file_apache_rocketmq_v2_definition_proto_depIdxs = []int32{
 	0,  // [0:44] is the sub-list for field type_name
 }
 
-func init() { file_apache_rocketmq_v2_definition_proto_init() }
-func file_apache_rocketmq_v2_definition_proto_init() {
-	if File_apache_rocketmq_v2_definition_proto != nil {
+func init() { file_rmqio_apiv2_definition_proto_init() }
+func file_rmqio_apiv2_definition_proto_init() {
+	if File_rmqio_apiv2_definition_proto != nil {
 		return
 	}
-	file_apache_rocketmq_v2_definition_proto_msgTypes[1].OneofWrappers = []any{
+	file_rmqio_apiv2_definition_proto_msgTypes[1].OneofWrappers = []any{
 		(*RetryPolicy_ExponentialBackoff)(nil),
 		(*RetryPolicy_CustomizedBackoff)(nil),
 	}
-	file_apache_rocketmq_v2_definition_proto_msgTypes[11].OneofWrappers = []any{}
-	file_apache_rocketmq_v2_definition_proto_msgTypes[17].OneofWrappers = []any{
+	file_rmqio_apiv2_definition_proto_msgTypes[11].OneofWrappers = []any{}
+	file_rmqio_apiv2_definition_proto_msgTypes[17].OneofWrappers = []any{
 		(*Settings_Publishing)(nil),
 		(*Settings_Subscription)(nil),
 	}
-	file_apache_rocketmq_v2_definition_proto_msgTypes[19].OneofWrappers = []any{}
-	file_apache_rocketmq_v2_definition_proto_msgTypes[20].OneofWrappers = []any{}
+	file_rmqio_apiv2_definition_proto_msgTypes[19].OneofWrappers = []any{}
+	file_rmqio_apiv2_definition_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_apache_rocketmq_v2_definition_proto_rawDesc), len(file_apache_rocketmq_v2_definition_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rmqio_apiv2_definition_proto_rawDesc), len(file_rmqio_apiv2_definition_proto_rawDesc)),
 			NumEnums:      12,
 			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_apache_rocketmq_v2_definition_proto_goTypes,
-		DependencyIndexes: file_apache_rocketmq_v2_definition_proto_depIdxs,
-		EnumInfos:         file_apache_rocketmq_v2_definition_proto_enumTypes,
-		MessageInfos:      file_apache_rocketmq_v2_definition_proto_msgTypes,
+		GoTypes:           file_rmqio_apiv2_definition_proto_goTypes,
+		DependencyIndexes: file_rmqio_apiv2_definition_proto_depIdxs,
+		EnumInfos:         file_rmqio_apiv2_definition_proto_enumTypes,
+		MessageInfos:      file_rmqio_apiv2_definition_proto_msgTypes,
 	}.Build()
-	File_apache_rocketmq_v2_definition_proto = out.File
-	file_apache_rocketmq_v2_definition_proto_goTypes = nil
-	file_apache_rocketmq_v2_definition_proto_depIdxs = nil
+	File_rmqio_apiv2_definition_proto = out.File
+	file_rmqio_apiv2_definition_proto_goTypes = nil
+	file_rmqio_apiv2_definition_proto_depIdxs = nil
 }

@@ -17,7 +17,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11
 // 	protoc        v6.33.5
-// source: apache/rocketmq/v2/service.proto
+// source: rmqio/apiv2/service.proto
 
 package apiv2
 
@@ -65,7 +65,7 @@ type QueryRouteRequest struct {
 
 func (x *QueryRouteRequest) Reset() {
 	*x = QueryRouteRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[0]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -77,7 +77,7 @@ func (x *QueryRouteRequest) String() string {
 func (*QueryRouteRequest) ProtoMessage() {}
 
 func (x *QueryRouteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[0]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -90,7 +90,7 @@ func (x *QueryRouteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRouteRequest.ProtoReflect.Descriptor instead.
 func (*QueryRouteRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{0}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *QueryRouteRequest) GetTopic() *Resource {
@@ -117,7 +117,7 @@ type QueryRouteResponse struct {
 
 func (x *QueryRouteResponse) Reset() {
 	*x = QueryRouteResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[1]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -129,7 +129,7 @@ func (x *QueryRouteResponse) String() string {
 func (*QueryRouteResponse) ProtoMessage() {}
 
 func (x *QueryRouteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[1]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -142,7 +142,7 @@ func (x *QueryRouteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRouteResponse.ProtoReflect.Descriptor instead.
 func (*QueryRouteResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{1}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *QueryRouteResponse) GetStatus() *Status {
@@ -168,7 +168,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[2]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -180,7 +180,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[2]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -193,7 +193,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{2}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SendMessageRequest) GetMessages() []*Message {
@@ -217,7 +217,7 @@ type SendResultEntry struct {
 
 func (x *SendResultEntry) Reset() {
 	*x = SendResultEntry{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[3]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -229,7 +229,7 @@ func (x *SendResultEntry) String() string {
 func (*SendResultEntry) ProtoMessage() {}
 
 func (x *SendResultEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[3]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -242,7 +242,7 @@ func (x *SendResultEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResultEntry.ProtoReflect.Descriptor instead.
 func (*SendResultEntry) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{3}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SendResultEntry) GetStatus() *Status {
@@ -292,7 +292,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[4]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -304,7 +304,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[4]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -317,7 +317,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{4}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SendMessageResponse) GetStatus() *Status {
@@ -345,7 +345,7 @@ type QueryAssignmentRequest struct {
 
 func (x *QueryAssignmentRequest) Reset() {
 	*x = QueryAssignmentRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[5]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +357,7 @@ func (x *QueryAssignmentRequest) String() string {
 func (*QueryAssignmentRequest) ProtoMessage() {}
 
 func (x *QueryAssignmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[5]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +370,7 @@ func (x *QueryAssignmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryAssignmentRequest.ProtoReflect.Descriptor instead.
 func (*QueryAssignmentRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{5}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *QueryAssignmentRequest) GetTopic() *Resource {
@@ -404,7 +404,7 @@ type QueryAssignmentResponse struct {
 
 func (x *QueryAssignmentResponse) Reset() {
 	*x = QueryAssignmentResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[6]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -416,7 +416,7 @@ func (x *QueryAssignmentResponse) String() string {
 func (*QueryAssignmentResponse) ProtoMessage() {}
 
 func (x *QueryAssignmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[6]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -429,7 +429,7 @@ func (x *QueryAssignmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryAssignmentResponse.ProtoReflect.Descriptor instead.
 func (*QueryAssignmentResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{6}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *QueryAssignmentResponse) GetStatus() *Status {
@@ -464,7 +464,7 @@ type ReceiveMessageRequest struct {
 
 func (x *ReceiveMessageRequest) Reset() {
 	*x = ReceiveMessageRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[7]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +476,7 @@ func (x *ReceiveMessageRequest) String() string {
 func (*ReceiveMessageRequest) ProtoMessage() {}
 
 func (x *ReceiveMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[7]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +489,7 @@ func (x *ReceiveMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessageRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveMessageRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{7}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReceiveMessageRequest) GetGroup() *Resource {
@@ -562,7 +562,7 @@ type ReceiveMessageResponse struct {
 
 func (x *ReceiveMessageResponse) Reset() {
 	*x = ReceiveMessageResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[8]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +574,7 @@ func (x *ReceiveMessageResponse) String() string {
 func (*ReceiveMessageResponse) ProtoMessage() {}
 
 func (x *ReceiveMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[8]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +587,7 @@ func (x *ReceiveMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessageResponse.ProtoReflect.Descriptor instead.
 func (*ReceiveMessageResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{8}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReceiveMessageResponse) GetContent() isReceiveMessageResponse_Content {
@@ -657,7 +657,7 @@ type AckMessageEntry struct {
 
 func (x *AckMessageEntry) Reset() {
 	*x = AckMessageEntry{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[9]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +669,7 @@ func (x *AckMessageEntry) String() string {
 func (*AckMessageEntry) ProtoMessage() {}
 
 func (x *AckMessageEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[9]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +682,7 @@ func (x *AckMessageEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckMessageEntry.ProtoReflect.Descriptor instead.
 func (*AckMessageEntry) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{9}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AckMessageEntry) GetMessageId() string {
@@ -710,7 +710,7 @@ type AckMessageRequest struct {
 
 func (x *AckMessageRequest) Reset() {
 	*x = AckMessageRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[10]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +722,7 @@ func (x *AckMessageRequest) String() string {
 func (*AckMessageRequest) ProtoMessage() {}
 
 func (x *AckMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[10]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +735,7 @@ func (x *AckMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckMessageRequest.ProtoReflect.Descriptor instead.
 func (*AckMessageRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{10}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AckMessageRequest) GetGroup() *Resource {
@@ -773,7 +773,7 @@ type AckMessageResultEntry struct {
 
 func (x *AckMessageResultEntry) Reset() {
 	*x = AckMessageResultEntry{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[11]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +785,7 @@ func (x *AckMessageResultEntry) String() string {
 func (*AckMessageResultEntry) ProtoMessage() {}
 
 func (x *AckMessageResultEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[11]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +798,7 @@ func (x *AckMessageResultEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckMessageResultEntry.ProtoReflect.Descriptor instead.
 func (*AckMessageResultEntry) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{11}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AckMessageResultEntry) GetMessageId() string {
@@ -834,7 +834,7 @@ type AckMessageResponse struct {
 
 func (x *AckMessageResponse) Reset() {
 	*x = AckMessageResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[12]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +846,7 @@ func (x *AckMessageResponse) String() string {
 func (*AckMessageResponse) ProtoMessage() {}
 
 func (x *AckMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[12]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +859,7 @@ func (x *AckMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckMessageResponse.ProtoReflect.Descriptor instead.
 func (*AckMessageResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{12}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AckMessageResponse) GetStatus() *Status {
@@ -890,7 +890,7 @@ type ForwardMessageToDeadLetterQueueRequest struct {
 
 func (x *ForwardMessageToDeadLetterQueueRequest) Reset() {
 	*x = ForwardMessageToDeadLetterQueueRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[13]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +902,7 @@ func (x *ForwardMessageToDeadLetterQueueRequest) String() string {
 func (*ForwardMessageToDeadLetterQueueRequest) ProtoMessage() {}
 
 func (x *ForwardMessageToDeadLetterQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[13]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +915,7 @@ func (x *ForwardMessageToDeadLetterQueueRequest) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ForwardMessageToDeadLetterQueueRequest.ProtoReflect.Descriptor instead.
 func (*ForwardMessageToDeadLetterQueueRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{13}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ForwardMessageToDeadLetterQueueRequest) GetGroup() *Resource {
@@ -969,7 +969,7 @@ type ForwardMessageToDeadLetterQueueResponse struct {
 
 func (x *ForwardMessageToDeadLetterQueueResponse) Reset() {
 	*x = ForwardMessageToDeadLetterQueueResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[14]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +981,7 @@ func (x *ForwardMessageToDeadLetterQueueResponse) String() string {
 func (*ForwardMessageToDeadLetterQueueResponse) ProtoMessage() {}
 
 func (x *ForwardMessageToDeadLetterQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[14]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +994,7 @@ func (x *ForwardMessageToDeadLetterQueueResponse) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ForwardMessageToDeadLetterQueueResponse.ProtoReflect.Descriptor instead.
 func (*ForwardMessageToDeadLetterQueueResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{14}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ForwardMessageToDeadLetterQueueResponse) GetStatus() *Status {
@@ -1007,14 +1007,14 @@ func (x *ForwardMessageToDeadLetterQueueResponse) GetStatus() *Status {
 type HeartbeatRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Group         *Resource              `protobuf:"bytes,1,opt,name=group,proto3,oneof" json:"group,omitempty"`
-	ClientType    ClientType             `protobuf:"varint,2,opt,name=client_type,json=clientType,proto3,enum=apache.rocketmq.v2.ClientType" json:"client_type,omitempty"`
+	ClientType    ClientType             `protobuf:"varint,2,opt,name=client_type,json=clientType,proto3,enum=rmqio.apache.rocketmq.v2.ClientType" json:"client_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[15]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1026,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[15]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1039,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{15}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeartbeatRequest) GetGroup() *Resource {
@@ -1065,7 +1065,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[16]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1077,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[16]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1090,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{16}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatResponse) GetStatus() *Status {
@@ -1105,8 +1105,8 @@ type EndTransactionRequest struct {
 	Topic         *Resource              `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
 	MessageId     string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
 	TransactionId string                 `protobuf:"bytes,3,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
-	Resolution    TransactionResolution  `protobuf:"varint,4,opt,name=resolution,proto3,enum=apache.rocketmq.v2.TransactionResolution" json:"resolution,omitempty"`
-	Source        TransactionSource      `protobuf:"varint,5,opt,name=source,proto3,enum=apache.rocketmq.v2.TransactionSource" json:"source,omitempty"`
+	Resolution    TransactionResolution  `protobuf:"varint,4,opt,name=resolution,proto3,enum=rmqio.apache.rocketmq.v2.TransactionResolution" json:"resolution,omitempty"`
+	Source        TransactionSource      `protobuf:"varint,5,opt,name=source,proto3,enum=rmqio.apache.rocketmq.v2.TransactionSource" json:"source,omitempty"`
 	TraceContext  string                 `protobuf:"bytes,6,opt,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1114,7 +1114,7 @@ type EndTransactionRequest struct {
 
 func (x *EndTransactionRequest) Reset() {
 	*x = EndTransactionRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[17]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1126,7 @@ func (x *EndTransactionRequest) String() string {
 func (*EndTransactionRequest) ProtoMessage() {}
 
 func (x *EndTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[17]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1139,7 @@ func (x *EndTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndTransactionRequest.ProtoReflect.Descriptor instead.
 func (*EndTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{17}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EndTransactionRequest) GetTopic() *Resource {
@@ -1193,7 +1193,7 @@ type EndTransactionResponse struct {
 
 func (x *EndTransactionResponse) Reset() {
 	*x = EndTransactionResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[18]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1205,7 @@ func (x *EndTransactionResponse) String() string {
 func (*EndTransactionResponse) ProtoMessage() {}
 
 func (x *EndTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[18]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1218,7 @@ func (x *EndTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndTransactionResponse.ProtoReflect.Descriptor instead.
 func (*EndTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{18}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *EndTransactionResponse) GetStatus() *Status {
@@ -1237,7 +1237,7 @@ type PrintThreadStackTraceCommand struct {
 
 func (x *PrintThreadStackTraceCommand) Reset() {
 	*x = PrintThreadStackTraceCommand{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[19]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1249,7 +1249,7 @@ func (x *PrintThreadStackTraceCommand) String() string {
 func (*PrintThreadStackTraceCommand) ProtoMessage() {}
 
 func (x *PrintThreadStackTraceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[19]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1262,7 +1262,7 @@ func (x *PrintThreadStackTraceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrintThreadStackTraceCommand.ProtoReflect.Descriptor instead.
 func (*PrintThreadStackTraceCommand) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{19}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PrintThreadStackTraceCommand) GetNonce() string {
@@ -1282,7 +1282,7 @@ type ThreadStackTrace struct {
 
 func (x *ThreadStackTrace) Reset() {
 	*x = ThreadStackTrace{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[20]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1294,7 @@ func (x *ThreadStackTrace) String() string {
 func (*ThreadStackTrace) ProtoMessage() {}
 
 func (x *ThreadStackTrace) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[20]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1307,7 @@ func (x *ThreadStackTrace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadStackTrace.ProtoReflect.Descriptor instead.
 func (*ThreadStackTrace) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{20}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ThreadStackTrace) GetNonce() string {
@@ -1334,7 +1334,7 @@ type VerifyMessageCommand struct {
 
 func (x *VerifyMessageCommand) Reset() {
 	*x = VerifyMessageCommand{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[21]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1346,7 @@ func (x *VerifyMessageCommand) String() string {
 func (*VerifyMessageCommand) ProtoMessage() {}
 
 func (x *VerifyMessageCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[21]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1359,7 @@ func (x *VerifyMessageCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyMessageCommand.ProtoReflect.Descriptor instead.
 func (*VerifyMessageCommand) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{21}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *VerifyMessageCommand) GetNonce() string {
@@ -1385,7 +1385,7 @@ type VerifyMessageResult struct {
 
 func (x *VerifyMessageResult) Reset() {
 	*x = VerifyMessageResult{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[22]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1397,7 @@ func (x *VerifyMessageResult) String() string {
 func (*VerifyMessageResult) ProtoMessage() {}
 
 func (x *VerifyMessageResult) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[22]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1410,7 @@ func (x *VerifyMessageResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyMessageResult.ProtoReflect.Descriptor instead.
 func (*VerifyMessageResult) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{22}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *VerifyMessageResult) GetNonce() string {
@@ -1430,7 +1430,7 @@ type RecoverOrphanedTransactionCommand struct {
 
 func (x *RecoverOrphanedTransactionCommand) Reset() {
 	*x = RecoverOrphanedTransactionCommand{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[23]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1442,7 @@ func (x *RecoverOrphanedTransactionCommand) String() string {
 func (*RecoverOrphanedTransactionCommand) ProtoMessage() {}
 
 func (x *RecoverOrphanedTransactionCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[23]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1455,7 @@ func (x *RecoverOrphanedTransactionCommand) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RecoverOrphanedTransactionCommand.ProtoReflect.Descriptor instead.
 func (*RecoverOrphanedTransactionCommand) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{23}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecoverOrphanedTransactionCommand) GetMessage() *Message {
@@ -1490,7 +1490,7 @@ type TelemetryCommand struct {
 
 func (x *TelemetryCommand) Reset() {
 	*x = TelemetryCommand{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[24]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1502,7 @@ func (x *TelemetryCommand) String() string {
 func (*TelemetryCommand) ProtoMessage() {}
 
 func (x *TelemetryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[24]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1515,7 @@ func (x *TelemetryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelemetryCommand.ProtoReflect.Descriptor instead.
 func (*TelemetryCommand) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{24}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TelemetryCommand) GetStatus() *Status {
@@ -1646,7 +1646,7 @@ type NotifyClientTerminationRequest struct {
 
 func (x *NotifyClientTerminationRequest) Reset() {
 	*x = NotifyClientTerminationRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[25]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1658,7 @@ func (x *NotifyClientTerminationRequest) String() string {
 func (*NotifyClientTerminationRequest) ProtoMessage() {}
 
 func (x *NotifyClientTerminationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[25]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1671,7 @@ func (x *NotifyClientTerminationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyClientTerminationRequest.ProtoReflect.Descriptor instead.
 func (*NotifyClientTerminationRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{25}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NotifyClientTerminationRequest) GetGroup() *Resource {
@@ -1690,7 +1690,7 @@ type NotifyClientTerminationResponse struct {
 
 func (x *NotifyClientTerminationResponse) Reset() {
 	*x = NotifyClientTerminationResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[26]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1702,7 @@ func (x *NotifyClientTerminationResponse) String() string {
 func (*NotifyClientTerminationResponse) ProtoMessage() {}
 
 func (x *NotifyClientTerminationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[26]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1715,7 @@ func (x *NotifyClientTerminationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyClientTerminationResponse.ProtoReflect.Descriptor instead.
 func (*NotifyClientTerminationResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{26}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NotifyClientTerminationResponse) GetStatus() *Status {
@@ -1741,7 +1741,7 @@ type ChangeInvisibleDurationRequest struct {
 
 func (x *ChangeInvisibleDurationRequest) Reset() {
 	*x = ChangeInvisibleDurationRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[27]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1753,7 +1753,7 @@ func (x *ChangeInvisibleDurationRequest) String() string {
 func (*ChangeInvisibleDurationRequest) ProtoMessage() {}
 
 func (x *ChangeInvisibleDurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[27]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +1766,7 @@ func (x *ChangeInvisibleDurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeInvisibleDurationRequest.ProtoReflect.Descriptor instead.
 func (*ChangeInvisibleDurationRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{27}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ChangeInvisibleDurationRequest) GetGroup() *Resource {
@@ -1815,7 +1815,7 @@ type ChangeInvisibleDurationResponse struct {
 
 func (x *ChangeInvisibleDurationResponse) Reset() {
 	*x = ChangeInvisibleDurationResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[28]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1827,7 @@ func (x *ChangeInvisibleDurationResponse) String() string {
 func (*ChangeInvisibleDurationResponse) ProtoMessage() {}
 
 func (x *ChangeInvisibleDurationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[28]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1840,7 @@ func (x *ChangeInvisibleDurationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeInvisibleDurationResponse.ProtoReflect.Descriptor instead.
 func (*ChangeInvisibleDurationResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{28}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ChangeInvisibleDurationResponse) GetStatus() *Status {
@@ -1871,7 +1871,7 @@ type PullMessageRequest struct {
 
 func (x *PullMessageRequest) Reset() {
 	*x = PullMessageRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[29]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +1883,7 @@ func (x *PullMessageRequest) String() string {
 func (*PullMessageRequest) ProtoMessage() {}
 
 func (x *PullMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[29]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +1896,7 @@ func (x *PullMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullMessageRequest.ProtoReflect.Descriptor instead.
 func (*PullMessageRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{29}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PullMessageRequest) GetGroup() *Resource {
@@ -1955,7 +1955,7 @@ type PullMessageResponse struct {
 
 func (x *PullMessageResponse) Reset() {
 	*x = PullMessageResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[30]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +1967,7 @@ func (x *PullMessageResponse) String() string {
 func (*PullMessageResponse) ProtoMessage() {}
 
 func (x *PullMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[30]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +1980,7 @@ func (x *PullMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullMessageResponse.ProtoReflect.Descriptor instead.
 func (*PullMessageResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{30}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PullMessageResponse) GetContent() isPullMessageResponse_Content {
@@ -2050,7 +2050,7 @@ type UpdateOffsetRequest struct {
 
 func (x *UpdateOffsetRequest) Reset() {
 	*x = UpdateOffsetRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[31]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2062,7 @@ func (x *UpdateOffsetRequest) String() string {
 func (*UpdateOffsetRequest) ProtoMessage() {}
 
 func (x *UpdateOffsetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[31]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2075,7 @@ func (x *UpdateOffsetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOffsetRequest.ProtoReflect.Descriptor instead.
 func (*UpdateOffsetRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{31}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UpdateOffsetRequest) GetGroup() *Resource {
@@ -2108,7 +2108,7 @@ type UpdateOffsetResponse struct {
 
 func (x *UpdateOffsetResponse) Reset() {
 	*x = UpdateOffsetResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[32]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2120,7 +2120,7 @@ func (x *UpdateOffsetResponse) String() string {
 func (*UpdateOffsetResponse) ProtoMessage() {}
 
 func (x *UpdateOffsetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[32]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2133,7 +2133,7 @@ func (x *UpdateOffsetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOffsetResponse.ProtoReflect.Descriptor instead.
 func (*UpdateOffsetResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{32}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateOffsetResponse) GetStatus() *Status {
@@ -2153,7 +2153,7 @@ type GetOffsetRequest struct {
 
 func (x *GetOffsetRequest) Reset() {
 	*x = GetOffsetRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[33]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2165,7 @@ func (x *GetOffsetRequest) String() string {
 func (*GetOffsetRequest) ProtoMessage() {}
 
 func (x *GetOffsetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[33]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2178,7 @@ func (x *GetOffsetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOffsetRequest.ProtoReflect.Descriptor instead.
 func (*GetOffsetRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{33}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetOffsetRequest) GetGroup() *Resource {
@@ -2205,7 +2205,7 @@ type GetOffsetResponse struct {
 
 func (x *GetOffsetResponse) Reset() {
 	*x = GetOffsetResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[34]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2217,7 +2217,7 @@ func (x *GetOffsetResponse) String() string {
 func (*GetOffsetResponse) ProtoMessage() {}
 
 func (x *GetOffsetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[34]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2230,7 +2230,7 @@ func (x *GetOffsetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOffsetResponse.ProtoReflect.Descriptor instead.
 func (*GetOffsetResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{34}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetOffsetResponse) GetStatus() *Status {
@@ -2250,7 +2250,7 @@ func (x *GetOffsetResponse) GetOffset() int64 {
 type QueryOffsetRequest struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	MessageQueue      *MessageQueue          `protobuf:"bytes,1,opt,name=message_queue,json=messageQueue,proto3" json:"message_queue,omitempty"`
-	QueryOffsetPolicy QueryOffsetPolicy      `protobuf:"varint,2,opt,name=query_offset_policy,json=queryOffsetPolicy,proto3,enum=apache.rocketmq.v2.QueryOffsetPolicy" json:"query_offset_policy,omitempty"`
+	QueryOffsetPolicy QueryOffsetPolicy      `protobuf:"varint,2,opt,name=query_offset_policy,json=queryOffsetPolicy,proto3,enum=rmqio.apache.rocketmq.v2.QueryOffsetPolicy" json:"query_offset_policy,omitempty"`
 	Timestamp         *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=timestamp,proto3,oneof" json:"timestamp,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -2258,7 +2258,7 @@ type QueryOffsetRequest struct {
 
 func (x *QueryOffsetRequest) Reset() {
 	*x = QueryOffsetRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[35]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2270,7 @@ func (x *QueryOffsetRequest) String() string {
 func (*QueryOffsetRequest) ProtoMessage() {}
 
 func (x *QueryOffsetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[35]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2283,7 @@ func (x *QueryOffsetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryOffsetRequest.ProtoReflect.Descriptor instead.
 func (*QueryOffsetRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{35}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *QueryOffsetRequest) GetMessageQueue() *MessageQueue {
@@ -2317,7 +2317,7 @@ type QueryOffsetResponse struct {
 
 func (x *QueryOffsetResponse) Reset() {
 	*x = QueryOffsetResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[36]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2329,7 @@ func (x *QueryOffsetResponse) String() string {
 func (*QueryOffsetResponse) ProtoMessage() {}
 
 func (x *QueryOffsetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[36]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2342,7 @@ func (x *QueryOffsetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryOffsetResponse.ProtoReflect.Descriptor instead.
 func (*QueryOffsetResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{36}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *QueryOffsetResponse) GetStatus() *Status {
@@ -2370,7 +2370,7 @@ type RecallMessageRequest struct {
 
 func (x *RecallMessageRequest) Reset() {
 	*x = RecallMessageRequest{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[37]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2382,7 +2382,7 @@ func (x *RecallMessageRequest) String() string {
 func (*RecallMessageRequest) ProtoMessage() {}
 
 func (x *RecallMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[37]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2395,7 +2395,7 @@ func (x *RecallMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallMessageRequest.ProtoReflect.Descriptor instead.
 func (*RecallMessageRequest) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{37}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RecallMessageRequest) GetTopic() *Resource {
@@ -2422,7 +2422,7 @@ type RecallMessageResponse struct {
 
 func (x *RecallMessageResponse) Reset() {
 	*x = RecallMessageResponse{}
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[38]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2434,7 +2434,7 @@ func (x *RecallMessageResponse) String() string {
 func (*RecallMessageResponse) ProtoMessage() {}
 
 func (x *RecallMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_apache_rocketmq_v2_service_proto_msgTypes[38]
+	mi := &file_rmqio_apiv2_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2447,7 +2447,7 @@ func (x *RecallMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallMessageResponse.ProtoReflect.Descriptor instead.
 func (*RecallMessageResponse) Descriptor() ([]byte, []int) {
-	return file_apache_rocketmq_v2_service_proto_rawDescGZIP(), []int{38}
+	return file_rmqio_apiv2_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RecallMessageResponse) GetStatus() *Status {
@@ -2464,40 +2464,40 @@ func (x *RecallMessageResponse) GetMessageId() string {
 	return ""
 }
 
-var File_apache_rocketmq_v2_service_proto protoreflect.FileDescriptor
+var File_rmqio_apiv2_service_proto protoreflect.FileDescriptor
 
-const file_apache_rocketmq_v2_service_proto_rawDesc = "" +
+const file_rmqio_apiv2_service_proto_rawDesc = "" +
 	"\n" +
-	" apache/rocketmq/v2/service.proto\x12\x12apache.rocketmq.v2\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#apache/rocketmq/v2/definition.proto\"\x84\x01\n" +
-	"\x11QueryRouteRequest\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12;\n" +
-	"\tendpoints\x18\x02 \x01(\v2\x1d.apache.rocketmq.v2.EndpointsR\tendpoints\"\x91\x01\n" +
-	"\x12QueryRouteResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12G\n" +
-	"\x0emessage_queues\x18\x02 \x03(\v2 .apache.rocketmq.v2.MessageQueueR\rmessageQueues\"M\n" +
-	"\x12SendMessageRequest\x127\n" +
-	"\bmessages\x18\x01 \x03(\v2\x1b.apache.rocketmq.v2.MessageR\bmessages\"\xc8\x01\n" +
-	"\x0fSendResultEntry\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12\x1d\n" +
+	"\x19rmqio/apiv2/service.proto\x12\x18rmqio.apache.rocketmq.v2\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1crmqio/apiv2/definition.proto\"\x90\x01\n" +
+	"\x11QueryRouteRequest\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12A\n" +
+	"\tendpoints\x18\x02 \x01(\v2#.rmqio.apache.rocketmq.v2.EndpointsR\tendpoints\"\x9d\x01\n" +
+	"\x12QueryRouteResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12M\n" +
+	"\x0emessage_queues\x18\x02 \x03(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\rmessageQueues\"S\n" +
+	"\x12SendMessageRequest\x12=\n" +
+	"\bmessages\x18\x01 \x03(\v2!.rmqio.apache.rocketmq.v2.MessageR\bmessages\"\xce\x01\n" +
+	"\x0fSendResultEntry\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\x12%\n" +
 	"\x0etransaction_id\x18\x03 \x01(\tR\rtransactionId\x12\x16\n" +
 	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12#\n" +
-	"\rrecall_handle\x18\x05 \x01(\tR\frecallHandle\"\x88\x01\n" +
-	"\x13SendMessageResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12=\n" +
-	"\aentries\x18\x02 \x03(\v2#.apache.rocketmq.v2.SendResultEntryR\aentries\"\xbd\x01\n" +
-	"\x16QueryAssignmentRequest\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x122\n" +
-	"\x05group\x18\x02 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x12;\n" +
-	"\tendpoints\x18\x03 \x01(\v2\x1d.apache.rocketmq.v2.EndpointsR\tendpoints\"\x8f\x01\n" +
-	"\x17QueryAssignmentResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12@\n" +
-	"\vassignments\x18\x02 \x03(\v2\x1e.apache.rocketmq.v2.AssignmentR\vassignments\"\xa7\x04\n" +
-	"\x15ReceiveMessageRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x12E\n" +
-	"\rmessage_queue\x18\x02 \x01(\v2 .apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12Q\n" +
-	"\x11filter_expression\x18\x03 \x01(\v2$.apache.rocketmq.v2.FilterExpressionR\x10filterExpression\x12\x1d\n" +
+	"\rrecall_handle\x18\x05 \x01(\tR\frecallHandle\"\x94\x01\n" +
+	"\x13SendMessageResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12C\n" +
+	"\aentries\x18\x02 \x03(\v2).rmqio.apache.rocketmq.v2.SendResultEntryR\aentries\"\xcf\x01\n" +
+	"\x16QueryAssignmentRequest\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x128\n" +
+	"\x05group\x18\x02 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x12A\n" +
+	"\tendpoints\x18\x03 \x01(\v2#.rmqio.apache.rocketmq.v2.EndpointsR\tendpoints\"\x9b\x01\n" +
+	"\x17QueryAssignmentResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12F\n" +
+	"\vassignments\x18\x02 \x03(\v2$.rmqio.apache.rocketmq.v2.AssignmentR\vassignments\"\xb9\x04\n" +
+	"\x15ReceiveMessageRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x12K\n" +
+	"\rmessage_queue\x18\x02 \x01(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12W\n" +
+	"\x11filter_expression\x18\x03 \x01(\v2*.rmqio.apache.rocketmq.v2.FilterExpressionR\x10filterExpression\x12\x1d\n" +
 	"\n" +
 	"batch_size\x18\x04 \x01(\x05R\tbatchSize\x12M\n" +
 	"\x12invisible_duration\x18\x05 \x01(\v2\x19.google.protobuf.DurationH\x00R\x11invisibleDuration\x88\x01\x01\x12\x1d\n" +
@@ -2508,330 +2508,330 @@ const file_apache_rocketmq_v2_service_proto_rawDesc = "" +
 	"attempt_id\x18\b \x01(\tH\x02R\tattemptId\x88\x01\x01B\x15\n" +
 	"\x13_invisible_durationB\x17\n" +
 	"\x15_long_polling_timeoutB\r\n" +
-	"\v_attempt_id\"\xdf\x01\n" +
-	"\x16ReceiveMessageResponse\x124\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusH\x00R\x06status\x127\n" +
-	"\amessage\x18\x02 \x01(\v2\x1b.apache.rocketmq.v2.MessageH\x00R\amessage\x12K\n" +
+	"\v_attempt_id\"\xeb\x01\n" +
+	"\x16ReceiveMessageResponse\x12:\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusH\x00R\x06status\x12=\n" +
+	"\amessage\x18\x02 \x01(\v2!.rmqio.apache.rocketmq.v2.MessageH\x00R\amessage\x12K\n" +
 	"\x12delivery_timestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\x11deliveryTimestampB\t\n" +
 	"\acontent\"W\n" +
 	"\x0fAckMessageEntry\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12%\n" +
-	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\"\xba\x01\n" +
-	"\x11AckMessageRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x122\n" +
-	"\x05topic\x18\x02 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12=\n" +
-	"\aentries\x18\x03 \x03(\v2#.apache.rocketmq.v2.AckMessageEntryR\aentries\"\x91\x01\n" +
+	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\"\xcc\x01\n" +
+	"\x11AckMessageRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x128\n" +
+	"\x05topic\x18\x02 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12C\n" +
+	"\aentries\x18\x03 \x03(\v2).rmqio.apache.rocketmq.v2.AckMessageEntryR\aentries\"\x97\x01\n" +
 	"\x15AckMessageResultEntry\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12%\n" +
-	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x122\n" +
-	"\x06status\x18\x03 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\"\x8d\x01\n" +
-	"\x12AckMessageResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12C\n" +
-	"\aentries\x18\x02 \x03(\v2).apache.rocketmq.v2.AckMessageResultEntryR\aentries\"\xb5\x02\n" +
-	"&ForwardMessageToDeadLetterQueueRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x122\n" +
-	"\x05topic\x18\x02 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12%\n" +
+	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x128\n" +
+	"\x06status\x18\x03 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\"\x99\x01\n" +
+	"\x12AckMessageResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12I\n" +
+	"\aentries\x18\x02 \x03(\v2/.rmqio.apache.rocketmq.v2.AckMessageResultEntryR\aentries\"\xc1\x02\n" +
+	"&ForwardMessageToDeadLetterQueueRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x128\n" +
+	"\x05topic\x18\x02 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12%\n" +
 	"\x0ereceipt_handle\x18\x03 \x01(\tR\rreceiptHandle\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x04 \x01(\tR\tmessageId\x12)\n" +
 	"\x10delivery_attempt\x18\x05 \x01(\x05R\x0fdeliveryAttempt\x122\n" +
-	"\x15max_delivery_attempts\x18\x06 \x01(\x05R\x13maxDeliveryAttempts\"]\n" +
-	"'ForwardMessageToDeadLetterQueueResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\"\x96\x01\n" +
-	"\x10HeartbeatRequest\x127\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceH\x00R\x05group\x88\x01\x01\x12?\n" +
-	"\vclient_type\x18\x02 \x01(\x0e2\x1e.apache.rocketmq.v2.ClientTypeR\n" +
+	"\x15max_delivery_attempts\x18\x06 \x01(\x05R\x13maxDeliveryAttempts\"c\n" +
+	"'ForwardMessageToDeadLetterQueueResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\"\xa2\x01\n" +
+	"\x10HeartbeatRequest\x12=\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceH\x00R\x05group\x88\x01\x01\x12E\n" +
+	"\vclient_type\x18\x02 \x01(\x0e2$.rmqio.apache.rocketmq.v2.ClientTypeR\n" +
 	"clientTypeB\b\n" +
-	"\x06_group\"G\n" +
-	"\x11HeartbeatResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\"\xc0\x02\n" +
-	"\x15EndTransactionRequest\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12\x1d\n" +
+	"\x06_group\"M\n" +
+	"\x11HeartbeatResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\"\xd2\x02\n" +
+	"\x15EndTransactionRequest\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\x12%\n" +
-	"\x0etransaction_id\x18\x03 \x01(\tR\rtransactionId\x12I\n" +
+	"\x0etransaction_id\x18\x03 \x01(\tR\rtransactionId\x12O\n" +
 	"\n" +
-	"resolution\x18\x04 \x01(\x0e2).apache.rocketmq.v2.TransactionResolutionR\n" +
-	"resolution\x12=\n" +
-	"\x06source\x18\x05 \x01(\x0e2%.apache.rocketmq.v2.TransactionSourceR\x06source\x12#\n" +
-	"\rtrace_context\x18\x06 \x01(\tR\ftraceContext\"L\n" +
-	"\x16EndTransactionResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\"4\n" +
+	"resolution\x18\x04 \x01(\x0e2/.rmqio.apache.rocketmq.v2.TransactionResolutionR\n" +
+	"resolution\x12C\n" +
+	"\x06source\x18\x05 \x01(\x0e2+.rmqio.apache.rocketmq.v2.TransactionSourceR\x06source\x12#\n" +
+	"\rtrace_context\x18\x06 \x01(\tR\ftraceContext\"R\n" +
+	"\x16EndTransactionResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\"4\n" +
 	"\x1cPrintThreadStackTraceCommand\x12\x14\n" +
 	"\x05nonce\x18\x01 \x01(\tR\x05nonce\"r\n" +
 	"\x10ThreadStackTrace\x12\x14\n" +
 	"\x05nonce\x18\x01 \x01(\tR\x05nonce\x121\n" +
 	"\x12thread_stack_trace\x18\x02 \x01(\tH\x00R\x10threadStackTrace\x88\x01\x01B\x15\n" +
-	"\x13_thread_stack_trace\"c\n" +
+	"\x13_thread_stack_trace\"i\n" +
 	"\x14VerifyMessageCommand\x12\x14\n" +
-	"\x05nonce\x18\x01 \x01(\tR\x05nonce\x125\n" +
-	"\amessage\x18\x02 \x01(\v2\x1b.apache.rocketmq.v2.MessageR\amessage\"+\n" +
+	"\x05nonce\x18\x01 \x01(\tR\x05nonce\x12;\n" +
+	"\amessage\x18\x02 \x01(\v2!.rmqio.apache.rocketmq.v2.MessageR\amessage\"+\n" +
 	"\x13VerifyMessageResult\x12\x14\n" +
-	"\x05nonce\x18\x01 \x01(\tR\x05nonce\"\x81\x01\n" +
-	"!RecoverOrphanedTransactionCommand\x125\n" +
-	"\amessage\x18\x01 \x01(\v2\x1b.apache.rocketmq.v2.MessageR\amessage\x12%\n" +
-	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\"\xbb\x05\n" +
-	"\x10TelemetryCommand\x127\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusH\x01R\x06status\x88\x01\x01\x12:\n" +
-	"\bsettings\x18\x02 \x01(\v2\x1c.apache.rocketmq.v2.SettingsH\x00R\bsettings\x12T\n" +
-	"\x12thread_stack_trace\x18\x03 \x01(\v2$.apache.rocketmq.v2.ThreadStackTraceH\x00R\x10threadStackTrace\x12]\n" +
-	"\x15verify_message_result\x18\x04 \x01(\v2'.apache.rocketmq.v2.VerifyMessageResultH\x00R\x13verifyMessageResult\x12\x88\x01\n" +
-	"$recover_orphaned_transaction_command\x18\x05 \x01(\v25.apache.rocketmq.v2.RecoverOrphanedTransactionCommandH\x00R!recoverOrphanedTransactionCommand\x12z\n" +
-	" print_thread_stack_trace_command\x18\x06 \x01(\v20.apache.rocketmq.v2.PrintThreadStackTraceCommandH\x00R\x1cprintThreadStackTraceCommand\x12`\n" +
-	"\x16verify_message_command\x18\a \x01(\v2(.apache.rocketmq.v2.VerifyMessageCommandH\x00R\x14verifyMessageCommandB\t\n" +
+	"\x05nonce\x18\x01 \x01(\tR\x05nonce\"\x87\x01\n" +
+	"!RecoverOrphanedTransactionCommand\x12;\n" +
+	"\amessage\x18\x01 \x01(\v2!.rmqio.apache.rocketmq.v2.MessageR\amessage\x12%\n" +
+	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\"\xe6\x05\n" +
+	"\x10TelemetryCommand\x12=\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusH\x01R\x06status\x88\x01\x01\x12@\n" +
+	"\bsettings\x18\x02 \x01(\v2\".rmqio.apache.rocketmq.v2.SettingsH\x00R\bsettings\x12Z\n" +
+	"\x12thread_stack_trace\x18\x03 \x01(\v2*.rmqio.apache.rocketmq.v2.ThreadStackTraceH\x00R\x10threadStackTrace\x12c\n" +
+	"\x15verify_message_result\x18\x04 \x01(\v2-.rmqio.apache.rocketmq.v2.VerifyMessageResultH\x00R\x13verifyMessageResult\x12\x8e\x01\n" +
+	"$recover_orphaned_transaction_command\x18\x05 \x01(\v2;.rmqio.apache.rocketmq.v2.RecoverOrphanedTransactionCommandH\x00R!recoverOrphanedTransactionCommand\x12\x80\x01\n" +
+	" print_thread_stack_trace_command\x18\x06 \x01(\v26.rmqio.apache.rocketmq.v2.PrintThreadStackTraceCommandH\x00R\x1cprintThreadStackTraceCommand\x12f\n" +
+	"\x16verify_message_command\x18\a \x01(\v2..rmqio.apache.rocketmq.v2.VerifyMessageCommandH\x00R\x14verifyMessageCommandB\t\n" +
 	"\acommandB\t\n" +
-	"\a_status\"c\n" +
-	"\x1eNotifyClientTerminationRequest\x127\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceH\x00R\x05group\x88\x01\x01B\b\n" +
-	"\x06_group\"U\n" +
-	"\x1fNotifyClientTerminationResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\"\x98\x02\n" +
-	"\x1eChangeInvisibleDurationRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x122\n" +
-	"\x05topic\x18\x02 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12%\n" +
+	"\a_status\"i\n" +
+	"\x1eNotifyClientTerminationRequest\x12=\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceH\x00R\x05group\x88\x01\x01B\b\n" +
+	"\x06_group\"[\n" +
+	"\x1fNotifyClientTerminationResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\"\xa4\x02\n" +
+	"\x1eChangeInvisibleDurationRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x128\n" +
+	"\x05topic\x18\x02 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12%\n" +
 	"\x0ereceipt_handle\x18\x03 \x01(\tR\rreceiptHandle\x12H\n" +
 	"\x12invisible_duration\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x11invisibleDuration\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x05 \x01(\tR\tmessageId\"|\n" +
-	"\x1fChangeInvisibleDurationResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12%\n" +
-	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\"\xe6\x02\n" +
-	"\x12PullMessageRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x12E\n" +
-	"\rmessage_queue\x18\x02 \x01(\v2 .apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12\x16\n" +
+	"message_id\x18\x05 \x01(\tR\tmessageId\"\x82\x01\n" +
+	"\x1fChangeInvisibleDurationResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12%\n" +
+	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\"\xf8\x02\n" +
+	"\x12PullMessageRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x12K\n" +
+	"\rmessage_queue\x18\x02 \x01(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x1d\n" +
 	"\n" +
-	"batch_size\x18\x04 \x01(\x05R\tbatchSize\x12Q\n" +
-	"\x11filter_expression\x18\x05 \x01(\v2$.apache.rocketmq.v2.FilterExpressionR\x10filterExpression\x12K\n" +
-	"\x14long_polling_timeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x12longPollingTimeout\"\xb2\x01\n" +
-	"\x13PullMessageResponse\x124\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusH\x00R\x06status\x127\n" +
-	"\amessage\x18\x02 \x01(\v2\x1b.apache.rocketmq.v2.MessageH\x00R\amessage\x12!\n" +
+	"batch_size\x18\x04 \x01(\x05R\tbatchSize\x12W\n" +
+	"\x11filter_expression\x18\x05 \x01(\v2*.rmqio.apache.rocketmq.v2.FilterExpressionR\x10filterExpression\x12K\n" +
+	"\x14long_polling_timeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x12longPollingTimeout\"\xbe\x01\n" +
+	"\x13PullMessageResponse\x12:\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusH\x00R\x06status\x12=\n" +
+	"\amessage\x18\x02 \x01(\v2!.rmqio.apache.rocketmq.v2.MessageH\x00R\amessage\x12!\n" +
 	"\vnext_offset\x18\x03 \x01(\x03H\x00R\n" +
 	"nextOffsetB\t\n" +
-	"\acontent\"\xa8\x01\n" +
-	"\x13UpdateOffsetRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x12E\n" +
-	"\rmessage_queue\x18\x02 \x01(\v2 .apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12\x16\n" +
-	"\x06offset\x18\x03 \x01(\x03R\x06offset\"J\n" +
-	"\x14UpdateOffsetResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\"\x8d\x01\n" +
-	"\x10GetOffsetRequest\x122\n" +
-	"\x05group\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05group\x12E\n" +
-	"\rmessage_queue\x18\x02 \x01(\v2 .apache.rocketmq.v2.MessageQueueR\fmessageQueue\"_\n" +
-	"\x11GetOffsetResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\xff\x01\n" +
-	"\x12QueryOffsetRequest\x12E\n" +
-	"\rmessage_queue\x18\x01 \x01(\v2 .apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12U\n" +
-	"\x13query_offset_policy\x18\x02 \x01(\x0e2%.apache.rocketmq.v2.QueryOffsetPolicyR\x11queryOffsetPolicy\x12=\n" +
+	"\acontent\"\xb4\x01\n" +
+	"\x13UpdateOffsetRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x12K\n" +
+	"\rmessage_queue\x18\x02 \x01(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x03R\x06offset\"P\n" +
+	"\x14UpdateOffsetResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\"\x99\x01\n" +
+	"\x10GetOffsetRequest\x128\n" +
+	"\x05group\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05group\x12K\n" +
+	"\rmessage_queue\x18\x02 \x01(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\fmessageQueue\"e\n" +
+	"\x11GetOffsetResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\x8b\x02\n" +
+	"\x12QueryOffsetRequest\x12K\n" +
+	"\rmessage_queue\x18\x01 \x01(\v2&.rmqio.apache.rocketmq.v2.MessageQueueR\fmessageQueue\x12[\n" +
+	"\x13query_offset_policy\x18\x02 \x01(\x0e2+.rmqio.apache.rocketmq.v2.QueryOffsetPolicyR\x11queryOffsetPolicy\x12=\n" +
 	"\ttimestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\ttimestamp\x88\x01\x01B\f\n" +
 	"\n" +
-	"_timestamp\"a\n" +
-	"\x13QueryOffsetResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x03R\x06offset\"o\n" +
-	"\x14RecallMessageRequest\x122\n" +
-	"\x05topic\x18\x01 \x01(\v2\x1c.apache.rocketmq.v2.ResourceR\x05topic\x12#\n" +
-	"\rrecall_handle\x18\x02 \x01(\tR\frecallHandle\"j\n" +
-	"\x15RecallMessageResponse\x122\n" +
-	"\x06status\x18\x01 \x01(\v2\x1a.apache.rocketmq.v2.StatusR\x06status\x12\x1d\n" +
+	"_timestamp\"g\n" +
+	"\x13QueryOffsetResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"u\n" +
+	"\x14RecallMessageRequest\x128\n" +
+	"\x05topic\x18\x01 \x01(\v2\".rmqio.apache.rocketmq.v2.ResourceR\x05topic\x12#\n" +
+	"\rrecall_handle\x18\x02 \x01(\tR\frecallHandle\"p\n" +
+	"\x15RecallMessageResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .rmqio.apache.rocketmq.v2.StatusR\x06status\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x02 \x01(\tR\tmessageId2\xcf\r\n" +
-	"\x10MessagingService\x12]\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId2\x8f\x0f\n" +
+	"\x10MessagingService\x12i\n" +
 	"\n" +
-	"QueryRoute\x12%.apache.rocketmq.v2.QueryRouteRequest\x1a&.apache.rocketmq.v2.QueryRouteResponse\"\x00\x12Z\n" +
-	"\tHeartbeat\x12$.apache.rocketmq.v2.HeartbeatRequest\x1a%.apache.rocketmq.v2.HeartbeatResponse\"\x00\x12`\n" +
-	"\vSendMessage\x12&.apache.rocketmq.v2.SendMessageRequest\x1a'.apache.rocketmq.v2.SendMessageResponse\"\x00\x12l\n" +
-	"\x0fQueryAssignment\x12*.apache.rocketmq.v2.QueryAssignmentRequest\x1a+.apache.rocketmq.v2.QueryAssignmentResponse\"\x00\x12k\n" +
-	"\x0eReceiveMessage\x12).apache.rocketmq.v2.ReceiveMessageRequest\x1a*.apache.rocketmq.v2.ReceiveMessageResponse\"\x000\x01\x12]\n" +
+	"QueryRoute\x12+.rmqio.apache.rocketmq.v2.QueryRouteRequest\x1a,.rmqio.apache.rocketmq.v2.QueryRouteResponse\"\x00\x12f\n" +
+	"\tHeartbeat\x12*.rmqio.apache.rocketmq.v2.HeartbeatRequest\x1a+.rmqio.apache.rocketmq.v2.HeartbeatResponse\"\x00\x12l\n" +
+	"\vSendMessage\x12,.rmqio.apache.rocketmq.v2.SendMessageRequest\x1a-.rmqio.apache.rocketmq.v2.SendMessageResponse\"\x00\x12x\n" +
+	"\x0fQueryAssignment\x120.rmqio.apache.rocketmq.v2.QueryAssignmentRequest\x1a1.rmqio.apache.rocketmq.v2.QueryAssignmentResponse\"\x00\x12w\n" +
+	"\x0eReceiveMessage\x12/.rmqio.apache.rocketmq.v2.ReceiveMessageRequest\x1a0.rmqio.apache.rocketmq.v2.ReceiveMessageResponse\"\x000\x01\x12i\n" +
 	"\n" +
-	"AckMessage\x12%.apache.rocketmq.v2.AckMessageRequest\x1a&.apache.rocketmq.v2.AckMessageResponse\"\x00\x12\x9c\x01\n" +
-	"\x1fForwardMessageToDeadLetterQueue\x12:.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest\x1a;.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse\"\x00\x12b\n" +
-	"\vPullMessage\x12&.apache.rocketmq.v2.PullMessageRequest\x1a'.apache.rocketmq.v2.PullMessageResponse\"\x000\x01\x12c\n" +
-	"\fUpdateOffset\x12'.apache.rocketmq.v2.UpdateOffsetRequest\x1a(.apache.rocketmq.v2.UpdateOffsetResponse\"\x00\x12Z\n" +
-	"\tGetOffset\x12$.apache.rocketmq.v2.GetOffsetRequest\x1a%.apache.rocketmq.v2.GetOffsetResponse\"\x00\x12`\n" +
-	"\vQueryOffset\x12&.apache.rocketmq.v2.QueryOffsetRequest\x1a'.apache.rocketmq.v2.QueryOffsetResponse\"\x00\x12i\n" +
-	"\x0eEndTransaction\x12).apache.rocketmq.v2.EndTransactionRequest\x1a*.apache.rocketmq.v2.EndTransactionResponse\"\x00\x12]\n" +
-	"\tTelemetry\x12$.apache.rocketmq.v2.TelemetryCommand\x1a$.apache.rocketmq.v2.TelemetryCommand\"\x00(\x010\x01\x12\x84\x01\n" +
-	"\x17NotifyClientTermination\x122.apache.rocketmq.v2.NotifyClientTerminationRequest\x1a3.apache.rocketmq.v2.NotifyClientTerminationResponse\"\x00\x12\x84\x01\n" +
-	"\x17ChangeInvisibleDuration\x122.apache.rocketmq.v2.ChangeInvisibleDurationRequest\x1a3.apache.rocketmq.v2.ChangeInvisibleDurationResponse\"\x00\x12f\n" +
-	"\rRecallMessage\x12(.apache.rocketmq.v2.RecallMessageRequest\x1a).apache.rocketmq.v2.RecallMessageResponse\"\x00B<\n" +
+	"AckMessage\x12+.rmqio.apache.rocketmq.v2.AckMessageRequest\x1a,.rmqio.apache.rocketmq.v2.AckMessageResponse\"\x00\x12\xa8\x01\n" +
+	"\x1fForwardMessageToDeadLetterQueue\x12@.rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest\x1aA.rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse\"\x00\x12n\n" +
+	"\vPullMessage\x12,.rmqio.apache.rocketmq.v2.PullMessageRequest\x1a-.rmqio.apache.rocketmq.v2.PullMessageResponse\"\x000\x01\x12o\n" +
+	"\fUpdateOffset\x12-.rmqio.apache.rocketmq.v2.UpdateOffsetRequest\x1a..rmqio.apache.rocketmq.v2.UpdateOffsetResponse\"\x00\x12f\n" +
+	"\tGetOffset\x12*.rmqio.apache.rocketmq.v2.GetOffsetRequest\x1a+.rmqio.apache.rocketmq.v2.GetOffsetResponse\"\x00\x12l\n" +
+	"\vQueryOffset\x12,.rmqio.apache.rocketmq.v2.QueryOffsetRequest\x1a-.rmqio.apache.rocketmq.v2.QueryOffsetResponse\"\x00\x12u\n" +
+	"\x0eEndTransaction\x12/.rmqio.apache.rocketmq.v2.EndTransactionRequest\x1a0.rmqio.apache.rocketmq.v2.EndTransactionResponse\"\x00\x12i\n" +
+	"\tTelemetry\x12*.rmqio.apache.rocketmq.v2.TelemetryCommand\x1a*.rmqio.apache.rocketmq.v2.TelemetryCommand\"\x00(\x010\x01\x12\x90\x01\n" +
+	"\x17NotifyClientTermination\x128.rmqio.apache.rocketmq.v2.NotifyClientTerminationRequest\x1a9.rmqio.apache.rocketmq.v2.NotifyClientTerminationResponse\"\x00\x12\x90\x01\n" +
+	"\x17ChangeInvisibleDuration\x128.rmqio.apache.rocketmq.v2.ChangeInvisibleDurationRequest\x1a9.rmqio.apache.rocketmq.v2.ChangeInvisibleDurationResponse\"\x00\x12r\n" +
+	"\rRecallMessage\x12..rmqio.apache.rocketmq.v2.RecallMessageRequest\x1a/.rmqio.apache.rocketmq.v2.RecallMessageResponse\"\x00B<\n" +
 	"\x12apache.rocketmq.v2B\tMQServiceP\x01\xa0\x01\x01\xd8\x01\x01\xaa\x02\x12Apache.Rocketmq.V2b\x06proto3"
 
 var (
-	file_apache_rocketmq_v2_service_proto_rawDescOnce sync.Once
-	file_apache_rocketmq_v2_service_proto_rawDescData []byte
+	file_rmqio_apiv2_service_proto_rawDescOnce sync.Once
+	file_rmqio_apiv2_service_proto_rawDescData []byte
 )
 
-func file_apache_rocketmq_v2_service_proto_rawDescGZIP() []byte {
-	file_apache_rocketmq_v2_service_proto_rawDescOnce.Do(func() {
-		file_apache_rocketmq_v2_service_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_apache_rocketmq_v2_service_proto_rawDesc), len(file_apache_rocketmq_v2_service_proto_rawDesc)))
+func file_rmqio_apiv2_service_proto_rawDescGZIP() []byte {
+	file_rmqio_apiv2_service_proto_rawDescOnce.Do(func() {
+		file_rmqio_apiv2_service_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_rmqio_apiv2_service_proto_rawDesc), len(file_rmqio_apiv2_service_proto_rawDesc)))
 	})
-	return file_apache_rocketmq_v2_service_proto_rawDescData
+	return file_rmqio_apiv2_service_proto_rawDescData
 }
 
-var file_apache_rocketmq_v2_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
-var file_apache_rocketmq_v2_service_proto_goTypes = []any{
-	(*QueryRouteRequest)(nil),                       // 0: apache.rocketmq.v2.QueryRouteRequest
-	(*QueryRouteResponse)(nil),                      // 1: apache.rocketmq.v2.QueryRouteResponse
-	(*SendMessageRequest)(nil),                      // 2: apache.rocketmq.v2.SendMessageRequest
-	(*SendResultEntry)(nil),                         // 3: apache.rocketmq.v2.SendResultEntry
-	(*SendMessageResponse)(nil),                     // 4: apache.rocketmq.v2.SendMessageResponse
-	(*QueryAssignmentRequest)(nil),                  // 5: apache.rocketmq.v2.QueryAssignmentRequest
-	(*QueryAssignmentResponse)(nil),                 // 6: apache.rocketmq.v2.QueryAssignmentResponse
-	(*ReceiveMessageRequest)(nil),                   // 7: apache.rocketmq.v2.ReceiveMessageRequest
-	(*ReceiveMessageResponse)(nil),                  // 8: apache.rocketmq.v2.ReceiveMessageResponse
-	(*AckMessageEntry)(nil),                         // 9: apache.rocketmq.v2.AckMessageEntry
-	(*AckMessageRequest)(nil),                       // 10: apache.rocketmq.v2.AckMessageRequest
-	(*AckMessageResultEntry)(nil),                   // 11: apache.rocketmq.v2.AckMessageResultEntry
-	(*AckMessageResponse)(nil),                      // 12: apache.rocketmq.v2.AckMessageResponse
-	(*ForwardMessageToDeadLetterQueueRequest)(nil),  // 13: apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest
-	(*ForwardMessageToDeadLetterQueueResponse)(nil), // 14: apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse
-	(*HeartbeatRequest)(nil),                        // 15: apache.rocketmq.v2.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                       // 16: apache.rocketmq.v2.HeartbeatResponse
-	(*EndTransactionRequest)(nil),                   // 17: apache.rocketmq.v2.EndTransactionRequest
-	(*EndTransactionResponse)(nil),                  // 18: apache.rocketmq.v2.EndTransactionResponse
-	(*PrintThreadStackTraceCommand)(nil),            // 19: apache.rocketmq.v2.PrintThreadStackTraceCommand
-	(*ThreadStackTrace)(nil),                        // 20: apache.rocketmq.v2.ThreadStackTrace
-	(*VerifyMessageCommand)(nil),                    // 21: apache.rocketmq.v2.VerifyMessageCommand
-	(*VerifyMessageResult)(nil),                     // 22: apache.rocketmq.v2.VerifyMessageResult
-	(*RecoverOrphanedTransactionCommand)(nil),       // 23: apache.rocketmq.v2.RecoverOrphanedTransactionCommand
-	(*TelemetryCommand)(nil),                        // 24: apache.rocketmq.v2.TelemetryCommand
-	(*NotifyClientTerminationRequest)(nil),          // 25: apache.rocketmq.v2.NotifyClientTerminationRequest
-	(*NotifyClientTerminationResponse)(nil),         // 26: apache.rocketmq.v2.NotifyClientTerminationResponse
-	(*ChangeInvisibleDurationRequest)(nil),          // 27: apache.rocketmq.v2.ChangeInvisibleDurationRequest
-	(*ChangeInvisibleDurationResponse)(nil),         // 28: apache.rocketmq.v2.ChangeInvisibleDurationResponse
-	(*PullMessageRequest)(nil),                      // 29: apache.rocketmq.v2.PullMessageRequest
-	(*PullMessageResponse)(nil),                     // 30: apache.rocketmq.v2.PullMessageResponse
-	(*UpdateOffsetRequest)(nil),                     // 31: apache.rocketmq.v2.UpdateOffsetRequest
-	(*UpdateOffsetResponse)(nil),                    // 32: apache.rocketmq.v2.UpdateOffsetResponse
-	(*GetOffsetRequest)(nil),                        // 33: apache.rocketmq.v2.GetOffsetRequest
-	(*GetOffsetResponse)(nil),                       // 34: apache.rocketmq.v2.GetOffsetResponse
-	(*QueryOffsetRequest)(nil),                      // 35: apache.rocketmq.v2.QueryOffsetRequest
-	(*QueryOffsetResponse)(nil),                     // 36: apache.rocketmq.v2.QueryOffsetResponse
-	(*RecallMessageRequest)(nil),                    // 37: apache.rocketmq.v2.RecallMessageRequest
-	(*RecallMessageResponse)(nil),                   // 38: apache.rocketmq.v2.RecallMessageResponse
-	(*Resource)(nil),                                // 39: apache.rocketmq.v2.Resource
-	(*Endpoints)(nil),                               // 40: apache.rocketmq.v2.Endpoints
-	(*Status)(nil),                                  // 41: apache.rocketmq.v2.Status
-	(*MessageQueue)(nil),                            // 42: apache.rocketmq.v2.MessageQueue
-	(*Message)(nil),                                 // 43: apache.rocketmq.v2.Message
-	(*Assignment)(nil),                              // 44: apache.rocketmq.v2.Assignment
-	(*FilterExpression)(nil),                        // 45: apache.rocketmq.v2.FilterExpression
+var file_rmqio_apiv2_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_rmqio_apiv2_service_proto_goTypes = []any{
+	(*QueryRouteRequest)(nil),                       // 0: rmqio.apache.rocketmq.v2.QueryRouteRequest
+	(*QueryRouteResponse)(nil),                      // 1: rmqio.apache.rocketmq.v2.QueryRouteResponse
+	(*SendMessageRequest)(nil),                      // 2: rmqio.apache.rocketmq.v2.SendMessageRequest
+	(*SendResultEntry)(nil),                         // 3: rmqio.apache.rocketmq.v2.SendResultEntry
+	(*SendMessageResponse)(nil),                     // 4: rmqio.apache.rocketmq.v2.SendMessageResponse
+	(*QueryAssignmentRequest)(nil),                  // 5: rmqio.apache.rocketmq.v2.QueryAssignmentRequest
+	(*QueryAssignmentResponse)(nil),                 // 6: rmqio.apache.rocketmq.v2.QueryAssignmentResponse
+	(*ReceiveMessageRequest)(nil),                   // 7: rmqio.apache.rocketmq.v2.ReceiveMessageRequest
+	(*ReceiveMessageResponse)(nil),                  // 8: rmqio.apache.rocketmq.v2.ReceiveMessageResponse
+	(*AckMessageEntry)(nil),                         // 9: rmqio.apache.rocketmq.v2.AckMessageEntry
+	(*AckMessageRequest)(nil),                       // 10: rmqio.apache.rocketmq.v2.AckMessageRequest
+	(*AckMessageResultEntry)(nil),                   // 11: rmqio.apache.rocketmq.v2.AckMessageResultEntry
+	(*AckMessageResponse)(nil),                      // 12: rmqio.apache.rocketmq.v2.AckMessageResponse
+	(*ForwardMessageToDeadLetterQueueRequest)(nil),  // 13: rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest
+	(*ForwardMessageToDeadLetterQueueResponse)(nil), // 14: rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse
+	(*HeartbeatRequest)(nil),                        // 15: rmqio.apache.rocketmq.v2.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                       // 16: rmqio.apache.rocketmq.v2.HeartbeatResponse
+	(*EndTransactionRequest)(nil),                   // 17: rmqio.apache.rocketmq.v2.EndTransactionRequest
+	(*EndTransactionResponse)(nil),                  // 18: rmqio.apache.rocketmq.v2.EndTransactionResponse
+	(*PrintThreadStackTraceCommand)(nil),            // 19: rmqio.apache.rocketmq.v2.PrintThreadStackTraceCommand
+	(*ThreadStackTrace)(nil),                        // 20: rmqio.apache.rocketmq.v2.ThreadStackTrace
+	(*VerifyMessageCommand)(nil),                    // 21: rmqio.apache.rocketmq.v2.VerifyMessageCommand
+	(*VerifyMessageResult)(nil),                     // 22: rmqio.apache.rocketmq.v2.VerifyMessageResult
+	(*RecoverOrphanedTransactionCommand)(nil),       // 23: rmqio.apache.rocketmq.v2.RecoverOrphanedTransactionCommand
+	(*TelemetryCommand)(nil),                        // 24: rmqio.apache.rocketmq.v2.TelemetryCommand
+	(*NotifyClientTerminationRequest)(nil),          // 25: rmqio.apache.rocketmq.v2.NotifyClientTerminationRequest
+	(*NotifyClientTerminationResponse)(nil),         // 26: rmqio.apache.rocketmq.v2.NotifyClientTerminationResponse
+	(*ChangeInvisibleDurationRequest)(nil),          // 27: rmqio.apache.rocketmq.v2.ChangeInvisibleDurationRequest
+	(*ChangeInvisibleDurationResponse)(nil),         // 28: rmqio.apache.rocketmq.v2.ChangeInvisibleDurationResponse
+	(*PullMessageRequest)(nil),                      // 29: rmqio.apache.rocketmq.v2.PullMessageRequest
+	(*PullMessageResponse)(nil),                     // 30: rmqio.apache.rocketmq.v2.PullMessageResponse
+	(*UpdateOffsetRequest)(nil),                     // 31: rmqio.apache.rocketmq.v2.UpdateOffsetRequest
+	(*UpdateOffsetResponse)(nil),                    // 32: rmqio.apache.rocketmq.v2.UpdateOffsetResponse
+	(*GetOffsetRequest)(nil),                        // 33: rmqio.apache.rocketmq.v2.GetOffsetRequest
+	(*GetOffsetResponse)(nil),                       // 34: rmqio.apache.rocketmq.v2.GetOffsetResponse
+	(*QueryOffsetRequest)(nil),                      // 35: rmqio.apache.rocketmq.v2.QueryOffsetRequest
+	(*QueryOffsetResponse)(nil),                     // 36: rmqio.apache.rocketmq.v2.QueryOffsetResponse
+	(*RecallMessageRequest)(nil),                    // 37: rmqio.apache.rocketmq.v2.RecallMessageRequest
+	(*RecallMessageResponse)(nil),                   // 38: rmqio.apache.rocketmq.v2.RecallMessageResponse
+	(*Resource)(nil),                                // 39: rmqio.apache.rocketmq.v2.Resource
+	(*Endpoints)(nil),                               // 40: rmqio.apache.rocketmq.v2.Endpoints
+	(*Status)(nil),                                  // 41: rmqio.apache.rocketmq.v2.Status
+	(*MessageQueue)(nil),                            // 42: rmqio.apache.rocketmq.v2.MessageQueue
+	(*Message)(nil),                                 // 43: rmqio.apache.rocketmq.v2.Message
+	(*Assignment)(nil),                              // 44: rmqio.apache.rocketmq.v2.Assignment
+	(*FilterExpression)(nil),                        // 45: rmqio.apache.rocketmq.v2.FilterExpression
 	(*durationpb.Duration)(nil),                     // 46: google.protobuf.Duration
 	(*timestamppb.Timestamp)(nil),                   // 47: google.protobuf.Timestamp
-	(ClientType)(0),                                 // 48: apache.rocketmq.v2.ClientType
-	(TransactionResolution)(0),                      // 49: apache.rocketmq.v2.TransactionResolution
-	(TransactionSource)(0),                          // 50: apache.rocketmq.v2.TransactionSource
-	(*Settings)(nil),                                // 51: apache.rocketmq.v2.Settings
-	(QueryOffsetPolicy)(0),                          // 52: apache.rocketmq.v2.QueryOffsetPolicy
+	(ClientType)(0),                                 // 48: rmqio.apache.rocketmq.v2.ClientType
+	(TransactionResolution)(0),                      // 49: rmqio.apache.rocketmq.v2.TransactionResolution
+	(TransactionSource)(0),                          // 50: rmqio.apache.rocketmq.v2.TransactionSource
+	(*Settings)(nil),                                // 51: rmqio.apache.rocketmq.v2.Settings
+	(QueryOffsetPolicy)(0),                          // 52: rmqio.apache.rocketmq.v2.QueryOffsetPolicy
 }
-var file_apache_rocketmq_v2_service_proto_depIdxs = []int32{
-	39, // 0: apache.rocketmq.v2.QueryRouteRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	40, // 1: apache.rocketmq.v2.QueryRouteRequest.endpoints:type_name -> apache.rocketmq.v2.Endpoints
-	41, // 2: apache.rocketmq.v2.QueryRouteResponse.status:type_name -> apache.rocketmq.v2.Status
-	42, // 3: apache.rocketmq.v2.QueryRouteResponse.message_queues:type_name -> apache.rocketmq.v2.MessageQueue
-	43, // 4: apache.rocketmq.v2.SendMessageRequest.messages:type_name -> apache.rocketmq.v2.Message
-	41, // 5: apache.rocketmq.v2.SendResultEntry.status:type_name -> apache.rocketmq.v2.Status
-	41, // 6: apache.rocketmq.v2.SendMessageResponse.status:type_name -> apache.rocketmq.v2.Status
-	3,  // 7: apache.rocketmq.v2.SendMessageResponse.entries:type_name -> apache.rocketmq.v2.SendResultEntry
-	39, // 8: apache.rocketmq.v2.QueryAssignmentRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	39, // 9: apache.rocketmq.v2.QueryAssignmentRequest.group:type_name -> apache.rocketmq.v2.Resource
-	40, // 10: apache.rocketmq.v2.QueryAssignmentRequest.endpoints:type_name -> apache.rocketmq.v2.Endpoints
-	41, // 11: apache.rocketmq.v2.QueryAssignmentResponse.status:type_name -> apache.rocketmq.v2.Status
-	44, // 12: apache.rocketmq.v2.QueryAssignmentResponse.assignments:type_name -> apache.rocketmq.v2.Assignment
-	39, // 13: apache.rocketmq.v2.ReceiveMessageRequest.group:type_name -> apache.rocketmq.v2.Resource
-	42, // 14: apache.rocketmq.v2.ReceiveMessageRequest.message_queue:type_name -> apache.rocketmq.v2.MessageQueue
-	45, // 15: apache.rocketmq.v2.ReceiveMessageRequest.filter_expression:type_name -> apache.rocketmq.v2.FilterExpression
-	46, // 16: apache.rocketmq.v2.ReceiveMessageRequest.invisible_duration:type_name -> google.protobuf.Duration
-	46, // 17: apache.rocketmq.v2.ReceiveMessageRequest.long_polling_timeout:type_name -> google.protobuf.Duration
-	41, // 18: apache.rocketmq.v2.ReceiveMessageResponse.status:type_name -> apache.rocketmq.v2.Status
-	43, // 19: apache.rocketmq.v2.ReceiveMessageResponse.message:type_name -> apache.rocketmq.v2.Message
-	47, // 20: apache.rocketmq.v2.ReceiveMessageResponse.delivery_timestamp:type_name -> google.protobuf.Timestamp
-	39, // 21: apache.rocketmq.v2.AckMessageRequest.group:type_name -> apache.rocketmq.v2.Resource
-	39, // 22: apache.rocketmq.v2.AckMessageRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	9,  // 23: apache.rocketmq.v2.AckMessageRequest.entries:type_name -> apache.rocketmq.v2.AckMessageEntry
-	41, // 24: apache.rocketmq.v2.AckMessageResultEntry.status:type_name -> apache.rocketmq.v2.Status
-	41, // 25: apache.rocketmq.v2.AckMessageResponse.status:type_name -> apache.rocketmq.v2.Status
-	11, // 26: apache.rocketmq.v2.AckMessageResponse.entries:type_name -> apache.rocketmq.v2.AckMessageResultEntry
-	39, // 27: apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest.group:type_name -> apache.rocketmq.v2.Resource
-	39, // 28: apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	41, // 29: apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse.status:type_name -> apache.rocketmq.v2.Status
-	39, // 30: apache.rocketmq.v2.HeartbeatRequest.group:type_name -> apache.rocketmq.v2.Resource
-	48, // 31: apache.rocketmq.v2.HeartbeatRequest.client_type:type_name -> apache.rocketmq.v2.ClientType
-	41, // 32: apache.rocketmq.v2.HeartbeatResponse.status:type_name -> apache.rocketmq.v2.Status
-	39, // 33: apache.rocketmq.v2.EndTransactionRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	49, // 34: apache.rocketmq.v2.EndTransactionRequest.resolution:type_name -> apache.rocketmq.v2.TransactionResolution
-	50, // 35: apache.rocketmq.v2.EndTransactionRequest.source:type_name -> apache.rocketmq.v2.TransactionSource
-	41, // 36: apache.rocketmq.v2.EndTransactionResponse.status:type_name -> apache.rocketmq.v2.Status
-	43, // 37: apache.rocketmq.v2.VerifyMessageCommand.message:type_name -> apache.rocketmq.v2.Message
-	43, // 38: apache.rocketmq.v2.RecoverOrphanedTransactionCommand.message:type_name -> apache.rocketmq.v2.Message
-	41, // 39: apache.rocketmq.v2.TelemetryCommand.status:type_name -> apache.rocketmq.v2.Status
-	51, // 40: apache.rocketmq.v2.TelemetryCommand.settings:type_name -> apache.rocketmq.v2.Settings
-	20, // 41: apache.rocketmq.v2.TelemetryCommand.thread_stack_trace:type_name -> apache.rocketmq.v2.ThreadStackTrace
-	22, // 42: apache.rocketmq.v2.TelemetryCommand.verify_message_result:type_name -> apache.rocketmq.v2.VerifyMessageResult
-	23, // 43: apache.rocketmq.v2.TelemetryCommand.recover_orphaned_transaction_command:type_name -> apache.rocketmq.v2.RecoverOrphanedTransactionCommand
-	19, // 44: apache.rocketmq.v2.TelemetryCommand.print_thread_stack_trace_command:type_name -> apache.rocketmq.v2.PrintThreadStackTraceCommand
-	21, // 45: apache.rocketmq.v2.TelemetryCommand.verify_message_command:type_name -> apache.rocketmq.v2.VerifyMessageCommand
-	39, // 46: apache.rocketmq.v2.NotifyClientTerminationRequest.group:type_name -> apache.rocketmq.v2.Resource
-	41, // 47: apache.rocketmq.v2.NotifyClientTerminationResponse.status:type_name -> apache.rocketmq.v2.Status
-	39, // 48: apache.rocketmq.v2.ChangeInvisibleDurationRequest.group:type_name -> apache.rocketmq.v2.Resource
-	39, // 49: apache.rocketmq.v2.ChangeInvisibleDurationRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	46, // 50: apache.rocketmq.v2.ChangeInvisibleDurationRequest.invisible_duration:type_name -> google.protobuf.Duration
-	41, // 51: apache.rocketmq.v2.ChangeInvisibleDurationResponse.status:type_name -> apache.rocketmq.v2.Status
-	39, // 52: apache.rocketmq.v2.PullMessageRequest.group:type_name -> apache.rocketmq.v2.Resource
-	42, // 53: apache.rocketmq.v2.PullMessageRequest.message_queue:type_name -> apache.rocketmq.v2.MessageQueue
-	45, // 54: apache.rocketmq.v2.PullMessageRequest.filter_expression:type_name -> apache.rocketmq.v2.FilterExpression
-	46, // 55: apache.rocketmq.v2.PullMessageRequest.long_polling_timeout:type_name -> google.protobuf.Duration
-	41, // 56: apache.rocketmq.v2.PullMessageResponse.status:type_name -> apache.rocketmq.v2.Status
-	43, // 57: apache.rocketmq.v2.PullMessageResponse.message:type_name -> apache.rocketmq.v2.Message
-	39, // 58: apache.rocketmq.v2.UpdateOffsetRequest.group:type_name -> apache.rocketmq.v2.Resource
-	42, // 59: apache.rocketmq.v2.UpdateOffsetRequest.message_queue:type_name -> apache.rocketmq.v2.MessageQueue
-	41, // 60: apache.rocketmq.v2.UpdateOffsetResponse.status:type_name -> apache.rocketmq.v2.Status
-	39, // 61: apache.rocketmq.v2.GetOffsetRequest.group:type_name -> apache.rocketmq.v2.Resource
-	42, // 62: apache.rocketmq.v2.GetOffsetRequest.message_queue:type_name -> apache.rocketmq.v2.MessageQueue
-	41, // 63: apache.rocketmq.v2.GetOffsetResponse.status:type_name -> apache.rocketmq.v2.Status
-	42, // 64: apache.rocketmq.v2.QueryOffsetRequest.message_queue:type_name -> apache.rocketmq.v2.MessageQueue
-	52, // 65: apache.rocketmq.v2.QueryOffsetRequest.query_offset_policy:type_name -> apache.rocketmq.v2.QueryOffsetPolicy
-	47, // 66: apache.rocketmq.v2.QueryOffsetRequest.timestamp:type_name -> google.protobuf.Timestamp
-	41, // 67: apache.rocketmq.v2.QueryOffsetResponse.status:type_name -> apache.rocketmq.v2.Status
-	39, // 68: apache.rocketmq.v2.RecallMessageRequest.topic:type_name -> apache.rocketmq.v2.Resource
-	41, // 69: apache.rocketmq.v2.RecallMessageResponse.status:type_name -> apache.rocketmq.v2.Status
-	0,  // 70: apache.rocketmq.v2.MessagingService.QueryRoute:input_type -> apache.rocketmq.v2.QueryRouteRequest
-	15, // 71: apache.rocketmq.v2.MessagingService.Heartbeat:input_type -> apache.rocketmq.v2.HeartbeatRequest
-	2,  // 72: apache.rocketmq.v2.MessagingService.SendMessage:input_type -> apache.rocketmq.v2.SendMessageRequest
-	5,  // 73: apache.rocketmq.v2.MessagingService.QueryAssignment:input_type -> apache.rocketmq.v2.QueryAssignmentRequest
-	7,  // 74: apache.rocketmq.v2.MessagingService.ReceiveMessage:input_type -> apache.rocketmq.v2.ReceiveMessageRequest
-	10, // 75: apache.rocketmq.v2.MessagingService.AckMessage:input_type -> apache.rocketmq.v2.AckMessageRequest
-	13, // 76: apache.rocketmq.v2.MessagingService.ForwardMessageToDeadLetterQueue:input_type -> apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest
-	29, // 77: apache.rocketmq.v2.MessagingService.PullMessage:input_type -> apache.rocketmq.v2.PullMessageRequest
-	31, // 78: apache.rocketmq.v2.MessagingService.UpdateOffset:input_type -> apache.rocketmq.v2.UpdateOffsetRequest
-	33, // 79: apache.rocketmq.v2.MessagingService.GetOffset:input_type -> apache.rocketmq.v2.GetOffsetRequest
-	35, // 80: apache.rocketmq.v2.MessagingService.QueryOffset:input_type -> apache.rocketmq.v2.QueryOffsetRequest
-	17, // 81: apache.rocketmq.v2.MessagingService.EndTransaction:input_type -> apache.rocketmq.v2.EndTransactionRequest
-	24, // 82: apache.rocketmq.v2.MessagingService.Telemetry:input_type -> apache.rocketmq.v2.TelemetryCommand
-	25, // 83: apache.rocketmq.v2.MessagingService.NotifyClientTermination:input_type -> apache.rocketmq.v2.NotifyClientTerminationRequest
-	27, // 84: apache.rocketmq.v2.MessagingService.ChangeInvisibleDuration:input_type -> apache.rocketmq.v2.ChangeInvisibleDurationRequest
-	37, // 85: apache.rocketmq.v2.MessagingService.RecallMessage:input_type -> apache.rocketmq.v2.RecallMessageRequest
-	1,  // 86: apache.rocketmq.v2.MessagingService.QueryRoute:output_type -> apache.rocketmq.v2.QueryRouteResponse
-	16, // 87: apache.rocketmq.v2.MessagingService.Heartbeat:output_type -> apache.rocketmq.v2.HeartbeatResponse
-	4,  // 88: apache.rocketmq.v2.MessagingService.SendMessage:output_type -> apache.rocketmq.v2.SendMessageResponse
-	6,  // 89: apache.rocketmq.v2.MessagingService.QueryAssignment:output_type -> apache.rocketmq.v2.QueryAssignmentResponse
-	8,  // 90: apache.rocketmq.v2.MessagingService.ReceiveMessage:output_type -> apache.rocketmq.v2.ReceiveMessageResponse
-	12, // 91: apache.rocketmq.v2.MessagingService.AckMessage:output_type -> apache.rocketmq.v2.AckMessageResponse
-	14, // 92: apache.rocketmq.v2.MessagingService.ForwardMessageToDeadLetterQueue:output_type -> apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse
-	30, // 93: apache.rocketmq.v2.MessagingService.PullMessage:output_type -> apache.rocketmq.v2.PullMessageResponse
-	32, // 94: apache.rocketmq.v2.MessagingService.UpdateOffset:output_type -> apache.rocketmq.v2.UpdateOffsetResponse
-	34, // 95: apache.rocketmq.v2.MessagingService.GetOffset:output_type -> apache.rocketmq.v2.GetOffsetResponse
-	36, // 96: apache.rocketmq.v2.MessagingService.QueryOffset:output_type -> apache.rocketmq.v2.QueryOffsetResponse
-	18, // 97: apache.rocketmq.v2.MessagingService.EndTransaction:output_type -> apache.rocketmq.v2.EndTransactionResponse
-	24, // 98: apache.rocketmq.v2.MessagingService.Telemetry:output_type -> apache.rocketmq.v2.TelemetryCommand
-	26, // 99: apache.rocketmq.v2.MessagingService.NotifyClientTermination:output_type -> apache.rocketmq.v2.NotifyClientTerminationResponse
-	28, // 100: apache.rocketmq.v2.MessagingService.ChangeInvisibleDuration:output_type -> apache.rocketmq.v2.ChangeInvisibleDurationResponse
-	38, // 101: apache.rocketmq.v2.MessagingService.RecallMessage:output_type -> apache.rocketmq.v2.RecallMessageResponse
+var file_rmqio_apiv2_service_proto_depIdxs = []int32{
+	39, // 0: rmqio.apache.rocketmq.v2.QueryRouteRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	40, // 1: rmqio.apache.rocketmq.v2.QueryRouteRequest.endpoints:type_name -> rmqio.apache.rocketmq.v2.Endpoints
+	41, // 2: rmqio.apache.rocketmq.v2.QueryRouteResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	42, // 3: rmqio.apache.rocketmq.v2.QueryRouteResponse.message_queues:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	43, // 4: rmqio.apache.rocketmq.v2.SendMessageRequest.messages:type_name -> rmqio.apache.rocketmq.v2.Message
+	41, // 5: rmqio.apache.rocketmq.v2.SendResultEntry.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	41, // 6: rmqio.apache.rocketmq.v2.SendMessageResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	3,  // 7: rmqio.apache.rocketmq.v2.SendMessageResponse.entries:type_name -> rmqio.apache.rocketmq.v2.SendResultEntry
+	39, // 8: rmqio.apache.rocketmq.v2.QueryAssignmentRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	39, // 9: rmqio.apache.rocketmq.v2.QueryAssignmentRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	40, // 10: rmqio.apache.rocketmq.v2.QueryAssignmentRequest.endpoints:type_name -> rmqio.apache.rocketmq.v2.Endpoints
+	41, // 11: rmqio.apache.rocketmq.v2.QueryAssignmentResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	44, // 12: rmqio.apache.rocketmq.v2.QueryAssignmentResponse.assignments:type_name -> rmqio.apache.rocketmq.v2.Assignment
+	39, // 13: rmqio.apache.rocketmq.v2.ReceiveMessageRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	42, // 14: rmqio.apache.rocketmq.v2.ReceiveMessageRequest.message_queue:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	45, // 15: rmqio.apache.rocketmq.v2.ReceiveMessageRequest.filter_expression:type_name -> rmqio.apache.rocketmq.v2.FilterExpression
+	46, // 16: rmqio.apache.rocketmq.v2.ReceiveMessageRequest.invisible_duration:type_name -> google.protobuf.Duration
+	46, // 17: rmqio.apache.rocketmq.v2.ReceiveMessageRequest.long_polling_timeout:type_name -> google.protobuf.Duration
+	41, // 18: rmqio.apache.rocketmq.v2.ReceiveMessageResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	43, // 19: rmqio.apache.rocketmq.v2.ReceiveMessageResponse.message:type_name -> rmqio.apache.rocketmq.v2.Message
+	47, // 20: rmqio.apache.rocketmq.v2.ReceiveMessageResponse.delivery_timestamp:type_name -> google.protobuf.Timestamp
+	39, // 21: rmqio.apache.rocketmq.v2.AckMessageRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	39, // 22: rmqio.apache.rocketmq.v2.AckMessageRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	9,  // 23: rmqio.apache.rocketmq.v2.AckMessageRequest.entries:type_name -> rmqio.apache.rocketmq.v2.AckMessageEntry
+	41, // 24: rmqio.apache.rocketmq.v2.AckMessageResultEntry.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	41, // 25: rmqio.apache.rocketmq.v2.AckMessageResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	11, // 26: rmqio.apache.rocketmq.v2.AckMessageResponse.entries:type_name -> rmqio.apache.rocketmq.v2.AckMessageResultEntry
+	39, // 27: rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	39, // 28: rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	41, // 29: rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	39, // 30: rmqio.apache.rocketmq.v2.HeartbeatRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	48, // 31: rmqio.apache.rocketmq.v2.HeartbeatRequest.client_type:type_name -> rmqio.apache.rocketmq.v2.ClientType
+	41, // 32: rmqio.apache.rocketmq.v2.HeartbeatResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	39, // 33: rmqio.apache.rocketmq.v2.EndTransactionRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	49, // 34: rmqio.apache.rocketmq.v2.EndTransactionRequest.resolution:type_name -> rmqio.apache.rocketmq.v2.TransactionResolution
+	50, // 35: rmqio.apache.rocketmq.v2.EndTransactionRequest.source:type_name -> rmqio.apache.rocketmq.v2.TransactionSource
+	41, // 36: rmqio.apache.rocketmq.v2.EndTransactionResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	43, // 37: rmqio.apache.rocketmq.v2.VerifyMessageCommand.message:type_name -> rmqio.apache.rocketmq.v2.Message
+	43, // 38: rmqio.apache.rocketmq.v2.RecoverOrphanedTransactionCommand.message:type_name -> rmqio.apache.rocketmq.v2.Message
+	41, // 39: rmqio.apache.rocketmq.v2.TelemetryCommand.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	51, // 40: rmqio.apache.rocketmq.v2.TelemetryCommand.settings:type_name -> rmqio.apache.rocketmq.v2.Settings
+	20, // 41: rmqio.apache.rocketmq.v2.TelemetryCommand.thread_stack_trace:type_name -> rmqio.apache.rocketmq.v2.ThreadStackTrace
+	22, // 42: rmqio.apache.rocketmq.v2.TelemetryCommand.verify_message_result:type_name -> rmqio.apache.rocketmq.v2.VerifyMessageResult
+	23, // 43: rmqio.apache.rocketmq.v2.TelemetryCommand.recover_orphaned_transaction_command:type_name -> rmqio.apache.rocketmq.v2.RecoverOrphanedTransactionCommand
+	19, // 44: rmqio.apache.rocketmq.v2.TelemetryCommand.print_thread_stack_trace_command:type_name -> rmqio.apache.rocketmq.v2.PrintThreadStackTraceCommand
+	21, // 45: rmqio.apache.rocketmq.v2.TelemetryCommand.verify_message_command:type_name -> rmqio.apache.rocketmq.v2.VerifyMessageCommand
+	39, // 46: rmqio.apache.rocketmq.v2.NotifyClientTerminationRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	41, // 47: rmqio.apache.rocketmq.v2.NotifyClientTerminationResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	39, // 48: rmqio.apache.rocketmq.v2.ChangeInvisibleDurationRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	39, // 49: rmqio.apache.rocketmq.v2.ChangeInvisibleDurationRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	46, // 50: rmqio.apache.rocketmq.v2.ChangeInvisibleDurationRequest.invisible_duration:type_name -> google.protobuf.Duration
+	41, // 51: rmqio.apache.rocketmq.v2.ChangeInvisibleDurationResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	39, // 52: rmqio.apache.rocketmq.v2.PullMessageRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	42, // 53: rmqio.apache.rocketmq.v2.PullMessageRequest.message_queue:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	45, // 54: rmqio.apache.rocketmq.v2.PullMessageRequest.filter_expression:type_name -> rmqio.apache.rocketmq.v2.FilterExpression
+	46, // 55: rmqio.apache.rocketmq.v2.PullMessageRequest.long_polling_timeout:type_name -> google.protobuf.Duration
+	41, // 56: rmqio.apache.rocketmq.v2.PullMessageResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	43, // 57: rmqio.apache.rocketmq.v2.PullMessageResponse.message:type_name -> rmqio.apache.rocketmq.v2.Message
+	39, // 58: rmqio.apache.rocketmq.v2.UpdateOffsetRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	42, // 59: rmqio.apache.rocketmq.v2.UpdateOffsetRequest.message_queue:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	41, // 60: rmqio.apache.rocketmq.v2.UpdateOffsetResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	39, // 61: rmqio.apache.rocketmq.v2.GetOffsetRequest.group:type_name -> rmqio.apache.rocketmq.v2.Resource
+	42, // 62: rmqio.apache.rocketmq.v2.GetOffsetRequest.message_queue:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	41, // 63: rmqio.apache.rocketmq.v2.GetOffsetResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	42, // 64: rmqio.apache.rocketmq.v2.QueryOffsetRequest.message_queue:type_name -> rmqio.apache.rocketmq.v2.MessageQueue
+	52, // 65: rmqio.apache.rocketmq.v2.QueryOffsetRequest.query_offset_policy:type_name -> rmqio.apache.rocketmq.v2.QueryOffsetPolicy
+	47, // 66: rmqio.apache.rocketmq.v2.QueryOffsetRequest.timestamp:type_name -> google.protobuf.Timestamp
+	41, // 67: rmqio.apache.rocketmq.v2.QueryOffsetResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	39, // 68: rmqio.apache.rocketmq.v2.RecallMessageRequest.topic:type_name -> rmqio.apache.rocketmq.v2.Resource
+	41, // 69: rmqio.apache.rocketmq.v2.RecallMessageResponse.status:type_name -> rmqio.apache.rocketmq.v2.Status
+	0,  // 70: rmqio.apache.rocketmq.v2.MessagingService.QueryRoute:input_type -> rmqio.apache.rocketmq.v2.QueryRouteRequest
+	15, // 71: rmqio.apache.rocketmq.v2.MessagingService.Heartbeat:input_type -> rmqio.apache.rocketmq.v2.HeartbeatRequest
+	2,  // 72: rmqio.apache.rocketmq.v2.MessagingService.SendMessage:input_type -> rmqio.apache.rocketmq.v2.SendMessageRequest
+	5,  // 73: rmqio.apache.rocketmq.v2.MessagingService.QueryAssignment:input_type -> rmqio.apache.rocketmq.v2.QueryAssignmentRequest
+	7,  // 74: rmqio.apache.rocketmq.v2.MessagingService.ReceiveMessage:input_type -> rmqio.apache.rocketmq.v2.ReceiveMessageRequest
+	10, // 75: rmqio.apache.rocketmq.v2.MessagingService.AckMessage:input_type -> rmqio.apache.rocketmq.v2.AckMessageRequest
+	13, // 76: rmqio.apache.rocketmq.v2.MessagingService.ForwardMessageToDeadLetterQueue:input_type -> rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueRequest
+	29, // 77: rmqio.apache.rocketmq.v2.MessagingService.PullMessage:input_type -> rmqio.apache.rocketmq.v2.PullMessageRequest
+	31, // 78: rmqio.apache.rocketmq.v2.MessagingService.UpdateOffset:input_type -> rmqio.apache.rocketmq.v2.UpdateOffsetRequest
+	33, // 79: rmqio.apache.rocketmq.v2.MessagingService.GetOffset:input_type -> rmqio.apache.rocketmq.v2.GetOffsetRequest
+	35, // 80: rmqio.apache.rocketmq.v2.MessagingService.QueryOffset:input_type -> rmqio.apache.rocketmq.v2.QueryOffsetRequest
+	17, // 81: rmqio.apache.rocketmq.v2.MessagingService.EndTransaction:input_type -> rmqio.apache.rocketmq.v2.EndTransactionRequest
+	24, // 82: rmqio.apache.rocketmq.v2.MessagingService.Telemetry:input_type -> rmqio.apache.rocketmq.v2.TelemetryCommand
+	25, // 83: rmqio.apache.rocketmq.v2.MessagingService.NotifyClientTermination:input_type -> rmqio.apache.rocketmq.v2.NotifyClientTerminationRequest
+	27, // 84: rmqio.apache.rocketmq.v2.MessagingService.ChangeInvisibleDuration:input_type -> rmqio.apache.rocketmq.v2.ChangeInvisibleDurationRequest
+	37, // 85: rmqio.apache.rocketmq.v2.MessagingService.RecallMessage:input_type -> rmqio.apache.rocketmq.v2.RecallMessageRequest
+	1,  // 86: rmqio.apache.rocketmq.v2.MessagingService.QueryRoute:output_type -> rmqio.apache.rocketmq.v2.QueryRouteResponse
+	16, // 87: rmqio.apache.rocketmq.v2.MessagingService.Heartbeat:output_type -> rmqio.apache.rocketmq.v2.HeartbeatResponse
+	4,  // 88: rmqio.apache.rocketmq.v2.MessagingService.SendMessage:output_type -> rmqio.apache.rocketmq.v2.SendMessageResponse
+	6,  // 89: rmqio.apache.rocketmq.v2.MessagingService.QueryAssignment:output_type -> rmqio.apache.rocketmq.v2.QueryAssignmentResponse
+	8,  // 90: rmqio.apache.rocketmq.v2.MessagingService.ReceiveMessage:output_type -> rmqio.apache.rocketmq.v2.ReceiveMessageResponse
+	12, // 91: rmqio.apache.rocketmq.v2.MessagingService.AckMessage:output_type -> rmqio.apache.rocketmq.v2.AckMessageResponse
+	14, // 92: rmqio.apache.rocketmq.v2.MessagingService.ForwardMessageToDeadLetterQueue:output_type -> rmqio.apache.rocketmq.v2.ForwardMessageToDeadLetterQueueResponse
+	30, // 93: rmqio.apache.rocketmq.v2.MessagingService.PullMessage:output_type -> rmqio.apache.rocketmq.v2.PullMessageResponse
+	32, // 94: rmqio.apache.rocketmq.v2.MessagingService.UpdateOffset:output_type -> rmqio.apache.rocketmq.v2.UpdateOffsetResponse
+	34, // 95: rmqio.apache.rocketmq.v2.MessagingService.GetOffset:output_type -> rmqio.apache.rocketmq.v2.GetOffsetResponse
+	36, // 96: rmqio.apache.rocketmq.v2.MessagingService.QueryOffset:output_type -> rmqio.apache.rocketmq.v2.QueryOffsetResponse
+	18, // 97: rmqio.apache.rocketmq.v2.MessagingService.EndTransaction:output_type -> rmqio.apache.rocketmq.v2.EndTransactionResponse
+	24, // 98: rmqio.apache.rocketmq.v2.MessagingService.Telemetry:output_type -> rmqio.apache.rocketmq.v2.TelemetryCommand
+	26, // 99: rmqio.apache.rocketmq.v2.MessagingService.NotifyClientTermination:output_type -> rmqio.apache.rocketmq.v2.NotifyClientTerminationResponse
+	28, // 100: rmqio.apache.rocketmq.v2.MessagingService.ChangeInvisibleDuration:output_type -> rmqio.apache.rocketmq.v2.ChangeInvisibleDurationResponse
+	38, // 101: rmqio.apache.rocketmq.v2.MessagingService.RecallMessage:output_type -> rmqio.apache.rocketmq.v2.RecallMessageResponse
 	86, // [86:102] is the sub-list for method output_type
 	70, // [70:86] is the sub-list for method input_type
 	70, // [70:70] is the sub-list for extension type_name
@@ -2839,21 +2839,21 @@ var file_apache_rocketmq_v2_service_proto_depIdxs = []int32{
 	0,  // [0:70] is the sub-list for field type_name
 }
 
-func init() { file_apache_rocketmq_v2_service_proto_init() }
-func file_apache_rocketmq_v2_service_proto_init() {
-	if File_apache_rocketmq_v2_service_proto != nil {
+func init() { file_rmqio_apiv2_service_proto_init() }
+func file_rmqio_apiv2_service_proto_init() {
+	if File_rmqio_apiv2_service_proto != nil {
 		return
 	}
-	file_apache_rocketmq_v2_definition_proto_init()
-	file_apache_rocketmq_v2_service_proto_msgTypes[7].OneofWrappers = []any{}
-	file_apache_rocketmq_v2_service_proto_msgTypes[8].OneofWrappers = []any{
+	file_rmqio_apiv2_definition_proto_init()
+	file_rmqio_apiv2_service_proto_msgTypes[7].OneofWrappers = []any{}
+	file_rmqio_apiv2_service_proto_msgTypes[8].OneofWrappers = []any{
 		(*ReceiveMessageResponse_Status)(nil),
 		(*ReceiveMessageResponse_Message)(nil),
 		(*ReceiveMessageResponse_DeliveryTimestamp)(nil),
 	}
-	file_apache_rocketmq_v2_service_proto_msgTypes[15].OneofWrappers = []any{}
-	file_apache_rocketmq_v2_service_proto_msgTypes[20].OneofWrappers = []any{}
-	file_apache_rocketmq_v2_service_proto_msgTypes[24].OneofWrappers = []any{
+	file_rmqio_apiv2_service_proto_msgTypes[15].OneofWrappers = []any{}
+	file_rmqio_apiv2_service_proto_msgTypes[20].OneofWrappers = []any{}
+	file_rmqio_apiv2_service_proto_msgTypes[24].OneofWrappers = []any{
 		(*TelemetryCommand_Settings)(nil),
 		(*TelemetryCommand_ThreadStackTrace)(nil),
 		(*TelemetryCommand_VerifyMessageResult)(nil),
@@ -2861,28 +2861,28 @@ func file_apache_rocketmq_v2_service_proto_init() {
 		(*TelemetryCommand_PrintThreadStackTraceCommand)(nil),
 		(*TelemetryCommand_VerifyMessageCommand)(nil),
 	}
-	file_apache_rocketmq_v2_service_proto_msgTypes[25].OneofWrappers = []any{}
-	file_apache_rocketmq_v2_service_proto_msgTypes[30].OneofWrappers = []any{
+	file_rmqio_apiv2_service_proto_msgTypes[25].OneofWrappers = []any{}
+	file_rmqio_apiv2_service_proto_msgTypes[30].OneofWrappers = []any{
 		(*PullMessageResponse_Status)(nil),
 		(*PullMessageResponse_Message)(nil),
 		(*PullMessageResponse_NextOffset)(nil),
 	}
-	file_apache_rocketmq_v2_service_proto_msgTypes[35].OneofWrappers = []any{}
+	file_rmqio_apiv2_service_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_apache_rocketmq_v2_service_proto_rawDesc), len(file_apache_rocketmq_v2_service_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rmqio_apiv2_service_proto_rawDesc), len(file_rmqio_apiv2_service_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_apache_rocketmq_v2_service_proto_goTypes,
-		DependencyIndexes: file_apache_rocketmq_v2_service_proto_depIdxs,
-		MessageInfos:      file_apache_rocketmq_v2_service_proto_msgTypes,
+		GoTypes:           file_rmqio_apiv2_service_proto_goTypes,
+		DependencyIndexes: file_rmqio_apiv2_service_proto_depIdxs,
+		MessageInfos:      file_rmqio_apiv2_service_proto_msgTypes,
 	}.Build()
-	File_apache_rocketmq_v2_service_proto = out.File
-	file_apache_rocketmq_v2_service_proto_goTypes = nil
-	file_apache_rocketmq_v2_service_proto_depIdxs = nil
+	File_rmqio_apiv2_service_proto = out.File
+	file_rmqio_apiv2_service_proto_goTypes = nil
+	file_rmqio_apiv2_service_proto_depIdxs = nil
 }

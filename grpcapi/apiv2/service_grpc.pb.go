@@ -17,7 +17,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             v6.33.5
-// source: apache/rocketmq/v2/service.proto
+// source: rmqio/apiv2/service.proto
 
 package apiv2
 
@@ -885,5 +885,5 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "apache/rocketmq/v2/service.proto",
+	Metadata: "rmqio/apiv2/service.proto",
 }

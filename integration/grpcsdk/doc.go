@@ -1,11 +1,11 @@
 // Package grpcapi's tests with the stock Go 5.x SDK,
 // github.com/apache/rocketmq-clients/golang/v5, live here (its _test.go files
-// only) because the SDK registers its own generated copy of the
-// apache.rocketmq.v2 protos, and protobuf-go panics at init when a binary
-// registers the same full names twice: the SDK and grpcapi/apiv2 cannot share
-// a test binary. The broker and its gRPC endpoint run in a process of their
-// own, grpcapi/internal/sdkhost, which TestMain builds; each test starts one
-// and drives it over stdin (topics, offsets, pop stats, its manual clock).
+// only). The broker and its gRPC endpoint run in a process of their own,
+// grpcapi/internal/sdkhost, which TestMain builds; each test starts one and
+// drives it over stdin (topics, offsets, pop stats, its manual clock). (That
+// split dates from when grpcapi/apiv2 registered the same proto names as the
+// SDK's generated copy and the two could not share a binary; they can now,
+// see grpcapi/apiv2/coexist_test.go.)
 //
 //	test ──Go SDK (TLS)──► sdkhost: broker + grpcapi on 127.0.0.1:random
 //	     ──stdin lines───► sdkhost (topic, offset, pop, advance, orderly, fifoqueue)

@@ -1,8 +1,6 @@
 // Command sdkhost runs a broker and its gRPC endpoint for the stock Go 5.x
-// SDK tests (integration/grpcsdk). Those tests cannot link this module's
-// generated apache.rocketmq.v2 package next to the SDK's own copy (protobuf-go
-// refuses a second registration of the same full names), so the server runs
-// here, in a process of its own, and the test drives it over stdin: one
+// SDK tests (integration/grpcsdk): the server runs here, in a process of its
+// own (see integration/grpcsdk's package doc), and the test drives it over stdin: one
 // command a line, one answer a line ("ok ..." or "err ..."). With -manual-clock
 // the broker runs on a manual clock the test advances, as the in-process tests
 // do. EOF on stdin shuts it down.
