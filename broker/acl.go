@@ -65,7 +65,7 @@ func (b *Broker) aclProcessors() map[int32]HandlerFunc {
 	info := func() acl.BrokerInfo {
 		return acl.BrokerInfo{ClusterName: b.opts.BrokerClusterName, BrokerName: b.opts.BrokerName, BrokerAddr: b.Addr()}
 	}
-	for code, h := range acl.Processors(b.acl, info) {
+	for code, h := range acl.Processors(b.acl, info, b.opts.AclConfigRequiresAdmin) {
 		out[code] = h
 	}
 	return out
