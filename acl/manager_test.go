@@ -213,7 +213,7 @@ func TestReloadOnChangedBytes(t *testing.T) {
 
 func TestAdminRequestsRewriteTheFile(t *testing.T) {
 	m, clk, path := openFile(t, stockFile)
-	h := Processors(m, func() BrokerInfo { return BrokerInfo{ClusterName: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911"} })
+	h := Processors(m, func() BrokerInfo { return BrokerInfo{ClusterName: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911"} }, false)
 	call := func(code int32, ext map[string]string) *remoting.Command {
 		return h[code](nil, remoting.NewRequest(code, ext, nil))
 	}
@@ -310,7 +310,7 @@ func TestAdminRequestsRewriteTheFile(t *testing.T) {
 }
 
 func TestProcessorsWithACLOff(t *testing.T) {
-	h := Processors(nil, func() BrokerInfo { return BrokerInfo{} })
+	h := Processors(nil, func() BrokerInfo { return BrokerInfo{} }, true)
 	r := h[remoting.UpdateAndCreateACLConfig](nil, remoting.NewRequest(remoting.UpdateAndCreateACLConfig, map[string]string{"accessKey": "abcdefgh"}, nil))
 	if r.Code != remoting.UpdateAndCreateACLConfigFailed {
 		t.Fatalf("code %d", r.Code)

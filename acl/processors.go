@@ -3,6 +3,7 @@ package acl
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/rmqio/rmq/remoting"
@@ -21,7 +22,57 @@ type BrokerInfo struct {
 // fails the three updates with their *_FAILED codes (remark null there,
 // a sentence here) and never answers GET_BROKER_CLUSTER_ACL_INFO (a
 // NullPointerException it swallows); rmq answers that one SYSTEM_ERROR.
-func Processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
+//
+// adminOnly is the broker key aclConfigRequiresAdmin: with it (and the ACL
+// on) these requests need an admin account, see adminOnlyGate.
+func Processors(m *Manager, info func() BrokerInfo, adminOnly bool) map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
+	procs := processors(m, info)
+	if adminOnly && m != nil {
+		for code, h := range procs {
+			procs[code] = m.adminOnlyGate(h)
+		}
+	}
+	return procs
+}
+
+// adminOnlyGate lets a request through to h only when it comes from an
+// admin account. In 4.9.8 the ACL requests are not in Permission.ADMIN_CODE:
+// any account with a good signature may call UPDATE_AND_CREATE_ACL_CONFIG
+// and give itself admin: true, or delete the admin. The gate closes that:
+// the request's AccessKey must name an account with admin: true whose
+// identity the request proves as the stock check does (the signature, or
+// the account's own whiteRemoteAddress). A global white address proves no
+// account, so it is not enough here. The refusal is NO_PERMISSION, the code
+// the stock broker gives a request it does not permit.
+func (m *Manager) adminOnlyGate(h func(*remoting.Conn, *remoting.Command) *remoting.Command) func(*remoting.Conn, *remoting.Command) *remoting.Command {
+	return func(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if ak, ok := m.adminCaller(c.RemoteAddr(), req); !ok {
+			return remoting.NewResponse(req, remoting.NoPermission, fmt.Sprintf(
+				"request code=%d changes or reads the ACL and needs an admin account (aclConfigRequiresAdmin=true), but accessKey=%q is not one or is not signed",
+				req.Code, ak))
+		}
+		return h(c, req)
+	}
+}
+
+// adminCaller reports whether req, from remote ("ip:port"), is from an
+// admin account, and the AccessKey it names.
+func (m *Manager) adminCaller(remote string, req *remoting.Command) (string, bool) {
+	ext := req.Ext()
+	ak := ext[FieldAccessKey]
+	acc := m.rules.Load().accounts[ak]
+	if ak == "" || acc == nil || !acc.admin {
+		return ak, false
+	}
+	if acc.white.match(clientIP(remote)) {
+		return ak, true
+	}
+	sig, ok := ext[FieldSignature]
+	return ak, ok && Sign(Content(ext, req.Body, FieldSignature, uniqueKeyQueryFlag), acc.secretKey) == sig
+}
+
+// processors are the handlers without the gate.
+func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
 	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
 		remoting.UpdateAndCreateACLConfig: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 			h := req.Header()

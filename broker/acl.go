@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/rmqio/rmq/acl"
 	"github.com/rmqio/rmq/remoting"
 )
@@ -34,7 +36,10 @@ func (b *Broker) checkACL(c *remoting.Conn, req *remoting.Command) (resp *remoti
 	if d, ok := err.(*acl.Denied); ok {
 		remark = d.Remark()
 	}
-	b.log.Debug().Str("remote", c.RemoteAddr()).Int32("code", req.Code).Str("reason", err.Error()).Msg("acl: request refused")
+	// Counted by the refusal limiter (a client with a wrong key retries
+	// every request), at debug level as before.
+	b.refusals.Event(&b.log, zerolog.DebugLevel, "acl_denied", remoting.SystemError).Str("remote", c.RemoteAddr()).
+		Int32("requestCode", req.Code).Str("cause", err.Error()).Msg("acl: request refused")
 	if req.IsOneway() {
 		return nil, true
 	}
@@ -60,7 +65,7 @@ func (b *Broker) aclProcessors() map[int32]HandlerFunc {
 	info := func() acl.BrokerInfo {
 		return acl.BrokerInfo{ClusterName: b.opts.BrokerClusterName, BrokerName: b.opts.BrokerName, BrokerAddr: b.Addr()}
 	}
-	for code, h := range acl.Processors(b.acl, info) {
+	for code, h := range acl.Processors(b.acl, info, b.opts.AclConfigRequiresAdmin) {
 		out[code] = h
 	}
 	return out

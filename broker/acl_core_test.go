@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +148,96 @@ func TestACLFileThatDoesNotLoadStopsNew(t *testing.T) {
 		b.Shutdown()
 		t.Fatal("New accepted a plain_acl.yml with a bad address")
 	}
+}
+
+// Issue 42 defect 10: in 4.9.8 the ACL requests are not admin codes, so any
+// account may grant itself admin. aclConfigRequiresAdmin closes that; off, the
+// stock behaviour stays.
+func TestACLConfigRequiresAdmin(t *testing.T) {
+	start := func(t *testing.T, file string, adminOnly bool) *testBroker {
+		path := filepath.Join(t.TempDir(), "plain_acl.yml")
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return startBroker(t, func(o *Options) {
+			o.AclEnable, o.AclFile, o.AclConfigRequiresAdmin = true, path, adminOnly
+		})
+	}
+	// Each request gets its own copy of ext: signing adds to the map.
+	// The stock escalation: producer1 rewrites its own account as admin.
+	escalate := map[string]string{"accessKey": "producer1", "secretKey": "secret123", "admin": "true"}
+	requests := []struct {
+		code int32
+		ext  map[string]string
+	}{
+		{remoting.GetBrokerClusterACLInfo, nil},
+		{remoting.UpdateGlobalWhiteAddrsConfig, map[string]string{"globalWhiteAddrs": "10.9.9.9"}},
+		{remoting.UpdateAndCreateACLConfig, map[string]string{"accessKey": "user0002", "secretKey": "secret222"}},
+		{remoting.DeleteACLConfig, map[string]string{"accessKey": "user0002"}},
+	}
+
+	t.Run("off", func(t *testing.T) {
+		tb := start(t, aclTestFile, false)
+		if r := tb.invokeSigned(tb.json, "producer1", "secret123", remoting.UpdateAndCreateACLConfig, maps.Clone(escalate), nil); r.Code != remoting.Success {
+			t.Fatalf("stock: a non-admin updates ACL config: %d %q", r.Code, r.Remark)
+		}
+		// producer1 is admin now, as in the stock broker.
+		create := brokertest.CreateTopicExt("Escalated", 1, 6, "SINGLE_TAG")
+		if r := tb.invokeSigned(tb.json, "producer1", "secret123", remoting.UpdateAndCreateTopic, create, nil); r.Code != remoting.Success {
+			t.Fatalf("topic creation after the escalation: %d %q", r.Code, r.Remark)
+		}
+	})
+
+	t.Run("on", func(t *testing.T) {
+		tb := start(t, aclTestFile, true)
+		for _, rq := range requests {
+			r := tb.invokeSigned(tb.json, "producer1", "secret123", rq.code, maps.Clone(rq.ext), nil)
+			if r.Code != remoting.NoPermission || !strings.Contains(r.Remark, "aclConfigRequiresAdmin") || !strings.Contains(r.Remark, `accessKey="producer1"`) {
+				t.Fatalf("code %d by a non-admin: %d %q", rq.code, r.Code, r.Remark)
+			}
+		}
+		if r := tb.invokeSigned(tb.json, "producer1", "secret123", remoting.UpdateAndCreateACLConfig, maps.Clone(escalate), nil); r.Code != remoting.NoPermission {
+			t.Fatalf("escalation: %d %q", r.Code, r.Remark)
+		}
+		for _, rq := range requests {
+			if r := tb.invokeSigned(tb.json, "admin0001", "adminsecret", rq.code, maps.Clone(rq.ext), nil); r.Code != remoting.Success {
+				t.Fatalf("code %d by the admin: %d %q", rq.code, r.Code, r.Remark)
+			}
+		}
+		// The escalation did not happen: producer1 is still no admin.
+		create := brokertest.CreateTopicExt("Escalated", 1, 6, "SINGLE_TAG")
+		if r := tb.invokeSigned(tb.json, "producer1", "secret123", remoting.UpdateAndCreateTopic, create, nil); r.Code != remoting.SystemError {
+			t.Fatalf("topic creation by producer1: %d %q", r.Code, r.Remark)
+		}
+	})
+
+	// A global white address passes the ACL check but proves no account:
+	// unsigned, or signed as a non-admin, it is refused; the admin's
+	// signature (or its own white address) still works.
+	t.Run("on, global white address", func(t *testing.T) {
+		file := "globalWhiteRemoteAddresses:\n  - 127.0.0.1\n" + aclTestFile +
+			"  - accessKey: admin0002\n    secretKey: adminsecret2\n    admin: true\n    whiteRemoteAddress: 127.0.0.1\n"
+		tb := start(t, file, true)
+		keep := map[string]string{"globalWhiteAddrs": "127.0.0.1"} // the admin's update keeps this host white
+		for _, rq := range []struct {
+			code int32
+			ext  map[string]string
+		}{{remoting.GetBrokerClusterACLInfo, nil}, {remoting.UpdateGlobalWhiteAddrsConfig, keep}} {
+			if r := tb.invokeSigned(tb.json, "", "", rq.code, maps.Clone(rq.ext), nil); r.Code != remoting.NoPermission {
+				t.Fatalf("code %d unsigned from a global white address: %d %q", rq.code, r.Code, r.Remark)
+			}
+			if r := tb.invokeSigned(tb.json, "producer1", "secret123", rq.code, maps.Clone(rq.ext), nil); r.Code != remoting.NoPermission {
+				t.Fatalf("code %d by a non-admin from a global white address: %d %q", rq.code, r.Code, r.Remark)
+			}
+			if r := tb.invokeSigned(tb.json, "admin0001", "adminsecret", rq.code, maps.Clone(rq.ext), nil); r.Code != remoting.Success {
+				t.Fatalf("code %d by the admin: %d %q", rq.code, r.Code, r.Remark)
+			}
+			if r := tb.invokeSigned(tb.json, "admin0002", "wrongsecret", rq.code, maps.Clone(rq.ext), nil); r.Code != remoting.Success {
+				t.Fatalf("code %d by an admin from its own white address: %d %q", rq.code, r.Code, r.Remark)
+			}
+			if r := tb.invokeSigned(tb.json, "admin0001", "wrongsecret", rq.code, maps.Clone(rq.ext), nil); r.Code != remoting.NoPermission {
+				t.Fatalf("code %d, the admin's key with a bad signature: %d %q", rq.code, r.Code, r.Remark)
+			}
+		}
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
@@ -67,6 +68,11 @@ type Broker struct {
 	timersLive atomic.Pointer[timer.TimerStore]
 	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
 	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
+	// refusals rate-limits the log lines of refused requests (a full disk
+	// refuses every send of a retrying client) and counts them by reason
+	// for the metrics endpoint; a background loop (Start) flushes its
+	// summaries every interval.
+	refusals *ratelog.Limiter
 	// registeredAll is true after a registration every name server accepted
 	// (metrics_access.go: Ready).
 	registeredAll atomic.Bool

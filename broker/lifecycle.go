@@ -15,6 +15,7 @@ import (
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/schedule"
@@ -65,6 +66,7 @@ func New(opts Options) (*Broker, error) {
 		regKick:  make(chan struct{}, 1),
 		regConns: make(map[string]uint64),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
+		refusals: ratelog.New(opts.Logger, opts.Clock, ratelog.DefaultInterval),
 	}
 	vipPort := opts.ListenPort - 2
 	if opts.ListenPort == 0 {
@@ -326,9 +328,10 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go b.aclLoop()
 	}
-	b.bg.Add(2)
+	b.bg.Add(3)
 	go b.persistLoop()
 	go b.statsLoop()
+	go b.every(b.refusals.Interval(), b.refusals.Flush)
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/timer"
@@ -19,6 +20,10 @@ import (
 // (request latencies, message sizes, pull positions, DLQ sends), best
 // before Start. Without it the send and pull paths record none of them.
 func (b *Broker) EnableMetrics() { b.bstats.EnableDetail() }
+
+// Refusals counts refused requests by reason and response code (every
+// front end's) and rate-limits their log lines.
+func (b *Broker) Refusals() *ratelog.Limiter { return b.refusals }
 
 // Schedule is the delay-level service.
 func (b *Broker) Schedule() *schedule.Service { return b.sched }

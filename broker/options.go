@@ -102,6 +102,11 @@ type Options struct {
 	// <storePathRootDir>/config/plain_acl.yml).
 	AclEnable bool   `conf:"aclEnable"`
 	AclFile   string `conf:"aclFile"`
+	// AclConfigRequiresAdmin (rmq's own, off as in 4.9.8) makes the ACL
+	// requests (UPDATE_AND_CREATE_ACL_CONFIG, DELETE_ACL_CONFIG,
+	// GET_BROKER_CLUSTER_ACL_INFO, UPDATE_GLOBAL_WHITE_ADDRS_CONFIG) need a
+	// signed admin account: in stock any account may make itself admin.
+	AclConfigRequiresAdmin bool `conf:"aclConfigRequiresAdmin"`
 	// The 5.x topic attribute message.type: EnableMixedMessageType lets a
 	// topic be MIXED (BrokerConfig); EnableTopicMessageTypeCheck refuses a
 	// send whose kind (normal, FIFO, delay, transactional) the topic's type

@@ -119,7 +119,10 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 		}
 		res, err := b.store.PutMessage(m)
 		if err != nil {
-			b.log.Warn().Err(err).Str("topic", sh.topic).Msg("reply message not stored")
+			// Rate-limited like every refusal of a full disk, under the
+			// code a send would have got (the push's answer stands).
+			code, _, _ := b.putFailureReason(err)
+			b.refusals.Warn(&b.log, "reply_not_stored", code).Err(err).Str("topic", sh.topic).Msg("reply message not stored")
 			return resp
 		}
 		b.stats.PutMsgs.Add(int64(res.Count))
@@ -136,7 +139,7 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 func (b *Broker) pushReply(c *remoting.Conn, sh *sendHeader, body []byte) (string, bool) {
 	clientID, ok := message.Props(sh.properties).Lookup(message.PropReplyToClient)
 	if !ok {
-		b.log.Warn().Msg(message.PropReplyToClient + " is null, can not reply message")
+		b.refusals.Warn(&b.log, "reply_no_client", remoting.SystemError).Msg(message.PropReplyToClient + " is null, can not reply message")
 		return "reply message properties[" + message.PropReplyToClient + "] is null", false
 	}
 	conn := b.clients.Producers.FindConn(clientID)
@@ -145,7 +148,7 @@ func (b *Broker) pushReply(c *remoting.Conn, sh *sendHeader, body []byte) (strin
 	}
 	if conn == nil {
 		remark := "push reply message fail, channel of <" + clientID + "> not found."
-		b.log.Warn().Msg(remark)
+		b.refusals.Warn(&b.log, "reply_channel_not_found", remoting.SystemError).Str("client", clientID).Msg("push reply message fail: channel not found")
 		return remark, false
 	}
 	now := b.clock.Now().UnixMilli()
@@ -170,11 +173,11 @@ func (b *Broker) pushReply(c *remoting.Conn, sh *sendHeader, body []byte) (strin
 	defer cancel()
 	pushed, err := conn.Invoke(ctx, push)
 	if err != nil {
-		b.log.Warn().Err(err).Str("client", clientID).Msg("push reply message failed")
+		b.refusals.Warn(&b.log, "reply_push_failed", remoting.SystemError).Err(err).Str("client", clientID).Msg("push reply message failed")
 		return "push reply message to " + clientID + "fail.", false
 	}
 	if pushed.Code != remoting.Success {
-		b.log.Warn().Str("client", clientID).Str("remark", pushed.Remark).Msg("push reply message refused")
+		b.refusals.Warn(&b.log, "reply_push_refused", remoting.SystemError).Str("client", clientID).Str("remark", pushed.Remark).Msg("push reply message refused")
 		return "push reply message to " + clientID + "fail.", false
 	}
 	return "", true

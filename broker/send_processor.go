@@ -636,7 +636,6 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
-		b.log.Warn().Str("topic", sh.topic).Object("client", client).Msg("send to a topic that does not exist")
 		tc, _ := b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
 			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
@@ -645,6 +644,11 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 			})
 		}
 		if tc == nil {
+			// Creation is logged by the topic table; the refusal, which a
+			// producer retries, is rate-limited.
+			b.refusals.Warn(&b.log, "send_topic_not_exist", remoting.TopicNotExist).Str("topic", sh.topic).
+				Str("defaultTopic", sh.defaultTopic).Object("client", client).
+				Msg("send to a topic that does not exist and cannot be created from the default topic")
 			return v, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!%s", sh.topic, faqSuggestion)
 		}
 		v = *tc
@@ -695,26 +699,43 @@ func (b *Broker) putFailure(resp *remoting.Command, err error) *remoting.Command
 }
 
 // putFailureCode is the stock response code and remark for a store or hook
-// error.
+// error. Its log line goes through b.refusals: a full disk refuses every
+// send of a retrying client, and one line each would fill the log volume.
 func (b *Broker) putFailureCode(err error) (code int32, remark string) {
+	code, remark, reason := b.putFailureReason(err)
+	b.refusals.Warn(&b.log, reason, code).Err(err).Msg("send refused by the store")
+	return code, remark
+}
+
+// putFailureReason maps a store or hook error to its response code, remark
+// and refusal reason (the metrics label).
+func (b *Broker) putFailureReason(err error) (code int32, remark, reason string) {
 	var pe *putError
+	reason = "send_store_error"
 	switch {
 	case errors.As(err, &pe):
-		code, remark = pe.code, pe.remark
+		code, remark, reason = pe.code, pe.remark, "send_message_refused"
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
-		code, remark = remoting.MessageIllegal, b.illegalMessageRemark()
+		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
-		code, remark = remoting.MessageIllegal, err.Error()
+		code, remark, reason = remoting.MessageIllegal, err.Error(), "send_message_illegal"
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable
 		remark = "service not available now. It may be caused by one of the following reasons: " +
 			"the broker's disk is full [" + b.store.DiskUtil() + "], messages are put to the slave, message store has been shut down, etc. (" + err.Error() + ")"
+		switch {
+		case errors.Is(err, store.ErrDiskFull):
+			reason = "send_disk_full"
+		case errors.Is(err, store.ErrNotWritable):
+			reason = "send_store_not_writable"
+		default:
+			reason = "send_store_closed"
+		}
 	default:
 		code, remark = remoting.SystemError, "UNKNOWN_ERROR: "+err.Error()
 	}
-	b.log.Warn().Err(err).Int32("code", code).Msg("send refused by the store")
-	return code, remark
+	return code, remark, reason
 }
 
 func (b *Broker) illegalMessageRemark() string {

@@ -267,7 +267,7 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 	def := m.table[defaultTopic]
 	if def == nil || def.Perm&remoting.PermInherit == 0 || (defaultTopic == message.TopicAutoCreateKey && !m.autoCreate) {
 		m.mu.Unlock()
-		m.log.Warn().Str("topic", topic).Str("defaultTopic", defaultTopic).Msg("cannot create topic from default topic")
+		// The caller's refusal line says so, rate-limited (send_processor.go).
 		return nil, false
 	}
 	n := min(clientQueueNums, def.WriteQueueNums)

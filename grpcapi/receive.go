@@ -129,7 +129,9 @@ func (s *Server) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([]
 			_ = s.b.Pop().Ack(group, tc.TopicName, p.Handle)
 		case reconsumeTimes(p) >= maxAttempts:
 			if err := s.b.Pop().ForwardToDLQ(group, tc.TopicName, p.Handle); err != nil {
-				s.log.Warn().Err(err).Str("group", group).Str("topic", tc.TopicName).Msg("grpc: message past its retry budget not moved to the DLQ")
+				// A full disk fails every such move of every receive: rate-limited.
+				s.b.Refusals().Warn(&s.log, "grpc_dlq_move_failed", remoting.SystemError).Err(err).
+					Str("group", group).Str("topic", tc.TopicName).Msg("grpc: message past its retry budget not moved to the DLQ")
 			}
 		default:
 			out = append(out, r)

@@ -71,6 +71,7 @@ var specs = []metricSpec{
 	{nameTimerRecallDropped, "Timer messages dropped because they were recalled.", nil},
 	{nameHalfMessages, "Half messages the transaction check has not passed yet.", nil},
 	{nameTxChecks, "CHECK_TRANSACTION_STATE requests sent to producers.", nil},
+	{nameRefusals, "Requests refused, by reason and response code (their log lines are rate-limited).", []string{labelReason, labelResponseCode}},
 }
 
 func newCollector(b *broker.Broker, constLabels prometheus.Labels, now func() time.Time) *collector {
@@ -100,6 +101,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	tx := c.b.Transactions()
 	e.gauge(nameHalfMessages, float64(tx.HalfBacklog()))
 	e.counter(nameTxChecks, float64(tx.Stats().Checks))
+	// Every front end's refusals, counted whether or not metrics are
+	// enabled: rocketmq_rpc_latency has response codes too, but of remoting
+	// requests only, and cannot tell a full disk from a closed store.
+	c.b.Refusals().Each(func(reason string, code int32, n uint64) {
+		e.counter(nameRefusals, float64(n), reason, responseCodeName(code))
+	})
 }
 
 type emitter struct {

@@ -62,6 +62,12 @@ func TestServerServesMetricsHealthAndPprof(t *testing.T) {
 	if resp := tb.Client.Invoke(remoting.PullMessage, pull.Ext(), nil); resp.Code != remoting.Success {
 		t.Fatalf("pull: %d %s", resp.Code, resp.Remark)
 	}
+	// Refusals are counted by reason whatever their log lines show.
+	for range 2 {
+		if resp := tb.Client.Send(brokertest.Send{Topic: "MetricsNoSuchT", Body: []byte("x"), DefaultTopic: "MetricsNoDefault"}); resp.Code != remoting.TopicNotExist {
+			t.Fatalf("send to a missing topic: %d %s", resp.Code, resp.Remark)
+		}
+	}
 	tb.Broker.Clients().Offsets.Commit("MetricsG", "MetricsT", 0, 1)
 	tb.Broker.Clients().SubGroups.FindOrCreate("MetricsG")
 
@@ -83,6 +89,8 @@ func TestServerServesMetricsHealthAndPprof(t *testing.T) {
 		series("rocketmq_consumer_ready_messages", cg, 1),
 		series("rmq_delay_pending_messages", "delay=1s,level=1", 0),
 		series("rocketmq_timing_messages", "", 0),
+		series("rmq_refusals_total", "reason=send_topic_not_exist,response_code=topic_not_exist", 2),
+		`# TYPE rmq_refusals_total counter`,
 		`# TYPE rocketmq_rpc_latency histogram`,
 		`# TYPE rocketmq_messages_in_total counter`,
 		`# TYPE rocketmq_consumer_lag_messages gauge`,

@@ -41,6 +41,7 @@ const (
 	nameTimerRecallDropped = "rmq_timer_recall_dropped_total"
 	nameHalfMessages       = "rmq_transaction_half_messages"
 	nameTxChecks           = "rmq_transaction_checks_total"
+	nameRefusals           = "rmq_refusals_total"
 
 	// Labels (BrokerMetricsConstant, RemotingMetricsConstant,
 	// DefaultStoreMetricsConstant).
@@ -62,7 +63,8 @@ const (
 	labelStorageMedium = "storage_medium"
 	labelTimingBound   = "timer_bound_s"
 	// rmq's own labels.
-	labelLevel = "level"
-	labelDelay = "delay"
-	labelKind  = "kind"
+	labelLevel  = "level"
+	labelDelay  = "delay"
+	labelKind   = "kind"
+	labelReason = "reason"
 )
