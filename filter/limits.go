@@ -35,7 +35,7 @@ func tooLong(expr string) *Error {
 
 func tooDeep(pos int) *Error {
 	return &Error{Pos: pos, limit: true,
-		Msg: fmt.Sprintf("the expression nests more than %d levels deep", MaxExpressionDepth)}
+		Msg: fmt.Sprintf("the expression nests deeper than the limit of %d levels", MaxExpressionDepth)}
 }
 
 // nodeCost is an estimate of one node's heap bytes (the struct, its

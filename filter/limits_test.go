@@ -50,7 +50,7 @@ func TestDeepNestingRefused(t *testing.T) {
 	}
 	for name, expr := range deepForm {
 		t.Run(name, func(t *testing.T) {
-			wantLimit(t, expr, fmt.Sprintf("more than %d levels deep", MaxExpressionDepth))
+			wantLimit(t, expr, fmt.Sprintf("the limit of %d levels", MaxExpressionDepth))
 		})
 	}
 }
