@@ -1,11 +1,13 @@
 package broker
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/rmqio/rmq/broker/clients"
 	"github.com/rmqio/rmq/filter"
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // pullFilter is the store.MessageFilter of one pull: Java's
@@ -92,4 +94,20 @@ func (f *pullFilter) retryExpression(p message.Props) *filter.Expression {
 		}
 	}
 	return f.lastExpr
+}
+
+// headerExpression compiles the SQL92 expression a pull carries in its
+// header. An expression that does not compile leaves no filter, as on the
+// stock broker (ConsumerFilterManager.build returns null and the pull goes on:
+// every message matches). One over filter's limits is refused instead with
+// the code stock gives a subscription it cannot parse: Java has no limit and
+// would filter by it (or overflow its stack and filter nothing), and
+// delivering everything to a consumer that asked for a filter is worse than
+// telling it why not.
+func (b *Broker) headerExpression(exprType, expr string) (*filter.Expression, int32, string) {
+	e, err := b.clients.Filters.Compile(exprType, expr)
+	if errors.Is(err, filter.ErrLimit) {
+		return nil, remoting.SubscriptionParseFailed, "parse the consumer's subscription failed: " + err.Error()
+	}
+	return e, remoting.Success, ""
 }

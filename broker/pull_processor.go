@@ -146,8 +146,8 @@ func checkFilterData(fd *clients.FilterData, subVersion int64) (int32, string) {
 // pullFilterFor picks the subscription of a pull and builds its filter, with
 // the checks of PullMessageProcessor in Java's order. With the subscription
 // flag the header carries the expression (FilterAPI.build: an empty non-tag
-// expression is SUBSCRIPTION_PARSE_FAILED; one that does not compile leaves
-// no filter data, so, as on the stock broker, every message matches).
+// expression is SUBSCRIPTION_PARSE_FAILED; see headerExpression for one that
+// does not compile).
 // Without it the heartbeat's subscription is used, and for a property filter
 // the filter registered from the heartbeats must exist and be as new as the
 // client's subscription. Only then is enablePropertyFilter checked.
@@ -162,7 +162,11 @@ func (b *Broker) pullFilterFor(ph *pullHeader) (*pullFilter, int32, string) {
 			if ph.subscription == "" {
 				return nil, remoting.SubscriptionParseFailed, "parse the consumer's subscription failed"
 			}
-			pf.expr, _ = b.clients.Filters.Compile(exprType, ph.subscription)
+			var code int32
+			var remark string
+			if pf.expr, code, remark = b.headerExpression(exprType, ph.subscription); code != remoting.Success {
+				return nil, code, remark
+			}
 		}
 	} else {
 		sub := b.clients.Consumers.FindSubscription(ph.group, ph.topic)

@@ -107,7 +107,31 @@
 //     string: "a NOT CONTAINS 'x'" does not match a message without a, but
 //     "NOT (a CONTAINS 'x')" does.
 //
-// Differences from Java: a property value with invalid UTF-8 is compared as
+// # Limits
+//
+// Java's generated parser has no limit of its own: a deep enough expression
+// ends in a StackOverflowError, which the broker catches (Throwable) and
+// treats as an expression that does not compile. A Go stack overflow is
+// fatal to the process, so Compile refuses first, with an *Error for which
+// errors.Is(err, ErrLimit) holds and whose message names the limit and
+// quotes only the expression's first 64 bytes:
+//
+//   - MaxExpressionLength (64 KiB): the whole text, whatever follows the
+//     expression included. An IN list of a thousand 40-byte ids fits.
+//   - MaxExpressionDepth (256): parentheses and unary + - NOT count while
+//     parsing, and the compiled tree may be no higher (a unary operator, a
+//     comparison, each chained = or <>, and an AND or OR over nested
+//     operands each add a level). A chain "a OR b OR c ..." is one node over
+//     all its operands, however long, so only nesting counts.
+//
+// Compiling is linear in the length: the lexer remembers where the search for
+// the line end of a "--" comment ran off the end of the text (a "--" without
+// one is two minus signs), so a chain of minus signs no longer searches the
+// rest of the text once per sign. TestMinusChainLinear counts the bytes
+// examined; FuzzCompile and FuzzCompileRepeated (deep and long inputs) run
+// under make fuzz.
+//
+// Differences from Java: the limits above; a property value with invalid UTF-8 is compared as
 // bytes (Java would have decoded it to U+FFFD); Java's parse cache (100
 // entries) is left to the caller.
 package filter

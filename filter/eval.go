@@ -115,48 +115,47 @@ func (n *castNode) eval(p Properties) (value, bool) {
 	return boolV(v.k == kBool && v.b), true
 }
 
-// andNode and orNode are LogicExpression: three-valued, short-circuit.
-type andNode struct{ l, r node }
+// andNode and orNode are LogicExpression: three-valued, short-circuit, left
+// to right. Java builds a left-deep binary tree for "a AND b AND c"; the
+// parser flattens a chain into one node with every operand, which evaluates
+// the same (each operand in order, the first failure or deciding value
+// ends it) but keeps a long OR list from making the tree, and so the
+// evaluation's recursion, as deep as the list is long.
+type andNode struct{ xs []node }
 
 func (n *andNode) eval(p Properties) (value, bool) {
-	lv, ok := n.l.eval(p)
-	if !ok {
-		return lv, false
+	null := false
+	for _, x := range n.xs {
+		v, ok := x.eval(p)
+		if !ok {
+			return v, false
+		}
+		if v.k == kBool && !v.b {
+			return falseV, true
+		}
+		null = null || v.k == kNull
 	}
-	if lv.k == kBool && !lv.b {
-		return falseV, true
-	}
-	rv, ok := n.r.eval(p)
-	if !ok {
-		return rv, false
-	}
-	if rv.k == kBool && !rv.b {
-		return falseV, true
-	}
-	if lv.k == kNull || rv.k == kNull {
+	if null {
 		return nullV, true
 	}
 	return trueV, true
 }
 
-type orNode struct{ l, r node }
+type orNode struct{ xs []node }
 
 func (n *orNode) eval(p Properties) (value, bool) {
-	lv, ok := n.l.eval(p)
-	if !ok {
-		return lv, false
+	null := false
+	for _, x := range n.xs {
+		v, ok := x.eval(p)
+		if !ok {
+			return v, false
+		}
+		if v.k == kBool && v.b {
+			return trueV, true
+		}
+		null = null || v.k == kNull
 	}
-	if lv.k == kBool && lv.b {
-		return trueV, true
-	}
-	rv, ok := n.r.eval(p)
-	if !ok {
-		return rv, false
-	}
-	if rv.k == kBool && rv.b {
-		return trueV, true
-	}
-	if lv.k == kNull || rv.k == kNull {
+	if null {
 		return nullV, true
 	}
 	return falseV, true

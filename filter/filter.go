@@ -29,6 +29,7 @@ func (f Func) Get(key string) (string, bool) { return f(key) }
 type Expression struct {
 	text string
 	root node
+	size int // estimated heap bytes of root
 }
 
 // Error is a compile error. Its message is meant for the remark of a
@@ -37,26 +38,71 @@ type Error struct {
 	Expr string // the expression as given
 	Pos  int    // byte offset in Expr where the problem was found
 	Msg  string
+
+	limit bool // over MaxExpressionLength or MaxExpressionDepth
 }
 
+// limitQuote is how much of an expression over a limit the message quotes:
+// the remark must not echo a request of megabytes.
+const limitQuote = 64
+
 func (e *Error) Error() string {
+	if e.limit {
+		q := e.Expr
+		if len(q) > limitQuote {
+			q = q[:limitQuote]
+		}
+		return fmt.Sprintf("Invalid MessageSelector of %d bytes starting %q: %s (at offset %d)", len(e.Expr), q, e.Msg, e.Pos)
+	}
 	return fmt.Sprintf("Invalid MessageSelector %q: %s (at offset %d)", e.Expr, e.Msg, e.Pos)
 }
 
+// Unwrap makes errors.Is(err, ErrLimit) true for an expression over a limit.
+func (e *Error) Unwrap() error {
+	if e.limit {
+		return ErrLimit
+	}
+	return nil
+}
+
 // Compile parses expr with the grammar and checks of rocketmq-filter's
-// SelectorParser (5.x: 4.9.8 plus CONTAINS, STARTSWITH, ENDSWITH). An error
-// is an *Error.
+// SelectorParser (5.x: 4.9.8 plus CONTAINS, STARTSWITH, ENDSWITH), within
+// MaxExpressionLength and MaxExpressionDepth. An error is an *Error, and
+// errors.Is(err, ErrLimit) tells an expression over a limit. Its time is
+// linear in len(expr).
 func Compile(expr string) (*Expression, error) {
+	e, _, err := compile(expr)
+	return e, err
+}
+
+// compile is Compile, also returning the bytes the lexer examined (for the
+// test that holds the lexer linear).
+func compile(expr string) (*Expression, int, error) {
+	if len(expr) > MaxExpressionLength {
+		return nil, 0, tooLong(expr)
+	}
 	ps := &parser{lx: lexer{src: expr}}
 	root, err := ps.selector()
-	if err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Expr = expr
+	if err == nil {
+		// The parser bounds its own recursion; chained comparisons
+		// ("a = b = c ...") deepen the tree without it.
+		h, size := measure(root)
+		if h > MaxExpressionDepth {
+			err = tooDeep(0)
 		}
-		return nil, err
+		if err == nil {
+			return &Expression{text: expr, root: root, size: size}, ps.lx.steps, nil
+		}
 	}
-	return &Expression{text: expr, root: root}, nil
+	if e, ok := err.(*Error); ok {
+		e.Expr = expr
+	}
+	return nil, ps.lx.steps, err
 }
+
+// Footprint estimates the bytes the expression holds: its text and its
+// compiled tree. Caches of compiled expressions bound themselves by it.
+func (e *Expression) Footprint() int { return len(e.text) + e.size }
 
 // String returns the expression's source text.
 func (e *Expression) String() string { return e.text }

@@ -1,6 +1,9 @@
 package filter
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // tokKind is a token of SelectorParser.jj.
 type tokKind uint8
@@ -75,6 +78,13 @@ type token struct {
 type lexer struct {
 	src string
 	pos int
+	// noEOL is where the text has no line end from on (0: not known yet).
+	// A "--" with no line end after it is two minus signs, not a comment;
+	// remembering where the search for one ran off the end keeps a chain of
+	// minus signs from searching the rest of the text once per sign, which
+	// made compiling "---...-1=1" quadratic.
+	noEOL int
+	steps int // bytes examined, for the test that holds the lexer linear
 }
 
 // next scans one token starting at l.pos, skipping white space and comments.
@@ -114,6 +124,7 @@ func (l *lexer) next() (token, error) {
 		lastPair := -1
 		for {
 			if end == len(s) {
+				l.steps += end - start // examined to the end, beyond the token
 				if lastPair < 0 {
 					return token{}, &Error{Pos: start, Msg: "unterminated string literal"}
 				}
@@ -159,6 +170,7 @@ func (l *lexer) next() (token, error) {
 	default:
 		return token{}, l.lexError(start)
 	}
+	l.steps += end - start
 	l.pos = end
 	return token{kind: kind, pos: start, text: s[start:end]}, nil
 }
@@ -173,12 +185,18 @@ func (l *lexer) skip() error {
 		switch c := s[l.pos]; {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			l.pos++
+			l.steps++
 		case c == '-' && l.pos+1 < len(s) && s[l.pos+1] == '-':
 			i := l.pos + 2
+			if l.noEOL > 0 && i >= l.noEOL {
+				return nil
+			}
 			for i < len(s) && s[i] != '\n' && s[i] != '\r' {
 				i++
 			}
+			l.steps += i - l.pos
 			if i == len(s) {
+				l.noEOL = l.pos + 2
 				return nil
 			}
 			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
@@ -189,6 +207,7 @@ func (l *lexer) skip() error {
 			i := l.pos + 2
 			for {
 				if i+1 >= len(s) {
+					l.steps += i - l.pos
 					return l.lexError(l.pos)
 				}
 				if s[i] == '*' && s[i+1] == '/' {
@@ -196,6 +215,7 @@ func (l *lexer) skip() error {
 				}
 				i++
 			}
+			l.steps += i + 2 - l.pos
 			l.pos = i + 2
 		default:
 			return nil
@@ -205,8 +225,8 @@ func (l *lexer) skip() error {
 }
 
 func (l *lexer) lexError(pos int) error {
-	r := []rune(l.src[pos:])
-	return &Error{Pos: pos, Msg: fmt.Sprintf("lexical error at %q", string(r[:1]))}
+	r, _ := utf8.DecodeRuneInString(l.src[pos:])
+	return &Error{Pos: pos, Msg: fmt.Sprintf("lexical error at %q", string(r))}
 }
 
 // scanNumber finds the longest of DECIMAL_LITERAL and FLOATING_POINT_LITERAL

@@ -12,10 +12,23 @@ import (
 // (IS NULL, NOT BETWEEN/IN/CONTAINS/STARTSWITH/ENDSWITH), as the generated
 // Java parser does; see lexer for why that matters.
 type parser struct {
-	lx   lexer
-	toks [2]token // peeked tokens
-	n    int      // how many of toks are valid
+	lx    lexer
+	toks  [2]token // peeked tokens
+	n     int      // how many of toks are valid
+	depth int      // open parentheses and unary operators: the recursion
 }
+
+// enter counts one level of recursion (a parenthesis or a unary operator)
+// and refuses the MaxExpressionDepth+1st, so that no input recurses deeper;
+// leave undoes it.
+func (ps *parser) enter(pos int) error {
+	if ps.depth++; ps.depth > MaxExpressionDepth {
+		return tooDeep(pos)
+	}
+	return nil
+}
+
+func (ps *parser) leave() { ps.depth-- }
 
 func (ps *parser) fill(k int) error {
 	for ps.n < k {
@@ -129,36 +142,51 @@ func describe(x node) string {
 }
 
 func (ps *parser) orExpr() (node, error) {
-	return ps.logicChain(tOr, ps.andExpr, func(l, r node) node { return &orNode{l: l, r: r} })
+	return ps.logicChain(tOr, ps.andExpr, func(xs []node) node { return &orNode{xs: xs} })
 }
 
 func (ps *parser) andExpr() (node, error) {
-	return ps.logicChain(tAnd, ps.equalityExpr, func(l, r node) node { return &andNode{l: l, r: r} })
+	return ps.logicChain(tAnd, ps.equalityExpr, func(xs []node) node { return &andNode{xs: xs} })
 }
 
-// logicChain parses operand ( op operand )*, left-associative, both sides
-// cast to boolean as LogicExpression.create{OR,AND} does.
-func (ps *parser) logicChain(op tokKind, operand func() (node, error), combine func(l, r node) node) (node, error) {
+// logicChain parses operand ( op operand )*, every operand cast to boolean as
+// LogicExpression.create{OR,AND} does, in Java's order (the right operand is
+// parsed, then the left one cast, then the right one), into one node over
+// all operands (see andNode).
+func (ps *parser) logicChain(op tokKind, operand func() (node, error), combine func(xs []node) node) (node, error) {
 	left, err := operand()
-	for err == nil {
-		var k tokKind
-		if k, err = ps.peek(1); err != nil || k != op {
+	if err != nil {
+		return nil, err
+	}
+	var xs []node
+	for {
+		k, err := ps.peek(1)
+		if err != nil {
+			return nil, err
+		}
+		if k != op {
 			break
 		}
 		t, _ := ps.take()
-		var right node
-		if right, err = operand(); err != nil {
-			break
+		right, err := operand()
+		if err != nil {
+			return nil, err
 		}
-		if left, err = asBoolean(left, t.pos); err != nil {
-			break
+		if xs == nil {
+			if left, err = asBoolean(left, t.pos); err != nil {
+				return nil, err
+			}
+			xs = append(xs, left)
 		}
 		if right, err = asBoolean(right, t.pos); err != nil {
-			break
+			return nil, err
 		}
-		left = combine(left, right)
+		xs = append(xs, right)
 	}
-	return left, err
+	if xs == nil {
+		return left, nil
+	}
+	return combine(xs), nil
 }
 
 // equalityExpr: comparisonExpression ( "=" c | "<>" c | IS NULL | IS NOT NULL )*
@@ -339,19 +367,24 @@ func (ps *parser) unaryExpr() (node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if k != tPlus && k != tMinus && k != tNot {
+		return ps.primaryExpr()
+	}
+	t, _ := ps.take()
+	if err := ps.enter(t.pos); err != nil {
+		return nil, err
+	}
+	defer ps.leave()
 	switch k {
 	case tPlus:
-		ps.take()
 		return ps.unaryExpr()
 	case tMinus:
-		ps.take()
 		x, err := ps.unaryExpr()
 		if err != nil {
 			return nil, err
 		}
 		return &negNode{x: x}, nil
-	case tNot:
-		t, _ := ps.take()
+	default: // tNot
 		x, err := ps.unaryExpr()
 		if err != nil {
 			return nil, err
@@ -361,7 +394,6 @@ func (ps *parser) unaryExpr() (node, error) {
 		}
 		return &notNode{x: x}, nil
 	}
-	return ps.primaryExpr()
 }
 
 // primaryExpr: literal | ID | "(" orExpression ")"
@@ -386,7 +418,11 @@ func (ps *parser) primaryExpr() (node, error) {
 	case tID:
 		return &propNode{name: t.text}, nil
 	case tLParen:
+		if err := ps.enter(t.pos); err != nil {
+			return nil, err
+		}
 		x, err := ps.orExpr()
+		ps.leave()
 		if err != nil {
 			return nil, err
 		}
@@ -481,7 +517,7 @@ func createBetween(x, low, high node, not bool, pos int) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &orNode{l: lt, r: gt}, nil
+		return &orNode{xs: []node{lt, gt}}, nil
 	}
 	lc, lok := low.(*constNode)
 	hc, hok := high.(*constNode)
@@ -505,5 +541,5 @@ func createBetween(x, low, high node, not bool, pos int) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &andNode{l: ge, r: le}, nil
+	return &andNode{xs: []node{ge, le}}, nil
 }

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/rmqio/rmq/broker/pop"
+	"github.com/rmqio/rmq/filter"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 )
@@ -217,13 +219,23 @@ type subscriptionFilter struct {
 	matchProps func(map[string]string) bool
 }
 
-// subscription builds the filter of a FilterExpression (FilterAPI.build; a
-// SQL92 expression that does not compile is the broker's
-// SUBSCRIPTION_PARSE_FAILED). As the stock PopMessageProcessor, a pop
-// filters by SQL92 whatever enablePropertyFilter says.
+// subscription builds the filter of a FilterExpression. As the proxy's
+// ReceiveMessageActivity, what FilterAPI.build refuses (an empty SQL92
+// expression) is ILLEGAL_FILTER_EXPRESSION with its message; so is an
+// expression over filter's length or depth limits, refused here as the
+// proxy's own check would, before the broker. A SQL92 expression that does
+// not compile is the broker's SUBSCRIPTION_PARSE_FAILED, which the proxy
+// passes on as INTERNAL_SERVER_ERROR. As the stock PopMessageProcessor, a
+// pop filters by SQL92 whatever enablePropertyFilter says.
 func (s *Server) subscription(fe *v2.FilterExpression) (subscriptionFilter, error) {
 	if fe.GetType() == v2.FilterType_SQL {
+		if fe.GetExpression() == "" {
+			return subscriptionFilter{}, fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, "Expression can't be null! SQL92")
+		}
 		expr, err := s.b.Clients().Filters.Compile("SQL92", fe.GetExpression())
+		if errors.Is(err, filter.ErrLimit) {
+			return subscriptionFilter{}, fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, err.Error())
+		}
 		if err != nil {
 			return subscriptionFilter{}, &pop.Error{Code: remoting.SubscriptionParseFailed, Remark: "parse the consumer's subscription failed"}
 		}

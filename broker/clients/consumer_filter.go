@@ -31,9 +31,15 @@ const FilterFileName = "consumerFilter.json"
 // dead this long is dropped when the file is written.
 const filterDataCleanTimeSpan = 24 * time.Hour
 
-// compileCacheSize bounds the compiled-expression cache, as rocketmq-filter's
-// parse cache (100 entries).
-const compileCacheSize = 100
+// The compiled-expression cache keeps at most compileCacheSize expressions,
+// as rocketmq-filter's parse cache (100 entries), and at most
+// compileCacheBytes of them by filter.Expression.Footprint (text plus
+// compiled tree): a hundred expressions at filter.MaxExpressionLength with
+// long IN lists would otherwise hold well over 100 MB.
+const (
+	compileCacheSize  = 100
+	compileCacheBytes = 16 << 20
+)
 
 // FilterData is one group's property filter of one topic (ConsumerFilterData).
 // A value is never modified once published, so a pull may keep it without a
@@ -70,16 +76,26 @@ type ConsumerFilterManager struct {
 	mu      sync.RWMutex
 	byTopic map[string]map[string]*FilterData // topic → group → filter
 
-	cacheMu sync.Mutex
-	cache   map[string]compiled // by expression text
-	order   []string            // insertion order, for eviction
+	cacheMu    sync.Mutex
+	cache      map[string]*compiled // by expression text
+	order      []string             // finished entries in insertion order, for eviction
+	cacheBytes int                  // sum of the finished entries' cost
+
+	// compileHook, when set (by tests), runs before each compile, outside
+	// every lock.
+	compileHook func(expr string)
 
 	persistMu sync.Mutex
 }
 
+// compiled is one cache entry. It is in the map from the moment its compile
+// starts, so that callers of the same expression wait for that compile
+// (done) instead of repeating it; expr and err are set before done closes.
 type compiled struct {
+	done chan struct{}
 	expr *filter.Expression
 	err  error
+	cost int
 }
 
 // NewConsumerFilterManager loads path (empty: memory only). Like the stock
@@ -90,7 +106,7 @@ func NewConsumerFilterManager(path string, log zerolog.Logger, clk clock.Clock) 
 	m := &ConsumerFilterManager{
 		path: path, log: log, clock: orReal(clk),
 		byTopic: make(map[string]map[string]*FilterData),
-		cache:   make(map[string]compiled),
+		cache:   make(map[string]*compiled),
 	}
 	m.bloomK, m.bloomM = bloomShape(bloomErrorRate, bloomExpectedNum)
 	err := loadConfigFile(path, func(b []byte) error {
@@ -139,25 +155,54 @@ func NewConsumerFilterManager(path string, log zerolog.Logger, clk clock.Clock) 
 }
 
 // Compile compiles expr of type typ through a cache of the last 100
-// expressions (errors included). The error's text is the stock remark of a
-// refused subscription.
+// expressions (errors included), bounded by compileCacheBytes. The error's
+// text is the stock remark of a refused subscription; errors.Is(err,
+// filter.ErrLimit) tells an expression over filter's limits.
+//
+// No lock is held while compiling: the entry goes into the map first, the
+// compile runs unlocked, and only callers of the same expression wait for it,
+// so one slow compile never holds up another group's heartbeat or pull.
 func (m *ConsumerFilterManager) Compile(typ, expr string) (*filter.Expression, error) {
 	if typ != ExpressionTypeSQL92 {
 		return nil, fmt.Errorf("unsupported expression type %s", typ)
 	}
+	if len(expr) > filter.MaxExpressionLength {
+		// Refused at once, and not cached: the entry would hold the text.
+		return filter.Compile(expr)
+	}
 	m.cacheMu.Lock()
-	defer m.cacheMu.Unlock()
 	if c, ok := m.cache[expr]; ok {
+		m.cacheMu.Unlock()
+		<-c.done
 		return c.expr, c.err
 	}
-	e, err := filter.Compile(expr)
-	if len(m.order) >= compileCacheSize {
+	c := &compiled{done: make(chan struct{})}
+	m.cache[expr] = c
+	m.cacheMu.Unlock()
+
+	if m.compileHook != nil {
+		m.compileHook(expr)
+	}
+	c.expr, c.err = filter.Compile(expr)
+	if c.err != nil {
+		c.cost = 2*len(expr) + 256 // the error keeps the text and formats it
+	} else {
+		c.cost = c.expr.Footprint()
+	}
+	close(c.done)
+
+	m.cacheMu.Lock()
+	m.order = append(m.order, expr)
+	m.cacheBytes += c.cost
+	for len(m.order) > compileCacheSize || m.cacheBytes > compileCacheBytes {
+		old := m.cache[m.order[0]]
+		m.cacheBytes -= old.cost
 		delete(m.cache, m.order[0])
+		m.order[0] = ""
 		m.order = m.order[1:]
 	}
-	m.cache[expr] = compiled{e, err}
-	m.order = append(m.order, expr)
-	return e, err
+	m.cacheMu.Unlock()
+	return c.expr, c.err
 }
 
 // Get returns group's filter of topic, dead or alive; nil if none.
@@ -173,11 +218,20 @@ func (m *ConsumerFilterManager) Get(topic, group string) *FilterData {
 // does not compile stores nothing (and drops the group's older filter of the
 // topic), and the group's filters of topics it no longer subscribes to die.
 func (m *ConsumerFilterManager) Register(group string, subs []*remoting.SubscriptionData) {
+	// Compile first, without m.mu: every group's heartbeat and every pull
+	// looks filters up under it. The cache makes this free for an
+	// expression already registered.
+	results := make([]compileResult, len(subs))
+	for i, sub := range subs {
+		if sub != nil && !IsTagType(sub.ExpressionType) && sub.SubString != "" {
+			results[i].expr, results[i].err = m.Compile(sub.ExpressionType, sub.SubString)
+		}
+	}
 	now := m.clock.Now().UnixMilli()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	subscribed := make(map[string]struct{}, len(subs))
-	for _, sub := range subs {
+	for i, sub := range subs {
 		if sub == nil {
 			continue
 		}
@@ -185,7 +239,7 @@ func (m *ConsumerFilterManager) Register(group string, subs []*remoting.Subscrip
 		if IsTagType(sub.ExpressionType) || sub.SubString == "" {
 			continue
 		}
-		m.registerLocked(sub.Topic, group, sub.SubString, sub.ExpressionType, sub.SubVersion, now)
+		m.registerLocked(sub.Topic, group, sub.SubString, sub.ExpressionType, sub.SubVersion, now, results[i])
 	}
 	for topic, byGroup := range m.byTopic {
 		d := byGroup[group]
@@ -201,8 +255,26 @@ func (m *ConsumerFilterManager) Register(group string, subs []*remoting.Subscrip
 	}
 }
 
-// registerLocked is FilterDataMapByTopic.register.
-func (m *ConsumerFilterManager) registerLocked(topic, group, expr, typ string, version, now int64) {
+// compileResult is a subscription's expression compiled before Register
+// takes its lock.
+type compileResult struct {
+	expr *filter.Expression
+	err  error
+}
+
+// LogExpression is how much of an expression a log line carries: a refused
+// subscription may be megabytes.
+func LogExpression(expr string) string {
+	const n = 512
+	if len(expr) <= n {
+		return expr
+	}
+	return fmt.Sprintf("%s... (%d bytes)", expr[:n], len(expr))
+}
+
+// registerLocked is FilterDataMapByTopic.register, with the expression
+// compiled by the caller.
+func (m *ConsumerFilterManager) registerLocked(topic, group, expr, typ string, version, now int64, c compileResult) {
 	byGroup := m.byTopic[topic]
 	if byGroup == nil {
 		byGroup = make(map[string]*FilterData)
@@ -224,9 +296,9 @@ func (m *ConsumerFilterManager) registerLocked(topic, group, expr, typ string, v
 		byGroup[group] = &nd
 		return
 	}
-	e, err := m.Compile(typ, expr)
+	e, err := c.expr, c.err
 	if err != nil {
-		m.log.Warn().Str("group", group).Str("topic", topic).Str("expression", expr).Str("error", err.Error()).Msg("consumer filter does not compile")
+		m.log.Warn().Str("group", group).Str("topic", topic).Str("expression", LogExpression(expr)).Str("error", err.Error()).Msg("consumer filter does not compile")
 		if old != nil {
 			delete(byGroup, group)
 		} else if len(byGroup) == 0 {
@@ -239,7 +311,7 @@ func (m *ConsumerFilterManager) registerLocked(topic, group, expr, typ string, v
 		Group: group, Topic: topic, Expression: expr, ExpressionType: typ, Compiled: e,
 		BornTime: now, ClientVersion: version, bloom: &bloom,
 	}
-	m.log.Info().Str("group", group).Str("topic", topic).Str("expression", expr).Int64("clientVersion", version).Msg("consumer filter registered")
+	m.log.Info().Str("group", group).Str("topic", topic).Str("expression", LogExpression(expr)).Int64("clientVersion", version).Msg("consumer filter registered")
 }
 
 // Unregister marks every filter of group dead: its last consumer left

@@ -202,7 +202,7 @@ func (s *Service) checkClientConfig(_ *remoting.Conn, req *remoting.Command) *re
 		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+sd.ExpressionType)
 	}
 	if _, err := s.Filters.Compile(sd.ExpressionType, sd.SubString); err != nil {
-		s.log.Warn().Str("clientId", body.ClientID).Str("group", body.Group).Str("expression", sd.SubString).Str("error", err.Error()).
+		s.log.Warn().Str("clientId", body.ClientID).Str("group", body.Group).Str("expression", LogExpression(sd.SubString)).Str("error", err.Error()).
 			Msg("client filters by an expression that does not compile")
 		return remoting.NewResponse(req, remoting.SubscriptionParseFailed, err.Error())
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -258,4 +259,24 @@ func decodeUseNumber(b []byte) (any, error) {
 	var v any
 	err := dec.Decode(&v)
 	return v, err
+}
+
+// Issue 42 audit: ~2 MB of nesting is refused (maxDepth), never a stack
+// overflow: json.Valid stops at its own depth limit, then Normalize at 256.
+// Under a 16 MiB stack cap a per-byte recursion would be fatal.
+func TestUnmarshalDeepNesting(t *testing.T) {
+	old := debug.SetMaxStack(16 << 20)
+	t.Cleanup(func() { debug.SetMaxStack(old) })
+	n := 1_000_000
+	for _, in := range []string{
+		strings.Repeat("[", n) + strings.Repeat("]", n),
+		strings.Repeat("{a:", n/3) + "1" + strings.Repeat("}", n/3),
+		strings.Repeat("{", n) + strings.Repeat("}", n), // object keys
+		`{"x":` + strings.Repeat("[", n),
+	} {
+		var v any
+		if err := Unmarshal([]byte(in), &v); err == nil {
+			t.Errorf("%.10q...: decoded", in)
+		}
+	}
 }
