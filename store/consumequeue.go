@@ -285,13 +285,13 @@ func (q *consumeQueue) putLocked(pos, phy int64, size int32, tags int64) error {
 			return nil
 		}
 		q.log.Warn().Int64("queueOffset", idx).Int64("phyOffset", phy).Msg("consume queue unit differs from the commitlog; overwritten")
-		return guardFault(func() { putUnit(f.data[rel:], phy, size, tags) })
+		return GuardFault(func() { putUnit(f.data[rel:], phy, size, tags) })
 	}
 	if rel > w {
 		q.log.Warn().Int64("from", (f.start+w)/cqUnitSize).Int64("to", idx).Msg("consume queue gap padded")
 	}
 	// Queue files are sparse: the first write to a page allocates it.
-	err := guardFault(func() {
+	err := GuardFault(func() {
 		for p := w; p < rel; p += cqUnitSize {
 			putUnit(f.data[p:], 0, fillerSize, 0)
 		}

@@ -5,11 +5,8 @@ package store
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,22 +14,7 @@ import (
 )
 
 // tmpfsStoreDir mounts a tmpfs of size bytes for the test (root only).
-func tmpfsStoreDir(t *testing.T, size int64) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a small tmpfs (CI runs as root); skipped")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v: %s); skipped", err, out)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("umount: %v", err)
-		}
-	})
-	return dir
-}
+func tmpfsStoreDir(t *testing.T, size int64) string { return testutil.Tmpfs(t, size) }
 
 // A disk that fills in the middle of a sparse segment (no fallocate, no
 // reserve to stop puts earlier): the put that does not fit is refused with

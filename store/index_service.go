@@ -190,7 +190,7 @@ func (x *indexService) writable() (*indexFile, error) {
 		// (overwritten by the first entry), as Java's does.
 		// The header page is a hole of a sparse file: on a full disk the
 		// first write to it faults, which is an error here, not a crash.
-		if err := guardFault(func() {
+		if err := GuardFault(func() {
 			nf.put64(ihBeginPhyOffset, old.endPhyOffset())
 			nf.put64(ihEndPhyOffset, old.endPhyOffset())
 			nf.put64(ihBeginTimestamp, old.endTimestamp())
@@ -307,7 +307,7 @@ func (x *indexService) holdFor(batch []pendingDispatch) (ok, held bool) {
 func (x *indexService) addKey(topic, key string, phy, storeTimestamp int64) error {
 	f, err := x.writable()
 	if err == nil {
-		err = guardFault(func() { f.add(topicKeyHash(topic, key), phy, storeTimestamp) })
+		err = GuardFault(func() { f.add(topicKeyHash(topic, key), phy, storeTimestamp) })
 	}
 	if err == nil {
 		for _, b := range f.prefault() {
