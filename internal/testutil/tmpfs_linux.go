@@ -20,10 +20,22 @@ import (
 // seam cannot show.
 func Tmpfs(t testing.TB, size int64) string {
 	t.Helper()
+	dir := t.TempDir()
+	MountTmpfs(t, dir, size)
+	return dir
+}
+
+// MountTmpfs mounts a tmpfs of size bytes on dir (created if missing) until
+// the test ends, e.g. on one directory of a store, so that only the files
+// there meet the full disk.
+func MountTmpfs(t testing.TB, dir string, size int64) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a small tmpfs (CI runs as root); skipped")
 	}
-	dir := t.TempDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (%v: %s); skipped", err, out)
 	}
@@ -32,7 +44,6 @@ func Tmpfs(t testing.TB, size int64) string {
 			t.Errorf("umount: %v", err)
 		}
 	})
-	return dir
 }
 
 // FillDisk writes the file path until its file system is full (ENOSPC) and
