@@ -124,14 +124,20 @@ func (q *consumeQueue) load() error {
 }
 
 // scanUnits returns the byte length of the valid prefix of a queue file.
+// The scan reads past the last unit into what may be a hole, and on tmpfs a
+// read of a hole page of a shared mapping allocates it, which faults on a
+// full disk (a restart while the disk is full): a hole holds no unit, so the
+// prefix ends where a read faults.
 func scanUnits(data []byte) int64 {
 	var p int64
-	for ; p+cqUnitSize <= int64(len(data)); p += cqUnitSize {
-		phy, size, _ := unitAt(data[p:])
-		if phy < 0 || size <= 0 {
-			break
+	_ = GuardFault(func() {
+		for ; p+cqUnitSize <= int64(len(data)); p += cqUnitSize {
+			phy, size, _ := unitAt(data[p:])
+			if phy < 0 || size <= 0 {
+				break
+			}
 		}
-	}
+	})
 	return p
 }
 

@@ -15,7 +15,10 @@ import (
 // file cut short behind the mapping) raises SIGBUS, which would otherwise
 // kill the process. The bytes of the faulting page are not written; bytes fn
 // stored before the fault are, so the caller must treat the whole range fn
-// writes as unwritten and write it again later.
+// writes as unwritten and write it again later. On tmpfs even a read of a
+// hole page of a shared mapping allocates the page and so faults on a full
+// disk: scans that read past the written data into holes (recovery) run
+// under the guard too, and end where the read faulted.
 func GuardFault(fn func()) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
