@@ -82,8 +82,10 @@ func loadOffsets(path string) (map[int]int64, error) {
 // whole with store.WriteFileAtomic (synced, keeping the previous file as
 // .bak); sync makes a write durable (the periodic persist, a correction,
 // Stop). A text torn by a power loss falls back to .bak, which holds
-// lower offsets: duplicates, never loss. All methods run under the
-// service's pmu.
+// lower offsets: duplicates, never loss. On a full disk a write fails with
+// store.ErrDiskFull (the in-place page has its block, so only a whole-file
+// rewrite can meet it) and the offsets stay dirty for the next persist. All
+// methods run under the service's pmu.
 type offsetWriter struct {
 	path     string
 	f        *os.File // the file written in place; nil before the first write
@@ -99,9 +101,9 @@ func (w *offsetWriter) write(offsets map[int]int64, sync bool) error {
 	b := encodeOffsets(offsets)
 	if w.f != nil && len(b) <= w.size {
 		b = append(b, bytes.Repeat([]byte{' '}, w.size-len(b))...)
-		if _, err := w.f.WriteAt(b, 0); err != nil {
+		if _, err := store.FSFor(w.path).WriteAt(w.f, b, 0); err != nil {
 			w.close()
-			return fmt.Errorf("schedule: persist %s: %w", w.path, err)
+			return fmt.Errorf("schedule: persist %s: %w", w.path, store.DiskErr(err))
 		}
 		w.unsynced = true
 		if sync {
@@ -133,9 +135,9 @@ func (w *offsetWriter) sync() error {
 	if w.f == nil || !w.unsynced {
 		return nil
 	}
-	if err := w.f.Sync(); err != nil {
+	if err := store.FSFor(w.path).Sync(w.f); err != nil {
 		w.close()
-		return fmt.Errorf("schedule: sync %s: %w", w.path, err)
+		return fmt.Errorf("schedule: sync %s: %w", w.path, store.DiskErr(err))
 	}
 	w.unsynced = false
 	return nil

@@ -185,7 +185,12 @@ func New(opts Options) (*Service, error) {
 	}
 	if corrected {
 		s.dirty = true
-		if err := s.persist(true); err != nil {
+		// On a full disk the correction stays dirty for the persister: the
+		// broker must start while the disk is full, and a lost correction
+		// is only made again at the next start.
+		if err := s.persist(true); errors.Is(err, store.ErrDiskFull) {
+			s.log.Error().Err(err).Msg("schedule: corrected delay offsets not persisted, the disk is full; retried")
+		} else if err != nil {
 			return nil, err
 		}
 	}

@@ -13,8 +13,13 @@ import (
 // or the new content: data goes to a temporary file in the same directory,
 // which is fsynced and renamed over path, then the directory is fsynced. The
 // previous content is kept as path+".bak" (Java MixAll.string2File does the
-// same), which ReadFileWithBackup falls back to.
+// same), which ReadFileWithBackup falls back to. On a full disk the error
+// wraps ErrDiskFull and path keeps its previous content.
 func WriteFileAtomic(path string, data []byte) error {
+	return DiskErr(writeFileAtomic(path, data))
+}
+
+func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -31,13 +36,13 @@ func WriteFileAtomic(path string, data []byte) error {
 			os.Remove(tmpName)
 		}
 	}()
-	if _, err := fsFor(tmpName).Write(tmp, data); err != nil {
+	if _, err := FSFor(tmpName).Write(tmp, data); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if err := fsFor(tmpName).Sync(tmp); err != nil {
+	if err := FSFor(tmpName).Sync(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
@@ -46,7 +51,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := keepBackup(path); err != nil {
 		return err
 	}
-	if err := fsFor(path).Rename(tmpName, path); err != nil {
+	if err := FSFor(path).Rename(tmpName, path); err != nil {
 		return err
 	}
 	ok = true
@@ -86,7 +91,7 @@ func copyFile(src, dst string) error {
 		out.Close()
 		return err
 	}
-	if err := fsFor(dst).Sync(out); err != nil {
+	if err := FSFor(dst).Sync(out); err != nil {
 		out.Close()
 		return err
 	}
@@ -136,7 +141,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = fsFor(dir).Sync(d)
+	err = FSFor(dir).Sync(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

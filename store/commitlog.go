@@ -278,7 +278,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 		if direct {
 			err = pwriteBlank(f, rel, rest)
 		} else {
-			err = guardFault(func() {
+			err = GuardFault(func() {
 				binary.BigEndian.PutUint32(f.data[rel:], uint32(rest))
 				binary.BigEndian.PutUint32(f.data[rel+4:], BlankMagicCode)
 			})
@@ -308,7 +308,7 @@ func (c *commitLog) appendLocked(n int, direct bool, write func(b []byte, phy in
 		if err := pwriteAt(f, b, rel); err != nil {
 			return 0, err
 		}
-	} else if err := guardFault(func() { write(f.data[rel:rel+int64(n)], cur) }); err != nil {
+	} else if err := GuardFault(func() { write(f.data[rel:rel+int64(n)], cur) }); err != nil {
 		// Segments are preallocated, but where the filesystem cannot do that
 		// a full disk faults the write; nothing is published then.
 		return 0, err

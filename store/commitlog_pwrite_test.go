@@ -79,7 +79,7 @@ func TestDirectAppendNeverWritesThroughTheMapping(t *testing.T) {
 				m := testMessage("Direct", int32(i%2), i)
 				r, err := s.PutMessage(m)
 				if tc.wantErr {
-					// guardFault reports the write fault as a full disk.
+					// GuardFault reports the write fault as a full disk.
 					if !errors.Is(err, ErrDiskFull) {
 						t.Fatalf("put through a read-only mapping: err %v, want the fault", err)
 					}
@@ -259,8 +259,8 @@ func TestDiskErrMapsENOSPC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := errors.Is(diskErr(tc.err), ErrDiskFull); got != tc.wantFull {
-				t.Fatalf("diskErr(%v) is ErrDiskFull: %v, want %v", tc.err, got, tc.wantFull)
+			if got := errors.Is(DiskErr(tc.err), ErrDiskFull); got != tc.wantFull {
+				t.Fatalf("DiskErr(%v) is ErrDiskFull: %v, want %v", tc.err, got, tc.wantFull)
 			}
 		})
 	}

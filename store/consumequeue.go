@@ -124,14 +124,20 @@ func (q *consumeQueue) load() error {
 }
 
 // scanUnits returns the byte length of the valid prefix of a queue file.
+// The scan reads past the last unit into what may be a hole, and on tmpfs a
+// read of a hole page of a shared mapping allocates it, which faults on a
+// full disk (a restart while the disk is full): a hole holds no unit, so the
+// prefix ends where a read faults.
 func scanUnits(data []byte) int64 {
 	var p int64
-	for ; p+cqUnitSize <= int64(len(data)); p += cqUnitSize {
-		phy, size, _ := unitAt(data[p:])
-		if phy < 0 || size <= 0 {
-			break
+	_ = GuardFault(func() {
+		for ; p+cqUnitSize <= int64(len(data)); p += cqUnitSize {
+			phy, size, _ := unitAt(data[p:])
+			if phy < 0 || size <= 0 {
+				break
+			}
 		}
-	}
+	})
 	return p
 }
 
@@ -285,13 +291,13 @@ func (q *consumeQueue) putLocked(pos, phy int64, size int32, tags int64) error {
 			return nil
 		}
 		q.log.Warn().Int64("queueOffset", idx).Int64("phyOffset", phy).Msg("consume queue unit differs from the commitlog; overwritten")
-		return guardFault(func() { putUnit(f.data[rel:], phy, size, tags) })
+		return GuardFault(func() { putUnit(f.data[rel:], phy, size, tags) })
 	}
 	if rel > w {
 		q.log.Warn().Int64("from", (f.start+w)/cqUnitSize).Int64("to", idx).Msg("consume queue gap padded")
 	}
 	// Queue files are sparse: the first write to a page allocates it.
-	err := guardFault(func() {
+	err := GuardFault(func() {
 		for p := w; p < rel; p += cqUnitSize {
 			putUnit(f.data[p:], 0, fillerSize, 0)
 		}

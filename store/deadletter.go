@@ -134,11 +134,11 @@ func (d *Diverter) appendRecord(rec *DeadLetter) error {
 	if err != nil {
 		return fmt.Errorf("%s: dead-letter log: %w", d.Source, err)
 	}
-	if _, err := fsFor(d.Path).Write(f, line); err != nil {
+	if _, err := FSFor(d.Path).Write(f, line); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: write dead-letter log: %w", d.Source, err)
 	}
-	if err := fsFor(d.Path).Sync(f); err != nil {
+	if err := FSFor(d.Path).Sync(f); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: sync dead-letter log: %w", d.Source, err)
 	}

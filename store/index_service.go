@@ -97,7 +97,13 @@ func openIndex(root string, opts IndexOptions, now func() time.Time, log zerolog
 			if mf, err = openMappedFile(path, 0, size, false); err == nil {
 				mf.adviseRandom()
 				f = &indexFile{mf: mf, slots: x.opts.HashSlotNum, entries: x.opts.MaxIndexNum}
-				err = f.check()
+				// A header page left a hole (a crash right after the file
+				// was made) faults when read on a full tmpfs: the file is
+				// then dropped like a damaged one.
+				var cerr error
+				if err = GuardFault(func() { cerr = f.check() }); err == nil {
+					err = cerr
+				}
 			}
 		} else if err == nil {
 			err = fmt.Errorf("%w: index %s has %d bytes, want %d (index geometry changed?)", ErrCorrupt, path, st.Size(), size)
@@ -190,7 +196,7 @@ func (x *indexService) writable() (*indexFile, error) {
 		// (overwritten by the first entry), as Java's does.
 		// The header page is a hole of a sparse file: on a full disk the
 		// first write to it faults, which is an error here, not a crash.
-		if err := guardFault(func() {
+		if err := GuardFault(func() {
 			nf.put64(ihBeginPhyOffset, old.endPhyOffset())
 			nf.put64(ihEndPhyOffset, old.endPhyOffset())
 			nf.put64(ihBeginTimestamp, old.endTimestamp())
@@ -307,7 +313,7 @@ func (x *indexService) holdFor(batch []pendingDispatch) (ok, held bool) {
 func (x *indexService) addKey(topic, key string, phy, storeTimestamp int64) error {
 	f, err := x.writable()
 	if err == nil {
-		err = guardFault(func() { f.add(topicKeyHash(topic, key), phy, storeTimestamp) })
+		err = GuardFault(func() { f.add(topicKeyHash(topic, key), phy, storeTimestamp) })
 	}
 	if err == nil {
 		for _, b := range f.prefault() {
@@ -342,11 +348,16 @@ func (x *indexService) lookup(key string, maxNum int, begin, end int64, accept f
 			continue
 		}
 		if f.timeMatched(begin, end) {
-			f.lookup(hash, begin, end, func(phy int64) bool {
-				if accept(phy) {
-					n++
-				}
-				return n < maxNum
+			// The key's hash slot may lie in a hole page, and on tmpfs a
+			// read of one faults when the disk is full: such a slot holds
+			// no entry, so the fault only ends this file's lookup.
+			_ = GuardFault(func() {
+				f.lookup(hash, begin, end, func(phy int64) bool {
+					if accept(phy) {
+						n++
+					}
+					return n < maxNum
+				})
 			})
 		}
 		if f.beginTimestamp() < begin {

@@ -73,7 +73,7 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 // is removed again when a step fails. With prealloc the space is reserved
 // on disk up front where the OS supports it, so a full disk shows as
 // ErrDiskFull here; without it the file stays sparse and a write into it on
-// a full disk faults, which callers turn into ErrDiskFull with guardFault.
+// a full disk faults, which callers turn into ErrDiskFull with GuardFault.
 func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
 	return mapSegment(path, start, size, prealloc, true, true)
 }
@@ -96,7 +96,7 @@ func createMappedFileUnsynced(path string, start, size int64) (*mappedFile, erro
 func (m *mappedFile) syncCreation(wrote int64) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	if err := fsFor(m.path).Sync(m.file); err != nil {
+	if err := FSFor(m.path).Sync(m.file); err != nil {
 		if wrote > 0 {
 			m.failedFrom, m.failedTo = 0, max(m.failedTo, wrote)
 		}
@@ -109,7 +109,7 @@ func (m *mappedFile) syncCreation(wrote int64) error {
 // only for a file shorter than size), createMappedFile and (durable false:
 // no fsync of the file or its directory) createMappedFileUnsynced.
 func mapSegment(path string, start, size int64, prealloc, create, durable bool) (mf *mappedFile, err error) {
-	fs := fsFor(path)
+	fs := FSFor(path)
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
 	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -134,12 +134,12 @@ func mapSegment(path string, start, size int64, prealloc, create, durable bool) 
 	if st.Size() < size || create {
 		if st.Size() < size {
 			if err := fs.Truncate(f, size); err != nil {
-				return nil, diskErr(err)
+				return nil, DiskErr(err)
 			}
 		}
 		if prealloc {
 			if err := fs.Fallocate(f, size); err != nil {
-				return nil, diskErr(err)
+				return nil, DiskErr(err)
 			}
 		}
 		if durable {
@@ -170,13 +170,6 @@ func (m *mappedFile) adviseRandom() {
 	madviseRandom(m.data)
 }
 
-func diskErr(err error) error {
-	if isNoSpace(err) {
-		return fmt.Errorf("%w: %v", ErrDiskFull, err)
-	}
-	return err
-}
-
 func (m *mappedFile) size() int64 { return int64(len(m.data)) }
 
 // end is the global offset just past the file.
@@ -205,7 +198,7 @@ func (m *mappedFile) sync(from, to int64) error {
 		}
 		from, to = min(from, m.failedFrom), max(to, m.failedTo)
 	}
-	if err := fsFor(m.path).Msync(m.path, m.file, m.data[from:to], from); err != nil {
+	if err := FSFor(m.path).Msync(m.path, m.file, m.data[from:to], from); err != nil {
 		m.failedFrom, m.failedTo = from, to
 		return fmt.Errorf("store: msync %s: %w", m.path, err)
 	}
@@ -222,7 +215,7 @@ func (m *mappedFile) rewrite(from, to int64) error {
 	buf := make([]byte, min(to-from, rewriteChunk))
 	for off := from; off < to; {
 		n := copy(buf, m.data[off:to])
-		if _, err := fsFor(m.path).WriteAt(m.file, buf[:n], off); err != nil {
+		if _, err := FSFor(m.path).WriteAt(m.file, buf[:n], off); err != nil {
 			return err
 		}
 		off += int64(n)

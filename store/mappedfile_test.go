@@ -14,14 +14,14 @@ func TestGuardFaultTurnsSIGBUSIntoError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.close()
-	if err := guardFault(func() { m.data[0] = 1 }); err != nil {
+	if err := GuardFault(func() { m.data[0] = 1 }); err != nil {
 		t.Fatalf("ordinary write: %v", err)
 	}
 	// Cut the file behind the mapping: touching the page now raises SIGBUS.
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := guardFault(func() { m.data[pageSize] = 1 }); !errors.Is(err, ErrDiskFull) {
+	if err := GuardFault(func() { m.data[pageSize] = 1 }); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("faulting write: err = %v, want ErrDiskFull", err)
 	}
 	defer func() {
@@ -29,7 +29,7 @@ func TestGuardFaultTurnsSIGBUSIntoError(t *testing.T) {
 			t.Fatal("a non-fault panic was swallowed")
 		}
 	}()
-	guardFault(func() { panic("bug") })
+	GuardFault(func() { panic("bug") })
 }
 
 func TestSegmentNames(t *testing.T) {

@@ -35,9 +35,9 @@ func OpenSlotFile(path string, magic uint64, fields int) (sf *SlotFile, vals []i
 	if fields <= 0 || 16+8*fields+4 > SlotFileSlotSize {
 		return nil, nil, 0, false, fmt.Errorf("store: slot file %s: %d fields do not fit a slot", path, fields)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := FSFor(path).OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, nil, 0, false, err
+		return nil, nil, 0, false, DiskErr(err)
 	}
 	buf := make([]byte, 2*SlotFileSlotSize)
 	n, err := f.ReadAt(buf, 0)
@@ -70,7 +70,9 @@ func OpenSlotFile(path string, magic uint64, fields int) (sf *SlotFile, vals []i
 func (sf *SlotFile) Seq() uint64 { return sf.seq }
 
 // Write stores vals with the next sequence in the slot not holding the newest
-// record and fsyncs the file.
+// record and fsyncs the file. It writes with pwrite, so a full disk is an
+// error wrapping ErrDiskFull (the slot is then as before or torn, and the
+// other still holds the newest record), never a fault.
 func (sf *SlotFile) Write(vals []int64) error {
 	if len(vals) != sf.fields {
 		return fmt.Errorf("store: slot file write of %d fields, want %d", len(vals), sf.fields)
@@ -85,11 +87,11 @@ func (sf *SlotFile) Write(vals []int64) error {
 		be.PutUint64(b[16+8*i:], uint64(v))
 	}
 	be.PutUint32(b[body:], crc32.ChecksumIEEE(b[:body]))
-	if _, err := fsFor(sf.f.Name()).WriteAt(sf.f, b, int64(seq%2)*SlotFileSlotSize); err != nil {
-		return fmt.Errorf("store: write %s: %w", sf.f.Name(), err)
+	if _, err := FSFor(sf.f.Name()).WriteAt(sf.f, b, int64(seq%2)*SlotFileSlotSize); err != nil {
+		return fmt.Errorf("store: write %s: %w", sf.f.Name(), DiskErr(err))
 	}
-	if err := fsFor(sf.f.Name()).Sync(sf.f); err != nil {
-		return fmt.Errorf("store: sync %s: %w", sf.f.Name(), err)
+	if err := FSFor(sf.f.Name()).Sync(sf.f); err != nil {
+		return fmt.Errorf("store: sync %s: %w", sf.f.Name(), DiskErr(err))
 	}
 	sf.seq = seq
 	return nil

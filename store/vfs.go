@@ -14,9 +14,9 @@ import (
 
 // The file-operation seam. Every write, sync, rename, truncate, fallocate
 // and mmap of the store's data files goes through an FS, chosen per path by
-// fsFor: the real one, or an ErrorFS that a test installed for a directory
+// FSFor: the real one, or an ErrorFS that a test installed for a directory
 // with InjectFaults (as pebble's vfs/errorfs wraps its vfs.FS). With nothing
-// installed, fsFor costs one atomic load.
+// installed, FSFor costs one atomic load.
 
 // FS is the file operations of the store. Operations on an open file take
 // the *os.File and use its name as the path.
@@ -86,8 +86,8 @@ var (
 	faultCount atomic.Int32
 )
 
-// fsFor returns the FS for the file at path.
-func fsFor(path string) FS {
+// FSFor returns the FS for the file at path.
+func FSFor(path string) FS {
 	if faultCount.Load() == 0 {
 		return osFS{}
 	}

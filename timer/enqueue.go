@@ -28,6 +28,17 @@ func (t *TimerStore) runEnqueue() {
 			runtime.Gosched()
 			continue
 		}
+		t.mu.Lock()
+		failing := t.appendFailing
+		t.mu.Unlock()
+		if failing {
+			// A full disk: new messages (Notify) do not make room, so wait
+			// out the retry interval instead of failing once per message.
+			if !t.waitUntil(t.nowMs()+t.opts.RetryInterval.Milliseconds(), nil) {
+				return
+			}
+			continue
+		}
 		if !t.waitUntil(t.nowMs()+enqueueIdlePoll.Milliseconds(), t.enqWake) {
 			return
 		}
@@ -160,11 +171,24 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 					t.c.skipped.Add(1)
 					t.log.Error().Int64("due", r.due).Int64("writeTime", w).Msg("timer: delivery time not representable in the wheel, skipped")
 				} else if err := t.link(target, magic, w, r); err != nil {
-					t.mu.Unlock()
+					// The record stays unread (the queue offset is not
+					// moved past it): nothing acknowledged is lost, and it
+					// is linked when the append succeeds again.
+					first := !t.appendFailing
 					if err != errCrashed {
-						t.log.Error().Err(err).Msg("timer: timer log append failed")
+						t.appendFailing = true
+						t.c.appendFailures.Add(1)
+					}
+					t.mu.Unlock()
+					if err != errCrashed && first {
+						t.log.Error().Err(err).Int64("queueOffset", r.qoff).
+							Msg("timer: timer log append failed; the timer queue is read again every retry interval")
 					}
 					return false
+				}
+				if t.appendFailing {
+					t.appendFailing = false
+					t.log.Warn().Int64("queueOffset", r.qoff).Msg("timer: timer log appends succeed again")
 				}
 				t.c.enqueued.Add(1)
 			}

@@ -80,7 +80,13 @@ func newEnv(t *testing.T, mutate func(*Options)) *env {
 // newEnvStore is newEnv with changes to the message store's options too.
 func newEnvStore(t testing.TB, storeMutate func(*store.Options), mutate func(*Options)) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), clk: clock.NewManual(epoch), storeMutate: storeMutate}
+	return newEnvIn(t, t.TempDir(), storeMutate, mutate)
+}
+
+// newEnvIn is newEnvStore with both stores under dir.
+func newEnvIn(t testing.TB, dir string, storeMutate func(*store.Options), mutate func(*Options)) *env {
+	t.Helper()
+	e := &env{t: t, dir: dir, clk: clock.NewManual(epoch), storeMutate: storeMutate}
 	e.openStore()
 	e.opts = Options{
 		Dir: e.dir, PrecisionMs: 100, WheelSlots: 1200, RollWindow: 60 * time.Second,

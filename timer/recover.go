@@ -63,7 +63,11 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 	}
 	synced := tlEnd
 	if rebuild {
-		synced = min(synced, t.rebuildWheel(tlEnd, wheelCreated))
+		rewritten, err := t.rebuildWheel(tlEnd, wheelCreated)
+		if err != nil {
+			return err
+		}
+		synced = min(synced, rewritten)
 	}
 	if err := t.tl.truncate(tlEnd); err != nil {
 		return fmt.Errorf("timer: truncate timer log: %w", err)
@@ -208,11 +212,14 @@ func (t *TimerStore) repairSlot(st, tlEnd int64) bool {
 // read time. Units are rewritten where their prevPos does not match the
 // rebuilt chain, so every chain is exactly the slot's units in log order. It
 // returns the lowest rewritten position (MaxInt64 if none), from which the
-// TimerLog must be synced again.
-func (t *TimerStore) rebuildWheel(tlEnd int64, wheelCreated bool) int64 {
+// TimerLog must be synced again. A rewrite goes into a page that holds the
+// unit already, so it needs no disk space; it can fault only on a file cut
+// short behind the mapping, which fails the recovery.
+func (t *TimerStore) rebuildWheel(tlEnd int64, wheelCreated bool) (int64, error) {
 	t.wh.reset()
 	rewritten := int64(math.MaxInt64)
 	linked := 0
+	var werr error
 	link := func(pos int64, u unit) bool {
 		if pos >= tlEnd {
 			return false
@@ -227,8 +234,9 @@ func (t *TimerStore) rebuildWheel(tlEnd int64, wheelCreated bool) int64 {
 		}
 		if u.prevPos != s.last {
 			u.prevPos = s.last
-			seg := t.tl.segFor(pos)
-			u.encode(seg.data[pos-seg.start : pos-seg.start+unitSize])
+			if werr = t.tl.segFor(pos).encodeAt(pos, &u); werr != nil {
+				return false
+			}
 			rewritten = min(rewritten, pos)
 		}
 		s.last = pos
@@ -241,7 +249,10 @@ func (t *TimerStore) rebuildWheel(tlEnd int64, wheelCreated bool) int64 {
 	// that fails its CRC further back is skipped and counted, not a reason to
 	// drop every unit after it.
 	for pos := t.tl.first(); ; pos += unitSize {
-		if pos = t.tl.scan(pos, link); pos >= tlEnd || t.tl.segFor(pos) == nil {
+		if pos = t.tl.scan(pos, link); werr != nil {
+			return 0, werr
+		}
+		if pos >= tlEnd || t.tl.segFor(pos) == nil {
 			break
 		}
 		t.c.skipped.Add(1)
@@ -251,5 +262,5 @@ func (t *TimerStore) rebuildWheel(tlEnd int64, wheelCreated bool) int64 {
 		t.wh.allDirty = false // a new file is already all zero
 	}
 	t.log.Info().Int("entries", linked).Msg("timer: wheel rebuilt from the timer log")
-	return rewritten
+	return rewritten, nil
 }

@@ -35,6 +35,9 @@ type Stats struct {
 	Markers    int64 // delete markers read
 	Skipped    int64 // corrupt, stale or undeliverable entries skipped
 	PutRetries int64 // transient store failures retried
+	// AppendFailures counts TimerLog appends that failed (a full disk); the
+	// message stays in the timer queue and is read again.
+	AppendFailures int64
 	// Deliveries the store refused for good, moved aside so that the wheel
 	// goes on (store.Diverter): to the group's DLQ, or to the dead-letter log.
 	ToDLQ        int64
@@ -53,7 +56,7 @@ func (t *TimerStore) Stats() Stats {
 		Pending: t.liveNum, DeleteMarkers: len(t.dels.m), ReadTimeMs: t.readTime, QueueOffset: t.queueOffset,
 		Enqueued: t.c.enqueued.Load(), Delivered: t.c.delivered.Load(), Rolled: t.c.rolled.Load(),
 		Bypassed: t.c.bypassed.Load(), Deleted: t.c.deleted.Load(), Markers: t.c.markers.Load(),
-		Skipped: t.c.skipped.Load(), PutRetries: t.c.putRetries.Load(),
+		Skipped: t.c.skipped.Load(), PutRetries: t.c.putRetries.Load(), AppendFailures: t.c.appendFailures.Load(),
 		ToDLQ: t.c.toDLQ.Load(), DeadLettered: t.c.deadLettered.Load(),
 	}
 	if t.tl != nil {

@@ -18,6 +18,17 @@ import (
 // never spans files: when fewer than unit+blank bytes are left, the rest of the
 // file becomes a blank filler and the unit goes to the next file.
 //
+// Segments are sparse files (a new one is truncated to its size, not
+// preallocated), so on a full disk the first write into a page not yet
+// backed by a block faults (SIGBUS on tmpfs and ext4 alike). Every write into
+// the mapping therefore runs under store.GuardFault, which answers the fault
+// as store.ErrDiskFull: the unit counts as not written (end does not move)
+// and the caller retries it later. Preallocating instead would show the full
+// disk at segment creation but reserve a whole segment (100 MiB) of disk,
+// or of memory on tmpfs, for every timer log segment; older segments are
+// sparse anyway, so the guard is needed either way. File operations go
+// through the store's FS seam (store.FSFor), so tests can inject faults.
+//
 // The owner serialises all calls (TimerStore.mu).
 type timerLog struct {
 	dir      string
@@ -114,25 +125,35 @@ func openTimerLog(dir string, fileSize int64) (*timerLog, error) {
 	return l, nil
 }
 
-func mapSegment(path string, start, size int64) (*segment, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// mapSegment opens (creating) the segment file at path, sized to size bytes,
+// and maps it. A file this call created is removed again when a later step
+// fails, so a segment that could not be made leaves nothing behind.
+func mapSegment(path string, start, size int64) (seg *segment, err error) {
+	fs := store.FSFor(path)
+	_, statErr := os.Stat(path)
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, store.DiskErr(err)
 	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			if statErr != nil {
+				_ = os.Remove(path)
+			}
+		}
+	}()
 	info, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if info.Size() != size {
-		if err := f.Truncate(size); err != nil {
-			f.Close()
-			return nil, err
+		if err := fs.Truncate(f, size); err != nil {
+			return nil, fmt.Errorf("timer: truncate %s: %w", path, store.DiskErr(err))
 		}
 	}
-	data, err := mmap.Map(f, size)
+	data, err := fs.Mmap(f, int(size))
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("timer: mmap %s: %w", path, err)
 	}
 	return &segment{path: path, start: start, f: f, data: data}, nil
@@ -154,8 +175,7 @@ func (s *segment) msync(from, to int64) error {
 		return nil
 	}
 	from &^= mmap.PageSize - 1
-	b := s.data[from:to]
-	if err := mmap.Sync(s.f, b); err != nil {
+	if err := store.FSFor(s.path).Msync(s.path, s.f, s.data[from:to], from); err != nil {
 		return fmt.Errorf("timer: msync %s: %w", s.path, err)
 	}
 	return nil
@@ -196,11 +216,16 @@ func (l *timerLog) read(pos int64) (unit, bool) {
 	return u, ok
 }
 
-// append writes u at the end and returns its position.
+// append writes u at the end and returns its position. On a full disk it
+// returns an error wrapping store.ErrDiskFull and end stays where it was:
+// bytes of a unit or filler a fault cut short lie beyond end, where nothing
+// reads them, and the next append writes over them.
 func (l *timerLog) append(u *unit) (int64, error) {
 	s := l.segFor(l.end)
 	if s != nil && s.endPos()-l.end < unitSize+blankSize {
-		putBlank(s.data[l.end-s.start:])
+		if err := store.GuardFault(func() { putBlank(s.data[l.end-s.start:]) }); err != nil {
+			return 0, fmt.Errorf("timer: append to %s: %w", s.path, err)
+		}
 		l.end = s.endPos()
 		s = nil
 	}
@@ -211,10 +236,21 @@ func (l *timerLog) append(u *unit) (int64, error) {
 		}
 	}
 	pos := l.end
-	off := pos - s.start
-	u.encode(s.data[off : off+unitSize])
+	if err := s.encodeAt(pos, u); err != nil {
+		return 0, err
+	}
 	l.end += unitSize
 	return pos, nil
+}
+
+// encodeAt writes u at the global position pos, which s holds, under the
+// fault guard.
+func (s *segment) encodeAt(pos int64, u *unit) error {
+	off := pos - s.start
+	if err := store.GuardFault(func() { u.encode(s.data[off : off+unitSize]) }); err != nil {
+		return fmt.Errorf("timer: write %s at %d: %w", s.path, off, err)
+	}
+	return nil
 }
 
 func (l *timerLog) addSegment(start int64) (*segment, error) {
@@ -229,25 +265,34 @@ func (l *timerLog) addSegment(start int64) (*segment, error) {
 // scan calls fn for every intact unit from pos on (crossing fillers) and
 // returns the position after the last one: the first byte that is neither a
 // unit nor a filler. It reads past end: recovery uses it to find end.
+//
+// Reading past end can touch a hole, and on tmpfs even a read of a hole page
+// of a shared mapping allocates it, which faults on a full disk. A hole holds
+// no unit (none was written there), so a fault ends the scan where it
+// happened; the scan runs under one guard, not one per unit.
 func (l *timerLog) scan(pos int64, fn func(pos int64, u unit) bool) int64 {
+	_ = store.GuardFault(func() { l.scanFrom(&pos, fn) })
+	return pos
+}
+
+// scanFrom is scan, moving *pos as it goes so that a fault leaves it at the
+// unit being read.
+func (l *timerLog) scanFrom(pos *int64, fn func(pos int64, u unit) bool) {
 	for {
-		s := l.segFor(pos)
+		s := l.segFor(*pos)
 		if s == nil {
-			return pos
+			return
 		}
-		rest := s.data[pos-s.start:]
+		rest := s.data[*pos-s.start:]
 		if isBlank(rest) {
-			pos = s.endPos()
+			*pos = s.endPos()
 			continue
 		}
 		u, ok := decodeUnit(rest)
-		if !ok {
-			return pos
+		if !ok || (fn != nil && !fn(*pos, u)) {
+			return
 		}
-		if fn != nil && !fn(pos, u) {
-			return pos
-		}
-		pos += unitSize
+		*pos += unitSize
 	}
 }
 
@@ -281,20 +326,28 @@ func (l *timerLog) truncate(pos int64) error {
 // clean stop the tail is a hole or zero, and rewriting the rest of a 100 MiB
 // segment on every start would cost a large synced write.
 func (s *segment) zeroFrom(from int64) error {
+	// The pages cleared hold data, so they have their blocks and clearing
+	// them needs no space; the guard covers a file changed behind the
+	// mapping.
 	page := mmap.PageSize
 	lo, hi := int64(-1), int64(-1)
-	for _, r := range store.DataRegions(s.f, from, int64(len(s.data))) {
-		for p := r[0]; p < r[1]; {
-			e := min((p/page+1)*page, r[1])
-			if b := s.data[p:e]; !allZero(b) {
-				clear(b)
-				if lo < 0 {
-					lo = p
+	err := store.GuardFault(func() {
+		for _, r := range store.DataRegions(s.f, from, int64(len(s.data))) {
+			for p := r[0]; p < r[1]; {
+				e := min((p/page+1)*page, r[1])
+				if b := s.data[p:e]; !allZero(b) {
+					clear(b)
+					if lo < 0 {
+						lo = p
+					}
+					hi = e
 				}
-				hi = e
+				p = e
 			}
-			p = e
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("timer: zero %s: %w", s.path, err)
 	}
 	if lo < 0 {
 		return nil

@@ -51,8 +51,11 @@ type TimerStore struct {
 	rounds      clock.Rounds     // paces the dequeue's rounds (Coalesce); written by the dequeue under mu
 	enqPaused   bool             // the enqueue waits for readTime to move
 	lagWarned   bool
-	lastCkpt    checkpoint // the durable checkpoint
-	lastClean   int64
+	// appendFailing: the last TimerLog append failed (a full disk); the
+	// enqueue retries every RetryInterval and logs the first failure only.
+	appendFailing bool
+	lastCkpt      checkpoint // the durable checkpoint
+	lastClean     int64
 	// committed counts deliveries, rolls and marker drops the in-memory
 	// progress (cursor, read time, queue offset) covers; durableCommitted is
 	// its value in the last durable checkpoint. Their difference is what a
@@ -87,6 +90,7 @@ type TimerStore struct {
 
 type counters struct {
 	enqueued, delivered, rolled, bypassed, deleted, skipped, putRetries, markers atomic.Int64
+	appendFailures                                                               atomic.Int64
 	toDLQ, deadLettered                                                          atomic.Int64
 }
 
@@ -95,7 +99,13 @@ type counters struct {
 // from the timer consume queue), wheel slots pointing at them are repaired or
 // the wheel is rebuilt from the TimerLog, and every checkpoint value is clamped
 // to what the TimerLog and the consume queue really hold. The recovered state
-// is made durable before Open returns. Call Start to run it.
+// is made durable before Open returns, except on a full disk: the broker must
+// start while the disk is full (refusing sends is how it tells producers),
+// so Open then returns the store with the flush goroutine to retry. That
+// state is the one a crash in the middle of this flush would leave, which
+// recovery handles: the checkpoint is written last and only once every
+// file it covers is.
+// Call Start to run it.
 func Open(opts Options) (*TimerStore, error) {
 	opts, err := opts.normalized()
 	if err != nil {
@@ -145,7 +155,9 @@ func Open(opts Options) (*TimerStore, error) {
 		t.closeFiles()
 		return nil, err
 	}
-	if err := t.flush(); err != nil {
+	if err := t.flush(); errors.Is(err, store.ErrDiskFull) {
+		t.log.Error().Err(err).Msg("timer: recovered state not yet durable, the disk is full; the flush retries")
+	} else if err != nil {
 		t.closeFiles()
 		return nil, err
 	}

@@ -41,8 +41,14 @@ type slot struct {
 // chunk that became empty is punched out of the file, which therefore stays
 // sparse and opens by reading only its data. A slot whose stored time is not T
 // belongs to another lap and reads as empty.
+//
+// The file is written with pwrite (never through a mapping), so a full disk
+// is an ENOSPC error, answered as store.ErrDiskFull: the flush fails and
+// restores the slots it took, and the next flush writes them again. Its
+// operations go through the store's FS seam (store.FSFor).
 type wheel struct {
 	path      string
+	fs        store.FS
 	f         *os.File
 	n         int64
 	precision int64
@@ -57,7 +63,7 @@ var errWheelCorrupt = errors.New("timer: wheel slot corrupt")
 
 func newWheel(path string, f *os.File, n, precision int64) *wheel {
 	nc := (n + chunkSlots - 1) / chunkSlots
-	return &wheel{path: path, f: f, n: n, precision: precision,
+	return &wheel{path: path, fs: store.FSFor(path), f: f, n: n, precision: precision,
 		chunks: make([][]byte, nc), used: make([]int32, nc), dirty: make([]uint64, (n+63)/64)}
 }
 
@@ -67,9 +73,9 @@ func newWheel(path string, f *os.File, n, precision int64) *wheel {
 // created, when it is already zero) and the caller rebuilds it from the
 // TimerLog. Only the file's data regions are read: holes are empty chunks.
 func openWheel(path string, n, precision int64) (w *wheel, fresh bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := store.FSFor(path).OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, false, err
+		return nil, false, store.DiskErr(err)
 	}
 	size := n * slotSize
 	w = newWheel(path, f, n, precision)
@@ -79,9 +85,9 @@ func openWheel(path string, n, precision int64) (w *wheel, fresh bool, err error
 		return nil, false, err
 	}
 	if info.Size() != size {
-		if err := f.Truncate(size); err != nil {
+		if err := w.fs.Truncate(f, size); err != nil {
 			f.Close()
-			return nil, false, err
+			return nil, false, fmt.Errorf("timer: truncate wheel: %w", store.DiskErr(err))
 		}
 		w.allDirty = info.Size() != 0
 		return w, true, nil
@@ -319,14 +325,14 @@ func (w *wheel) write(ww wheelWrite) error {
 			for e < len(ww.idx) && ww.idx[e] == ww.idx[e-1]+1 {
 				e++
 			}
-			if _, err := w.f.WriteAt(ww.bytes[k*slotSize:e*slotSize], ww.idx[k]*slotSize); err != nil {
-				return fmt.Errorf("timer: write wheel: %w", err)
+			if _, err := w.fs.WriteAt(w.f, ww.bytes[k*slotSize:e*slotSize], ww.idx[k]*slotSize); err != nil {
+				return fmt.Errorf("timer: write wheel: %w", store.DiskErr(err))
 			}
 			k = e
 		}
 	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("timer: sync wheel: %w", err)
+	if err := w.fs.Sync(w.f); err != nil {
+		return fmt.Errorf("timer: sync wheel: %w", store.DiskErr(err))
 	}
 	return nil
 }
@@ -341,8 +347,8 @@ func (w *wheel) writeChunk(c int64, b []byte) error {
 		}
 		b = zeroChunk[:n]
 	}
-	if _, err := w.f.WriteAt(b, off); err != nil {
-		return fmt.Errorf("timer: write wheel: %w", err)
+	if _, err := w.fs.WriteAt(w.f, b, off); err != nil {
+		return fmt.Errorf("timer: write wheel: %w", store.DiskErr(err))
 	}
 	return nil
 }
