@@ -82,6 +82,8 @@ func (s *Server) Start() error {
 	s.gs = grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxInboundMessageSize),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.ChainUnaryInterceptor(s.unaryACL),
+		grpc.ChainStreamInterceptor(s.streamACL),
 	)
 	v2.RegisterMessagingServiceServer(s.gs, s)
 	s.b.Transactions().SetChecker(s)
