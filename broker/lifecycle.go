@@ -65,6 +65,7 @@ func New(opts Options) (*Broker, error) {
 		regKick:  make(chan struct{}, 1),
 		regConns: make(map[string]uint64),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
+		budget:   remoting.NewBudget(opts.ServerMaxInflightBytes),
 	}
 	vipPort := opts.ListenPort - 2
 	if opts.ListenPort == 0 {
@@ -361,6 +362,7 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		Logger:        b.log,
 	}
 	b.opts.ServerConfig.Apply(&so)
+	so.Budget = b.budget
 	return so
 }
 

@@ -168,8 +168,10 @@ func statusResponse(method string, st *v2.Status) proto.Message {
 	return m.Interface()
 }
 
-// unaryACL checks every unary request once it is decoded.
+// unaryACL checks every unary request once it is decoded (and marks it
+// arrived, limits.go).
 func (s *Server) unaryACL(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	arrived(ctx)
 	if m, ok := req.(proto.Message); ok {
 		if err := s.authorize(ctx, m); err != nil {
 			if resp := statusResponse(info.FullMethod, refusal(err)); resp != nil {
@@ -185,11 +187,9 @@ func (s *Server) unaryACL(ctx context.Context, req any, info *grpc.UnaryServerIn
 var errRefused = errors.New("grpcapi: request refused")
 
 // streamACL checks every message a stream receives (the one request of
-// ReceiveMessage, each command of Telemetry).
+// ReceiveMessage, each command of Telemetry); the first marks the call
+// arrived (limits.go).
 func (s *Server) streamACL(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if s.b.ACL() == nil {
-		return handler(srv, ss)
-	}
 	w := &aclStream{ServerStream: ss, s: s, method: info.FullMethod}
 	err := handler(srv, w)
 	if errors.Is(err, errRefused) {
@@ -217,6 +217,7 @@ func (w *aclStream) RecvMsg(m any) error {
 	if err := w.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
+	arrived(w.Context())
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil
