@@ -80,3 +80,24 @@ func TestCheckGrpc(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseAuthorization: any header parses or is refused, never panics;
+// a parsed signature is base64 of the hex it came from.
+func FuzzParseAuthorization(f *testing.F) {
+	f.Add("MQv2-HMAC-SHA1 Credential=abc, SignedHeaders=x-mq-date-time, Signature=D18A9CBCDDBA9041D6693268FEF15A989E64430B")
+	f.Add("MQv2-HMAC-SHA1 Credential=ak//rocketmq, SignedHeaders=x-mq-date-time, Signature=00")
+	f.Add("MQv2-HMAC-SHA1 Credential=//,")
+	f.Add("x ,,=")
+	f.Fuzz(func(t *testing.T, h string) {
+		ak, hasKey, _, _, err := parseAuthorization(h)
+		if err != nil && (ak != "" || hasKey) {
+			t.Fatalf("refused %q but named %q", h, ak)
+		}
+		m, _, _ := openFile(t, stockFile)
+		if cerr := m.CheckGrpc("1.2.3.4:5", h, "20231227T194619Z", &Need{}); cerr != nil {
+			if _, ok := cerr.(*Denied); !ok {
+				t.Fatalf("%q: %T", h, cerr)
+			}
+		}
+	})
+}
