@@ -127,8 +127,6 @@ const (
 // group the request names must be permitted. nil means allowed; a refusal
 // is a *Denied.
 func (m *Manager) Check(remote string, req *remoting.Command) error {
-	r := m.rules.Load()
-	ip := clientIP(remote)
 	ext := req.Ext()
 	var need resources
 	if len(ext) > 0 { // Java skips parsing a request without extFields
@@ -137,13 +135,27 @@ func (m *Manager) Check(remote string, req *remoting.Command) error {
 			return &Denied{Msg: err.Error(), frame: frameParse}
 		}
 	}
+	ak, hasKey := ext[FieldAccessKey]
+	return m.validate(remote, req.Code, ak, hasKey, func(secretKey string) bool {
+		sig, ok := ext[FieldSignature]
+		return ok && Sign(Content(ext, req.Body, FieldSignature, uniqueKeyQueryFlag), secretKey) == sig
+	}, need)
+}
+
+// validate is PlainPermissionManager.validate, shared by the remoting
+// (Check) and the gRPC (CheckGrpc) requests once they are parsed: ak is
+// the request's AccessKey (hasKey false when it brings none), signed
+// reports whether its signature matches the account's secret key, need is
+// what it touches.
+func (m *Manager) validate(remote string, code int32, ak string, hasKey bool, signed func(secretKey string) bool, need resources) error {
+	r := m.rules.Load()
+	ip := clientIP(remote)
 	for _, g := range r.global {
 		if g.match(ip) {
 			return nil
 		}
 	}
-	ak, ok := ext[FieldAccessKey]
-	if !ok {
+	if !hasKey {
 		return &Denied{Msg: "No accessKey is configured", frame: frameNoKey}
 	}
 	acc := r.accounts[ak]
@@ -153,8 +165,7 @@ func (m *Manager) Check(remote string, req *remoting.Command) error {
 	if acc.white.match(ip) {
 		return nil
 	}
-	sig, ok := ext[FieldSignature]
-	if !ok || Sign(Content(ext, req.Body, FieldSignature, uniqueKeyQueryFlag), acc.secretKey) != sig {
+	if !signed(acc.secretKey) {
 		return &Denied{Msg: "Check signature failed for accessKey=" + ak, frame: frameSignature}
 	}
 	for _, n := range need.list {
@@ -162,8 +173,8 @@ func (m *Manager) Check(remote string, req *remoting.Command) error {
 			return nil // message trace sends skip the permission check
 		}
 	}
-	if NeedsAdmin(req.Code) && !acc.admin {
-		return &Denied{Msg: fmt.Sprintf("Need admin permission for request code=%d, but accessKey=%s is not", req.Code, ak), frame: frameAdmin}
+	if NeedsAdmin(code) && !acc.admin {
+		return &Denied{Msg: fmt.Sprintf("Need admin permission for request code=%d, but accessKey=%s is not", code, ak), frame: frameAdmin}
 	}
 	if len(need.list) == 0 || (acc.perms == nil && acc.admin) {
 		return nil

@@ -70,3 +70,7 @@ func (b *Broker) aclProcessors() map[int32]HandlerFunc {
 	}
 	return out
 }
+
+// ACL is the broker's plain ACL, nil when aclEnable is false; the gRPC
+// endpoint checks its requests against the same rules.
+func (b *Broker) ACL() *acl.Manager { return b.acl }

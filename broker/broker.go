@@ -93,6 +93,9 @@ type Broker struct {
 	handlers map[int32]HandlerFunc
 	// acl checks every request before dispatch; nil when aclEnable is false (acl.go).
 	acl *acl.Manager
+	// budget is serverMaxInflightBytes, shared by the remoting server and
+	// the gRPC endpoint (InflightBudget).
+	budget *remoting.Budget
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
 	// regMu serialises registrations: each takes its snapshot under it, so
@@ -132,6 +135,11 @@ func (b *Broker) Store() *store.Store { return b.store }
 
 // Topics exposes the topic table.
 func (b *Broker) Topics() *TopicConfigManager { return b.topics }
+
+// InflightBudget is the broker's budget of request bytes not yet arrived
+// whole (serverMaxInflightBytes), which its remoting server and its gRPC
+// endpoint share.
+func (b *Broker) InflightBudget() *remoting.Budget { return b.budget }
 
 // Pop exposes the POP consumption service (tests, the gRPC front end).
 func (b *Broker) Pop() *pop.Service { return b.pop }

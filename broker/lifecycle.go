@@ -67,6 +67,7 @@ func New(opts Options) (*Broker, error) {
 		regConns: make(map[string]uint64),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
 		refusals: ratelog.New(opts.Logger, opts.Clock, ratelog.DefaultInterval),
+		budget:   remoting.NewBudget(opts.ServerMaxInflightBytes),
 	}
 	vipPort := opts.ListenPort - 2
 	if opts.ListenPort == 0 {
@@ -364,6 +365,7 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		Logger:        b.log,
 	}
 	b.opts.ServerConfig.Apply(&so)
+	so.Budget = b.budget
 	return so
 }
 

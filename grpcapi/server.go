@@ -13,16 +13,13 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/remoting"
 )
-
-// maxInboundMessageSize is the stock proxy's grpcMaxInboundMessageSize: a
-// request larger than the broker's maxMessageSize still arrives, so that
-// it is refused with MESSAGE_BODY_TOO_LARGE rather than by gRPC.
-const maxInboundMessageSize = 130 << 20
 
 // Metadata keys the 5.x SDKs send with every request (Signature.java).
 const (
@@ -48,12 +45,20 @@ type Server struct {
 	renewals  *renewTable
 	renewDone chan struct{}
 	done      chan struct{}
+	// budget is the broker's in-flight budget, arriving the calls whose
+	// request has not arrived whole (limits.go).
+	budget   *remoting.Budget
+	arriving *arrivingCalls
+	pool     *budgetPool
 }
 
 // New makes the endpoint for b; nothing listens until Start.
 func New(b *broker.Broker, o Options) *Server {
 	o = withDefaults(o)
-	return &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), renewals: newRenewTable(), done: make(chan struct{})}
+	s := &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), renewals: newRenewTable(), done: make(chan struct{}),
+		budget: b.InflightBudget(), arriving: newArrivingCalls()}
+	s.pool = newBudgetPool(mem.DefaultBufferPool(), s.budget, s.arriving.cancelAll)
+	return s
 }
 
 // Start listens on the broker's bind address and the configured port and
@@ -79,10 +84,11 @@ func (s *Server) Start() error {
 	}
 	s.addr = ap
 	s.ln = newSniffListener(raw, cfg)
-	s.gs = grpc.NewServer(
-		grpc.MaxRecvMsgSize(maxInboundMessageSize),
+	s.gs = grpc.NewServer(append(s.limitOptions(),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
-	)
+		grpc.ChainUnaryInterceptor(s.unaryACL),
+		grpc.ChainStreamInterceptor(s.streamACL),
+	)...)
 	v2.RegisterMessagingServiceServer(s.gs, s)
 	s.b.Transactions().SetChecker(s)
 	s.renewDone = make(chan struct{})

@@ -122,7 +122,7 @@ type streamDecoder struct {
 }
 
 func newStreamDecoder() *streamDecoder {
-	srv := &Server{log: zerolog.Nop()}
+	srv := &Server{log: zerolog.Nop(), inflight: NewBudget(-1)}
 	c := &Conn{srv: srv, remote: "fuzz"}
 	srv.conns.Store(uint64(1), c)
 	return &streamDecoder{srv: srv, conn: c}

@@ -27,8 +27,10 @@ import (
 //     the prefix declares: the memory held stays below twice the bytes
 //     received. A frame read whole in one read is decoded in place, as
 //     before; a large one is assembled once, into its body.
-//   - Global budget (ServerOptions.MaxInflightBytes): the partial-frame
-//     buffers of all connections together may not exceed it. When a buffer
+//   - Global budget (ServerOptions.MaxInflightBytes, or the Budget a
+//     broker shares with its gRPC endpoint: budget.go): the partial-frame
+//     buffers of all connections together, with whatever else shares the
+//     budget, may not exceed it. When a buffer
 //     would grow past it, the connection holding the largest buffer is
 //     closed (the one growing, if it holds the most), with a log line.
 //     The evicted connection's charge is returned at once, its memory

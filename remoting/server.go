@@ -76,6 +76,10 @@ type ServerOptions struct {
 	// arrived whole, over all connections (see hygiene.go); 0 means
 	// DefaultMaxInflightBytes, a negative value no limit.
 	MaxInflightBytes int64
+	// Budget, when set, is the budget the partial-frame buffers are charged
+	// to instead of one of MaxInflightBytes: the broker shares one with its
+	// gRPC endpoint (budget.go).
+	Budget *Budget
 	// TLSMode and TLS serve TLS connections (tls.go); TLS is required
 	// unless TLSMode is TLSDisabled.
 	TLSMode TLSMode
@@ -106,8 +110,8 @@ type Server struct {
 	listen, bound []string
 
 	clock       clock.Clock
-	maxInflight int64        // MaxInflightBytes; <= 0: no limit
-	inflight    atomic.Int64 // bytes of every open connection's partial-frame buffer
+	maxInflight int64        // the budget's limit; <= 0: no limit
+	inflight    *Budget      // holds every open connection's partial-frame buffer (and what else shares it)
 	open        atomic.Int64 // connections admitted and not yet closed
 	// now is the server clock (unix ns) as of the last idle sweep: the
 	// event loops stamp Conn.lastFrame with it instead of reading a clock.
@@ -151,11 +155,12 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
-	if opts.MaxInflightBytes == 0 {
-		opts.MaxInflightBytes = DefaultMaxInflightBytes
+	budget := opts.Budget
+	if budget == nil {
+		budget = NewBudget(opts.MaxInflightBytes)
 	}
 	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1),
-		clock: opts.Clock, maxInflight: opts.MaxInflightBytes, quit: make(chan struct{}), idleDone: make(chan struct{})}
+		clock: opts.Clock, maxInflight: budget.Max(), inflight: budget, quit: make(chan struct{}), idleDone: make(chan struct{})}
 	s.inline, _ = h.(InlineHandler)
 	s.rawExt = codeSet(opts.RawExtCodes)
 	s.lend = codeSet(opts.LentBodyCodes)

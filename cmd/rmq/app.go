@@ -209,7 +209,7 @@ func (a *action) standalone(c *cli.Context) error {
 	}
 	nsOpts.Logger = log.With().Str("component", "namesrv").Logger()
 	bs.opts.Logger = log // the broker names its own component and its subsystems
-	s := &servers{stdout: a.stdout, stderr: a.stderr, log: log, grpc: grpcOptions(bs, log)}
+	s := &servers{stdout: a.stdout, stderr: a.stderr, log: log, grpc: grpcOptions(bs, log), memoryLimitKey: bs.rt.MemoryLimitBytes}
 	return s.run(a.ctx, a.stopSignals, nsOpts, &bs.opts)
 }
 
@@ -260,7 +260,7 @@ func (a *action) broker(c *cli.Context) error {
 		log.Warn().Msg("no name server address (-n or NAMESRV_ADDR): the broker will not register, clients cannot find it")
 	}
 	bs.opts.Logger = log // the broker names its own component and its subsystems
-	s := &servers{stdout: a.stdout, log: log, grpc: grpcOptions(bs, log)}
+	s := &servers{stdout: a.stdout, log: log, grpc: grpcOptions(bs, log), memoryLimitKey: bs.rt.MemoryLimitBytes}
 	return s.run(a.ctx, a.stopSignals, nil, &bs.opts)
 }
 
@@ -326,7 +326,7 @@ func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSett
 			fmt.Fprintln(a.stdout, "# broker")
 		}
 		if all {
-			conf.Print(a.stdout, &bs.opts, &bs.stock, &bs.grpc, &bs.logs)
+			conf.Print(a.stdout, &bs.opts, &bs.stock, &bs.grpc, &bs.logs, &bs.rt)
 		} else {
 			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock, &bs.grpc)
 		}

@@ -93,7 +93,7 @@ func runBench(c *cli.Context, mode bench.Mode) error {
 	// GOGC=100 it collected so often that draining a 1 000 000-message
 	// backlog cost it 2.0 user CPU-s instead of 1.0, and it, not the broker,
 	// bounded the drain (265-275k against 360k msg/s at GOGC=400).
-	tuneRuntime(os.Getenv, zerolog.Nop(), false)
+	tuneRuntime(os.Getenv, zerolog.Nop(), false, serverMemoryLimit)
 	o := bench.Options{
 		Mode: mode, NamesrvAddr: c.String("namesrvAddr"), Topic: c.String("topic"),
 		Connections: c.Int("connections"), InFlight: c.Int("inflight"),

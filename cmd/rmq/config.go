@@ -48,6 +48,7 @@ type brokerSettings struct {
 	stock stockBrokerKeys
 	grpc  grpcapi.Options // the 5.x gRPC endpoint in the broker process
 	logs  logSettings     // read by action.logger; loaded here so the keys are known
+	rt    runtimeSettings // the process's own keys (memoryLimitBytes)
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -70,7 +71,7 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.grpc, &s.logs)
+		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.grpc, &s.logs, &s.rt)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}

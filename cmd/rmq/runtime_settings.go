@@ -1,8 +1,12 @@
 package main
 
 import (
+	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"github.com/rs/zerolog"
 )
@@ -20,10 +24,57 @@ const (
 	serverMemoryLimit = 512 << 20
 )
 
+// runtimeSettings are the broker config keys of the process itself.
+type runtimeSettings struct {
+	// MemoryLimitBytes is the Go soft memory limit (debug.SetMemoryLimit):
+	// past it the collector runs until the heap is back under it, so the
+	// garbage a flood leaves (partial frames of evicted connections, gRPC
+	// requests refused or cancelled) goes before RSS grows on. 0 derives it:
+	// 90 % of the container's memory limit (cgroup memory.max) when one is
+	// set, else serverMemoryLimit; a negative value sets none. GOMEMLIMIT in
+	// the environment wins. To hold RSS near serverMaxInflightBytes under a
+	// flood, set it to that plus the broker's live heap (tens of MiB).
+	MemoryLimitBytes int64 `conf:"memoryLimitBytes"`
+}
+
+// cgroupMemoryFiles are the container memory limits: cgroup v2, then v1.
+var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
+
+// parseCgroupMemory reads a cgroup memory limit file: a byte count, or
+// "max" (v2) or a page-rounded 2^63 (v1) for none.
+func parseCgroupMemory(content string) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(content), 10, 64)
+	if err != nil || v <= 0 || v >= 1<<62 {
+		return 0, false
+	}
+	return v, true
+}
+
+// resolveMemoryLimit resolves memoryLimitBytes (see runtimeSettings); readFile
+// reads the cgroup files. A negative result means no limit.
+func resolveMemoryLimit(key int64, readFile func(string) ([]byte, error)) int64 {
+	if key != 0 {
+		return key
+	}
+	for _, f := range cgroupMemoryFiles {
+		if b, err := readFile(f); err == nil {
+			if v, ok := parseCgroupMemory(string(b)); ok {
+				return v / 10 * 9
+			}
+			break // the v2 file says "max": no limit, whatever v1 says
+		}
+	}
+	return serverMemoryLimit
+}
+
+// serverMemoryLimitFor is resolveMemoryLimit of the running process.
+func serverMemoryLimitFor(key int64) int64 { return resolveMemoryLimit(key, os.ReadFile) }
+
 // tuneRuntime applies the server GC settings where the environment does not set
-// its own (and, for a broker, one P more than CPUs where brokerProcs allows
-// it), and returns the GC percentage and memory limit in force.
-func tuneRuntime(getenv func(string) string, log zerolog.Logger, broker bool) (gcPercent int, memoryLimit int64) {
+// its own: GOGC serverGCPercent, the soft memory limit limit (negative: none;
+// see resolveMemoryLimit), and, for a broker, one P more than CPUs where brokerProcs
+// allows it. It returns the GC percentage and memory limit in force.
+func tuneRuntime(getenv func(string) string, log zerolog.Logger, broker bool, limit int64) (gcPercent int, memoryLimit int64) {
 	gcPercent = debug.SetGCPercent(serverGCPercent)
 	if getenv("GOGC") != "" {
 		debug.SetGCPercent(gcPercent) // keep the environment's
@@ -31,7 +82,10 @@ func tuneRuntime(getenv func(string) string, log zerolog.Logger, broker bool) (g
 		gcPercent = serverGCPercent
 	}
 	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serverMemoryLimit)
+		if limit < 0 {
+			limit = math.MaxInt64
+		}
+		debug.SetMemoryLimit(limit)
 	}
 	if broker {
 		// A broker's goroutines spend much time in syscalls that hold

@@ -25,6 +25,8 @@ type servers struct {
 	log    zerolog.Logger
 	// grpc, when set and enabled, runs the gRPC endpoint beside the broker.
 	grpc *grpcapi.Options
+	// memoryLimitKey is memoryLimitBytes (runtime_settings.go).
+	memoryLimitKey int64
 }
 
 // grpcOptions is the gRPC endpoint's part of the broker settings.
@@ -38,7 +40,7 @@ func grpcOptions(bs *brokerSettings, log zerolog.Logger) *grpcapi.Options {
 // bOpts is non-nil), waits for ctx, and stops them in reverse order: the
 // broker first, so that it can still unregister from a live name server.
 func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.Options, bOpts *broker.Options) error {
-	tuneRuntime(os.Getenv, s.log, bOpts != nil)
+	tuneRuntime(os.Getenv, s.log, bOpts != nil, serverMemoryLimitFor(s.memoryLimitKey))
 	var ns *namesrv.Server
 	if nsOpts != nil {
 		var err error

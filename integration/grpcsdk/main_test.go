@@ -52,6 +52,7 @@ type hostConf struct {
 	manualClock                    bool
 	minLongPolling, maxLongPolling int64 // milliseconds; 0 keeps the default
 	fastTxCheck                    bool
+	aclFile                        string // plain_acl.yml; "" runs without ACL
 }
 
 // testServer is a running sdkhost: a broker with its gRPC endpoint.
@@ -84,6 +85,9 @@ func startServer(t *testing.T, hc hostConf) *testServer {
 	}
 	if hc.fastTxCheck {
 		args = append(args, "-fast-tx-check")
+	}
+	if hc.aclFile != "" {
+		args = append(args, "-acl-file", hc.aclFile)
 	}
 	cmd := exec.Command(hostBin, args...)
 	cmd.Stderr = os.Stderr

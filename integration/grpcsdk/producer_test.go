@@ -4,6 +4,8 @@ package grpcsdk
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -153,4 +155,42 @@ func TestSDKTransactionCheckBack(t *testing.T) {
 		t.Fatal("no RecoverOrphanedTransactionCommand reached the checker")
 	}
 	ts.waitCount(t, "TxCheckTopic", 2, 1)
+}
+
+// With aclEnable the stock SDK's signature (its SessionCredentials) is
+// checked: the account's producer sends to the topic it may publish; one
+// with a wrong secret is refused.
+func TestSDKProducerACL(t *testing.T) {
+	aclFile := filepath.Join(t.TempDir(), "plain_acl.yml")
+	rules := "accounts:\n  - accessKey: sdkUser1\n    secretKey: sdkSecret1\n    defaultTopicPerm: DENY\n    defaultGroupPerm: DENY\n    topicPerms:\n      - AclTopic=PUB\n"
+	if err := os.WriteFile(aclFile, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, hostConf{aclFile: aclFile})
+	ts.createTopic("AclTopic", 1)
+	start := func(secret string) (rmqclient.Producer, error) {
+		p, err := rmqclient.NewProducer(&rmqclient.Config{Endpoint: ts.endpoint(),
+			Credentials: &credentials.SessionCredentials{AccessKey: "sdkUser1", AccessSecret: secret}}, rmqclient.WithTopics("AclTopic"))
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Start(); err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { _ = p.GracefulStop() })
+		return p, nil
+	}
+	p, err := start("sdkSecret1")
+	if err != nil {
+		t.Fatalf("producer with the account's secret: %v", err)
+	}
+	if _, err := p.Send(context.Background(), &rmqclient.Message{Topic: "AclTopic", Body: []byte("x")}); err != nil {
+		t.Fatalf("signed send: %v", err)
+	}
+	ts.waitCount(t, "AclTopic", 1, 1)
+	if bad, err := start("wrongSecret1"); err == nil {
+		if _, err := bad.Send(context.Background(), &rmqclient.Message{Topic: "AclTopic", Body: []byte("y")}); err == nil {
+			t.Fatal("a producer with a wrong secret sent")
+		}
+	}
 }
