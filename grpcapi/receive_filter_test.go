@@ -24,7 +24,9 @@ func TestReceiveFilterLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name, expr, want string
 	}{
-		{"10^6 parentheses", strings.Repeat("(", 1_000_000) + "a = 1" + strings.Repeat(")", 1_000_000), "the limit is 65536 bytes"},
+		// 10^6 a side no longer reaches the parser: the request is over the
+		// receive limit (maxMessageSize + 1 MiB, limits.go) and refused unread.
+		{"10^6 bytes of parentheses", strings.Repeat("(", 500_000) + "a = 1" + strings.Repeat(")", 500_000), "the limit is 65536 bytes"},
 		{"too deep", strings.Repeat("(", 20_000) + "a = 1" + strings.Repeat(")", 20_000), "the limit of 256 levels"},
 		{"minus chain", strings.Repeat("-", 250_000) + "1=1", "the limit is 65536 bytes"},
 		{"empty", "", "Expression can't be null! SQL92"},
