@@ -66,7 +66,7 @@ func New(opts Options) (*Broker, error) {
 		regKick:  make(chan struct{}, 1),
 		regConns: make(map[string]uint64),
 		bstats:   brokerstats.NewManager(opts.BrokerClusterName),
-		refusals: ratelog.New(opts.Logger, opts.Clock, ratelog.DefaultInterval),
+		refusals: ratelog.New(componentLog(opts.Logger, "broker"), opts.Clock, ratelog.DefaultInterval),
 		budget:   remoting.NewBudget(opts.ServerMaxInflightBytes),
 	}
 	vipPort := opts.ListenPort - 2
@@ -366,6 +366,7 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 	}
 	b.opts.ServerConfig.Apply(&so)
 	so.Budget = b.budget
+	so.Refusals = b.refusals // counted in rmq_refusals_total with the broker's own
 	return so
 }
 

@@ -7,9 +7,8 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/rmqio/rmq/third_party/gnet"
-
 	"github.com/rmqio/rmq/internal/bufpool"
+	"github.com/rmqio/rmq/third_party/gnet"
 )
 
 // Connection hygiene: what a server does against clients that connect and
@@ -362,7 +361,7 @@ func (s *Server) charge(c *Conn, delta int64) error {
 		v := s.largestHolder(c)
 		if v == nil || v == c {
 			c.closing.Store(true)
-			s.log.Warn().Object("client", c).Int64("held", c.held.Load()).Int64("budget", s.maxInflight).
+			s.refusals.Warn(&s.log, "in-flight budget", 0).Object("client", c).Int64("held", c.held.Load()).Int64("budget", s.maxInflight).
 				Msg("closing connection: in-flight request bytes over budget, and it holds the largest partial frame")
 			return ErrInflightBudget
 		}
@@ -371,7 +370,7 @@ func (s *Server) charge(c *Conn, delta int64) error {
 		}
 		r := v.held.Swap(0)
 		s.inflight.Add(-r)
-		s.log.Warn().Object("client", v).Int64("held", r).Int64("budget", s.maxInflight).Str("for", c.remote).
+		s.refusals.Warn(&s.log, "in-flight budget", 0).Object("client", v).Int64("held", r).Int64("budget", s.maxInflight).Str("for", c.remote).
 			Msg("closing connection: in-flight request bytes over budget, and it holds the largest partial frame")
 		v.Close()
 	}
@@ -413,6 +412,8 @@ func (s *Server) sweepIdle(now int64) {
 		if idle < limit || c.Closed() || !c.closing.CompareAndSwap(false, true) {
 			return true
 		}
+		// Not rate-limited: a line costs the client a connection held for
+		// the whole idle timeout.
 		s.log.Info().Object("client", c).Dur("idle", time.Duration(idle)).
 			Msg("closing idle connection: no complete request within serverChannelMaxIdleTimeSeconds")
 		c.Close()
@@ -447,7 +448,7 @@ func (s *Server) admit(remote string) bool {
 		return true
 	}
 	s.open.Add(-1)
-	s.log.Warn().Str("remote", remote).Int("limit", s.opts.MaxConns).
+	s.refusals.Warn(&s.log, "serverMaxConnections", 0).Str("remote", remote).Int("limit", s.opts.MaxConns).
 		Msg("closing new connection: serverMaxConnections reached")
 	return false
 }

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"runtime"
 	"runtime/debug"
@@ -14,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/internal/testutil"
 )
 
@@ -402,5 +404,34 @@ func TestPartialChunksArePooled(t *testing.T) {
 	// The assembled frame is about 1 MiB; the chunks would be as much again.
 	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(frame))+(256<<10) {
 		t.Fatalf("a second 1 MiB frame in pieces allocated %d bytes, want about the frame's %d", got, len(frame))
+	}
+}
+
+// TestServerRefusalLinesRateLimited: a client reconnecting in a loop past
+// serverMaxConnections, or sending broken frames, writes one line per kind
+// and interval, not one per connection; every refusal is counted.
+func TestServerRefusalLinesRateLimited(t *testing.T) {
+	h := newTestHandler()
+	var logs testutil.LockedBuffer
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	log := zerolog.New(&logs)
+	refusals := ratelog.New(log, clk, time.Minute)
+	s := startServer(t, h, ServerOptions{MaxConns: 1, Logger: log, Refusals: refusals})
+	addr := s.opts.Addrs[0]
+	dialRaw(t, addr).ping(SerializeJSON)
+	const n = 30
+	for range 2 * n {
+		dialRaw(t, addr).expectClosed() // the first connection holds the only place
+	}
+	if got := refusals.Total("serverMaxConnections", 0); got != 2*n {
+		t.Fatalf("counted %d refused connections, want %d", got, 2*n)
+	}
+	if lines := strings.Count(logs.String(), "serverMaxConnections reached"); lines != 1 {
+		t.Fatalf("%d log lines for %d refused connections, want 1:\n%s", lines, 2*n, logs.String())
+	}
+	clk.Advance(time.Minute)
+	refusals.Flush()
+	if !strings.Contains(logs.String(), fmt.Sprintf(`"suppressed":%d`, 2*n-1)) {
+		t.Fatalf("no summary of the %d suppressed lines:\n%s", 2*n-1, logs.String())
 	}
 }

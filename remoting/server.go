@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 )
 
 // Handler serves requests. ServeRemoting runs on a worker goroutine, never on an
@@ -87,6 +88,12 @@ type ServerOptions struct {
 	// Clock times the idle timeout (nil: the wall clock).
 	Clock  clock.Clock
 	Logger zerolog.Logger
+	// Refusals rate-limits the per-connection warnings (a closed
+	// connection, refused at accept, a broken frame or TLS handshake): a
+	// client reconnecting in a loop would otherwise write a line per try.
+	// The broker passes its own so that the metrics count them; nil makes
+	// one for this server.
+	Refusals *ratelog.Limiter
 }
 
 // Server is a gnet/v2 remoting server.
@@ -99,12 +106,14 @@ type Server struct {
 	rawExt  func(code int32) bool
 	lend    func(code int32) bool // LentBodyCodes
 	log     zerolog.Logger
-	eng     gnet.Engine
-	booted  chan struct{}
-	done    chan error
-	conns   sync.Map // uint64 -> *Conn
-	connSeq atomic.Uint64
-	stop    sync.Once
+	// refusals bounds the per-connection warnings (ServerOptions.Refusals).
+	refusals *ratelog.Limiter
+	eng      gnet.Engine
+	booted   chan struct{}
+	done     chan error
+	conns    sync.Map // uint64 -> *Conn
+	connSeq  atomic.Uint64
+	stop     sync.Once
 	// listen are the gnet addresses of opts.Addrs; bound the addresses the
 	// listeners really have (port 0 resolved), both in opts.Addrs order.
 	listen, bound []string
@@ -159,7 +168,10 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if budget == nil {
 		budget = NewBudget(opts.MaxInflightBytes)
 	}
-	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, booted: make(chan struct{}), done: make(chan error, 1),
+	if opts.Refusals == nil {
+		opts.Refusals = ratelog.New(opts.Logger, opts.Clock, 0)
+	}
+	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, refusals: opts.Refusals, booted: make(chan struct{}), done: make(chan error, 1),
 		clock: opts.Clock, maxInflight: budget.Max(), inflight: budget, quit: make(chan struct{}), idleDone: make(chan struct{})}
 	s.inline, _ = h.(InlineHandler)
 	s.rawExt = codeSet(opts.RawExtCodes)
@@ -377,9 +389,9 @@ func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
 			case errors.Is(err, errClosing), errors.Is(err, ErrInflightBudget):
 				// logged where decided
 			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameTooShort):
-				s.log.Warn().Err(err).Object("client", c).Msg("closing connection: bad frame length")
+				s.refusals.Warn(&s.log, "bad frame length", 0).Err(err).Object("client", c).Msg("closing connection: bad frame length")
 			default:
-				s.log.Warn().Err(err).Object("client", c).Msg("closing connection: broken frame")
+				s.refusals.Warn(&s.log, "broken frame", 0).Err(err).Object("client", c).Msg("closing connection: broken frame")
 			}
 			return gnet.Close
 		}
