@@ -150,7 +150,7 @@ func New(opts Options) (*Broker, error) {
 
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
-		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log,
+		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
 		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter },
 	})
 	if err != nil {

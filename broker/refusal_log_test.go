@@ -88,3 +88,26 @@ func TestDiskFullRefusalsAreRateLimited(t *testing.T) {
 		t.Fatalf("topic-not-exist counter %d, want 100", got)
 	}
 }
+
+// A client repeating CHECK_CLIENT_CONFIG with an expression that does not
+// compile writes one line per interval, counted every time.
+func TestSubscriptionParseFailuresAreRateLimited(t *testing.T) {
+	var buf testutil.LockedBuffer
+	tb := startBroker(t, func(o *Options) {
+		enableSQL(o)
+		o.Logger = zerolog.New(&buf).Level(zerolog.InfoLevel)
+		o.Clock = clock.NewManual(time.Now())
+	})
+	const n = 200
+	for range n {
+		if resp := tb.checkClientConfig("SQL92", "a >"); resp.Code != remoting.SubscriptionParseFailed {
+			t.Fatalf("check: %d %s", resp.Code, resp.Remark)
+		}
+	}
+	if got := countLines(&buf, "does not compile"); got != 1 {
+		t.Fatalf("%d lines for %d failed checks, want 1", got, n)
+	}
+	if got := tb.Refusals().Total("subscription_parse_failed", remoting.SubscriptionParseFailed); got != n {
+		t.Fatalf("counted %d, want %d", got, n)
+	}
+}

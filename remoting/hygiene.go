@@ -361,7 +361,7 @@ func (s *Server) charge(c *Conn, delta int64) error {
 		v := s.largestHolder(c)
 		if v == nil || v == c {
 			c.closing.Store(true)
-			s.refusals.Warn(&s.log, "in-flight budget", 0).Object("client", c).Int64("held", c.held.Load()).Int64("budget", s.maxInflight).
+			s.refusals.Warn(&s.log, "inflight_budget", 0).Object("client", c).Int64("held", c.held.Load()).Int64("budget", s.maxInflight).
 				Msg("closing connection: in-flight request bytes over budget, and it holds the largest partial frame")
 			return ErrInflightBudget
 		}
@@ -370,7 +370,7 @@ func (s *Server) charge(c *Conn, delta int64) error {
 		}
 		r := v.held.Swap(0)
 		s.inflight.Add(-r)
-		s.refusals.Warn(&s.log, "in-flight budget", 0).Object("client", v).Int64("held", r).Int64("budget", s.maxInflight).Str("for", c.remote).
+		s.refusals.Warn(&s.log, "inflight_budget", 0).Object("client", v).Int64("held", r).Int64("budget", s.maxInflight).Str("for", c.remote).
 			Msg("closing connection: in-flight request bytes over budget, and it holds the largest partial frame")
 		v.Close()
 	}
@@ -448,7 +448,7 @@ func (s *Server) admit(remote string) bool {
 		return true
 	}
 	s.open.Add(-1)
-	s.refusals.Warn(&s.log, "serverMaxConnections", 0).Str("remote", remote).Int("limit", s.opts.MaxConns).
+	s.refusals.Warn(&s.log, "conn_limit", 0).Str("remote", remote).Int("limit", s.opts.MaxConns).
 		Msg("closing new connection: serverMaxConnections reached")
 	return false
 }

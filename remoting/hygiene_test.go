@@ -423,7 +423,7 @@ func TestServerRefusalLinesRateLimited(t *testing.T) {
 	for range 2 * n {
 		dialRaw(t, addr).expectClosed() // the first connection holds the only place
 	}
-	if got := refusals.Total("serverMaxConnections", 0); got != 2*n {
+	if got := refusals.Total("conn_limit", 0); got != 2*n {
 		t.Fatalf("counted %d refused connections, want %d", got, 2*n)
 	}
 	if lines := strings.Count(logs.String(), "serverMaxConnections reached"); lines != 1 {

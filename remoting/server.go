@@ -389,9 +389,9 @@ func (s *Server) readFrames(c *Conn, gc gnet.Conn) gnet.Action {
 			case errors.Is(err, errClosing), errors.Is(err, ErrInflightBudget):
 				// logged where decided
 			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameTooShort):
-				s.refusals.Warn(&s.log, "bad frame length", 0).Err(err).Object("client", c).Msg("closing connection: bad frame length")
+				s.refusals.Warn(&s.log, "bad_frame_length", 0).Err(err).Object("client", c).Msg("closing connection: bad frame length")
 			default:
-				s.refusals.Warn(&s.log, "broken frame", 0).Err(err).Object("client", c).Msg("closing connection: broken frame")
+				s.refusals.Warn(&s.log, "broken_frame", 0).Err(err).Object("client", c).Msg("closing connection: broken frame")
 			}
 			return gnet.Close
 		}

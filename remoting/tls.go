@@ -252,7 +252,7 @@ func (s *Server) sniff(c *Conn, gc gnet.Conn) gnet.Action {
 	c.sniffed = true
 	if b[0] != tlsHandshakeByte {
 		if s.opts.TLSMode == TLSEnforcing {
-			s.refusals.Warn(&s.log, "plaintext while TLS enforcing", 0).Str("remote", c.remote).Msg("closing connection: plaintext while tls.server.mode is enforcing")
+			s.refusals.Warn(&s.log, "tls_plaintext_refused", 0).Str("remote", c.remote).Msg("closing connection: plaintext while tls.server.mode is enforcing")
 			return gnet.Close
 		}
 		return gnet.None
@@ -274,7 +274,7 @@ func (s *Server) feedTLS(c *Conn, gc gnet.Conn) gnet.Action {
 	}
 	b, _ := gc.Next(n)
 	if !c.pipe.feed(b) {
-		s.refusals.Warn(&s.log, "TLS backlog", 0).Str("remote", c.remote).Int("backlog", tlsBacklogMax).Msg("closing connection: TLS backlog not decrypted")
+		s.refusals.Warn(&s.log, "tls_backlog", 0).Str("remote", c.remote).Int("backlog", tlsBacklogMax).Msg("closing connection: TLS backlog not decrypted")
 		return gnet.Close
 	}
 	return gnet.None
@@ -287,7 +287,7 @@ func (s *Server) serveTLS(c *Conn, tc *tls.Conn) {
 	// arrives), which closes the connection and so the pipe.
 	if err := tc.Handshake(); err != nil {
 		if !c.Closed() {
-			s.refusals.Warn(&s.log, "TLS handshake", 0).Err(err).Str("remote", c.remote).Msg("closing connection: TLS handshake failed")
+			s.refusals.Warn(&s.log, "tls_handshake_failed", 0).Err(err).Str("remote", c.remote).Msg("closing connection: TLS handshake failed")
 			c.Close()
 		}
 		return
@@ -298,7 +298,7 @@ func (s *Server) serveTLS(c *Conn, tc *tls.Conn) {
 		cmd, err := s.readTLSFrame(r, prefix[:])
 		if err != nil {
 			if !c.Closed() && !errors.Is(err, io.EOF) {
-				s.refusals.Warn(&s.log, "broken TLS frame", 0).Err(err).Str("remote", c.remote).Msg("closing connection: broken TLS frame")
+				s.refusals.Warn(&s.log, "broken_tls_frame", 0).Err(err).Str("remote", c.remote).Msg("closing connection: broken TLS frame")
 			}
 			c.Close()
 			return

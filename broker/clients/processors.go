@@ -97,7 +97,7 @@ func (s *Service) ensureRetryTopic(group string, queueNums int32) {
 	if err := message.ValidateRetryGroup(group); err != nil {
 		// A group of 121..255 characters may consume, but its retry topic
 		// would not fit a record: send-backs are refused instead.
-		s.log.Warn().Str("group", group).Err(err).Msg("retry topic not created")
+		s.refusals.Warn(&s.log, "retry_topic_not_created", 0).Str("group", group).Err(err).Msg("retry topic not created")
 		return
 	}
 	if _, created := s.topics.CreateRetryTopic(group, queueNums, remoting.PermRead|remoting.PermWrite); created {
@@ -202,7 +202,7 @@ func (s *Service) checkClientConfig(_ *remoting.Conn, req *remoting.Command) *re
 		return remoting.NewResponse(req, remoting.SystemError, "The broker does not support consumer to filter message by "+sd.ExpressionType)
 	}
 	if _, err := s.Filters.Compile(sd.ExpressionType, sd.SubString); err != nil {
-		s.log.Warn().Str("clientId", body.ClientID).Str("group", body.Group).Str("expression", LogExpression(sd.SubString)).Str("error", err.Error()).
+		s.refusals.Warn(&s.log, "subscription_parse_failed", remoting.SubscriptionParseFailed).Str("clientId", body.ClientID).Str("group", body.Group).Str("expression", LogExpression(sd.SubString)).Str("error", err.Error()).
 			Msg("client filters by an expression that does not compile")
 		return remoting.NewResponse(req, remoting.SubscriptionParseFailed, err.Error())
 	}

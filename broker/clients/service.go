@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
 )
@@ -38,6 +39,10 @@ type Options struct {
 	PropertyFilterEnabled func() bool
 	Clock                 clock.Clock // nil: the wall clock
 	Logger                zerolog.Logger
+	// Refusals rate-limits the warnings a client's requests can repeat
+	// (a filter that does not compile, a group whose retry topic cannot
+	// exist); nil makes one.
+	Refusals *ratelog.Limiter
 }
 
 // Service holds the client managers and serves the client requests.
@@ -57,6 +62,7 @@ type Service struct {
 	brokerName string
 	clock      clock.Clock
 	log        zerolog.Logger
+	refusals   *ratelog.Limiter
 }
 
 // Offset and group file names under Options.ConfigDir.
@@ -70,7 +76,10 @@ const (
 func New(o Options) (*Service, error) {
 	s := &Service{
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
-		propertyFilter: o.PropertyFilterEnabled,
+		propertyFilter: o.PropertyFilterEnabled, refusals: o.Refusals,
+	}
+	if s.refusals == nil {
+		s.refusals = ratelog.New(o.Logger, s.clock, 0)
 	}
 	if s.propertyFilter == nil {
 		s.propertyFilter = func() bool { return false }
