@@ -75,7 +75,9 @@ func (s *Server) Start() error {
 	}
 	raw, err := net.Listen("tcp4", net.JoinHostPort(host, strconv.Itoa(s.opts.Port)))
 	if err != nil {
-		return fmt.Errorf("grpcapi: %w", err)
+		// Say which keys move or turn off the port: a second rmq on one
+		// machine meets this first, and the listen error alone names none.
+		return fmt.Errorf("grpcapi: the gRPC endpoint for the 5.x SDKs cannot listen (set grpcServerPort to a free port, 0 for any, or enableGrpc=false): %w", err)
 	}
 	ap, err := netip.ParseAddrPort(raw.Addr().String())
 	if err != nil {

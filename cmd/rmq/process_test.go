@@ -279,3 +279,42 @@ func TestBrokerStartFailureExits(t *testing.T) {
 		t.Fatal("abort file left after a failed start")
 	}
 }
+
+// TestGRPCPortTakenNamesTheKeys: with the gRPC port taken, standalone exits
+// 1 with an error that names grpcServerPort and enableGrpc (a second rmq on
+// one machine meets this first); with a free one, the ready block lists it.
+func TestGRPCPortTakenNamesTheKeys(t *testing.T) {
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	gp := l.Addr().(*net.TCPAddr).Port
+	np := testutil.FreePort(t)
+	bp := testutil.FreePortPair(t, np)
+	p := startProc(t, "standalone", "standalone", "-c", smallStoreConf(t, fmt.Sprintf("grpcServerPort=%d\n", gp)),
+		"--store-dir", filepath.Join(t.TempDir(), "store"), "--namesrv-port", fmt.Sprint(np), "--listen-port", fmt.Sprint(bp))
+	select {
+	case <-p.done:
+	case <-time.After(bootDeadline):
+		t.Fatal("standalone did not exit although the gRPC port is taken")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+	if out := p.stderr.String(); !strings.Contains(out, "grpcServerPort") || !strings.Contains(out, "enableGrpc=false") {
+		t.Fatalf("the error does not name grpcServerPort and enableGrpc:\n%s", out)
+	}
+	l.Close()
+
+	np = testutil.FreePort(t)
+	bp = testutil.FreePortPair(t, np)
+	p = startProc(t, "standalone", "standalone", "-c", smallStoreConf(t, fmt.Sprintf("grpcServerPort=%d\n", gp)),
+		"--store-dir", filepath.Join(t.TempDir(), "store"), "--namesrv-port", fmt.Sprint(np), "--listen-port", fmt.Sprint(bp))
+	p.waitLine(t, "boot success")
+	want := fmt.Sprintf("gRPC         127.0.0.1:%d", gp)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return strings.Contains(p.stderr.String(), want) }, "the ready block's gRPC line")
+	if code := p.signal(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+}

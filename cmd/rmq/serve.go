@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -116,7 +117,11 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 			if ms != nil {
 				metricsAddr = ms.Addr()
 			}
-			s.printAddresses(ns.Addr(), b.Addr(), b.VIPAddr(), metricsAddr, bOpts.ConsoleEnable, bOpts.StorePathRootDir)
+			grpcAddr := ""
+			if gs != nil {
+				grpcAddr = net.JoinHostPort(dialHost(gs.Addr().Addr().String()), strconv.Itoa(int(gs.Addr().Port())))
+			}
+			s.printAddresses(ns.Addr(), b.Addr(), b.VIPAddr(), grpcAddr, metricsAddr, bOpts.ConsoleEnable, bOpts.StorePathRootDir)
 		}
 	}
 
@@ -149,7 +154,7 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 // addresses a user needs in one block on stderr (stdout keeps only the stock
 // lines that scripts grep for). metricsAddr is the metrics endpoint's
 // listener, "" when off; console says whether it also serves the web console.
-func (s *servers) printAddresses(nsAddr, brokerAddr, vipAddr, metricsAddr string, console bool, storeDir string) {
+func (s *servers) printAddresses(nsAddr, brokerAddr, vipAddr, grpcAddr, metricsAddr string, console bool, storeDir string) {
 	if s.stderr == nil {
 		return
 	}
@@ -158,6 +163,9 @@ func (s *servers) printAddresses(nsAddr, brokerAddr, vipAddr, metricsAddr string
 	fmt.Fprintf(&w, "  name server  %s   <- give clients this one (setNamesrvAddr, -n, NAMESRV_ADDR)\n", nsAddr)
 	fmt.Fprintf(&w, "  broker       %s  (clients learn it from the name server)\n", brokerAddr)
 	fmt.Fprintf(&w, "  VIP port     %s  (old Java clients with vipChannelEnabled)\n", vipAddr)
+	if grpcAddr != "" {
+		fmt.Fprintf(&w, "  gRPC         %s  <- 5.x SDKs (endpoints)\n", grpcAddr)
+	}
 	if metricsAddr != "" {
 		base := "http://" + metricsAddr
 		if host, port, err := net.SplitHostPort(metricsAddr); err == nil {

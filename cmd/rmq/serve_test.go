@@ -57,11 +57,13 @@ func TestStandaloneAnnouncesNothingWhenBrokerFails(t *testing.T) {
 func TestPrintAddresses(t *testing.T) {
 	tests := []struct {
 		name        string
+		grpc        string
 		metrics     string
 		console     bool
 		want, notIn []string
 	}{
-		{name: "metrics off", want: []string{"name server  127.0.0.1:9876", "broker       127.0.0.1:10911", "VIP port     127.0.0.1:10909", "store        .run/store"}, notIn: []string{"metrics", "console"}},
+		{name: "metrics off", want: []string{"name server  127.0.0.1:9876", "broker       127.0.0.1:10911", "VIP port     127.0.0.1:10909", "store        .run/store"}, notIn: []string{"metrics", "console", "gRPC"}},
+		{name: "gRPC on", grpc: "127.0.0.1:8081", want: []string{"gRPC         127.0.0.1:8081"}},
 		{name: "metrics on wildcard", metrics: "0.0.0.0:5557", want: []string{"metrics      http://127.0.0.1:5557/metrics"}, notIn: []string{"console"}},
 		{name: "metrics and console", metrics: "127.0.0.1:5557", console: true, want: []string{"metrics      http://127.0.0.1:5557/metrics", "console      http://127.0.0.1:5557/"}},
 	}
@@ -69,7 +71,7 @@ func TestPrintAddresses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			s := &servers{stderr: &out}
-			s.printAddresses("127.0.0.1:9876", "127.0.0.1:10911", "127.0.0.1:10909", tc.metrics, tc.console, ".run/store")
+			s.printAddresses("127.0.0.1:9876", "127.0.0.1:10911", "127.0.0.1:10909", tc.grpc, tc.metrics, tc.console, ".run/store")
 			for _, w := range tc.want {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("block lacks %q:\n%s", w, out.String())
