@@ -2,6 +2,7 @@ package acl
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"os"
@@ -51,6 +52,18 @@ func Open(path string, clk clock.Clock) (*Manager, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Admin reports whether accessKey names an admin account (admin: true)
+// whose secretKey is secretKey. The broker's web console asks it for HTTP
+// basic credentials; the comparison of the secret takes the same time
+// whatever it matches.
+func (m *Manager) Admin(accessKey, secretKey string) bool {
+	acc := m.rules.Load().accounts[accessKey]
+	if acc == nil || !acc.admin {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(acc.secretKey), []byte(secretKey)) == 1
 }
 
 // Path is the absolute path of the managed file.

@@ -66,8 +66,27 @@ func (c *Console) Close() {
 
 // Routes registers the console's pages on mux.
 func (c *Console) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", c.serve)
-	mux.HandleFunc("GET /console", c.serve)
+	mux.HandleFunc("GET /{$}", c.guard(c.serve))
+	mux.HandleFunc("GET /console", c.guard(c.serve))
+}
+
+// guard lets a request through when the broker runs without ACL, or when it
+// carries HTTP basic credentials of an admin account of plain_acl.yml (user
+// its accessKey, password its secretKey): the pages show message bodies and
+// client addresses, which aclEnable keeps from anyone else.
+func (c *Console) guard(h http.HandlerFunc) http.HandlerFunc {
+	m := c.b.ACL()
+	if m == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if ak, sk, ok := r.BasicAuth(); ok && m.Admin(ak, sk) {
+			h(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="rmq console: an admin account of plain_acl.yml", charset="UTF-8"`)
+		http.Error(w, "aclEnable is on: sign in with an admin account of plain_acl.yml (accessKey, secretKey)", http.StatusUnauthorized)
+	}
 }
 
 type view struct {

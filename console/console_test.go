@@ -211,3 +211,61 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 	}
 }
+
+// With aclEnable the console answers only an admin account of
+// plain_acl.yml (HTTP basic: accessKey, secretKey); 401 otherwise, so that
+// message bodies stay behind the ACL the broker's ports enforce.
+func TestConsoleBehindACL(t *testing.T) {
+	dir := t.TempDir()
+	aclFile := filepath.Join(dir, "plain_acl.yml")
+	if err := os.WriteFile(aclFile, []byte(`accounts:
+  - accessKey: RocketMQ
+    secretKey: "12345678"
+    admin: false
+  - accessKey: rocketmq2
+    secretKey: "87654321"
+    admin: true
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := testbroker.Options(t, func(o *broker.Options) { o.AclEnable, o.AclFile = true, aclFile })
+	b := testbroker.Start(t, o)
+	c := New(b.Broker, nil)
+	s, err := metrics.Start(b.Broker, metrics.Options{Addr: "127.0.0.1:0", Routes: c.Routes, OnClose: c.Close, Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	get := func(path, user, pass string) int {
+		req, err := http.NewRequest("GET", "http://"+s.Addr()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		path, user, pass string
+		want             int
+	}{
+		{"/", "", "", http.StatusUnauthorized},
+		{"/console", "", "", http.StatusUnauthorized},
+		{"/", "RocketMQ", "12345678", http.StatusUnauthorized}, // not an admin
+		{"/", "rocketmq2", "wrong", http.StatusUnauthorized},
+		{"/", "rocketmq2", "87654321", http.StatusOK},
+		{"/console", "rocketmq2", "87654321", http.StatusOK},
+		{"/metrics", "", "", http.StatusOK}, // Prometheus scrapes without credentials, as from the stock exporter
+	} {
+		if got := get(tc.path, tc.user, tc.pass); got != tc.want {
+			t.Errorf("GET %s as %q: %d, want %d", tc.path, tc.user, got, tc.want)
+		}
+	}
+}
