@@ -22,7 +22,8 @@ import (
 // stops at the first file it must keep. The newest file is never deleted,
 // nor a file not yet flushed or dispatched, nor one holding an offset at or
 // above Options.Retention.ProtectedOffset() (pending delay, timer and
-// half messages: the broker's choice, documented there). Consume-queue
+// half messages: the broker's choice, documented there; under disk pressure
+// Options.Retention.Evacuate re-stores them ahead first). Consume-queue
 // files whose last unit points below the commitlog's new minimum and
 // index files ending below it go next, and every queue's minimum offset
 // moves up to its first unit still in the commitlog (pulls below get
