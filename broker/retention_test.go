@@ -166,7 +166,8 @@ func TestRetentionConsumerGroups(t *testing.T) {
 		}
 	})
 	t.Run("retainUnconsumedOnForcedClean keeps unconsumed messages", func(t *testing.T) {
-		tb, _, disk := startRetentionBroker(t, func(o *Options) { o.RetainUnconsumedOnForcedClean = true })
+		tb, _, disk := startRetentionBroker(t, nil)
+		tb.updateConfig(t, "retainUnconsumedOnForcedClean=true\n") // a runtime key, like the other retention keys
 		fillFiles(t, tb, 4)
 		for q := int32(0); q < 4; q++ {
 			tb.Clients().Offsets.Commit("G", "RetT", q, 0)
