@@ -408,6 +408,9 @@ func (s *Store) deleteExpiredCommitLog(now time.Time, force, spaceFull bool) int
 		deleted++
 		s.clean.deletedCommitLog++
 		s.log.Info().Str("file", f.path).Bool("expired", expired).Bool("forced", force && !expired).Msg("cleanup: commitlog file deleted")
+		// A refusal of puts lifts with the first file that frees enough,
+		// not after the batch and its pauses (a second of refused sends).
+		s.checkDisk()
 		if d := r.DeleteCommitLogFilesInterval; d > 0 && deleted < deleteFilesBatchMax {
 			time.Sleep(d)
 		}

@@ -77,6 +77,10 @@ func (t *TimerStore) RetainFrom(queueUnitOffset func(queueOffset int64) (int64, 
 // acknowledged) before the file can go. After a kill -9 an old unit whose
 // record still exists is delivered as well as its copy (a duplicate), and
 // one whose file was deleted is skipped as unreadable, its copy delivered.
+// Until its slot comes, such an old unit makes RetainFrom answer an offset
+// below the commitlog's minimum, which keeps the oldest file under normal
+// expiry; under disk pressure the next evacuation marks it (its record is
+// unreadable: nothing to copy) and the pin lifts.
 
 // Evacuate re-stores the pending timers whose message is stored below the
 // commitlog offset below, as described above, and returns how many it
