@@ -94,7 +94,8 @@ scan:
 	if err := s.persist(true); err != nil {
 		return n, errors.Join(failed, err)
 	}
-	s.log.Info().Int("level", level).Int64("from", start).Int64("to", off).Int("restored", n).
+	// "delayLevel": a "level" field would replace the log level.
+	s.log.Info().Int("delayLevel", level).Int64("from", start).Int64("to", off).Int("restored", n).
 		Msg("schedule: pending messages re-stored ahead of a commitlog file deleted for space")
 	return n, failed
 }

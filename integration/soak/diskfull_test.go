@@ -207,8 +207,8 @@ func TestSoakDiskFull(t *testing.T) {
 	t.Logf("  disk use peak       %.1f %% (%d samples over 90 %%)", d.maxUsed*100, d.over90)
 	t.Logf("  commitlog           %d MiB written; files deleted %s commitlog, %s consume queue, %s index", (d.lastMax-d.firstMax)>>20,
 		info["cleanDeletedCommitLogFiles"], info["cleanDeletedConsumeQueueFiles"], info["cleanDeletedIndexFiles"])
-	t.Logf("  re-stored ahead     %d evacuation log lines (timers %d, delay levels %d); files kept for pending messages: %d log lines",
-		strings.Count(logs, "re-stored ahead"), strings.Count(logs, "pending timers re-stored"), strings.Count(logs, "delay-level messages re-stored"),
+	t.Logf("  re-stored ahead     timers in %d rounds, delay-level messages in %d; a file kept for pending messages %d times",
+		strings.Count(logs, "pending timers re-stored ahead"), strings.Count(logs, "delay-level messages re-stored as timers"),
 		strings.Count(logs, "commitlog file kept for pending messages"))
 	t.Logf("  plain sends         %d ok, %d refused or failed (%d while a deletable file existed), %d consumed", len(r.lat), r.sendFailed, refusedDeletable, r.plainGot.Load())
 	t.Logf("  timers              %d delivered, %d early, %d lost", r.timersGot, r.timersEarly, len(r.timersOut))
