@@ -137,6 +137,7 @@ func New(opts Options) (*Broker, error) {
 		Retention:     opts.retentionOptions(),
 	}
 	so.Retention.ProtectedOffset = b.protectedOffset
+	so.Retention.Evacuate = b.evacuate
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}

@@ -306,6 +306,12 @@ type RetentionConfig struct {
 	DeleteConsumeQueueFilesInterval  int    `conf:"deleteConsumeQueueFilesInterval"`  // ms
 	DestroyMapedFileIntervalForcibly int    `conf:"destroyMapedFileIntervalForcibly"` // ms
 	RedeleteHangedFileInterval       int    `conf:"redeleteHangedFileInterval"`       // ms
+	// RetainUnconsumedOnForcedClean (rmq, false): a forced deletion (disk
+	// over diskSpaceCleanForciblyRatio) keeps the files inside the reserved
+	// time that some consumer group has not consumed, and the broker
+	// refuses sends rather than lose them. Off, as in stock, the groups'
+	// offsets hold nothing back (broker/retention.go).
+	RetainUnconsumedOnForcedClean bool `conf:"retainUnconsumedOnForcedClean"`
 }
 
 // validate refuses values the store cannot run with. Like Java's getter,

@@ -139,8 +139,35 @@ func TestRetentionConsumerGroups(t *testing.T) {
 			t.Fatal("queue minimum did not move")
 		}
 	})
-	t.Run("forced round keeps unconsumed messages", func(t *testing.T) {
+	t.Run("forced round deletes past an abandoned group", func(t *testing.T) {
 		tb, _, disk := startRetentionBroker(t, nil)
+		fillFiles(t, tb, 4)
+		for q := int32(0); q < 4; q++ {
+			tb.Clients().Offsets.Commit("Abandoned", "RetT", q, 0)
+		}
+		disk.set(0.86) // over diskSpaceCleanForciblyRatio, files not expired
+		if n := tb.Store().CleanNow(); n == 0 {
+			t.Fatal("an abandoned group's offsets held a forced round")
+		}
+		q, min := int32(-1), int64(0)
+		for id := int32(0); id < 4; id++ {
+			if m := tb.Store().MinOffsetInQueue("RetT", id); m > 0 {
+				q, min = id, m
+				break
+			}
+		}
+		if q < 0 {
+			t.Fatal("no queue minimum moved")
+		}
+		// The group's consumer gets the stock correction to the new minimum.
+		resp := tb.pull(pullArgs{group: "Abandoned", topic: "RetT", queueID: q, offset: 0, maxMsgs: 8, sysFlag: pullFlagSubscription, subscription: "*"})
+		if resp.Code != remoting.PullOffsetMoved || coreExtInt(t, resp, "nextBeginOffset") != min {
+			t.Fatalf("pull below the minimum: code %d next %s, want %d next %d", resp.Code, resp.ExtFields["nextBeginOffset"], remoting.PullOffsetMoved, min)
+		}
+	})
+	t.Run("retainUnconsumedOnForcedClean keeps unconsumed messages", func(t *testing.T) {
+		tb, _, disk := startRetentionBroker(t, nil)
+		tb.updateConfig(t, "retainUnconsumedOnForcedClean=true\n") // a runtime key, like the other retention keys
 		fillFiles(t, tb, 4)
 		for q := int32(0); q < 4; q++ {
 			tb.Clients().Offsets.Commit("G", "RetT", q, 0)

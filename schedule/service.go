@@ -78,7 +78,10 @@ type Service struct {
 	uncommitted []int
 	// rounds paces each level's delivery rounds (Coalesce), under mu: the
 	// level's goroutine writes it, NextDue reads it.
-	rounds  []clock.Rounds
+	rounds []clock.Rounds
+	// levelMu, per level, is held by the level's delivery round and by an
+	// evacuation (Evacuate), the two writers of its offset.
+	levelMu []sync.Mutex
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	started bool
@@ -147,6 +150,7 @@ func New(opts Options) (*Service, error) {
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)
 	s.uncommitted = make([]int, len(opts.Levels)+1)
 	s.rounds = make([]clock.Rounds, len(opts.Levels)+1)
+	s.levelMu = make([]sync.Mutex, len(opts.Levels)+1)
 	for i := range s.rounds {
 		s.rounds[i].Window = opts.Coalesce.Milliseconds()
 	}
@@ -387,7 +391,9 @@ func (s *Service) runLevel(level int) {
 	defer s.wg.Done()
 	for {
 		now := s.opts.Clock.Now()
+		s.levelMu[level].Lock()
 		next, idle, err := s.deliverDue(level, now)
+		s.levelMu[level].Unlock()
 		var t clock.Timer
 		switch {
 		case errors.Is(err, errCrashed):

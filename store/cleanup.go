@@ -22,7 +22,8 @@ import (
 // stops at the first file it must keep. The newest file is never deleted,
 // nor a file not yet flushed or dispatched, nor one holding an offset at or
 // above Options.Retention.ProtectedOffset() (pending delay, timer and
-// half messages: the broker's choice, documented there). Consume-queue
+// half messages: the broker's choice, documented there; under disk pressure
+// Options.Retention.Evacuate re-stores them ahead first). Consume-queue
 // files whose last unit points below the commitlog's new minimum and
 // index files ending below it go next, and every queue's minimum offset
 // moves up to its first unit still in the commitlog (pulls below get
@@ -84,6 +85,14 @@ type RetentionOptions struct {
 	// after it are not deleted. forced says the round deletes files inside
 	// FileReservedTime (the disk is over DiskSpaceCleanForciblyRatio).
 	ProtectedOffset func(forced bool) int64
+	// Evacuate, when set, is called under disk pressure when the oldest
+	// commitlog file must go but ProtectedOffset keeps it: it re-stores the
+	// pending messages below below ahead (at the commitlog's end), so that
+	// ProtectedOffset, asked again, lets the file go. Disk pressure is a
+	// forced round, or an expired file on a disk over DiskMaxUsedSpaceRatio.
+	// It must not block on the disk guard: a put it cannot make leaves the
+	// file kept for this round.
+	Evacuate func(below int64)
 	// Disabled turns the cleanup rounds off (the disk guard stays).
 	Disabled bool
 
@@ -240,7 +249,7 @@ func (s *Store) Retention() RetentionOptions { return *s.retention() }
 // at the start's cleanResourceInterval; here every key is live.
 func (s *Store) SetRetention(r RetentionOptions) error {
 	cur := s.retention()
-	r.DiskUsage, r.ProtectedOffset = cur.DiskUsage, cur.ProtectedOffset
+	r.DiskUsage, r.ProtectedOffset, r.Evacuate = cur.DiskUsage, cur.ProtectedOffset, cur.Evacuate
 	r.DiskCheckInterval, r.DiskReserve = cur.DiskCheckInterval, cur.DiskReserve
 	r.removeFile, r.noLoop = cur.removeFile, cur.noLoop
 	next, err := r.normalized(s.opts.MappedFileSizeConsumeQueue)
@@ -332,7 +341,7 @@ func (s *Store) cleanRound() int {
 	deleted := 0
 	if timeUp || spaceFull || manual {
 		force := !r.CleanFileForciblyDisable && cleanImmediately
-		deleted = s.deleteExpiredCommitLog(now, force)
+		deleted = s.deleteExpiredCommitLog(now, force, spaceFull)
 		if deleted == 0 && spaceFull {
 			s.log.Warn().Float64("used", used).Msg("cleanup: disk space will be full soon, but no file could be deleted")
 		}
@@ -348,15 +357,20 @@ func (s *Store) cleanRound() int {
 
 // deleteExpiredCommitLog deletes up to deleteFilesBatchMax of the oldest
 // commitlog files that expired (or any with force), stopping at the first
-// one that must be kept.
-func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
+// one that must be kept. Under disk pressure (force, or spaceFull and the
+// file expired) a file kept only for pending messages is evacuated first
+// (RetentionOptions.Evacuate) and the protected offset asked again: the
+// disk keeps taking writes without losing a pending delay, timer or half
+// message (broker/retention.go).
+func (s *Store) deleteExpiredCommitLog(now time.Time, force, spaceFull bool) int {
 	r := s.retention()
 	protected := int64(1<<63 - 1)
 	if r.ProtectedOffset != nil {
 		protected = r.ProtectedOffset(force)
 	}
-	limit := min(s.cl.flushedOffset.Load(), s.reput.Load(), protected)
+	written := min(s.cl.flushedOffset.Load(), s.reput.Load())
 	deleted := 0
+	evacuated := ""
 	for deleted < deleteFilesBatchMax {
 		s.cl.mu.RLock()
 		if len(s.cl.files) < 2 {
@@ -369,8 +383,18 @@ func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
 		if !expired && !force {
 			break
 		}
-		if f.end() > limit {
-			if f.end() > protected && s.clean.keptLogged != f.path {
+		if f.end() > written {
+			break
+		}
+		if f.end() > protected && r.Evacuate != nil && evacuated != f.path && (force || spaceFull) {
+			// Once per file and round: what cannot be re-stored now (the
+			// disk is past its reserve) waits for the next round.
+			evacuated = f.path
+			r.Evacuate(f.end())
+			protected = r.ProtectedOffset(force)
+		}
+		if f.end() > protected {
+			if s.clean.keptLogged != f.path {
 				// Logged once per file: rounds run every second on a full disk.
 				s.clean.keptLogged = f.path
 				s.log.Info().Str("file", f.path).Int64("protectedOffset", protected).Bool("forced", force).Msg("cleanup: commitlog file kept for pending messages")
@@ -384,6 +408,9 @@ func (s *Store) deleteExpiredCommitLog(now time.Time, force bool) int {
 		deleted++
 		s.clean.deletedCommitLog++
 		s.log.Info().Str("file", f.path).Bool("expired", expired).Bool("forced", force && !expired).Msg("cleanup: commitlog file deleted")
+		// A refusal of puts lifts with the first file that frees enough,
+		// not after the batch and its pauses (a second of refused sends).
+		s.checkDisk()
 		if d := r.DeleteCommitLogFilesInterval; d > 0 && deleted < deleteFilesBatchMax {
 			time.Sleep(d)
 		}

@@ -144,7 +144,8 @@
 // CleanCommitLogService does (fileReservedTime, deleteWhen,
 // diskMaxUsedSpaceRatio, diskSpaceCleanForciblyRatio, at most 10 files a
 // round, oldest first, never the newest), never a file not yet flushed or
-// dispatched or holding Retention.ProtectedOffset; then consume-queue and
+// dispatched or holding Retention.ProtectedOffset (under disk pressure
+// Retention.Evacuate re-stores what pins it first); then consume-queue and
 // index files wholly below the new minimum, and each queue's minimum offset
 // moves to its first unit still in the commitlog. Files leave the lists
 // under their locks and are unmapped, truncated in steps and unlinked on

@@ -27,6 +27,14 @@ type prepared struct {
 // what the entry was written for (gone, resized, another topic, another time)
 // is skipped and counted: a corrupt or stale entry never blocks the wheel.
 func (t *TimerStore) load(it item) (prepared, bool) {
+	if t.evacuated(it) {
+		return prepared{}, false // re-stored ahead of its file's deletion (retention.go)
+	}
+	return t.loadRecord(it)
+}
+
+// loadRecord is load without the evacuation check.
+func (t *TimerStore) loadRecord(it item) (prepared, bool) {
 	if it.pos >= 0 && it.pos < t.tlOpenEnd && it.offsetPy+int64(it.sizePy) > t.clMaxAtOpen {
 		return t.skip(it, "refers to commitlog bytes lost before this start")
 	}
@@ -172,6 +180,12 @@ func (t *TimerStore) outMessage(p *prepared) (*message.Message, message.Props) {
 		ReconsumeTimes: ext.ReconsumeTimes, PreparedTransactionOffset: ext.PreparedTransactionOffset,
 	}
 	enqS, deqS := strconv.FormatInt(enq, 10), strconv.FormatInt(t.nowMs(), 10)
+	if !p.it.roll && p.props.Get(PropDelayLevelCopy) != "" {
+		// A delay-level message re-stored as a timer (FromDelayLevel):
+		// delivered as its level would have delivered it.
+		m.RawProperties = message.EditProperties(string(p.props), delayLevelCopyDrop)
+		return m, p.props
+	}
 	if !p.it.roll {
 		m.RawProperties = message.EditProperties(string(p.props), []string{message.PropTimerEnqueueMs, message.PropTimerDequeueMs},
 			[2]string{message.PropTimerEnqueueMs, enqS}, [2]string{message.PropTimerDequeueMs, deqS})

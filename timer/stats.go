@@ -30,6 +30,7 @@ type Stats struct {
 	Enqueued   int64 // messages taken from the timer queue (incl. bypassed)
 	Delivered  int64 // messages stored on their real topic
 	Rolled     int64 // roll re-puts
+	Evacuated  int64 // re-stored ahead of a commitlog file deleted for space (Evacuate)
 	Bypassed   int64 // delivered without entering the wheel (already due when read)
 	Deleted    int64 // dropped by a delete marker
 	Markers    int64 // delete markers read
@@ -57,7 +58,7 @@ func (t *TimerStore) Stats() Stats {
 		Enqueued: t.c.enqueued.Load(), Delivered: t.c.delivered.Load(), Rolled: t.c.rolled.Load(),
 		Bypassed: t.c.bypassed.Load(), Deleted: t.c.deleted.Load(), Markers: t.c.markers.Load(),
 		Skipped: t.c.skipped.Load(), PutRetries: t.c.putRetries.Load(), AppendFailures: t.c.appendFailures.Load(),
-		ToDLQ: t.c.toDLQ.Load(), DeadLettered: t.c.deadLettered.Load(),
+		ToDLQ: t.c.toDLQ.Load(), DeadLettered: t.c.deadLettered.Load(), Evacuated: t.c.evacuated.Load(),
 	}
 	if t.tl != nil {
 		st.TimerLogEnd = t.tl.end

@@ -86,12 +86,20 @@ type TimerStore struct {
 
 	c        counters
 	diverter *store.Diverter
+
+	// Evacuation (retention.go): evac maps the TimerLog position of a unit
+	// whose message Evacuate is re-storing (false) or re-stored (true),
+	// under evMu (taken inside mu, never the reverse); evacPin, under mu,
+	// is the commitlog offset below which no pending timer needs its record.
+	evMu    sync.Mutex
+	evac    map[int64]bool
+	evacPin int64
 }
 
 type counters struct {
 	enqueued, delivered, rolled, bypassed, deleted, skipped, putRetries, markers atomic.Int64
 	appendFailures                                                               atomic.Int64
-	toDLQ, deadLettered                                                          atomic.Int64
+	toDLQ, deadLettered, evacuated                                               atomic.Int64
 }
 
 // Open opens the timer store under opts.Dir and recovers it: TimerLog units
@@ -116,6 +124,7 @@ func Open(opts Options) (*TimerStore, error) {
 		roll:       opts.RollWindow.Milliseconds(),
 		delPath:    filepath.Join(opts.Dir, "config", "timerdelete.json"),
 		delivered:  map[string]int64{},
+		evac:       map[int64]bool{},
 		obs:        histo.NewDeliveries(recentDeliveries),
 		deqWakeAt:  math.MaxInt64,
 		rounds:     clock.Rounds{Window: opts.Coalesce.Milliseconds()},

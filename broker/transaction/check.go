@@ -14,13 +14,41 @@ type txPass struct {
 	nowMs int64
 	// end is the half queue end including the copies this pass stored.
 	end int64
+	// evacuateBelow (> 0) makes the pass an evacuation (Evacuate): it walks
+	// the half messages stored below this commitlog offset, re-storing the
+	// ones still within their timeout instead of stopping at them, and
+	// stops at the first stored at or after it.
+	evacuateBelow int64
 }
 
 // checkNow runs one check pass (TransactionalMessageServiceImpl.check):
 // walk the half queue from the committed offset to its end at the start of
 // the pass, stopping at the first message still within its timeout, and
 // commit the new offsets of the half and op queues.
-func (s *Service) checkNow() {
+func (s *Service) checkNow() { s.pass(0) }
+
+// Evacuate re-stores the undecided half messages stored below the
+// commitlog offset below at the end of the half queue and moves the walk's
+// progress past them, so that retention may delete their file when the
+// disk is full (store.RetentionOptions.Evacuate, broker/retention.go). It
+// is a check pass that does not stop at the first message still within
+// its timeout: stock's walk makes the same copy when it checks a message
+// (putBackHalfMsgQueue), and here one within its timeout or immunity keeps
+// its check count, unchecked. The copy is stored before the progress is
+// committed: a crash in between re-walks the original (its file is still
+// there, or the walk skips the units retention removed), so the result is
+// at worst a second copy and a second check, never a lost half message.
+// It returns how far the walk's progress got, as a half-queue offset.
+func (s *Service) Evacuate(below int64) int64 {
+	if below <= 0 {
+		return s.committedOffset(message.TopicTransHalf)
+	}
+	s.pass(below)
+	return s.committedOffset(message.TopicTransHalf)
+}
+
+// pass runs one check pass; evacuateBelow > 0 makes it an evacuation.
+func (s *Service) pass(evacuateBelow int64) {
 	s.walkMu.Lock()
 	defer s.walkMu.Unlock()
 	select {
@@ -49,8 +77,11 @@ func (s *Service) checkNow() {
 
 	start := s.committedOffset(message.TopicTransHalf)
 	end := st.MaxOffsetInQueue(message.TopicTransHalf, txHalfQueueID)
-	p := &txPass{nowMs: s.clock.Now().UnixMilli(), end: end}
+	p := &txPass{nowMs: s.clock.Now().UnixMilli(), end: end, evacuateBelow: evacuateBelow}
 	next := s.scan(message.TopicTransHalf, start, end, func(m *message.MessageExt) bool { return s.examine(m, p) })
+	if s.dead.Load() {
+		return
+	}
 	if next != start {
 		s.offsets.Commit(txSysGroup, message.TopicTransHalf, txHalfQueueID, next)
 	}
@@ -63,6 +94,9 @@ func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
 	case <-s.stop: // shutting down: keep the progress made so far
 		return false
 	default:
+	}
+	if p.evacuateBelow > 0 && m.PhysicalOffset >= p.evacuateBelow {
+		return false
 	}
 	origin := txOrigin(m)
 	if s.isDecided(origin) {
@@ -82,10 +116,15 @@ func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
 		if immunity := txImmunityMs(v, s.timeout); age < immunity {
 			// Immune: move it behind the walk's progress without checking.
 			_, err := s.putBack(m, origin, m.Properties[message.PropTransactionCheckTimes], p)
-			return err == nil
+			return err == nil && !s.fp("evacuate:after-put")
 		}
 	} else if age < s.timeout.Milliseconds() {
-		return false
+		if p.evacuateBelow == 0 {
+			return false
+		}
+		// Evacuating: not due for a check yet, so moved ahead unchecked.
+		_, err := s.putBack(m, origin, m.Properties[message.PropTransactionCheckTimes], p)
+		return err == nil && !s.fp("evacuate:after-put")
 	}
 	cp, err := s.putBack(m, origin, strconv.Itoa(times), p)
 	if err != nil {
@@ -134,6 +173,9 @@ func (s *Service) putBack(m *message.MessageExt, origin int64, checkTimes string
 		Topic: message.TopicTransHalf, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, Properties: props,
 		SysFlag: m.SysFlag, BornTimestamp: m.BornTimestamp, BornHost: m.BornHost,
 		ReconsumeTimes: m.ReconsumeTimes, SkipFlushWait: true,
+		// An evacuation's copy is what lets cleanup free the disk: taken
+		// past the warning ratio, as deliveries are (store.writeRefused).
+		Delivery: p.evacuateBelow > 0,
 	}
 	res, err := s.store.PutMessage(cp)
 	if err != nil {

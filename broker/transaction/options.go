@@ -68,6 +68,11 @@ type Options struct {
 	CheckMax      int
 	Clock         clock.Clock // nil: the wall clock
 	Logger        zerolog.Logger
+
+	// failpoint, when set (tests), is called at each named durability
+	// step; an error simulates the death of the process there: the pass
+	// commits nothing more.
+	failpoint func(name string) error
 }
 
 // withDefaults fills zero settings with the stock defaults and refuses

@@ -166,6 +166,17 @@ type Service struct {
 
 	stop     chan struct{}
 	stopOnce sync.Once
+
+	failpoint func(name string) error // Options.failpoint
+	dead      atomic.Bool             // a failpoint fired: nothing more is committed
+}
+
+// fp runs the failpoint name; true means the service is now dead (tests).
+func (s *Service) fp(name string) bool {
+	if s.failpoint != nil && s.failpoint(name) != nil {
+		s.dead.Store(true)
+	}
+	return s.dead.Load()
 }
 
 // txDecision is one decided chain.
@@ -193,12 +204,13 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, put: o.Put, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
-		timeout:  o.Timeout,
-		interval: o.CheckInterval,
-		checkMax: o.CheckMax,
-		decided:  make(map[int64]*txDecision),
-		copies:   make(map[int64]int64),
-		stop:     make(chan struct{}),
+		timeout:   o.Timeout,
+		interval:  o.CheckInterval,
+		checkMax:  o.CheckMax,
+		decided:   make(map[int64]*txDecision),
+		copies:    make(map[int64]int64),
+		stop:      make(chan struct{}),
+		failpoint: o.failpoint,
 	}
 	if err := s.load(); err != nil {
 		return nil, err

@@ -227,7 +227,8 @@ type soakRun struct {
 	timersGot, timersEarly               int64
 	delaysGot, delaysEarly               int64
 	sendFailed, pendingFailed            int64
-	lat                                  []sample // plain sends
+	lat                                  []sample    // plain sends
+	failAt                               []time.Time // plain sends refused or failed
 	deleting                             []window
 	maxUsed, firstMaxPhy, lastMaxPhy     int64
 	firstMinPhy, lastMinPhy              int64
@@ -330,6 +331,7 @@ func (r *soakRun) produce(ctx context.Context, wg *sync.WaitGroup, ns string, ra
 				if err != nil || res.Status != primitive.SendOK {
 					if plain {
 						r.sendFailed++
+						r.failAt = append(r.failAt, begin)
 					} else {
 						r.pendingFailed++
 						delete(r.timersOut, m.GetProperty("id"))
