@@ -181,7 +181,7 @@ func New(opts Options) (*Service, error) {
 			fixed = hi
 		}
 		if fixed != off {
-			s.log.Warn().Int("level", level).Int64("offset", off).Int64("min", lo).Int64("max", hi).Int64("corrected", fixed).
+			s.log.Warn().Int("delayLevel", level).Int64("offset", off).Int64("min", lo).Int64("max", hi).Int64("corrected", fixed).
 				Msg("schedule: delay offset outside its queue, corrected")
 			s.offsets[level] = fixed
 			corrected = true
@@ -399,7 +399,7 @@ func (s *Service) runLevel(level int) {
 		case errors.Is(err, errCrashed):
 			return
 		case err != nil:
-			s.log.Warn().Err(err).Int("level", level).Msg("schedule: delivery paused")
+			s.log.Warn().Err(err).Int("delayLevel", level).Msg("schedule: delivery paused")
 			t = s.opts.Clock.NewTimer(s.opts.RetryInterval)
 		case idle:
 			// nothing stored: wait for a dispatch notification
@@ -468,7 +468,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 			return false
 		}
 		if perr := s.persist(s.opts.SyncCommits); perr != nil {
-			s.log.Error().Err(perr).Int("level", level).Msg("schedule: persist delay offsets")
+			s.log.Error().Err(perr).Int("delayLevel", level).Msg("schedule: persist delay offsets")
 		}
 		s.uncommitted[level] = 0
 		return true
@@ -508,7 +508,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 				ext, props, derr := message.DecodeRecordText(raw)
 				if derr != nil {
 					s.skipped.Add(1)
-					s.log.Error().Err(derr).Int("level", level).Int64("offset", off+int64(i)).Msg("schedule: undecodable record skipped")
+					s.log.Error().Err(derr).Int("delayLevel", level).Int64("offset", off+int64(i)).Msg("schedule: undecodable record skipped")
 					moved(off + 1)
 					continue
 				}
@@ -547,7 +547,7 @@ func (s *Service) deliverDue(level int, now time.Time) (next int64, idle bool, e
 }
 
 func (s *Service) correct(level int, from, to int64) {
-	s.log.Warn().Int("level", level).Int64("offset", from).Int64("corrected", to).Msg("schedule: delay offset outside its queue, corrected")
+	s.log.Warn().Int("delayLevel", level).Int64("offset", from).Int64("corrected", to).Msg("schedule: delay offset outside its queue, corrected")
 	s.setOffset(level, to)
 	if err := s.persist(true); err != nil {
 		s.log.Error().Err(err).Msg("schedule: persist corrected delay offset")

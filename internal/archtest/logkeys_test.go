@@ -1,0 +1,58 @@
+package archtest
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// zerolog writes the fields of an event in order and never replaces one, so
+// a field named like one zerolog writes itself (level, time, message) or a
+// second "component" repeats a key in the JSON line, which Elasticsearch and
+// OpenSearch refuse (and the console writer shows the field instead of the
+// level). TestNoReservedLogKeys keeps those names out of non-test code; the
+// "component" field is set only where a subsystem's logger is made.
+func TestNoReservedLogKeys(t *testing.T) {
+	root, _ := moduleRoot(t)
+	field := regexp.MustCompile(`\.(Str|Strs|Int|Int32|Int64|Uint64|Uint32|Bool|Dur|Float64|Time|Interface|Object|Hex|Bytes|Stringer|RawJSON)\("(level|time|message|component)"`)
+	componentMakers := map[string]bool{
+		"broker/metrics_access.go": true, // componentLog
+		"store/store.go":           true,
+		"cmd/rmq/app.go":           true,
+		"cmd/rmq/serve.go":         true,
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if strings.HasPrefix(rel, "third_party") || strings.HasPrefix(rel, ".") && rel != "." || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			m := field.FindStringSubmatch(line)
+			if m == nil || m[2] == "component" && componentMakers[rel] {
+				continue
+			}
+			t.Errorf("%s:%d: a log field named %q repeats a key zerolog writes (or the logger's component): %s", rel, i+1, m[2], strings.TrimSpace(line))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
