@@ -172,7 +172,7 @@ func New(opts Options) (*Broker, error) {
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"),
+		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"), Refusals: b.refusals,
 	})
 	if err != nil {
 		_ = b.sched.Stop()

@@ -658,3 +658,26 @@ func TestTransactionRestart(t *testing.T) {
 		})
 	}
 }
+
+// A producer repeating a refused END_TRANSACTION writes one warning per
+// interval, each counted (issue 42 defect 8).
+func TestTransactionEndRefusalsRateLimited(t *testing.T) {
+	e := startTxBroker(t, nil)
+	ref := e.refOf(e.sendHalf("TxRL", 0, "U1"))
+	ext := map[string]string{
+		"producerGroup": "PG", "tranStateTableOffset": strconv.FormatInt(ref.queueOffset, 10),
+		"commitLogOffset": "999999", "commitOrRollback": "8", "msgId": "U1",
+	}
+	const n = 50
+	for range n {
+		if resp := e.Invoke(remoting.EndTransaction, ext, nil); resp.Code != remoting.SystemError {
+			t.Fatalf("code %d %q", resp.Code, resp.Remark)
+		}
+	}
+	if got := strings.Count(e.logs.String(), "end transaction refused"); got != 1 {
+		t.Fatalf("%d lines for %d refusals, want 1:\n%s", got, n, e.logs.String())
+	}
+	if got := e.Refusals().Total("end_transaction_refused", remoting.SystemError); got != n {
+		t.Fatalf("counted %d, want %d", got, n)
+	}
+}

@@ -58,12 +58,12 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 		Int64("tranStateTableOffset", eh.tranOff).Bool("fromCheck", eh.fromCheck).Object("client", c).
 		Str("remark", req.Remark).Logger()
 	if eh.decision == message.TransactionNotType {
-		log.Warn().Msg("transaction: producer reports the transaction still unknown")
+		s.refusals.Warn(&log, "end_transaction_unknown", 0).Msg("transaction: producer reports the transaction still unknown")
 		return nil
 	}
 	code, remark := s.end(&eh)
 	if code != remoting.Success {
-		log.Warn().Int32("code", code).Str("reason", remark).Int32("decision", eh.decision).Msg("transaction: end transaction refused")
+		s.refusals.Warn(&log, "end_transaction_refused", code).Str("refusal", remark).Int32("decision", eh.decision).Msg("transaction: end transaction refused")
 	} else if eh.fromCheck || eh.decision == message.TransactionRollbackType {
 		log.Info().Int32("decision", eh.decision).Msg("transaction: ended")
 	}

@@ -52,7 +52,7 @@ func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64,
 	}
 	code, remark := s.end(&eh)
 	if code != remoting.Success {
-		s.log.Warn().Str("group", group).Str("msgId", msgID).Int32("code", code).Str("reason", remark).Msg("transaction: end transaction refused")
+		s.refusals.Warn(&s.log, "end_transaction_refused", code).Str("group", group).Str("msgId", msgID).Str("refusal", remark).Msg("transaction: end transaction refused")
 	}
 	return code, remark
 }

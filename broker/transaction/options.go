@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
@@ -68,6 +69,9 @@ type Options struct {
 	CheckMax      int
 	Clock         clock.Clock // nil: the wall clock
 	Logger        zerolog.Logger
+	// Refusals rate-limits the warnings a producer's END_TRANSACTION
+	// requests can repeat; nil makes one.
+	Refusals *ratelog.Limiter
 
 	// failpoint, when set (tests), is called at each named durability
 	// step; an error simulates the death of the process there: the pass

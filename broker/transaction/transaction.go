@@ -93,6 +93,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
@@ -135,6 +136,7 @@ type Service struct {
 	maxMessageSize int
 	clock          clock.Clock
 	log            zerolog.Logger
+	refusals       *ratelog.Limiter
 
 	timeout  time.Duration // transactionTimeOut
 	interval time.Duration // transactionCheckInterval
@@ -204,6 +206,7 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, put: o.Put, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
+		refusals:  o.Refusals,
 		timeout:   o.Timeout,
 		interval:  o.CheckInterval,
 		checkMax:  o.CheckMax,
@@ -211,6 +214,9 @@ func New(o Options) (*Service, error) {
 		copies:    make(map[int64]int64),
 		stop:      make(chan struct{}),
 		failpoint: o.failpoint,
+	}
+	if s.refusals == nil {
+		s.refusals = ratelog.New(o.Logger, o.Clock, 0)
 	}
 	if err := s.load(); err != nil {
 		return nil, err
