@@ -182,8 +182,13 @@ type putOutcome struct {
 	err error
 }
 
-// advanceUntil runs f and, while it has not returned, moves m on by step:
-// f's outcome does not depend on how many steps that takes.
+// advanceUntil runs f and, while it has not returned, moves m to its next
+// timer deadline (or on by step when no timer is armed), one deadline at a
+// time: after each move it waits until a woken goroutine has gone back to
+// sleep on the clock (a timer is created) or f has returned. Moving by a
+// fixed step every few milliseconds of real time, as it did, let a slow
+// flush (a loaded machine) see the waiting put's SyncFlushTimeout fire in
+// the same move as the flush tick that would have acknowledged it.
 func advanceUntil[T any](t *testing.T, m *clock.Manual, step time.Duration, f func() T) T {
 	t.Helper()
 	done := make(chan T, 1)
@@ -194,10 +199,21 @@ func advanceUntil[T any](t *testing.T, m *clock.Manual, step time.Duration, f fu
 		case v := <-done:
 			return v
 		case <-time.After(5 * time.Millisecond):
-			if time.Now().After(deadline) {
-				t.Fatal("still not done after a minute")
-			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still not done after a minute")
+		}
+		slept := m.TimerCreated()
+		if next, ok := m.NextDeadline(); ok {
+			m.Set(next)
+		} else {
 			m.Advance(step)
+		}
+		select {
+		case v := <-done:
+			return v
+		case <-slept:
+		case <-time.After(time.Second): // what woke does not sleep on the clock again
 		}
 	}
 }

@@ -106,6 +106,20 @@ func (m *Manual) HasTimerAt(at time.Time) bool {
 	return false
 }
 
+// NextDeadline is the earliest deadline of the timers not yet fired or
+// stopped; false when there is none.
+func (m *Manual) NextDeadline() (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var next time.Time
+	for _, t := range m.timers {
+		if next.IsZero() || t.at.Before(next) {
+			next = t.at
+		}
+	}
+	return next, !next.IsZero()
+}
+
 // Advance moves the clock forward by d.
 func (m *Manual) Advance(d time.Duration) { m.Set(m.Now().Add(d)) }
 
