@@ -90,3 +90,20 @@ func TestFastForwardCluster(t *testing.T) {
 		t.Fatal("unknown cluster: no error")
 	}
 }
+
+// FuzzParseFastForward: any -d text parses or is a usage error, never a
+// panic, and a parsed duration is never negative.
+func FuzzParseFastForward(f *testing.F) {
+	for _, s := range []string{"30m", "2h", "1800000", "-1", "1h30m", "9223372036854775807", "1e3", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseFastForward(s)
+		if err != nil && !errors.Is(err, ErrUsage) {
+			t.Fatalf("ParseFastForward(%q): %v is not a usage error", s, err)
+		}
+		if err == nil && d < 0 {
+			t.Fatalf("ParseFastForward(%q) = %v", s, d)
+		}
+	})
+}
