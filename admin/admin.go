@@ -98,7 +98,13 @@ const (
 // invoke sends req to addr within the request timeout. Transport failures
 // are wrapped with the peer; response codes are left to the caller.
 func (a *Admin) invoke(ctx context.Context, role, addr string, req *remoting.Command) (*remoting.Command, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	return a.invokeWithin(ctx, role, addr, req, a.opts.Timeout)
+}
+
+// invokeWithin is invoke with its own timeout, for a request the broker
+// takes longer than usual to answer (CLOCK_FAST_FORWARD).
+func (a *Admin) invokeWithin(ctx context.Context, role, addr string, req *remoting.Command, timeout time.Duration) (*remoting.Command, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if a.opts.AccessKey != "" {
 		acl.SignRequest(req, a.opts.AccessKey, a.opts.SecretKey, "")

@@ -39,6 +39,8 @@ type Broker struct {
 	// msgClock is Options.MessageClock: store timestamps, delay levels,
 	// timers and transaction check-backs run on it.
 	msgClock clock.Clock
+	// clockCtl moves msgClock ahead on request (clock_control.go).
+	clockCtl clockControl
 	vipAddr  string     // brokerIP1:VIP port
 	gate     *startGate // with ListenPort 0: the handler of the ports New bound
 
@@ -244,6 +246,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.aclProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.clockProcessors() {
 		b.handlers[code] = h
 	}
 }

@@ -52,6 +52,10 @@ func New(opts Options) (*Broker, error) {
 	}
 	if opts.MessageClock == nil {
 		opts.MessageClock = opts.Clock
+		if opts.ClockControlEnable {
+			// What rmqtest gives: the wall clock, which FastForward moves on.
+			opts.MessageClock = clock.NewOffset(0)
+		}
 	}
 	if opts.ListenHost == "" {
 		opts.ListenHost = "0.0.0.0"
@@ -207,7 +211,7 @@ func New(opts Options) (*Broker, error) {
 		Store: b.store, Put: b.putMessage, Topics: b.topics, Groups: b.clients.SubGroups, Offsets: b.clients.Offsets,
 		ClientIDs: b.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
-		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, Logger: b.log,
+		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
 	})
 	if err != nil {
 		b.tx.Stop()

@@ -66,9 +66,20 @@ func (b *Broker) nextDue() (next time.Time, ok bool, busyBy string) {
 		}
 		earliest(at)
 	}
-	// Last: a delivery finished after the checks above is dispatched too.
+	// Then: a delivery finished after the checks above is dispatched too.
 	if b.store.DispatchBehind() != 0 {
 		return time.Time{}, false, "dispatch (after)"
+	}
+	// A POP message whose invisible time ended goes back to its retry topic
+	// through the revive reader, which reads the trigger the timer store
+	// delivered: stored before the timer check, so in the revive queue
+	// once the dispatch check above passed. Last, the message it re-put is
+	// dispatched too.
+	if b.pop != nil && b.pop.ReviveBusy() {
+		return time.Time{}, false, "pop revive"
+	}
+	if b.store.DispatchBehind() != 0 {
+		return time.Time{}, false, "dispatch (after pop)"
 	}
 	return next, ok, ""
 }

@@ -125,6 +125,15 @@ type Options struct {
 	// otherwise, small consume-queue and index files, no fallocate. It
 	// uses a few MiB of disk instead of two 1 GiB segments.
 	SmallStore bool `conf:"smallStore"`
+	// ClockControlEnable (rmq, off by default) lets CLOCK_FAST_FORWARD
+	// (remoting.ClockFastForward, `rmq admin fastForward`, mqadmin
+	// fastForward) move the message clock ahead, so that tests in any
+	// language skip delay levels, timers, transaction checks and POP
+	// invisible time (clock_control.go). With it on and no MessageClock
+	// given, the message clock is a clock.Offset over the wall clock; off,
+	// the request is refused and nothing else changes. Never on a broker
+	// that serves real traffic: a jump cannot be undone.
+	ClockControlEnable bool `conf:"clockControlEnable"`
 	// CommitLogPageCacheKeep (rmq) is how many bytes of the commitlog
 	// behind the flushed and dispatched positions stay in the page cache;
 	// older pages are dropped from it once flushed, so that new records

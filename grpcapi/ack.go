@@ -91,7 +91,7 @@ func (s *Server) ack(ctx context.Context, group, topic string, e *v2.AckMessageE
 	if err != nil {
 		return err
 	}
-	if r.expired(s.now().UnixMilli()) {
+	if r.expired(s.msgNow().UnixMilli()) {
 		return errExpired
 	}
 	if err := s.b.Pop().Ack(group, topic, r.h); err != nil {
@@ -142,7 +142,7 @@ func (s *Server) changeInvisible(ctx context.Context, req *v2.ChangeInvisibleDur
 	if err != nil {
 		return "", err
 	}
-	if r.expired(s.now().UnixMilli()) {
+	if r.expired(s.msgNow().UnixMilli()) {
 		return "", errExpired
 	}
 	nh, err := s.b.Pop().ChangeInvisible(group, tc.TopicName, r.h, ms)

@@ -290,3 +290,8 @@ const defaultRetryMaxTimes = 16
 
 // now is the broker's clock.
 func (s *Server) now() time.Time { return s.b.Options().Clock.Now() }
+
+// msgNow is the broker's message clock, which pop times (a receipt's
+// popTime + invisibleTime) are read from: it runs ahead of now on a broker
+// with clockControlEnable.
+func (s *Server) msgNow() time.Time { return s.b.Options().MessageClock.Now() }

@@ -129,10 +129,10 @@ func (s *Server) renewLoop() {
 // InvisibleMillisWhenClear (clearGroup).
 func (s *Server) renewDue() {
 	s.clearRenewals(func(k renewKey) bool { return s.clients.get(k.client) == nil })
-	now := s.now().UnixMilli()
+	now, msgNow := s.now().UnixMilli(), s.msgNow().UnixMilli()
 	for k, entries := range s.renewals.snapshot() {
 		for _, e := range entries {
-			if e.cur.h.PopTime+e.cur.h.InvisibleTime-now > s.opts.RenewAheadMillis {
+			if e.cur.h.PopTime+e.cur.h.InvisibleTime-msgNow > s.opts.RenewAheadMillis {
 				continue
 			}
 			if !s.renewOne(e, now) {

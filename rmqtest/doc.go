@@ -43,7 +43,9 @@
 //     absolute time compared with the virtual clock, so compute it from
 //     srv.Now(), not time.Now(), once the server has been fast-forwarded;
 //   - transaction check passes (every transactionCheckInterval, 60 s stock)
-//     and the age of half messages.
+//     and the age of half messages;
+//   - POP invisible time: a pop's popTime is read from it, and the message
+//     comes back when its revive trigger falls due in the timer store.
 //
 // Real time stays for everything between the broker and its clients:
 // heartbeats and their expiry, queue locks, long polling, connection idle
@@ -58,7 +60,10 @@
 //
 // # FastForward
 //
-// FastForward(d) moves the virtual clock d ahead in steps: to the earliest
+// FastForward(d) runs the broker's own stepping (broker.FastForward, the
+// same that CLOCK_FAST_FORWARD runs for `rmq admin fastForward` against a
+// broker started with clockControlEnable=true, for tests in other
+// languages). It moves the virtual clock d ahead in steps: to the earliest
 // time something is due (a delay level's head, a timer message or its
 // wheel slot, a check pass while a half message waits for one), then it
 // waits until the broker has stored everything due at that time on its

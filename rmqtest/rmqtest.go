@@ -2,11 +2,11 @@ package rmqtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime/pprof"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,8 +25,6 @@ type Server struct {
 	b      *broker.Broker
 	clk    *clock.Offset
 	settle time.Duration
-
-	ffMu sync.Mutex // one FastForward at a time
 }
 
 // Option adjusts a Server before Start runs it.
@@ -262,55 +260,37 @@ func (s *Server) WaitProducer(group string) {
 func (s *Server) Now() time.Time { return s.clk.Now() }
 
 // FastForward moves the broker's virtual clock d ahead. Every delay level,
-// timer message and transaction check pass due within d happens, in due
-// order, each no earlier than its time on the virtual clock: the clock is
-// moved to the next due time, the broker is left to deliver what is due
-// there, and so on up to now+d. FastForward returns once everything due by
-// then is stored on its topic and in its consume queue; consumers receive it
-// as soon as their next pull (long polling: at once). It fails the test if
-// the deliveries of one step take longer than the settle timeout.
+// timer message, POP invisible time and transaction check pass due within
+// d happens, in due order, each no earlier than its time on the virtual
+// clock: the clock is moved to the next due time, the broker is left to
+// deliver what is due there, and so on up to now+d. FastForward returns once
+// everything due by then is stored on its topic and in its consume queue;
+// consumers receive it as soon as their next pull (long polling: at once).
+// It fails the test if the deliveries of one step take longer than the
+// settle timeout. The stepping is the broker's (broker.FastForward), the
+// same that CLOCK_FAST_FORWARD runs for `rmq admin fastForward`.
 func (s *Server) FastForward(d time.Duration) {
 	s.t.Helper()
-	s.ffMu.Lock()
-	defer s.ffMu.Unlock()
-	target := s.clk.Now().Add(d)
-	for {
-		next, ok := s.waitSettled()
-		if !ok || next.After(target) {
-			break
-		}
-		s.clk.Advance(next.Sub(s.clk.Now()))
+	if _, err := s.b.FastForward(context.Background(), d, s.settle); err != nil {
+		s.fail(err)
 	}
-	s.clk.Advance(target.Sub(s.clk.Now()))
-	s.waitSettled()
 }
 
 // Settle waits until nothing due at the virtual now is left undelivered
 // (FastForward does it after every step).
 func (s *Server) Settle() {
 	s.t.Helper()
-	s.waitSettled()
+	if _, _, err := s.b.WaitSettled(context.Background(), s.settle); err != nil {
+		s.fail(err)
+	}
 }
 
-// settlePoll is how often waitSettled looks at the broker.
-const settlePoll = 200 * time.Microsecond
-
-// waitSettled polls the broker until nothing due is undelivered and returns
-// the next due time.
-func (s *Server) waitSettled() (time.Time, bool) {
+// fail ends the test on a jump that did not settle, with the goroutines of
+// the process: what the broker's services were stuck on.
+func (s *Server) fail(err error) {
 	s.t.Helper()
-	deadline := time.Now().Add(s.settle)
-	for {
-		next, ok, busy := s.b.NextDue()
-		if !busy {
-			return next, ok
-		}
-		if time.Now().After(deadline) {
-			var stacks bytes.Buffer
-			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
-			s.t.Logf("rmqtest: goroutines of the test process:\n%s", stacks.Bytes())
-			s.t.Fatalf("rmqtest: deliveries due at %v not done after %v: %s", s.clk.Now(), s.settle, s.b.DueReport())
-		}
-		time.Sleep(settlePoll)
-	}
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+	s.t.Logf("rmqtest: goroutines of the test process:\n%s", stacks.Bytes())
+	s.t.Fatalf("rmqtest: %v", err)
 }

@@ -67,6 +67,7 @@ mappedFileSizeCommitLog=1048576
 mappedFileSizeConsumeQueue=20480
 maxMessageSize=65536
 grpcServerPort=0
+clockControlEnable=true
 CONF
 
 # -m prints the important config and exits without recording a pid.
@@ -100,6 +101,11 @@ for _ in $(seq 100); do
 done
 [ -n "$listed" ] || fail "clusterList never listed broker-s: $out"
 head -1 <<<"$out" | grep -q "^#Cluster Name" || fail "clusterList header: $out"
+
+# fastForward (rmq's own subcommand) moves the broker's message clock, with
+# -c resolving the cluster's masters through the name server.
+out=$("$here/mqadmin" fastForward -n "$ns" -c ScriptCluster -d 30m) || fail "mqadmin fastForward failed: $out"
+grep -q "^127\.0\.0\.1:$BROKER_PORT fast-forwarded 30m0s: broker time " <<<"$out" || fail "fastForward printed: $out"
 
 # Errors exit non-zero and name the peer.
 if out=$("$here/mqadmin" topicRoute -n "$ns" -t NoSuchTopic 2>&1); then fail "topicRoute of a missing topic succeeded"; fi

@@ -132,7 +132,7 @@ func (s *Service) Pop(req PopRequest) (*PopResult, error) {
 	if req.MaxMsgs <= 0 {
 		req.MaxMsgs = 1
 	}
-	res := &PopResult{PopTime: s.clock.Now().UnixMilli(), Invisible: req.Invisible}
+	res := &PopResult{PopTime: s.msgClock.Now().UnixMilli(), Invisible: req.Invisible}
 	if req.Order {
 		res.ReviveQid = OrderReviveQid
 	}
@@ -390,7 +390,7 @@ func (s *Service) ChangeInvisible(group, topic string, h Handle, invisibleMs int
 		return Handle{}, ErrNotInFlight
 	}
 	nk := k
-	nk.PopTime = s.clock.Now().UnixMilli()
+	nk.PopTime = s.msgClock.Now().UnixMilli()
 	for s.cks[nk] != nil || nk.PopTime <= k.PopTime {
 		nk.PopTime++
 	}

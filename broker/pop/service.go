@@ -80,7 +80,15 @@ type Options struct {
 	// ClientIDs lists the clients of a consumer group (QUERY_ASSIGNMENT).
 	ClientIDs func(group string) []string
 	Clock     clock.Clock
-	Logger    zerolog.Logger
+	// MessageClock is the broker's message timeline (store timestamps, the
+	// timer store): pop times, and so the invisible time's end that the
+	// revive trigger carries to the timer store, are read from it, so that
+	// a message revives at popTime+invisibleTime on the clock the timer
+	// store compares with, never early when that clock runs ahead of the
+	// wall clock (clockControlEnable, rmqtest). Long polling, persistence
+	// and the client's bornTime check stay on Clock. Nil: Clock.
+	MessageClock clock.Clock
+	Logger       zerolog.Logger
 }
 
 // queueKey is one queue as a group pops it.
@@ -118,6 +126,7 @@ type Service struct {
 	opts        Options
 	log         zerolog.Logger
 	clock       clock.Clock
+	msgClock    clock.Clock // Options.MessageClock
 	reviveTopic string
 
 	mu     sync.Mutex
@@ -152,6 +161,9 @@ func New(opts Options) (*Service, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	if opts.MessageClock == nil {
+		opts.MessageClock = opts.Clock
+	}
 	if opts.PersistInterval <= 0 {
 		opts.PersistInterval = DefaultPersistInterval
 	}
@@ -159,7 +171,7 @@ func New(opts Options) (*Service, error) {
 		opts.MaxInvisible = 3 * 24 * time.Hour
 	}
 	s := &Service{
-		opts: opts, log: opts.Logger, clock: opts.Clock, reviveTopic: ReviveTopic(opts.ClusterName),
+		opts: opts, log: opts.Logger, clock: opts.Clock, msgClock: opts.MessageClock, reviveTopic: ReviveTopic(opts.ClusterName),
 		queues: make(map[queueKey]*queueState), cks: make(map[ckKey]*checkpoint),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -582,7 +594,7 @@ func (s *Service) putRecord(tag string, body any) (int64, error) {
 	res, err := s.opts.Store.PutMessage(&message.Message{
 		Topic: s.reviveTopic, QueueID: 0, Body: marshal(body),
 		Properties:    map[string]string{message.PropTags: tag},
-		BornTimestamp: s.clock.Now().UnixMilli(), BornHost: s.opts.StoreHost,
+		BornTimestamp: s.msgClock.Now().UnixMilli(), BornHost: s.opts.StoreHost,
 	})
 	if err != nil {
 		return 0, err
@@ -597,7 +609,7 @@ func (s *Service) putTrigger(k ckKey, due int64) error {
 		Properties: map[string]string{
 			message.PropTags: tagTrigger, message.PropTimerDeliverMs: strconv.FormatInt(due, 10),
 		},
-		BornTimestamp: s.clock.Now().UnixMilli(), BornHost: s.opts.StoreHost,
+		BornTimestamp: s.msgClock.Now().UnixMilli(), BornHost: s.opts.StoreHost,
 	})
 	return err
 }

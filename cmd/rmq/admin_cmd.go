@@ -183,6 +183,7 @@ func adminCommand() *cli.Command {
 		}, adminCodesCommands()...),
 	}
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
+	cmd.Subcommands = append(cmd.Subcommands, adminFastForward())
 	return cmd
 }
 

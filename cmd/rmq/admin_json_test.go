@@ -37,15 +37,17 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 38 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 39 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // queryMsgById writes bodies under $TMPDIR/rocketmq/msgbodys
 	// ACL is on so that the ACL subcommands have a broker to talk to;
 	// 127.0.0.1 is a global white address, so the others need no signature.
-	aclFile := writeACLFile(t, "globalWhiteRemoteAddresses:\n  - 127.0.0.1\n")
-	c := startAdminClusterWith(t, func(o *broker.Options) { o.AclEnable, o.AclFile = true, aclFile })
+	// fastForward needs clockControlEnable and, with the ACL on, a signed
+	// admin account (ffadmin).
+	aclFile := writeACLFile(t, "globalWhiteRemoteAddresses:\n  - 127.0.0.1\naccounts:\n  - accessKey: ffadmin\n    secretKey: ffsecret1\n    admin: true\n")
+	c := startAdminClusterWith(t, func(o *broker.Options) { o.AclEnable, o.AclFile, o.ClockControlEnable = true, aclFile, true })
 	consumer := newFakeConsumer(t, "JsonT") // stays connected for consumerProgress -s
 	var sent, timerSent struct {
 		MsgID        string `json:"msgId"`
@@ -156,6 +158,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "deleteAclConfig", args: []string{"deleteAclConfig", "-b", c.broker, "-a", "jsonuser1"}, contains: []string{"jsonuser1", c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
+		{name: "fastForward", args: []string{"fastForward", "-c", "DefaultCluster", "-d", "1s", "--access-key", "ffadmin", "--secret-key", "ffsecret1"}, contains: []string{c.broker, `"brokerTime"`}},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -207,7 +210,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 38 {
-		t.Errorf("%d subcommands covered, want 38: %v", len(seen), seen)
+	if len(seen) != 39 {
+		t.Errorf("%d subcommands covered, want 39: %v", len(seen), seen)
 	}
 }

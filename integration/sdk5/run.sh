@@ -6,7 +6,9 @@
 # node/package-lock.json), once per change of those files, then runs TestSDK5Python and TestSDK5Node
 # (integration/sdk5_test.go): they start rmq, run python/producer.py and node/producer.js against its
 # grpcServerPort (producer: normal, FIFO, delay, transaction commit/rollback/check-back, checked with a 4.x
-# consumer; SimpleConsumer: receive, ack, change of invisible duration and redelivery, checked by the program).
+# consumer; SimpleConsumer: receive, ack, change of invisible duration and redelivery, checked by the program),
+# and TestSDK5PythonClock (integration/sdk5_clock_test.go): python/clock.py sends a 2-hour timer message,
+# runs `rmq admin fastForward` against a broker with clockControlEnable=true and receives it within seconds.
 # An SDK whose runtime (python3, node and npm) is missing is skipped with a message saying so.
 set -euo pipefail
 
@@ -40,7 +42,7 @@ RUN=""
 if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
   install_python
   export RMQ_SDK5_PYTHON="$HERE/python/.deps"
-  RUN="TestSDK5Python"
+  RUN="TestSDK5Python|TestSDK5PythonClock"
 else
   log "Python SDK SKIPPED: python3 with pip is not on PATH"
 fi
