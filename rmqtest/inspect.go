@@ -12,7 +12,31 @@ import (
 
 // This file reads the broker's state in process, without a client: what a
 // queue holds, where a group stands, and the messages of a topic. Each call
-// is a snapshot: the broker goes on serving clients meanwhile.
+// is a snapshot: the broker goes on serving clients meanwhile. A stored
+// message reaches its consume queue asynchronously (the dispatch, as in the
+// stock store), so each read first waits, up to the settle timeout, until
+// everything stored before the call is dispatched: a message whose send
+// was answered before the call is counted.
+
+// dispatchPoll is how often waitDispatched looks at the store.
+const dispatchPoll = 100 * time.Microsecond
+
+// waitDispatched waits until every commitlog byte stored before the call is
+// in its consume queue, or the settle timeout passes (false).
+func (s *Server) waitDispatched() bool {
+	st := s.b.Store()
+	target := st.MaxPhyOffset()
+	deadline := time.Now().Add(s.settle)
+	// MaxPhyOffset-DispatchBehind reads the end again, so it never
+	// overstates how far dispatch has come.
+	for st.MaxPhyOffset()-st.DispatchBehind() < target {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(dispatchPoll)
+	}
+	return true
+}
 
 // Message is a message as the broker stores it (Messages), or one to store
 // (Send).
@@ -81,12 +105,14 @@ func (s *Server) Send(m Message) (Message, error) {
 // MinOffset is the queue's smallest offset still stored (stock
 // GET_MIN_OFFSET): 0 until retention deletes the queue's first messages.
 func (s *Server) MinOffset(topic string, queue int) int64 {
+	s.waitDispatched()
 	return s.b.Store().MinOffsetInQueue(topic, int32(queue))
 }
 
 // MaxOffset is the queue's next offset, the number of messages it has held
 // (stock GET_MAX_OFFSET); 0 for a queue that does not exist.
 func (s *Server) MaxOffset(topic string, queue int) int64 {
+	s.waitDispatched()
 	return s.b.Store().MaxOffsetInQueue(topic, int32(queue))
 }
 
@@ -107,6 +133,7 @@ func (s *Server) Lag(group, topic string) int64 {
 	if tc == nil {
 		return 0
 	}
+	s.waitDispatched()
 	var lag int64
 	for q := int32(0); q < tc.ReadQueueNums; q++ {
 		end := max(s.b.Store().MaxOffsetInQueue(topic, q), 0)
@@ -127,6 +154,9 @@ const readBatch = 64
 // (%RETRY%group, %DLQ%group) are read the same way.
 func (s *Server) Messages(topic string) ([]Message, error) {
 	st := s.b.Store()
+	if !s.waitDispatched() {
+		return nil, fmt.Errorf("rmqtest: messages stored on the broker not dispatched to their queues after %v: %s", s.settle, s.b.DueReport())
+	}
 	var out []Message
 	for _, q := range st.QueueIDs(topic) {
 		for off := st.MinOffsetInQueue(topic, q); off < st.MaxOffsetInQueue(topic, q); {
