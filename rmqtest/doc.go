@@ -21,7 +21,8 @@
 // registered with the name server. Everything else is the stock broker
 // configuration; WithBrokerConfig and WithNamesrvConfig take broker.conf and
 // namesrv.conf keys through the same binding as the files, so every key
-// works and an unknown key or a bad value fails the test. Topics are created
+// works and an unknown key or a bad value fails the test (Run returns it).
+// Topics are created
 // on the first send, as with autoCreateTopicEnable; CreateTopic creates one
 // ahead and waits for its route, which a push consumer of the stock Go
 // client needs before it can start. Give each client in a test process its
@@ -38,8 +39,8 @@
 // report a failure by failing a test; on a server from Run they have none
 // and panic instead, with a message that names the way out: in a test, call
 // them on srv.T(t), a view of the same server bound to t. Views share
-// everything (name server, broker, virtual clock, the one-FastForward-at-a-
-// time turn); only the test they fail differs, so parallel tests each take
+// everything (name server, broker, virtual clock, and FastForward's turn:
+// one at a time across views); only the test they fail differs, so parallel tests each take
 // their own view. The other methods never fail a test and work on any view.
 // Tests sharing a server share its state: give each its own topics and
 // groups, and remember that a FastForward moves the clock for all of them.

@@ -59,7 +59,7 @@ type failer interface {
 	Fatalf(format string, args ...any)
 }
 
-// Option adjusts a Server before Start runs it.
+// Option adjusts a Server before Start or Run runs it.
 type Option func(*config)
 
 type config struct {
@@ -75,7 +75,7 @@ type config struct {
 // The keys go through the same binding as a broker.conf file, so every key
 // the broker knows works, the gRPC endpoint's included (enableGrpc,
 // grpcServerPort, ...: see WithGRPC), and an unknown key or bad value fails
-// the test. namesrvAddr is always the server's own name server. Later
+// the test (Run returns it as an error). namesrvAddr is always the server's own name server. Later
 // options win.
 func WithBrokerConfig(kv map[string]string) Option {
 	return func(c *config) {
