@@ -73,7 +73,7 @@ func New(opts Options) (*Broker, error) {
 		refusals: ratelog.New(componentLog(opts.Logger, "broker"), opts.Clock, ratelog.DefaultInterval),
 		budget:   remoting.NewBudget(opts.ServerMaxInflightBytes),
 	}
-	vipPort := opts.ListenPort - 2
+	vipPort := opts.vipPort()
 	if opts.ListenPort == 0 {
 		// The ports are part of the broker's identity (STOREHOST, message
 		// ids, registration), so they are bound now; requests wait for Start.
@@ -304,7 +304,7 @@ func (b *Broker) Start() error {
 	if b.gate != nil {
 		b.gate.open(b) // bound at New (ListenPort 0)
 	} else {
-		srv, err := remoting.NewServer(b, b.serverOptions(b.opts.ListenPort, b.opts.ListenPort-2))
+		srv, err := remoting.NewServer(b, b.serverOptions(b.opts.ListenPort, b.opts.vipPort()))
 		if err != nil {
 			b.started.Store(false)
 			return fmt.Errorf("broker: %w", err)
@@ -350,6 +350,15 @@ func (b *Broker) Start() error {
 	}
 	b.log.Info().Str("addr", b.Addr()).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
 	return nil
+}
+
+// vipPort is the VIP channel's port: VIPListenPort if set, else the stock
+// ListenPort-2.
+func (o *Options) vipPort() int {
+	if o.VIPListenPort != 0 {
+		return o.VIPListenPort
+	}
+	return o.ListenPort - 2
 }
 
 // serverOptions are the options of the remoting server on port and vipPort.

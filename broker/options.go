@@ -164,6 +164,11 @@ type Options struct {
 	// the runtime statistics stay on Clock. Package rmqtest runs it ahead of
 	// the wall clock to fast-forward deliveries.
 	MessageClock clock.Clock `conf:"-"`
+	// VIPListenPort, when set with a non-zero ListenPort, replaces the stock
+	// VIP port ListenPort-2. It is no broker.conf key: it lets a broker whose
+	// ports the system chose (ListenPort 0) be restarted on the same two
+	// ports (rmqtest's Restart), where ListenPort-2 may be another's.
+	VIPListenPort int `conf:"-"`
 
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).

@@ -21,12 +21,73 @@
 // registered with the name server. Everything else is the stock broker
 // configuration; WithBrokerConfig and WithNamesrvConfig take broker.conf and
 // namesrv.conf keys through the same binding as the files, so every key
-// works and an unknown key or a bad value fails the test. Topics are created
+// works and an unknown key or a bad value fails the test (Run returns it).
+// Topics are created
 // on the first send, as with autoCreateTopicEnable; CreateTopic creates one
 // ahead and waits for its route, which a push consumer of the stock Go
 // client needs before it can start. Give each client in a test process its
 // own instance name (producer.WithInstanceName, consumer.WithInstance): the
-// Go client shares one connection set per instance name.
+// Go client shares one connection set per instance name. Close stops the
+// server (t.Cleanup calls it for Start).
+//
+// # One server for a test binary: Run and T
+//
+// Run starts the same server without a test, for TestMain (see ExampleRun):
+// its store is a temp directory of its own that Close removes, and its logs
+// are discarded unless RMQ_TEST_LOG is set, which sends them to stderr
+// (Start's go to t.Log). CreateTopic, WaitProducer, FastForward and Settle
+// report a failure by failing a test; on a server from Run they have none
+// and panic instead, with a message that names the way out: in a test, call
+// them on srv.T(t), a view of the same server bound to t. Views share
+// everything (name server, broker, virtual clock, and FastForward's turn:
+// one at a time across views); only the test they fail differs, so parallel tests each take
+// their own view. The other methods never fail a test and work on any view.
+// Tests sharing a server share its state: give each its own topics and
+// groups, and remember that a FastForward moves the clock for all of them.
+//
+// # Restarts
+//
+// Restart stops the broker cleanly and starts a new one on the same store
+// and the same ports (main, VIP and gRPC); the name server stays up and the
+// new broker is registered before Restart returns, so clients reconnect as
+// to a restarted production broker. RestartCrash restarts on the path a
+// kill -9 leads to: the store's abort marker is left behind and the
+// checkpoint is put back as it was on disk before the stop, so the store's
+// recovery verifies and re-dispatches the commitlog records after it (the
+// store's runtime info reports recoveryCleanShutdown=false). It emulates a
+// process killed with the page cache intact: everything written to the
+// files survives, as after kill -9 (not a power loss, which loses what was
+// not fsynced). It does not emulate what a kill loses in memory, because
+// the old broker is still shut down cleanly first: consumer offsets
+// committed since the last periodic persist (5 s), the delay and timer
+// services' progress, consumer filters; after a real kill those messages
+// would be consumed or delivered again. Requests in flight at the call are
+// answered or refused as at a clean stop. Neither restart may run at the
+// same time as the server's other methods.
+//
+// The stock Go client's producer reconnects on its next send. Its push
+// consumer resumes only when the pull it had in flight times out (30 s):
+// the broker drops held pulls when it stops, as the stock broker does, and
+// the Go client does not fail a request whose connection closed. A consumer
+// group started after the restart consumes at once.
+//
+// # The gRPC endpoint
+//
+// WithGRPC also serves the endpoint of the 5.x SDKs (package grpcapi, what
+// `rmq broker` serves with enableGrpc=true) on a free port, reported by
+// GRPCAddr. WithBrokerConfig takes its keys too (enableGrpc,
+// grpcServerPort, the proxy's long-polling and invisible-time keys).
+//
+// # Inspecting the broker
+//
+// Without a client: MinOffset and MaxOffset of a queue, CommittedOffset of
+// a group in a queue, Lag of a group on a topic (the diff of mqadmin
+// consumerProgress), and Messages, every message of a topic as stored
+// (body, tags, keys, properties, queue, offset, store time). Send stores a
+// message through the broker's own send path (topic checks and the delay,
+// timer and transaction hooks), for a test that needs data but no
+// producer. Reads first wait until every message stored before them is in
+// its consume queue.
 //
 // # The virtual clock
 //

@@ -4,30 +4,65 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
 )
 
-// Server is a name server and a broker running in the test's process.
+// Server is a name server and a broker running in the test's process. A
+// Server from Start is bound to its test; one from Run to none, and T binds
+// a view of it to a test.
 type Server struct {
-	t      testing.TB
-	ns     *namesrv.Server
-	b      *broker.Broker
-	clk    *clock.Offset
-	settle time.Duration
+	*server
+	// t fails the bound test; for a server from Run without T it is
+	// unbound, which panics instead (run.go).
+	t failer
 }
 
-// Option adjusts a Server before Start runs it.
+// server is the state the views of one Server share.
+type server struct {
+	ns     *namesrv.Server
+	b      *broker.Broker
+	gs     *grpcapi.Server // nil without WithGRPC / enableGrpc
+	clk    *clock.Offset
+	settle time.Duration
+
+	// ffMu keeps Restart from replacing b under a FastForward or Settle
+	// (the broker serialises the jumps themselves).
+	ffMu sync.Mutex
+
+	// What a restart needs: the broker's options with the bound ports, the
+	// gRPC endpoint's, and the temp store Close removes (Run only).
+	bo      broker.Options
+	grpc    grpcapi.Options
+	ownDir  string
+	life    sync.Mutex // Restart and Close
+	closed  bool
+	closeEr error
+}
+
+// failer is what the helpers need of a test (testing.TB has it).
+type failer interface {
+	Helper()
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Option adjusts a Server before Start or Run runs it.
 type Option func(*config)
 
 type config struct {
@@ -35,13 +70,16 @@ type config struct {
 	namesrvConf map[string]string
 	start       time.Time
 	settle      time.Duration
+	grpc        bool
 }
 
 // WithBrokerConfig sets broker.conf keys (Java names, e.g.
 // "defaultTopicQueueNums": "4" or "transactionCheckInterval": "10000").
 // The keys go through the same binding as a broker.conf file, so every key
-// the broker knows works and an unknown key or bad value fails the test.
-// namesrvAddr is always the server's own name server. Later options win.
+// the broker knows works, the gRPC endpoint's included (enableGrpc,
+// grpcServerPort, ...: see WithGRPC), and an unknown key or bad value fails
+// the test (Run returns it as an error). namesrvAddr is always the server's own name server. Later
+// options win.
 func WithBrokerConfig(kv map[string]string) Option {
 	return func(c *config) {
 		for k, v := range kv {
@@ -78,62 +116,107 @@ func WithSettleTimeout(d time.Duration) Option {
 // with the name server; t.Cleanup stops both and removes the store.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	// Warnings and errors of the name server and broker go to t.Log (shown
+	// for a failed test), every level with RMQ_TEST_LOG set.
+	s, err := start(opts, testlog.New(t), t.TempDir())
+	if err != nil {
+		t.Fatalf("rmqtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("rmqtest: %v", err)
+		}
+	})
+	return &Server{server: s, t: t}
+}
+
+// start runs the name server, then the broker (and the gRPC endpoint) on a
+// store in dir; on an error it stops what it started.
+func start(opts []Option, log zerolog.Logger, dir string) (*server, error) {
 	cfg := config{brokerConf: map[string]string{}, namesrvConf: map[string]string{}, settle: 30 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	// Warnings and errors of the name server and broker go to t.Log (shown
-	// for a failed test), every level with RMQ_TEST_LOG set.
-	log := testlog.New(t)
 	var initial time.Duration
 	if !cfg.start.IsZero() {
 		initial = time.Until(cfg.start)
 	}
-	s := &Server{t: t, clk: clock.NewOffset(initial), settle: cfg.settle}
+	s := &server{clk: clock.NewOffset(initial), settle: cfg.settle}
 
 	no := namesrv.DefaultOptions()
 	no.ListenHost = "127.0.0.1"
 	no.ListenPort = 0
 	no.Logger = log
 	if err := applyConf(cfg.namesrvConf, "WithNamesrvConfig", &no); err != nil {
-		t.Fatalf("rmqtest: %v", err)
+		return nil, err
 	}
+	// The gRPC endpoint is off unless asked for, and on a port of the
+	// system's choosing unless grpcServerPort says otherwise.
+	s.grpc = grpcapi.DefaultOptions()
+	s.grpc.Enable, s.grpc.Port = cfg.grpc, 0
+	bo := brokerDefaults(dir)
+	if err := applyConf(cfg.brokerConf, "WithBrokerConfig", &bo, &s.grpc); err != nil {
+		return nil, err
+	}
+	s.grpc.Logger = log.With().Str("component", "grpc").Logger()
 	ns, err := namesrv.New(no)
 	if err != nil {
-		t.Fatalf("rmqtest: name server: %v", err)
+		return nil, fmt.Errorf("name server: %w", err)
 	}
 	if err := ns.Start(); err != nil {
-		t.Fatalf("rmqtest: start name server: %v", err)
+		return nil, fmt.Errorf("start name server: %w", err)
 	}
-	t.Cleanup(ns.Shutdown)
 	s.ns = ns
-
-	bo := brokerDefaults(t.TempDir())
-	if err := applyConf(cfg.brokerConf, "WithBrokerConfig", &bo); err != nil {
-		t.Fatalf("rmqtest: %v", err)
-	}
 	bo.NamesrvAddr = ns.Addr()
 	bo.MessageClock = s.clk
 	bo.Logger = log
-	b, err := broker.New(bo)
+	s.bo = bo
+	if err := s.startBroker(); err != nil {
+		ns.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startBroker starts a broker (and the gRPC endpoint) with s.bo and
+// s.grpc, and records the ports they bound so that a restart takes them
+// again.
+func (s *server) startBroker() error {
+	b, err := broker.New(s.bo)
 	if err != nil {
-		t.Fatalf("rmqtest: broker: %v", err)
+		return fmt.Errorf("broker: %w", err)
 	}
 	if err := b.Start(); err != nil {
 		_ = b.Shutdown()
-		t.Fatalf("rmqtest: start broker: %v", err)
+		return fmt.Errorf("start broker: %w", err)
 	}
-	t.Cleanup(func() {
-		if err := b.Shutdown(); err != nil {
-			t.Errorf("rmqtest: broker shutdown: %v", err)
-		}
-	})
-	s.b = b
 	// Start registers synchronously; a failed registration is only logged.
-	if bd := ns.Routes().ClusterInfo().BrokerAddrTable[bo.BrokerName]; bd == nil || bd.BrokerAddrs[bo.BrokerID] != b.Addr() {
-		t.Fatalf("rmqtest: broker %s (%s) did not register with the name server %s", bo.BrokerName, b.Addr(), ns.Addr())
+	if bd := s.ns.Routes().ClusterInfo().BrokerAddrTable[s.bo.BrokerName]; bd == nil || bd.BrokerAddrs[s.bo.BrokerID] != b.Addr() {
+		_ = b.Shutdown()
+		return fmt.Errorf("broker %s (%s) did not register with the name server %s", s.bo.BrokerName, b.Addr(), s.ns.Addr())
 	}
-	return s
+	var gs *grpcapi.Server
+	if s.grpc.Enable {
+		gs = grpcapi.New(b, s.grpc)
+		if err := gs.Start(); err != nil {
+			_ = b.Shutdown()
+			return err
+		}
+		s.grpc.Port = int(gs.Addr().Port())
+	}
+	s.b, s.gs = b, gs
+	s.bo.ListenPort = portOf(b.Addr())
+	s.bo.VIPListenPort = portOf(b.VIPAddr())
+	return nil
+}
+
+// portOf is the port of a "host:port" the broker reports (0 if none).
+func portOf(addr string) int {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return 0
+	}
+	return int(ap.Port())
 }
 
 // brokerDefaults are the stock broker defaults on 127.0.0.1 and free ports,
@@ -154,7 +237,7 @@ func brokerDefaults(dir string) broker.Options {
 }
 
 // applyConf loads kv as a properties file into dst; unknown keys are errors.
-func applyConf(kv map[string]string, name string, dst any) error {
+func applyConf(kv map[string]string, name string, dst ...any) error {
 	if len(kv) == 0 {
 		return nil
 	}
@@ -170,7 +253,7 @@ func applyConf(kv map[string]string, name string, dst any) error {
 		b.WriteString(escape(kv[k], false))
 		b.WriteByte('\n')
 	}
-	warnings, err := conf.Load(strings.NewReader(b.String()), name, dst)
+	warnings, err := conf.Load(strings.NewReader(b.String()), name, dst...)
 	if err != nil {
 		return err
 	}
@@ -271,6 +354,8 @@ func (s *Server) Now() time.Time { return s.clk.Now() }
 // same that CLOCK_FAST_FORWARD runs for `rmq admin fastForward`.
 func (s *Server) FastForward(d time.Duration) {
 	s.t.Helper()
+	s.ffMu.Lock()
+	defer s.ffMu.Unlock()
 	if _, err := s.b.FastForward(context.Background(), d, s.settle); err != nil {
 		s.fail(err)
 	}
@@ -280,6 +365,8 @@ func (s *Server) FastForward(d time.Duration) {
 // (FastForward does it after every step).
 func (s *Server) Settle() {
 	s.t.Helper()
+	s.ffMu.Lock()
+	defer s.ffMu.Unlock()
 	if _, _, err := s.b.WaitSettled(context.Background(), s.settle); err != nil {
 		s.fail(err)
 	}
