@@ -31,7 +31,9 @@ const (
 	trafficBroker   = "broker-a" // brokerName of both brokers
 )
 
-func trafficProps(kv ...string) string { return brokertest.Props(append([]string{"TAGS", "a"}, kv...)...) }
+func trafficProps(kv ...string) string {
+	return brokertest.Props(append([]string{"TAGS", "a"}, kv...)...)
+}
 
 func mustCode(t testing.TB, what string, resp *remoting.Command, code int32) *remoting.Command {
 	t.Helper()
