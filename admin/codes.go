@@ -14,11 +14,11 @@ const (
 )
 
 // RequestName renders a request code as "NAME(code)", its name from the
-// stock table of package remoting (remoting.RequestCodeName), or
+// stock table of package remoting (remoting.RequestCodeText), or
 // "request(code)" for a code that table does not name.
 func RequestName(code int32) string {
-	if remoting.KnownRequestCode(code) {
-		return fmt.Sprintf("%s(%d)", strings.ToUpper(remoting.RequestCodeName(code)), code)
+	if n, ok := remoting.RequestCodeText(code); ok {
+		return fmt.Sprintf("%s(%d)", strings.ToUpper(n), code)
 	}
 	return fmt.Sprintf("request(%d)", code)
 }
@@ -26,8 +26,8 @@ func RequestName(code int32) string {
 // ResponseName is the stock name of a response code (remoting's table, in
 // upper case), "UNKNOWN" if it has none.
 func ResponseName(code int32) string {
-	if remoting.KnownResponseCode(code) {
-		return strings.ToUpper(remoting.ResponseCodeName(code))
+	if n, ok := remoting.ResponseCodeText(code); ok {
+		return strings.ToUpper(n)
 	}
 	return "UNKNOWN"
 }

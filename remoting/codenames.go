@@ -29,9 +29,22 @@ func ResponseCodeName(code int32) string {
 	return strconv.Itoa(int(code))
 }
 
-// KnownRequestCode and KnownResponseCode report whether the stock table
-// names code.
-func KnownRequestCode(code int32) bool { _, ok := requestCodeNames[code]; return ok }
+// RequestCodeText is the name for texts (admin errors, logs): the 5.3.3
+// name, else the 4.9.8 name of a code 5.3.3 dropped (the plain-ACL codes),
+// in lower case; ok is false when neither release names code.
+func RequestCodeText(code int32) (string, bool) {
+	if n, ok := requestCodeNames[code]; ok {
+		return n, true
+	}
+	n, ok := legacyRequestCodeNames[code]
+	return n, ok
+}
 
-// KnownResponseCode reports whether the stock response table names code.
-func KnownResponseCode(code int32) bool { _, ok := responseCodeNames[code]; return ok }
+// ResponseCodeText is RequestCodeText for response codes.
+func ResponseCodeText(code int32) (string, bool) {
+	if n, ok := responseCodeNames[code]; ok {
+		return n, true
+	}
+	n, ok := legacyResponseCodeNames[code]
+	return n, ok
+}

@@ -228,3 +228,14 @@ var responseCodeNames = map[int32]string{
 	3001:  "user_not_exist",
 	3002:  "policy_not_exist",
 }
+
+// legacyRequestCodeNames: the int fields of 4.9.8's RequestCode absent from the release above, lower case.
+var legacyRequestCodeNames = map[int32]string{
+	50: "update_and_create_acl_config",
+	51: "delete_acl_config",
+	52: "get_broker_cluster_acl_info",
+	53: "update_global_white_addrs_config",
+}
+
+// legacyResponseCodeNames: the int fields of 4.9.8's ResponseCode absent from the release above, lower case.
+var legacyResponseCodeNames = map[int32]string{}
