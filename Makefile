@@ -147,6 +147,7 @@ ORACLE_VERSION ?=
 .PHONY: java-oracle
 java-oracle:
 	ORACLE_VERSION=$(ORACLE_VERSION) bash integration/java/run.sh --oracle
+	bash integration/java/metrics-oracle.sh
 
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
 # 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the

@@ -31,6 +31,17 @@ func (b *Broker) Schedule() *schedule.Service { return b.sched }
 // Timers is the timer store, nil when timerWheelEnable is off.
 func (b *Broker) Timers() *timer.TimerStore { return b.timers }
 
+// Permission is the broker's current brokerPermission (it changes with
+// UPDATE_BROKER_CONFIG and wipeWritePerm).
+func (b *Broker) Permission() int32 { return b.runtime().BrokerPermission }
+
+// TopicCount is the number of topics in the topic table.
+func (b *Broker) TopicCount() int {
+	b.topics.mu.RLock()
+	defer b.topics.mu.RUnlock()
+	return len(b.topics.table)
+}
+
 // Options are the options the broker was built with.
 func (b *Broker) Options() Options { return b.opts }
 

@@ -17,7 +17,8 @@ import (
 )
 
 // stockMetricNames are the metric names of the 5.x broker (rocketmq-all-5.3.3)
-// that rmq exports, copied from the source:
+// as its Prometheus exporter serves them (unit suffixes appended; see
+// metrics/names.go and metrics/testdata/java-5.3.3-metrics.txt), from:
 //
 //	broker/src/main/java/org/apache/rocketmq/broker/metrics/BrokerMetricsConstant.java
 //	remoting/src/main/java/org/apache/rocketmq/remoting/metrics/RemotingMetricsConstant.java
@@ -28,19 +29,21 @@ var stockMetricNames = map[string]bool{
 	"rocketmq_messages_in_total": true, "rocketmq_messages_out_total": true,
 	"rocketmq_throughput_in_total": true, "rocketmq_throughput_out_total": true, "rocketmq_message_size": true,
 	"rocketmq_producer_connections": true, "rocketmq_consumer_connections": true,
-	"rocketmq_consumer_lag_messages": true, "rocketmq_consumer_lag_latency": true,
-	"rocketmq_consumer_inflight_messages": true, "rocketmq_consumer_queueing_latency": true,
+	"rocketmq_consumer_lag_messages": true, "rocketmq_consumer_lag_latency_milliseconds": true, "rocketmq_topic_number": true, "rocketmq_consumer_group_number": true,
+	"rocketmq_consumer_inflight_messages": true, "rocketmq_consumer_queueing_latency_milliseconds": true,
 	"rocketmq_consumer_ready_messages": true, "rocketmq_send_to_dlq_messages_total": true,
 	"rocketmq_commit_messages_total": true, "rocketmq_rollback_messages_total": true,
-	"rocketmq_finish_message_latency": true, "rocketmq_half_messages": true,
+	"rocketmq_finish_message_latency_milliseconds": true, "rocketmq_half_messages": true,
 	// RemotingMetricsConstant
-	"rocketmq_rpc_latency": true,
+	"rocketmq_rpc_latency_milliseconds": true,
+	// PopMetricsConstant
+	"rocketmq_pop_checkpoint_buffer_size": true, "rocketmq_pop_revive_lag_milliseconds": true,
 	// DefaultStoreMetricsConstant
-	"rocketmq_storage_size": true, "rocketmq_storage_flush_behind_bytes": true,
-	"rocketmq_storage_dispatch_behind_bytes": true, "rocketmq_storage_message_reserve_time": true,
-	"rocketmq_timer_enqueue_lag": true, "rocketmq_timer_enqueue_latency": true, "rocketmq_timer_dequeue_lag": true,
-	"rocketmq_timer_dequeue_latency": true, "rocketmq_timing_messages": true, "rocketmq_timer_enqueue_total": true,
-	"rocketmq_timer_dequeue_total": true, "rocketmq_timer_message_snapshot": true, "rocketmq_delay_message_latency": true,
+	"rocketmq_storage_size_bytes": true, "rocketmq_storage_flush_behind_bytes": true,
+	"rocketmq_storage_dispatch_behind_bytes": true, "rocketmq_storage_message_reserve_time_milliseconds": true,
+	"rocketmq_timer_enqueue_lag": true, "rocketmq_timer_enqueue_latency_milliseconds": true, "rocketmq_timer_dequeue_lag": true,
+	"rocketmq_timer_dequeue_latency_milliseconds": true, "rocketmq_timing_messages": true, "rocketmq_timer_enqueue_total": true,
+	"rocketmq_timer_dequeue_total": true, "rocketmq_timer_message_snapshot": true, "rocketmq_delay_message_latency_seconds": true,
 }
 
 // stockLabels are the label names of the same files (plus the node labels
@@ -50,7 +53,8 @@ var stockLabels = map[string]bool{
 	"topic": true, "is_retry": true, "is_system": true, "consumer_group": true, "message_type": true,
 	"language": true, "version": true, "consume_mode": true,
 	"protocol_type": true, "request_code": true, "response_code": true, "is_long_polling": true, "result": true,
-	"storage_type": true, "storage_medium": true, "timer_bound_s": true,
+	"storage_type": true, "storage_medium": true, "timer_bound_s": true, "queue_id": true,
+	"otel_scope_name": true, // every sample of the 5.x exporter
 }
 
 type scrape map[string]*dto.MetricFamily
@@ -187,7 +191,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"rocketmq_messages_in_total", map[string]string{"topic": topic, "message_type": "normal", "is_system": "false"}, plain},
 		{"rocketmq_messages_in_total", map[string]string{"topic": "SCHEDULE_TOPIC_XXXX", "message_type": "delay"}, delayed},
 		{"rocketmq_messages_in_total", map[string]string{"topic": "rmq_sys_wheel_timer", "message_type": "delay"}, timers + 1},
-		{"rocketmq_messages_out_total", map[string]string{"topic": topic, "consumer_group": group, "is_retry": "false"}, plain + delayed + timers},
+		{"rocketmq_messages_out_total", map[string]string{"topic": topic, "consumer_group": group, "is_system": "false"}, plain + delayed + timers},
 		{"rocketmq_message_size", nil, plain + delayed + timers + 1},
 		{"rocketmq_consumer_lag_messages", map[string]string{"topic": topic, "consumer_group": group}, 0},
 		{"rocketmq_consumer_inflight_messages", map[string]string{"topic": topic, "consumer_group": group}, 0},
@@ -209,18 +213,18 @@ func TestMetricsEndpoint(t *testing.T) {
 	if min := float64(plain * len(bodyFor("plain-0"))); in < min {
 		t.Errorf("rocketmq_throughput_in_total moved by %v, want at least the bodies (%v)", in, min)
 	}
-	sends := delta("rocketmq_rpc_latency", map[string]string{"protocol_type": "remoting", "request_code": "send_message", "response_code": "success"}) +
-		delta("rocketmq_rpc_latency", map[string]string{"protocol_type": "remoting", "request_code": "send_message_v2", "response_code": "success"})
+	sends := delta("rocketmq_rpc_latency_milliseconds", map[string]string{"protocol_type": "remoting", "request_code": "send_message", "response_code": "success"}) +
+		delta("rocketmq_rpc_latency_milliseconds", map[string]string{"protocol_type": "remoting", "request_code": "send_message_v2", "response_code": "success"})
 	if sends != plain+delayed+timers+1 {
 		t.Errorf("rocketmq_rpc_latency of successful sends counted %v, want %d", sends, plain+delayed+timers+1)
 	}
-	if n := after.value("rocketmq_consumer_connections", map[string]string{"consumer_group": group, "language": "GO", "consume_mode": "push"}); n != 1 {
+	if n := after.value("rocketmq_consumer_connections", map[string]string{"consumer_group": group, "language": "go", "consume_mode": "push"}); n != 1 {
 		t.Errorf("rocketmq_consumer_connections of the group = %v, want 1", n)
 	}
-	if n := after.value("rocketmq_producer_connections", map[string]string{"language": "GO"}); n < 1 {
+	if n := after.value("rocketmq_producer_connections", map[string]string{"language": "go"}); n < 1 {
 		t.Errorf("rocketmq_producer_connections{language=GO} = %v", n)
 	}
-	if after["rocketmq_storage_size"] == nil || after["rocketmq_storage_dispatch_behind_bytes"] == nil {
+	if after["rocketmq_storage_size_bytes"] == nil || after["rocketmq_storage_dispatch_behind_bytes"] == nil {
 		t.Error("storage gauges missing")
 	}
 
@@ -238,7 +242,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		switch {
 		case strings.HasSuffix(name, "_total"):
 			wantType = dto.MetricType_COUNTER
-		case name == "rocketmq_message_size" || name == "rocketmq_rpc_latency":
+		case name == "rocketmq_message_size" || name == "rocketmq_rpc_latency_milliseconds":
 			wantType = dto.MetricType_HISTOGRAM
 		}
 		if f.GetType() != wantType {

@@ -12,6 +12,7 @@ import (
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/internal/histo"
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TimerBounds are the due-time buckets of rocketmq_timer_message_snapshot
@@ -36,35 +37,52 @@ type metricSpec struct {
 
 var (
 	consumerLabels = []string{labelTopic, labelConsumerGroup, labelIsRetry, labelIsSystem}
-	topicLabels    = []string{labelTopic, labelMessageType, labelIsSystem}
-	storageLabels  = []string{labelStorageType, labelStorageMedium}
+	// Pulls are counted without is_retry (DefaultPullMessageResultHandler).
+	pullLabels    = []string{labelTopic, labelConsumerGroup, labelIsSystem}
+	topicLabels   = []string{labelTopic, labelMessageType, labelIsSystem}
+	storageLabels = []string{labelStorageType, labelStorageMedium}
+	// The timer's gauges and counters carry the store labels too
+	// (DefaultStoreMetricsManager.newAttributesBuilder).
+	timerTopicLabels = []string{labelStorageType, labelStorageMedium, labelTopic}
 )
+
+// The store labels' only values in 5.3.3 (DEFAULT_STORAGE_TYPE,
+// DEFAULT_STORAGE_MEDIUM).
+var storeLabelValues = []string{"local", "disk"}
 
 // specs lists every metric the collector exports.
 var specs = []metricSpec{
 	{nameMessagesIn, "Messages stored by sends, by topic.", topicLabels},
-	{nameMessagesOut, "Messages transferred to consumers by pulls, by topic and group.", consumerLabels},
+	{nameMessagesOut, "Messages transferred to consumers by pulls, by topic and group.", pullLabels},
 	{nameThroughputIn, "Commitlog bytes stored by sends, by topic.", topicLabels},
-	{nameThroughputOut, "Message bytes transferred to consumers, by topic and group.", consumerLabels},
+	{nameThroughputOut, "Message bytes transferred to consumers, by topic and group.", pullLabels},
 	{nameMessageSize, "Size of stored messages (bytes).", nil},
-	{nameProducerConnections, "Producer connections.", []string{labelLanguage, labelVersion}},
-	{nameConsumerConnections, "Consumer connections.", []string{labelConsumerGroup, labelLanguage, labelVersion, labelConsumeMode}},
+	{nameProducerConnections, "Producer connections.", []string{labelLanguage, labelVersion, labelProtocolType}},
+	{nameConsumerConnections, "Consumer connections.", []string{labelConsumerGroup, labelLanguage, labelVersion, labelConsumeMode, labelProtocolType, labelIsSystem}},
 	{nameConsumerLagMessages, "Messages stored but not yet committed by the group.", consumerLabels},
 	{nameConsumerLagLatency, "Age of the oldest message not yet committed by the group (ms).", consumerLabels},
 	{nameConsumerInflight, "Messages pulled but not yet committed.", consumerLabels},
 	{nameConsumerQueueing, "Age of the oldest message not yet pulled (ms).", consumerLabels},
 	{nameConsumerReady, "Messages stored but not yet pulled.", consumerLabels},
-	{nameSendToDLQ, "Messages consumers sent back into their dead-letter queue.", []string{labelTopic, labelConsumerGroup}},
-	{nameRPCLatency, "Request handling time (ms).", []string{labelProtocolType, labelRequestCode, labelResponseCode}},
-	{nameStorageSize, "Commitlog bytes held (max offset - min offset).", storageLabels},
+	{nameSendToDLQ, "Messages consumers sent back into their dead-letter queue.", []string{labelTopic, labelConsumerGroup, labelIsSystem}},
+	{nameBrokerPermission, "Broker permission (brokerPermission).", nil},
+	{nameTopicNumber, "Topics in the topic table.", nil},
+	{nameGroupNumber, "Subscription groups in the subscription group table.", nil},
+	{nameHalfMessagesStock, "Half messages the transaction check has not passed yet (broker-wide: the topic label is the half topic).", []string{labelTopic}},
+	{namePopCheckpointBuffer, "Popped messages neither acked nor revived (rmq keeps every checkpoint in memory).", nil},
+	{namePopReviveLag, "Revive triggers read whose revive is still to be done (a count, as 5.3.3 records it despite the unit).", []string{labelQueueID}},
+	{nameRPCLatency, "Request handling time (ms).", []string{labelProtocolType, labelIsLongPolling, labelRequestCode, labelResponseCode, labelResult}},
+	{nameStorageSize, "Bytes used on the store's file system.", storageLabels},
 	{nameStorageFlushBehind, "Commitlog bytes not yet flushed.", storageLabels},
 	{nameStorageDispatchBehind, "Commitlog bytes not yet dispatched to consume queues.", storageLabels},
-	{nameTimerEnqueueLag, "Timer-queue messages not yet read into the wheel.", nil},
-	{nameTimerDequeueLatency, "How long the oldest unprocessed due timer slot has been due (ms).", nil},
-	{nameTimingMessages, "Timer messages pending in the wheel.", nil},
-	{nameTimerEnqueueTotal, "Messages read into the timer wheel.", nil},
-	{nameTimerDequeueTotal, "Timer messages delivered to their topic.", nil},
-	{nameTimerMessageSnapshot, "Pending timer wheel entries by how far ahead they are due (upper bound in seconds).", []string{labelTimingBound}},
+	{nameTimerEnqueueLag, "Timer-queue messages not yet read into the wheel.", storageLabels},
+	{nameTimerDequeueLatency, "How long the oldest unprocessed due timer slot has been due (ms).", storageLabels},
+	{nameTimingMessages, "Timer messages pending in the wheel (broker-wide: the topic label is the timer topic).", timerTopicLabels},
+	{nameTimerEnqueueTotal, "Messages read into the timer wheel (broker-wide: the topic label is the timer topic).", timerTopicLabels},
+	{nameTimerDequeueTotal, "Timer messages delivered to their topic (broker-wide: the topic label is the timer topic).", timerTopicLabels},
+	{nameTimerMessageSnapshot, "Pending timer wheel entries by how far ahead they are due (upper bound in seconds).", []string{labelStorageType, labelStorageMedium, labelTimingBound}},
+	{nameTargetInfo, "Target metadata (the 5.x exporter's empty OpenTelemetry resource).", nil},
+	{nameScopeInfo, "Scope metadata.", []string{labelScope}},
 	{nameDelayPending, "Delay-level messages not yet delivered, by level.", []string{labelLevel, labelDelay}},
 	{nameDeliveryLateness, "How late delayed and timer messages were delivered (ms past due).", []string{labelKind}},
 	{nameTimerRecalls, "Recall (delete) markers read by the timer wheel.", nil},
@@ -74,10 +92,24 @@ var specs = []metricSpec{
 	{nameRefusals, "Requests refused, by reason and response code (their log lines are rate-limited).", []string{labelReason, labelResponseCode}},
 }
 
+// newCollector builds the descriptors: the rocketmq_* series carry the node
+// labels and otel_scope_name as the 5.x exporter writes them, rmq's own the
+// node labels, target_info and otel_scope_info none.
 func newCollector(b *broker.Broker, constLabels prometheus.Labels, now func() time.Time) *collector {
 	c := &collector{b: b, now: now, descs: make(map[string]*prometheus.Desc, len(specs))}
+	stock := prometheus.Labels{labelScope: scopeName}
+	for k, v := range constLabels {
+		stock[k] = v
+	}
 	for _, s := range specs {
-		c.descs[s.name] = prometheus.NewDesc(s.name, s.help, s.labels, constLabels)
+		labels := constLabels
+		switch {
+		case s.name == nameTargetInfo || s.name == nameScopeInfo:
+			labels = nil
+		case strings.HasPrefix(s.name, "rocketmq_"):
+			labels = stock
+		}
+		c.descs[s.name] = prometheus.NewDesc(s.name, s.help, s.labels, labels)
 	}
 	return c
 }
@@ -98,14 +130,25 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectStore(&e)
 	c.collectDelay(&e)
 	c.collectTimer(&e)
+	e.gauge(nameTargetInfo, 1)
+	e.gauge(nameScopeInfo, 1, scopeName)
+	e.gauge(nameBrokerPermission, float64(c.b.Permission()))
+	e.gauge(nameTopicNumber, float64(c.b.TopicCount()))
+	e.gauge(nameGroupNumber, float64(len(c.b.Clients().SubGroups.Groups())))
+	if p := c.b.Pop(); p != nil {
+		st := p.Stats()
+		e.gauge(namePopCheckpointBuffer, float64(st.InFlight))
+		e.gauge(namePopReviveLag, float64(st.Due), "0")
+	}
 	tx := c.b.Transactions()
 	e.gauge(nameHalfMessages, float64(tx.HalfBacklog()))
+	e.gauge(nameHalfMessagesStock, float64(tx.HalfBacklog()), message.TopicTransHalf)
 	e.counter(nameTxChecks, float64(tx.Stats().Checks))
 	// Every front end's refusals, counted whether or not metrics are
 	// enabled: rocketmq_rpc_latency has response codes too, but of remoting
 	// requests only, and cannot tell a full disk from a closed store.
 	c.b.Refusals().Each(func(reason string, code int32, n uint64) {
-		e.counter(nameRefusals, float64(n), reason, responseCodeName(code))
+		e.counter(nameRefusals, float64(n), reason, remoting.ResponseCodeName(code))
 	})
 }
 
@@ -173,12 +216,12 @@ func (c *collector) collectTraffic(e *emitter) {
 	})
 	st.GroupGet.Each(func(k brokerstats.Key, it *brokerstats.Item) {
 		if !brokerstats.IsScheduleGet(k) {
-			e.counter(nameMessagesOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+			e.counter(nameMessagesOut, float64(it.Value()), k.Topic, k.Group, boolText(c.isSystemGroup(k.Topic, k.Group)))
 		}
 	})
 	st.GroupSize.Each(func(k brokerstats.Key, it *brokerstats.Item) {
 		if !brokerstats.IsScheduleGet(k) {
-			e.counter(nameThroughputOut, float64(it.Value()), c.consumerLabels(k.Topic, k.Group)...)
+			e.counter(nameThroughputOut, float64(it.Value()), k.Topic, k.Group, boolText(c.isSystemGroup(k.Topic, k.Group)))
 		}
 	})
 	d := st.Detail()
@@ -187,28 +230,21 @@ func (c *collector) collectTraffic(e *emitter) {
 	}
 	e.histogram(nameMessageSize, d.MessageSize.Snapshot())
 	d.SendToDLQ.Each(func(k brokerstats.Key, it *brokerstats.Item) {
-		e.counter(nameSendToDLQ, float64(it.Value()), k.Topic, k.Group)
+		e.counter(nameSendToDLQ, float64(it.Value()), k.Topic, k.Group, boolText(c.isSystemGroup(k.Topic, k.Group)))
 	})
+	// A parked request is not recorded (broker.timedServe), so what is here
+	// was answered at once: is_long_polling false. The labels are the stock
+	// table's names (remoting.RequestCodeName), as RemotingHelper gives them.
 	for _, r := range d.RPC() {
-		e.histogram(nameRPCLatency, r.Hist.Snapshot(), "remoting", requestCodeName(r.Code), responseCodeName(r.Response))
+		e.histogram(nameRPCLatency, r.Hist.Snapshot(), "remoting", "false",
+			remoting.RequestCodeName(r.Code), remoting.ResponseCodeName(r.Response), "success")
 	}
 }
 
-// requestCodeName is the 5.x request_code label: the RequestCode field name
-// in lower case, or the number for a code rmq does not name.
-func requestCodeName(code int32) string {
-	n := admin.RequestName(code) // "NAME(code)" or "request(code)"
-	if name, _, ok := strings.Cut(n, "("); ok && name != "request" {
-		return strings.ToLower(name)
-	}
-	return strconv.Itoa(int(code))
-}
-
-func responseCodeName(code int32) string {
-	if n := admin.ResponseName(code); n != "UNKNOWN" {
-		return strings.ToLower(n)
-	}
-	return strconv.Itoa(int(code))
+// isSystemGroup is 5.x BrokerMetricsManager.isSystem: a system topic, or a
+// group named CID_RMQ_SYS_* (in any case).
+func (c *collector) isSystemGroup(topic, group string) bool {
+	return c.isSystem(topic) || strings.HasPrefix(strings.ToLower(group), "cid_rmq_sys_")
 }
 
 func (c *collector) collectClients(e *emitter) {
@@ -219,8 +255,9 @@ func (c *collector) collectClients(e *emitter) {
 			producers[pk{p.Language, admin.VersionDesc(p.Version)}]++
 		}
 	}
+	// Language and version in lower case, as 5.x records them.
 	for k, n := range producers {
-		e.gauge(nameProducerConnections, float64(n), k.lang, k.ver)
+		e.gauge(nameProducerConnections, float64(n), strings.ToLower(k.lang), strings.ToLower(k.ver), "remoting")
 	}
 	cons := c.b.Clients().Consumers
 	for _, g := range cons.Groups() {
@@ -228,16 +265,21 @@ func (c *collector) collectClients(e *emitter) {
 		if !ok {
 			continue
 		}
+		// ConsumeType.getTypeCN in lower case.
 		mode := "push"
-		if cc.ConsumeType == "CONSUME_ACTIVELY" {
+		switch cc.ConsumeType {
+		case "CONSUME_ACTIVELY":
 			mode = "pull"
+		case "CONSUME_POP":
+			mode = "pop"
 		}
 		counts := map[pk]int{}
 		for _, conn := range cc.ConnectionSet {
 			counts[pk{conn.Language, admin.VersionDesc(conn.Version)}]++
 		}
 		for k, n := range counts {
-			e.gauge(nameConsumerConnections, float64(n), g, k.lang, k.ver, mode)
+			e.gauge(nameConsumerConnections, float64(n), g, strings.ToLower(k.lang), strings.ToLower(k.ver), mode, "remoting",
+				boolText(strings.HasPrefix(strings.ToLower(g), "cid_rmq_sys_")))
 		}
 	}
 }
@@ -314,11 +356,14 @@ func (c *collector) collectConsumers(e *emitter) {
 func (c *collector) collectStore(e *emitter) {
 	st := c.b.Store()
 	maxOff := st.MaxPhyOffset()
-	e.gauge(nameStorageSize, float64(maxOff-st.MinPhyOffset()), "local", "disk")
-	if flushed, err := strconv.ParseInt(st.RuntimeInfo()["commitLogFlushedOffset"], 10, 64); err == nil {
-		e.gauge(nameStorageFlushBehind, float64(max(maxOff-flushed, 0)), "local", "disk")
+	// 5.x: the bytes used on the file system of storePathRootDir.
+	if used, ok := fsUsedBytes(c.b.Options().StorePathRootDir); ok {
+		e.gauge(nameStorageSize, float64(used), storeLabelValues...)
 	}
-	e.gauge(nameStorageDispatchBehind, float64(st.DispatchBehind()), "local", "disk")
+	if flushed, err := strconv.ParseInt(st.RuntimeInfo()["commitLogFlushedOffset"], 10, 64); err == nil {
+		e.gauge(nameStorageFlushBehind, float64(max(maxOff-flushed, 0)), storeLabelValues...)
+	}
+	e.gauge(nameStorageDispatchBehind, float64(st.DispatchBehind()), storeLabelValues...)
 }
 
 func (c *collector) collectDelay(e *emitter) {
@@ -336,11 +381,14 @@ func (c *collector) collectTimer(e *emitter) {
 		return
 	}
 	st := t.Stats()
-	e.gauge(nameTimerEnqueueLag, float64(st.EnqueueBehind))
-	e.gauge(nameTimerDequeueLatency, float64(st.ReadLagMs))
-	e.gauge(nameTimingMessages, float64(st.Pending))
-	e.counter(nameTimerEnqueueTotal, float64(st.Enqueued))
-	e.counter(nameTimerDequeueTotal, float64(st.Delivered))
+	// rmq counts timer messages broker-wide, not per real topic: the topic
+	// label of the per-topic 5.x series is the timer topic.
+	topic := append(storeLabelValues[:2:2], message.TopicWheelTimer)
+	e.gauge(nameTimerEnqueueLag, float64(st.EnqueueBehind), storeLabelValues...)
+	e.gauge(nameTimerDequeueLatency, float64(st.ReadLagMs), storeLabelValues...)
+	e.gauge(nameTimingMessages, float64(st.Pending), topic...)
+	e.counter(nameTimerEnqueueTotal, float64(st.Enqueued), topic...)
+	e.counter(nameTimerDequeueTotal, float64(st.Delivered), topic...)
 	e.counter(nameTimerRecalls, float64(st.Markers))
 	e.counter(nameTimerRecallDropped, float64(st.Deleted))
 	for i, n := range t.PendingByDue(TimerBounds) {
@@ -348,7 +396,7 @@ func (c *collector) collectTimer(e *emitter) {
 		if i < len(TimerBounds) {
 			bound = strconv.Itoa(int(TimerBounds[i] / time.Second))
 		}
-		e.gauge(nameTimerMessageSnapshot, float64(n), bound)
+		e.gauge(nameTimerMessageSnapshot, float64(n), storeLabelValues[0], storeLabelValues[1], bound)
 	}
 	e.histogram(nameDeliveryLateness, t.Deliveries().Lateness.Snapshot(), "timer")
 }

@@ -18,8 +18,12 @@ import (
 
 // series renders one sample line of the text exposition: the node labels
 // and labels ("k=v,k=v") sorted by name, as the Prometheus encoder writes them.
+// The rocketmq_* series also carry otel_scope_name="broker-meter".
 func series(name, labels string, v int) string {
 	parts := []string{`cluster="DefaultCluster"`, `node_id="broker-a"`, `node_type="broker"`}
+	if strings.HasPrefix(name, "rocketmq_") {
+		parts = append(parts, `otel_scope_name="broker-meter"`)
+	}
 	if labels != "" {
 		for _, kv := range strings.Split(labels, ",") {
 			k, val, _ := strings.Cut(kv, "=")
@@ -76,22 +80,24 @@ func TestServerServesMetricsHealthAndPprof(t *testing.T) {
 		t.Fatalf("/metrics %d", code)
 	}
 	cg := "consumer_group=MetricsG,is_retry=false,is_system=false,topic=MetricsT"
+	pulled := "consumer_group=MetricsG,is_system=false,topic=MetricsT"
 	for _, want := range []string{
 		series("rocketmq_messages_in_total", "is_system=false,message_type=normal,topic=MetricsT", 3),
-		series("rocketmq_messages_out_total", cg, 2),
+		series("rocketmq_messages_out_total", pulled, 2),
 		series("rocketmq_message_size_count", "", 3),
-		`rocketmq_message_size_bucket{cluster="DefaultCluster",node_id="broker-a",node_type="broker",le="1024"} 3`, // le comes last
-		series("rocketmq_rpc_latency_count", "protocol_type=remoting,request_code=send_message_v2,response_code=success", 3),
-		series("rocketmq_rpc_latency_count", "protocol_type=remoting,request_code=pull_message,response_code=success", 1),
+		`rocketmq_message_size_bucket{cluster="DefaultCluster",node_id="broker-a",node_type="broker",otel_scope_name="broker-meter",le="1024"} 3`, // le comes last
+		series("rocketmq_rpc_latency_milliseconds_count", "is_long_polling=false,protocol_type=remoting,request_code=send_message_v2,response_code=success,result=success", 3),
+		series("rocketmq_rpc_latency_milliseconds_count", "is_long_polling=false,protocol_type=remoting,request_code=pull_message,response_code=success,result=success", 1),
+		series("rocketmq_broker_permission", "", 6),
 		// 3 stored, 1 committed, 2 pulled.
 		series("rocketmq_consumer_lag_messages", cg, 2),
 		series("rocketmq_consumer_inflight_messages", cg, 1),
 		series("rocketmq_consumer_ready_messages", cg, 1),
 		series("rmq_delay_pending_messages", "delay=1s,level=1", 0),
-		series("rocketmq_timing_messages", "", 0),
+		series("rocketmq_timing_messages", "storage_medium=disk,storage_type=local,topic=rmq_sys_wheel_timer", 0),
 		series("rmq_refusals_total", "reason=send_topic_not_exist,response_code=topic_not_exist", 2),
 		`# TYPE rmq_refusals_total counter`,
-		`# TYPE rocketmq_rpc_latency histogram`,
+		`# TYPE rocketmq_rpc_latency_milliseconds histogram`,
 		`# TYPE rocketmq_messages_in_total counter`,
 		`# TYPE rocketmq_consumer_lag_messages gauge`,
 	} {

@@ -6,6 +6,16 @@ package metrics
 // remoting/src/main/java/org/apache/rocketmq/remoting/metrics/RemotingMetricsConstant.java and
 // store/src/main/java/org/apache/rocketmq/store/metrics/DefaultStoreMetricsConstant.java.
 // The rmq_* ones are rmq's own.
+//
+// Every rocketmq_* name is the one 5.3.3's Prometheus exporter
+// (opentelemetry-exporter-prometheus 1.29.0-alpha, PrometheusMetricNameMapper)
+// serves, not the instrument's: it appends the instrument's unit when the
+// name does not already contain it ("milliseconds" and "bytes" as set with
+// setUnit, "ms" becomes "milliseconds", "s" "seconds", "By" "bytes"), then
+// "_total" to a counter whose name does not contain "total", and "_ratio"
+// to a gauge of unit "1". Histograms add _bucket, _sum and _count. Every
+// sample carries otel_scope_name="broker-meter" (the meter's name) besides
+// the broker's cluster, node_type and node_id.
 const (
 	// BrokerMetricsConstant
 	nameMessagesIn          = "rocketmq_messages_in_total"
@@ -16,23 +26,34 @@ const (
 	nameProducerConnections = "rocketmq_producer_connections"
 	nameConsumerConnections = "rocketmq_consumer_connections"
 	nameConsumerLagMessages = "rocketmq_consumer_lag_messages"
-	nameConsumerLagLatency  = "rocketmq_consumer_lag_latency"
+	nameConsumerLagLatency  = "rocketmq_consumer_lag_latency_milliseconds"
 	nameConsumerInflight    = "rocketmq_consumer_inflight_messages"
-	nameConsumerQueueing    = "rocketmq_consumer_queueing_latency"
+	nameConsumerQueueing    = "rocketmq_consumer_queueing_latency_milliseconds"
 	nameConsumerReady       = "rocketmq_consumer_ready_messages"
 	nameSendToDLQ           = "rocketmq_send_to_dlq_messages_total"
+	nameBrokerPermission    = "rocketmq_broker_permission"
+	nameTopicNumber         = "rocketmq_topic_number"
+	nameGroupNumber         = "rocketmq_consumer_group_number"
+	nameHalfMessagesStock   = "rocketmq_half_messages"
+	// PopMetricsConstant
+	namePopCheckpointBuffer = "rocketmq_pop_checkpoint_buffer_size"
+	namePopReviveLag        = "rocketmq_pop_revive_lag_milliseconds" // sic: a message count, as 5.3.3 records it
 	// RemotingMetricsConstant
-	nameRPCLatency = "rocketmq_rpc_latency"
+	nameRPCLatency = "rocketmq_rpc_latency_milliseconds"
 	// DefaultStoreMetricsConstant
-	nameStorageSize           = "rocketmq_storage_size"
+	nameStorageSize           = "rocketmq_storage_size_bytes"
 	nameStorageFlushBehind    = "rocketmq_storage_flush_behind_bytes"
 	nameStorageDispatchBehind = "rocketmq_storage_dispatch_behind_bytes"
 	nameTimerEnqueueLag       = "rocketmq_timer_enqueue_lag"
-	nameTimerDequeueLatency   = "rocketmq_timer_dequeue_latency"
+	nameTimerDequeueLatency   = "rocketmq_timer_dequeue_latency_milliseconds"
 	nameTimingMessages        = "rocketmq_timing_messages"
 	nameTimerEnqueueTotal     = "rocketmq_timer_enqueue_total"
 	nameTimerDequeueTotal     = "rocketmq_timer_dequeue_total"
 	nameTimerMessageSnapshot  = "rocketmq_timer_message_snapshot"
+
+	// The exporter's own series (Serializer.writeResource, writeScopeInfo).
+	nameTargetInfo = "target_info"
+	nameScopeInfo  = "otel_scope_info"
 
 	// rmq's own.
 	nameDelayPending       = "rmq_delay_pending_messages"
@@ -62,6 +83,14 @@ const (
 	labelStorageType   = "storage_type"
 	labelStorageMedium = "storage_medium"
 	labelTimingBound   = "timer_bound_s"
+	labelIsLongPolling = "is_long_polling"
+	labelResult        = "result"
+	labelQueueID       = "queue_id"
+	labelScope         = "otel_scope_name"
+
+	// scopeName is the 5.x broker's OpenTelemetry meter name
+	// (BrokerMetricsConstant.OPEN_TELEMETRY_METER_NAME).
+	scopeName = "broker-meter"
 	// rmq's own labels.
 	labelLevel  = "level"
 	labelDelay  = "delay"
