@@ -10,10 +10,6 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-func init() {
-	requestNames[remoting.ClockFastForward] = "CLOCK_FAST_FORWARD"
-}
-
 // FastForwardTimeout is the real-time bound of a fast-forward when the
 // caller names none (`rmq admin fastForward` without --timeout): the broker
 // answers within it, and the request waits that long plus Options.Timeout.

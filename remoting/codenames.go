@@ -12,9 +12,13 @@ import "strconv"
 
 // RequestCodeName is the stock name of a request code in lower case, as
 // 5.3.3's RemotingHelper.getRequestCodeDesc gives it ("send_message_v2"),
-// or the decimal code when the stock table has none.
+// or the decimal code when the stock table has none (rmq's own codes,
+// codes_rmq.go, by their own names).
 func RequestCodeName(code int32) string {
 	if n, ok := requestCodeNames[code]; ok {
+		return n
+	}
+	if n, ok := rmqRequestCodeNames[code]; ok {
 		return n
 	}
 	return strconv.Itoa(int(code))
@@ -34,6 +38,9 @@ func ResponseCodeName(code int32) string {
 // in lower case; ok is false when neither release names code.
 func RequestCodeText(code int32) (string, bool) {
 	if n, ok := requestCodeNames[code]; ok {
+		return n, true
+	}
+	if n, ok := rmqRequestCodeNames[code]; ok {
 		return n, true
 	}
 	n, ok := legacyRequestCodeNames[code]

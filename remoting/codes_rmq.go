@@ -14,3 +14,9 @@ package remoting
 // clock after the jump) and clockOffsetMs (how far that clock is ahead of
 // the wall clock). A broker with the key off answers NO_PERMISSION.
 const ClockFastForward int32 = 9100
+
+// rmqRequestCodeNames names rmq's own request codes for the metrics labels
+// and texts (RequestCodeName, RequestCodeText), as the stock table names its.
+var rmqRequestCodeNames = map[int32]string{
+	ClockFastForward: "clock_fast_forward",
+}
