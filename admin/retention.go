@@ -6,11 +6,6 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-func init() {
-	requestNames[remoting.DeleteExpiredCommitLog] = "DELETE_EXPIRED_COMMITLOG"
-	requestNames[remoting.CleanExpiredConsumeQueue] = "CLEAN_EXPIRED_CONSUMEQUEUE"
-}
-
 // DeleteExpiredCommitLog sends DELETE_EXPIRED_COMMITLOG to the broker at
 // addr, or to every master of cluster (every cluster when both are ""), as
 // mqadmin deleteExpiredCommitLog: each broker's next 20 cleanup rounds run
