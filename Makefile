@@ -138,6 +138,12 @@ DISKFULL_DURATION ?= 3m
 soak-diskfull:
 	RMQ_SOAK=1 $(GO) test -count=1 -timeout 30m -run '^TestSoakDiskFull$$' -v ./integration/soak/ -diskfull.duration=$(DISKFULL_DURATION) $(DISKFULL_FLAGS)
 
+# Regenerates the generated tables of docs/compatibility.md (request codes from the broker's and name server's
+# dispatch tables, config keys from the binder); `go test ./cmd/rmq` fails while they are stale.
+.PHONY: docs
+docs:
+	$(GO) test ./cmd/rmq -count=1 -run '^TestCompatibilityDoc$$' -update
+
 # The Java suite of test-java against the stock Java name server and broker (Maven Central jars, version
 # ORACLE_VERSION) instead of rmq, so that differences show up side by side, then the oracle-writing classes
 # against rmq and a diff of both brokers' normalized answers (integration/java/README.md). Not part of test.

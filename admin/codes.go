@@ -9,8 +9,8 @@ import (
 
 // GetTimerCheckPoint and GetTimerMetrics are the 5.x timer admin codes.
 const (
-	GetTimerCheckPoint int32 = 60
-	GetTimerMetrics    int32 = 61
+	GetTimerCheckPoint = remoting.GetTimerCheckPoint
+	GetTimerMetrics    = remoting.GetTimerMetrics
 )
 
 // RequestName renders a request code as "NAME(code)", its name from the

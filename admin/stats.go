@@ -12,10 +12,10 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// Stats request codes (J4 RequestCode) that package remoting does not name.
+// Stats request codes (J4 RequestCode).
 const (
-	ViewBrokerStatsData int32 = 315 // VIEW_BROKER_STATS_DATA
-	GetAllProducerInfo  int32 = 328 // GET_ALL_PRODUCER_INFO
+	ViewBrokerStatsData = remoting.ViewBrokerStatsData
+	GetAllProducerInfo  = remoting.GetAllProducerInfo
 )
 
 // Stats names of J4 BrokerStatsManager read by statsAll.

@@ -9,21 +9,14 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// Request codes of the stats requests (J4 RequestCode) that package remoting
-// does not name.
-const (
-	viewBrokerStatsData int32 = 315 // VIEW_BROKER_STATS_DATA
-	getAllProducerInfo  int32 = 328 // GET_ALL_PRODUCER_INFO
-)
-
 // statsProcessors maps the requests served from the broker stats
 // (brokerstats.Manager) and the client tables: mqadmin statsAll,
 // brokerConsumeStats and producer, rocketmq-exporter and the dashboard.
 func (b *Broker) statsProcessors() map[int32]HandlerFunc {
 	return map[int32]HandlerFunc{
-		viewBrokerStatsData:            b.processViewBrokerStatsData,
+		remoting.ViewBrokerStatsData:   b.processViewBrokerStatsData,
 		remoting.GetBrokerConsumeStats: b.processGetBrokerConsumeStats,
-		getAllProducerInfo:             b.processGetAllProducerInfo,
+		remoting.GetAllProducerInfo:    b.processGetAllProducerInfo,
 	}
 }
 

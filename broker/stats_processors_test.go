@@ -52,7 +52,7 @@ func TestStatsRequests(t *testing.T) {
 
 	view := func(name, key string) (brokerStatsData, *remoting.Command) {
 		t.Helper()
-		resp := tb.invoke(viewBrokerStatsData, map[string]string{"statsName": name, "statsKey": key}, nil)
+		resp := tb.invoke(remoting.ViewBrokerStatsData, map[string]string{"statsName": name, "statsKey": key}, nil)
 		var d brokerStatsData
 		if resp.Code == remoting.Success {
 			if err := json.Unmarshal(resp.Body, &d); err != nil {
@@ -130,7 +130,7 @@ func TestStatsRequests(t *testing.T) {
 		t.Errorf("isOrder=true lists an unordered topic: %s", resp.Body)
 	}
 
-	resp = tb.invoke(getAllProducerInfo, nil, nil)
+	resp = tb.invoke(remoting.GetAllProducerInfo, nil, nil)
 	var pt struct {
 		Data map[string][]struct {
 			ClientID string `json:"clientId"`

@@ -3,6 +3,7 @@ package namesrv
 import (
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,48 +15,65 @@ import (
 // send a RegisterBrokerBody; older ones sent a bare TopicConfigSerializeWrapper.
 const versionV3_0_11 = 37
 
+// handlerFunc serves one request code.
+type handlerFunc func(c *remoting.Conn, req *remoting.Command) *remoting.Command
+
+// processors maps every request code the name server serves to its
+// handler (DefaultRequestProcessor); docs/compatibility.md is generated
+// from this table.
+func (s *Server) processors() map[int32]handlerFunc {
+	unitTopics := func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.unitTopicList(req) }
+	return map[int32]handlerFunc{
+		remoting.PutKVConfig:         func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.putKVConfig(req) },
+		remoting.GetKVConfig:         func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getKVConfig(req) },
+		remoting.DeleteKVConfig:      func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.deleteKVConfig(req) },
+		remoting.QueryDataVersion:    func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.queryDataVersion(req) },
+		remoting.RegisterBroker:      s.registerBroker,
+		remoting.UnregisterBroker:    func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.unregisterBroker(req) },
+		remoting.GetRouteinfoByTopic: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getRouteInfoByTopic(req) },
+		remoting.GetBrokerClusterInfo: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			return ok(req, remoting.MarshalBody(s.routes.ClusterInfo()))
+		},
+		remoting.WipeWritePermOfBroker: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			return s.changeWritePerm(req, "wipeTopicCount", s.routes.WipeWritePerm)
+		},
+		remoting.AddWritePermOfBroker: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			return s.changeWritePerm(req, "addTopicCount", s.routes.AddWritePerm)
+		},
+		remoting.GetAllTopicListFromNameserver: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.AllTopics()}))
+		},
+		remoting.DeleteTopicInNamesrv:   func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.deleteTopic(req) },
+		remoting.RegisterTopicInNamesrv: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.registerTopic(req) },
+		remoting.GetKVListByNamespace:   func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getKVList(req) },
+		remoting.GetTopicsByCluster:     func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getTopicsByCluster(req) },
+		remoting.GetSystemTopicListFromNS: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			topics, addr := s.routes.SystemTopics()
+			return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: topics, BrokerAddr: addr}))
+		},
+		remoting.GetUnitTopicList:             unitTopics,
+		remoting.GetHasUnitSubTopicList:       unitTopics,
+		remoting.GetHasUnitSubUnunitTopicList: unitTopics,
+		remoting.UpdateNamesrvConfig:          func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.updateNamesrvConfig(req) },
+		remoting.GetNamesrvConfig:             func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getNamesrvConfig(req) },
+	}
+}
+
+// ServedCodes lists the request codes the name server has a handler for,
+// in ascending order.
+func (s *Server) ServedCodes() []int32 {
+	codes := make([]int32, 0, len(s.handlers))
+	for code := range s.handlers {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return codes
+}
+
 // ServeRemoting implements remoting.Handler.
 func (s *Server) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	switch req.Code {
-	case remoting.PutKVConfig:
-		return s.putKVConfig(req)
-	case remoting.GetKVConfig:
-		return s.getKVConfig(req)
-	case remoting.DeleteKVConfig:
-		return s.deleteKVConfig(req)
-	case remoting.QueryDataVersion:
-		return s.queryDataVersion(req)
-	case remoting.RegisterBroker:
-		return s.registerBroker(c, req)
-	case remoting.UnregisterBroker:
-		return s.unregisterBroker(req)
-	case remoting.GetRouteinfoByTopic:
-		return s.getRouteInfoByTopic(req)
-	case remoting.GetBrokerClusterInfo:
-		return ok(req, remoting.MarshalBody(s.routes.ClusterInfo()))
-	case remoting.WipeWritePermOfBroker:
-		return s.changeWritePerm(req, "wipeTopicCount", s.routes.WipeWritePerm)
-	case remoting.AddWritePermOfBroker:
-		return s.changeWritePerm(req, "addTopicCount", s.routes.AddWritePerm)
-	case remoting.GetAllTopicListFromNameserver:
-		return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.AllTopics()}))
-	case remoting.DeleteTopicInNamesrv:
-		return s.deleteTopic(req)
-	case remoting.RegisterTopicInNamesrv:
-		return s.registerTopic(req)
-	case remoting.GetKVListByNamespace:
-		return s.getKVList(req)
-	case remoting.GetTopicsByCluster:
-		return s.getTopicsByCluster(req)
-	case remoting.GetSystemTopicListFromNS:
-		topics, addr := s.routes.SystemTopics()
-		return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: topics, BrokerAddr: addr}))
-	case remoting.GetUnitTopicList, remoting.GetHasUnitSubTopicList, remoting.GetHasUnitSubUnunitTopicList:
-		return s.unitTopicList(req)
-	case remoting.UpdateNamesrvConfig:
-		return s.updateNamesrvConfig(req)
-	case remoting.GetNamesrvConfig:
-		return s.getNamesrvConfig(req)
+	if h := s.handlers[req.Code]; h != nil {
+		return h(c, req)
 	}
 	return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
 }

@@ -21,6 +21,8 @@ type Server struct {
 	routes *RouteInfoManager
 	kv     *KVConfigManager
 	srv    *remoting.Server
+	// handlers is the dispatch table (processors.go), fixed by New.
+	handlers map[int32]handlerFunc
 
 	brokerConns sync.Map     // connection id → *remoting.Conn that registered a broker
 	port        atomic.Int32 // the bound port, once started
@@ -53,6 +55,7 @@ func New(opts Options) (*Server, error) {
 		kv:     kv,
 		stop:   make(chan struct{}),
 	}
+	s.handlers = s.processors()
 	listen := net.JoinHostPort(opts.ListenHost, strconv.Itoa(opts.ListenPort))
 	so := remoting.ServerOptions{Addrs: []string{listen}, Logger: opts.Logger}
 	opts.ServerConfig.Apply(&so)

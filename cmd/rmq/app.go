@@ -326,7 +326,7 @@ func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSett
 			fmt.Fprintln(a.stdout, "# broker")
 		}
 		if all {
-			conf.Print(a.stdout, &bs.opts, &bs.stock, &bs.grpc, &bs.logs, &bs.rt)
+			conf.Print(a.stdout, bs.confSources()...)
 		} else {
 			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock, &bs.grpc)
 		}

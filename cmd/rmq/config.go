@@ -51,6 +51,18 @@ type brokerSettings struct {
 	rt    runtimeSettings // the process's own keys (memoryLimitBytes)
 }
 
+// defaultBrokerSettings are the settings before the environment, the
+// config file and the flags apply.
+func defaultBrokerSettings() *brokerSettings {
+	return &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), grpc: grpcapi.DefaultOptions(), logs: defaultLogSettings()}
+}
+
+// confSources are the structs the broker's config keys bind to, in the
+// order -p prints them.
+func (s *brokerSettings) confSources() []any {
+	return []any{&s.opts, &s.stock, &s.grpc, &s.logs, &s.rt}
+}
+
 // brokerFlags are the command-line values that override the config file; a
 // nil pointer means the flag was not given.
 type brokerFlags struct {
@@ -66,12 +78,12 @@ type brokerFlags struct {
 // environment variable (the Java default for namesrvAddr), the config file,
 // then flags. Config file warnings are logged.
 func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, error) {
-	s := &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), grpc: grpcapi.DefaultOptions(), logs: defaultLogSettings()}
+	s := defaultBrokerSettings()
 	if env := os.Getenv("NAMESRV_ADDR"); env != "" {
 		s.opts.NamesrvAddr = env
 	}
 	if f.configFile != "" {
-		warnings, err := conf.LoadFile(f.configFile, &s.opts, &s.stock, &s.grpc, &s.logs, &s.rt)
+		warnings, err := conf.LoadFile(f.configFile, s.confSources()...)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
@@ -142,12 +154,17 @@ type namesrvFlags struct {
 	bindAddress *string
 }
 
+// namesrvConfSources are the structs the name server's config keys bind to.
+func namesrvConfSources(opts *namesrv.Options, logs *logSettings) []any {
+	return []any{opts, logs}
+}
+
 // loadNamesrvSettings applies stock defaults, the config file, then flags.
 func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, error) {
 	opts := namesrv.DefaultOptions()
 	if f.configFile != "" {
 		logs := defaultLogSettings() // read by action.logger; loaded so the keys are known
-		warnings, err := conf.LoadFile(f.configFile, &opts, &logs)
+		warnings, err := conf.LoadFile(f.configFile, namesrvConfSources(&opts, &logs)...)
 		for _, w := range warnings {
 			log.Warn().Msg(w)
 		}
