@@ -8,7 +8,9 @@
 #                Node.js 5.x SDKs, then the container tests (skipped without
 #                a Docker daemon)
 #   make image   build the container image (IMAGE, default rmq:latest)
-#                offline: static rmq + busybox, no base image (docker/)
+#                offline: static rmq + busybox, no base image (docker/);
+#                installs busybox-static when root; `docker build .` builds
+#                the same image from a registry, for any platform
 #   make cross   go vet and build bin/rmq for linux, darwin (arm64), freebsd
 #                and windows, and build it for linux/arm64
 #   make fuzz    run each fuzz target for a short while (FUZZTIME, default 15s)

@@ -1,10 +1,12 @@
 #!/bin/sh
 # ci-dockerd.sh: makes a Docker daemon available for the container tests, as
-# root on a Debian machine (.ci/run). Installs docker.io and busybox-static
-# with apt-get when they are missing and starts dockerd in the background
+# root on a Debian machine (.ci/run). Installs docker.io with apt-get when
+# dockerd is missing and starts dockerd in the background
 # when none answers. Prints the pid of a dockerd it started on stdout (empty
 # when one was already running), so that the caller can stop it; on failure
-# prints why on stderr and exits 1 (the container tests then skip).
+# prints why on stderr and exits 1 (the container tests then skip). The
+# image's static busybox is docker/image.sh's business: it installs
+# busybox-static itself.
 #
 # dockerd runs with
 #   --ip=127.0.0.1            ports a container publishes bind to loopback only
@@ -17,15 +19,11 @@ set -u
 LOG=${RMQ_DOCKERD_LOG:-/tmp/rmq-dockerd.log}
 
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-	if [ ! -x /bin/busybox ] && command -v apt-get >/dev/null 2>&1; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >&2 || true
-	fi
 	exit 0
 fi
 
 pkgs=""
 command -v dockerd >/dev/null 2>&1 || pkgs="docker.io"
-[ -x /bin/busybox ] || pkgs="$pkgs busybox-static"
 if [ -n "$pkgs" ]; then
 	if ! command -v apt-get >/dev/null 2>&1; then
 		echo "ci-dockerd.sh: cannot install$pkgs: no apt-get" >&2

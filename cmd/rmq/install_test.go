@@ -129,8 +129,11 @@ func TestGoInstallFromModuleProxy(t *testing.T) {
 	if strings.Contains(string(buildInfo), "github.com/panjf2000/gnet") {
 		t.Errorf("the installed binary builds upstream gnet, not third_party/gnet:\n%s", buildInfo)
 	}
+	// Nothing set main.version: the version comes from the build info.
 	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil {
 		t.Errorf("%s version: %v\n%s", bin, err, out)
+	} else if !strings.HasPrefix(string(out), "rmq "+version+" (") {
+		t.Errorf("%s version: %q, want the module version %s", bin, out, version)
 	}
 }
 

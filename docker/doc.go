@@ -1,0 +1,10 @@
+// Package docker holds the container image's files: docker/Dockerfile (the
+// offline build, make image), docker/layout.sh (the image's file tree, run by
+// both Dockerfiles), image.sh, the CI helpers and a compose example.
+//
+// The Go package holds only tests of the packaging files, which nothing on
+// this machine can build for real (the root Dockerfile needs a registry,
+// goreleaser is not installed by the project): dockerfile_test.go parses
+// both Dockerfiles and runs layout.sh, release_test.go parses
+// .goreleaser.yaml.
+package docker
