@@ -71,7 +71,7 @@ func TestImportingRMQTestKeepsTheUsersVersions(t *testing.T) {
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go list -m all in a module importing rmqtest: %v\n%s", err, out)
+		t.Fatalf("go list -m all in a module importing rmqtest (GOPROXY=%s; the go.mod files of rocketmq-client-go %s and its requirements come from there): %v\n%s", proxy, userClientVersion, err, out)
 	}
 
 	var client string
