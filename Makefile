@@ -27,6 +27,13 @@ LDFLAGS      := -X main.version=$(VERSION)
 TEST_TIMEOUT ?= 15m
 GOTESTFLAGS  ?=
 FUZZTIME     ?= 15s
+# The repository's Go modules that vet and test run in: rmq itself, the
+# end-to-end suites and client tests (integration/go.mod) and the benchmark
+# harness (bench/compare/go.mod). The stock clients, the 5.x SDK and what they
+# pull in are required there only, so that a program importing rmq (rmqtest)
+# keeps its own versions. integration/container, a module too, needs Docker:
+# test-container runs it.
+GO_MODULES   := . integration bench/compare
 
 .PHONY: all build run test vet test-go test-race test-java test-sdk5 test-container image cross fuzz clean soak-retention soak-diskfull
 
@@ -41,17 +48,34 @@ run: build
 
 test: vet test-go test-race test-java test-sdk5 test-container
 
+# Each module in turn; every module runs even when one fails, and the target
+# fails if any did.
 vet:
-	$(GO) vet ./...
+	@rc=0; for m in $(GO_MODULES); do \
+		echo "== go vet ./... ($$m)"; \
+		(cd $$m && $(GO) vet ./...) || rc=1; \
+	done; exit $$rc
 
 test-go:
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+	@rc=0; for m in $(GO_MODULES); do \
+		echo "== go test ./... ($$m)"; \
+		(cd $$m && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...) || rc=1; \
+	done; exit $$rc
 
-# The unit tests again under the race detector (the end-to-end packages, which
-# start processes and stock clients, only run without it). About a minute.
-RACE_PKGS = $(shell $(GO) list ./... | grep -v /integration)
+# The unit tests again under the race detector: rmq's module and
+# bench/compare whole, and the integration module's in-process client tests
+# (RACE_INTEGRATION_PKGS); its end-to-end packages, which start processes
+# and stock clients, only run without it. About a minute.
+RACE_INTEGRATION_PKGS = ./apiv2sdk ./namesrvclient ./rmqtestclient
 test-race:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	@rc=0; \
+	echo "== go test -race ./... (.)"; \
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./... || rc=1; \
+	echo "== go test -race ./... (bench/compare)"; \
+	(cd bench/compare && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || rc=1; \
+	echo "== go test -race $(RACE_INTEGRATION_PKGS) (integration)"; \
+	(cd integration && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_INTEGRATION_PKGS)) || rc=1; \
+	exit $$rc
 
 # go vet (tests included) and a build of bin/rmq for every supported system:
 # the Linux-only calls (fallocate, madvise, fdatasync, hole punching) sit
@@ -60,14 +84,16 @@ test-race:
 # for it); a build for another architecture compiles everything again, so
 # arm64 is built for Linux only (servers and containers), and Darwin is
 # checked on arm64 (Apple silicon). rmq has no per-architecture code.
-# Nothing built is kept.
+# The vet covers every module of GO_MODULES. Nothing built is kept.
 CROSS_VET   = linux/amd64 darwin/arm64 freebsd/amd64 windows/amd64
 CROSS_BUILD = $(CROSS_VET) linux/arm64
 cross:
 	@set -e; \
 	for t in $(CROSS_VET); do \
 		echo "== vet $$t"; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
+		for m in $(GO_MODULES); do \
+			(cd $$m && GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...); \
+		done; \
 	done; \
 	for t in $(CROSS_BUILD); do \
 		echo "== build $$t"; \
@@ -104,14 +130,15 @@ test-container:
 	IMAGE=$(IMAGE) GO=$(GO) sh integration/container/run.sh
 
 # Every func FuzzXxx in a _test.go file, one at a time (go test -fuzz takes
-# one target per run). Not part of test: corpus seeds already run there.
+# one target per run). Not part of test: corpus seeds already run there. Run
+# in the package's directory, so that targets of every module are found.
 fuzz:
 	@set -e; \
 	for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
 		dir=$$(dirname $$file); \
 		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 			echo "== $$dir $$fn ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir; \
+			(cd $$dir && $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) .); \
 		done; \
 	done
 
@@ -128,7 +155,7 @@ clean:
 SOAK_DURATION ?= 10m
 SOAK_FLAGS    ?=
 soak-retention:
-	RMQ_SOAK=1 $(GO) test -count=1 -timeout 60m -run '^TestSoakRetention$$' -v ./integration/soak/ -soak.duration=$(SOAK_DURATION) $(SOAK_FLAGS)
+	cd integration && RMQ_SOAK=1 $(GO) test -count=1 -timeout 60m -run '^TestSoakRetention$$' -v ./soak/ -soak.duration=$(SOAK_DURATION) $(SOAK_FLAGS)
 
 # Full-disk soak (issue 42; not part of test, needs root for its tmpfs): a
 # 96 MiB tmpfs store with the stock retention keys, 1 500 plain msg/s, timers
@@ -161,20 +188,26 @@ java-oracle:
 # 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
 # loopback ceiling (g) and rmq with metrics on vs off (j), one broker at a time on loopback; prints the table and rewrites the generated section
 # of docs/benchmarks.md. Workloads 1-7 take about 15 minutes. BENCH_COMPARE_FLAGS passes flags (e.g. -only
-# 1,2 -duration 10s, or -stock-tools DIR for the stock Producer/Consumer); see `go run ./bench/compare -h`.
+# 1,2 -duration 10s, or -stock-tools DIR for the stock Producer/Consumer); see `bin/bench-compare -h`.
+# bench/compare is a module of its own (bench/compare/go.mod): it is built into bin/bench-compare and run from
+# here, where its default paths (docs/benchmarks.md, bench/compare/*-pom.xml) are.
 BENCH_COMPARE_FLAGS ?=
+BENCH_COMPARE       := bin/bench-compare
 
-.PHONY: bench-compare
-bench-compare: build
-	$(GO) run ./bench/compare -rmq $(BIN) $(BENCH_COMPARE_FLAGS)
+.PHONY: bench-compare bench-compare-bin
+bench-compare-bin:
+	cd bench/compare && $(GO) build -o $(CURDIR)/$(BENCH_COMPARE) .
+
+bench-compare: build bench-compare-bin
+	$(BENCH_COMPARE) -rmq $(BIN) $(BENCH_COMPARE_FLAGS)
 
 # Workloads h (SQL92 filter drains a 1 000 000-message backlog), i (request-reply round trip), both against
 # Java 4.9.7, and j (workload 1 with the Prometheus endpoint on and scraped vs off), about 7 minutes; the
 # results go to their own generated section of docs/benchmarks.md (-section h-j). For a quick run:
 # BENCH_COMPARE_FLAGS="-sql-backlog 100000 -duration 5s -warmup 3s -metrics-rounds 1".
 .PHONY: bench-compare-hij
-bench-compare-hij: build
-	$(GO) run ./bench/compare -rmq $(BIN) -only h,i,j -section h-j $(BENCH_COMPARE_FLAGS)
+bench-compare-hij: build bench-compare-bin
+	$(BENCH_COMPARE) -rmq $(BIN) -only h,i,j -section h-j $(BENCH_COMPARE_FLAGS)
 
 # The crash-loop soak (integration/soak): SOAK_CYCLES kill -9 cycles (default 30) of a SYNC_FLUSH rmq under
 # plain, delay-level, timer and transactional sends from the stock Go client; then it drains and prints acked,
@@ -184,7 +217,7 @@ SOAK_CYCLES ?= 30
 
 .PHONY: soak-crash
 soak-crash: build
-	SOAK_CRASH=1 SOAK_CYCLES=$(SOAK_CYCLES) RMQ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m -run '^TestCrashLoopSoak$$' -v ./integration/soak/
+	cd integration && SOAK_CRASH=1 SOAK_CYCLES=$(SOAK_CYCLES) RMQ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m -run '^TestCrashLoopSoak$$' -v ./soak/
 
 # The gRPC endpoint's protobuf and gRPC code (grpcapi/apiv2), generated from the
 # apache/rocketmq-apis protos at ROCKETMQ_APIS_VERSION (the rocketmq-proto version

@@ -17,8 +17,9 @@ import (
 // startInProcess starts a name server and a broker in this process, for profiling
 // the broker's hot paths with `go test -cpuprofile`:
 //
-//	go test ./bench/compare -run '^$' -bench 'Broker/send/async' -benchtime 200000x -cpuprofile cpu.out
-//	go tool pprof -top -focus 'rmq/(broker|store|remoting)' bench/compare.test cpu.out
+//	cd bench/compare   # a module of its own
+//	go test . -run '^$' -bench 'Broker/send/async' -benchtime 200000x -cpuprofile cpu.out
+//	go tool pprof -top -focus 'rmq/(broker|store|remoting)' compare.test cpu.out
 //
 // The load generator runs in the same process; focus on the broker's
 // packages when reading the profile.

@@ -51,7 +51,7 @@ func (r *runner) report(w io.Writer, rows []row, m *machine, began time.Time, to
 	fmt.Fprintf(w, "- Load average (1/5/15 min) before: %s; after: %s (the machine is shared; ratios come from the same run)\n", m.loadBefore, m.loadAfter)
 	fmt.Fprintf(w, "- Driver %s; JVM: %s\n", m.goVersion, m.java)
 	fmt.Fprint(w, r.runsLine())
-	fmt.Fprintf(w, "- Command: `go run ./bench/compare %s`\n\n", strings.Join(r.cfg.args, " "))
+	fmt.Fprintf(w, "- Command: `bin/bench-compare %s` (make bench-compare-bin)\n\n", strings.Join(r.cfg.args, " "))
 	writeMarkdown(w, rows)
 	fmt.Fprintln(w)
 	if len(r.notes) > 0 {

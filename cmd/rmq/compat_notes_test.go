@@ -128,7 +128,7 @@ var codeNotes = map[int32]codeNote{
 		tests: "`namesrv/server_test.go`",
 	},
 	103: { // REGISTER_BROKER
-		tests: "`namesrv/server_test.go`, `namesrv/client_compat_test.go`",
+		tests: "`namesrv/server_test.go`, `integration/namesrvclient/client_compat_test.go`",
 	},
 	104: { // UNREGISTER_BROKER
 		tests: "`namesrv/server_test.go`",

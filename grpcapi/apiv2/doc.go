@@ -8,5 +8,5 @@
 // the 5.x Go SDK's own generated copy (protobuf-go panics at init when a
 // file path or a full name is registered twice); the gRPC service keeps its
 // wire name, apache.rocketmq.v2.MessagingService. Message names never reach
-// the wire (the protos use no Any). coexist_test.go links both.
+// the wire (the protos use no Any). integration/apiv2sdk links both.
 package apiv2

@@ -25,7 +25,7 @@ import (
 
 // Run (about 15 s; not part of `go test ./...`, which runs no benchmarks):
 //
-//	go test ./integration/bench -run '^$' -bench DelayLateness -benchtime 1x -v
+//	cd integration && go test ./bench -run '^$' -bench DelayLateness -benchtime 1x -v
 const (
 	latenessMessages = 10_000
 	latenessSenders  = 16

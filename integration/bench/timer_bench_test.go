@@ -14,7 +14,7 @@ import (
 // Run (about 2.5 minutes, ~1 GB of store in a temporary directory; not part of
 // `go test ./...`, which runs no benchmarks):
 //
-//	go test ./integration/bench -run '^$' -bench TimerWheel -benchtime 1x -timeout 15m -v
+//	cd integration && go test ./bench -run '^$' -bench TimerWheel -benchtime 1x -timeout 15m -v
 //
 // BenchmarkTimerWheel measures the 5.x timer wheel under a million pending
 // timers, with the broker and the load generator in one process:

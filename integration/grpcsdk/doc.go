@@ -5,7 +5,7 @@
 // drives it over stdin (topics, offsets, pop stats, its manual clock). (That
 // split dates from when grpcapi/apiv2 registered the same proto names as the
 // SDK's generated copy and the two could not share a binary; they can now,
-// see grpcapi/apiv2/coexist_test.go.)
+// see integration/apiv2sdk.)
 //
 //	test ──Go SDK (TLS)──► sdkhost: broker + grpcapi on 127.0.0.1:random
 //	     ──stdin lines───► sdkhost (topic, offset, pop, advance, orderly, fifoqueue)

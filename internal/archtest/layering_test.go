@@ -5,10 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -158,7 +162,115 @@ func listPackages(t *testing.T, root string) []listedPackage {
 	return pkgs
 }
 
-// TestLayering checks every package's non-test imports against README.md.
+// nestedPackages lists the packages of the repository's other modules
+// (integration/go.mod, bench/compare/go.mod, ...: directories below root
+// with a go.mod of their own), whose import paths sit under rmq's. They are
+// read from their source, not with go list, so that the check needs none of
+// their requirements (the stock clients) in the module cache. A directory
+// with .go files is a package; its non-test files, whatever their build
+// constraints, give its imports.
+func nestedPackages(t *testing.T, root string) []listedPackage {
+	t.Helper()
+	skipDir := func(name string) bool {
+		return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") ||
+			name == "testdata" || name == "node_modules" || name == "target"
+	}
+	// The nested modules and their paths.
+	modules := map[string]string{} // dir -> module path
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "go.mod" && filepath.Dir(path) != root {
+			modules[filepath.Dir(path)] = modulePath(t, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []listedPackage
+	for modDir, modPath := range modules {
+		byDir := map[string]map[string]bool{}
+		err := filepath.WalkDir(modDir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != modDir && skipDir(d.Name()) {
+					return filepath.SkipDir
+				}
+				if _, nested := modules[path]; nested && path != modDir {
+					return filepath.SkipDir // its own module, listed on its own
+				}
+				return nil
+			}
+			if !strings.HasSuffix(d.Name(), ".go") {
+				return nil
+			}
+			dir := filepath.Dir(path)
+			if byDir[dir] == nil {
+				byDir[dir] = map[string]bool{} // a package, if only of tests
+			}
+			if strings.HasSuffix(d.Name(), "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, imp := range f.Imports {
+				p, err := strconv.Unquote(imp.Path.Value)
+				if err != nil {
+					return fmt.Errorf("%s: import %s: %v", path, imp.Path.Value, err)
+				}
+				byDir[dir][p] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dir, imports := range byDir {
+			rel, err := filepath.Rel(modDir, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := listedPackage{ImportPath: modPath}
+			if rel != "." {
+				p.ImportPath += "/" + filepath.ToSlash(rel)
+			}
+			for imp := range imports {
+				p.Imports = append(p.Imports, imp)
+			}
+			sort.Strings(p.Imports)
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs
+}
+
+// modulePath returns the module path a go.mod file declares.
+func modulePath(t *testing.T, gomod string) string {
+	t.Helper()
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	t.Fatalf("%s: no module line", gomod)
+	return ""
+}
+
+// TestLayering checks every package's non-test imports against README.md:
+// the packages of rmq's module and of the repository's nested modules.
 func TestLayering(t *testing.T) {
 	root, module := moduleRoot(t)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -180,7 +292,7 @@ func TestLayering(t *testing.T) {
 	// business. What imports it is rmq's, so it is named in the block as a
 	// target (third_party/gnet, by remoting alone).
 	var listed []listedPackage
-	for _, p := range listPackages(t, root) {
+	for _, p := range append(listPackages(t, root), nestedPackages(t, root)...) {
 		if name, _ := rel(p.ImportPath); !strings.HasPrefix(name, "third_party/") {
 			listed = append(listed, p)
 		}

@@ -1,4 +1,4 @@
-package rmqtest_test
+package rmqtestclient_test
 
 import (
 	"context"

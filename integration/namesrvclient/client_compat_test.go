@@ -1,4 +1,4 @@
-package namesrv
+package namesrvclient_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -20,8 +22,9 @@ import (
 // through the client's own hand-rolled parser.
 func TestStockGoAdminClient(t *testing.T) {
 	rlog.SetLogLevel("error")
-	s := startServer(t, func(o *Options) { o.OrderMessageEnable = true })
-	raw := dialRaw(t, s.Addr())
+	s := startServer(t)
+	reg := remoting.NewClient(remoting.ClientOptions{})
+	t.Cleanup(reg.Close)
 	setup := []struct {
 		name string
 		req  *remoting.Command
@@ -38,10 +41,14 @@ func TestStockGoAdminClient(t *testing.T) {
 		{"broker-c master leaves", remoting.NewRequest(remoting.UnregisterBroker, map[string]string{
 			"clusterName": "DefaultCluster", "brokerName": "broker-c", "brokerAddr": "127.0.0.3:10911", "brokerId": "0"}, nil)},
 		{"order conf", remoting.NewRequest(remoting.PutKVConfig, map[string]string{
-			"namespace": NamespaceOrderTopicConfig, "key": "Ordered", "value": "broker-a:2;broker-b:1"}, nil)},
+			"namespace": namesrv.NamespaceOrderTopicConfig, "key": "Ordered", "value": "broker-a:2;broker-b:1"}, nil)},
 	}
 	for _, st := range setup {
-		if r := raw.invoke(st.req); r.Code != remoting.Success {
+		r, err := reg.InvokeTimeout(s.Addr(), st.req, 3*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if r.Code != remoting.Success {
 			t.Fatalf("%s: %v", st.name, r)
 		}
 	}
@@ -98,4 +105,48 @@ func TestStockGoAdminClient(t *testing.T) {
 	if _, err := adm.FetchClusterList("NoSuchTopic"); err == nil {
 		t.Errorf("route of an unknown topic did not fail")
 	}
+}
+
+// startServer starts a name server on a free loopback port with order
+// messages enabled (the route then carries the Ordered topic's order conf).
+func startServer(t *testing.T) *namesrv.Server {
+	t.Helper()
+	opts := namesrv.DefaultOptions()
+	opts.ListenHost = "127.0.0.1"
+	opts.ListenPort = testutil.FreePort(t)
+	opts.OrderMessageEnable = true
+	s, err := namesrv.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// registerBody is a REGISTER_BROKER body with the given topics at data
+// version counter.
+func registerBody(counter int64, tcs ...*remoting.TopicConfig) []byte {
+	w := remoting.TopicConfigSerializeWrapper{
+		DataVersion:      remoting.DataVersion{Counter: counter, Timestamp: 1700000000000 + counter},
+		TopicConfigTable: map[string]*remoting.TopicConfig{},
+	}
+	for _, tc := range tcs {
+		w.TopicConfigTable[tc.TopicName] = tc
+	}
+	return remoting.MarshalBody(remoting.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: w})
+}
+
+// registerExt is a REGISTER_BROKER header.
+func registerExt(cluster, name, addr string, id int64) map[string]string {
+	return map[string]string{
+		"clusterName": cluster, "brokerName": name, "brokerAddr": addr, "brokerId": strconv.FormatInt(id, 10),
+		"haServerAddr": addr + "-ha", "compressed": "false",
+	}
+}
+
+func tc(name string, queues, perm int32) *remoting.TopicConfig {
+	return &remoting.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
 }

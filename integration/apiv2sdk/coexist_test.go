@@ -1,4 +1,4 @@
-package apiv2_test
+package apiv2sdk_test
 
 import (
 	"testing"

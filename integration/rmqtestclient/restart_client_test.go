@@ -1,4 +1,4 @@
-package rmqtest_test
+package rmqtestclient_test
 
 import (
 	"context"
@@ -10,9 +10,6 @@ import (
 
 	"github.com/rmqio/rmq/rmqtest"
 )
-
-// This file uses the stock Go client (and the helpers of rmqtest_test.go):
-// it moves with them.
 
 // sendUntilOK retries a send until the client, reconnecting to a restarted
 // broker, gets it through (a send on the connection the restart closed

@@ -1,0 +1,6 @@
+// Package apiv2sdk links grpcapi/apiv2 beside the 5.x Go SDK's own
+// generated package (github.com/apache/rocketmq-clients/golang/v5/protocol/v2)
+// and checks that both speak one wire format. Its _test.go files only; it
+// sits in the integration module with the other SDK tests so that rmq's own
+// go.mod needs no SDK (see integration/doc.go).
+package apiv2sdk
