@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rmqio/rmq/internal/javastr"
 )
 
 // The conversions the Java filter applies to property strings: Integer.valueOf,
@@ -90,26 +92,13 @@ func javaDigit(s string) (int, int) {
 	return -1, size
 }
 
-// javaTrim is String.trim: it drops every leading and trailing char <= ' '
-// (the ASCII controls and the space).
-func javaTrim(s string) string {
-	i, j := 0, len(s)
-	for i < j && s[i] <= ' ' {
-		i++
-	}
-	for j > i && s[j-1] <= ' ' {
-		j--
-	}
-	return s[i:j]
-}
-
 // javaParseDouble is Double.valueOf(s) (FloatingDecimal.readJavaFormatString):
 // after String.trim, an optional sign, then "NaN", "Infinity", a hexadecimal
 // float "0x1.8p3" (the binary exponent is mandatory), or a decimal "12", "1.",
 // ".5", "1e3", "1.5E-3"; a decimal or hexadecimal number may end in one of
 // f, F, d, D. Digits are ASCII only. The value is correctly rounded.
 func javaParseDouble(s string) (float64, bool) {
-	s = javaTrim(s)
+	s = javastr.Trim(s)
 	if s == "" {
 		return 0, false
 	}
