@@ -26,7 +26,8 @@ import (
 // rmq packages (README's layering), so it is not read either.
 
 // wireNameFiles are the files of message/ that define the wire names: every
-// string constant in them named Topic*, Prop*, *Prefix or *Suffix.
+// string constant in them named Topic*, Prop*, Group*, *Prefix or *Suffix
+// (system consumer groups are wire names too).
 var wireNameFiles = []string{"message/topics.go", "message/keys.go", "message/reply.go", "message/proxy_keys.go"}
 
 // wireNameAllowed lists the files where a wire name's text may stand as a
@@ -143,7 +144,7 @@ func wireNames(root string, files []string) (map[string]string, error) {
 			return "", false
 		}
 		for name, e := range exprs {
-			if !(strings.HasPrefix(name, "Topic") || strings.HasPrefix(name, "Prop") || strings.HasSuffix(name, "Prefix") || strings.HasSuffix(name, "Suffix")) {
+			if !(strings.HasPrefix(name, "Topic") || strings.HasPrefix(name, "Prop") || strings.HasPrefix(name, "Group") || strings.HasSuffix(name, "Prefix") || strings.HasSuffix(name, "Suffix")) {
 				continue
 			}
 			v, ok := value(e)
