@@ -149,19 +149,25 @@ func javaParseDouble(s string) (float64, bool) {
 		return 0, false
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		if i == start {
+		var ok bool
+		if i, ok = exponentEnd(s, i+1); !ok {
 			return 0, false
 		}
 	}
 	return parseFloatTail(s, i)
+}
+
+// exponentEnd is the end of the exponent [-+]?digit+ that starts at s[i:]
+// (just after 'e' or 'p'); false when it has no digit.
+func exponentEnd(s string, i int) (int, bool) {
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return i, i > start
 }
 
 // javaParseHexDouble checks the rest of a hexadecimal float from s[i:] (just
@@ -189,15 +195,8 @@ func javaParseHexDouble(s string, i int) (float64, bool) {
 	if i == len(s) || (s[i] != 'p' && s[i] != 'P') {
 		return 0, false
 	}
-	i++
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	start := i
-	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-		i++
-	}
-	if i == start {
+	i, ok := exponentEnd(s, i+1)
+	if !ok {
 		return 0, false
 	}
 	return parseFloatTail(s, i)
