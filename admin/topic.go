@@ -79,12 +79,9 @@ type UpdateTopicResult struct {
 // with other brokers' entries in the single-broker case.
 func (a *Admin) UpdateTopic(ctx context.Context, spec TopicSpec, addr, cluster string) (*UpdateTopicResult, error) {
 	res := &UpdateTopicResult{Config: spec}
-	targets := []string{addr}
-	if addr == "" {
-		var err error
-		if targets, err = a.MasterAddrs(ctx, cluster); err != nil {
-			return nil, err
-		}
+	targets, err := a.brokerTargets(ctx, addr, cluster)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range targets {
 		req := newRequest(remoting.UpdateAndCreateTopic, map[string]string{
