@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -167,25 +166,7 @@ var generatedHeader = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\
 // that defines it and the files allowed lists for it.
 func wireNameRepeats(root string, names map[string]string, allowed map[string]map[string]bool) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "third_party" || rel == "integration" || strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "node_modules" || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	err := walkGoSources(root, []string{"integration"}, func(rel string, src []byte) error {
 		if head, _, _ := strings.Cut(string(src), "\npackage "); generatedHeader.MatchString(head) {
 			return nil
 		}
