@@ -566,23 +566,8 @@ func validateTopicName(topic string) string {
 	return ""
 }
 
-// permString renders perm as Java's PermName.perm2String ("RWX").
-func permString(perm int32) string {
-	b := []byte("---")
-	if perm&remoting.PermRead != 0 {
-		b[0] = 'R'
-	}
-	if perm&remoting.PermWrite != 0 {
-		b[1] = 'W'
-	}
-	if perm&remoting.PermInherit != 0 {
-		b[2] = 'X'
-	}
-	return string(b)
-}
-
 // topicConfigString renders tc as Java's TopicConfig.toString (used in remarks).
 func topicConfigString(tc *remoting.TopicConfig) string {
 	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%t]",
-		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, permString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
+		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, remoting.PermString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
 }

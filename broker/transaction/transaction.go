@@ -102,7 +102,7 @@ import (
 // Topics, groups and property keys of the transaction path (TopicValidator,
 // MixAll, MessageConst, TransactionalMessageUtil).
 const (
-	txSysGroup       = "CID_RMQ_SYS_TRANS"
+	txSysGroup       = message.GroupTransCheck
 	txOpRemoveTag    = "d"
 	txHalfQueueID    = 0
 	txCheckMaxQueues = 1
