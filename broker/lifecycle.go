@@ -212,6 +212,7 @@ func New(opts Options) (*Broker, error) {
 		ClientIDs: b.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
 		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
+		OnPopped: b.recordPop,
 	})
 	if err != nil {
 		b.tx.Stop()

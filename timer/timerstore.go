@@ -72,6 +72,10 @@ type TimerStore struct {
 	clMaxAtOpen int64
 	rates       rateWindow
 	obs         *histo.Deliveries // lateness and the last deliveries (metrics.go)
+	// setLatency and lastRead are the enqueue figures 5.x records when it
+	// reads the timer queue (metrics.go).
+	setLatency *histo.ByKey[string]
+	lastRead   lastRead
 
 	enqWake chan struct{}
 	deqWake chan struct{}
@@ -126,6 +130,7 @@ func Open(opts Options) (*TimerStore, error) {
 		delivered:  map[string]int64{},
 		evac:       map[int64]bool{},
 		obs:        histo.NewDeliveries(recentDeliveries),
+		setLatency: histo.NewByKey[string](SetLatencyBoundsS...),
 		deqWakeAt:  math.MaxInt64,
 		rounds:     clock.Rounds{Window: opts.Coalesce.Milliseconds()},
 		enqWake:    make(chan struct{}, 1),

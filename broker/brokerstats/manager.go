@@ -236,9 +236,9 @@ func (m *Manager) RecordPut(topic string, msgs, bytes int) {
 	m.TopicSize.Item(k).Add(int64(bytes))
 	m.brokerPut.Add(int64(msgs))
 	if d := m.detail.Load(); d != nil && msgs > 0 {
-		avg := int64(bytes / msgs)
+		avg, h := int64(bytes/msgs), d.MessageSize.Get(topic)
 		for range msgs {
-			d.MessageSize.Observe(avg)
+			h.Observe(avg)
 		}
 	}
 }

@@ -159,6 +159,7 @@ type Service struct {
 	walkMu sync.Mutex
 	passes atomic.Int64 // completed passes
 	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+	ends   ends         // END_TRANSACTION outcomes by topic (Ends)
 	// checker takes checks for groups with no remoting producer connected
 	// (SetChecker).
 	checker atomic.Pointer[Checker]
@@ -210,6 +211,7 @@ func New(o Options) (*Service, error) {
 		timeout:   o.Timeout,
 		interval:  o.CheckInterval,
 		checkMax:  o.CheckMax,
+		ends:      newEnds(),
 		decided:   make(map[int64]*txDecision),
 		copies:    make(map[int64]int64),
 		stop:      make(chan struct{}),
