@@ -42,6 +42,7 @@ var pageSize = mmap.PageSize
 // position of the owner concurrently.
 type mappedFile struct {
 	path  string
+	fs    FS    // the store's (Options.FS): every write, sync and truncate of file
 	start int64 // global offset of data[0]
 	file  *os.File
 	data  []byte
@@ -60,8 +61,8 @@ type mappedFile struct {
 // bytes, and maps it. A shorter file is extended with zeros (loaders allow
 // that only for the newest file, see checkSegments) and prepared as
 // createMappedFile prepares a new one; a longer one is refused.
-func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	return mapSegment(path, start, size, prealloc, false, true)
+func openMappedFile(fs FS, path string, start, size int64, prealloc bool) (*mappedFile, error) {
+	return mapSegment(fs, path, start, size, prealloc, false, true)
 }
 
 // createMappedFile creates the segment file at path, sized to size bytes,
@@ -74,8 +75,8 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 // on disk up front where the OS supports it, so a full disk shows as
 // ErrDiskFull here; without it the file stays sparse and a write into it on
 // a full disk faults, which callers turn into ErrDiskFull with GuardFault.
-func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	return mapSegment(path, start, size, prealloc, true, true)
+func createMappedFile(fs FS, path string, start, size int64, prealloc bool) (*mappedFile, error) {
+	return mapSegment(fs, path, start, size, prealloc, true, true)
 }
 
 // createMappedFileUnsynced is createMappedFile without preallocation and
@@ -85,8 +86,8 @@ func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFil
 // checkpoint counts a unit in them. A crash before that leaves the file
 // missing, empty or sparse, all of which loading accepts for the newest
 // files, and recovery dispatches the units again.
-func createMappedFileUnsynced(path string, start, size int64) (*mappedFile, error) {
-	return mapSegment(path, start, size, false, true, false)
+func createMappedFileUnsynced(fs FS, path string, start, size int64) (*mappedFile, error) {
+	return mapSegment(fs, path, start, size, false, true, false)
 }
 
 // syncCreation fsyncs a file made by createMappedFileUnsynced as a whole
@@ -96,7 +97,7 @@ func createMappedFileUnsynced(path string, start, size int64) (*mappedFile, erro
 func (m *mappedFile) syncCreation(wrote int64) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	if err := FSFor(m.path).Sync(m.file); err != nil {
+	if err := m.fs.Sync(m.file); err != nil {
 		if wrote > 0 {
 			m.failedFrom, m.failedTo = 0, max(m.failedTo, wrote)
 		}
@@ -108,8 +109,8 @@ func (m *mappedFile) syncCreation(wrote int64) error {
 // mapSegment is openMappedFile (create false: the steps of a creation run
 // only for a file shorter than size), createMappedFile and (durable false:
 // no fsync of the file or its directory) createMappedFileUnsynced.
-func mapSegment(path string, start, size int64, prealloc, create, durable bool) (mf *mappedFile, err error) {
-	fs := FSFor(path)
+func mapSegment(fs FS, path string, start, size int64, prealloc, create, durable bool) (mf *mappedFile, err error) {
+	fs = OrOS(fs)
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
 	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -146,7 +147,7 @@ func mapSegment(path string, start, size int64, prealloc, create, durable bool) 
 			if err := fs.Sync(f); err != nil {
 				return nil, err
 			}
-			if err := syncDir(filepath.Dir(path)); err != nil {
+			if err := syncDir(fs, filepath.Dir(path)); err != nil {
 				return nil, err
 			}
 		}
@@ -155,7 +156,7 @@ func mapSegment(path string, start, size int64, prealloc, create, durable bool) 
 	if err != nil {
 		return nil, fmt.Errorf("store: mmap %s: %w", path, err)
 	}
-	return &mappedFile{path: path, start: start, file: f, data: data}, nil
+	return &mappedFile{path: path, fs: fs, start: start, file: f, data: data}, nil
 }
 
 // adviseRandom turns off read-ahead for faults on m. Files written through
@@ -198,7 +199,7 @@ func (m *mappedFile) sync(from, to int64) error {
 		}
 		from, to = min(from, m.failedFrom), max(to, m.failedTo)
 	}
-	if err := FSFor(m.path).Msync(m.path, m.file, m.data[from:to], from); err != nil {
+	if err := m.fs.Msync(m.path, m.file, m.data[from:to], from); err != nil {
 		m.failedFrom, m.failedTo = from, to
 		return fmt.Errorf("store: msync %s: %w", m.path, err)
 	}
@@ -215,7 +216,7 @@ func (m *mappedFile) rewrite(from, to int64) error {
 	buf := make([]byte, min(to-from, rewriteChunk))
 	for off := from; off < to; {
 		n := copy(buf, m.data[off:to])
-		if _, err := FSFor(m.path).WriteAt(m.file, buf[:n], off); err != nil {
+		if _, err := m.fs.WriteAt(m.file, buf[:n], off); err != nil {
 			return err
 		}
 		off += int64(n)
