@@ -51,10 +51,10 @@ type mappedFile struct {
 	// file's modification time counts). Retention ages files by it.
 	doneMs atomic.Int64
 
-	// syncMu serialises sync; failedFrom..failedTo is a range whose last
-	// msync failed (empty when equal), rewritten before the next one.
-	syncMu               sync.Mutex
-	failedFrom, failedTo int64
+	// syncMu serialises sync and guards msync, which rewrites a range
+	// whose msync failed before the next one.
+	syncMu sync.Mutex
+	msync  MappedSync
 }
 
 // openMappedFile opens the existing segment file at path, sized to size
@@ -98,9 +98,7 @@ func (m *mappedFile) syncCreation(wrote int64) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
 	if err := m.fs.Sync(m.file); err != nil {
-		if wrote > 0 {
-			m.failedFrom, m.failedTo = 0, max(m.failedTo, wrote)
-		}
+		m.msync.failed(0, wrote)
 		return fmt.Errorf("store: fsync %s: %w", m.path, err)
 	}
 	return nil
@@ -176,47 +174,75 @@ func (m *mappedFile) size() int64 { return int64(len(m.data)) }
 // end is the global offset just past the file.
 func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 
-// sync makes data[from:to) durable. from is rounded down to a page boundary
-// because msync works on whole pages. It covers bytes pwritten there as well
-// as bytes copied into the mapping (mmap.Sync).
+// sync makes data[from:to) durable (MappedSync.Sync). It covers bytes
+// pwritten there as well as bytes copied into the mapping (mmap.Sync).
+// Callers advance their flushed offsets only past ranges it synced.
+func (m *mappedFile) sync(from, to int64) error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	if err := m.msync.Sync(m.fs, m.path, m.file, m.data, from, to); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// MappedSync runs the msyncs of one shared mapping of a file and remembers
+// the range whose last msync failed (the store's mapped files, the timer
+// log's segments). The zero value is ready; callers serialise calls.
 //
 // A failed msync may have left pages of its range clean but not written
 // (Linux marks them clean when writeback fails and reports the error once),
-// so a later msync that succeeds proves nothing for them. The next sync
+// so a later msync that succeeds proves nothing for them. The next Sync
 // therefore first writes the failed range again from the mapping, which
-// dirties its pages, and syncs it with its own range: callers advance their
-// flushed offsets only past ranges synced that way.
-func (m *mappedFile) sync(from, to int64) error {
+// dirties its pages, and syncs it with its own range.
+type MappedSync struct {
+	failedFrom, failedTo int64 // empty when equal
+}
+
+// failed records [from, to) as a range whose sync failed.
+func (s *MappedSync) failed(from, to int64) {
+	if to <= from {
+		return
+	}
+	if s.failedTo > s.failedFrom {
+		from, to = min(from, s.failedFrom), max(to, s.failedTo)
+	}
+	s.failedFrom, s.failedTo = from, to
+}
+
+// Sync makes data[from:to) durable, data being a shared mapping of f (the
+// file path) from its byte 0; from is rounded down to a page boundary
+// because msync works on whole pages. It returns nil only when every range
+// it was asked to sync since the last nil, this one included, is durable.
+func (s *MappedSync) Sync(fs FS, path string, f *os.File, data []byte, from, to int64) error {
 	if to <= from {
 		return nil
 	}
 	from &^= pageSize - 1
-	m.syncMu.Lock()
-	defer m.syncMu.Unlock()
-	if m.failedTo > m.failedFrom {
-		if err := m.rewrite(m.failedFrom, m.failedTo); err != nil {
-			return fmt.Errorf("store: rewrite %s after a failed msync: %w", m.path, err)
+	if s.failedTo > s.failedFrom {
+		if err := rewriteMapped(fs, f, data, s.failedFrom, s.failedTo); err != nil {
+			return fmt.Errorf("rewrite %s after a failed msync: %w", path, err)
 		}
-		from, to = min(from, m.failedFrom), max(to, m.failedTo)
+		from, to = min(from, s.failedFrom), max(to, s.failedTo)
 	}
-	if err := m.fs.Msync(m.path, m.file, m.data[from:to], from); err != nil {
-		m.failedFrom, m.failedTo = from, to
-		return fmt.Errorf("store: msync %s: %w", m.path, err)
+	if err := fs.Msync(path, f, data[from:to], from); err != nil {
+		s.failedFrom, s.failedTo = from, to
+		return fmt.Errorf("msync %s: %w", path, err)
 	}
-	m.failedFrom, m.failedTo = 0, 0
+	s.failedFrom, s.failedTo = 0, 0
 	return nil
 }
 
-// rewriteChunk bounds the buffer rewrite copies through.
+// rewriteChunk bounds the buffer rewriteMapped copies through.
 const rewriteChunk = 256 << 10
 
-// rewrite writes data[from:to) to the file again (pwrite, through a copy:
+// rewriteMapped writes data[from:to) to f again (pwrite, through a copy:
 // not from the file's own mapping), so that its pages are dirty.
-func (m *mappedFile) rewrite(from, to int64) error {
+func rewriteMapped(fs FS, f *os.File, data []byte, from, to int64) error {
 	buf := make([]byte, min(to-from, rewriteChunk))
 	for off := from; off < to; {
-		n := copy(buf, m.data[off:to])
-		if _, err := m.fs.WriteAt(m.file, buf[:n], off); err != nil {
+		n := copy(buf, data[off:to])
+		if _, err := fs.WriteAt(f, buf[:n], off); err != nil {
 			return err
 		}
 		off += int64(n)

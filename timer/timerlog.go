@@ -67,6 +67,7 @@ type segment struct {
 	start int64
 	f     *os.File
 	data  []byte
+	sync  store.MappedSync // flushMu
 }
 
 func (s *segment) endPos() int64 { return s.start + int64(len(s.data)) }
@@ -171,14 +172,14 @@ func (s *segment) close() error {
 	return errors.Join(errs...)
 }
 
-// msync makes data[from:to) durable.
+// msync makes data[from:to) durable, and a range whose msync failed before
+// with it (store.MappedSync): flush calls it under flushMu.
 func (s *segment) msync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
-	from &^= mmap.PageSize - 1
-	if err := s.fs.Msync(s.path, s.f, s.data[from:to], from); err != nil {
-		return fmt.Errorf("timer: msync %s: %w", s.path, err)
+	if err := s.sync.Sync(s.fs, s.path, s.f, s.data, from, to); err != nil {
+		return fmt.Errorf("timer: %w", err)
 	}
 	return nil
 }
