@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // WriteFileAtomic replaces path with data so that a crash leaves either the old
@@ -26,7 +28,7 @@ func writeFileAtomic(fsys FS, path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	tmp, err := createTemp(fsys, dir, filepath.Base(path)+".tmp")
 	if err != nil {
 		return err
 	}
@@ -58,6 +60,19 @@ func writeFileAtomic(fsys FS, path string, data []byte) error {
 	}
 	ok = true
 	return syncDir(fsys, dir)
+}
+
+// createTemp creates a new file named prefix and a random suffix in dir
+// (os.CreateTemp's contract), opened through fsys.
+func createTemp(fsys FS, dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // keepBackup makes path+".bak" hold the current content of path (if any). A

@@ -272,7 +272,8 @@ func TestFaultQueueAndCheckpointSync(t *testing.T) {
 	checkAcked(t, o, ok)
 }
 
-// A failed rename leaves WriteFileAtomic's previous content in place.
+// A failed open, write, sync or rename leaves WriteFileAtomic's previous
+// content in place and no temporary file behind.
 func TestFaultAtomicRename(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "topics.json")
@@ -281,7 +282,7 @@ func TestFaultAtomicRename(t *testing.T) {
 	}
 	inj := &Injector{}
 	fs := NewErrorFS(inj)
-	for _, op := range []Op{OpWrite, OpSync, OpRename} {
+	for _, op := range []Op{OpOpen, OpWrite, OpSync, OpRename} {
 		inj.Clear()
 		inj.Add(Rule{Op: op, Nth: 1, Err: syscall.ENOSPC})
 		err := WriteFileAtomic(fs, path, []byte("new"))
