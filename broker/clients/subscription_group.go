@@ -38,6 +38,7 @@ var ErrEmptyGroupName = errors.New("broker: subscription group name is empty")
 // pointers handed out stay consistent without the lock.
 type SubscriptionGroupManager struct {
 	path       string
+	fs         store.FS // Options.FS (nil: the real file system)
 	autoCreate bool
 	log        zerolog.Logger
 	clock      clock.Clock
@@ -228,7 +229,7 @@ func (m *SubscriptionGroupManager) Persist() error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(m.path, b)
+	return store.WriteFileAtomic(m.fs, m.path, b)
 }
 
 func (m *SubscriptionGroupManager) persistLogged() {

@@ -72,6 +72,9 @@ type Options struct {
 	BrokerName  string
 	StoreHost   netip.AddrPort
 	ConfigDir   string
+	// FS carries the writes of the files under ConfigDir (store/vfs.go);
+	// nil is the real file system.
+	FS store.FS
 	// TimerEnabled is timerWheelEnable: without the timer store a pop is
 	// refused (stock: SYSTEM_ERROR).
 	TimerEnabled bool
@@ -189,6 +192,7 @@ func New(opts Options) (*Service, error) {
 	if s.modes, err = NewModeManager(filepath.Join(opts.ConfigDir, modeFileName)); err != nil {
 		return nil, err
 	}
+	s.modes.fs = opts.FS
 	if tc, _ := opts.Topics.CreateSystemTopic(s.reviveTopic, 1, permReadWrite); tc == nil {
 		return nil, fmt.Errorf("pop: cannot create revive topic %s", s.reviveTopic)
 	}
@@ -658,7 +662,7 @@ func (s *Service) persist() error {
 		return err
 	}
 	b, _ := json.Marshal(map[string]int64{"offset": start})
-	return store.WriteFileAtomic(filepath.Join(s.opts.ConfigDir, reviveOffsetFile), b)
+	return store.WriteFileAtomic(s.opts.FS, filepath.Join(s.opts.ConfigDir, reviveOffsetFile), b)
 }
 
 func (s *Service) loadReplayStart() (int64, error) {
