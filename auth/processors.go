@@ -236,3 +236,16 @@ func (s *Service) listAcl(req *remoting.Command) *remoting.Command {
 	body, err := json.Marshal(infos)
 	return reply(req, err, body)
 }
+
+// Unconfigured are the handlers of 3001-3010 on a broker without ACL 2.0:
+// the stock broker serves the codes anyway and, having no metadata
+// provider, answers each with handleAuthException's system error.
+func Unconfigured() map[int32]Handler {
+	out := make(map[int32]Handler)
+	for code := range (&Service{}).Processors() {
+		out[code] = func(req *remoting.Command) *remoting.Command {
+			return remoting.NewResponse(req, remoting.SystemError, errSystem)
+		}
+	}
+	return out
+}

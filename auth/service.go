@@ -248,3 +248,8 @@ func V1Files(home, file string) []string {
 	}
 	return out
 }
+
+// Checks reports whether s checks requests (nil: no).
+func (s *Service) Checks() bool {
+	return s != nil && (s.cfg.AuthenticationEnabled || s.cfg.AuthorizationEnabled)
+}

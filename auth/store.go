@@ -387,3 +387,12 @@ func (m *Metadata) ListAcls(subjectFilter, resourceFilter string) []Acl {
 	slices.SortFunc(out, func(x, y Acl) int { return strings.Compare(x.Subject, y.Subject) })
 	return out
 }
+
+// PutAclInfo is PutAcl of a wire-form ACL (its subject, else subject).
+func (m *Metadata) PutAclInfo(subject string, ai AclInfo) error {
+	s, ps := ai.convert()
+	if s == "" {
+		s = subject
+	}
+	return m.PutAcl(s, ps)
+}
