@@ -73,9 +73,17 @@ func TestAuthRemotingEndToEnd(t *testing.T) {
 	if want := `{"password":"apppw","userStatus":"disable","userType":"Normal","username":"app"}`; r.Code != 0 || string(r.Body) != want {
 		t.Fatalf("getUser: %d %s", r.Code, r.Body)
 	}
-	// The metadata survives a restart.
+	// The metadata survives a restart: loaded at start, app is still
+	// disabled and root still signs.
 	if _, err := os.Stat(filepath.Join(tb.opts.StorePathRootDir, "config", auth.FileName)); err != nil {
 		t.Fatal(err)
+	}
+	tb = tb.restart()
+	expect(send("app", "apppw", "AuthTopic"), remoting.NoPermission, "User:app is disabled.")
+	body, _ = json.Marshal(auth.UserInfo{UserStatus: "enable"})
+	expect(tb.invokeSigned(cli, "root", "rootpw", remoting.AuthUpdateUser, map[string]string{"username": "app"}, body), remoting.Success, "")
+	if r := send("app", "apppw", "AuthTopic"); r.Code != remoting.Success {
+		t.Fatalf("send after re-enabling: %d %s", r.Code, r.Remark)
 	}
 }
 
