@@ -17,6 +17,14 @@ type annotation struct {
 	fields  []resourceField
 }
 
+// rmqCodes are rmq's own codes (remoting/codes_rmq.go), which no stock
+// header annotates: fast-forwarding the broker's message clock changes
+// the whole broker, so it needs Update on the cluster, as the 5.3.3 admin
+// codes that change the broker do.
+var rmqCodes = map[int32]annotation{
+	remoting.ClockFastForward: {header: "rmq CLOCK_FAST_FORWARD", cluster: true, actions: []string{ActUpdate}},
+}
+
 // resourceField is a header field naming resources of typ; a splitter
 // splits its value into several (StringUtils.split: on any of its
 // characters, empty pieces dropped).
@@ -169,6 +177,9 @@ func decodeBody(body []byte, v any) error {
 // annotation's resource the cluster, the broker's cluster.
 func byAnnotation(code int32, ext map[string]string, cluster, sourceIP string) []Request {
 	a, ok := annotated[code]
+	if !ok {
+		a, ok = rmqCodes[code]
+	}
 	if !ok {
 		return nil
 	}

@@ -258,6 +258,8 @@ func TestRemotingAuthorization(t *testing.T) {
 	ok(check("192.168.0.9:1", remoting.HeartBeat, nil, hb))
 	wantDenied(t, check("10.0.0.9:1", remoting.HeartBeat, nil, hb), "Topic:logs-x")
 	wantDenied(t, check("10.0.0.9:1", remoting.HeartBeat, nil, []byte("{bad")), "parse authorization context error.")
+	// rmq's clock fast-forward needs Update on the cluster.
+	wantDenied(t, check("1.1.1.1:1", remoting.ClockFastForward, map[string]string{"durationMs": "1"}, nil), "Cluster:DefaultCluster")
 	// Unannotated codes are not authorized.
 	ok(check("1.1.1.1:1", remoting.GetBrokerConfig, map[string]string{"x": "y"}, nil))
 }
