@@ -153,3 +153,7 @@ func writeAtomic(path string, data []byte) error {
 	}
 	return nil
 }
+
+// ParseFile reads a plain_acl.yml (the ACL 2.0 migration, package auth,
+// reads the accounts the same way this package does).
+func ParseFile(raw []byte) (File, error) { return parseFile(raw) }

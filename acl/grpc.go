@@ -125,3 +125,10 @@ func SignGrpc(accessKey, secretKey, dateTime string) string {
 	raw, _ := base64.StdEncoding.DecodeString(Sign([]byte(dateTime), secretKey))
 	return "MQv2-HMAC-SHA1 Credential=" + accessKey + ", SignedHeaders=" + GrpcDateTime + ", Signature=" + strings.ToUpper(hex.EncodeToString(raw))
 }
+
+// ParseAuthorization is the authorization header's parser for ACL 2.0
+// (package auth), which reads the header as 5.3.3's
+// DefaultAuthenticationContextBuilder does, the same way as ACL 1.0.
+func ParseAuthorization(h string) (accessKey string, hasKey bool, signature string, hasSig bool, err error) {
+	return parseAuthorization(h)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/auth"
 	"github.com/rmqio/rmq/broker/brokeradmin"
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/broker/clients"
@@ -95,6 +96,8 @@ type Broker struct {
 	handlers map[int32]HandlerFunc
 	// acl checks every request before dispatch; nil when aclEnable is false (acl.go).
 	acl *acl.Manager
+	// auth is ACL 2.0; nil unless configured (auth.go).
+	auth *auth.Service
 	// budget is serverMaxInflightBytes, shared by the remoting server and
 	// the gRPC endpoint (InflightBudget).
 	budget *remoting.Budget
@@ -163,6 +166,11 @@ func (b *Broker) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	defer b.inflight.Done()
 	if b.acl != nil {
 		if resp, denied := b.checkACL(c, req); denied {
+			return resp
+		}
+	}
+	if b.auth != nil {
+		if resp, denied := b.checkAuth(c, req); denied {
 			return resp
 		}
 	}
@@ -246,6 +254,9 @@ func (b *Broker) registerHandlers() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.aclProcessors() {
+		b.handlers[code] = h
+	}
+	for code, h := range b.authProcessors() {
 		b.handlers[code] = h
 	}
 	for code, h := range b.clockProcessors() {

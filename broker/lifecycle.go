@@ -102,6 +102,9 @@ func New(opts Options) (*Broker, error) {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
+	if b.auth, err = openAuth(opts, configDir); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,

@@ -107,6 +107,22 @@ type Options struct {
 	// GET_BROKER_CLUSTER_ACL_INFO, UPDATE_GLOBAL_WHITE_ADDRS_CONFIG) need a
 	// signed admin account: in stock any account may make itself admin.
 	AclConfigRequiresAdmin bool `conf:"aclConfigRequiresAdmin"`
+	// ACL 2.0 (5.3.3 AuthConfig; broker/auth.go, package auth): the two
+	// checks switch on separately; the metadata providers must be set for
+	// users and ACLs to be kept (<storePathRootDir>/config/auth.json);
+	// whitelists are comma lists of request codes; the init user and the
+	// inner client credential are JSON, created as super users.
+	AuthenticationEnabled                bool   `conf:"authenticationEnabled"`
+	AuthorizationEnabled                 bool   `conf:"authorizationEnabled"`
+	AuthenticationProvider               string `conf:"authenticationProvider"`
+	AuthorizationProvider                string `conf:"authorizationProvider"`
+	AuthenticationMetadataProvider       string `conf:"authenticationMetadataProvider"`
+	AuthorizationMetadataProvider        string `conf:"authorizationMetadataProvider"`
+	AuthenticationWhitelist              string `conf:"authenticationWhitelist"`
+	AuthorizationWhitelist               string `conf:"authorizationWhitelist"`
+	InitAuthenticationUser               string `conf:"initAuthenticationUser"`
+	InnerClientAuthenticationCredentials string `conf:"innerClientAuthenticationCredentials"`
+	MigrateAuthFromV1Enabled             bool   `conf:"migrateAuthFromV1Enabled"`
 	// The 5.x topic attribute message.type: EnableMixedMessageType lets a
 	// topic be MIXED (BrokerConfig); EnableTopicMessageTypeCheck refuses a
 	// send whose kind (normal, FIFO, delay, transactional) the topic's type

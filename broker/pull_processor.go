@@ -231,7 +231,7 @@ func (b *Broker) processPull(c *remoting.Conn, req *remoting.Command, allowSuspe
 // A group that does not exist yet (creating it persists the group table),
 // ACL checks and shutdown are left to ServeRemoting.
 func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remoting.Command, bool) {
-	if b.acl != nil {
+	if b.acl != nil || b.auth.Checks() {
 		return nil, false
 	}
 	ph, err := parsePullHeader(req)

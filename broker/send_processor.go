@@ -373,7 +373,7 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 	if req.Code == remoting.PullMessage || req.Code == remoting.LitePullMessage {
 		return b.servePullInline(c, req)
 	}
-	if (req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage) || b.acl != nil {
+	if (req.Code != remoting.SendMessageV2 && req.Code != remoting.SendMessage) || b.acl != nil || b.auth.Checks() {
 		return nil, false // with ACL on, sends are checked on the pool (ServeRemoting)
 	}
 	if req.IsOneway() && b.opts.FlushDiskType == "SYNC_FLUSH" {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/rmqio/rmq/acl"
+	"github.com/rmqio/rmq/auth"
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 )
 
@@ -38,16 +39,112 @@ import (
 
 // authorize checks req of ctx's call; nil allows it.
 func (s *Server) authorize(ctx context.Context, req proto.Message) error {
-	m := s.b.ACL()
-	if m == nil {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if m := s.b.ACL(); m != nil {
+		n, err := need(req)
+		if err != nil {
+			return err
+		}
+		if err := m.CheckGrpc(peerAddr(ctx).String(), first(md, acl.GrpcAuthorization), first(md, acl.GrpcDateTime), n); err != nil {
+			return err
+		}
+	}
+	if a := s.b.Auth(); a.Checks() {
+		// rpcCode is the message's stock full name (whitelists name it so).
+		rpc := "apache.rocketmq.v2." + string(req.ProtoReflect().Descriptor().Name())
+		return a.CheckGrpc(peerAddr(ctx).String(), rpc, first(md, acl.GrpcAuthorization), first(md, acl.GrpcDateTime),
+			func(ip string) ([]auth.Request, error) { return need2(req, ip) })
+	}
+	return nil
+}
+
+// need2 is what ACL 2.0 authorizes of a gRPC request
+// (DefaultAuthorizationContextBuilder.build(Metadata, message) of 5.3.3):
+// a blank topic or group is refused.
+func need2(req proto.Message, ip string) ([]auth.Request, error) {
+	var out []auth.Request
+	add := func(kind string, r *v2.Resource, acts ...string) error {
+		name := r.GetName()
+		if strings.TrimSpace(name) == "" {
+			return &auth.Denied{Msg: kind + " is null."}
+		}
+		res := auth.Topic(name)
+		if kind == "group" {
+			res = auth.Group(name)
+		}
+		out = append(out, auth.Request{Resource: res, Actions: acts, SourceIP: ip})
 		return nil
 	}
-	n, err := need(req)
-	if err != nil {
-		return err
+	sub := func(group, topic *v2.Resource) error {
+		if err := add("group", group, auth.ActSub); err != nil {
+			return err
+		}
+		return add("topic", topic, auth.ActSub)
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	return m.CheckGrpc(peerAddr(ctx).String(), first(md, acl.GrpcAuthorization), first(md, acl.GrpcDateTime), n)
+	var err error
+	switch r := req.(type) {
+	case *v2.SendMessageRequest:
+		if len(r.GetMessages()) == 0 {
+			return nil, &auth.Denied{Msg: "message is null."}
+		}
+		err = add("topic", r.GetMessages()[0].GetTopic(), auth.ActPub)
+	case *v2.RecallMessageRequest:
+		err = add("topic", r.GetTopic(), auth.ActPub)
+	case *v2.EndTransactionRequest:
+		err = add("topic", r.GetTopic(), auth.ActPub)
+	case *v2.HeartbeatRequest:
+		switch r.GetClientType() {
+		case v2.ClientType_PUSH_CONSUMER, v2.ClientType_SIMPLE_CONSUMER, v2.ClientType_PULL_CONSUMER:
+			err = add("group", r.GetGroup(), auth.ActSub)
+		}
+	case *v2.ReceiveMessageRequest:
+		if r.MessageQueue == nil {
+			return nil, &auth.Denied{Msg: "messageQueue is null."}
+		}
+		err = sub(r.GetGroup(), r.GetMessageQueue().GetTopic())
+	case *v2.AckMessageRequest:
+		err = sub(r.GetGroup(), r.GetTopic())
+	case *v2.ForwardMessageToDeadLetterQueueRequest:
+		err = sub(r.GetGroup(), r.GetTopic())
+	case *v2.NotifyClientTerminationRequest:
+		if strings.TrimSpace(r.GetGroup().GetName()) != "" {
+			err = add("group", r.GetGroup(), auth.ActSub)
+		}
+	case *v2.ChangeInvisibleDurationRequest:
+		err = add("group", r.GetGroup(), auth.ActSub)
+	case *v2.QueryRouteRequest:
+		err = add("topic", r.GetTopic(), auth.ActPub, auth.ActSub)
+	case *v2.QueryAssignmentRequest:
+		err = sub(r.GetGroup(), r.GetTopic())
+	case *v2.TelemetryCommand:
+		st, ok := r.GetCommand().(*v2.TelemetryCommand_Settings)
+		if !ok {
+			break
+		}
+		pub, subs := st.Settings.GetPublishing(), st.Settings.GetSubscription()
+		if pub == nil && subs == nil {
+			return nil, &auth.Denied{Msg: "settings command doesn't have publishing or subscription."}
+		}
+		for _, t := range pub.GetTopics() {
+			if err = add("topic", t, auth.ActPub); err != nil {
+				return nil, err
+			}
+		}
+		if subs != nil {
+			if err = add("group", subs.GetGroup(), auth.ActSub); err != nil {
+				return nil, err
+			}
+			for _, e := range subs.GetSubscriptions() {
+				if err = add("topic", e.GetTopic(), auth.ActSub); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func first(md metadata.MD, key string) string {

@@ -72,6 +72,17 @@ const (
 	GetSubscriptionGroupConfig       int32 = 352
 	LitePullMessage                  int32 = 361
 	RecallMessage                    int32 = 370
+	// ACL 2.0 (5.3.3 RequestCode.AUTH_*; package auth).
+	AuthCreateUser int32 = 3001
+	AuthUpdateUser int32 = 3002
+	AuthDeleteUser int32 = 3003
+	AuthGetUser    int32 = 3004
+	AuthListUser   int32 = 3005
+	AuthCreateACL  int32 = 3006
+	AuthUpdateACL  int32 = 3007
+	AuthDeleteACL  int32 = 3008
+	AuthGetACL     int32 = 3009
+	AuthListACL    int32 = 3010
 )
 
 // Response codes (RemotingSysResponseCode.java, ResponseCode.java).

@@ -184,6 +184,7 @@ func adminCommand() *cli.Command {
 	}
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
 	cmd.Subcommands = append(cmd.Subcommands, adminFastForward())
+	cmd.Subcommands = append(cmd.Subcommands, adminAuthCommands()...)
 	return cmd
 }
 

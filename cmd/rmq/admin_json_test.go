@@ -37,7 +37,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 39 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 51 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -47,7 +47,10 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 	// fastForward needs clockControlEnable and, with the ACL on, a signed
 	// admin account (ffadmin).
 	aclFile := writeACLFile(t, "globalWhiteRemoteAddresses:\n  - 127.0.0.1\naccounts:\n  - accessKey: ffadmin\n    secretKey: ffsecret1\n    admin: true\n")
-	c := startAdminClusterWith(t, func(o *broker.Options) { o.AclEnable, o.AclFile, o.ClockControlEnable = true, aclFile, true })
+	c := startAdminClusterWith(t, func(o *broker.Options) {
+		o.AclEnable, o.AclFile, o.ClockControlEnable = true, aclFile, true
+		o.AuthenticationMetadataProvider, o.AuthorizationMetadataProvider = "local", "local"
+	})
 	consumer := newFakeConsumer(t, "JsonT") // stays connected for consumerProgress -s
 	var sent, timerSent struct {
 		MsgID        string `json:"msgId"`
@@ -156,6 +159,19 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "clusterAclConfigVersion", args: []string{"clusterAclConfigVersion", "-c", "DefaultCluster"}, contains: []string{aclFile, `"counter": 1`}},
 		{name: "updateGlobalWhiteAddr", args: []string{"updateGlobalWhiteAddr", "-b", c.broker, "-g", "127.0.0.1,10.0.0.*"}, contains: []string{"10.0.0.*", c.broker}},
 		{name: "deleteAclConfig", args: []string{"deleteAclConfig", "-b", c.broker, "-a", "jsonuser1"}, contains: []string{"jsonuser1", c.broker}},
+		// ACL 2.0 (3001-3010): the broker keeps users and ACLs, checks off.
+		{name: "createUser", args: []string{"createUser", "-b", c.broker, "-u", "jsonu2", "-p", "jsonpw2"}, contains: []string{"jsonu2", c.broker}},
+		{name: "updateUser", args: []string{"updateUser", "-c", "DefaultCluster", "-u", "jsonu2", "-s", "disable"}, contains: []string{"jsonu2", c.broker}},
+		{name: "getUser", args: []string{"getUser", "-b", c.broker, "-u", "jsonu2"}, contains: []string{`"password": "jsonpw2"`, `"userStatus": "disable"`}},
+		{name: "listUser", args: []string{"listUser", "-c", "DefaultCluster", "-f", "json"}, contains: []string{"jsonu2", c.broker}},
+		{name: "createAcl", args: []string{"createAcl", "-b", c.broker, "-s", "User:jsonu2", "-r", "Topic:JsonT,Group:JsonG", "-a", "Pub,Sub", "-d", "Allow", "-i", "10.0.0.0/8"}, contains: []string{"Topic:JsonT", c.broker}},
+		{name: "updateAcl", args: []string{"updateAcl", "-b", c.broker, "-s", "User:jsonu2", "-r", "Topic:Other*", "-a", "Pub", "-d", "Deny"}, contains: []string{"Topic:Other*"}},
+		{name: "getAcl", args: []string{"getAcl", "-b", c.broker, "-s", "User:jsonu2"}, contains: []string{"Topic:JsonT", "Group:JsonG", "Topic:Other*", "10.0.0.0/8"}},
+		{name: "listAcl", args: []string{"listAcl", "-b", c.broker, "-r", "Group"}, contains: []string{"Group:JsonG"}},
+		{name: "copyUser", args: []string{"copyUser", "-f", c.broker, "-t", c.broker, "-u", "jsonu2"}, contains: []string{"jsonu2"}},
+		{name: "copyAcl", args: []string{"copyAcl", "-f", c.broker, "-t", c.broker, "-s", "User:jsonu2"}, contains: []string{"User:jsonu2"}},
+		{name: "deleteAcl", args: []string{"deleteAcl", "-b", c.broker, "-s", "User:jsonu2", "-r", "Topic:Other*"}, contains: []string{c.broker}},
+		{name: "deleteUser", args: []string{"deleteUser", "-b", c.broker, "-u", "jsonu2"}, contains: []string{c.broker}},
 		{name: "deleteSubGroup", args: []string{"deleteSubGroup", "-c", "DefaultCluster", "-g", "JsonG"}, contains: []string{"JsonG", c.broker}},
 		{name: "deleteTopic", args: []string{"deleteTopic", "-c", "DefaultCluster", "-t", "JsonT"}, contains: []string{"JsonT", "DefaultCluster"}},
 		{name: "fastForward", args: []string{"fastForward", "-c", "DefaultCluster", "-d", "1s", "--access-key", "ffadmin", "--secret-key", "ffsecret1"}, contains: []string{c.broker, `"brokerTime"`}},
@@ -210,7 +226,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 39 {
-		t.Errorf("%d subcommands covered, want 39: %v", len(seen), seen)
+	if len(seen) != 51 {
+		t.Errorf("%d subcommands covered, want 51: %v", len(seen), seen)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,9 @@ type hostConf struct {
 	minLongPolling, maxLongPolling int64 // milliseconds; 0 keeps the default
 	fastTxCheck                    bool
 	aclFile                        string // plain_acl.yml; "" runs without ACL
+	// authJSON, when set, is written as <store>/config/auth.json and ACL
+	// 2.0 is turned on (-auth).
+	authJSON string
 }
 
 // testServer is a running sdkhost: a broker with its gRPC endpoint.
@@ -73,7 +77,17 @@ func startServer(t *testing.T, hc hostConf) *testServer {
 	if testing.Short() {
 		t.Skip("end-to-end test against sdkhost; skipped with -short")
 	}
-	args := []string{"-store", t.TempDir(), "-listen-port", strconv.Itoa(testutil.FreePortPair(t))}
+	storeDir := t.TempDir()
+	args := []string{"-store", storeDir, "-listen-port", strconv.Itoa(testutil.FreePortPair(t))}
+	if hc.authJSON != "" {
+		if err := os.MkdirAll(filepath.Join(storeDir, "config"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(storeDir, "config", "auth.json"), []byte(hc.authJSON), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-auth")
+	}
 	if hc.manualClock {
 		args = append(args, "-manual-clock")
 	}

@@ -194,3 +194,48 @@ func TestSDKProducerACL(t *testing.T) {
 		}
 	}
 }
+
+// With ACL 2.0 the stock SDK's signature is checked against the users of
+// auth.json (5.3.3 DefaultAuthenticationHandler) and its sends against the
+// user's ACL: app may publish Auth2Topic only; a wrong secret and a topic
+// outside the ACL are refused.
+func TestSDKProducerAuth2(t *testing.T) {
+	ts := startServer(t, hostConf{authJSON: `{
+  "users": [{"username": "app", "password": "appSecret1", "userType": "Normal", "userStatus": "enable"}],
+  "acls": [{"subject": "User:app", "policies": [{"policyType": "Custom", "entries": [
+    {"resource": "Topic:Auth2Topic", "actions": ["Pub"], "decision": "Allow"}]}]}]
+}`})
+	ts.createTopic("Auth2Topic", 1)
+	ts.createTopic("Auth2Other", 1)
+	start := func(secret, topic string) (rmqclient.Producer, error) {
+		p, err := rmqclient.NewProducer(&rmqclient.Config{Endpoint: ts.endpoint(),
+			Credentials: &credentials.SessionCredentials{AccessKey: "app", AccessSecret: secret}}, rmqclient.WithTopics(topic))
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Start(); err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { _ = p.GracefulStop() })
+		return p, nil
+	}
+	p, err := start("appSecret1", "Auth2Topic")
+	if err != nil {
+		t.Fatalf("producer with the user's password: %v", err)
+	}
+	if _, err := p.Send(context.Background(), &rmqclient.Message{Topic: "Auth2Topic", Body: []byte("x")}); err != nil {
+		t.Fatalf("signed send: %v", err)
+	}
+	ts.waitCount(t, "Auth2Topic", 1, 1)
+	if _, err := p.Send(context.Background(), &rmqclient.Message{Topic: "Auth2Other", Body: []byte("y")}); err == nil {
+		t.Fatal("a send outside the ACL succeeded")
+	}
+	if bad, err := start("wrongSecret1", "Auth2Topic"); err == nil {
+		if _, err := bad.Send(context.Background(), &rmqclient.Message{Topic: "Auth2Topic", Body: []byte("z")}); err == nil {
+			t.Fatal("a producer with a wrong secret sent")
+		}
+	}
+	if n := ts.queueCounts("Auth2Other", 1)[0]; n != 0 {
+		t.Fatalf("%d refused messages stored", n)
+	}
+}

@@ -41,20 +41,25 @@ func main() {
 	maxPoll := flag.Int64("max-long-polling", 0, "grpc MaxLongPollingMillis (0: default)")
 	txCheck := flag.Bool("fast-tx-check", false, "check half messages every 50 ms after 1 s")
 	aclFile := flag.String("acl-file", "", "enable the plain ACL with this plain_acl.yml")
+	authOn := flag.Bool("auth", false, "turn on ACL 2.0 (authentication and authorization) with the users and ACLs of <store>/config/auth.json")
 	flag.Parse()
 	if *store == "" || *port == 0 {
 		fmt.Fprintln(os.Stderr, "sdkhost: -store and -listen-port are required")
 		os.Exit(2)
 	}
-	if err := run(*store, *port, *manual, *minPoll, *maxPoll, *txCheck, *aclFile); err != nil {
+	if err := run(*store, *port, *manual, *minPoll, *maxPoll, *txCheck, *aclFile, *authOn); err != nil {
 		fmt.Fprintln(os.Stderr, "sdkhost:", err)
 		os.Exit(1)
 	}
 }
 
-func run(store string, port int, manual bool, minPoll, maxPoll int64, txCheck bool, aclFile string) error {
+func run(store string, port int, manual bool, minPoll, maxPoll int64, txCheck bool, aclFile string, authOn bool) error {
 	o := broker.DefaultOptions()
 	o.AclEnable, o.AclFile = aclFile != "", aclFile
+	if authOn {
+		o.AuthenticationEnabled, o.AuthorizationEnabled = true, true
+		o.AuthenticationMetadataProvider, o.AuthorizationMetadataProvider = "local", "local"
+	}
 	o.StorePathRootDir = store
 	o.ListenHost = "127.0.0.1"
 	o.BrokerIP1 = "127.0.0.1"
