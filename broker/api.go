@@ -52,30 +52,17 @@ type PutReply struct {
 	FlushTimeout bool
 }
 
-// SendError is a send the broker refused, with the remoting response code
-// and remark the same send over remoting would get.
-type SendError struct {
-	Code   int32
-	Remark string
-	// Cause, when set, says why beyond the code (ErrTopicMessageType).
-	Cause error
-}
-
 // ErrTopicMessageType is the Cause of a send refused by the topic message
 // type check (enableTopicMessageTypeCheck), which the 5.x proxy answers
 // with MESSAGE_PROPERTY_CONFLICT_WITH_TYPE.
 var ErrTopicMessageType = errors.New("broker: message type not taken by the topic's message.type")
-
-func (e *SendError) Unwrap() error { return e.Cause }
-
-func (e *SendError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
 
 // Put stores one message as SEND_MESSAGE would: topic checks and
 // auto-creation, the size limits, the put hooks (transactions, delay levels,
 // timer messages) and, under SYNC_FLUSH, the wait for the flush.
 func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if !b.enter() {
-		return nil, &SendError{Code: remoting.ServiceNotAvailable, Remark: "the broker is shutting down"}
+		return nil, remoting.Refuse(remoting.ServiceNotAvailable, "the broker is shutting down")
 	}
 	defer b.inflight.Done()
 	// No default topic: as through the 5.x proxy, whose route lookup fails
@@ -83,10 +70,10 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID}
 	tc, code, remark := b.checkSendFrom(fromAddr(req.From), req.From, sh)
 	if code != remoting.Success {
-		return nil, &SendError{Code: code, Remark: remark}
+		return nil, remoting.Refuse(code, remark)
 	}
 	if len(req.Body) > b.opts.MaxMessageSize {
-		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
+		return nil, remoting.Refuse(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
 	props := make(map[string]string, len(req.Properties)+1)
 	for k, v := range req.Properties {
@@ -94,15 +81,15 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	}
 	delete(props, message.PropWait)
 	if len(message.MarshalProperties(props)) > maxPropsLength {
-		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
+		return nil, remoting.Refuse(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
 	if remark := b.messageTypeConflict(&tc, props); remark != "" {
-		return nil, &SendError{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
+		return nil, &remoting.Refusal{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
 	}
 	queueID := req.QueueID
 	if queueID < 0 {
 		if tc.WriteQueueNums <= 0 {
-			return nil, &SendError{Code: remoting.SystemError, Remark: fmt.Sprintf("topic[%s] has no write queue", req.Topic)}
+			return nil, remoting.Refuse(remoting.SystemError, fmt.Sprintf("topic[%s] has no write queue", req.Topic))
 		}
 		queueID = rand.Int32N(tc.WriteQueueNums)
 	}
@@ -119,7 +106,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	res, err := b.putMessage(m)
 	if err != nil {
 		code, remark := b.putFailureCode(err)
-		return nil, &SendError{Code: code, Remark: remark}
+		return nil, remoting.Refuse(code, remark)
 	}
 	reply := &PutReply{
 		MsgID: res.MsgID(0), QueueID: queueID, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -41,7 +40,7 @@ func (b *Broker) delayHook(m *message.Message) error {
 		return nil
 	}
 	if _, err := b.levels.Rewrite(m); err != nil {
-		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
+		return remoting.Refuse(remoting.MessageIllegal, err.Error())
 	}
 	return nil
 }
@@ -90,10 +89,10 @@ func checkBatch(msgs []*message.Message) error {
 	for _, m := range msgs {
 		level, err := schedule.DelayLevel(m.Properties)
 		if err != nil || level > 0 {
-			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot carry a delay level", m.Topic)}
+			return remoting.Refusef(remoting.MessageIllegal, "batch messages of topic %s cannot carry a delay level", m.Topic)
 		}
 		if message.TransactionType(m.SysFlag) != 0 || remoting.JavaBool(m.Properties[transaction.HookProperty]) {
-			return &putError{code: remoting.MessageIllegal, remark: fmt.Sprintf("batch messages of topic %s cannot be transactional", m.Topic)}
+			return remoting.Refusef(remoting.MessageIllegal, "batch messages of topic %s cannot be transactional", m.Topic)
 		}
 	}
 	return nil

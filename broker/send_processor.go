@@ -295,19 +295,9 @@ func noWait(props map[string]string) bool {
 
 // putHook sees every message before it is stored. It may rewrite the
 // message (delay levels, timer messages, transactions) or refuse it; a
-// *putError chooses the response code, any other error answers SYSTEM_ERROR.
+// *remoting.Refusal chooses the response code, any other error answers
+// SYSTEM_ERROR.
 type putHook func(m *message.Message) error
-
-// putError is a refusal with a stock response code.
-type putError struct {
-	code   int32
-	remark string
-}
-
-func (e *putError) Error() string { return e.remark }
-
-// ResponseCode implements transaction.CodedError.
-func (e *putError) ResponseCode() (int32, string) { return e.code, e.remark }
 
 // putMessage stores one message. Every producer-facing write goes through it
 // so hooks apply in one place.
@@ -710,11 +700,11 @@ func (b *Broker) putFailureCode(err error) (code int32, remark string) {
 // putFailureReason maps a store or hook error to its response code, remark
 // and refusal reason (the metrics label).
 func (b *Broker) putFailureReason(err error) (code int32, remark, reason string) {
-	var pe *putError
+	pe := remoting.AsRefusal(err)
 	reason = "send_store_error"
 	switch {
-	case errors.As(err, &pe):
-		code, remark, reason = pe.code, pe.remark, "send_message_refused"
+	case pe != nil:
+		code, remark, reason = pe.Code, pe.Remark, "send_message_refused"
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
 		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):

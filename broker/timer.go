@@ -40,12 +40,12 @@ func (b *Broker) timerHook(m *message.Message) error {
 		// admitted as a timer message, valid or not
 		// (HookUtils.handleScheduleMessage); a re-put (TIMER_OUT_MS) is not one.
 		if _, isTimer, _, _ := timer.Admit(m.Properties, now, b.opts.TimerMaxDelaySec); isTimer && m.Topic != message.TopicWheelTimer {
-			return &putError{code: remoting.SystemError, remark: timerDisabledRemark}
+			return remoting.Refuse(remoting.SystemError, timerDisabledRemark)
 		}
 		return nil
 	}
 	if _, _, err := timer.AdmitMessage(m, now, b.opts.TimerMaxDelaySec); err != nil {
-		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
+		return remoting.Refuse(remoting.MessageIllegal, err.Error())
 	}
 	return nil
 }
@@ -108,8 +108,8 @@ func checkBatchTimers(msgs []*message.Message) error {
 		}
 	}
 	if wheel != 0 && wheel != len(msgs) {
-		return &putError{code: remoting.MessageIllegal,
-			remark: fmt.Sprintf("a batch must not mix timer messages with messages due now (%d of %d are timers)", wheel, len(msgs))}
+		return remoting.Refusef(remoting.MessageIllegal,
+			"a batch must not mix timer messages with messages due now (%d of %d are timers)", wheel, len(msgs))
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)
 	uniq, err := b.Recall(topic, handle, group)
 	if err != nil {
-		re := err.(*RecallError) // Recall fails with nothing else
+		re := remoting.AsRefusal(err) // Recall fails with nothing else
 		resp.Code, resp.Remark = re.Code, re.Remark
 		return resp
 	}
@@ -146,23 +146,14 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	return resp
 }
 
-// RecallError is a recall the broker refused, with the remoting response
-// code and remark RECALL_MESSAGE answers it with.
-type RecallError struct {
-	Code   int32
-	Remark string
-}
-
-func (e *RecallError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
-
 // Recall cancels the timer message a recall handle (from a send's reply)
 // names, as RECALL_MESSAGE does (broker RecallMessageProcessor): the switch,
 // the broker's write permission and the topic are checked here, the handle
 // and the delivery state by the timer store. It returns the message's uniq
-// key (the response's msgId); every failure is a *RecallError.
+// key (the response's msgId); every failure is a *remoting.Refusal.
 func (b *Broker) Recall(topic, handle, producerGroup string) (string, error) {
 	fail := func(code int32, remark string) (string, error) {
-		return "", &RecallError{Code: code, Remark: remark}
+		return "", remoting.Refuse(code, remark)
 	}
 	if !b.enter() {
 		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")
