@@ -2,8 +2,6 @@ package broker
 
 import (
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"net/netip"
 
 	"github.com/rs/zerolog"
@@ -16,8 +14,9 @@ import (
 
 // This file is the broker's Go API for front ends served in the same
 // process that are not remoting connections (package grpcapi, the 5.x gRPC
-// endpoint). It runs the code paths of the remoting requests: checkSendFrom
-// and putMessage for a send, the transaction service for END_TRANSACTION.
+// endpoint). A send runs the send pipeline of the remoting requests
+// (pipeline.go: admitSend, putMessage); END_TRANSACTION the transaction
+// service.
 
 // PutRequest is one message to store, as a front end hands it over.
 type PutRequest struct {
@@ -67,36 +66,21 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	defer b.inflight.Done()
 	// No default topic: as through the 5.x proxy, whose route lookup fails
 	// first, a topic that does not exist is not created by a send.
-	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID}
-	tc, code, remark := b.checkSendFrom(fromAddr(req.From), req.From, sh)
-	if code != remoting.Success {
-		return nil, remoting.Refuse(code, remark)
-	}
-	if len(req.Body) > b.opts.MaxMessageSize {
-		return nil, remoting.Refuse(remoting.MessageIllegal, b.illegalMessageRemark())
-	}
+	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID, sysFlag: req.SysFlag}
 	props := make(map[string]string, len(req.Properties)+1)
 	for k, v := range req.Properties {
 		props[k] = v
 	}
 	delete(props, message.PropWait)
-	if len(message.MarshalProperties(props)) > maxPropsLength {
-		return nil, remoting.Refuse(remoting.MessageIllegal, b.illegalMessageRemark())
+	a, refusal := b.admitSend(&sendIn{
+		client: fromAddr(req.From), from: req.From, sh: sh,
+		bodyLen: len(req.Body), propsLen: len(message.MarshalProperties(props)),
+		typeCheck: true, props: props,
+	})
+	if refusal != nil {
+		return nil, refusal
 	}
-	if remark := b.messageTypeConflict(&tc, props); remark != "" {
-		return nil, &remoting.Refusal{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
-	}
-	queueID := req.QueueID
-	if queueID < 0 {
-		if tc.WriteQueueNums <= 0 {
-			return nil, remoting.Refuse(remoting.SystemError, fmt.Sprintf("topic[%s] has no write queue", req.Topic))
-		}
-		queueID = rand.Int32N(tc.WriteQueueNums)
-	}
-	sysFlag := req.SysFlag &^ msgSysFlagHostV6Mask
-	if tc.TopicFilterType == filterTypeMultiTag {
-		sysFlag |= msgSysFlagMultiTags
-	}
+	queueID, sysFlag := a.queueID, a.sysFlag
 	props[message.PropCluster] = b.opts.BrokerClusterName
 	syncFlush := b.opts.FlushDiskType == "SYNC_FLUSH"
 	m := &message.Message{
@@ -105,8 +89,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	}
 	res, err := b.putMessage(m)
 	if err != nil {
-		code, remark := b.putFailureCode(err)
-		return nil, remoting.Refuse(code, remark)
+		return nil, remoting.Refuse(b.putFailureCode(err))
 	}
 	reply := &PutReply{
 		MsgID: res.MsgID(0), QueueID: queueID, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,

@@ -299,8 +299,9 @@ func noWait(props map[string]string) bool {
 // SYSTEM_ERROR.
 type putHook func(m *message.Message) error
 
-// putMessage stores one message. Every producer-facing write goes through it
-// so hooks apply in one place.
+// putMessage is the route and put stages of the map mode (pipeline.go):
+// the put hooks, then the store, then accountPut. Every producer-facing
+// write that carries a map goes through it, so the hooks apply in one place.
 func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	for _, h := range b.putHooks {
 		if err := h(m); err != nil {
@@ -309,8 +310,7 @@ func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	}
 	res, err := b.store.PutMessage(m)
 	if err == nil {
-		b.stats.PutMsgs.Add(int64(res.Count))
-		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
+		b.accountPut(m.Topic, res)
 	}
 	return res, err
 }
@@ -332,8 +332,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	}
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
-		b.stats.PutMsgs.Add(int64(res.Count))
-		b.bstats.RecordPut(msgs[0].Topic, res.Count, res.WroteBytes)
+		b.accountPut(msgs[0].Topic, res)
 	}
 	return res, err
 }
@@ -416,33 +415,13 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		return resp
 	}
 
-	tc, code, remark := b.checkSend(c, sh)
-	if code != remoting.Success {
-		return fail(code, remark)
+	a, refusal := b.admitSend(&sendIn{client: c, from: c.RemoteAddr(), sh: sh, bodyLen: len(req.Body),
+		propsLen: len(sh.properties), typeCheck: !sh.batch, propsText: sh.properties})
+	if refusal != nil {
+		return fail(refusal.Code, refusal.Remark)
 	}
 	b.requesters.noteRequest(sh.properties, c)
-	if len(req.Body) > b.opts.MaxMessageSize {
-		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
-	}
-	if len(sh.properties) > maxPropsLength {
-		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
-	}
-	if b.opts.EnableTopicMessageTypeCheck && !sh.batch {
-		if remark := b.messageTypeConflict(&tc, message.ParseProperties(sh.properties)); remark != "" {
-			return fail(remoting.MessageIllegal, remark)
-		}
-	}
-	queueID := sh.queueID
-	if queueID < 0 {
-		if tc.WriteQueueNums <= 0 {
-			return fail(remoting.SystemError, fmt.Sprintf("topic[%s] has no write queue", sh.topic))
-		}
-		queueID = rand.Int32N(tc.WriteQueueNums)
-	}
-	sysFlag := sh.sysFlag &^ msgSysFlagHostV6Mask
-	if tc.TopicFilterType == filterTypeMultiTag {
-		sysFlag |= msgSysFlagMultiTags
-	}
+	tc, queueID, sysFlag := a.tc, a.queueID, a.sysFlag
 	bornHost := connHost(c)
 	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
 	// on this goroutine: the store returns after the append and the
@@ -517,11 +496,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 			m.Topic, m.QueueID = message.TopicSchedule, int32(plain.level-1)
 		}
 		awaitFlush = deferFlush && !plain.skipWait
-		if plain.inline {
-			res, err = b.store.PutMessageInline(m)
-		} else {
-			res, err = b.store.PutMessage(m)
-		}
+		res, err = b.putText(m, plain.inline)
 		if plain.inline && errors.Is(err, store.ErrWouldBlock) {
 			plain.wouldBlock = true
 			return nil
@@ -529,8 +504,6 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
-		b.stats.PutMsgs.Add(int64(res.Count))
-		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 		if plain.wheel {
 			if h := b.wheelRecallHandle(sh, m, plain.deliverMs); h != "" {
 				resp.SetExt("recallHandle", h)
@@ -570,12 +543,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 	}
 
-	if res.Status == store.PutFlushDiskTimeout {
-		resp.Code = remoting.FlushDiskTimeout
-	}
-	resp.SetExt("msgId", res.MsgIDList())
-	resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
-	resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
+	setSendReply(resp, res, queueID)
 	if awaitFlush {
 		return b.answerAfterFlush(c, resp, res.PhysicalOffset+int64(res.WroteBytes))
 	}
@@ -598,15 +566,11 @@ func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end 
 	return nil
 }
 
-// checkSend is AbstractSendMessageProcessor.msgCheck: permissions, topic
-// validity, auto-creation and the queue id bound. It returns the topic's
-// config and remoting.Success, or another response code and its remark.
-func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (remoting.TopicConfig, int32, string) {
-	return b.checkSendFrom(c, c.RemoteAddr(), sh)
-}
-
-// checkSendFrom is checkSend for a producer at address from, logged as
-// client.
+// checkSendFrom is AbstractSendMessageProcessor.msgCheck, the authorize
+// stage of admitSend (pipeline.go): permissions, topic validity,
+// auto-creation and the queue id bound, for a producer at address from,
+// logged as client. It returns the topic's config and remoting.Success, or
+// another response code and its remark.
 func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (remoting.TopicConfig, int32, string) {
 	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
 		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
