@@ -62,9 +62,6 @@ func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
 	case b.timers == nil, sh.batch, !b.hooksDecideByText(sh.topic):
 		return 0, false
 	}
-	if tt := message.TransactionType(sh.sysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
-		return 0, false
-	}
 	p := message.Props(sh.properties)
 	if _, ok := p.Lookup(message.PropDelay); ok {
 		return 0, false
@@ -72,23 +69,18 @@ func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
 	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return 0, false
 	}
-	deliverMs, isTimer, due, err := timer.AdmitText(p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
-	if err != nil || !isTimer || due {
+	deliverMs, wheel, err := timer.AdmitMessageText(sh.topic, sh.sysFlag, p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
+	if err != nil || !wheel {
 		return 0, false
 	}
 	return deliverMs, true
 }
 
 // wheelText is the properties text of a timer send (timerSend) for queue
-// queueID of its topic: the producer's pairs without WAIT, then CLUSTER and
-// the bookkeeping timer.Rewrite adds (TIMER_OUT_MS, REAL_TOPIC, REAL_QID),
-// which, last, win over a producer's own.
+// queueID of its topic: timer.RewriteText of the producer's text, less
+// WAIT and with CLUSTER, as the send path stores every text.
 func (b *Broker) wheelText(sh *sendHeader, queueID int32, deliverMs int64) string {
-	return message.EditProperties(sh.properties, []string{message.PropWait, message.PropRealTopic, message.PropRealQueueID},
-		[2]string{message.PropCluster, b.opts.BrokerClusterName},
-		[2]string{message.PropTimerOutMs, strconv.FormatInt(deliverMs, 10)},
-		[2]string{message.PropRealTopic, sh.topic},
-		[2]string{message.PropRealQueueID, strconv.FormatInt(int64(queueID), 10)})
+	return timer.RewriteText(sh.properties, sh.topic, queueID, deliverMs, message.PropWait, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 }
 
 // wheelRecallHandle is recallHandle for a timer send stored by the text
