@@ -273,8 +273,9 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 
 // hookProperties reports text that may carry a property some put hook reads:
 // a delay level, a transaction flag or a timer property (any TIMER_ text, even
-// inside a value, counts: the map path is always correct). Keep it in step
-// with putHooks (lifecycle.go).
+// inside a value, counts: the map path is always correct).
+// FuzzTextModeMatchesMapMode holds the text mode to what putHooks
+// (lifecycle.go) do on the map.
 func hookProperties(text string) bool {
 	p := message.Props(text)
 	if _, ok := p.Lookup(message.PropDelay); ok {
