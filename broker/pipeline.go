@@ -21,7 +21,9 @@ import (
 // topic existence, message type, size and the delay/timer rewrite each on
 // their own, kept equal by comments only; now each front end translates its
 // request into the stages below and their result back, and the stages are
-// written once, here:
+// written once, here (an ACL check, which authenticates the caller, runs
+// before them at each front end's door: ServeRemoting for remoting, whose
+// inline mode then declines every send, and grpcapi's interceptor):
 //
 //	validate+authorize  admitSend: the broker's and the topic's write
 //	                    permission, topic name and auto-creation, queue id
@@ -29,10 +31,14 @@ import (
 //	                    size and the topic's message type; picks the queue
 //	                    and the stored sysFlag. A refusal is a
 //	                    *remoting.Refusal every front end answers as is.
-//	route               the put hooks (transaction half, delay level, timer
-//	                    wheel) on a map, or the same decisions on the
-//	                    producer's properties text (plainProperties: the
-//	                    inline mode) - retry/DLQ routing (routeRetry) first.
+//	route               retry/DLQ routing (routeRetry), then the put hooks
+//	                    (transaction half, delay level, timer wheel) on a
+//	                    map - the map mode - or, for a single send only
+//	                    the delay or timer hook acts on, the same decisions
+//	                    on the producer's properties text (plainProperties,
+//	                    wheelText, delayText) - the text mode, which is the
+//	                    only one the event loop runs. FuzzTextModeMatchesMapMode
+//	                    holds the two modes equal.
 //	put                 putMessage / putMessages (hooks, then the store), or
 //	                    putText, the text mode's store call, which may run
 //	                    on the event loop (PutMessageInline).
