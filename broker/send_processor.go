@@ -422,7 +422,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		return fail(refusal.Code, refusal.Remark)
 	}
 	b.requesters.noteRequest(sh.properties, c)
-	tc, queueID, sysFlag := a.tc, a.queueID, a.sysFlag
+	queueID := a.queueID
 	bornHost := connHost(c)
 	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
 	// on this goroutine: the store returns after the append and the
@@ -437,65 +437,22 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	}
 	var res *store.PutResult
 	var err error
-	if sh.batch {
-		entries, err := message.DecodeBatchBody(req.Body)
-		if err != nil || len(entries) == 0 {
-			if err == nil {
-				err = errors.New("empty batch")
-			}
-			return fail(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
-		}
-		batchProps := message.ParseProperties(sh.properties)
-		skipWait := noWait(batchProps)
-		delete(batchProps, message.PropWait)
-		batchProps[message.PropCluster] = b.opts.BrokerClusterName
-		msgs := make([]*message.Message, len(entries))
-		for i, e := range entries {
-			props := e.Properties
-			if props == nil {
-				props = make(map[string]string, len(batchProps))
-			}
-			// Stock appends the batch-level string after each message's own,
-			// so on a duplicate key the batch-level value is the one read back.
-			for k, v := range batchProps {
-				props[k] = v
-			}
-			delete(props, message.PropWait)
-			if remark := b.messageTypeConflict(&tc, props); remark != "" {
-				return fail(remoting.MessageIllegal, remark)
-			}
-			msgs[i] = &message.Message{
-				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
-				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
-				ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
-			}
+	switch {
+	case sh.batch:
+		msgs, skipWait, refusal := b.batchMessages(sh, req.Body, &a, bornHost, deferFlush)
+		if refusal != nil {
+			return fail(refusal.Code, refusal.Remark)
 		}
 		awaitFlush = deferFlush && !skipWait
-		res, err = b.putMessages(msgs)
-		if err != nil {
+		if res, err = b.putMessages(msgs); err != nil {
 			return b.putFailure(resp, err)
 		}
-	} else if plain != nil {
-		// No put hook acts on this message, or only the timer hook
-		// (plain.wheel) or the delay hook (plain.level): store the
-		// producer's properties text as it came (less WAIT, plus CLUSTER,
-		// and the wheel's or the level's bookkeeping) without a map.
-		m := &message.Message{
-			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			RawProperties: plain.text, SysFlag: sysFlag, SkipFlushWait: plain.skipWait || deferFlush,
-			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
-		}
-		if plain.wheel {
-			// What the timer hook does to the map (timer.Rewrite), on the text.
-			m.RawProperties = b.wheelText(sh, queueID, plain.deliverMs)
-			m.Topic, m.QueueID = message.TopicWheelTimer, 0
-		}
-		if plain.level > 0 {
-			// What the delay hook does to the map (Levels.Rewrite), on the
-			// text; the reply names the producer's queue, as on the map path.
-			m.RawProperties = b.delayText(sh, queueID, plain.level, plain.clamped)
-			m.Topic, m.QueueID = message.TopicSchedule, int32(plain.level-1)
-		}
+	case plain != nil:
+		// m stays on this goroutine's stack: the store copies it.
+		var mv message.Message
+		m := &mv
+		b.textMessage(m, sh, req.Body, &a, bornHost, plain)
+		m.SkipFlushWait = plain.skipWait || deferFlush
 		awaitFlush = deferFlush && !plain.skipWait
 		res, err = b.putText(m, plain.inline)
 		if plain.inline && errors.Is(err, store.ErrWouldBlock) {
@@ -510,28 +467,18 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 				resp.SetExt("recallHandle", h)
 			}
 		}
-	} else {
-		m := &message.Message{
-			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			Properties: message.ParseProperties(sh.properties), SysFlag: sysFlag,
-			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+	default:
+		m, refusal := b.mapMessage(req, sh, &a, bornHost)
+		if refusal != nil {
+			return fail(refusal.Code, refusal.Remark)
 		}
-		if m.Properties == nil {
-			m.Properties = make(map[string]string, 1)
-		}
-		if code, remark, ok := b.routeRetry(req, sh, m); !ok {
-			return fail(code, remark)
-		}
-		m.Properties[message.PropCluster] = b.opts.BrokerClusterName
-		skipWait := noWait(m.Properties)
+		skipWait := m.SkipFlushWait
 		m.SkipFlushWait = skipWait || deferFlush
 		awaitFlush = deferFlush && !skipWait
-		delete(m.Properties, message.PropWait)
 		// The reply names the queue the producer addressed (or the DLQ), not
 		// the schedule or timer queue a hook may move the message to.
 		queueID = m.QueueID
-		res, err = b.putMessage(m)
-		if err != nil {
+		if res, err = b.putMessage(m); err != nil {
 			return b.putFailure(resp, err)
 		}
 		if id := transaction.IDFor(m, res); id != "" {
@@ -549,6 +496,94 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		return b.answerAfterFlush(c, resp, res.PhysicalOffset+int64(res.WroteBytes))
 	}
 	return resp
+}
+
+// batchMessages is the validate and route stages of a batch: its body
+// decoded, each member's properties with the batch-level ones (less WAIT,
+// plus CLUSTER) and its message type checked; skipWait is WAIT=false on the
+// batch. The put hooks then see each member (putMessages).
+func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHost netip.AddrPort, deferFlush bool) ([]*message.Message, bool, *remoting.Refusal) {
+	entries, err := message.DecodeBatchBody(body)
+	if err != nil || len(entries) == 0 {
+		if err == nil {
+			err = errors.New("empty batch")
+		}
+		return nil, false, remoting.Refuse(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
+	}
+	batchProps := message.ParseProperties(sh.properties)
+	skipWait := noWait(batchProps)
+	delete(batchProps, message.PropWait)
+	batchProps[message.PropCluster] = b.opts.BrokerClusterName
+	msgs := make([]*message.Message, len(entries))
+	for i, e := range entries {
+		props := e.Properties
+		if props == nil {
+			props = make(map[string]string, len(batchProps))
+		}
+		// Stock appends the batch-level string after each message's own,
+		// so on a duplicate key the batch-level value is the one read back.
+		for k, v := range batchProps {
+			props[k] = v
+		}
+		delete(props, message.PropWait)
+		if remark := b.messageTypeConflict(&a.tc, props); remark != "" {
+			return nil, false, remoting.Refuse(remoting.MessageIllegal, remark)
+		}
+		msgs[i] = &message.Message{
+			Topic: sh.topic, QueueID: a.queueID, Flag: e.Flag, Body: e.Body, Properties: props,
+			SysFlag: a.sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
+			ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
+		}
+	}
+	return msgs, skipWait, nil
+}
+
+// textMessage is the route stage of the text mode: no put hook acts on
+// the message, or only the timer hook (plain.wheel) or the delay hook
+// (plain.level), so the producer's properties text is stored as it came
+// (less WAIT, plus CLUSTER, and the wheel's or the level's bookkeeping)
+// without a map, on the topic and queue the hook would have chosen. It
+// fills *m, which the caller owns (a send keeps it off the heap).
+func (b *Broker) textMessage(m *message.Message, sh *sendHeader, body []byte, a *admitted, bornHost netip.AddrPort, plain *plainText) {
+	*m = message.Message{
+		Topic: sh.topic, QueueID: a.queueID, Flag: sh.flag, Body: body,
+		RawProperties: plain.text, SysFlag: a.sysFlag,
+		BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+	}
+	switch {
+	case plain.wheel:
+		// What the timer hook does to the map (timer.Rewrite), on the text.
+		m.RawProperties = b.wheelText(sh, a.queueID, plain.deliverMs)
+		m.Topic, m.QueueID = message.TopicWheelTimer, 0
+	case plain.level > 0:
+		// What the delay hook does to the map (Levels.Rewrite), on the
+		// text; the reply names the producer's queue, as on the map mode.
+		m.RawProperties = b.delayText(sh, a.queueID, plain.level, plain.clamped)
+		m.Topic, m.QueueID = message.TopicSchedule, int32(plain.level-1)
+	}
+}
+
+// mapMessage is the first half of the map mode's route stage: the
+// properties parsed, the %RETRY% limit applied (routeRetry: the message may
+// move to the group's %DLQ%), CLUSTER set and WAIT dropped, with
+// SkipFlushWait telling WAIT=false. The put hooks are the second half
+// (putMessage).
+func (b *Broker) mapMessage(req *remoting.Command, sh *sendHeader, a *admitted, bornHost netip.AddrPort) (*message.Message, *remoting.Refusal) {
+	m := &message.Message{
+		Topic: sh.topic, QueueID: a.queueID, Flag: sh.flag, Body: req.Body,
+		Properties: message.ParseProperties(sh.properties), SysFlag: a.sysFlag,
+		BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+	}
+	if m.Properties == nil {
+		m.Properties = make(map[string]string, 1)
+	}
+	if code, remark, ok := b.routeRetry(req, sh, m); !ok {
+		return nil, remoting.Refuse(code, remark)
+	}
+	m.Properties[message.PropCluster] = b.opts.BrokerClusterName
+	m.SkipFlushWait = noWait(m.Properties)
+	delete(m.Properties, message.PropWait)
+	return m, nil
 }
 
 // answerAfterFlush writes resp once the commitlog is durable up to end, with
