@@ -130,8 +130,8 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)
 	uniq, err := b.Recall(topic, handle, group)
 	if err != nil {
-		re := remoting.AsRefusal(err) // Recall fails with nothing else
-		resp.Code, resp.Remark = re.Code, re.Remark
+		refused := remoting.RefusalResponse(req, err) // Recall refuses with a *remoting.Refusal only
+		resp.Code, resp.Remark = refused.Code, refused.Remark
 		return resp
 	}
 	resp.SetExt("msgId", uniq)
