@@ -2,8 +2,6 @@ package broker
 
 import (
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"net/netip"
 
 	"github.com/rs/zerolog"
@@ -16,8 +14,9 @@ import (
 
 // This file is the broker's Go API for front ends served in the same
 // process that are not remoting connections (package grpcapi, the 5.x gRPC
-// endpoint). It runs the code paths of the remoting requests: checkSendFrom
-// and putMessage for a send, the transaction service for END_TRANSACTION.
+// endpoint). A send runs the send pipeline of the remoting requests
+// (pipeline.go: admitSend, putMessage); END_TRANSACTION the transaction
+// service.
 
 // PutRequest is one message to store, as a front end hands it over.
 type PutRequest struct {
@@ -52,64 +51,36 @@ type PutReply struct {
 	FlushTimeout bool
 }
 
-// SendError is a send the broker refused, with the remoting response code
-// and remark the same send over remoting would get.
-type SendError struct {
-	Code   int32
-	Remark string
-	// Cause, when set, says why beyond the code (ErrTopicMessageType).
-	Cause error
-}
-
 // ErrTopicMessageType is the Cause of a send refused by the topic message
 // type check (enableTopicMessageTypeCheck), which the 5.x proxy answers
 // with MESSAGE_PROPERTY_CONFLICT_WITH_TYPE.
 var ErrTopicMessageType = errors.New("broker: message type not taken by the topic's message.type")
-
-func (e *SendError) Unwrap() error { return e.Cause }
-
-func (e *SendError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
 
 // Put stores one message as SEND_MESSAGE would: topic checks and
 // auto-creation, the size limits, the put hooks (transactions, delay levels,
 // timer messages) and, under SYNC_FLUSH, the wait for the flush.
 func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if !b.enter() {
-		return nil, &SendError{Code: remoting.ServiceNotAvailable, Remark: "the broker is shutting down"}
+		return nil, remoting.Refuse(remoting.ServiceNotAvailable, "the broker is shutting down")
 	}
 	defer b.inflight.Done()
 	// No default topic: as through the 5.x proxy, whose route lookup fails
 	// first, a topic that does not exist is not created by a send.
-	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID}
-	tc, code, remark := b.checkSendFrom(fromAddr(req.From), req.From, sh)
-	if code != remoting.Success {
-		return nil, &SendError{Code: code, Remark: remark}
-	}
-	if len(req.Body) > b.opts.MaxMessageSize {
-		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
-	}
+	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID, sysFlag: req.SysFlag}
 	props := make(map[string]string, len(req.Properties)+1)
 	for k, v := range req.Properties {
 		props[k] = v
 	}
 	delete(props, message.PropWait)
-	if len(message.MarshalProperties(props)) > maxPropsLength {
-		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
+	a, refusal := b.admitSend(&sendIn{
+		client: fromAddr(req.From), from: req.From, sh: sh,
+		bodyLen: len(req.Body), propsLen: len(message.MarshalProperties(props)),
+		typeCheck: true, props: props,
+	})
+	if refusal != nil {
+		return nil, refusal
 	}
-	if remark := b.messageTypeConflict(&tc, props); remark != "" {
-		return nil, &SendError{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
-	}
-	queueID := req.QueueID
-	if queueID < 0 {
-		if tc.WriteQueueNums <= 0 {
-			return nil, &SendError{Code: remoting.SystemError, Remark: fmt.Sprintf("topic[%s] has no write queue", req.Topic)}
-		}
-		queueID = rand.Int32N(tc.WriteQueueNums)
-	}
-	sysFlag := req.SysFlag &^ msgSysFlagHostV6Mask
-	if tc.TopicFilterType == filterTypeMultiTag {
-		sysFlag |= msgSysFlagMultiTags
-	}
+	queueID, sysFlag := a.queueID, a.sysFlag
 	props[message.PropCluster] = b.opts.BrokerClusterName
 	syncFlush := b.opts.FlushDiskType == "SYNC_FLUSH"
 	m := &message.Message{
@@ -118,8 +89,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	}
 	res, err := b.putMessage(m)
 	if err != nil {
-		code, remark := b.putFailureCode(err)
-		return nil, &SendError{Code: code, Remark: remark}
+		return nil, remoting.Refuse(b.putFailureCode(err))
 	}
 	reply := &PutReply{
 		MsgID: res.MsgID(0), QueueID: queueID, QueueOffset: res.QueueOffset, PhysicalOffset: res.PhysicalOffset,

@@ -260,3 +260,41 @@ func TestDelayDeliveryCountsInBrokerStats(t *testing.T) {
 		t.Fatalf("BROKER_PUT_NUMS: %d (the send and the delivery)", got)
 	}
 }
+
+// A due timer message counts as 5.x TimerMessageStore.doPut's delivery
+// does, through the same account stage as a delay delivery
+// (deliveryStore): a put of its real topic and of the broker, kept apart in
+// ScheduledPut (no send), and no schedule group get. Before the timer
+// service wrote through deliveryStore its deliveries counted nowhere.
+func TestTimerDeliveryCountsInBrokerStats(t *testing.T) {
+	tb, clk := startDelayBroker(t)
+	due := clk.Now().Add(3 * time.Second).UnixMilli()
+	tb.mustSend(sendArgs{topic: "TimerStatsT", body: []byte("t"), queueID: 0,
+		props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due, 10))})
+	value := func(s *brokerstats.Set, k brokerstats.Key) int64 {
+		if it := s.Lookup(k); it != nil {
+			return it.Value()
+		}
+		return -1
+	}
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.timers.Stats().Pending == 1 }, "enqueue into the wheel")
+	if got := value(tb.bstats.TopicPut, brokerstats.Key{Topic: "TimerStatsT"}); got != -1 {
+		t.Fatalf("TOPIC_PUT_NUMS TimerStatsT before delivery: %d", got)
+	}
+	clk.Advance(3 * time.Second)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("TimerStatsT", 0)) == 1 }, "delivery")
+	stored := int64(tb.messagesOn("TimerStatsT", 0)[0].StoreSize)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return value(tb.bstats.TopicPut, brokerstats.Key{Topic: "TimerStatsT"}) == 1 }, "delivery counted")
+	if got := value(tb.bstats.TopicSize, brokerstats.Key{Topic: "TimerStatsT"}); got != stored {
+		t.Fatalf("TOPIC_PUT_SIZE TimerStatsT: %d, want %d", got, stored)
+	}
+	if msgs, bytes := tb.bstats.ScheduledPut("TimerStatsT"); msgs != 1 || bytes != stored {
+		t.Fatalf("ScheduledPut TimerStatsT: %d %d, want 1 %d", msgs, bytes, stored)
+	}
+	if got := value(tb.bstats.GroupGet, brokerstats.Key{Topic: message.TopicSchedule, Group: "SCHEDULE_CONSUMER"}); got != -1 {
+		t.Fatalf("GROUP_GET_NUMS schedule after a timer delivery: %d", got)
+	}
+	if got := value(tb.bstats.BrokerPut, brokerstats.Key{Topic: tb.bstats.Cluster()}); got != 2 {
+		t.Fatalf("BROKER_PUT_NUMS: %d (the send and the delivery)", got)
+	}
+}

@@ -22,13 +22,14 @@
 //
 // # Request paths
 //
-//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE
-//	  header (V2 letters → V1 names) ─► msgCheck (topic name, perms, auto-create
-//	  from TBW102, queue id) ─► %RETRY% limit → %DLQ% ─► putMessage (hooks)
-//	  ─► store ─► msgId(s), queueId, queueOffset, MSG_REGION, TRACE_ON
+//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE: the send pipeline (pipeline.go)
+//	  header (V2 letters → V1 names) ─► admitSend (msgCheck: topic name,
+//	  perms, auto-create from TBW102, queue id; size, message type) ─►
+//	  %RETRY% limit → %DLQ% ─► putMessage (hooks) or the text mode ─► store
+//	  ─► accountPut ─► msgId(s), queueId, queueOffset, MSG_REGION, TRACE_ON
 //
 //	SEND_REPLY_MESSAGE(_V2) (reply.go)
-//	  header ─► msgCheck ─► PUSH_REPLY_MESSAGE_TO_CLIENT to REPLY_TO_CLIENT's
+//	  header ─► admitSend ─► PUSH_REPLY_MESSAGE_TO_CLIENT to REPLY_TO_CLIENT's
 //	  connection ─► store (storeReplyMessageEnable) ─► SUCCESS / SYSTEM_ERROR
 //
 //	PULL_MESSAGE / LITE_PULL_MESSAGE

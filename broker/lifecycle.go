@@ -166,7 +166,7 @@ func New(opts Options) (*Broker, error) {
 		return closeStore(err)
 	}
 	b.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: scheduleStore{b.store, b.bstats}, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		Levels: b.levels, Store: scheduleStore(b.store, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
@@ -194,7 +194,7 @@ func New(opts Options) (*Broker, error) {
 			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
+			Store:                  timerStore(b.store, b.bstats), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
 			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 		})
 		if err != nil {

@@ -151,7 +151,7 @@ func TestTopicMessageTypeCheckOnSend(t *testing.T) {
 					props[k.props[i]] = k.props[i+1]
 				}
 				_, err := tb.Put(PutRequest{Topic: topic, QueueID: -1, Body: []byte("b"), Properties: props, SysFlag: sysFlag, From: "127.0.0.1:1"})
-				var se *SendError
+				var se *remoting.Refusal
 				switch {
 				case takes && err != nil:
 					t.Errorf("check=%t Put %s to %s: %v", check, k.name, topic, err)

@@ -2,8 +2,6 @@ package broker
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,17 +85,13 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 	if err != nil {
 		return fail(remoting.SystemError, err.Error())
 	}
-	tc, code, remark := b.checkSend(c, sh)
-	if code != remoting.Success {
-		return fail(code, remark)
+	// Stock checks a reply as a send (msgCheck), not its size or type: the
+	// push carries it as it came.
+	a, refusal := b.admitSend(&sendIn{client: c, from: c.RemoteAddr(), sh: sh, skipSize: true})
+	if refusal != nil {
+		return fail(refusal.Code, refusal.Remark)
 	}
-	queueID := sh.queueID
-	if queueID < 0 {
-		if tc.WriteQueueNums <= 0 {
-			return fail(remoting.SystemError, fmt.Sprintf("topic[%s] has no write queue", sh.topic))
-		}
-		queueID = rand.Int32N(tc.WriteQueueNums)
-	}
+	queueID := a.queueID
 	bornHost := connHost(c)
 
 	if remark, ok := b.pushReply(c, sh, req.Body); ok {
@@ -117,7 +111,7 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 			RawProperties: sh.properties, SysFlag: sh.sysFlag &^ msgSysFlagHostV6Mask,
 			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
 		}
-		res, err := b.store.PutMessage(m)
+		res, err := b.putText(m, false)
 		if err != nil {
 			// Rate-limited like every refusal of a full disk, under the
 			// code a send would have got (the push's answer stands).
@@ -125,10 +119,9 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 			b.refusals.Warn(&b.log, "reply_not_stored", code).Err(err).Str("topic", sh.topic).Msg("reply message not stored")
 			return resp
 		}
-		b.stats.PutMsgs.Add(int64(res.Count))
-		resp.SetExt("msgId", res.MsgIDList())
-		resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
-		resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
+		code := resp.Code // the push's answer stands
+		setSendReply(resp, res, queueID)
+		resp.Code = code
 	}
 	return resp
 }

@@ -362,7 +362,7 @@ func TestSendPutHooks(t *testing.T) {
 		case "reroute":
 			m.Topic = "Rerouted"
 		case "refuse":
-			return &putError{code: remoting.MessageIllegal, remark: "refused by hook"}
+			return remoting.Refuse(remoting.MessageIllegal, "refused by hook")
 		case "fail":
 			return errors.New("hook broke")
 		case "diskfull":

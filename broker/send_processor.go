@@ -273,8 +273,9 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 
 // hookProperties reports text that may carry a property some put hook reads:
 // a delay level, a transaction flag or a timer property (any TIMER_ text, even
-// inside a value, counts: the map path is always correct). Keep it in step
-// with putHooks (lifecycle.go).
+// inside a value, counts: the map path is always correct).
+// FuzzTextModeMatchesMapMode holds the text mode to what putHooks
+// (lifecycle.go) do on the map.
 func hookProperties(text string) bool {
 	p := message.Props(text)
 	if _, ok := p.Lookup(message.PropDelay); ok {
@@ -295,22 +296,13 @@ func noWait(props map[string]string) bool {
 
 // putHook sees every message before it is stored. It may rewrite the
 // message (delay levels, timer messages, transactions) or refuse it; a
-// *putError chooses the response code, any other error answers SYSTEM_ERROR.
+// *remoting.Refusal chooses the response code, any other error answers
+// SYSTEM_ERROR.
 type putHook func(m *message.Message) error
 
-// putError is a refusal with a stock response code.
-type putError struct {
-	code   int32
-	remark string
-}
-
-func (e *putError) Error() string { return e.remark }
-
-// ResponseCode implements transaction.CodedError.
-func (e *putError) ResponseCode() (int32, string) { return e.code, e.remark }
-
-// putMessage stores one message. Every producer-facing write goes through it
-// so hooks apply in one place.
+// putMessage is the route and put stages of the map mode (pipeline.go):
+// the put hooks, then the store, then accountPut. Every producer-facing
+// write that carries a map goes through it, so the hooks apply in one place.
 func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	for _, h := range b.putHooks {
 		if err := h(m); err != nil {
@@ -319,8 +311,7 @@ func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
 	}
 	res, err := b.store.PutMessage(m)
 	if err == nil {
-		b.stats.PutMsgs.Add(int64(res.Count))
-		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
+		b.accountPut(m.Topic, res)
 	}
 	return res, err
 }
@@ -342,8 +333,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 	}
 	res, err := b.store.PutMessages(msgs)
 	if err == nil {
-		b.stats.PutMsgs.Add(int64(res.Count))
-		b.bstats.RecordPut(msgs[0].Topic, res.Count, res.WroteBytes)
+		b.accountPut(msgs[0].Topic, res)
 	}
 	return res, err
 }
@@ -426,33 +416,13 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		return resp
 	}
 
-	tc, code, remark := b.checkSend(c, sh)
-	if code != remoting.Success {
-		return fail(code, remark)
+	a, refusal := b.admitSend(&sendIn{client: c, from: c.RemoteAddr(), sh: sh, bodyLen: len(req.Body),
+		propsLen: len(sh.properties), typeCheck: !sh.batch, propsText: sh.properties})
+	if refusal != nil {
+		return fail(refusal.Code, refusal.Remark)
 	}
 	b.requesters.noteRequest(sh.properties, c)
-	if len(req.Body) > b.opts.MaxMessageSize {
-		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
-	}
-	if len(sh.properties) > maxPropsLength {
-		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
-	}
-	if b.opts.EnableTopicMessageTypeCheck && !sh.batch {
-		if remark := b.messageTypeConflict(&tc, message.ParseProperties(sh.properties)); remark != "" {
-			return fail(remoting.MessageIllegal, remark)
-		}
-	}
-	queueID := sh.queueID
-	if queueID < 0 {
-		if tc.WriteQueueNums <= 0 {
-			return fail(remoting.SystemError, fmt.Sprintf("topic[%s] has no write queue", sh.topic))
-		}
-		queueID = rand.Int32N(tc.WriteQueueNums)
-	}
-	sysFlag := sh.sysFlag &^ msgSysFlagHostV6Mask
-	if tc.TopicFilterType == filterTypeMultiTag {
-		sysFlag |= msgSysFlagMultiTags
-	}
+	queueID := a.queueID
 	bornHost := connHost(c)
 	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
 	// on this goroutine: the store returns after the append and the
@@ -467,71 +437,24 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	}
 	var res *store.PutResult
 	var err error
-	if sh.batch {
-		entries, err := message.DecodeBatchBody(req.Body)
-		if err != nil || len(entries) == 0 {
-			if err == nil {
-				err = errors.New("empty batch")
-			}
-			return fail(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
-		}
-		batchProps := message.ParseProperties(sh.properties)
-		skipWait := noWait(batchProps)
-		delete(batchProps, message.PropWait)
-		batchProps[message.PropCluster] = b.opts.BrokerClusterName
-		msgs := make([]*message.Message, len(entries))
-		for i, e := range entries {
-			props := e.Properties
-			if props == nil {
-				props = make(map[string]string, len(batchProps))
-			}
-			// Stock appends the batch-level string after each message's own,
-			// so on a duplicate key the batch-level value is the one read back.
-			for k, v := range batchProps {
-				props[k] = v
-			}
-			delete(props, message.PropWait)
-			if remark := b.messageTypeConflict(&tc, props); remark != "" {
-				return fail(remoting.MessageIllegal, remark)
-			}
-			msgs[i] = &message.Message{
-				Topic: sh.topic, QueueID: queueID, Flag: e.Flag, Body: e.Body, Properties: props,
-				SysFlag: sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
-				ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
-			}
+	switch {
+	case sh.batch:
+		msgs, skipWait, refusal := b.batchMessages(sh, req.Body, &a, bornHost, deferFlush)
+		if refusal != nil {
+			return fail(refusal.Code, refusal.Remark)
 		}
 		awaitFlush = deferFlush && !skipWait
-		res, err = b.putMessages(msgs)
-		if err != nil {
+		if res, err = b.putMessages(msgs); err != nil {
 			return b.putFailure(resp, err)
 		}
-	} else if plain != nil {
-		// No put hook acts on this message, or only the timer hook
-		// (plain.wheel) or the delay hook (plain.level): store the
-		// producer's properties text as it came (less WAIT, plus CLUSTER,
-		// and the wheel's or the level's bookkeeping) without a map.
-		m := &message.Message{
-			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			RawProperties: plain.text, SysFlag: sysFlag, SkipFlushWait: plain.skipWait || deferFlush,
-			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
-		}
-		if plain.wheel {
-			// What the timer hook does to the map (timer.Rewrite), on the text.
-			m.RawProperties = b.wheelText(sh, queueID, plain.deliverMs)
-			m.Topic, m.QueueID = message.TopicWheelTimer, 0
-		}
-		if plain.level > 0 {
-			// What the delay hook does to the map (Levels.Rewrite), on the
-			// text; the reply names the producer's queue, as on the map path.
-			m.RawProperties = b.delayText(sh, queueID, plain.level, plain.clamped)
-			m.Topic, m.QueueID = message.TopicSchedule, int32(plain.level-1)
-		}
+	case plain != nil:
+		// m stays on this goroutine's stack: the store copies it.
+		var mv message.Message
+		m := &mv
+		b.textMessage(m, sh, req.Body, &a, bornHost, plain)
+		m.SkipFlushWait = plain.skipWait || deferFlush
 		awaitFlush = deferFlush && !plain.skipWait
-		if plain.inline {
-			res, err = b.store.PutMessageInline(m)
-		} else {
-			res, err = b.store.PutMessage(m)
-		}
+		res, err = b.putText(m, plain.inline)
 		if plain.inline && errors.Is(err, store.ErrWouldBlock) {
 			plain.wouldBlock = true
 			return nil
@@ -539,35 +462,23 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if err != nil {
 			return b.putFailure(resp, err)
 		}
-		b.stats.PutMsgs.Add(int64(res.Count))
-		b.bstats.RecordPut(m.Topic, res.Count, res.WroteBytes)
 		if plain.wheel {
 			if h := b.wheelRecallHandle(sh, m, plain.deliverMs); h != "" {
 				resp.SetExt("recallHandle", h)
 			}
 		}
-	} else {
-		m := &message.Message{
-			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			Properties: message.ParseProperties(sh.properties), SysFlag: sysFlag,
-			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+	default:
+		m, refusal := b.mapMessage(req, sh, &a, bornHost)
+		if refusal != nil {
+			return fail(refusal.Code, refusal.Remark)
 		}
-		if m.Properties == nil {
-			m.Properties = make(map[string]string, 1)
-		}
-		if code, remark, ok := b.routeRetry(req, sh, m); !ok {
-			return fail(code, remark)
-		}
-		m.Properties[message.PropCluster] = b.opts.BrokerClusterName
-		skipWait := noWait(m.Properties)
+		skipWait := m.SkipFlushWait
 		m.SkipFlushWait = skipWait || deferFlush
 		awaitFlush = deferFlush && !skipWait
-		delete(m.Properties, message.PropWait)
 		// The reply names the queue the producer addressed (or the DLQ), not
 		// the schedule or timer queue a hook may move the message to.
 		queueID = m.QueueID
-		res, err = b.putMessage(m)
-		if err != nil {
+		if res, err = b.putMessage(m); err != nil {
 			return b.putFailure(resp, err)
 		}
 		if id := transaction.IDFor(m, res); id != "" {
@@ -580,16 +491,99 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 	}
 
-	if res.Status == store.PutFlushDiskTimeout {
-		resp.Code = remoting.FlushDiskTimeout
-	}
-	resp.SetExt("msgId", res.MsgIDList())
-	resp.SetExt("queueId", strconv.FormatInt(int64(queueID), 10))
-	resp.SetExt("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
+	setSendReply(resp, res, queueID)
 	if awaitFlush {
 		return b.answerAfterFlush(c, resp, res.PhysicalOffset+int64(res.WroteBytes))
 	}
 	return resp
+}
+
+// batchMessages is the validate and route stages of a batch: its body
+// decoded, each member's properties with the batch-level ones (less WAIT,
+// plus CLUSTER) and its message type checked; skipWait is WAIT=false on the
+// batch. The put hooks then see each member (putMessages).
+func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHost netip.AddrPort, deferFlush bool) ([]*message.Message, bool, *remoting.Refusal) {
+	entries, err := message.DecodeBatchBody(body)
+	if err != nil || len(entries) == 0 {
+		if err == nil {
+			err = errors.New("empty batch")
+		}
+		return nil, false, remoting.Refuse(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
+	}
+	batchProps := message.ParseProperties(sh.properties)
+	skipWait := noWait(batchProps)
+	delete(batchProps, message.PropWait)
+	batchProps[message.PropCluster] = b.opts.BrokerClusterName
+	msgs := make([]*message.Message, len(entries))
+	for i, e := range entries {
+		props := e.Properties
+		if props == nil {
+			props = make(map[string]string, len(batchProps))
+		}
+		// Stock appends the batch-level string after each message's own,
+		// so on a duplicate key the batch-level value is the one read back.
+		for k, v := range batchProps {
+			props[k] = v
+		}
+		delete(props, message.PropWait)
+		if remark := b.messageTypeConflict(&a.tc, props); remark != "" {
+			return nil, false, remoting.Refuse(remoting.MessageIllegal, remark)
+		}
+		msgs[i] = &message.Message{
+			Topic: sh.topic, QueueID: a.queueID, Flag: e.Flag, Body: e.Body, Properties: props,
+			SysFlag: a.sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
+			ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
+		}
+	}
+	return msgs, skipWait, nil
+}
+
+// textMessage is the route stage of the text mode: no put hook acts on
+// the message, or only the timer hook (plain.wheel) or the delay hook
+// (plain.level), so the producer's properties text is stored as it came
+// (less WAIT, plus CLUSTER, and the wheel's or the level's bookkeeping)
+// without a map, on the topic and queue the hook would have chosen. It
+// fills *m, which the caller owns (a send keeps it off the heap).
+func (b *Broker) textMessage(m *message.Message, sh *sendHeader, body []byte, a *admitted, bornHost netip.AddrPort, plain *plainText) {
+	*m = message.Message{
+		Topic: sh.topic, QueueID: a.queueID, Flag: sh.flag, Body: body,
+		RawProperties: plain.text, SysFlag: a.sysFlag,
+		BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+	}
+	switch {
+	case plain.wheel:
+		// What the timer hook does to the map (timer.Rewrite), on the text.
+		m.RawProperties = b.wheelText(sh, a.queueID, plain.deliverMs)
+		m.Topic, m.QueueID = message.TopicWheelTimer, 0
+	case plain.level > 0:
+		// What the delay hook does to the map (Levels.Rewrite), on the
+		// text; the reply names the producer's queue, as on the map mode.
+		m.RawProperties = b.delayText(sh, a.queueID, plain.level, plain.clamped)
+		m.Topic, m.QueueID = message.TopicSchedule, int32(plain.level-1)
+	}
+}
+
+// mapMessage is the first half of the map mode's route stage: the
+// properties parsed, the %RETRY% limit applied (routeRetry: the message may
+// move to the group's %DLQ%), CLUSTER set and WAIT dropped, with
+// SkipFlushWait telling WAIT=false. The put hooks are the second half
+// (putMessage).
+func (b *Broker) mapMessage(req *remoting.Command, sh *sendHeader, a *admitted, bornHost netip.AddrPort) (*message.Message, *remoting.Refusal) {
+	m := &message.Message{
+		Topic: sh.topic, QueueID: a.queueID, Flag: sh.flag, Body: req.Body,
+		Properties: message.ParseProperties(sh.properties), SysFlag: a.sysFlag,
+		BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+	}
+	if m.Properties == nil {
+		m.Properties = make(map[string]string, 1)
+	}
+	if code, remark, ok := b.routeRetry(req, sh, m); !ok {
+		return nil, remoting.Refuse(code, remark)
+	}
+	m.Properties[message.PropCluster] = b.opts.BrokerClusterName
+	m.SkipFlushWait = noWait(m.Properties)
+	delete(m.Properties, message.PropWait)
+	return m, nil
 }
 
 // answerAfterFlush writes resp once the commitlog is durable up to end, with
@@ -608,15 +602,11 @@ func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end 
 	return nil
 }
 
-// checkSend is AbstractSendMessageProcessor.msgCheck: permissions, topic
-// validity, auto-creation and the queue id bound. It returns the topic's
-// config and remoting.Success, or another response code and its remark.
-func (b *Broker) checkSend(c *remoting.Conn, sh *sendHeader) (remoting.TopicConfig, int32, string) {
-	return b.checkSendFrom(c, c.RemoteAddr(), sh)
-}
-
-// checkSendFrom is checkSend for a producer at address from, logged as
-// client.
+// checkSendFrom is AbstractSendMessageProcessor.msgCheck, the authorize
+// stage of admitSend (pipeline.go): permissions, topic validity,
+// auto-creation and the queue id bound, for a producer at address from,
+// logged as client. It returns the topic's config and remoting.Success, or
+// another response code and its remark.
 func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (remoting.TopicConfig, int32, string) {
 	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
 		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
@@ -710,11 +700,11 @@ func (b *Broker) putFailureCode(err error) (code int32, remark string) {
 // putFailureReason maps a store or hook error to its response code, remark
 // and refusal reason (the metrics label).
 func (b *Broker) putFailureReason(err error) (code int32, remark, reason string) {
-	var pe *putError
+	pe := remoting.AsRefusal(err)
 	reason = "send_store_error"
 	switch {
-	case errors.As(err, &pe):
-		code, remark, reason = pe.code, pe.remark, "send_message_refused"
+	case pe != nil:
+		code, remark, reason = pe.Code, pe.Remark, "send_message_refused"
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
 		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -113,9 +112,8 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		ReconsumeTimes: orig.ReconsumeTimes + 1,
 	}
 	if _, err := b.putMessage(m); err != nil {
-		var pe *putError
-		if errors.As(err, &pe) {
-			return fail(pe.code, pe.remark)
+		if pe := remoting.AsRefusal(err); pe != nil {
+			return fail(pe.Code, pe.Remark)
 		}
 		return fail(remoting.SystemError, err.Error())
 	}

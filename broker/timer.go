@@ -40,12 +40,12 @@ func (b *Broker) timerHook(m *message.Message) error {
 		// admitted as a timer message, valid or not
 		// (HookUtils.handleScheduleMessage); a re-put (TIMER_OUT_MS) is not one.
 		if _, isTimer, _, _ := timer.Admit(m.Properties, now, b.opts.TimerMaxDelaySec); isTimer && m.Topic != message.TopicWheelTimer {
-			return &putError{code: remoting.SystemError, remark: timerDisabledRemark}
+			return remoting.Refuse(remoting.SystemError, timerDisabledRemark)
 		}
 		return nil
 	}
 	if _, _, err := timer.AdmitMessage(m, now, b.opts.TimerMaxDelaySec); err != nil {
-		return &putError{code: remoting.MessageIllegal, remark: err.Error()}
+		return remoting.Refuse(remoting.MessageIllegal, err.Error())
 	}
 	return nil
 }
@@ -62,9 +62,6 @@ func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
 	case b.timers == nil, sh.batch, !b.hooksDecideByText(sh.topic):
 		return 0, false
 	}
-	if tt := message.TransactionType(sh.sysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
-		return 0, false
-	}
 	p := message.Props(sh.properties)
 	if _, ok := p.Lookup(message.PropDelay); ok {
 		return 0, false
@@ -72,23 +69,18 @@ func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
 	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return 0, false
 	}
-	deliverMs, isTimer, due, err := timer.AdmitText(p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
-	if err != nil || !isTimer || due {
+	deliverMs, wheel, err := timer.AdmitMessageText(sh.topic, sh.sysFlag, p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
+	if err != nil || !wheel {
 		return 0, false
 	}
 	return deliverMs, true
 }
 
 // wheelText is the properties text of a timer send (timerSend) for queue
-// queueID of its topic: the producer's pairs without WAIT, then CLUSTER and
-// the bookkeeping timer.Rewrite adds (TIMER_OUT_MS, REAL_TOPIC, REAL_QID),
-// which, last, win over a producer's own.
+// queueID of its topic: timer.RewriteText of the producer's text, less
+// WAIT and with CLUSTER, as the send path stores every text.
 func (b *Broker) wheelText(sh *sendHeader, queueID int32, deliverMs int64) string {
-	return message.EditProperties(sh.properties, []string{message.PropWait, message.PropRealTopic, message.PropRealQueueID},
-		[2]string{message.PropCluster, b.opts.BrokerClusterName},
-		[2]string{message.PropTimerOutMs, strconv.FormatInt(deliverMs, 10)},
-		[2]string{message.PropRealTopic, sh.topic},
-		[2]string{message.PropRealQueueID, strconv.FormatInt(int64(queueID), 10)})
+	return timer.RewriteText(sh.properties, sh.topic, queueID, deliverMs, message.PropWait, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 }
 
 // wheelRecallHandle is recallHandle for a timer send stored by the text
@@ -108,8 +100,8 @@ func checkBatchTimers(msgs []*message.Message) error {
 		}
 	}
 	if wheel != 0 && wheel != len(msgs) {
-		return &putError{code: remoting.MessageIllegal,
-			remark: fmt.Sprintf("a batch must not mix timer messages with messages due now (%d of %d are timers)", wheel, len(msgs))}
+		return remoting.Refusef(remoting.MessageIllegal,
+			"a batch must not mix timer messages with messages due now (%d of %d are timers)", wheel, len(msgs))
 	}
 	return nil
 }
@@ -138,31 +130,22 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)
 	uniq, err := b.Recall(topic, handle, group)
 	if err != nil {
-		re := err.(*RecallError) // Recall fails with nothing else
-		resp.Code, resp.Remark = re.Code, re.Remark
+		refused := remoting.RefusalResponse(req, err) // Recall refuses with a *remoting.Refusal only
+		resp.Code, resp.Remark = refused.Code, refused.Remark
 		return resp
 	}
 	resp.SetExt("msgId", uniq)
 	return resp
 }
 
-// RecallError is a recall the broker refused, with the remoting response
-// code and remark RECALL_MESSAGE answers it with.
-type RecallError struct {
-	Code   int32
-	Remark string
-}
-
-func (e *RecallError) Error() string { return fmt.Sprintf("CODE: %d DESC: %s", e.Code, e.Remark) }
-
 // Recall cancels the timer message a recall handle (from a send's reply)
 // names, as RECALL_MESSAGE does (broker RecallMessageProcessor): the switch,
 // the broker's write permission and the topic are checked here, the handle
 // and the delivery state by the timer store. It returns the message's uniq
-// key (the response's msgId); every failure is a *RecallError.
+// key (the response's msgId); every failure is a *remoting.Refusal.
 func (b *Broker) Recall(topic, handle, producerGroup string) (string, error) {
 	fail := func(code int32, remark string) (string, error) {
-		return "", &RecallError{Code: code, Remark: remark}
+		return "", remoting.Refuse(code, remark)
 	}
 	if !b.enter() {
 		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")

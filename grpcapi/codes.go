@@ -6,7 +6,6 @@ import (
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker"
-	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -25,8 +24,9 @@ func okStatus() *v2.Status { return &v2.Status{Code: v2.Code_OK, Message: v2.Cod
 
 // toStatus maps every error this package answers with to the Status the
 // stock proxy puts in its response: its own refusals keep their code, a
-// broker refusal maps its remoting response code (ResponseBuilder.buildCode),
-// anything else is INTERNAL_SERVER_ERROR.
+// broker refusal (*remoting.Refusal) maps its remoting response code
+// through remotingCodes (ResponseBuilder.buildCode), anything else is
+// INTERNAL_SERVER_ERROR.
 func toStatus(err error) *v2.Status {
 	if err == nil {
 		return okStatus()
@@ -35,40 +35,33 @@ func toStatus(err error) *v2.Status {
 	if errors.As(err, &se) {
 		return &v2.Status{Code: se.code, Message: se.msg}
 	}
-	var be *broker.SendError
-	if errors.As(err, &be) {
-		if errors.Is(be.Cause, broker.ErrTopicMessageType) {
-			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: be.Remark}
+	if r := remoting.AsRefusal(err); r != nil {
+		if errors.Is(r.Cause, broker.ErrTopicMessageType) {
+			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: r.Remark}
 		}
-		return &v2.Status{Code: remotingCode(be.Code), Message: be.Remark}
-	}
-	var pe *pop.Error
-	if errors.As(err, &pe) {
-		return &v2.Status{Code: remotingCode(pe.Code), Message: pe.Remark}
+		return &v2.Status{Code: remotingCode(r.Code), Message: r.Remark}
 	}
 	return &v2.Status{Code: v2.Code_INTERNAL_SERVER_ERROR, Message: err.Error()}
 }
 
-// remotingCode is the proxy's mapping of a broker response code.
+// remotingCodes is the proxy's mapping of a broker response code
+// (ResponseBuilder.buildCode); a code it does not name is
+// INTERNAL_SERVER_ERROR.
+var remotingCodes = map[int32]v2.Code{
+	remoting.Success:                   v2.Code_OK,
+	remoting.SystemBusy:                v2.Code_TOO_MANY_REQUESTS,
+	remoting.RequestCodeNotSupported:   v2.Code_NOT_IMPLEMENTED,
+	remoting.SubscriptionGroupNotExist: v2.Code_CONSUMER_GROUP_NOT_FOUND,
+	remoting.TopicNotExist:             v2.Code_TOPIC_NOT_FOUND,
+	remoting.NoPermission:              v2.Code_FORBIDDEN,
+	remoting.MessageIllegal:            v2.Code_BAD_REQUEST,
+	remoting.FlushDiskTimeout:          v2.Code_MASTER_PERSISTENCE_TIMEOUT,
+}
+
+// remotingCode is the gRPC code of a broker response code.
 func remotingCode(code int32) v2.Code {
-	switch code {
-	case remoting.Success:
-		return v2.Code_OK
-	case remoting.SystemBusy:
-		return v2.Code_TOO_MANY_REQUESTS
-	case remoting.RequestCodeNotSupported:
-		return v2.Code_NOT_IMPLEMENTED
-	case remoting.SubscriptionGroupNotExist:
-		return v2.Code_CONSUMER_GROUP_NOT_FOUND
-	case remoting.TopicNotExist:
-		return v2.Code_TOPIC_NOT_FOUND
-	case remoting.NoPermission:
-		return v2.Code_FORBIDDEN
-	case remoting.MessageIllegal:
-		return v2.Code_BAD_REQUEST
-	case remoting.FlushDiskTimeout:
-		return v2.Code_MASTER_PERSISTENCE_TIMEOUT
-	default:
-		return v2.Code_INTERNAL_SERVER_ERROR
+	if c, ok := remotingCodes[code]; ok {
+		return c
 	}
+	return v2.Code_INTERNAL_SERVER_ERROR
 }

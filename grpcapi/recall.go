@@ -2,11 +2,8 @@ package grpcapi
 
 import (
 	"context"
-	"errors"
 
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
-
-	"github.com/rmqio/rmq/broker"
 )
 
 // RecallMessage cancels a timer message by the recall handle its send
@@ -37,10 +34,7 @@ func (s *Server) RecallMessage(_ context.Context, req *v2.RecallMessageRequest) 
 	}
 	id, err := s.b.Recall(topic, req.GetRecallHandle(), "")
 	if err != nil {
-		msg := err.Error()
-		if re := (*broker.RecallError)(nil); errors.As(err, &re) {
-			msg = re.Remark
-		}
+		msg := err.Error() // a refusal's text is its remark
 		return &v2.RecallMessageResponse{Status: &v2.Status{Code: v2.Code_INTERNAL_SERVER_ERROR, Message: msg}}, nil
 	}
 	return &v2.RecallMessageResponse{Status: okStatus(), MessageId: id}, nil

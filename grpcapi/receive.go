@@ -237,7 +237,7 @@ func (s *Server) subscription(fe *v2.FilterExpression) (subscriptionFilter, erro
 			return subscriptionFilter{}, fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, err.Error())
 		}
 		if err != nil {
-			return subscriptionFilter{}, &pop.Error{Code: remoting.SubscriptionParseFailed, Remark: "parse the consumer's subscription failed"}
+			return subscriptionFilter{}, remoting.Refuse(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
 		}
 		return subscriptionFilter{matchProps: func(p map[string]string) bool { return expr.Match(propsMap(p)) }}, nil
 	}

@@ -77,7 +77,7 @@ type Message struct {
 // Body, Tags, Keys and Properties are sent. It returns m with QueueID,
 // QueueOffset and MsgID as the broker answered (for a delay or timer
 // message, those of the system queue holding it until it is due) and
-// BornTime set. A refused send's error is a *broker.SendError with the
+// BornTime set. A refused send's error is a *remoting.Refusal with the
 // stock response code.
 func (s *Server) Send(m Message) (Message, error) {
 	props := make(map[string]string, len(m.Properties)+2)

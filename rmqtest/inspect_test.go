@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -58,12 +57,12 @@ func TestSendAndMessages(t *testing.T) {
 	}
 }
 
-// A send the broker refuses comes back as its SendError.
+// A send the broker refuses comes back as its *remoting.Refusal.
 func TestSendRefused(t *testing.T) {
 	t.Parallel()
 	srv := Start(t)
 	_, err := srv.Send(Message{Topic: "NotCreated", Body: []byte("x")})
-	var se *broker.SendError
+	var se *remoting.Refusal
 	if !errors.As(err, &se) || se.Code != remoting.TopicNotExist {
 		t.Fatalf("send to a missing topic: %v", err)
 	}

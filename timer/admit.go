@@ -102,18 +102,45 @@ func admit(lookup func(string) (string, bool), nowMs int64, maxDelaySec int64) (
 	return deliverMs, true, false, nil
 }
 
+// The wheel rewrite exists once, here, in the two forms the send pipeline
+// stores a message in: Rewrite on a property map, RewriteText on the
+// producer's properties text (the broker's text mode, which stores what
+// came without building a map). Both set wheelPairs and leave the rest
+// alone; the caller moves the message to message.TopicWheelTimer queue 0.
+
+// wheelPairs are the properties the wheel form adds: TIMER_OUT_MS =
+// deliverMs and the destination in REAL_TOPIC/REAL_QID.
+func wheelPairs(realTopic string, realQueueID int32, deliverMs int64) [3][2]string {
+	return [3][2]string{
+		{message.PropTimerOutMs, strconv.FormatInt(deliverMs, 10)},
+		{message.PropRealTopic, realTopic},
+		{message.PropRealQueueID, strconv.FormatInt(int64(realQueueID), 10)},
+	}
+}
+
 // Rewrite turns an admitted, not yet due message into its wheel form: it is
-// stored on message.TopicWheelTimer queue 0 with TIMER_OUT_MS = deliverMs and
-// its destination in REAL_TOPIC/REAL_QID. The user's TIMER_* properties stay (stock keeps them).
+// stored on message.TopicWheelTimer queue 0 with wheelPairs. The user's
+// TIMER_* properties stay (stock keeps them).
 func Rewrite(m *message.Message, deliverMs int64) {
 	if m.Properties == nil {
 		m.Properties = make(map[string]string, 3)
 	}
-	m.Properties[message.PropTimerOutMs] = strconv.FormatInt(deliverMs, 10)
-	m.Properties[message.PropRealTopic] = m.Topic
-	m.Properties[message.PropRealQueueID] = strconv.FormatInt(int64(m.QueueID), 10)
+	for _, kv := range wheelPairs(m.Topic, m.QueueID, deliverMs) {
+		m.Properties[kv[0]] = kv[1]
+	}
 	m.Topic = message.TopicWheelTimer
 	m.QueueID = 0
+}
+
+// RewriteText is Rewrite's properties on a properties text, for a message
+// bound for queue realQueueID of realTopic: text less drop, REAL_TOPIC and
+// REAL_QID, then set and wheelPairs, which, last, win over a producer's
+// own. drop and set are the caller's own edit of the text in the same
+// pass (the send path drops WAIT and sets CLUSTER). TIMER_OUT_MS is not
+// dropped: a text carrying it is no timer message (Admit).
+func RewriteText(text, realTopic string, realQueueID int32, deliverMs int64, drop string, set [2]string) string {
+	w := wheelPairs(realTopic, realQueueID, deliverMs)
+	return message.EditProperties(text, []string{drop, message.PropRealTopic, message.PropRealQueueID}, set, w[0], w[1], w[2])
 }
 
 // AdmitMessage runs Admit on m the way the send path should and rewrites m when
@@ -122,10 +149,7 @@ func Rewrite(m *message.Message, deliverMs int64) {
 // are records already on message.TopicWheelTimer. rewritten=false with
 // err=nil means "store m as it is" (not a timer message, or due now).
 func AdmitMessage(m *message.Message, nowMs, maxDelaySec int64) (deliverMs int64, rewritten bool, err error) {
-	if tt := message.TransactionType(m.SysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
-		return 0, false, nil
-	}
-	if m.Topic == message.TopicWheelTimer {
+	if !admissible(m.Topic, m.SysFlag) {
 		return 0, false, nil
 	}
 	deliverMs, timer, due, err := Admit(m.Properties, nowMs, maxDelaySec)
@@ -134,6 +158,28 @@ func AdmitMessage(m *message.Message, nowMs, maxDelaySec int64) (deliverMs int64
 	}
 	Rewrite(m, deliverMs)
 	return deliverMs, true, nil
+}
+
+// AdmitMessageText is AdmitMessage's decision for a message on topic with
+// sysFlag and properties text props, without the rewrite (RewriteText
+// makes the text): wheel=true when it goes into the wheel.
+func AdmitMessageText(topic string, sysFlag int32, props message.Props, nowMs, maxDelaySec int64) (deliverMs int64, wheel bool, err error) {
+	if !admissible(topic, sysFlag) {
+		return 0, false, nil
+	}
+	deliverMs, timer, due, err := AdmitText(props, nowMs, maxDelaySec)
+	if err != nil || !timer || due {
+		return deliverMs, false, err
+	}
+	return deliverMs, true, nil
+}
+
+// admissible reports a message that may be a timer message: prepared and
+// rollback transaction records are not (their commit is admitted when it
+// is stored), nor are records already on message.TopicWheelTimer.
+func admissible(topic string, sysFlag int32) bool {
+	tt := message.TransactionType(sysFlag)
+	return tt != message.TransactionPreparedType && tt != message.TransactionRollbackType && topic != message.TopicWheelTimer
 }
 
 // IssueRecallHandle returns the recall handle a SEND response carries for m,

@@ -182,3 +182,35 @@ func TestIssueRecallHandle(t *testing.T) {
 		})
 	}
 }
+
+// RewriteText stores what Rewrite stores: the map of the rewritten text is
+// the rewritten map, with the caller's edit applied (WAIT dropped, CLUSTER
+// set), and a producer's own REAL_TOPIC/REAL_QID lose to the wheel's.
+func TestRewriteTextMatchesRewrite(t *testing.T) {
+	for _, text := range []string{
+		"",
+		message.MarshalProperties(map[string]string{message.PropTimerDelaySec: "5", "TAGS": "a"}),
+		message.MarshalProperties(map[string]string{message.PropTimerDeliverMs: "9", message.PropWait: "false",
+			message.PropRealTopic: "Spoof", message.PropRealQueueID: "7", "CLUSTER": "other"}),
+	} {
+		m := &message.Message{Topic: "T", QueueID: 3, Properties: message.ParseProperties(text)}
+		delete(m.Properties, message.PropWait)
+		if m.Properties == nil {
+			m.Properties = map[string]string{}
+		}
+		m.Properties["CLUSTER"] = "c"
+		Rewrite(m, 1234)
+		got := message.ParseProperties(RewriteText(text, "T", 3, 1234, message.PropWait, [2]string{"CLUSTER", "c"}))
+		if len(got) != len(m.Properties) {
+			t.Fatalf("%q: text %v, map %v", text, got, m.Properties)
+		}
+		for k, v := range m.Properties {
+			if got[k] != v {
+				t.Fatalf("%q: %s=%q in the text, %q in the map", text, k, got[k], v)
+			}
+		}
+		if m.Topic != message.TopicWheelTimer || m.QueueID != 0 {
+			t.Fatalf("Rewrite left %s:%d", m.Topic, m.QueueID)
+		}
+	}
+}

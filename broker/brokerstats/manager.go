@@ -255,19 +255,27 @@ const (
 // does (enableScheduleMessageStats, default true): a put of the topic and
 // of the broker, and a get of SCHEDULE_TOPIC_XXXX by SCHEDULE_CONSUMER.
 func (m *Manager) RecordScheduleDelivery(topic string, msgs, bytes int) {
+	m.RecordTimerDelivery(topic, msgs, bytes)
+	g := Key{Topic: scheduleTopic, Group: scheduleGroup}
+	m.GroupGet.Item(g).Add(int64(msgs))
+	m.GroupSize.Item(g).Add(int64(bytes))
+}
+
+// RecordTimerDelivery counts a due timer message of bytes stored on its
+// real topic as 5.x TimerMessageStore.doPut does: a put of the topic and of
+// the broker (no group get: the timer has no consumer group). Like a
+// schedule delivery it is kept apart in ScheduledPut, as it is no send.
+func (m *Manager) RecordTimerDelivery(topic string, msgs, bytes int) {
 	k := Key{Topic: topic}
 	m.scheduledPut.Item(k).Add(int64(msgs))
 	m.scheduledSize.Item(k).Add(int64(bytes))
 	m.TopicPut.Item(k).AddTimes(int64(msgs), 1)
 	m.TopicSize.Item(k).Add(int64(bytes))
 	m.brokerPut.Add(int64(msgs))
-	g := Key{Topic: scheduleTopic, Group: scheduleGroup}
-	m.GroupGet.Item(g).Add(int64(msgs))
-	m.GroupSize.Item(g).Add(int64(bytes))
 }
 
 // ScheduledPut is the part of topic's TOPIC_PUT_NUMS (msgs) and
-// TOPIC_PUT_SIZE (bytes) that schedule deliveries added: the 5.x metrics
+// TOPIC_PUT_SIZE (bytes) that schedule and timer deliveries added: the 5.x metrics
 // (rocketmq_messages_in_total) count sends only.
 func (m *Manager) ScheduledPut(topic string) (msgs, bytes int64) {
 	k := Key{Topic: topic}

@@ -13,16 +13,9 @@ import (
 	"github.com/rmqio/rmq/store"
 )
 
-// Error is a refusal with its stock response code and remark.
-type Error struct {
-	Code   int32
-	Remark string
-}
-
-func (e *Error) Error() string { return e.Remark }
-
-func refuse(code int32, format string, args ...any) *Error {
-	return &Error{Code: code, Remark: fmt.Sprintf(format, args...)}
+// refuse is a refusal with its stock response code and remark.
+func refuse(code int32, format string, args ...any) *remoting.Refusal {
+	return remoting.Refusef(code, format, args...)
 }
 
 // faq is the stock FAQUrl suggestion appended to some remarks.

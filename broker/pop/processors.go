@@ -1,7 +1,6 @@
 package pop
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,19 +40,6 @@ func (s *Service) Processors(readable func() bool) map[int32]func(*remoting.Conn
 		remoting.SetMessageRequestMode:      s.processSetMessageRequestMode,
 		remoting.GetAllMessageRequestMode:   s.processGetAllMessageRequestMode,
 	}
-}
-
-func errorResponse(req *remoting.Command, err error) *remoting.Command {
-	var pe *Error
-	if errors.As(err, &pe) {
-		return remoting.NewResponse(req, pe.Code, pe.Remark)
-	}
-	var coded interface{ ResponseCode() (int32, string) }
-	if errors.As(err, &coded) {
-		code, remark := coded.ResponseCode()
-		return remoting.NewResponse(req, code, remark)
-	}
-	return remoting.NewResponse(req, remoting.SystemError, err.Error())
 }
 
 func pollKey(topic, group string, qid int32) string {
@@ -121,7 +107,7 @@ func (s *Service) processPop(c *remoting.Conn, req *remoting.Command) *remoting.
 func (s *Service) pop(c *remoting.Conn, req *remoting.Command, pr PopRequest, poll time.Duration, final bool) (*remoting.Command, bool) {
 	res, err := s.Pop(pr)
 	if err != nil {
-		return errorResponse(req, err), false
+		return remoting.RefusalResponse(req, err), false
 	}
 	if len(res.Messages) == 0 && !final && poll > 0 {
 		topics := []string{pr.Topic, RetryTopic(pr.Topic, pr.Group)}
@@ -196,7 +182,7 @@ func (s *Service) processAck(c *remoting.Conn, req *remoting.Command) *remoting.
 		return remoting.ErrorResponse(req, err)
 	}
 	if err := s.ackTarget(c, topic, qid, offset, false); err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	hd, err := ParseHandle(extra)
 	if err != nil {
@@ -207,7 +193,7 @@ func (s *Service) processAck(c *remoting.Conn, req *remoting.Command) *remoting.
 		hd.RetryFlag = retryFlag(topic)
 	}
 	if err := s.Ack(group, topic, hd); err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
 }
@@ -289,7 +275,7 @@ func (s *Service) processBatchAck(c *remoting.Conn, req *remoting.Command) *remo
 				continue
 			}
 			if err := s.Ack(group, topic, hd); err != nil {
-				return errorResponse(req, err)
+				return remoting.RefusalResponse(req, err)
 			}
 		}
 	}
@@ -308,7 +294,7 @@ func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command
 		return remoting.ErrorResponse(req, err)
 	}
 	if err := s.ackTarget(c, topic, qid, offset, true); err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	hd, err := ParseHandle(extra)
 	if err != nil {
@@ -320,7 +306,7 @@ func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command
 	}
 	nh, err := s.ChangeInvisible(group, topic, hd, invisible)
 	if err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt("popTime", strconv.FormatInt(nh.PopTime, 10))
@@ -344,7 +330,7 @@ func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting
 	}
 	tc, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking")
 	if err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	var body []byte
 	var rest int64
@@ -362,7 +348,7 @@ func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting
 		}
 		msgs, r, err := s.Peek(group, topic, q, need)
 		if err != nil {
-			return errorResponse(req, err)
+			return remoting.RefusalResponse(req, err)
 		}
 		rest += r
 		for _, m := range msgs {
@@ -407,7 +393,7 @@ func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *
 	}
 	tc, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking")
 	if err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	answer := func(has, full bool) *remoting.Command {
 		resp := remoting.NewResponse(req, remoting.Success, "")
@@ -450,7 +436,7 @@ func (s *Service) processPollingInfo(c *remoting.Conn, req *remoting.Command) *r
 		return remoting.ErrorResponse(req, err)
 	}
 	if _, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking"); err != nil {
-		return errorResponse(req, err)
+		return remoting.RefusalResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt("pollingNum", strconv.Itoa(s.polls.count(pollKey(topic, group, qid))))

@@ -165,10 +165,10 @@ func txCommitMessage(half *message.MessageExt) (*message.Message, error) {
 
 // finalPutFailure maps a failed commit put to sendFinalMessage's reply.
 func (s *Service) finalPutFailure(err error) (int32, string) {
-	var ce CodedError
+	ce := remoting.AsRefusal(err)
 	switch {
-	case errors.As(err, &ce):
-		return ce.ResponseCode()
+	case ce != nil:
+		return ce.Code, ce.Remark
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong),
 		errors.Is(err, store.ErrInvalidTopic):
 		return remoting.MessageIllegal, fmt.Sprintf("The message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", s.maxMessageSize)

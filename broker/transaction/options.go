@@ -39,14 +39,6 @@ type Producers interface {
 	AvailableConn(group string) *remoting.Conn
 }
 
-// CodedError is a put refusal that chooses its response code and remark
-// (the broker's put hooks refuse with one); the commit of a half message
-// answers with it.
-type CodedError interface {
-	error
-	ResponseCode() (code int32, remark string)
-}
-
 // Options wires a Service to the store and to the broker's tables.
 type Options struct {
 	Store *store.Store
