@@ -165,7 +165,7 @@ soak-retention:
 # DISKFULL_FLAGS passes -diskfull.* flags (rate, cap, ballastTo, ...).
 DISKFULL_DURATION ?= 3m
 soak-diskfull:
-	RMQ_SOAK=1 $(GO) test -count=1 -timeout 30m -run '^TestSoakDiskFull$$' -v ./integration/soak/ -diskfull.duration=$(DISKFULL_DURATION) $(DISKFULL_FLAGS)
+	cd integration && RMQ_SOAK=1 $(GO) test -count=1 -timeout 30m -run '^TestSoakDiskFull$$' -v ./soak/ -diskfull.duration=$(DISKFULL_DURATION) $(DISKFULL_FLAGS)
 
 # Regenerates the generated tables of docs/compatibility.md (request codes from the broker's and name server's
 # dispatch tables, config keys from the binder); `go test ./cmd/rmq` fails while they are stale.
