@@ -175,11 +175,13 @@ func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command
 				"fast-forward of the broker clock needs an admin account, but accessKey=%q is not one or is not signed", ak))
 		}
 	}
-	h := req.Header()
-	ms := h.Int64("durationMs", true, 0)
-	timeoutMs := h.Int64("timeoutMs", false, DefaultFastForwardTimeout.Milliseconds())
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.FastForwardRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
+	}
+	ms, timeoutMs := hd.DurationMs, DefaultFastForwardTimeout.Milliseconds()
+	if hd.TimeoutMs != nil {
+		timeoutMs = *hd.TimeoutMs
 	}
 	if ms < 0 || ms > MaxFastForward.Milliseconds() {
 		return remoting.NewResponse(req, remoting.InvalidParameter,
