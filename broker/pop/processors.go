@@ -91,18 +91,17 @@ func TagFilter(exp string) func(int64) bool {
 
 // processPop serves POP_MESSAGE (PopMessageProcessor).
 func (s *Service) processPop(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	pr := PopRequest{
-		Group: h.Str("consumerGroup", true), Topic: h.Str("topic", true), QueueID: h.Int32("queueId", true, 0),
-		MaxMsgs: int(h.Int32("maxMsgNums", true, 0)), Invisible: h.Int64("invisibleTime", true, 0),
-		InitMode: int(h.Int32("initMode", true, 0)), Order: h.Bool("order"), RemoteAddr: c.RemoteAddr(),
-	}
-	pollTime := h.Int64("pollTime", true, 0)
-	bornTime := h.Int64("bornTime", true, 0)
-	expType, exp := h.Str("expType", false), h.Str("exp", false)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PopMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	pr := PopRequest{
+		Group: rh.ConsumerGroup, Topic: rh.Topic, QueueID: rh.QueueID,
+		MaxMsgs: int(rh.MaxMsgNums), Invisible: rh.InvisibleTime,
+		InitMode: int(rh.InitMode), Order: rh.Order, RemoteAddr: c.RemoteAddr(),
+	}
+	pollTime, bornTime := rh.PollTime, rh.BornTime
+	expType, exp := rh.ExpType, rh.Exp
 	if s.clock.Now().UnixMilli()-bornTime-pollTime > timeoutTooMuch {
 		return remoting.NewResponse(req, remoting.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", s.brokerIP()))
 	}
@@ -187,14 +186,11 @@ func (s *Service) ackTarget(c *remoting.Conn, topic string, qid int32, offset in
 
 // processAck serves ACK_MESSAGE.
 func (s *Service) processAck(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	extra := h.Str("extraInfo", true)
-	offset := h.Int64("offset", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.AckMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, extra, offset := rh.ConsumerGroup, rh.Topic, rh.QueueID, rh.ExtraInfo, rh.Offset
 	if err := s.ackTarget(c, topic, qid, offset, false); err != nil {
 		return errorResponse(req, err)
 	}
@@ -298,15 +294,12 @@ func (s *Service) processBatchAck(c *remoting.Conn, req *remoting.Command) *remo
 
 // processChangeInvisible serves CHANGE_MESSAGE_INVISIBLETIME.
 func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	extra := h.Str("extraInfo", true)
-	offset := h.Int64("offset", true, 0)
-	invisible := h.Int64("invisibleTime", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.ChangeInvisibleTimeRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, extra, offset := rh.ConsumerGroup, rh.Topic, rh.QueueID, rh.ExtraInfo, rh.Offset
+	invisible := rh.InvisibleTime
 	if err := s.ackTarget(c, topic, qid, offset, true); err != nil {
 		return errorResponse(req, err)
 	}
@@ -332,13 +325,11 @@ func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command
 // processPeek serves PEEK_MESSAGE: messages from the group's pop cursor,
 // not popped.
 func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	maxMsgs := int(h.Int32("maxMsgNums", true, 0))
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PeekMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, maxMsgs := rh.ConsumerGroup, rh.Topic, rh.QueueID, int(rh.MaxMsgNums)
 	if maxMsgs > MaxPopMsgs {
 		return remoting.NewResponse(req, remoting.InvalidParameter, fmt.Sprintf("the broker[%s] peek message's num is greater than 32", s.brokerIP()))
 	}
@@ -397,14 +388,11 @@ func countRecords(b []byte) int {
 // processNotification serves NOTIFICATION: hasMsg now, or after a wait of
 // up to pollTime for an arrival.
 func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	pollTime := h.Int64("pollTime", true, 0)
-	h.Int64("bornTime", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.NotificationRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, pollTime := rh.ConsumerGroup, rh.Topic, rh.QueueID, rh.PollTime
 	tc, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking")
 	if err != nil {
 		return errorResponse(req, err)
@@ -443,12 +431,11 @@ func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *
 
 // processPollingInfo serves POLLING_INFO: the pops parked on the queue.
 func (s *Service) processPollingInfo(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PollingInfoRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid := rh.ConsumerGroup, rh.Topic, rh.QueueID
 	if _, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking"); err != nil {
 		return errorResponse(req, err)
 	}
