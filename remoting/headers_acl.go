@@ -31,7 +31,9 @@ func (r *CreateAccessConfigRequestHeader) decodeHeader(h *Header) {
 // DeleteAccessConfigRequestHeader is DELETE_ACL_CONFIG's.
 type DeleteAccessConfigRequestHeader struct{ AccessKey string }
 
-func (r *DeleteAccessConfigRequestHeader) decodeHeader(h *Header) { r.AccessKey = h.Str("accessKey", true) }
+func (r *DeleteAccessConfigRequestHeader) decodeHeader(h *Header) {
+	r.AccessKey = h.Str("accessKey", true)
+}
 
 // UpdateGlobalWhiteAddrsConfigRequestHeader is
 // UPDATE_GLOBAL_WHITE_ADDRS_CONFIG's. Both fields are @CFNotNull in Java,

@@ -24,4 +24,6 @@ func (r *EndTransactionRequestHeader) decodeHeader(h *Header) {
 // ResumeCheckHalfMessageRequestHeader is RESUME_CHECK_HALF_MESSAGE's.
 type ResumeCheckHalfMessageRequestHeader struct{ MsgID string }
 
-func (r *ResumeCheckHalfMessageRequestHeader) decodeHeader(h *Header) { r.MsgID = h.Str("msgId", false) }
+func (r *ResumeCheckHalfMessageRequestHeader) decodeHeader(h *Header) {
+	r.MsgID = h.Str("msgId", false)
+}
