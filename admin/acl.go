@@ -137,13 +137,13 @@ func (a *Admin) AclConfigVersion(ctx context.Context, addr string) (AclVersion, 
 	if err != nil {
 		return AclVersion{}, err
 	}
-	ext := resp.Ext()
-	v := AclVersion{ClusterName: ext["clusterName"], BrokerName: ext["brokerName"], BrokerAddr: ext["brokerAddr"]}
-	if err := json.Unmarshal([]byte(ext["version"]), &v.Version); err != nil {
-		return v, fmt.Errorf("%w: broker %s answered GET_BROKER_CLUSTER_ACL_INFO with version %q", ErrBadBody, addr, ext["version"])
+	rh, _ := remoting.DecodeHeader[remoting.GetBrokerAclConfigResponseHeader](resp) // no field is required
+	v := AclVersion{ClusterName: rh.ClusterName, BrokerName: rh.BrokerName, BrokerAddr: rh.BrokerAddr}
+	if err := json.Unmarshal([]byte(rh.Version), &v.Version); err != nil {
+		return v, fmt.Errorf("%w: broker %s answered GET_BROKER_CLUSTER_ACL_INFO with version %q", ErrBadBody, addr, rh.Version)
 	}
 	var all map[string]acl.DataVersion
-	if s := ext["allAclFileVersion"]; s != "" {
+	if s := rh.AllAclFileVersion; s != "" {
 		if err := json.Unmarshal([]byte(s), &all); err != nil {
 			return v, fmt.Errorf("%w: broker %s answered GET_BROKER_CLUSTER_ACL_INFO with allAclFileVersion %q", ErrBadBody, addr, s)
 		}

@@ -58,10 +58,9 @@ func (a *Admin) FastForward(ctx context.Context, addr, cluster string, d, within
 			return done, &ResponseError{Role: roleBroker, Addr: t, Request: req.Code, Code: resp.Code, Remark: resp.Remark}
 		}
 		r := FastForwardResult{BrokerAddr: t}
-		h := resp.Header()
-		r.BrokerTime = h.Int64("brokerTime", true, 0)
-		r.ClockOffsetMs = h.Int64("clockOffsetMs", true, 0)
-		if err := h.Err(); err != nil {
+		rh, err := remoting.DecodeHeader[remoting.FastForwardResponseHeader](resp)
+		r.BrokerTime, r.ClockOffsetMs = rh.BrokerTime, rh.ClockOffsetMs
+		if err != nil {
 			return done, fmt.Errorf("%w: broker %s answered %s: %v", ErrBadBody, t, RequestName(req.Code), err)
 		}
 		done = append(done, r)

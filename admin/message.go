@@ -529,12 +529,11 @@ func (a *Admin) queueOffset(ctx context.Context, q QueueAddr, code int32, ts int
 	if err != nil {
 		return 0, err
 	}
-	h := resp.Header()
-	off := h.Int64("offset", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.OffsetResponseHeader](resp)
+	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %v", ErrBadBody, RequestName(code), err)
 	}
-	return off, nil
+	return rh.Offset, nil
 }
 
 // MaxOffset is GET_MAX_OFFSET: the offset the next message will get.

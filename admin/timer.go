@@ -238,7 +238,8 @@ func (a *Admin) RecallMessage(ctx context.Context, topic, handle, producerGroup 
 	if err != nil {
 		return nil, err
 	}
-	return &RecallResult{RecallHandle: *h, Addr: addr, MsgID: resp.ExtFields["msgId"]}, nil
+	rh, _ := remoting.DecodeHeader[remoting.RecallMessageResponseHeader](resp) // msgId is nullable
+	return &RecallResult{RecallHandle: *h, Addr: addr, MsgID: rh.MsgID}, nil
 }
 
 // Print writes recallMessage output.

@@ -184,7 +184,8 @@ func (a *Admin) GetKVConfig(ctx context.Context, namespace, key string) (string,
 	if err != nil {
 		return "", err
 	}
-	return resp.ExtFields["value"], nil
+	rh, _ := remoting.DecodeHeader[remoting.GetKVConfigResponseHeader](resp) // value is nullable
+	return rh.Value, nil
 }
 
 // PutKVConfig writes one KV entry on every name server.
