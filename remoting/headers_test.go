@@ -1,0 +1,168 @@
+package remoting
+
+import (
+	"bytes"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// headerDecode decodes c into a T and returns it with the error, for tests
+// that go over every typed header.
+type headerDecode struct {
+	name   string
+	decode func(c *Command) (any, error)
+}
+
+func decodeAs[T any, P headerDecoder[T]]() headerDecode {
+	var zero T
+	return headerDecode{
+		name:   reflect.TypeOf(zero).Name(),
+		decode: func(c *Command) (any, error) { return DecodeHeader[T, P](c) },
+	}
+}
+
+// allHeaders is every typed header; TestAllHeadersListed keeps it complete.
+var allHeaders = []headerDecode{
+	decodeAs[PutKVConfigRequestHeader](), decodeAs[KVConfigRequestHeader](),
+	decodeAs[GetKVListByNamespaceRequestHeader](), decodeAs[RegisterBrokerRequestHeader](),
+	decodeAs[BrokerIdentityRequestHeader](), decodeAs[GetRouteInfoRequestHeader](),
+	decodeAs[WritePermOfBrokerRequestHeader](), decodeAs[DeleteTopicFromNamesrvRequestHeader](),
+	decodeAs[TopicRequestHeader](), decodeAs[GetTopicsByClusterRequestHeader](),
+	decodeAs[PullMessageRequestHeader](), decodeAs[QueueRequestHeader](),
+	decodeAs[SearchOffsetRequestHeader](), decodeAs[ViewMessageRequestHeader](),
+	decodeAs[QueryConsumerOffsetRequestHeader](), decodeAs[UpdateConsumerOffsetRequestHeader](),
+	decodeAs[QueryMessageRequestHeader](), decodeAs[RecallMessageRequestHeader](),
+	decodeAs[ViewBrokerStatsDataRequestHeader](), decodeAs[GetConsumeStatsInBrokerHeader](),
+	decodeAs[FastForwardRequestHeader](),
+	decodeAs[UnregisterClientRequestHeader](), decodeAs[ConsumerGroupRequestHeader](),
+	decodeAs[GetProducerConnectionListRequestHeader](), decodeAs[GetSubscriptionGroupConfigRequestHeader](),
+	decodeAs[DeleteSubscriptionGroupRequestHeader](), decodeAs[GetConsumerRunningInfoRequestHeader](),
+	decodeAs[ConsumeMessageDirectlyResultRequestHeader](), decodeAs[GetConsumeStatsRequestHeader](),
+	decodeAs[ResetOffsetRequestHeader](), decodeAs[GetConsumerStatusRequestHeader](),
+	decodeAs[QueryConsumeTimeSpanRequestHeader](), decodeAs[QueryCorrectionOffsetHeader](),
+	decodeAs[CloneGroupOffsetRequestHeader](), decodeAs[QueryConsumeQueueRequestHeader](),
+	decodeAs[PopMessageRequestHeader](), decodeAs[AckMessageRequestHeader](),
+	decodeAs[ChangeInvisibleTimeRequestHeader](), decodeAs[PeekMessageRequestHeader](),
+	decodeAs[NotificationRequestHeader](), decodeAs[PollingInfoRequestHeader](),
+	decodeAs[EndTransactionRequestHeader](), decodeAs[ResumeCheckHalfMessageRequestHeader](),
+	decodeAs[CreateTopicRequestHeader](),
+	decodeAs[CreateAccessConfigRequestHeader](), decodeAs[DeleteAccessConfigRequestHeader](),
+	decodeAs[UpdateGlobalWhiteAddrsConfigRequestHeader](),
+	decodeAs[SendMessageResponseHeader](), decodeAs[PullMessageResponseHeader](),
+	decodeAs[OffsetResponseHeader](), decodeAs[FastForwardResponseHeader](),
+	decodeAs[RecallMessageResponseHeader](), decodeAs[GetKVConfigResponseHeader](),
+	decodeAs[GetBrokerAclConfigResponseHeader](),
+}
+
+// TestAllHeadersListed: every type with a decodeHeader method in
+// headers*.go is in allHeaders, so the fuzz target covers it.
+func TestAllHeadersListed(t *testing.T) {
+	files, _ := filepath.Glob("headers*.go")
+	fset := token.NewFileSet()
+	var defined []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != "decodeHeader" || fd.Recv == nil {
+				continue
+			}
+			defined = append(defined, fd.Recv.List[0].Type.(*ast.StarExpr).X.(*ast.Ident).Name)
+		}
+	}
+	var listed []string
+	for _, h := range allHeaders {
+		listed = append(listed, h.name)
+	}
+	slices.Sort(defined)
+	slices.Sort(listed)
+	if !slices.Equal(defined, listed) {
+		t.Fatalf("typed headers defined %v\nlisted in allHeaders %v", defined, listed)
+	}
+}
+
+// A missing required field is the stock remark (RemotingCommandException's
+// text) under SYSTEM_ERROR, and the first field in decode order is the one
+// named; a number Java would not parse fails too; nullable fields stay
+// absent.
+func TestDecodeHeaderStockErrors(t *testing.T) {
+	req := NewRequest(PullMessage, map[string]string{"topic": "T"}, nil)
+	_, err := DecodeHeader[PullMessageRequestHeader](req)
+	if !errors.Is(err, ErrMissingField) || err.Error() != "the custom field <consumerGroup> is null" {
+		t.Fatalf("err = %v", err)
+	}
+	resp := ErrorResponse(req, err)
+	if resp.Code != SystemError || resp.Remark != "the custom field <consumerGroup> is null" {
+		t.Fatalf("response %d %q", resp.Code, resp.Remark)
+	}
+
+	req = NewRequest(GetMaxOffset, map[string]string{"topic": "T", "queueId": "1x"}, nil)
+	if _, err := DecodeHeader[QueueRequestHeader](req); err == nil || errors.Is(err, ErrMissingField) {
+		t.Fatalf("bad queueId: err = %v", err)
+	}
+	req = NewRequest(GetMaxOffset, map[string]string{"topic": "T", "queueId": "+7"}, nil) // Integer.parseInt takes a sign
+	if q, err := DecodeHeader[QueueRequestHeader](req); err != nil || q.QueueID != 7 {
+		t.Fatalf("queueId +7: %+v %v", q, err)
+	}
+	req = NewRequest(GetMaxOffset, map[string]string{"topic": "T", "queueId": "2147483648"}, nil)
+	if _, err := DecodeHeader[QueueRequestHeader](req); err == nil {
+		t.Fatal("queueId beyond int32 decoded")
+	}
+
+	req = NewRequest(ClockFastForward, map[string]string{"durationMs": "5"}, nil)
+	if ff, err := DecodeHeader[FastForwardRequestHeader](req); err != nil || ff.TimeoutMs != nil || ff.DurationMs != 5 {
+		t.Fatalf("fast forward: %+v %v", ff, err)
+	}
+	req = NewRequest(UnregisterClient, map[string]string{"clientID": "c", "consumerGroup": ""}, nil)
+	if u, err := DecodeHeader[UnregisterClientRequestHeader](req); err != nil || u.ProducerGroup != nil || u.ConsumerGroup == nil {
+		t.Fatalf("unregister: %+v %v", u, err)
+	}
+	req = NewRequest(UpdateAndCreateTopic, map[string]string{"topic": "T", "defaultTopic": "D", "readQueueNums": "4",
+		"writeQueueNums": "4", "perm": "6", "topicFilterType": "SINGLE_TAG", "order": "TRUE"}, nil)
+	if c, err := DecodeHeader[CreateTopicRequestHeader](req); err != nil || !c.Order || c.ReadQueueNums != 4 {
+		t.Fatalf("create topic: %+v %v", c, err)
+	}
+}
+
+// FuzzDecodeHeaders: any extFields decode into every typed header without a
+// panic; a decode that fails names a field in its error, and one that
+// succeeds again on the same fields gives the same header.
+func FuzzDecodeHeaders(f *testing.F) {
+	f.Add([]byte("topic\x00T\x00queueId\x001\x00"))
+	f.Add([]byte("consumerGroup\x00G\x00topic\x00T\x00queueId\x00-1\x00maxMsgNums\x0032\x00invisibleTime\x00x\x00"))
+	f.Add([]byte("durationMs\x00\x00timeoutMs\x0099999999999999999999\x00"))
+	f.Add([]byte("queueOffset\x00+\x00sysFlag\x002147483648\x00order\x00tRuE\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ext := map[string]string{}
+		parts := bytes.Split(data, []byte{0})
+		for i := 0; i+1 < len(parts) && i < 64; i += 2 {
+			ext[string(parts[i])] = string(parts[i+1])
+		}
+		for _, h := range allHeaders {
+			v, err := h.decode(&Command{ExtFields: ext})
+			if err != nil {
+				if !strings.Contains(err.Error(), "custom field <") {
+					t.Fatalf("%s: error without a field name: %v", h.name, err)
+				}
+				continue
+			}
+			again, err := h.decode(&Command{ExtFields: ext})
+			if err != nil || !reflect.DeepEqual(v, again) {
+				t.Fatalf("%s: decode not repeatable: %+v %+v %v", h.name, v, again, err)
+			}
+		}
+	})
+}
