@@ -6,7 +6,12 @@ package remoting
 // (common/.../protocol/header/): a @CFNotNull field that is absent, or a
 // number Java's Integer/Long.parseLong would refuse, makes the decode fail
 // with the text the stock RemotingCommandException carries, and
-// ErrorResponse turns that into the stock SYSTEM_ERROR reply. Processors
+// ErrorResponse turns that into the stock SYSTEM_ERROR reply. (The stock
+// reflective decode only logs that exception and leaves the field null, so
+// the processor then fails on it, or the FastCodesHeader decode of the hot
+// codes throws it: a SYSTEM_ERROR either way. A few @CFNotNull fields whose
+// absence the stock processors tolerate, such as reset offset's primitive
+// isForce, are optional here.) Processors
 // read struct fields and never name an extFields key themselves
 // (internal/archtest TestNoLiteralHeaderReads keeps it so).
 //
