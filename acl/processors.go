@@ -147,12 +147,11 @@ func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Con
 			version, _ := json.Marshal(v)
 			all, _ := json.Marshal(map[string]DataVersion{m.Path(): v})
 			resp := remoting.NewResponse(req, remoting.Success, "")
-			resp.SetExt("version", string(version))
-			resp.SetExt("allAclFileVersion", string(all))
 			bi := info()
-			resp.SetExt("brokerName", bi.BrokerName)
-			resp.SetExt("brokerAddr", bi.BrokerAddr)
-			resp.SetExt("clusterName", bi.ClusterName)
+			(&remoting.GetBrokerAclConfigResponseHeader{
+				Version: string(version), AllAclFileVersion: string(all),
+				BrokerName: bi.BrokerName, BrokerAddr: bi.BrokerAddr, ClusterName: bi.ClusterName,
+			}).Encode(resp)
 			return resp
 		},
 	}

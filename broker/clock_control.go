@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -208,7 +207,6 @@ func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command
 	}
 	b.log.Info().Int64("durationMs", ms).Time("brokerTime", at).Dur("offset", off.Offset()).Msg("clock control: fast-forwarded")
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("brokerTime", strconv.FormatInt(at.UnixMilli(), 10))
-	resp.SetExt("clockOffsetMs", strconv.FormatInt(off.Offset().Milliseconds(), 10))
+	(&remoting.FastForwardResponseHeader{BrokerTime: at.UnixMilli(), ClockOffsetMs: off.Offset().Milliseconds()}).Encode(resp)
 	return resp
 }

@@ -140,7 +140,7 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 		resp.Code, resp.Remark = re.Code, re.Remark
 		return resp
 	}
-	resp.SetExt("msgId", uniq)
+	(&remoting.RecallMessageResponseHeader{MsgID: uniq}).Encode(resp)
 	return resp
 }
 

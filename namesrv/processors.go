@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/rmqio/rmq/internal/fastjson"
@@ -35,10 +34,10 @@ func (s *Server) processors() map[int32]handlerFunc {
 			return ok(req, remoting.MarshalBody(s.routes.ClusterInfo()))
 		},
 		remoting.WipeWritePermOfBroker: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			return s.changeWritePerm(req, "wipeTopicCount", s.routes.WipeWritePerm)
+			return s.changeWritePerm(req, false, s.routes.WipeWritePerm)
 		},
 		remoting.AddWritePermOfBroker: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			return s.changeWritePerm(req, "addTopicCount", s.routes.AddWritePerm)
+			return s.changeWritePerm(req, true, s.routes.AddWritePerm)
 		},
 		remoting.GetAllTopicListFromNameserver: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 			return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.AllTopics()}))
@@ -109,7 +108,7 @@ func (s *Server) getKVConfig(req *remoting.Command) *remoting.Command {
 		return remoting.NewResponse(req, remoting.QueryNotFound, "No config item, Namespace: "+ns+" Key: "+key)
 	}
 	r := ok(req, nil)
-	r.SetExt("value", v)
+	(&remoting.GetKVConfigResponseHeader{Value: v}).Encode(r)
 	return r
 }
 
@@ -197,12 +196,7 @@ func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoti
 		s.routes.ConnClosed(c.ID())
 	}
 	r := ok(req, s.orderTopicConfigBody())
-	if res.MasterAddr != "" {
-		r.SetExt("masterAddr", res.MasterAddr)
-	}
-	if res.HAServerAddr != "" {
-		r.SetExt("haServerAddr", res.HAServerAddr)
-	}
+	(&remoting.RegisterBrokerResponseHeader{MasterAddr: res.MasterAddr, HAServerAddr: res.HAServerAddr}).Encode(r)
 	return r
 }
 
@@ -236,7 +230,7 @@ func (s *Server) queryDataVersion(req *remoting.Command) *remoting.Command {
 	if known, found := s.routes.BrokerDataVersion(addr); found {
 		r.Body = remoting.MarshalBody(known)
 	}
-	r.SetExt("changed", strconv.FormatBool(changed))
+	(&remoting.QueryDataVersionResponseHeader{Changed: changed}).Encode(r)
 	return r
 }
 
@@ -256,7 +250,7 @@ func (s *Server) getRouteInfoByTopic(req *remoting.Command) *remoting.Command {
 	return ok(req, encodeRoute(rd, standardOnly || req.Version >= versionV4_9_4))
 }
 
-func (s *Server) changeWritePerm(req *remoting.Command, countKey string, f func(string) int) *remoting.Command {
+func (s *Server) changeWritePerm(req *remoting.Command, add bool, f func(string) int) *remoting.Command {
 	hd, err := remoting.DecodeHeader[remoting.WritePermOfBrokerRequestHeader](req)
 	if err != nil {
 		return systemError(req, err)
@@ -265,7 +259,11 @@ func (s *Server) changeWritePerm(req *remoting.Command, countKey string, f func(
 	n := f(name)
 	s.log.Info().Str("brokerName", name).Int32("code", req.Code).Int("topics", n).Msg("broker write permission changed")
 	r := ok(req, nil)
-	r.SetExtInt(countKey, int64(n))
+	if add {
+		(&remoting.AddWritePermOfBrokerResponseHeader{AddTopicCount: int32(n)}).Encode(r)
+	} else {
+		(&remoting.WipeWritePermOfBrokerResponseHeader{WipeTopicCount: int32(n)}).Encode(r)
+	}
 	return r
 }
 

@@ -1,5 +1,7 @@
 package remoting
 
+import "strconv"
+
 // Response headers the admin client reads (admin/*.go). A required field
 // that is absent or not a number fails the decode as it does for a request
 // (the client reports it as a bad answer).
@@ -74,4 +76,138 @@ func (r *GetBrokerAclConfigResponseHeader) decodeHeader(h *Header) {
 	r.BrokerName = h.Str("brokerName", false)
 	r.BrokerAddr = h.Str("brokerAddr", false)
 	r.ClusterName = h.Str("clusterName", false)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *FastForwardResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("brokerTime", r.BrokerTime)
+	resp.SetExtInt("clockOffsetMs", r.ClockOffsetMs)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *RecallMessageResponseHeader) Encode(resp *Command) { resp.SetExt("msgId", r.MsgID) }
+
+// Encode writes the header into resp's custom fields.
+func (r *GetKVConfigResponseHeader) Encode(resp *Command) { resp.SetExt("value", r.Value) }
+
+// Encode writes the header into resp's custom fields.
+func (r *GetBrokerAclConfigResponseHeader) Encode(resp *Command) {
+	resp.SetExt("version", r.Version)
+	resp.SetExt("allAclFileVersion", r.AllAclFileVersion)
+	resp.SetExt("brokerName", r.BrokerName)
+	resp.SetExt("brokerAddr", r.BrokerAddr)
+	resp.SetExt("clusterName", r.ClusterName)
+}
+
+// QueryMessageResponseHeader answers QUERY_MESSAGE: how far the index
+// reaches.
+type QueryMessageResponseHeader struct {
+	IndexLastUpdateTimestamp, IndexLastUpdatePhyoffset int64
+}
+
+func (r *QueryMessageResponseHeader) decodeHeader(h *Header) {
+	r.IndexLastUpdateTimestamp = h.Int64("indexLastUpdateTimestamp", true, 0)
+	r.IndexLastUpdatePhyoffset = h.Int64("indexLastUpdatePhyoffset", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *QueryMessageResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("indexLastUpdateTimestamp", r.IndexLastUpdateTimestamp)
+	resp.SetExtInt("indexLastUpdatePhyoffset", r.IndexLastUpdatePhyoffset)
+}
+
+// RegisterBrokerResponseHeader answers REGISTER_BROKER; an empty address
+// is left out.
+type RegisterBrokerResponseHeader struct{ HAServerAddr, MasterAddr string }
+
+func (r *RegisterBrokerResponseHeader) decodeHeader(h *Header) {
+	r.HAServerAddr, r.MasterAddr = h.Str("haServerAddr", false), h.Str("masterAddr", false)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *RegisterBrokerResponseHeader) Encode(resp *Command) {
+	if r.MasterAddr != "" {
+		resp.SetExt("masterAddr", r.MasterAddr)
+	}
+	if r.HAServerAddr != "" {
+		resp.SetExt("haServerAddr", r.HAServerAddr)
+	}
+}
+
+// QueryDataVersionResponseHeader answers QUERY_DATA_VERSION.
+type QueryDataVersionResponseHeader struct{ Changed bool }
+
+func (r *QueryDataVersionResponseHeader) decodeHeader(h *Header) { r.Changed = h.Bool("changed") }
+
+// Encode writes the header into resp's custom fields.
+func (r *QueryDataVersionResponseHeader) Encode(resp *Command) {
+	resp.SetExt("changed", strconv.FormatBool(r.Changed))
+}
+
+// WipeWritePermOfBrokerResponseHeader answers WIPE_WRITE_PERM_OF_BROKER.
+type WipeWritePermOfBrokerResponseHeader struct{ WipeTopicCount int32 }
+
+func (r *WipeWritePermOfBrokerResponseHeader) decodeHeader(h *Header) {
+	r.WipeTopicCount = h.Int32("wipeTopicCount", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *WipeWritePermOfBrokerResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("wipeTopicCount", int64(r.WipeTopicCount))
+}
+
+// AddWritePermOfBrokerResponseHeader answers ADD_WRITE_PERM_OF_BROKER.
+type AddWritePermOfBrokerResponseHeader struct{ AddTopicCount int32 }
+
+func (r *AddWritePermOfBrokerResponseHeader) decodeHeader(h *Header) {
+	r.AddTopicCount = h.Int32("addTopicCount", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *AddWritePermOfBrokerResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("addTopicCount", int64(r.AddTopicCount))
+}
+
+// ChangeInvisibleTimeResponseHeader answers CHANGE_MESSAGE_INVISIBLETIME.
+type ChangeInvisibleTimeResponseHeader struct {
+	PopTime, InvisibleTime int64
+	ReviveQid              int32
+}
+
+func (r *ChangeInvisibleTimeResponseHeader) decodeHeader(h *Header) {
+	r.PopTime = h.Int64("popTime", true, 0)
+	r.InvisibleTime = h.Int64("invisibleTime", true, 0)
+	r.ReviveQid = h.Int32("reviveQid", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *ChangeInvisibleTimeResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("popTime", r.PopTime)
+	resp.SetExtInt("invisibleTime", r.InvisibleTime)
+	resp.SetExtInt("reviveQid", int64(r.ReviveQid))
+}
+
+// NotificationResponseHeader answers NOTIFICATION.
+type NotificationResponseHeader struct{ HasMsg, PollingFull bool }
+
+func (r *NotificationResponseHeader) decodeHeader(h *Header) {
+	r.HasMsg, r.PollingFull = h.Bool("hasMsg"), h.Bool("pollingFull")
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *NotificationResponseHeader) Encode(resp *Command) {
+	resp.SetExt("hasMsg", strconv.FormatBool(r.HasMsg))
+	resp.SetExt("pollingFull", strconv.FormatBool(r.PollingFull))
+}
+
+// PollingInfoResponseHeader answers POLLING_INFO.
+type PollingInfoResponseHeader struct{ PollingNum int32 }
+
+func (r *PollingInfoResponseHeader) decodeHeader(h *Header) {
+	r.PollingNum = h.Int32("pollingNum", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *PollingInfoResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("pollingNum", int64(r.PollingNum))
 }

@@ -58,7 +58,11 @@ var allHeaders = []headerDecode{
 	decodeAs[SendMessageResponseHeader](), decodeAs[PullMessageResponseHeader](),
 	decodeAs[OffsetResponseHeader](), decodeAs[FastForwardResponseHeader](),
 	decodeAs[RecallMessageResponseHeader](), decodeAs[GetKVConfigResponseHeader](),
-	decodeAs[GetBrokerAclConfigResponseHeader](),
+	decodeAs[GetBrokerAclConfigResponseHeader](), decodeAs[QueryMessageResponseHeader](),
+	decodeAs[RegisterBrokerResponseHeader](), decodeAs[QueryDataVersionResponseHeader](),
+	decodeAs[WipeWritePermOfBrokerResponseHeader](), decodeAs[AddWritePermOfBrokerResponseHeader](),
+	decodeAs[ChangeInvisibleTimeResponseHeader](), decodeAs[NotificationResponseHeader](),
+	decodeAs[PollingInfoResponseHeader](),
 }
 
 // TestAllHeadersListed: every type with a decodeHeader method in
@@ -165,4 +169,42 @@ func FuzzDecodeHeaders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResponseHeadersRoundTrip: what a processor encodes, the client's
+// decode reads back unchanged.
+func TestResponseHeadersRoundTrip(t *testing.T) {
+	type encoder interface{ Encode(*Command) }
+	cases := []struct {
+		in     encoder
+		decode func(*Command) (any, error)
+	}{
+		{&FastForwardResponseHeader{BrokerTime: 1700000000000, ClockOffsetMs: -5}, decodeAs[FastForwardResponseHeader]().decode},
+		{&RecallMessageResponseHeader{MsgID: "AC11"}, decodeAs[RecallMessageResponseHeader]().decode},
+		{&GetKVConfigResponseHeader{Value: "v"}, decodeAs[GetKVConfigResponseHeader]().decode},
+		{&GetBrokerAclConfigResponseHeader{Version: "{}", AllAclFileVersion: "{}", BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c"},
+			decodeAs[GetBrokerAclConfigResponseHeader]().decode},
+		{&QueryMessageResponseHeader{IndexLastUpdateTimestamp: 9, IndexLastUpdatePhyoffset: 8}, decodeAs[QueryMessageResponseHeader]().decode},
+		{&RegisterBrokerResponseHeader{MasterAddr: "m:1"}, decodeAs[RegisterBrokerResponseHeader]().decode},
+		{&QueryDataVersionResponseHeader{Changed: true}, decodeAs[QueryDataVersionResponseHeader]().decode},
+		{&WipeWritePermOfBrokerResponseHeader{WipeTopicCount: 3}, decodeAs[WipeWritePermOfBrokerResponseHeader]().decode},
+		{&AddWritePermOfBrokerResponseHeader{AddTopicCount: 4}, decodeAs[AddWritePermOfBrokerResponseHeader]().decode},
+		{&ChangeInvisibleTimeResponseHeader{PopTime: 1, InvisibleTime: 2, ReviveQid: 3}, decodeAs[ChangeInvisibleTimeResponseHeader]().decode},
+		{&NotificationResponseHeader{HasMsg: true}, decodeAs[NotificationResponseHeader]().decode},
+		{&PollingInfoResponseHeader{PollingNum: 7}, decodeAs[PollingInfoResponseHeader]().decode},
+	}
+	for _, tc := range cases {
+		resp := NewResponse(NewRequest(0, nil, nil), Success, "")
+		tc.in.Encode(resp)
+		got, err := tc.decode(resp)
+		if err != nil || !reflect.DeepEqual(got, reflect.ValueOf(tc.in).Elem().Interface()) {
+			t.Errorf("%T: encoded %v, decoded %+v, %v", tc.in, resp.ExtFields, got, err)
+		}
+	}
+	// Only the addresses that are known are written.
+	resp := NewResponse(NewRequest(0, nil, nil), Success, "")
+	(&RegisterBrokerResponseHeader{}).Encode(resp)
+	if len(resp.ExtFields) != 0 {
+		t.Errorf("empty REGISTER_BROKER answer wrote %v", resp.ExtFields)
+	}
 }

@@ -26,8 +26,9 @@ func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *
 		return remoting.NewResponse(req, remoting.SystemError, "query message: "+err.Error())
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExtInt("indexLastUpdateTimestamp", res.IndexLastUpdateTimestamp)
-	resp.SetExtInt("indexLastUpdatePhyoffset", res.IndexLastUpdatePhyOffset)
+	(&remoting.QueryMessageResponseHeader{
+		IndexLastUpdateTimestamp: res.IndexLastUpdateTimestamp, IndexLastUpdatePhyoffset: res.IndexLastUpdatePhyOffset,
+	}).Encode(resp)
 	if len(res.Messages) == 0 {
 		resp.Code, resp.Remark = remoting.QueryNotFound, "can not find message, maybe time range not correct"
 		return resp

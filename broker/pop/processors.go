@@ -316,9 +316,7 @@ func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command
 		return errorResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("popTime", strconv.FormatInt(nh.PopTime, 10))
-	resp.SetExt("invisibleTime", strconv.FormatInt(nh.InvisibleTime, 10))
-	resp.SetExt("reviveQid", strconv.Itoa(int(nh.ReviveQid)))
+	(&remoting.ChangeInvisibleTimeResponseHeader{PopTime: nh.PopTime, InvisibleTime: nh.InvisibleTime, ReviveQid: nh.ReviveQid}).Encode(resp)
 	return resp
 }
 
@@ -399,8 +397,7 @@ func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *
 	}
 	answer := func(has, full bool) *remoting.Command {
 		resp := remoting.NewResponse(req, remoting.Success, "")
-		resp.SetExt("hasMsg", strconv.FormatBool(has))
-		resp.SetExt("pollingFull", strconv.FormatBool(full))
+		(&remoting.NotificationResponseHeader{HasMsg: has, PollingFull: full}).Encode(resp)
 		return resp
 	}
 	if s.HasMessage(group, topic, qid, tc.ReadQueueNums) {
@@ -440,6 +437,6 @@ func (s *Service) processPollingInfo(c *remoting.Conn, req *remoting.Command) *r
 		return errorResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("pollingNum", strconv.Itoa(s.polls.count(pollKey(topic, group, qid))))
+	(&remoting.PollingInfoResponseHeader{PollingNum: int32(s.polls.count(pollKey(topic, group, qid)))}).Encode(resp)
 	return resp
 }
