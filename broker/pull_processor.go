@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,12 +25,7 @@ const (
 const maxSuspend = 20 * time.Second
 
 const (
-	subAll             = "*"
-	pullHeaderSuggest  = "suggestWhichBrokerId"
-	pullHeaderNext     = "nextBeginOffset"
-	pullHeaderMin      = "minOffset"
-	pullHeaderMax      = "maxOffset"
-	masterBrokerIDText = "0"
+	subAll = "*"
 )
 
 // getStatusNames are the GetMessageStatus names Java puts in the pull remark.
@@ -299,10 +293,8 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 	begin := b.clock.Now()
 	res := b.store.GetMessageFiltered(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes, pf)
 	resp.Remark = getStatusNames[res.Status]
-	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
-	resp.SetExt(pullHeaderNext, strconv.FormatInt(res.NextBeginOffset, 10))
-	resp.SetExt(pullHeaderMin, strconv.FormatInt(res.MinOffset, 10))
-	resp.SetExt(pullHeaderMax, strconv.FormatInt(res.MaxOffset, 10))
+	// suggestWhichBrokerId 0: rmq has no slaves to send the consumer to.
+	(&remoting.PullMessageResponseHeader{NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}).Encode(resp)
 	resp.Code = pullCode(res.Status, ph.QueueOffset)
 	if d := b.bstats.Detail(); d != nil && resp.Code == remoting.Success {
 		d.RecordPulled(ph.Topic, ph.ConsumerGroup, ph.QueueID, res.NextBeginOffset)

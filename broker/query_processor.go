@@ -10,9 +10,9 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Command {
+func offsetResponse(req *remoting.Command, v int64) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExtInt(key, v)
+	(&remoting.OffsetResponseHeader{Offset: v}).Encode(resp)
 	return resp
 }
 
@@ -22,7 +22,7 @@ func (b *Broker) processGetMaxOffset(_ *remoting.Conn, req *remoting.Command) *r
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.store.MaxOffsetInQueue(hd.Topic, hd.QueueID))
+	return offsetResponse(req, b.store.MaxOffsetInQueue(hd.Topic, hd.QueueID))
 }
 
 // processGetMinOffset serves GET_MIN_OFFSET.
@@ -31,7 +31,7 @@ func (b *Broker) processGetMinOffset(_ *remoting.Conn, req *remoting.Command) *r
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.store.MinOffsetInQueue(hd.Topic, hd.QueueID))
+	return offsetResponse(req, b.store.MinOffsetInQueue(hd.Topic, hd.QueueID))
 }
 
 // processSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP.
@@ -40,7 +40,7 @@ func (b *Broker) processSearchOffset(_ *remoting.Conn, req *remoting.Command) *r
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.store.OffsetInQueueByTime(hd.Topic, hd.QueueID, hd.Timestamp))
+	return offsetResponse(req, b.store.OffsetInQueueByTime(hd.Topic, hd.QueueID, hd.Timestamp))
 }
 
 // processEarliestMsgStoreTime serves GET_EARLIEST_MSG_STORETIME; -1 when the
@@ -54,7 +54,9 @@ func (b *Broker) processEarliestMsgStoreTime(_ *remoting.Conn, req *remoting.Com
 	if err != nil {
 		ts = -1
 	}
-	return offsetResponse(req, "timestamp", ts)
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	(&remoting.GetEarliestMsgStoretimeResponseHeader{Timestamp: ts}).Encode(resp)
+	return resp
 }
 
 // processViewMessageByID serves VIEW_MESSAGE_BY_ID: the one record at the
@@ -85,10 +87,10 @@ func (b *Broker) processQueryConsumerOffset(_ *remoting.Conn, req *remoting.Comm
 	}
 	group, topic, qid := hd.ConsumerGroup, hd.Topic, hd.QueueID
 	if off, ok := b.clients.Offsets.Query(group, topic, qid); ok && off >= 0 {
-		return offsetResponse(req, "offset", off)
+		return offsetResponse(req, off)
 	}
 	if b.store.MinOffsetInQueue(topic, qid) <= 0 && !b.firstMessageOnDisk(topic, qid) {
-		return offsetResponse(req, "offset", 0)
+		return offsetResponse(req, 0)
 	}
 	return remoting.NewResponse(req, remoting.QueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 }

@@ -25,16 +25,27 @@ func (r *SendMessageResponseHeader) decodeHeader(h *Header) {
 	r.TransactionID = h.Str("transactionId", false)
 }
 
-// PullMessageResponseHeader is the header of a PULL_MESSAGE answer (the
-// fields the admin client uses).
+// PullMessageResponseHeader is the header of a PULL_MESSAGE answer. The
+// admin client does not need suggestWhichBrokerId (rmq always suggests the
+// master), so its decode does not require it.
 type PullMessageResponseHeader struct {
+	SuggestWhichBrokerID                  int64
 	NextBeginOffset, MinOffset, MaxOffset int64
 }
 
 func (r *PullMessageResponseHeader) decodeHeader(h *Header) {
+	r.SuggestWhichBrokerID = h.Int64("suggestWhichBrokerId", false, 0)
 	r.NextBeginOffset = h.Int64("nextBeginOffset", true, 0)
 	r.MinOffset = h.Int64("minOffset", true, 0)
 	r.MaxOffset = h.Int64("maxOffset", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *PullMessageResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("suggestWhichBrokerId", r.SuggestWhichBrokerID)
+	resp.SetExtInt("nextBeginOffset", r.NextBeginOffset)
+	resp.SetExtInt("minOffset", r.MinOffset)
+	resp.SetExtInt("maxOffset", r.MaxOffset)
 }
 
 // OffsetResponseHeader is the answer of GET_MAX_OFFSET, GET_MIN_OFFSET and
@@ -43,6 +54,21 @@ func (r *PullMessageResponseHeader) decodeHeader(h *Header) {
 type OffsetResponseHeader struct{ Offset int64 }
 
 func (r *OffsetResponseHeader) decodeHeader(h *Header) { r.Offset = h.Int64("offset", true, 0) }
+
+// Encode writes the header into resp's custom fields.
+func (r *OffsetResponseHeader) Encode(resp *Command) { resp.SetExtInt("offset", r.Offset) }
+
+// GetEarliestMsgStoretimeResponseHeader answers GET_EARLIEST_MSG_STORETIME.
+type GetEarliestMsgStoretimeResponseHeader struct{ Timestamp int64 }
+
+func (r *GetEarliestMsgStoretimeResponseHeader) decodeHeader(h *Header) {
+	r.Timestamp = h.Int64("timestamp", true, 0)
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *GetEarliestMsgStoretimeResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("timestamp", r.Timestamp)
+}
 
 // FastForwardResponseHeader answers rmq's clock fast-forward.
 type FastForwardResponseHeader struct{ BrokerTime, ClockOffsetMs int64 }

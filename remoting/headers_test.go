@@ -62,7 +62,7 @@ var allHeaders = []headerDecode{
 	decodeAs[RegisterBrokerResponseHeader](), decodeAs[QueryDataVersionResponseHeader](),
 	decodeAs[WipeWritePermOfBrokerResponseHeader](), decodeAs[AddWritePermOfBrokerResponseHeader](),
 	decodeAs[ChangeInvisibleTimeResponseHeader](), decodeAs[NotificationResponseHeader](),
-	decodeAs[PollingInfoResponseHeader](),
+	decodeAs[PollingInfoResponseHeader](), decodeAs[GetEarliestMsgStoretimeResponseHeader](),
 }
 
 // TestAllHeadersListed: every type with a decodeHeader method in
@@ -192,6 +192,9 @@ func TestResponseHeadersRoundTrip(t *testing.T) {
 		{&ChangeInvisibleTimeResponseHeader{PopTime: 1, InvisibleTime: 2, ReviveQid: 3}, decodeAs[ChangeInvisibleTimeResponseHeader]().decode},
 		{&NotificationResponseHeader{HasMsg: true}, decodeAs[NotificationResponseHeader]().decode},
 		{&PollingInfoResponseHeader{PollingNum: 7}, decodeAs[PollingInfoResponseHeader]().decode},
+		{&PullMessageResponseHeader{NextBeginOffset: 5, MinOffset: 1, MaxOffset: 9}, decodeAs[PullMessageResponseHeader]().decode},
+		{&OffsetResponseHeader{Offset: 12}, decodeAs[OffsetResponseHeader]().decode},
+		{&GetEarliestMsgStoretimeResponseHeader{Timestamp: -1}, decodeAs[GetEarliestMsgStoretimeResponseHeader]().decode},
 	}
 	for _, tc := range cases {
 		resp := NewResponse(NewRequest(0, nil, nil), Success, "")
