@@ -237,3 +237,42 @@ func (r *PollingInfoResponseHeader) decodeHeader(h *Header) {
 func (r *PollingInfoResponseHeader) Encode(resp *Command) {
 	resp.SetExtInt("pollingNum", int64(r.PollingNum))
 }
+
+// PopMessageResponseHeader answers POP_MESSAGE and PEEK_MESSAGE. The
+// offset-info fields are nullable: nil is left out (a peek writes none, a
+// pop always the start and message offsets, the order counts only for an
+// orderly pop).
+type PopMessageResponseHeader struct {
+	PopTime, InvisibleTime int64
+	ReviveQid              int32
+	RestNum                int64
+	StartOffsetInfo        *string
+	MsgOffsetInfo          *string
+	OrderCountInfo         *string
+}
+
+func (r *PopMessageResponseHeader) decodeHeader(h *Header) {
+	r.PopTime = h.Int64("popTime", true, 0)
+	r.InvisibleTime = h.Int64("invisibleTime", true, 0)
+	r.ReviveQid = h.Int32("reviveQid", true, 0)
+	r.RestNum = h.Int64("restNum", true, 0)
+	r.StartOffsetInfo = h.OptStr("startOffsetInfo")
+	r.MsgOffsetInfo = h.OptStr("msgOffsetInfo")
+	r.OrderCountInfo = h.OptStr("orderCountInfo")
+}
+
+// Encode writes the header into resp's custom fields.
+func (r *PopMessageResponseHeader) Encode(resp *Command) {
+	resp.SetExtInt("popTime", r.PopTime)
+	resp.SetExtInt("invisibleTime", r.InvisibleTime)
+	resp.SetExtInt("reviveQid", int64(r.ReviveQid))
+	resp.SetExtInt("restNum", r.RestNum)
+	for _, f := range [...]struct {
+		key string
+		v   *string
+	}{{"startOffsetInfo", r.StartOffsetInfo}, {"msgOffsetInfo", r.MsgOffsetInfo}, {"orderCountInfo", r.OrderCountInfo}} {
+		if f.v != nil {
+			resp.SetExt(f.key, *f.v)
+		}
+	}
+}

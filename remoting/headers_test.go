@@ -63,6 +63,7 @@ var allHeaders = []headerDecode{
 	decodeAs[WipeWritePermOfBrokerResponseHeader](), decodeAs[AddWritePermOfBrokerResponseHeader](),
 	decodeAs[ChangeInvisibleTimeResponseHeader](), decodeAs[NotificationResponseHeader](),
 	decodeAs[PollingInfoResponseHeader](), decodeAs[GetEarliestMsgStoretimeResponseHeader](),
+	decodeAs[PopMessageResponseHeader](),
 }
 
 // TestAllHeadersListed: every type with a decodeHeader method in
@@ -193,6 +194,9 @@ func TestResponseHeadersRoundTrip(t *testing.T) {
 		{&NotificationResponseHeader{HasMsg: true}, decodeAs[NotificationResponseHeader]().decode},
 		{&PollingInfoResponseHeader{PollingNum: 7}, decodeAs[PollingInfoResponseHeader]().decode},
 		{&PullMessageResponseHeader{NextBeginOffset: 5, MinOffset: 1, MaxOffset: 9}, decodeAs[PullMessageResponseHeader]().decode},
+		{&PopMessageResponseHeader{PopTime: 1, InvisibleTime: 2, ReviveQid: 3, RestNum: 4, StartOffsetInfo: new(string), MsgOffsetInfo: new(string)},
+			decodeAs[PopMessageResponseHeader]().decode},
+		{&PopMessageResponseHeader{RestNum: 4}, decodeAs[PopMessageResponseHeader]().decode},
 		{&OffsetResponseHeader{Offset: 12}, decodeAs[OffsetResponseHeader]().decode},
 		{&GetEarliestMsgStoretimeResponseHeader{Timestamp: -1}, decodeAs[GetEarliestMsgStoretimeResponseHeader]().decode},
 	}

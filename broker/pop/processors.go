@@ -154,15 +154,14 @@ func popResponse(req *remoting.Command, res *PopResult) *remoting.Command {
 	} else {
 		resp.Body = res.Body()
 	}
-	resp.SetExt("popTime", strconv.FormatInt(res.PopTime, 10))
-	resp.SetExt("invisibleTime", strconv.FormatInt(res.Invisible, 10))
-	resp.SetExt("reviveQid", strconv.Itoa(int(res.ReviveQid)))
-	resp.SetExt("restNum", strconv.FormatInt(res.RestNum, 10))
-	resp.SetExt("startOffsetInfo", res.StartOffsetInfo)
-	resp.SetExt("msgOffsetInfo", res.MsgOffsetInfo)
-	if res.OrderCountInfo != "" {
-		resp.SetExt("orderCountInfo", res.OrderCountInfo)
+	rh := remoting.PopMessageResponseHeader{
+		PopTime: res.PopTime, InvisibleTime: res.Invisible, ReviveQid: res.ReviveQid, RestNum: res.RestNum,
+		StartOffsetInfo: &res.StartOffsetInfo, MsgOffsetInfo: &res.MsgOffsetInfo,
 	}
+	if res.OrderCountInfo != "" {
+		rh.OrderCountInfo = &res.OrderCountInfo
+	}
+	rh.Encode(resp)
 	return resp
 }
 
@@ -363,10 +362,7 @@ func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting
 		resp.Code, resp.Remark = remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE"
 	}
 	resp.Body = body
-	resp.SetExt("restNum", strconv.FormatInt(rest, 10))
-	resp.SetExt("popTime", "0")
-	resp.SetExt("invisibleTime", "0")
-	resp.SetExt("reviveQid", "0")
+	(&remoting.PopMessageResponseHeader{RestNum: rest}).Encode(resp)
 	return resp
 }
 
