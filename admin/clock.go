@@ -43,11 +43,9 @@ func (a *Admin) FastForward(ctx context.Context, addr, cluster string, d, within
 		return nil, err
 	}
 	var done []FastForwardResult
+	withinMs := within.Milliseconds()
 	for _, t := range targets {
-		req := newRequest(remoting.ClockFastForward, map[string]string{
-			"durationMs": strconv.FormatInt(d.Milliseconds(), 10),
-			"timeoutMs":  strconv.FormatInt(within.Milliseconds(), 10),
-		}, nil)
+		req := newRequest(remoting.ClockFastForward, (&remoting.FastForwardRequestHeader{DurationMs: d.Milliseconds(), TimeoutMs: &withinMs}).Fields(), nil)
 		// The broker answers within `within`; the usual request timeout on
 		// top covers the way there and back.
 		resp, err := a.invokeWithin(ctx, roleBroker, t, req, within+a.opts.Timeout)

@@ -155,19 +155,18 @@ func NewPullRequest(p *PullSpec) *remoting.Command {
 	if sub == "" {
 		sub = "*"
 	}
-	return remoting.NewRequest(remoting.PullMessage, map[string]string{
-		"consumerGroup":        p.Group,
-		"topic":                p.Topic,
-		"queueId":              strconv.FormatInt(int64(p.QueueID), 10),
-		"queueOffset":          strconv.FormatInt(p.Offset, 10),
-		"maxMsgNums":           strconv.FormatInt(int64(p.MaxNums), 10),
-		"sysFlag":              strconv.FormatInt(int64(p.SysFlag), 10),
-		"commitOffset":         strconv.FormatInt(p.CommitOffset, 10),
-		"suspendTimeoutMillis": strconv.FormatInt(p.Suspend.Milliseconds(), 10),
-		"subscription":         sub,
-		"subVersion":           "0",
-		"expressionType":       "TAG",
-	}, nil)
+	return remoting.NewRequest(remoting.PullMessage, (&remoting.PullMessageRequestHeader{
+		ConsumerGroup:        p.Group,
+		Topic:                p.Topic,
+		QueueID:              p.QueueID,
+		QueueOffset:          p.Offset,
+		MaxMsgNums:           p.MaxNums,
+		SysFlag:              p.SysFlag,
+		CommitOffset:         p.CommitOffset,
+		SuspendTimeoutMillis: p.Suspend.Milliseconds(),
+		Subscription:         sub,
+		ExpressionType:       "TAG",
+	}).Fields(), nil)
 }
 
 // PullStatus is the client's reading of a pull response code.

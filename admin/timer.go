@@ -231,9 +231,9 @@ func (a *Admin) RecallMessage(ctx context.Context, topic, handle, producerGroup 
 	if producerGroup == "" {
 		producerGroup = ToolsProducerGroup
 	}
-	req := newRequest(remoting.RecallMessage, map[string]string{
-		"producerGroup": producerGroup, "topic": topic, "recallHandle": handle, "bname": h.BrokerName,
-	}, nil)
+	req := newRequest(remoting.RecallMessage, (&remoting.RecallMessageRequestHeader{
+		ProducerGroup: producerGroup, Topic: topic, RecallHandle: handle, BrokerName: h.BrokerName,
+	}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err

@@ -110,13 +110,15 @@ func (r *QueryMessageRequestHeader) decodeHeader(h *Header) {
 	r.UniqueKeyFlag = h.Str(UniqueKeyQueryFlag, false) == "true"
 }
 
-// RecallMessageRequestHeader is RECALL_MESSAGE's (5.x).
-type RecallMessageRequestHeader struct{ Topic, RecallHandle, ProducerGroup string }
+// RecallMessageRequestHeader is RECALL_MESSAGE's (5.x); BrokerName is
+// RpcRequestHeader's bname, the broker the handle names.
+type RecallMessageRequestHeader struct{ Topic, RecallHandle, ProducerGroup, BrokerName string }
 
 func (r *RecallMessageRequestHeader) decodeHeader(h *Header) {
 	r.Topic = h.Str("topic", true)
 	r.RecallHandle = h.Str("recallHandle", true)
 	r.ProducerGroup = h.Str("producerGroup", false)
+	r.BrokerName = h.Str("bname", false)
 }
 
 // ViewBrokerStatsDataRequestHeader is VIEW_BROKER_STATS_DATA's.

@@ -215,3 +215,42 @@ func TestResponseHeadersRoundTrip(t *testing.T) {
 		t.Errorf("empty REGISTER_BROKER answer wrote %v", resp.ExtFields)
 	}
 }
+
+// TestRequestHeadersRoundTrip: what the admin client sends, the processor's
+// decode reads back unchanged.
+func TestRequestHeadersRoundTrip(t *testing.T) {
+	type fielder interface{ Fields() map[string]string }
+	s, ms := "x", int64(5)
+	for _, in := range []fielder{
+		&PutKVConfigRequestHeader{"ns", "k", "v"}, &KVConfigRequestHeader{"ns", "k"},
+		&GetRouteInfoRequestHeader{Topic: "T", AcceptStandardJSONOnly: true},
+		&DeleteTopicFromNamesrvRequestHeader{"T", "C"}, &TopicRequestHeader{"T"},
+		&CreateTopicRequestHeader{Topic: "T", DefaultTopic: "D", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6,
+			TopicFilterType: "SINGLE_TAG", TopicSysFlag: 1, Order: true, Attributes: "+a=b"},
+		&PullMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 3, QueueOffset: 9, MaxMsgNums: 32, SysFlag: 2,
+			CommitOffset: 7, SuspendTimeoutMillis: 15000, Subscription: "*", SubVersion: 1, ExpressionType: "TAG"},
+		&QueueRequestHeader{"T", 2}, &SearchOffsetRequestHeader{"T", 2, 1700000000000}, &ViewMessageRequestHeader{123},
+		&UpdateConsumerOffsetRequestHeader{"G", "T", 1, 44},
+		&QueryMessageRequestHeader{Topic: "T", Key: "k", MaxNum: 32, BeginTimestamp: 1, EndTimestamp: 2, UniqueKeyFlag: true},
+		&RecallMessageRequestHeader{"T", "h", "P", "b"}, &ViewBrokerStatsDataRequestHeader{"TOPIC_PUT_NUMS", "T"},
+		&GetConsumeStatsInBrokerHeader{true}, &FastForwardRequestHeader{DurationMs: 60000, TimeoutMs: &ms},
+		&ConsumerGroupRequestHeader{"G"}, &DeleteSubscriptionGroupRequestHeader{"G", true},
+		&GetConsumerRunningInfoRequestHeader{"G", "c"}, &GetConsumeStatsRequestHeader{"G", "T"},
+		&ResetOffsetRequestHeader{"T", "G", -1, true}, &GetConsumerStatusRequestHeader{"T", "G", "c"},
+		&CloneGroupOffsetRequestHeader{"A", "B", "T", true},
+		&QueryConsumeQueueRequestHeader{Topic: "T", QueueID: 1, Index: 2, Count: 3, ConsumerGroup: &s},
+		&CreateAccessConfigRequestHeader{AccessKey: "ak", SecretKey: &s, Admin: true, TopicPerms: &s},
+		&DeleteAccessConfigRequestHeader{"ak"}, &UpdateGlobalWhiteAddrsConfigRequestHeader{&s, "/p"},
+	} {
+		var h headerDecode
+		for _, d := range allHeaders {
+			if d.name == reflect.TypeOf(in).Elem().Name() {
+				h = d
+			}
+		}
+		got, err := h.decode(NewRequest(0, in.Fields(), nil))
+		if err != nil || !reflect.DeepEqual(got, reflect.ValueOf(in).Elem().Interface()) {
+			t.Errorf("%T: sent %v, decoded %+v, %v", in, in.Fields(), got, err)
+		}
+	}
+}
