@@ -146,3 +146,16 @@ func (r *QueryConsumeQueueRequestHeader) decodeHeader(h *Header) {
 	r.Count = h.Int32("count", false, 0)
 	r.ConsumerGroup = h.OptStr("consumerGroup")
 }
+
+// NotifyConsumerIdsChangedRequestHeader is NOTIFY_CONSUMER_IDS_CHANGED's,
+// which the broker sends to a group's consumers.
+type NotifyConsumerIdsChangedRequestHeader struct{ ConsumerGroup string }
+
+func (r *NotifyConsumerIdsChangedRequestHeader) decodeHeader(h *Header) {
+	r.ConsumerGroup = h.Str("consumerGroup", true)
+}
+
+// Fields returns the header as extFields.
+func (r *NotifyConsumerIdsChangedRequestHeader) Fields() map[string]string {
+	return map[string]string{"consumerGroup": r.ConsumerGroup}
+}

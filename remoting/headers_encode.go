@@ -201,3 +201,22 @@ func (r *UpdateGlobalWhiteAddrsConfigRequestHeader) Fields() map[string]string {
 	setPtr(m, "globalWhiteAddrs", r.GlobalWhiteAddrs)
 	return m
 }
+
+// Fields returns the header as extFields (heartbeatTimeoutMillis, 5.x's,
+// only when set).
+func (r *RegisterBrokerRequestHeader) Fields() map[string]string {
+	m := map[string]string{
+		"brokerName": r.BrokerName, "brokerAddr": r.BrokerAddr, "clusterName": r.ClusterName,
+		"haServerAddr": r.HAServerAddr, "brokerId": i64(r.BrokerID),
+		"compressed": strconv.FormatBool(r.Compressed), "bodyCrc32": i64(r.BodyCrc32),
+	}
+	if r.HeartbeatTimeoutMillis > 0 {
+		m["heartbeatTimeoutMillis"] = i64(r.HeartbeatTimeoutMillis)
+	}
+	return m
+}
+
+// Fields returns the header as extFields.
+func (r *BrokerIdentityRequestHeader) Fields() map[string]string {
+	return map[string]string{"brokerName": r.BrokerName, "brokerAddr": r.BrokerAddr, "clusterName": r.ClusterName, "brokerId": i64(r.BrokerID)}
+}

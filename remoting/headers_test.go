@@ -63,7 +63,8 @@ var allHeaders = []headerDecode{
 	decodeAs[WipeWritePermOfBrokerResponseHeader](), decodeAs[AddWritePermOfBrokerResponseHeader](),
 	decodeAs[ChangeInvisibleTimeResponseHeader](), decodeAs[NotificationResponseHeader](),
 	decodeAs[PollingInfoResponseHeader](), decodeAs[GetEarliestMsgStoretimeResponseHeader](),
-	decodeAs[PopMessageResponseHeader](),
+	decodeAs[PopMessageResponseHeader](), decodeAs[NotifyConsumerIdsChangedRequestHeader](),
+	decodeAs[CheckTransactionStateRequestHeader](),
 }
 
 // TestAllHeadersListed: every type with a decodeHeader method in
@@ -240,6 +241,9 @@ func TestRequestHeadersRoundTrip(t *testing.T) {
 		&CloneGroupOffsetRequestHeader{"A", "B", "T", true},
 		&QueryConsumeQueueRequestHeader{Topic: "T", QueueID: 1, Index: 2, Count: 3, ConsumerGroup: &s},
 		&CreateAccessConfigRequestHeader{AccessKey: "ak", SecretKey: &s, Admin: true, TopicPerms: &s},
+		&RegisterBrokerRequestHeader{BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c", HAServerAddr: "a:2", BrokerID: 0, BodyCrc32: 77},
+		&BrokerIdentityRequestHeader{"b", "a:1", "c", 1}, &NotifyConsumerIdsChangedRequestHeader{"G"},
+		&CheckTransactionStateRequestHeader{1, 2, "u", "u", "o"},
 		&DeleteAccessConfigRequestHeader{"ak"}, &UpdateGlobalWhiteAddrsConfigRequestHeader{&s, "/p"},
 	} {
 		var h headerDecode

@@ -99,7 +99,7 @@ func (s *Service) resetOffset(_ *remoting.Conn, req *remoting.Command) *remoting
 		table = append(table, queueOffset{remoting.MessageQueue{BrokerName: s.brokerName, QueueID: i, Topic: topic}, target})
 	}
 
-	ext := map[string]string{"topic": topic, "group": group, "timestamp": strconv.FormatInt(ts, 10), "isForce": "false"}
+	ext := (&remoting.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: ts}).Fields()
 	var body []byte
 	if req.Language == "CPP" {
 		// ResetOffsetBodyForC: a list of {topic, brokerName, queueId, offset}.
@@ -167,7 +167,7 @@ func (s *Service) getConsumerStatus(_ *remoting.Conn, req *remoting.Command) *re
 		if strings.TrimSpace(only) != "" && only != ch.ClientID {
 			continue
 		}
-		call := remoting.NewRequest(remoting.GetConsumerStatusFromClient, map[string]string{"topic": topic, "group": group}, nil)
+		call := remoting.NewRequest(remoting.GetConsumerStatusFromClient, (&remoting.GetConsumerStatusRequestHeader{Topic: topic, Group: group}).Fields(), nil)
 		ctx, cancel := context.WithTimeout(context.Background(), consumerStatusTimeout)
 		resp, err := ch.Conn.Invoke(ctx, call)
 		cancel()
