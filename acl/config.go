@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/rmqio/rmq/internal/javastr"
 )
 
 // File is plain_acl.yml.
@@ -101,7 +103,7 @@ func compile(f File, version DataVersion) (*rules, error) {
 				if acc.perms == nil {
 					acc.perms = make(map[string]byte)
 				}
-				res := trimJava(parts[0])
+				res := javastr.Trim(parts[0])
 				if !kind.topic {
 					res = retryPrefix + res
 				}
@@ -120,17 +122,6 @@ func compile(f File, version DataVersion) (*rules, error) {
 		}
 	}
 	return r, nil
-}
-
-func trimJava(s string) string {
-	i, j := 0, len(s)
-	for i < j && s[i] <= ' ' {
-		i++
-	}
-	for j > i && s[j-1] <= ' ' {
-		j--
-	}
-	return s[i:j]
 }
 
 // writeAtomic replaces path with data: a temporary file in the same

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/rmqio/rmq/internal/javastr"
 )
 
 // The 5.x SDKs sign every gRPC call in its metadata (rocketmq-clients
@@ -81,7 +83,7 @@ func parseAuthorization(h string) (ak string, hasKey bool, sig string, hasSig bo
 		return "", false, "", false, fmt.Errorf("authorization header is incorrect")
 	}
 	for _, kvs := range javaSplit(rest) {
-		k, v, ok := strings.Cut(trimJava(kvs), "=")
+		k, v, ok := strings.Cut(javastr.Trim(kvs), "=")
 		if !ok {
 			return "", false, "", false, fmt.Errorf("authorization keyValues length is incorrect, actual length=1")
 		}

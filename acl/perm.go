@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 )
 
@@ -18,8 +19,8 @@ const (
 )
 
 const (
-	retryPrefix = "%RETRY%"
-	traceTopic  = "RMQ_SYS_TRACE_TOPIC"
+	retryPrefix = message.RetryTopicPrefix
+	traceTopic  = message.TopicTrace
 )
 
 // adminCodes is Permission.ADMIN_CODE: the only request codes that need an

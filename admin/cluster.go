@@ -71,6 +71,25 @@ func (a *Admin) MasterAddrs(ctx context.Context, cluster string) ([]string, erro
 	return out, nil
 }
 
+// callMasters sends a request that build makes to the broker at addr or,
+// when addr is "", to every master of cluster (brokerTargets), in order,
+// and returns the brokers that answered SUCCESS; it stops at the first
+// failure.
+func (a *Admin) callMasters(ctx context.Context, addr, cluster string, build func() *remoting.Command) ([]string, error) {
+	targets, err := a.brokerTargets(ctx, addr, cluster)
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, t := range targets {
+		if _, err := a.callBroker(ctx, t, build()); err != nil {
+			return done, err
+		}
+		done = append(done, t)
+	}
+	return done, nil
+}
+
 // BrokerMember is one broker process of a cluster.
 type BrokerMember struct {
 	Cluster    string `json:"cluster"`

@@ -91,22 +91,9 @@ func (a *Admin) UpdateBrokerConfig(ctx context.Context, addr, cluster, key, valu
 	if strings.ContainsAny(key, "=:\n") || key == "" {
 		return nil, fmt.Errorf("%w: config key %q", ErrUsage, key)
 	}
-	targets := []string{addr}
-	if addr == "" {
-		var err error
-		if targets, err = a.MasterAddrs(ctx, cluster); err != nil {
-			return nil, err
-		}
-	}
-	var done []string
-	for _, t := range targets {
-		req := newRequest(remoting.UpdateBrokerConfig, nil, []byte(key+"="+value+"\n"))
-		if _, err := a.callBroker(ctx, t, req); err != nil {
-			return done, err
-		}
-		done = append(done, t)
-	}
-	return done, nil
+	return a.callMasters(ctx, addr, cluster, func() *remoting.Command {
+		return newRequest(remoting.UpdateBrokerConfig, nil, []byte(key+"="+value+"\n"))
+	})
 }
 
 // ParseJavaProperties reads java.util.Properties text: one entry per line,

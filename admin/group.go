@@ -25,22 +25,9 @@ func SubGroupString(c *remoting.SubscriptionGroupConfig) string {
 // broker at addr or, when addr is "", to every master of cluster, and
 // returns the brokers updated.
 func (a *Admin) UpdateSubGroup(ctx context.Context, cfg *remoting.SubscriptionGroupConfig, addr, cluster string) ([]string, error) {
-	targets := []string{addr}
-	if addr == "" {
-		var err error
-		if targets, err = a.MasterAddrs(ctx, cluster); err != nil {
-			return nil, err
-		}
-	}
-	var done []string
-	for _, t := range targets {
-		req := newRequest(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg))
-		if _, err := a.callBroker(ctx, t, req); err != nil {
-			return done, err
-		}
-		done = append(done, t)
-	}
-	return done, nil
+	return a.callMasters(ctx, addr, cluster, func() *remoting.Command {
+		return newRequest(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg))
+	})
 }
 
 // DeleteSubGroupResult is the outcome of deleteSubGroup.
@@ -56,13 +43,12 @@ type DeleteSubGroupResult struct {
 // topics are deleted too, as stock does.
 func (a *Admin) DeleteSubGroup(ctx context.Context, group, addr, cluster string, removeOffset bool) (*DeleteSubGroupResult, error) {
 	res := &DeleteSubGroupResult{Group: group}
-	targets := []string{addr}
 	if addr == "" {
 		res.Cluster = cluster
-		var err error
-		if targets, err = a.MasterAddrs(ctx, cluster); err != nil {
-			return nil, err
-		}
+	}
+	targets, err := a.brokerTargets(ctx, addr, cluster)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range targets {
 		req := newRequest(remoting.DeleteSubscriptionGroup, (&remoting.DeleteSubscriptionGroupRequestHeader{GroupName: group, RemoveOffset: removeOffset}).Fields(), nil)

@@ -87,21 +87,6 @@ func javaBytes(b []byte) string {
 	return sb.String()
 }
 
-// permString is PermName.perm2String: "RW-", "R--", "RWX".
-func permString(perm int32) string {
-	b := []byte("---")
-	if perm&4 != 0 {
-		b[0] = 'R'
-	}
-	if perm&2 != 0 {
-		b[1] = 'W'
-	}
-	if perm&1 != 0 {
-		b[2] = 'X'
-	}
-	return string(b)
-}
-
 // sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -25,7 +25,7 @@ const (
 	// DefaultTopicQueueNums is the producer's defaultTopicQueueNums.
 	DefaultTopicQueueNums = 4
 	// ToolsConsumerGroup is the group of the tools' pull consumer.
-	ToolsConsumerGroup = "TOOLS_CONSUMER"
+	ToolsConsumerGroup = message.GroupTools
 	// ToolsProducerGroup is the group sendMessage and recallMessage use.
 	ToolsProducerGroup = "TOOLS_PRODUCER"
 )

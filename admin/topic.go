@@ -51,7 +51,7 @@ type TopicSpec struct {
 // String is TopicConfig.toString.
 func (s *TopicSpec) String() string {
 	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=SINGLE_TAG, topicSysFlag=%d, order=%t]",
-		s.TopicName, s.ReadQueueNums, s.WriteQueueNums, permString(s.Perm), s.TopicSysFlag, s.Order)
+		s.TopicName, s.ReadQueueNums, s.WriteQueueNums, remoting.PermString(s.Perm), s.TopicSysFlag, s.Order)
 }
 
 // TopicSysFlag builds the unit flags of a topic (TopicSysFlag.buildSysFlag).
@@ -79,12 +79,9 @@ type UpdateTopicResult struct {
 // with other brokers' entries in the single-broker case.
 func (a *Admin) UpdateTopic(ctx context.Context, spec TopicSpec, addr, cluster string) (*UpdateTopicResult, error) {
 	res := &UpdateTopicResult{Config: spec}
-	targets := []string{addr}
-	if addr == "" {
-		var err error
-		if targets, err = a.MasterAddrs(ctx, cluster); err != nil {
-			return nil, err
-		}
+	targets, err := a.brokerTargets(ctx, addr, cluster)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range targets {
 		req := newRequest(remoting.UpdateAndCreateTopic, (&remoting.CreateTopicRequestHeader{

@@ -105,7 +105,7 @@ func New(opts Options) (*Broker, error) {
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
-		traceTopic: traceTopic(&opts),
+		traceTopic: traceTopic(&opts), fs: opts.FS,
 	}, b.clock, b.log)
 	if err != nil {
 		return fail(err)
@@ -139,6 +139,7 @@ func New(opts Options) (*Broker, error) {
 		NoPreallocate: opts.SmallStore,
 		PageCacheKeep: opts.CommitLogPageCacheKeep,
 		Retention:     opts.retentionOptions(),
+		FS:            opts.FS,
 	}
 	so.Retention.ProtectedOffset = b.protectedOffset
 	so.Retention.Evacuate = b.evacuate
@@ -156,7 +157,7 @@ func New(opts Options) (*Broker, error) {
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
-		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter },
+		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
 	})
 	if err != nil {
 		return closeStore(err)
@@ -165,7 +166,7 @@ func New(opts Options) (*Broker, error) {
 		Levels: b.levels, Store: scheduleStore{b.store, b.bstats}, OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
-		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond,
+		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 	})
 	if err != nil {
 		return closeStore(err)
@@ -191,7 +192,7 @@ func New(opts Options) (*Broker, error) {
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
 			Store:                  b.store, BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
-			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond,
+			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 		})
 		if err != nil {
 			_ = b.sched.Stop()
@@ -212,6 +213,8 @@ func New(opts Options) (*Broker, error) {
 		ClientIDs: b.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
 		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
+		OnPopped: b.recordPop,
+		FS:       opts.FS,
 	})
 	if err != nil {
 		b.tx.Stop()

@@ -169,6 +169,10 @@ type Options struct {
 	// ports the system chose (ListenPort 0) be restarted on the same two
 	// ports (rmqtest's Restart), where ListenPort-2 may be another's.
 	VIPListenPort int `conf:"-"`
+	// FS carries every file operation of the store, timer and schedule
+	// services and of the broker's config files (store/vfs.go); nil is the
+	// real file system. Tests pass a store.ErrorFS to inject faults.
+	FS store.FS `conf:"-"`
 
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).

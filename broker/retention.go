@@ -142,7 +142,7 @@ func (b *Broker) evacuate(below int64) {
 
 // txSysGroup is the system group whose offsets are the transaction check
 // walk's progress (transaction.txSysGroup).
-const txSysGroup = "CID_RMQ_SYS_TRANS"
+const txSysGroup = message.GroupTransCheck
 
 // timerRollWindow is the timer store's roll window: the configured one (0:
 // half the wheel, as the timer store defaults), at most half of the

@@ -334,7 +334,7 @@ func (b *Broker) persistConfig(rc *runtimeConfig, keys []string) error {
 	}
 	var lines bytes.Buffer
 	conf.PrintKeys(&lines, keys, rc)
-	return store.WriteFileAtomic(path, replaceProperties(old, strings.SplitAfter(lines.String(), "\n")))
+	return store.WriteFileAtomic(b.opts.FS, path, replaceProperties(old, strings.SplitAfter(lines.String(), "\n")))
 }
 
 // replaceProperties returns the properties text old with the logical line

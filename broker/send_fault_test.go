@@ -20,7 +20,7 @@ func TestSendAnswersAnIOErrorWithAnErrorCode(t *testing.T) {
 		o.FlushDiskType = "SYNC_FLUSH"
 		o.Clock = m
 	})
-	defer store.InjectFaults(o.StorePathRootDir, inj)()
+	o.FS = store.NewErrorFS(inj)
 	tb := startBrokerWith(t, o, nil)
 	acked := 0
 	send := func(want bool, what string) {

@@ -61,6 +61,7 @@ var ErrTopicConfig = errors.New("broker: topic config")
 // (persist: concurrent changes share one write), and calls onChange.
 type TopicConfigManager struct {
 	path       string
+	fs         store.FS
 	autoCreate bool
 	clock      clock.Clock
 	log        zerolog.Logger
@@ -92,6 +93,7 @@ type topicConfigDefaults struct {
 	defaultQueueNums int32
 	// traceTopic, when not empty, is created at start (traceTopicEnable).
 	traceTopic string
+	fs         store.FS // Options.FS: topics.json's writes
 }
 
 func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
@@ -105,7 +107,7 @@ func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
 // the persisted file (or its .bak copy when the file is missing or broken).
 func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, log zerolog.Logger) (*TopicConfigManager, error) {
 	m := &TopicConfigManager{
-		path: path, autoCreate: d.autoCreate, clock: clk, log: log, onChange: func() {},
+		path: path, fs: d.fs, autoCreate: d.autoCreate, clock: clk, log: log, onChange: func() {},
 		table:        make(map[string]*remoting.TopicConfig),
 		version:      remoting.DataVersion{Timestamp: clk.Now().UnixMilli()},
 		system:       make(map[string]bool),
@@ -472,7 +474,7 @@ func (m *TopicConfigManager) writeLocked() error {
 	if err != nil {
 		return fmt.Errorf("%w: encode: %v", ErrTopicConfig, err)
 	}
-	if err := store.WriteFileAtomic(m.path, data); err != nil {
+	if err := store.WriteFileAtomic(m.fs, m.path, data); err != nil {
 		return fmt.Errorf("%w: write %s: %w", ErrTopicConfig, m.path, err)
 	}
 	m.persisted = seq
@@ -566,23 +568,8 @@ func validateTopicName(topic string) string {
 	return ""
 }
 
-// permString renders perm as Java's PermName.perm2String ("RWX").
-func permString(perm int32) string {
-	b := []byte("---")
-	if perm&remoting.PermRead != 0 {
-		b[0] = 'R'
-	}
-	if perm&remoting.PermWrite != 0 {
-		b[1] = 'W'
-	}
-	if perm&remoting.PermInherit != 0 {
-		b[2] = 'X'
-	}
-	return string(b)
-}
-
 // topicConfigString renders tc as Java's TopicConfig.toString (used in remarks).
 func topicConfigString(tc *remoting.TopicConfig) string {
 	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%t]",
-		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, permString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
+		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, remoting.PermString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
 }

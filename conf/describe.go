@@ -16,23 +16,12 @@ type KeyInfo struct {
 // field's type names the unit a bare number is read in ("duration (ms)").
 func Describe(src ...any) []KeyInfo {
 	var out []KeyInfo
-	seen := make(map[string]bool)
-	for _, s := range src {
-		fs, err := fieldsOf(s, false)
-		if err != nil {
-			continue
+	for _, f := range boundFields(src) {
+		typ := typeName(f)
+		if f.v.Type() == durationType {
+			typ = "duration (" + unitName(f.unit) + ")"
 		}
-		for _, f := range fs {
-			if seen[f.key] {
-				continue
-			}
-			seen[f.key] = true
-			typ := typeName(f)
-			if f.v.Type() == durationType {
-				typ = "duration (" + unitName(f.unit) + ")"
-			}
-			out = append(out, KeyInfo{Key: f.key, Default: f.format(), Type: typ})
-		}
+		out = append(out, KeyInfo{Key: f.key, Default: f.format(), Type: typ})
 	}
 	return out
 }

@@ -28,6 +28,17 @@ func PrintKeys(w io.Writer, keys []string, src ...any) {
 // Keys lists the keys bound in the srcs, deduplicated, in declaration order.
 func Keys(src ...any) []string {
 	var out []string
+	for _, f := range boundFields(src) {
+		out = append(out, f.key)
+	}
+	return out
+}
+
+// boundFields lists the fields bound in the srcs in declaration order, a key
+// once: the first source that binds it wins. A src that is not a struct (or
+// a pointer to one) is skipped.
+func boundFields(src []any) []field {
+	var out []field
 	seen := make(map[string]bool)
 	for _, s := range src {
 		fs, err := fieldsOf(s, false)
@@ -37,7 +48,7 @@ func Keys(src ...any) []string {
 		for _, f := range fs {
 			if !seen[f.key] {
 				seen[f.key] = true
-				out = append(out, f.key)
+				out = append(out, f)
 			}
 		}
 	}
@@ -45,21 +56,12 @@ func Keys(src ...any) []string {
 }
 
 func printFields(w io.Writer, only []string, src []any) error {
-	var all []field
-	first := make(map[string]field)
-	for _, s := range src {
-		fs, err := fieldsOf(s, false)
-		if err != nil {
-			continue
-		}
-		for _, f := range fs {
-			if _, dup := first[f.key]; !dup {
-				first[f.key] = f
-				all = append(all, f)
-			}
-		}
-	}
+	all := boundFields(src)
 	if only != nil {
+		first := make(map[string]field, len(all))
+		for _, f := range all {
+			first[f.key] = f
+		}
 		all = all[:0]
 		for _, k := range only {
 			if f, ok := first[k]; ok {

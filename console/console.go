@@ -207,7 +207,7 @@ func (c *Console) build(ctx context.Context) *view {
 	sort.Strings(names)
 	for _, n := range names {
 		tc := wrapper.TopicConfigTable[n]
-		row := topicRow{Name: n, Read: tc.ReadQueueNums, Write: tc.WriteQueueNums, Perm: permText(tc.Perm), Order: tc.Order, InAll: in[n]}
+		row := topicRow{Name: n, Read: tc.ReadQueueNums, Write: tc.WriteQueueNums, Perm: remoting.PermString(tc.Perm), Order: tc.Order, InAll: in[n]}
 		for q := int32(0); q < max(tc.ReadQueueNums, tc.WriteQueueNums); q++ {
 			qr := queueRow{ID: q, Min: max(st.MinOffsetInQueue(n, q), 0), Max: max(st.MaxOffsetInQueue(n, q), 0)}
 			row.Messages += qr.Max - qr.Min
@@ -287,20 +287,6 @@ func (c *Console) cluster(ctx context.Context, v *view) {
 		}
 		return a.ID < b.ID
 	})
-}
-
-func permText(p int32) string {
-	s := []byte("---")
-	if p&remoting.PermRead != 0 {
-		s[0] = 'R'
-	}
-	if p&remoting.PermWrite != 0 {
-		s[1] = 'W'
-	}
-	if p&remoting.PermInherit != 0 {
-		s[2] = 'X'
-	}
-	return string(s)
 }
 
 // timerChart lays out one bar per due-time bucket.

@@ -1,6 +1,9 @@
 package filter
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // kind is the Java class of a value during evaluation.
 type kind uint8
@@ -260,7 +263,7 @@ func compareJava(lv, rv value) (int, bool) {
 		case kString:
 			return compareUTF16(lv.s, rv.s), true
 		case kInt, kLong:
-			return compareInt(lv.i, rv.i), true
+			return cmp.Compare(lv.i, rv.i), true
 		}
 		return javaCompareDouble(lv.f, rv.f), true
 	}
@@ -273,7 +276,7 @@ func compareJava(lv, rv value) (int, bool) {
 	case kInt, kLong:
 		switch rv.k {
 		case kInt, kLong:
-			return compareInt(lv.i, rv.i), true
+			return cmp.Compare(lv.i, rv.i), true
 		case kDouble:
 			return javaCompareDouble(float64(lv.i), rv.f), true
 		case kString:
@@ -281,7 +284,7 @@ func compareJava(lv, rv value) (int, bool) {
 			if !ok {
 				return 0, false
 			}
-			return compareInt(lv.i, r.i), true
+			return cmp.Compare(lv.i, r.i), true
 		}
 		return -1, true
 	case kDouble:
@@ -326,16 +329,6 @@ func convertString(s string, k kind) (value, bool) {
 		return value{k: kDouble, f: f}, ok
 	}
 	return value{}, false
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func compareBool(a, b bool) int {

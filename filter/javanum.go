@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rmqio/rmq/internal/javastr"
 )
 
 // The conversions the Java filter applies to property strings: Integer.valueOf,
@@ -90,26 +92,13 @@ func javaDigit(s string) (int, int) {
 	return -1, size
 }
 
-// javaTrim is String.trim: it drops every leading and trailing char <= ' '
-// (the ASCII controls and the space).
-func javaTrim(s string) string {
-	i, j := 0, len(s)
-	for i < j && s[i] <= ' ' {
-		i++
-	}
-	for j > i && s[j-1] <= ' ' {
-		j--
-	}
-	return s[i:j]
-}
-
 // javaParseDouble is Double.valueOf(s) (FloatingDecimal.readJavaFormatString):
 // after String.trim, an optional sign, then "NaN", "Infinity", a hexadecimal
 // float "0x1.8p3" (the binary exponent is mandatory), or a decimal "12", "1.",
 // ".5", "1e3", "1.5E-3"; a decimal or hexadecimal number may end in one of
 // f, F, d, D. Digits are ASCII only. The value is correctly rounded.
 func javaParseDouble(s string) (float64, bool) {
-	s = javaTrim(s)
+	s = javastr.Trim(s)
 	if s == "" {
 		return 0, false
 	}
@@ -160,19 +149,25 @@ func javaParseDouble(s string) (float64, bool) {
 		return 0, false
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		if i == start {
+		var ok bool
+		if i, ok = exponentEnd(s, i+1); !ok {
 			return 0, false
 		}
 	}
 	return parseFloatTail(s, i)
+}
+
+// exponentEnd is the end of the exponent [-+]?digit+ that starts at s[i:]
+// (just after 'e' or 'p'); false when it has no digit.
+func exponentEnd(s string, i int) (int, bool) {
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return i, i > start
 }
 
 // javaParseHexDouble checks the rest of a hexadecimal float from s[i:] (just
@@ -200,15 +195,8 @@ func javaParseHexDouble(s string, i int) (float64, bool) {
 	if i == len(s) || (s[i] != 'p' && s[i] != 'P') {
 		return 0, false
 	}
-	i++
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	start := i
-	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-		i++
-	}
-	if i == start {
+	i, ok := exponentEnd(s, i+1)
+	if !ok {
 		return 0, false
 	}
 	return parseFloatTail(s, i)

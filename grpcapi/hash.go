@@ -1,25 +1,12 @@
 package grpcapi
 
+import "github.com/rmqio/rmq/message"
+
 // MessageGroupQueue is the queue in [0, queues) a FIFO message of group goes
 // to: Guava's consistent hash of the group's Java hashCode, as the proxy's
 // SendMessageQueueSelector picks it.
 func MessageGroupQueue(group string, queues int) int {
-	return consistentHash(int64(javaStringHash(group)), queues)
-}
-
-// javaStringHash is java.lang.String.hashCode over the UTF-16 code units of s.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
+	return consistentHash(int64(message.HashAppend(0, group)), queues)
 }
 
 // consistentHash is Guava's Hashing.consistentHash(long, int): the bucket

@@ -1,6 +1,10 @@
 package grpcapi
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rmqio/rmq/message"
+)
 
 // Values from Java: String.hashCode and Guava 32's
 // Hashing.consistentHash(hashCode, buckets) for buckets 1, 2, 3, 4, 8, 16, 100.
@@ -20,7 +24,7 @@ func TestFIFOQueueSelectionMatchesJava(t *testing.T) {
 		{"some-long-message-group-name-0123456789", 1190282715, []int{0, 1, 2, 3, 3, 11, 86}},
 	}
 	for _, c := range cases {
-		if h := javaStringHash(c.group); h != c.hash {
+		if h := message.HashAppend(0, c.group); h != c.hash {
 			t.Errorf("hash(%q) = %d, want %d", c.group, h, c.hash)
 		}
 		for i, n := range buckets {

@@ -141,7 +141,7 @@ func (s *Server) QueryAssignment(_ context.Context, req *v2.QueryAssignmentReque
 }
 
 // sysConsumerGroupPrefix is MixAll.CID_RMQ_SYS_PREFIX.
-const sysConsumerGroupPrefix = "CID_RMQ_SYS_"
+const sysConsumerGroupPrefix = message.SysGroupPrefix
 
 // checkGroup validates a consumer group name (GrpcValidator
 // validateConsumerGroup: ILLEGAL_CONSUMER_GROUP).

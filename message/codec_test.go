@@ -28,6 +28,14 @@ func TestTagsHashMatchesJavaStringHashCode(t *testing.T) {
 		if got := TagsHash(tt.tag); got != tt.want {
 			t.Errorf("TagsHash(%q) = %d, want %d", tt.tag, got, tt.want)
 		}
+		// HashAppend continues a hash: any split at a rune boundary gives
+		// the hash of the whole (grpcapi's FIFO queue pick and the index
+		// file's topic#key hash rely on it).
+		for i := range tt.tag {
+			if got := HashAppend(HashAppend(0, tt.tag[:i]), tt.tag[i:]); int64(got) != tt.want {
+				t.Errorf("HashAppend split at %d of %q = %d, want %d", i, tt.tag, got, tt.want)
+			}
+		}
 	}
 }
 

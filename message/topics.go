@@ -44,6 +44,21 @@ const (
 	ReplyTopicSuffix = "_REPLY_TOPIC"
 )
 
+// System consumer groups (MixAll).
+const (
+	// SysGroupPrefix starts the name of every system consumer group; a
+	// broker creates such a group even with auto-creation off
+	// (CID_RMQ_SYS_PREFIX, MixAll.isSysConsumerGroup).
+	SysGroupPrefix = "CID_RMQ_SYS_"
+	// GroupTransCheck is the system group whose offsets on the half and op
+	// topics are the transaction check's progress (CID_RMQ_SYS_TRANS,
+	// TransactionalMessageUtil.buildConsumerGroup).
+	GroupTransCheck = SysGroupPrefix + "TRANS"
+	// GroupTools is the group of the admin tools' pull consumer, one a
+	// broker knows from the start (TOOLS_CONSUMER_GROUP).
+	GroupTools = "TOOLS_CONSUMER"
+)
+
 // RetryTopic is the retry topic of a consumer group: %RETRY%<group>
 // (MixAll.getRetryTopic).
 func RetryTopic(group string) string { return RetryTopicPrefix + group }

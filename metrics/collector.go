@@ -10,6 +10,7 @@ import (
 	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/brokerstats"
+	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/histo"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -25,9 +26,10 @@ var TimerBounds = []time.Duration{
 // collector reads the broker's counters and tables at scrape time: nothing
 // here runs on the send or pull path.
 type collector struct {
-	b     *broker.Broker
-	now   func() time.Time
-	descs map[string]*prometheus.Desc
+	b        *broker.Broker
+	now      func() time.Time
+	descs    map[string]*prometheus.Desc
+	popDescs map[string]*prometheus.Desc // popCollector's
 }
 
 type metricSpec struct {
@@ -53,10 +55,10 @@ var storeLabelValues = []string{"local", "disk"}
 // specs lists every metric the collector exports.
 var specs = []metricSpec{
 	{nameMessagesIn, "Messages stored by sends, by topic.", topicLabels},
-	{nameMessagesOut, "Messages transferred to consumers by pulls, by topic and group.", pullLabels},
+	{nameMessagesOut, helpMessagesOut, pullLabels},
 	{nameThroughputIn, "Commitlog bytes stored by sends, by topic.", topicLabels},
-	{nameThroughputOut, "Message bytes transferred to consumers, by topic and group.", pullLabels},
-	{nameMessageSize, "Size of stored messages (bytes).", nil},
+	{nameThroughputOut, helpThroughputOut, pullLabels},
+	{nameMessageSize, "Size of stored messages (bytes), by topic.", topicLabels},
 	{nameProducerConnections, "Producer connections.", []string{labelLanguage, labelVersion, labelProtocolType}},
 	{nameConsumerConnections, "Consumer connections.", []string{labelConsumerGroup, labelLanguage, labelVersion, labelConsumeMode, labelProtocolType, labelIsSystem}},
 	{nameConsumerLagMessages, "Messages stored but not yet committed by the group.", consumerLabels},
@@ -68,6 +70,18 @@ var specs = []metricSpec{
 	{nameBrokerPermission, "Broker permission (brokerPermission).", nil},
 	{nameTopicNumber, "Topics in the topic table.", nil},
 	{nameGroupNumber, "Subscription groups in the subscription group table.", nil},
+	{nameCommitMessages, "Transactions committed by END_TRANSACTION, by real topic.", []string{labelTopic}},
+	{nameRollbackMessages, "Transactions rolled back by END_TRANSACTION, by real topic.", []string{labelTopic}},
+	{nameFinishLatency, "Age of committed half messages at their commit (seconds, as 5.3.3 records it despite the unit).", []string{labelTopic}},
+	{nameTopicCreateTime, "UPDATE_AND_CREATE_TOPIC handling time (ms).", []string{labelInvocation, labelIsSystem}},
+	{nameGroupCreateTime, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP handling time (ms).", []string{labelInvocation}},
+	{namePopReviveIn, "Checkpoint (CK) and ack (ACK) records written to the revive topic, by put status.", []string{labelConsumerGroup, labelTopic, labelReviveType, labelPutStatus}},
+	{namePopReviveLatency, "How long the oldest due revive not yet done has been due (ms).", []string{labelQueueID}},
+	{namePopOffsetBuffer, "Live pop checkpoints: pops whose messages hold the consumer offset back until acked or revived.", nil},
+	{nameStorageReserveTime, "Age of the commitlog's first message (ms).", storageLabels},
+	{nameTimerEnqueueLatency, "Age of the timer-queue message last read into the wheel, if read in the last 2 s (ms).", storageLabels},
+	{nameTimerDequeueLag, "Timer wheel entries not yet dequeued.", storageLabels},
+	{nameDelayMessageLatency, "How far ahead of their birth timer messages are set to be delivered (s), by real topic.", timerTopicLabels},
 	{nameHalfMessagesStock, "Half messages the transaction check has not passed yet (broker-wide: the topic label is the half topic).", []string{labelTopic}},
 	{namePopCheckpointBuffer, "Popped messages neither acked nor revived (rmq keeps every checkpoint in memory).", nil},
 	{namePopReviveLag, "Revive triggers read whose revive is still to be done (a count, as 5.3.3 records it despite the unit).", []string{labelQueueID}},
@@ -92,6 +106,15 @@ var specs = []metricSpec{
 	{nameRefusals, "Requests refused, by reason and response code (their log lines are rate-limited).", []string{labelReason, labelResponseCode}},
 }
 
+// Pulls and pops share the two traffic-out series with different label
+// sets (5.x counts pops with is_retry): the pop descriptors are served by
+// popCollector, unchecked, since a registry refuses two descriptors of one
+// name with different labels. Both carry the same help, as a family must.
+const (
+	helpMessagesOut   = "Messages transferred to consumers by pulls (without is_retry) and pops (with it), by topic and group."
+	helpThroughputOut = "Message bytes transferred to consumers by pulls (without is_retry) and pops (with it), by topic and group."
+)
+
 // newCollector builds the descriptors: the rocketmq_* series carry the node
 // labels and otel_scope_name as the 5.x exporter writes them, rmq's own the
 // node labels, target_info and otel_scope_info none.
@@ -111,7 +134,33 @@ func newCollector(b *broker.Broker, constLabels prometheus.Labels, now func() ti
 		}
 		c.descs[s.name] = prometheus.NewDesc(s.name, s.help, s.labels, labels)
 	}
+	c.popDescs = map[string]*prometheus.Desc{
+		nameMessagesOut:   prometheus.NewDesc(nameMessagesOut, helpMessagesOut, consumerLabels, stock),
+		nameThroughputOut: prometheus.NewDesc(nameThroughputOut, helpThroughputOut, consumerLabels, stock),
+	}
 	return c
+}
+
+// popCollector serves the pop series of rocketmq_messages_out_total and
+// rocketmq_throughput_out_total (see helpMessagesOut). It describes
+// nothing: an unchecked collector.
+type popCollector struct{ c *collector }
+
+func (popCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (p popCollector) Collect(ch chan<- prometheus.Metric) {
+	d := p.c.b.BrokerStats().Detail()
+	if d == nil {
+		return
+	}
+	e := emitter{ch: ch, descs: p.c.popDescs}
+	// The topic is the one the client popped (a retry topic's messages are
+	// counted under it with is_retry true), as PopMessageProcessor labels them.
+	d.PopOut.Each(func(k brokerstats.PopKey, n *brokerstats.PopCount) {
+		labels := []string{k.Topic, k.Group, boolText(k.Retry), boolText(p.c.isSystemGroup(k.Topic, k.Group))}
+		e.counter(nameMessagesOut, float64(n.Msgs.Load()), labels...)
+		e.counter(nameThroughputOut, float64(n.Bytes.Load()), labels...)
+	})
 }
 
 // Describe implements prometheus.Collector.
@@ -138,9 +187,19 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if p := c.b.Pop(); p != nil {
 		st := p.Stats()
 		e.gauge(namePopCheckpointBuffer, float64(st.InFlight))
+		e.gauge(namePopOffsetBuffer, float64(st.Checkpoints))
 		e.gauge(namePopReviveLag, float64(st.Due), "0")
+		e.gauge(namePopReviveLatency, float64(st.ReviveBehindMs), "0")
+		for k, n := range p.ReviveIn() {
+			e.counter(namePopReviveIn, float64(n), k.Group, k.Topic, k.Type, k.Status)
+		}
 	}
 	tx := c.b.Transactions()
+	tx.Ends(func(topic string, n *transaction.EndCounts) {
+		e.counter(nameCommitMessages, float64(n.Commits.Load()), topic)
+		e.counter(nameRollbackMessages, float64(n.Rollbacks.Load()), topic)
+		e.histogram(nameFinishLatency, n.Latency.Snapshot(), topic)
+	})
 	e.gauge(nameHalfMessages, float64(tx.HalfBacklog()))
 	e.gauge(nameHalfMessagesStock, float64(tx.HalfBacklog()), message.TopicTransHalf)
 	e.counter(nameTxChecks, float64(tx.Stats().Checks))
@@ -228,7 +287,22 @@ func (c *collector) collectTraffic(e *emitter) {
 	if d == nil {
 		return
 	}
-	e.histogram(nameMessageSize, d.MessageSize.Snapshot())
+	d.MessageSize.Each(func(topic string, h *histo.Histogram) {
+		e.histogram(nameMessageSize, h.Snapshot(), topic, c.messageType(topic), boolText(c.isSystem(topic)))
+	})
+	// 5.x InvocationStatus names.
+	status := func(ok bool) string {
+		if ok {
+			return "success"
+		}
+		return "failure"
+	}
+	d.TopicCreate.Each(func(k brokerstats.CreateKey, h *histo.Histogram) {
+		e.histogram(nameTopicCreateTime, h.Snapshot(), status(k.Success), boolText(k.System))
+	})
+	d.GroupCreate.Each(func(k brokerstats.CreateKey, h *histo.Histogram) {
+		e.histogram(nameGroupCreateTime, h.Snapshot(), status(k.Success))
+	})
 	d.SendToDLQ.Each(func(k brokerstats.Key, it *brokerstats.Item) {
 		e.counter(nameSendToDLQ, float64(it.Value()), k.Topic, k.Group, boolText(c.isSystemGroup(k.Topic, k.Group)))
 	})
@@ -364,6 +438,10 @@ func (c *collector) collectStore(e *emitter) {
 		e.gauge(nameStorageFlushBehind, float64(max(maxOff-flushed, 0)), storeLabelValues...)
 	}
 	e.gauge(nameStorageDispatchBehind, float64(st.DispatchBehind()), storeLabelValues...)
+	// 5.x records nothing while the commitlog is empty.
+	if earliest := st.EarliestStoreTime(); earliest > 0 {
+		e.gauge(nameStorageReserveTime, float64(max(c.now().UnixMilli()-earliest, 0)), storeLabelValues...)
+	}
 }
 
 func (c *collector) collectDelay(e *emitter) {
@@ -386,6 +464,13 @@ func (c *collector) collectTimer(e *emitter) {
 	topic := append(storeLabelValues[:2:2], message.TopicWheelTimer)
 	e.gauge(nameTimerEnqueueLag, float64(st.EnqueueBehind), storeLabelValues...)
 	e.gauge(nameTimerDequeueLatency, float64(st.ReadLagMs), storeLabelValues...)
+	e.gauge(nameTimerEnqueueLatency, float64(st.EnqueueLatencyMs), storeLabelValues...)
+	// TimerMessageStore.getDequeueBehindMessages: every wheel entry from
+	// the read cursor on.
+	e.gauge(nameTimerDequeueLag, float64(st.Pending), storeLabelValues...)
+	t.SetLatency(func(realTopic string, h *histo.Histogram) {
+		e.histogram(nameDelayMessageLatency, h.Snapshot(), storeLabelValues[0], storeLabelValues[1], realTopic)
+	})
 	e.gauge(nameTimingMessages, float64(st.Pending), topic...)
 	e.counter(nameTimerEnqueueTotal, float64(st.Enqueued), topic...)
 	e.counter(nameTimerDequeueTotal, float64(st.Delivered), topic...)

@@ -84,8 +84,8 @@ func TestServerServesMetricsHealthAndPprof(t *testing.T) {
 	for _, want := range []string{
 		series("rocketmq_messages_in_total", "is_system=false,message_type=normal,topic=MetricsT", 3),
 		series("rocketmq_messages_out_total", pulled, 2),
-		series("rocketmq_message_size_count", "", 3),
-		`rocketmq_message_size_bucket{cluster="DefaultCluster",node_id="broker-a",node_type="broker",otel_scope_name="broker-meter",le="1024"} 3`, // le comes last
+		series("rocketmq_message_size_count", "is_system=false,message_type=normal,topic=MetricsT", 3),
+		`rocketmq_message_size_bucket{cluster="DefaultCluster",is_system="false",message_type="normal",node_id="broker-a",node_type="broker",otel_scope_name="broker-meter",topic="MetricsT",le="1024"} 3`, // le comes last
 		series("rocketmq_rpc_latency_milliseconds_count", "is_long_polling=false,protocol_type=remoting,request_code=send_message_v2,response_code=success,result=success", 3),
 		series("rocketmq_rpc_latency_milliseconds_count", "is_long_polling=false,protocol_type=remoting,request_code=pull_message,response_code=success,result=success", 1),
 		series("rocketmq_broker_permission", "", 6),

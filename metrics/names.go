@@ -35,15 +35,27 @@ const (
 	nameTopicNumber         = "rocketmq_topic_number"
 	nameGroupNumber         = "rocketmq_consumer_group_number"
 	nameHalfMessagesStock   = "rocketmq_half_messages"
+	nameCommitMessages      = "rocketmq_commit_messages_total"
+	nameRollbackMessages    = "rocketmq_rollback_messages_total"
+	nameFinishLatency       = "rocketmq_finish_message_latency_milliseconds" // sic: seconds, as 5.3.3 records it
+	nameTopicCreateTime     = "rocketmq_topic_create_execution_time_milliseconds"
+	nameGroupCreateTime     = "rocketmq_consumer_group_create_execution_time_milliseconds"
 	// PopMetricsConstant
 	namePopCheckpointBuffer = "rocketmq_pop_checkpoint_buffer_size"
 	namePopReviveLag        = "rocketmq_pop_revive_lag_milliseconds" // sic: a message count, as 5.3.3 records it
+	namePopReviveLatency    = "rocketmq_pop_revive_latency_milliseconds"
+	namePopReviveIn         = "rocketmq_pop_revive_in_message_total"
+	namePopOffsetBuffer     = "rocketmq_pop_offset_buffer_size"
 	// RemotingMetricsConstant
 	nameRPCLatency = "rocketmq_rpc_latency_milliseconds"
 	// DefaultStoreMetricsConstant
 	nameStorageSize           = "rocketmq_storage_size_bytes"
 	nameStorageFlushBehind    = "rocketmq_storage_flush_behind_bytes"
 	nameStorageDispatchBehind = "rocketmq_storage_dispatch_behind_bytes"
+	nameStorageReserveTime    = "rocketmq_storage_message_reserve_time_milliseconds"
+	nameTimerEnqueueLatency   = "rocketmq_timer_enqueue_latency_milliseconds"
+	nameTimerDequeueLag       = "rocketmq_timer_dequeue_lag"
+	nameDelayMessageLatency   = "rocketmq_delay_message_latency_seconds"
 	nameTimerEnqueueLag       = "rocketmq_timer_enqueue_lag"
 	nameTimerDequeueLatency   = "rocketmq_timer_dequeue_latency_milliseconds"
 	nameTimingMessages        = "rocketmq_timing_messages"
@@ -87,6 +99,9 @@ const (
 	labelResult        = "result"
 	labelQueueID       = "queue_id"
 	labelScope         = "otel_scope_name"
+	labelInvocation    = "invocation_status"
+	labelPutStatus     = "put_status"
+	labelReviveType    = "revive_message_type"
 
 	// scopeName is the 5.x broker's OpenTelemetry meter name
 	// (BrokerMetricsConstant.OPEN_TELEMETRY_METER_NAME).

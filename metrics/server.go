@@ -52,9 +52,10 @@ func Registry(b *broker.Broker, now func() time.Time) *prometheus.Registry {
 	}
 	o := b.Options()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newCollector(b, prometheus.Labels{
+	c := newCollector(b, prometheus.Labels{
 		labelCluster: o.BrokerClusterName, labelNodeType: "broker", labelNodeID: o.BrokerName,
-	}, now))
+	}, now)
+	reg.MustRegister(c, popCollector{c})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }

@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -343,22 +344,12 @@ func (m *RouteInfoManager) ScanNotActiveBroker(expiry time.Duration) []ExpiredBr
 			gone = append(gone, ExpiredBroker{Addr: addr, ConnID: live.connID})
 		}
 	}
-	slices.SortFunc(gone, func(a, b ExpiredBroker) int { return compareStrings(a.Addr, b.Addr) })
+	slices.SortFunc(gone, func(a, b ExpiredBroker) int { return cmp.Compare(a.Addr, b.Addr) })
 	for _, e := range gone {
 		m.log.Warn().Str("brokerAddr", e.Addr).Dur("expiry", expiry).Msg("broker registration expired")
 		m.removeBrokerAddrLocked(e.Addr)
 	}
 	return gone
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TopicRoute returns a copy of the topic's route, or nil when the topic has no

@@ -16,6 +16,22 @@ const (
 	PermInherit  = 1
 )
 
+// PermString renders perm as PermName.perm2String: "RW-", "R--", "RWX" (the
+// priority bit is not shown).
+func PermString(perm int32) string {
+	b := []byte("---")
+	if perm&PermRead != 0 {
+		b[0] = 'R'
+	}
+	if perm&PermWrite != 0 {
+		b[1] = 'W'
+	}
+	if perm&PermInherit != 0 {
+		b[2] = 'X'
+	}
+	return string(b)
+}
+
 // DataVersion orders registrations and config snapshots.
 type DataVersion struct {
 	Counter   int64 `json:"counter"`

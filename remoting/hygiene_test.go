@@ -52,7 +52,10 @@ func watchTraffic(s *Server) *trafficWatch {
 func (w *trafficWatch) until(t *testing.T, r *rawConn, have int) trafficSnap {
 	t.Helper()
 	key := r.nc.LocalAddr().String()
-	deadline := time.NewTimer(ioWait)
+	// A failure bound, not a measurement: under the race detector on a
+	// loaded 2-core machine, 16 MiB through the event loop once took more
+	// than ioWait.
+	deadline := time.NewTimer(3 * ioWait)
 	defer deadline.Stop()
 	for {
 		w.mu.Lock()

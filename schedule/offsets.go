@@ -87,6 +87,7 @@ func loadOffsets(path string) (map[int]int64, error) {
 // rewrite can meet it) and the offsets stay dirty for the next persist. All
 // methods run under the service's pmu.
 type offsetWriter struct {
+	fs       store.FS // Options.FS, never nil
 	path     string
 	f        *os.File // the file written in place; nil before the first write
 	size     int      // its length, which every in-place write keeps
@@ -101,7 +102,7 @@ func (w *offsetWriter) write(offsets map[int]int64, sync bool) error {
 	b := encodeOffsets(offsets)
 	if w.f != nil && len(b) <= w.size {
 		b = append(b, bytes.Repeat([]byte{' '}, w.size-len(b))...)
-		if _, err := store.FSFor(w.path).WriteAt(w.f, b, 0); err != nil {
+		if _, err := w.fs.WriteAt(w.f, b, 0); err != nil {
 			w.close()
 			return fmt.Errorf("schedule: persist %s: %w", w.path, store.DiskErr(err))
 		}
@@ -116,13 +117,13 @@ func (w *offsetWriter) write(offsets map[int]int64, sync bool) error {
 	// rewrite of the whole file.
 	size := (len(b) + 64 + 63) &^ 63
 	b = append(b, bytes.Repeat([]byte{' '}, size-len(b))...)
-	if err := store.WriteFileAtomic(w.path, b); err != nil {
+	if err := store.WriteFileAtomic(w.fs, w.path, b); err != nil {
 		return fmt.Errorf("schedule: persist %s: %w", w.path, err)
 	}
 	if size > inPlaceMax {
 		return nil // too long to be written in place: always whole
 	}
-	f, err := os.OpenFile(w.path, os.O_WRONLY, 0)
+	f, err := w.fs.OpenFile(w.path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil // written; the next write replaces the file again
 	}
@@ -135,7 +136,7 @@ func (w *offsetWriter) sync() error {
 	if w.f == nil || !w.unsynced {
 		return nil
 	}
-	if err := store.FSFor(w.path).Sync(w.f); err != nil {
+	if err := w.fs.Sync(w.f); err != nil {
 		w.close()
 		return fmt.Errorf("schedule: sync %s: %w", w.path, store.DiskErr(err))
 	}

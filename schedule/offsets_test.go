@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/store"
 )
 
 // TestOffsetWriterRewritesInPlace: the first write replaces the file whole
@@ -25,7 +26,7 @@ func TestOffsetWriterRewritesInPlace(t *testing.T) {
 	if err := os.WriteFile(path, []byte(prev), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := &offsetWriter{path: path}
+	w := &offsetWriter{fs: store.OSFS(), path: path}
 	defer w.close()
 	check := func(want map[int]int64) os.FileInfo {
 		t.Helper()

@@ -56,6 +56,10 @@ type Options struct {
 	// message is moved there (the broker's topic table).
 	EnsureDLQ func(topic string) bool
 	Logger    zerolog.Logger
+	// FS carries every write and sync of delayOffset.json and the
+	// dead-letter log (store/vfs.go); nil is the real file system. The
+	// broker passes the store's Options.FS.
+	FS store.FS
 
 	// failpoint, when set (tests), is called at each named durability step;
 	// an error simulates the death of the process at that point.
@@ -129,6 +133,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	opts.FS = store.OrOS(opts.FS)
 	if opts.PersistInterval <= 0 {
 		opts.PersistInterval = 10 * time.Second
 	}
@@ -141,10 +146,10 @@ func New(opts Options) (*Service, error) {
 	if opts.DeadLetterPath == "" && opts.OffsetPath != "" {
 		opts.DeadLetterPath = filepath.Join(filepath.Dir(filepath.Dir(opts.OffsetPath)), "deadletter", "schedule.log")
 	}
-	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}, w: offsetWriter{path: opts.OffsetPath}}
+	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}, w: offsetWriter{fs: opts.FS, path: opts.OffsetPath}}
 	s.diverter = &store.Diverter{
 		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
-		Logger: opts.Logger, Clock: opts.Clock,
+		Logger: opts.Logger, Clock: opts.Clock, FS: opts.FS,
 	}
 	s.obs = newDeliveries()
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // WriteFileAtomic replaces path with data so that a crash leaves either the old
@@ -14,17 +16,19 @@ import (
 // which is fsynced and renamed over path, then the directory is fsynced. The
 // previous content is kept as path+".bak" (Java MixAll.string2File does the
 // same), which ReadFileWithBackup falls back to. On a full disk the error
-// wraps ErrDiskFull and path keeps its previous content.
-func WriteFileAtomic(path string, data []byte) error {
-	return DiskErr(writeFileAtomic(path, data))
+// wraps ErrDiskFull and path keeps its previous content. The writes, syncs
+// and rename go through fsys (nil: the real file system), the FS of the
+// store whose files these are.
+func WriteFileAtomic(fsys FS, path string, data []byte) error {
+	return DiskErr(writeFileAtomic(OrOS(fsys), path, data))
 }
 
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(fsys FS, path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	tmp, err := createTemp(fsys, dir, filepath.Base(path)+".tmp")
 	if err != nil {
 		return err
 	}
@@ -36,32 +40,45 @@ func writeFileAtomic(path string, data []byte) error {
 			os.Remove(tmpName)
 		}
 	}()
-	if _, err := FSFor(tmpName).Write(tmp, data); err != nil {
+	if _, err := fsys.Write(tmp, data); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if err := FSFor(tmpName).Sync(tmp); err != nil {
+	if err := fsys.Sync(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := keepBackup(path); err != nil {
+	if err := keepBackup(fsys, path); err != nil {
 		return err
 	}
-	if err := FSFor(path).Rename(tmpName, path); err != nil {
+	if err := fsys.Rename(tmpName, path); err != nil {
 		return err
 	}
 	ok = true
-	return syncDir(dir)
+	return syncDir(fsys, dir)
+}
+
+// createTemp creates a new file named prefix and a random suffix in dir
+// (os.CreateTemp's contract), opened through fsys.
+func createTemp(fsys FS, dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // keepBackup makes path+".bak" hold the current content of path (if any). A
 // hard link is enough: the rename that follows only replaces path's directory
 // entry, so the old inode lives on under the .bak name.
-func keepBackup(path string) error {
+func keepBackup(fsys FS, path string) error {
 	bak := path + ".bak"
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -74,24 +91,29 @@ func keepBackup(path string) error {
 	if err := os.Link(path, bak); err == nil {
 		return nil
 	}
-	return copyFile(path, bak)
+	return copyFile(fsys, path, bak)
 }
 
-func copyFile(src, dst string) error {
+func copyFile(fsys FS, src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := fsys.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	b, err := io.ReadAll(in)
+	if err != nil {
 		out.Close()
 		return err
 	}
-	if err := FSFor(dst).Sync(out); err != nil {
+	if _, err := fsys.Write(out, b); err != nil {
+		out.Close()
+		return err
+	}
+	if err := fsys.Sync(out); err != nil {
 		out.Close()
 		return err
 	}
@@ -133,7 +155,7 @@ func ReadFileWithBackup(path string, parse func([]byte) error) error {
 
 // syncDir fsyncs a directory so that entries created or renamed in it survive
 // a crash.
-func syncDir(dir string) error {
+func syncDir(fsys FS, dir string) error {
 	if !canSyncDir {
 		return nil
 	}
@@ -141,7 +163,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = FSFor(dir).Sync(d)
+	err = fsys.Sync(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

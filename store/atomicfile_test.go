@@ -12,7 +12,7 @@ func TestWriteFileAtomicKeepsBackup(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config", "topics.json")
 	for _, content := range []string{`{"v":1}`, `{"v":2}`, `{"v":3}`} {
-		if err := WriteFileAtomic(path, []byte(content)); err != nil {
+		if err := WriteFileAtomic(nil, path, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 	}

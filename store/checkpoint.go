@@ -29,8 +29,8 @@ type checkpointFile struct {
 
 // openCheckpoint opens (creating) the file and returns the newest valid slot;
 // ok is false when neither slot is valid.
-func openCheckpoint(path string) (*checkpointFile, checkpointData, bool, error) {
-	sf, v, seq, ok, err := OpenSlotFile(path, checkpointMagic, 3)
+func openCheckpoint(fs FS, path string) (*checkpointFile, checkpointData, bool, error) {
+	sf, v, seq, ok, err := OpenSlotFile(fs, path, checkpointMagic, 3)
 	if err != nil {
 		return nil, checkpointData{}, false, err
 	}

@@ -426,10 +426,13 @@ func (s *Store) destroyFile(f *mappedFile) {
 		s.log.Warn().Err(err).Str("file", f.path).Msg("cleanup: unmap")
 	}
 	start := time.Now()
-	for size := f.size() - deleteStep; size > 0 && time.Since(start) < r.DestroyMapedFileIntervalForcibly; size -= deleteStep {
-		if err := os.Truncate(f.path, size); err != nil {
-			break
+	if fd, err := s.opts.FS.OpenFile(f.path, os.O_WRONLY, 0); err == nil {
+		for size := f.size() - deleteStep; size > 0 && time.Since(start) < r.DestroyMapedFileIntervalForcibly; size -= deleteStep {
+			if err := s.opts.FS.Truncate(fd, size); err != nil {
+				break
+			}
 		}
+		fd.Close()
 	}
 	s.removePath(f.path)
 }

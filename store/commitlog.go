@@ -75,6 +75,8 @@ type commitLog struct {
 
 	// prealloc reserves the blocks of new files (Options.NoPreallocate off).
 	prealloc bool
+	// fs is Options.FS (nil: the real file system), for every segment.
+	fs FS
 	// now is the store clock, read when the writer leaves a file.
 	now func() time.Time
 }
@@ -135,7 +137,7 @@ func (c *commitLog) load() error {
 		if i > 0 && start != starts[i-1]+c.fileSize {
 			return fmt.Errorf("%w: commitlog files %s and %s are not contiguous", ErrCorrupt, segmentName(starts[i-1]), segmentName(start))
 		}
-		f, err := openMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, c.prealloc)
+		f, err := openMappedFile(c.fs, filepath.Join(c.dir, segmentName(start)), start, c.fileSize, c.prealloc)
 		if err != nil {
 			return err
 		}

@@ -226,7 +226,7 @@ func (a *segmentAllocator) close() error {
 
 // createSegment creates and maps the segment file starting at start.
 func (c *commitLog) createSegment(start int64) (*mappedFile, error) {
-	f, err := createMappedFile(filepath.Join(c.dir, segmentName(start)), start, c.fileSize, c.prealloc)
+	f, err := createMappedFile(c.fs, filepath.Join(c.dir, segmentName(start)), start, c.fileSize, c.prealloc)
 	if err != nil {
 		return nil, fmt.Errorf("store: create commitlog file %s: %w", segmentName(start), err)
 	}

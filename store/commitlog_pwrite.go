@@ -48,7 +48,7 @@ func (c *commitLog) scratch(n int) []byte {
 // overwrites (recovery clears them after a crash), so nothing is published
 // then.
 func pwriteAt(f *mappedFile, b []byte, rel int64) error {
-	if _, err := FSFor(f.path).WriteAt(f.file, b, rel); err != nil {
+	if _, err := f.fs.WriteAt(f.file, b, rel); err != nil {
 		return fmt.Errorf("store: write commitlog %s at %d: %w", f.path, rel, DiskErr(err))
 	}
 	return nil

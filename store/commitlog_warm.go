@@ -147,7 +147,7 @@ func (w *warmer) run(stop <-chan struct{}) {
 		w.cond.Broadcast()
 		w.mu.Unlock()
 		if err == nil {
-			err = FSFor(f.path).Fdatasync(f.file)
+			err = f.fs.Fdatasync(f.file)
 		}
 		w.mu.Lock()
 		if err == nil {
@@ -220,7 +220,7 @@ func (w *warmer) zeroRange(f *mappedFile, from, to int64) error {
 	step := min(int64(len(w.zeros)), max(w.busyWrite, pageSize))
 	for off := from; off < to; {
 		n := min(step, to-off)
-		if _, err := FSFor(f.path).WriteAt(f.file, w.zeros[:n], off); err != nil {
+		if _, err := f.fs.WriteAt(f.file, w.zeros[:n], off); err != nil {
 			return err
 		}
 		off += n
@@ -289,12 +289,12 @@ func (w *warmer) prewarm(f *mappedFile, zeros []byte, waited bool) int64 {
 		return 0
 	}
 	for off := pageSize; off < pageSize+n; off += step {
-		if _, err := FSFor(f.path).WriteAt(f.file, zeros[:min(step, pageSize+n-off)], off); err != nil {
+		if _, err := f.fs.WriteAt(f.file, zeros[:min(step, pageSize+n-off)], off); err != nil {
 			w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 			return 0
 		}
 	}
-	if err := FSFor(f.path).Fdatasync(f.file); err != nil {
+	if err := f.fs.Fdatasync(f.file); err != nil {
 		w.cl.log.Warn().Err(err).Str("file", f.path).Msg("commitlog warm-up of a new file failed")
 		return 0
 	}

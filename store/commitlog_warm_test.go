@@ -243,7 +243,7 @@ func TestWarmerSyncDoesNotHoldTheWriter(t *testing.T) {
 	inj.Add(Rule{Op: OpDatasync, Path: "commitlog", Nth: 2, Stall: stall})
 	o := testOptions(t.TempDir())
 	o.MappedFileSizeCommitLog = 16 << 20 // 4 MiB chunks
-	t.Cleanup(InjectFaults(o.Dir, inj))
+	o.FS = NewErrorFS(inj)
 	s := openStore(t, o)
 	released := false
 	release := func() {

@@ -60,6 +60,7 @@ type consumeQueue struct {
 	queueID  int32
 	dir      string
 	fileSize int64
+	fs       FS // Options.FS
 	log      zerolog.Logger
 
 	mu        sync.RWMutex
@@ -71,8 +72,9 @@ type consumeQueue struct {
 	newDir atomic.Bool
 }
 
-func newConsumeQueue(root, topic string, queueID int32, fileSize int64, log zerolog.Logger) *consumeQueue {
+func newConsumeQueue(fs FS, root, topic string, queueID int32, fileSize int64, log zerolog.Logger) *consumeQueue {
 	return &consumeQueue{
+		fs:       fs,
 		topic:    topic,
 		queueID:  queueID,
 		dir:      filepath.Join(root, topic, strconv.Itoa(int(queueID))),
@@ -106,7 +108,7 @@ func (q *consumeQueue) load() error {
 		return err
 	}
 	for i, start := range starts {
-		mf, err := openMappedFile(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
+		mf, err := openMappedFile(q.fs, filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
 		if err != nil {
 			return err
 		}
@@ -324,7 +326,7 @@ func (q *consumeQueue) addFile(start int64) error {
 		}
 		q.newDir.Store(true)
 	}
-	mf, err := createMappedFileUnsynced(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
+	mf, err := createMappedFileUnsynced(q.fs, filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
 	if err != nil {
 		return fmt.Errorf("store: create consume queue file %s: %w", filepath.Join(q.dir, segmentName(start)), err)
 	}

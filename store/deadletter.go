@@ -38,6 +38,9 @@ type Diverter struct {
 	Logger zerolog.Logger
 	// Clock stamps records (nil: the wall clock).
 	Clock clock.Clock
+	// FS writes and syncs the log (nil: the real file system): the FS of
+	// the store the service belongs to.
+	FS FS
 
 	mu sync.Mutex
 }
@@ -130,15 +133,16 @@ func (d *Diverter) appendRecord(rec *DeadLetter) error {
 	if err := os.MkdirAll(filepath.Dir(d.Path), 0o755); err != nil {
 		return fmt.Errorf("%s: dead-letter log: %w", d.Source, err)
 	}
-	f, err := os.OpenFile(d.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	fs := OrOS(d.FS)
+	f, err := fs.OpenFile(d.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: dead-letter log: %w", d.Source, err)
 	}
-	if _, err := FSFor(d.Path).Write(f, line); err != nil {
+	if _, err := fs.Write(f, line); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: write dead-letter log: %w", d.Source, err)
 	}
-	if err := FSFor(d.Path).Sync(f); err != nil {
+	if err := fs.Sync(f); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: sync dead-letter log: %w", d.Source, err)
 	}

@@ -72,3 +72,29 @@ func TestDiverterDLQThenLog(t *testing.T) {
 		t.Fatalf("dead letters %+v %v", dl, err)
 	}
 }
+
+// A write or sync of the dead-letter log that fails (Diverter.FS) fails the
+// Divert, so the caller keeps the message and retries; once the fault is
+// gone the record is written.
+func TestDiverterLogFault(t *testing.T) {
+	for _, op := range []Op{OpOpen, OpWrite, OpSync} {
+		t.Run(op.String(), func(t *testing.T) {
+			inj := &Injector{}
+			d := &Diverter{Source: "test", Path: filepath.Join(t.TempDir(), "deadletter", "test.log"), FS: NewErrorFS(inj),
+				Put: func(*message.Message) (*PutResult, error) { return nil, ErrMessageTooLarge }}
+			m := &message.Message{Topic: "Plain", Body: []byte("x")}
+			inj.Add(Rule{Op: op, Path: "test.log"})
+			if _, err := d.Divert(m, 7, ErrMessageTooLarge); !errors.Is(err, ErrInjected) {
+				t.Fatalf("Divert with a faulty log: %v", err)
+			}
+			inj.Clear()
+			if where, err := d.Divert(m, 7, ErrMessageTooLarge); err != nil || where != ToDeadLetterLog {
+				t.Fatalf("Divert once the fault is gone: %v %v", where, err)
+			}
+			dl, err := ReadDeadLetters(d.Path)
+			if err != nil || len(dl) == 0 || dl[len(dl)-1].From != 7 {
+				t.Fatalf("dead letters %+v %v", dl, err)
+			}
+		})
+	}
+}

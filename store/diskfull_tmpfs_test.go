@@ -101,7 +101,7 @@ func TestWriteFileAtomicOnFullDiskKeepsOldContent(t *testing.T) {
 	root := tmpfsStoreDir(t, 1<<20)
 	path := filepath.Join(root, "config", "consumerOffset.json")
 	old := []byte(`{"offsetTable":{"T@G":{0:5}}}`)
-	if err := WriteFileAtomic(path, old); err != nil {
+	if err := WriteFileAtomic(nil, path, old); err != nil {
 		t.Fatal(err)
 	}
 	// Fill the rest of the file system.
@@ -115,7 +115,7 @@ func TestWriteFileAtomicOnFullDiskKeepsOldContent(t *testing.T) {
 		}
 	}
 	f.Close()
-	if err := WriteFileAtomic(path, bytes.Repeat([]byte("n"), 256<<10)); err == nil {
+	if err := WriteFileAtomic(nil, path, bytes.Repeat([]byte("n"), 256<<10)); err == nil {
 		t.Fatal("WriteFileAtomic succeeded on a full disk")
 	}
 	var got []byte

@@ -62,23 +62,27 @@ func putWithin(t *testing.T, s *Store, topic string, i int) *PutResult {
 
 // stallNewQueueFile makes the creation of topic NEW's queue files (their
 // open) wait until release is called; release runs anyway at the end of
-// the test, before the store's Close.
-func stallNewQueueFile(t *testing.T, dir string) (inj *Injector, release func()) {
-	inj = &Injector{}
-	t.Cleanup(InjectFaults(dir, inj))
+// the test, before the store's Close. inj is the injector of the store's
+// FS (faultFS).
+func stallNewQueueFile(t *testing.T, inj *Injector) (release func()) {
 	stall := make(chan struct{})
 	release = sync.OnceFunc(func() { close(stall) })
 	t.Cleanup(release)
 	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW"), Stall: stall})
-	return inj, release
+	return release
 }
 
 // failNewQueueFile makes the creation of topic NEW's queue files fail
 // until the injector's rules are cleared.
-func failNewQueueFile(t *testing.T, dir string) *Injector {
-	inj := &Injector{}
-	t.Cleanup(InjectFaults(dir, inj))
+func failNewQueueFile(inj *Injector) {
 	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(consumeQueueDir, "NEW")})
+}
+
+// faultFS makes o's file operations go through a new injector, with no
+// rule yet: tests add theirs once the store is open.
+func faultFS(o *Options) *Injector {
+	inj := &Injector{}
+	o.FS = NewErrorFS(inj)
 	return inj
 }
 
@@ -121,13 +125,14 @@ func TestDispatchGoesOnWhileAQueueFileIsCreated(t *testing.T) {
 	o := testOptions(t.TempDir())
 	var log dispatchLog
 	o.OnDispatch = log.add
+	inj := faultFS(&o)
 	s := openStore(t, o)
 	for i := 0; i < 3; i++ {
 		mustPut(t, s, testMessage("OLD", 0, i))
 	}
 	waitDispatched(t, s)
 
-	inj, release := stallNewQueueFile(t, o.Dir)
+	release := stallNewQueueFile(t, inj)
 
 	first := putWithin(t, s, "NEW", 0)
 	putWithin(t, s, "OLD", 3)
@@ -204,6 +209,7 @@ func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
 			// behind it: once it fails to create NEW's file, puts are
 			// refused.
 			openGate := holdDispatchAtNEW(&o)
+			inj := faultFS(&o)
 			s, err := Open(o)
 			if err != nil {
 				t.Fatal(err)
@@ -211,7 +217,7 @@ func TestQueueFileThatCannotBeCreatedStallsDispatch(t *testing.T) {
 			defer s.Close()
 			mustPut(t, s, testMessage("OLD", 0, 0))
 			waitDispatched(t, s)
-			inj := failNewQueueFile(t, o.Dir)
+			failNewQueueFile(inj)
 			mustPut(t, s, testMessage("NEW", 0, 0))
 			mustPut(t, s, testMessage("OLD", 0, 1))
 			openGate()
@@ -260,10 +266,11 @@ func TestDeferredRecordWrittenOnRetryResumesPuts(t *testing.T) {
 		}
 		return nil
 	}
+	inj := faultFS(&o)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	inj, release := stallNewQueueFile(t, o.Dir)
+	release := stallNewQueueFile(t, inj)
 	putWithin(t, s, "NEW", 0)
 	// The dispatcher has deferred the record and the creator is at its
 	// file: the disk fills before the unit is written.
@@ -307,10 +314,11 @@ func TestStallAtTheEndLiftsOnceEverythingIsDispatched(t *testing.T) {
 func TestDeferredRecordsAreBounded(t *testing.T) {
 	lowerMaxDeferred(t, 4)
 	o := testOptions(t.TempDir())
+	inj := faultFS(&o)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	_, release := stallNewQueueFile(t, o.Dir)
+	release := stallNewQueueFile(t, inj)
 	for i := 0; i < 3; i++ {
 		putWithin(t, s, "NEW", i)
 	}
@@ -339,10 +347,11 @@ func TestDeferredRecordsAreBoundedWhileCreationFails(t *testing.T) {
 	// The dispatcher waits at NEW's first record until everything below
 	// is stored: once it fails to create NEW's file, puts are refused.
 	openGate := holdDispatchAtNEW(&o)
+	inj := faultFS(&o)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	inj := failNewQueueFile(t, o.Dir)
+	failNewQueueFile(inj)
 	for i := 0; i < 5; i++ {
 		mustPut(t, s, testMessage("NEW", 0, i))
 	}
@@ -367,10 +376,11 @@ func TestDeleteTopicsWaitsForDeferredRecords(t *testing.T) {
 	o := testOptions(t.TempDir())
 	var log dispatchLog
 	o.OnDispatch = log.add
+	inj := faultFS(&o)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
 	waitDispatched(t, s)
-	_, release := stallNewQueueFile(t, o.Dir)
+	release := stallNewQueueFile(t, inj)
 	putWithin(t, s, "NEW", 0)
 	putWithin(t, s, "OLD", 1)
 	testutil.WaitFor(t, testWait, func() bool { return len(log.offsets("OLD")) == 2 }, "OLD dispatched while NEW's file is created")

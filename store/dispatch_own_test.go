@@ -81,12 +81,13 @@ func TestPutLeavesIndexRollOverToTheDispatcher(t *testing.T) {
 	dir := t.TempDir()
 	o := ownDispatchOptions(dir)
 	o.Index = IndexOptions{HashSlotNum: 16, MaxIndexNum: 8} // 7 entries: 3 messages of 2 keys
+	// The fault's rule comes once the first index file exists.
+	inj := &Injector{}
+	o.FS = NewErrorFS(inj)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("T", 0, 0))
 	waitDispatched(t, s) // the first index file exists
 
-	inj := &Injector{}
-	t.Cleanup(InjectFaults(dir, inj))
 	stall := make(chan struct{})
 	inj.Add(Rule{Op: OpOpen, Path: filepath.Join(dir, "index"), Stall: stall})
 	const n = 8

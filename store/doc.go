@@ -132,8 +132,8 @@
 //
 // # I/O faults
 //
-// Every data-file operation goes through the FS seam of vfs.go, which tests
-// replace with an ErrorFS (InjectFaults). A segment creation that fails at
+// Every data-file operation goes through the FS seam of vfs.go, the FS of
+// Options.FS, which tests set to an ErrorFS (NewErrorFS). A segment creation that fails at
 // any step is redone whole by the retry (createMappedFile), even though the
 // file now exists. A failed msync may have left its pages clean without
 // writing them (Linux reports a writeback error once), so the next sync of

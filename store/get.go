@@ -415,6 +415,26 @@ func (s *Store) EarliestMessageTime(topic string, queueID int32) (int64, error) 
 	return s.MessageStoreTimeStamp(topic, queueID, s.MinOffsetInQueue(topic, queueID))
 }
 
+// EarliestStoreTime is the store time of the commitlog's first record
+// (DefaultMessageStore.getEarliestMessageTime, which 5.x's
+// rocketmq_storage_message_reserve_time measures from), 0 when there is
+// none or it cannot be read.
+func (s *Store) EarliestStoreTime() int64 {
+	minOff := s.MinPhyOffset()
+	if s.closed.Load() || minOff >= s.MaxPhyOffset() {
+		return 0
+	}
+	rec, err := s.LookMessageByOffset(minOff)
+	if err != nil {
+		return 0
+	}
+	l, err := message.ParseLayout(rec)
+	if err != nil {
+		return 0
+	}
+	return l.StoreTimestamp(rec)
+}
+
 // OffsetInQueueByTime returns the logical offset whose message was stored
 // closest to ts, as Java getOffsetInQueueByTime: an exact match wins (the first
 // one here), otherwise the nearer neighbour, the earlier one on a tie; all

@@ -53,6 +53,7 @@ func (o IndexOptions) normalized() IndexOptions {
 // goroutine adds every message's keys (after recovery, see catchUp), queries
 // read concurrently.
 type indexService struct {
+	fs   FS // Options.FS
 	dir  string
 	opts IndexOptions
 	log  zerolog.Logger
@@ -71,8 +72,8 @@ type indexService struct {
 
 // openIndex loads the index files, dropping the first damaged file and every
 // file after it (catchUp rebuilds what they held).
-func openIndex(root string, opts IndexOptions, now func() time.Time, log zerolog.Logger) (*indexService, error) {
-	x := &indexService{dir: filepath.Join(root, indexDir), opts: opts.normalized(), log: log, now: now}
+func openIndex(fs FS, root string, opts IndexOptions, now func() time.Time, log zerolog.Logger) (*indexService, error) {
+	x := &indexService{fs: fs, dir: filepath.Join(root, indexDir), opts: opts.normalized(), log: log, now: now}
 	if err := os.MkdirAll(x.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func openIndex(root string, opts IndexOptions, now func() time.Time, log zerolog
 		st, err := os.Stat(path)
 		if err == nil && st.Size() == size {
 			var mf *mappedFile
-			if mf, err = openMappedFile(path, 0, size, false); err == nil {
+			if mf, err = openMappedFile(x.fs, path, 0, size, false); err == nil {
 				mf.adviseRandom()
 				f = &indexFile{mf: mf, slots: x.opts.HashSlotNum, entries: x.opts.MaxIndexNum}
 				// A header page left a hole (a crash right after the file
@@ -185,7 +186,7 @@ func (x *indexService) writable() (*indexFile, error) {
 		}
 	}
 	size := indexFileSize(x.opts.HashSlotNum, x.opts.MaxIndexNum)
-	mf, err := createMappedFile(filepath.Join(x.dir, name), 0, size, false)
+	mf, err := createMappedFile(x.fs, filepath.Join(x.dir, name), 0, size, false)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +438,7 @@ func (s *Store) openIndexAndCatchUp() error {
 	if s.opts.Index.Disabled {
 		return nil
 	}
-	x, err := openIndex(s.opts.Dir, s.opts.Index, s.opts.Clock.Now, s.log)
+	x, err := openIndex(s.opts.FS, s.opts.Dir, s.opts.Index, s.opts.Clock.Now, s.log)
 	if err != nil {
 		return err
 	}

@@ -400,7 +400,7 @@ func FuzzTopicKeyHash(f *testing.F) {
 // only once it was touched or populated.
 func TestIndexPrefaultsAfterTraffic(t *testing.T) {
 	o := testOptions(t.TempDir())
-	if probe, err := createMappedFile(filepath.Join(t.TempDir(), "probe"), 0, pageSize, false); err != nil {
+	if probe, err := createMappedFile(nil, filepath.Join(t.TempDir(), "probe"), 0, pageSize, false); err != nil {
 		t.Fatal(err)
 	} else if err := populateWrite(probe.data); probe.close() != nil || err != nil {
 		t.Skipf("populateWrite unsupported here: %v", err)

@@ -42,6 +42,7 @@ var pageSize = mmap.PageSize
 // position of the owner concurrently.
 type mappedFile struct {
 	path  string
+	fs    FS    // the store's (Options.FS): every write, sync and truncate of file
 	start int64 // global offset of data[0]
 	file  *os.File
 	data  []byte
@@ -50,18 +51,18 @@ type mappedFile struct {
 	// file's modification time counts). Retention ages files by it.
 	doneMs atomic.Int64
 
-	// syncMu serialises sync; failedFrom..failedTo is a range whose last
-	// msync failed (empty when equal), rewritten before the next one.
-	syncMu               sync.Mutex
-	failedFrom, failedTo int64
+	// syncMu serialises sync and guards msync, which rewrites a range
+	// whose msync failed before the next one.
+	syncMu sync.Mutex
+	msync  MappedSync
 }
 
 // openMappedFile opens the existing segment file at path, sized to size
 // bytes, and maps it. A shorter file is extended with zeros (loaders allow
 // that only for the newest file, see checkSegments) and prepared as
 // createMappedFile prepares a new one; a longer one is refused.
-func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	return mapSegment(path, start, size, prealloc, false, true)
+func openMappedFile(fs FS, path string, start, size int64, prealloc bool) (*mappedFile, error) {
+	return mapSegment(fs, path, start, size, prealloc, false, true)
 }
 
 // createMappedFile creates the segment file at path, sized to size bytes,
@@ -74,8 +75,8 @@ func openMappedFile(path string, start, size int64, prealloc bool) (*mappedFile,
 // on disk up front where the OS supports it, so a full disk shows as
 // ErrDiskFull here; without it the file stays sparse and a write into it on
 // a full disk faults, which callers turn into ErrDiskFull with GuardFault.
-func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFile, error) {
-	return mapSegment(path, start, size, prealloc, true, true)
+func createMappedFile(fs FS, path string, start, size int64, prealloc bool) (*mappedFile, error) {
+	return mapSegment(fs, path, start, size, prealloc, true, true)
 }
 
 // createMappedFileUnsynced is createMappedFile without preallocation and
@@ -85,8 +86,8 @@ func createMappedFile(path string, start, size int64, prealloc bool) (*mappedFil
 // checkpoint counts a unit in them. A crash before that leaves the file
 // missing, empty or sparse, all of which loading accepts for the newest
 // files, and recovery dispatches the units again.
-func createMappedFileUnsynced(path string, start, size int64) (*mappedFile, error) {
-	return mapSegment(path, start, size, false, true, false)
+func createMappedFileUnsynced(fs FS, path string, start, size int64) (*mappedFile, error) {
+	return mapSegment(fs, path, start, size, false, true, false)
 }
 
 // syncCreation fsyncs a file made by createMappedFileUnsynced as a whole
@@ -96,10 +97,8 @@ func createMappedFileUnsynced(path string, start, size int64) (*mappedFile, erro
 func (m *mappedFile) syncCreation(wrote int64) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	if err := FSFor(m.path).Sync(m.file); err != nil {
-		if wrote > 0 {
-			m.failedFrom, m.failedTo = 0, max(m.failedTo, wrote)
-		}
+	if err := m.fs.Sync(m.file); err != nil {
+		m.msync.failed(0, wrote)
 		return fmt.Errorf("store: fsync %s: %w", m.path, err)
 	}
 	return nil
@@ -108,8 +107,8 @@ func (m *mappedFile) syncCreation(wrote int64) error {
 // mapSegment is openMappedFile (create false: the steps of a creation run
 // only for a file shorter than size), createMappedFile and (durable false:
 // no fsync of the file or its directory) createMappedFileUnsynced.
-func mapSegment(path string, start, size int64, prealloc, create, durable bool) (mf *mappedFile, err error) {
-	fs := FSFor(path)
+func mapSegment(fs FS, path string, start, size int64, prealloc, create, durable bool) (mf *mappedFile, err error) {
+	fs = OrOS(fs)
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
 	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -146,7 +145,7 @@ func mapSegment(path string, start, size int64, prealloc, create, durable bool) 
 			if err := fs.Sync(f); err != nil {
 				return nil, err
 			}
-			if err := syncDir(filepath.Dir(path)); err != nil {
+			if err := syncDir(fs, filepath.Dir(path)); err != nil {
 				return nil, err
 			}
 		}
@@ -155,7 +154,7 @@ func mapSegment(path string, start, size int64, prealloc, create, durable bool) 
 	if err != nil {
 		return nil, fmt.Errorf("store: mmap %s: %w", path, err)
 	}
-	return &mappedFile{path: path, start: start, file: f, data: data}, nil
+	return &mappedFile{path: path, fs: fs, start: start, file: f, data: data}, nil
 }
 
 // adviseRandom turns off read-ahead for faults on m. Files written through
@@ -175,47 +174,75 @@ func (m *mappedFile) size() int64 { return int64(len(m.data)) }
 // end is the global offset just past the file.
 func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 
-// sync makes data[from:to) durable. from is rounded down to a page boundary
-// because msync works on whole pages. It covers bytes pwritten there as well
-// as bytes copied into the mapping (mmap.Sync).
+// sync makes data[from:to) durable (MappedSync.Sync). It covers bytes
+// pwritten there as well as bytes copied into the mapping (mmap.Sync).
+// Callers advance their flushed offsets only past ranges it synced.
+func (m *mappedFile) sync(from, to int64) error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	if err := m.msync.Sync(m.fs, m.path, m.file, m.data, from, to); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// MappedSync runs the msyncs of one shared mapping of a file and remembers
+// the range whose last msync failed (the store's mapped files, the timer
+// log's segments). The zero value is ready; callers serialise calls.
 //
 // A failed msync may have left pages of its range clean but not written
 // (Linux marks them clean when writeback fails and reports the error once),
-// so a later msync that succeeds proves nothing for them. The next sync
+// so a later msync that succeeds proves nothing for them. The next Sync
 // therefore first writes the failed range again from the mapping, which
-// dirties its pages, and syncs it with its own range: callers advance their
-// flushed offsets only past ranges synced that way.
-func (m *mappedFile) sync(from, to int64) error {
+// dirties its pages, and syncs it with its own range.
+type MappedSync struct {
+	failedFrom, failedTo int64 // empty when equal
+}
+
+// failed records [from, to) as a range whose sync failed.
+func (s *MappedSync) failed(from, to int64) {
+	if to <= from {
+		return
+	}
+	if s.failedTo > s.failedFrom {
+		from, to = min(from, s.failedFrom), max(to, s.failedTo)
+	}
+	s.failedFrom, s.failedTo = from, to
+}
+
+// Sync makes data[from:to) durable, data being a shared mapping of f (the
+// file path) from its byte 0; from is rounded down to a page boundary
+// because msync works on whole pages. It returns nil only when every range
+// it was asked to sync since the last nil, this one included, is durable.
+func (s *MappedSync) Sync(fs FS, path string, f *os.File, data []byte, from, to int64) error {
 	if to <= from {
 		return nil
 	}
 	from &^= pageSize - 1
-	m.syncMu.Lock()
-	defer m.syncMu.Unlock()
-	if m.failedTo > m.failedFrom {
-		if err := m.rewrite(m.failedFrom, m.failedTo); err != nil {
-			return fmt.Errorf("store: rewrite %s after a failed msync: %w", m.path, err)
+	if s.failedTo > s.failedFrom {
+		if err := rewriteMapped(fs, f, data, s.failedFrom, s.failedTo); err != nil {
+			return fmt.Errorf("rewrite %s after a failed msync: %w", path, err)
 		}
-		from, to = min(from, m.failedFrom), max(to, m.failedTo)
+		from, to = min(from, s.failedFrom), max(to, s.failedTo)
 	}
-	if err := FSFor(m.path).Msync(m.path, m.file, m.data[from:to], from); err != nil {
-		m.failedFrom, m.failedTo = from, to
-		return fmt.Errorf("store: msync %s: %w", m.path, err)
+	if err := fs.Msync(path, f, data[from:to], from); err != nil {
+		s.failedFrom, s.failedTo = from, to
+		return fmt.Errorf("msync %s: %w", path, err)
 	}
-	m.failedFrom, m.failedTo = 0, 0
+	s.failedFrom, s.failedTo = 0, 0
 	return nil
 }
 
-// rewriteChunk bounds the buffer rewrite copies through.
+// rewriteChunk bounds the buffer rewriteMapped copies through.
 const rewriteChunk = 256 << 10
 
-// rewrite writes data[from:to) to the file again (pwrite, through a copy:
+// rewriteMapped writes data[from:to) to f again (pwrite, through a copy:
 // not from the file's own mapping), so that its pages are dirty.
-func (m *mappedFile) rewrite(from, to int64) error {
+func rewriteMapped(fs FS, f *os.File, data []byte, from, to int64) error {
 	buf := make([]byte, min(to-from, rewriteChunk))
 	for off := from; off < to; {
-		n := copy(buf, m.data[off:to])
-		if _, err := FSFor(m.path).WriteAt(m.file, buf[:n], off); err != nil {
+		n := copy(buf, data[off:to])
+		if _, err := fs.WriteAt(f, buf[:n], off); err != nil {
 			return err
 		}
 		off += int64(n)

@@ -9,7 +9,7 @@ import (
 
 func TestGuardFaultTurnsSIGBUSIntoError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), segmentName(0))
-	m, err := openMappedFile(path, 0, 2*pageSize, false)
+	m, err := openMappedFile(nil, path, 0, 2*pageSize, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,12 @@ type Options struct {
 	// the given offset; while it blocks, that file stays unready.
 	BeforeSegmentCreate func(start int64)
 	Logger              zerolog.Logger // the zero Logger is silent
+	// FS carries every file operation of the store (vfs.go): the commitlog,
+	// consume queues, index, checkpoint, abort file, dead-letter logs and
+	// the JSON files written with WriteFileAtomic. nil is the real file
+	// system; tests pass an ErrorFS to inject faults, and the broker passes
+	// the same FS to the timer and schedule services.
+	FS FS
 
 	// NoPreallocate leaves new commitlog files sparse instead of reserving
 	// their blocks with fallocate (a small test or development store: the
@@ -137,6 +143,7 @@ func (o Options) normalized() (Options, error) {
 	if o.Dir == "" {
 		errs = append(errs, errors.New("store: Dir is empty"))
 	}
+	o.FS = OrOS(o.FS)
 	if o.MappedFileSizeCommitLog == 0 {
 		o.MappedFileSizeCommitLog = DefaultMappedFileSizeCommitLog
 	}

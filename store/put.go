@@ -31,6 +31,24 @@ func (s PutStatus) String() string {
 	return fmt.Sprintf("PutStatus(%d)", int(s))
 }
 
+// PutStatusName is the Java PutMessageStatus name of a put's outcome: the
+// result's status when err is nil, else the status Java gives the refusal.
+func PutStatusName(res *PutResult, err error) string {
+	switch {
+	case err == nil && res != nil:
+		return res.Status.String()
+	case errors.Is(err, ErrMessageTooLarge), errors.Is(err, ErrTopicTooLong), errors.Is(err, ErrInvalidTopic),
+		errors.Is(err, ErrInvalidBatch), errors.Is(err, ErrHostNotIPv4):
+		return "MESSAGE_ILLEGAL"
+	case errors.Is(err, ErrPropertiesTooLarge):
+		return "PROPERTIES_SIZE_EXCEEDED"
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull):
+		// Java refuses puts on a full disk as not writeable (checkStoreStatus).
+		return "SERVICE_NOT_AVAILABLE"
+	}
+	return "UNKNOWN_ERROR"
+}
+
 // PutResult describes stored messages.
 type PutResult struct {
 	Status         PutStatus

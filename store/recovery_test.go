@@ -438,7 +438,7 @@ func TestDeleteTopics(t *testing.T) {
 
 func TestCheckpointSlots(t *testing.T) {
 	path := filepath.Join(t.TempDir(), checkpointName)
-	c, _, ok, err := openCheckpoint(path)
+	c, _, ok, err := openCheckpoint(nil, path)
 	if err != nil || ok {
 		t.Fatalf("new checkpoint: ok=%v err=%v", ok, err)
 	}
@@ -460,7 +460,7 @@ func TestCheckpointSlots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tt.damage(t)
-		c, d, ok, err := openCheckpoint(path)
+		c, d, ok, err := openCheckpoint(nil, path)
 		if err != nil || ok != tt.wantOK || ok && d.physicOffset != tt.wantPhysic {
 			t.Fatalf("%s: ok=%v physic=%d err=%v", tt.name, ok, d.physicOffset, err)
 		}
@@ -539,7 +539,7 @@ func TestAsyncFlushAdvancesCheckpoint(t *testing.T) {
 	max := s.MaxPhyOffset()
 	testutil.WaitFor(t, 5*time.Second, func() bool { return s.cl.flushedOffset.Load() == max }, "commitlog flush")
 	testutil.WaitFor(t, 5*time.Second, func() bool {
-		_, d, ok, err := openCheckpoint(filepath.Join(o.Dir, checkpointName))
+		_, d, ok, err := openCheckpoint(nil, filepath.Join(o.Dir, checkpointName))
 		return err == nil && ok && d.physicOffset == max && d.logicsOffset == max
 	}, "checkpoint")
 }

@@ -20,6 +20,7 @@ import (
 //	+--------------+--------------+-------------------------+---------------+
 //	0              8              16                        16+8n
 type SlotFile struct {
+	fs     FS
 	f      *os.File
 	magic  uint64
 	fields int
@@ -31,11 +32,13 @@ const SlotFileSlotSize = 512
 
 // OpenSlotFile opens (creating) path and returns the fields of the newest
 // valid slot, with its sequence; ok is false when neither slot is valid.
-func OpenSlotFile(path string, magic uint64, fields int) (sf *SlotFile, vals []int64, seq uint64, ok bool, err error) {
+// Its writes and syncs go through fs (nil: the real file system).
+func OpenSlotFile(fs FS, path string, magic uint64, fields int) (sf *SlotFile, vals []int64, seq uint64, ok bool, err error) {
 	if fields <= 0 || 16+8*fields+4 > SlotFileSlotSize {
 		return nil, nil, 0, false, fmt.Errorf("store: slot file %s: %d fields do not fit a slot", path, fields)
 	}
-	f, err := FSFor(path).OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	fs = OrOS(fs)
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, 0, false, DiskErr(err)
 	}
@@ -45,7 +48,7 @@ func OpenSlotFile(path string, magic uint64, fields int) (sf *SlotFile, vals []i
 		f.Close()
 		return nil, nil, 0, false, err
 	}
-	sf = &SlotFile{f: f, magic: magic, fields: fields}
+	sf = &SlotFile{fs: fs, f: f, magic: magic, fields: fields}
 	body := 16 + 8*fields
 	be := binary.BigEndian
 	for slot := 0; slot < 2; slot++ {
@@ -87,10 +90,10 @@ func (sf *SlotFile) Write(vals []int64) error {
 		be.PutUint64(b[16+8*i:], uint64(v))
 	}
 	be.PutUint32(b[body:], crc32.ChecksumIEEE(b[:body]))
-	if _, err := FSFor(sf.f.Name()).WriteAt(sf.f, b, int64(seq%2)*SlotFileSlotSize); err != nil {
+	if _, err := sf.fs.WriteAt(sf.f, b, int64(seq%2)*SlotFileSlotSize); err != nil {
 		return fmt.Errorf("store: write %s: %w", sf.f.Name(), DiskErr(err))
 	}
-	if err := FSFor(sf.f.Name()).Sync(sf.f); err != nil {
+	if err := sf.fs.Sync(sf.f); err != nil {
 		return fmt.Errorf("store: sync %s: %w", sf.f.Name(), DiskErr(err))
 	}
 	sf.seq = seq

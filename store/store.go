@@ -159,6 +159,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.cl = newCommitLog(filepath.Join(o.Dir, commitLogDir), o.MappedFileSizeCommitLog, s.log)
 	s.cl.prealloc = !o.NoPreallocate
+	s.cl.fs = o.FS
 	s.cl.now = o.Clock.Now
 	ok := false
 	defer func() {
@@ -169,7 +170,7 @@ func Open(opts Options) (*Store, error) {
 	abortPath := filepath.Join(o.Dir, abortName)
 	_, statErr := os.Stat(abortPath)
 	clean := errors.Is(statErr, fs.ErrNotExist)
-	ckpt, ck, ckOK, err := openCheckpoint(filepath.Join(o.Dir, checkpointName))
+	ckpt, ck, ckOK, err := openCheckpoint(o.FS, filepath.Join(o.Dir, checkpointName))
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +195,14 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.clean.lastPhysicalMin = minPhy
 	s.checkDisk()
-	if err := os.WriteFile(abortPath, nil, 0o644); err != nil {
+	abort, err := o.FS.OpenFile(abortPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
 		return nil, err
 	}
-	if err := syncDir(o.Dir); err != nil {
+	if err := abort.Close(); err != nil {
+		return nil, err
+	}
+	if err := syncDir(o.FS, o.Dir); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -283,7 +288,7 @@ func (s *Store) loadQueues() error {
 				s.log.Warn().Str("path", filepath.Join(root, t.Name(), qd.Name())).Msg("not a consume queue directory; ignored")
 				continue
 			}
-			q := newConsumeQueue(root, t.Name(), int32(id), s.opts.MappedFileSizeConsumeQueue, s.log)
+			q := newConsumeQueue(s.opts.FS, root, t.Name(), int32(id), s.opts.MappedFileSizeConsumeQueue, s.log)
 			if err := q.load(); err != nil {
 				return err
 			}
@@ -313,7 +318,7 @@ func (s *Store) queueFor(topic string, queueID int32, create bool) (*consumeQueu
 	if q = s.cqs[topic][queueID]; q != nil {
 		return q, nil
 	}
-	q = newConsumeQueue(filepath.Join(s.opts.Dir, consumeQueueDir), topic, queueID, s.opts.MappedFileSizeConsumeQueue, s.log)
+	q = newConsumeQueue(s.opts.FS, filepath.Join(s.opts.Dir, consumeQueueDir), topic, queueID, s.opts.MappedFileSizeConsumeQueue, s.log)
 	if s.cqs[topic] == nil {
 		s.cqs[topic] = make(map[int32]*consumeQueue)
 	}
@@ -448,7 +453,7 @@ func (s *Store) flushQueues(thorough bool) (pending int64, err error) {
 	}
 	// The directories of files created since the last flush, each once.
 	for _, d := range slices.Sorted(maps.Keys(dirs)) {
-		if err := syncDir(d); err != nil {
+		if err := syncDir(s.opts.FS, d); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -521,7 +526,7 @@ func (s *Store) shutdown() error {
 		// Only a fully flushed, checkpointed store counts as a clean shutdown.
 		if err := os.Remove(filepath.Join(s.opts.Dir, abortName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
-		} else if err := syncDir(s.opts.Dir); err != nil {
+		} else if err := syncDir(s.opts.FS, s.opts.Dir); err != nil {
 			errs = append(errs, err)
 		}
 	}

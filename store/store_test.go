@@ -458,6 +458,9 @@ func TestOffsetsByTime(t *testing.T) {
 	o := testOptions(t.TempDir())
 	o.Clock = clk
 	s := openStore(t, o)
+	if ts := s.EarliestStoreTime(); ts != 0 {
+		t.Errorf("EarliestStoreTime of an empty store = %d", ts)
+	}
 	times := []int64{1000, 1000, 2000, 3000, 5000}
 	for i, ts := range times {
 		clk.Set(time.UnixMilli(ts))
@@ -499,6 +502,9 @@ func TestOffsetsByTime(t *testing.T) {
 	}
 	if ts, err := s.EarliestMessageTime("Time", 0); err != nil || ts != 1000 {
 		t.Errorf("EarliestMessageTime = %d, %v", ts, err)
+	}
+	if ts := s.EarliestStoreTime(); ts != 1000 {
+		t.Errorf("EarliestStoreTime = %d, want 1000 (the commitlog's first record)", ts)
 	}
 	if ts, err := s.MessageStoreTimeStamp("Time", 0, 3); err != nil || ts != 3000 {
 		t.Errorf("MessageStoreTimeStamp(3) = %d, %v", ts, err)

@@ -3,20 +3,22 @@ package store
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/rmqio/rmq/internal/mmap"
 )
 
 // The file-operation seam. Every write, sync, rename, truncate, fallocate
-// and mmap of the store's data files goes through an FS, chosen per path by
-// FSFor: the real one, or an ErrorFS that a test installed for a directory
-// with InjectFaults (as pebble's vfs/errorfs wraps its vfs.FS). With nothing
-// installed, FSFor costs one atomic load.
+// and mmap of the files the broker writes goes through an FS passed in
+// options: store.Options.FS, and the same value in timer.Options.FS,
+// schedule.Options.FS and the broker's config managers. nil is the real
+// file system; a test passes an ErrorFS (NewErrorFS), which wraps another FS
+// and fails the operations its Injector's rules pick by op, path and count,
+// as pebble's vfs/errorfs wraps its vfs.FS. There is no process-wide
+// registry: two stores in one process with different FS values never see
+// each other's faults, and a store's path decides nothing.
 
 // FS is the file operations of the store. Operations on an open file take
 // the *os.File and use its name as the path.
@@ -78,48 +80,21 @@ func (osFS) Msync(_ string, f *os.File, b []byte, _ int64) error {
 
 func (osFS) Mmap(f *os.File, size int) ([]byte, error) { return mmap.Map(f, int64(size)) }
 
-// faultDirs maps a directory to the ErrorFS installed for the files under
-// it; faultCount is its size, read on every operation.
-var (
-	faultMu    sync.RWMutex
-	faultDirs  = map[string]*ErrorFS{}
-	faultCount atomic.Int32
-)
+// OSFS returns the real file system, which a nil Options.FS stands for.
+func OSFS() FS { return osFS{} }
 
-// FSFor returns the FS for the file at path.
-func FSFor(path string) FS {
-	if faultCount.Load() == 0 {
+// OrOS returns fs, or the real file system when fs is nil (the zero
+// value of every FS option).
+func OrOS(fs FS) FS {
+	if fs == nil {
 		return osFS{}
 	}
-	faultMu.RLock()
-	defer faultMu.RUnlock()
-	for dir, efs := range faultDirs {
-		if path == dir || strings.HasPrefix(path, dir+string(filepath.Separator)) {
-			return efs
-		}
-	}
-	return osFS{}
+	return fs
 }
 
-// InjectFaults routes the file operations under dir through inj until the
-// returned function is called. Tests use it on a store's directory (which
-// is their own, so parallel tests do not see each other's faults).
-func InjectFaults(dir string, inj *Injector) (remove func()) {
-	dir = filepath.Clean(dir)
-	efs := &ErrorFS{FS: osFS{}, Inj: inj}
-	faultMu.Lock()
-	faultDirs[dir] = efs
-	faultCount.Store(int32(len(faultDirs)))
-	faultMu.Unlock()
-	return func() {
-		faultMu.Lock()
-		if faultDirs[dir] == efs {
-			delete(faultDirs, dir)
-		}
-		faultCount.Store(int32(len(faultDirs)))
-		faultMu.Unlock()
-	}
-}
+// NewErrorFS returns an ErrorFS over the real file system whose operations
+// fail as inj decides.
+func NewErrorFS(inj *Injector) *ErrorFS { return &ErrorFS{FS: osFS{}, Inj: inj} }
 
 // ErrInjected is the default error of an injected fault; it wraps EIO.
 var ErrInjected = fmt.Errorf("injected I/O fault: %w", syscall.EIO)

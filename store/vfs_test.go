@@ -31,7 +31,7 @@ func faultStore(t *testing.T, inj *Injector, tune func(*Options)) (*Store, Optio
 	if tune != nil {
 		tune(&o)
 	}
-	t.Cleanup(InjectFaults(o.Dir, inj))
+	o.FS = NewErrorFS(inj)
 	return openStore(t, o), o
 }
 
@@ -272,19 +272,20 @@ func TestFaultQueueAndCheckpointSync(t *testing.T) {
 	checkAcked(t, o, ok)
 }
 
-// A failed rename leaves WriteFileAtomic's previous content in place.
+// A failed open, write, sync or rename leaves WriteFileAtomic's previous
+// content in place and no temporary file behind.
 func TestFaultAtomicRename(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "topics.json")
-	if err := WriteFileAtomic(path, []byte("old")); err != nil {
+	if err := WriteFileAtomic(nil, path, []byte("old")); err != nil {
 		t.Fatal(err)
 	}
 	inj := &Injector{}
-	defer InjectFaults(dir, inj)()
-	for _, op := range []Op{OpWrite, OpSync, OpRename} {
+	fs := NewErrorFS(inj)
+	for _, op := range []Op{OpOpen, OpWrite, OpSync, OpRename} {
 		inj.Clear()
 		inj.Add(Rule{Op: op, Nth: 1, Err: syscall.ENOSPC})
-		err := WriteFileAtomic(path, []byte("new"))
+		err := WriteFileAtomic(fs, path, []byte("new"))
 		if !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("%s fault: WriteFileAtomic = %v", op, err)
 		}
@@ -300,18 +301,42 @@ func TestFaultAtomicRename(t *testing.T) {
 	}
 }
 
-// Faults apply under their directory only.
-func TestInjectFaultsScope(t *testing.T) {
-	a, b := t.TempDir(), t.TempDir()
+// Faults belong to the FS they were injected into, not to a directory or to
+// the process: two stores in one process, the second inside the first's
+// directory (a prefix match of a path registry would have caught it), and
+// every commitlog write of the first failing. The second, and
+// WriteFileAtomic through its FS, do not notice.
+func TestFaultsStayWithTheirStore(t *testing.T) {
 	inj := &Injector{}
-	inj.Add(Rule{Op: OpWrite})
-	defer InjectFaults(a, inj)()
-	if err := WriteFileAtomic(filepath.Join(b, "x"), []byte("x")); err != nil {
-		t.Fatalf("a fault under %s hit %s: %v", a, b, err)
+	a, oa := faultStore(t, inj, nil)
+	ob := testOptions(filepath.Join(oa.Dir, "nested"))
+	ob.FlushDiskType = SyncFlush
+	b := openStore(t, ob)
+	inj.Add(Rule{Op: OpWrite, Path: "commitlog", Data: hasTopic})
+	if _, failed := putAll(t, a, 0, 5); failed != 5 {
+		t.Fatalf("%d of 5 puts failed on the faulty store", failed)
 	}
-	if err := WriteFileAtomic(filepath.Join(a, "x"), []byte("x")); !errors.Is(err, ErrInjected) {
-		t.Fatalf("WriteFileAtomic under the faulty directory = %v", err)
+	ok, failed := putAll(t, b, 0, 5)
+	if failed != 0 {
+		t.Fatalf("%d puts failed on the other store", failed)
 	}
+	for _, h := range inj.Hits() {
+		if strings.Contains(h, "nested") {
+			t.Fatalf("a fault of the first store hit the second: %s", h)
+		}
+	}
+	path := filepath.Join(ob.Dir, "config", "x.json")
+	inj.Add(Rule{Op: OpWrite, Path: "x.json"})
+	if err := WriteFileAtomic(oa.FS, path, []byte("x")); !errors.Is(err, ErrInjected) {
+		t.Fatalf("WriteFileAtomic through the faulty FS = %v", err)
+	}
+	if err := WriteFileAtomic(ob.FS, path, []byte("x")); err != nil {
+		t.Fatalf("WriteFileAtomic through the other store's FS = %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkAcked(t, ob, ok)
 }
 
 // missingFromQueues lists the acknowledged messages that s's queues do not

@@ -37,8 +37,8 @@ type checkpointFile struct {
 	last checkpoint
 }
 
-func openCheckpoint(path string) (*checkpointFile, checkpoint, bool, error) {
-	sf, v, seq, ok, err := store.OpenSlotFile(path, checkpointMagic, 9)
+func openCheckpoint(fs store.FS, path string) (*checkpointFile, checkpoint, bool, error) {
+	sf, v, seq, ok, err := store.OpenSlotFile(fs, path, checkpointMagic, 9)
 	if err != nil {
 		return nil, checkpoint{}, false, err
 	}

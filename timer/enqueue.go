@@ -119,6 +119,7 @@ type record struct {
 func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 	recs := make([]record, 0, len(res.Messages))
 	bypassed := false
+	readAt := t.nowMs()
 	for _, raw := range res.Messages {
 		ext, props, err := message.DecodeRecordText(raw)
 		if err != nil {
@@ -146,6 +147,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 			continue
 		}
 		recs = append(recs, r)
+		t.observeRead(&r, readAt)
 	}
 	for i := 0; i < len(recs); {
 		var bypass *record

@@ -51,7 +51,7 @@ func TestUnitCodec(t *testing.T) {
 func TestTimerLog_Issue9947_BlankNearFileEnd(t *testing.T) {
 	dir := t.TempDir()
 	const fileSize = 3*unitSize + blankSize + 20 // room for 3 units, then a 36-byte filler
-	l, err := openTimerLog(dir, fileSize)
+	l, err := openTimerLog(nil, dir, fileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestTimerLog_Issue9947_BlankNearFileEnd(t *testing.T) {
 	l.markSynced(l.end)
 	l.close()
 
-	l, err = openTimerLog(dir, fileSize)
+	l, err = openTimerLog(nil, dir, fileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestTimerLog_Issue9947_BlankNearFileEnd(t *testing.T) {
 func TestTimerLogGapAndShortSegment(t *testing.T) {
 	dir := t.TempDir()
 	const fileSize = 4 * unitSize
-	l, err := openTimerLog(dir, fileSize)
+	l, err := openTimerLog(nil, dir, fileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestTimerLogGapAndShortSegment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, segmentName(10*fileSize)), make([]byte, fileSize), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err = openTimerLog(dir, fileSize)
+	l, err = openTimerLog(nil, dir, fileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestTimerLogGapAndShortSegment(t *testing.T) {
 
 func TestWheelSlots(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "timerwheel")
-	w, fresh, err := openWheel(path, 10, 100)
+	w, fresh, err := openWheel(nil, path, 10, 100)
 	if err != nil || !fresh || w.allDirty {
 		t.Fatalf("new wheel: fresh=%v allDirty=%v err=%v", fresh, w.allDirty, err)
 	}
@@ -185,7 +185,7 @@ func TestWheelSlots(t *testing.T) {
 	}
 	w.close()
 
-	w, fresh, err = openWheel(path, 10, 100)
+	w, fresh, err = openWheel(nil, path, 10, 100)
 	if err != nil || fresh {
 		t.Fatalf("reopen: fresh=%v err=%v", fresh, err)
 	}
@@ -202,7 +202,7 @@ func TestWheelSlots(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	b[(5000/100%10)*slotSize+10] ^= 0xFF
 	os.WriteFile(path, b, 0o644)
-	w, fresh, err = openWheel(path, 10, 100)
+	w, fresh, err = openWheel(nil, path, 10, 100)
 	if err != nil || !fresh || !w.allDirty {
 		t.Fatalf("corrupt: fresh=%v allDirty=%v err=%v", fresh, w.allDirty, err)
 	}
@@ -211,7 +211,7 @@ func TestWheelSlots(t *testing.T) {
 	}
 	w.close()
 	// Another ring size: resized and rebuilt.
-	w, fresh, err = openWheel(path, 20, 100)
+	w, fresh, err = openWheel(nil, path, 20, 100)
 	if err != nil || !fresh || !w.allDirty {
 		t.Fatalf("resize: fresh=%v allDirty=%v err=%v", fresh, w.allDirty, err)
 	}
@@ -220,7 +220,7 @@ func TestWheelSlots(t *testing.T) {
 
 func TestWheelWriteCoalesces(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "timerwheel")
-	w, _, err := openWheel(path, 100, 10)
+	w, _, err := openWheel(nil, path, 100, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestWheelWriteCoalesces(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.close()
-	w, fresh, err := openWheel(path, 100, 10)
+	w, fresh, err := openWheel(nil, path, 100, 10)
 	if err != nil || fresh {
 		t.Fatal(err, fresh)
 	}
@@ -249,7 +249,7 @@ func TestWheelWriteCoalesces(t *testing.T) {
 func TestWheelSparse(t *testing.T) {
 	const n, p = 8 * chunkSlots, 10
 	path := filepath.Join(t.TempDir(), "timerwheel")
-	w, _, err := openWheel(path, n, p)
+	w, _, err := openWheel(nil, path, n, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestWheelSparse(t *testing.T) {
 	}
 	w.close()
 
-	w, fresh, err := openWheel(path, n, p)
+	w, fresh, err := openWheel(nil, path, n, p)
 	if err != nil || fresh {
 		t.Fatalf("reopen: fresh=%v err=%v", fresh, err)
 	}
@@ -335,7 +335,7 @@ func TestWheelSparse(t *testing.T) {
 func TestWheelFailedWriteRestored(t *testing.T) {
 	const n, p = 2 * chunkSlots, 10
 	path := filepath.Join(t.TempDir(), "timerwheel")
-	w, _, err := openWheel(path, n, p)
+	w, _, err := openWheel(nil, path, n, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestWheelFailedWriteRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.close()
-	w, fresh, err := openWheel(path, n, p)
+	w, fresh, err := openWheel(nil, path, n, p)
 	if err != nil || fresh {
 		t.Fatalf("reopen: fresh=%v err=%v", fresh, err)
 	}
@@ -371,7 +371,7 @@ func TestWheelFailedWriteRestored(t *testing.T) {
 
 func TestCheckpointSlots(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "timercheck")
-	cf, _, ok, err := openCheckpoint(path)
+	cf, _, ok, err := openCheckpoint(nil, path)
 	if err != nil || ok {
 		t.Fatalf("new: ok=%v err=%v", ok, err)
 	}
@@ -385,7 +385,7 @@ func TestCheckpointSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	cf.close()
-	cf, got, ok, err := openCheckpoint(path)
+	cf, got, ok, err := openCheckpoint(nil, path)
 	if err != nil || !ok || got.readTimeMs != 1100 || got.seq != 2 || got.scannedPos != 104 {
 		t.Fatalf("reopen: %+v ok=%v err=%v", got, ok, err)
 	}
@@ -394,14 +394,14 @@ func TestCheckpointSlots(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	b[0*checkpointSlotSize+20] ^= 0xFF // seq 2 lives in slot 0
 	os.WriteFile(path, b, 0o644)
-	cf, got, ok, err = openCheckpoint(path)
+	cf, got, ok, err = openCheckpoint(nil, path)
 	if err != nil || !ok || got.readTimeMs != 1000 || got.seq != 1 {
 		t.Fatalf("torn: %+v ok=%v err=%v", got, ok, err)
 	}
 	cf.close()
 	b[checkpointSlotSize+30] ^= 0xFF
 	os.WriteFile(path, b, 0o644)
-	if cf, _, ok, err = openCheckpoint(path); err != nil || ok {
+	if cf, _, ok, err = openCheckpoint(nil, path); err != nil || ok {
 		t.Fatalf("both slots bad: ok=%v err=%v", ok, err)
 	}
 	cf.close()

@@ -78,7 +78,7 @@ func (t *TimerStore) flush() error {
 		return errCrashed
 	}
 	if delChanged {
-		if err := store.WriteFileAtomic(t.delPath, delBytes); err != nil {
+		if err := store.WriteFileAtomic(t.opts.FS, t.delPath, delBytes); err != nil {
 			return fail(fmt.Errorf("timer: write %s: %w", t.delPath, err))
 		}
 	}

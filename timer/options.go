@@ -100,6 +100,10 @@ type Options struct {
 	EnsureDLQ func(topic string) bool
 	Clock     clock.Clock    // nil means the wall clock
 	Logger    zerolog.Logger // the zero Logger is silent
+	// FS carries every file operation of the timer log, wheel, checkpoint,
+	// timerdelete.json and dead-letter log (store/vfs.go); nil is the real
+	// file system. The broker passes the store's Options.FS.
+	FS store.FS
 
 	// failpoint, when set (tests), is called at each named durability step;
 	// an error simulates the death of the process at that point.
@@ -115,6 +119,7 @@ func (o Options) normalized() (Options, error) {
 	if o.Dir == "" {
 		errs = append(errs, errors.New("timer: Dir is empty"))
 	}
+	o.FS = store.OrOS(o.FS)
 	if o.Store == nil {
 		errs = append(errs, errors.New("timer: Store is nil"))
 	}

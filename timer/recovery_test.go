@@ -113,7 +113,7 @@ func TestTimer_Issue7480_CheckpointBeyondConsumeQueue(t *testing.T) {
 	if err := e.ts().Stop(); err != nil {
 		t.Fatal(err)
 	}
-	cf, ck, ok, err := openCheckpoint(filepath.Join(e.dir, "config", "timercheck"))
+	cf, ck, ok, err := openCheckpoint(nil, filepath.Join(e.dir, "config", "timercheck"))
 	if err != nil || !ok {
 		t.Fatal(err, ok)
 	}
@@ -214,7 +214,7 @@ func TestRecoverCorruptTimerLogAndWheel(t *testing.T) {
 }
 
 func (e *env) timerLogEnd() int64 {
-	_, ck, ok, err := openCheckpoint(filepath.Join(e.dir, "config", "timercheck"))
+	_, ck, ok, err := openCheckpoint(nil, filepath.Join(e.dir, "config", "timercheck"))
 	if err != nil || !ok {
 		e.t.Fatal(err, ok)
 	}

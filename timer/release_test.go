@@ -13,7 +13,7 @@ import (
 func TestTimerLogReleasesSyncedPages(t *testing.T) {
 	dir := t.TempDir()
 	const fileSize = 1 << 20
-	l, err := openTimerLog(dir, fileSize)
+	l, err := openTimerLog(nil, dir, fileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTimerLogReleasesSyncedPages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	l, err = openTimerLog(dir, fileSize)
+	l, err = openTimerLog(nil, dir, fileSize)
 	if err != nil {
 		t.Fatal(err)
 	}

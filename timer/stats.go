@@ -23,9 +23,14 @@ type Stats struct {
 	ReadTimeMs int64
 	// ReadLagMs is how long the oldest unprocessed due slot has been due
 	// (0 when nothing is overdue).
-	ReadLagMs   int64
-	QueueOffset int64 // next timer-queue offset to read
-	TimerLogEnd int64
+	ReadLagMs int64
+	// EnqueueLatencyMs is the age of the message the enqueue read last
+	// when it read it within the last 2 s, else 0: how far behind the
+	// timer queue the wheel is (TimerMessageStore.getEnqueueBehindMillis,
+	// stock rocketmq_timer_enqueue_latency).
+	EnqueueLatencyMs int64
+	QueueOffset      int64 // next timer-queue offset to read
+	TimerLogEnd      int64
 	// Counters since Open.
 	Enqueued   int64 // messages taken from the timer queue (incl. bypassed)
 	Delivered  int64 // messages stored on their real topic
@@ -77,6 +82,9 @@ func (t *TimerStore) Stats() Stats {
 	}
 	if oldest < now {
 		st.ReadLagMs = now - oldest
+	}
+	if at := t.lastRead.atMs.Load(); at > 0 && now-at < 2000 {
+		st.EnqueueLatencyMs = max(now-t.lastRead.storeMs.Load(), 0)
 	}
 	st.EnqueueRate, st.DequeueRate = t.rates.rates(now, st.Enqueued, st.Delivered)
 	return st

@@ -27,10 +27,12 @@ import (
 // disk at segment creation but reserve a whole segment (100 MiB) of disk,
 // or of memory on tmpfs, for every timer log segment; older segments are
 // sparse anyway, so the guard is needed either way. File operations go
-// through the store's FS seam (store.FSFor), so tests can inject faults.
+// through Options.FS (the store's FS seam, store/vfs.go), so tests can
+// inject faults.
 //
 // The owner serialises all calls (TimerStore.mu).
 type timerLog struct {
+	fs       store.FS // Options.FS, never nil
 	dir      string
 	fileSize int64 // size of new segments
 	segs     []*segment
@@ -60,10 +62,12 @@ const (
 )
 
 type segment struct {
+	fs    store.FS
 	path  string
 	start int64
 	f     *os.File
 	data  []byte
+	sync  store.MappedSync // flushMu
 }
 
 func (s *segment) endPos() int64 { return s.start + int64(len(s.data)) }
@@ -75,7 +79,7 @@ func segmentName(start int64) string { return fmt.Sprintf("%020d", start) }
 // openTimerLog maps every segment of dir. Segments must follow each other
 // without gaps; anything after a gap is removed (it cannot be reached).
 // end is left at the start of the first segment: recovery finds the real end.
-func openTimerLog(dir string, fileSize int64) (*timerLog, error) {
+func openTimerLog(fs store.FS, dir string, fileSize int64) (*timerLog, error) {
 	if fileSize < unitSize+blankSize {
 		return nil, fmt.Errorf("%w: %d bytes, need at least %d", errTimerLogFull, fileSize, unitSize+blankSize)
 	}
@@ -93,7 +97,7 @@ func openTimerLog(dir string, fileSize int64) (*timerLog, error) {
 		}
 	}
 	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
-	l := &timerLog{dir: dir, fileSize: fileSize}
+	l := &timerLog{fs: store.OrOS(fs), dir: dir, fileSize: fileSize}
 	for i, st := range starts {
 		path := filepath.Join(dir, segmentName(st))
 		if i > 0 && st != l.segs[len(l.segs)-1].endPos() {
@@ -111,7 +115,7 @@ func openTimerLog(dir string, fileSize int64) (*timerLog, error) {
 		if size < unitSize+blankSize {
 			size = fileSize
 		}
-		seg, err := mapSegment(path, st, size)
+		seg, err := mapSegment(l.fs, path, st, size)
 		if err != nil {
 			l.close()
 			return nil, err
@@ -128,8 +132,7 @@ func openTimerLog(dir string, fileSize int64) (*timerLog, error) {
 // mapSegment opens (creating) the segment file at path, sized to size bytes,
 // and maps it. A file this call created is removed again when a later step
 // fails, so a segment that could not be made leaves nothing behind.
-func mapSegment(path string, start, size int64) (seg *segment, err error) {
-	fs := store.FSFor(path)
+func mapSegment(fs store.FS, path string, start, size int64) (seg *segment, err error) {
 	_, statErr := os.Stat(path)
 	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -156,7 +159,7 @@ func mapSegment(path string, start, size int64) (seg *segment, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("timer: mmap %s: %w", path, err)
 	}
-	return &segment{path: path, start: start, f: f, data: data}, nil
+	return &segment{fs: fs, path: path, start: start, f: f, data: data}, nil
 }
 
 func (s *segment) close() error {
@@ -169,14 +172,14 @@ func (s *segment) close() error {
 	return errors.Join(errs...)
 }
 
-// msync makes data[from:to) durable.
+// msync makes data[from:to) durable, and a range whose msync failed before
+// with it (store.MappedSync): flush calls it under flushMu.
 func (s *segment) msync(from, to int64) error {
 	if to <= from {
 		return nil
 	}
-	from &^= mmap.PageSize - 1
-	if err := store.FSFor(s.path).Msync(s.path, s.f, s.data[from:to], from); err != nil {
-		return fmt.Errorf("timer: msync %s: %w", s.path, err)
+	if err := s.sync.Sync(s.fs, s.path, s.f, s.data, from, to); err != nil {
+		return fmt.Errorf("timer: %w", err)
 	}
 	return nil
 }
@@ -254,7 +257,7 @@ func (s *segment) encodeAt(pos int64, u *unit) error {
 }
 
 func (l *timerLog) addSegment(start int64) (*segment, error) {
-	seg, err := mapSegment(filepath.Join(l.dir, segmentName(start)), start, l.fileSize)
+	seg, err := mapSegment(l.fs, filepath.Join(l.dir, segmentName(start)), start, l.fileSize)
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,10 @@ type TimerStore struct {
 	clMaxAtOpen int64
 	rates       rateWindow
 	obs         *histo.Deliveries // lateness and the last deliveries (metrics.go)
+	// setLatency and lastRead are the enqueue figures 5.x records when it
+	// reads the timer queue (metrics.go).
+	setLatency *histo.ByKey[string]
+	lastRead   lastRead
 
 	enqWake chan struct{}
 	deqWake chan struct{}
@@ -126,6 +130,7 @@ func Open(opts Options) (*TimerStore, error) {
 		delivered:  map[string]int64{},
 		evac:       map[int64]bool{},
 		obs:        histo.NewDeliveries(recentDeliveries),
+		setLatency: histo.NewByKey[string](SetLatencyBoundsS...),
 		deqWakeAt:  math.MaxInt64,
 		rounds:     clock.Rounds{Window: opts.Coalesce.Milliseconds()},
 		enqWake:    make(chan struct{}, 1),
@@ -135,22 +140,22 @@ func Open(opts Options) (*TimerStore, error) {
 	}
 	t.diverter = &store.Diverter{
 		Source: "timer", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
-		Logger: opts.Logger, Clock: opts.Clock,
+		Logger: opts.Logger, Clock: opts.Clock, FS: opts.FS,
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "config"), 0o755); err != nil {
 		return nil, err
 	}
 	var ck checkpoint
 	var ok bool
-	if t.ckf, ck, ok, err = openCheckpoint(filepath.Join(opts.Dir, "config", "timercheck")); err != nil {
+	if t.ckf, ck, ok, err = openCheckpoint(opts.FS, filepath.Join(opts.Dir, "config", "timercheck")); err != nil {
 		return nil, err
 	}
-	if t.tl, err = openTimerLog(filepath.Join(opts.Dir, "timerlog"), opts.MappedFileSizeTimerLog); err != nil {
+	if t.tl, err = openTimerLog(opts.FS, filepath.Join(opts.Dir, "timerlog"), opts.MappedFileSizeTimerLog); err != nil {
 		t.closeFiles()
 		return nil, err
 	}
 	var wheelFresh bool
-	if t.wh, wheelFresh, err = openWheel(filepath.Join(opts.Dir, "timerwheel"), opts.WheelSlots, opts.PrecisionMs); err != nil {
+	if t.wh, wheelFresh, err = openWheel(opts.FS, filepath.Join(opts.Dir, "timerwheel"), opts.WheelSlots, opts.PrecisionMs); err != nil {
 		t.closeFiles()
 		return nil, err
 	}

@@ -45,7 +45,7 @@ type slot struct {
 // The file is written with pwrite (never through a mapping), so a full disk
 // is an ENOSPC error, answered as store.ErrDiskFull: the flush fails and
 // restores the slots it took, and the next flush writes them again. Its
-// operations go through the store's FS seam (store.FSFor).
+// operations go through Options.FS (the store's FS seam, store/vfs.go).
 type wheel struct {
 	path      string
 	fs        store.FS
@@ -61,9 +61,9 @@ type wheel struct {
 
 var errWheelCorrupt = errors.New("timer: wheel slot corrupt")
 
-func newWheel(path string, f *os.File, n, precision int64) *wheel {
+func newWheel(fs store.FS, path string, f *os.File, n, precision int64) *wheel {
 	nc := (n + chunkSlots - 1) / chunkSlots
-	return &wheel{path: path, fs: store.FSFor(path), f: f, n: n, precision: precision,
+	return &wheel{path: path, fs: fs, f: f, n: n, precision: precision,
 		chunks: make([][]byte, nc), used: make([]int32, nc), dirty: make([]uint64, (n+63)/64)}
 }
 
@@ -72,13 +72,14 @@ func newWheel(path string, f *os.File, n, precision int64) *wheel {
 // then zero (and will be written back whole, unless the file was just
 // created, when it is already zero) and the caller rebuilds it from the
 // TimerLog. Only the file's data regions are read: holes are empty chunks.
-func openWheel(path string, n, precision int64) (w *wheel, fresh bool, err error) {
-	f, err := store.FSFor(path).OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func openWheel(fs store.FS, path string, n, precision int64) (w *wheel, fresh bool, err error) {
+	fs = store.OrOS(fs)
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, false, store.DiskErr(err)
 	}
 	size := n * slotSize
-	w = newWheel(path, f, n, precision)
+	w = newWheel(fs, path, f, n, precision)
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()

@@ -302,12 +302,18 @@ func (d *driver) failure(key string) {
 	d.errMu.Unlock()
 }
 
-// consume long-polls q from offset until ctx ends; a broker that is away
-// (restarting) is retried every pullErrorWait.
+// consume long-polls q from offset until ctx ends, recording what it finds.
 func (d *driver) consume(ctx context.Context, cl *remoting.Client, q admin.QueueAddr, offset int64) {
+	pullLoop(ctx, cl, q, "cmp_consumer", offset, func(msgs []*admin.Message) { d.record(msgs, time.Now()) })
+}
+
+// pullLoop long-polls q as group from offset until ctx ends and hands the
+// messages of every found pull to found; a broker that is away
+// (restarting) is retried every pullErrorWait.
+func pullLoop(ctx context.Context, cl *remoting.Client, q admin.QueueAddr, group string, offset int64, found func([]*admin.Message)) {
 	for ctx.Err() == nil {
 		req := admin.NewPullRequest(&admin.PullSpec{
-			Group: "cmp_consumer", Topic: q.Topic, QueueID: q.QueueID, Offset: offset, MaxNums: pullBatch,
+			Group: group, Topic: q.Topic, QueueID: q.QueueID, Offset: offset, MaxNums: pullBatch,
 			SysFlag: admin.PullFlagSuspend | admin.PullFlagSubscription, Suspend: pullSuspend, Subscription: "*",
 		})
 		resp, err := invokePull(ctx, cl, q.Addr, req)
@@ -324,7 +330,7 @@ func (d *driver) consume(ctx context.Context, cl *remoting.Client, q admin.Queue
 			continue
 		}
 		if r.Status == admin.PullFound {
-			d.record(r.Messages, time.Now())
+			found(r.Messages)
 		}
 		if r.Status != admin.PullNoNewMsg || r.NextBeginOffset > offset {
 			offset = r.NextBeginOffset

@@ -200,37 +200,15 @@ type responder struct {
 }
 
 func (s *responder) serve(ctx context.Context, cl *remoting.Client, q admin.QueueAddr, offset int64) {
-	for ctx.Err() == nil {
-		req := admin.NewPullRequest(&admin.PullSpec{
-			Group: groupResponder, Topic: q.Topic, QueueID: q.QueueID, Offset: offset, MaxNums: pullBatch,
-			SysFlag: admin.PullFlagSuspend | admin.PullFlagSubscription, Suspend: pullSuspend, Subscription: "*",
-		})
-		resp, err := invokePull(ctx, cl, q.Addr, req)
-		if ctx.Err() != nil {
-			return
+	pullLoop(ctx, cl, q, groupResponder, offset, func(msgs []*admin.Message) {
+		for _, m := range msgs {
+			s.inflight.Add(1)
+			go func() {
+				defer s.inflight.Done()
+				s.reply(cl, q.Addr, m)
+			}()
 		}
-		if err != nil {
-			_ = sleepCtx(ctx, pullErrorWait)
-			continue
-		}
-		r, ok, perr := admin.ParsePullResponse(resp)
-		if !ok || perr != nil {
-			_ = sleepCtx(ctx, pullErrorWait)
-			continue
-		}
-		if r.Status == admin.PullFound {
-			for _, m := range r.Messages {
-				s.inflight.Add(1)
-				go func() {
-					defer s.inflight.Done()
-					s.reply(cl, q.Addr, m)
-				}()
-			}
-		}
-		if r.Status != admin.PullNoNewMsg || r.NextBeginOffset > offset {
-			offset = r.NextBeginOffset
-		}
-	}
+	})
 }
 
 // reply sends the reply of request m as MessageUtil.createReplyMessage

@@ -1,7 +1,6 @@
 package brokerstats
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,10 +13,11 @@ import (
 // are on (Manager.EnableDetail before Start); every record is a lock-free
 // map lookup and atomic adds.
 type Detail struct {
-	// MessageSize is the size of each stored message (bytes; a batch
-	// counts as its messages of average size).
-	MessageSize *histo.Histogram
-	rpc         cowMap[rpcKey, *histo.Histogram]
+	// MessageSize is the size of each stored message by topic (bytes; a
+	// batch counts as its messages of average size), as 5.x records
+	// rocketmq_message_size per topic.
+	MessageSize *histo.ByKey[string]
+	rpc         *histo.ByKey[rpcKey]
 	// Pulled is the next offset each group pulls on each queue (Key with
 	// QueueID): pulled but uncommitted messages are in flight, messages past
 	// it are ready.
@@ -25,6 +25,40 @@ type Detail struct {
 	// SendToDLQ counts messages a consumer sent back into its DLQ, by
 	// original topic and group.
 	SendToDLQ *Set
+	// PopOut counts popped messages and their bytes by requested topic,
+	// group and whether they came from the POP retry topic: 5.x counts
+	// pops in rocketmq_messages_out_total apart from pulls, with is_retry
+	// (PopMessageProcessor).
+	PopOut *histo.Family[PopKey, *PopCount]
+	// TopicCreate and GroupCreate time UPDATE_AND_CREATE_TOPIC(_LIST) and
+	// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP(_LIST) by outcome (and, for a
+	// topic, whether it is a system topic), as AdminBrokerProcessor does.
+	TopicCreate *histo.ByKey[CreateKey]
+	GroupCreate *histo.ByKey[CreateKey]
+}
+
+// CreateKey labels a create's execution time: 5.x invocation_status
+// ("success" or "failure") and, for topics, is_system.
+type CreateKey struct{ Success, System bool }
+
+// CreateTimeBoundsMs are 5.x createTimeBuckets (ms).
+var CreateTimeBoundsMs = []int64{10, 100, 1000, 3000, 5000}
+
+// PopKey is one series of popped messages.
+type PopKey struct {
+	Topic, Group string
+	Retry        bool
+}
+
+// PopCount is the messages and bytes popped for one PopKey.
+type PopCount struct{ Msgs, Bytes atomic.Int64 }
+
+// RecordPop counts msgs messages of bytes popped by group from topic (its
+// retry topic when retry).
+func (d *Detail) RecordPop(topic, group string, retry bool, msgs, bytes int) {
+	c := d.PopOut.Get(PopKey{topic, group, retry})
+	c.Msgs.Add(int64(msgs))
+	c.Bytes.Add(int64(bytes))
 }
 
 // Stock 5.x bucket bounds: rocketmq_message_size (bytes) and
@@ -44,9 +78,13 @@ type RPCLatency struct {
 
 func newDetail() *Detail {
 	return &Detail{
-		MessageSize: histo.New(MessageSizeBounds...),
+		MessageSize: histo.NewByKey[string](MessageSizeBounds...),
+		rpc:         histo.NewByKey[rpcKey](RPCLatencyBoundsMs...),
 		Pulled:      newSet("PULLED_OFFSET", formQueueTopicGroup),
 		SendToDLQ:   newSet("SEND_TO_DLQ", formTopicGroup),
+		PopOut:      histo.NewFamily[PopKey](func() *PopCount { return new(PopCount) }),
+		TopicCreate: histo.NewByKey[CreateKey](CreateTimeBoundsMs...),
+		GroupCreate: histo.NewByKey[CreateKey](CreateTimeBoundsMs...),
 	}
 }
 
@@ -59,65 +97,19 @@ func (m *Manager) Detail() *Detail { return m.detail.Load() }
 
 // RecordRPC counts one request of code answered with resp after d.
 func (d *Detail) RecordRPC(code, resp int32, dur time.Duration) {
-	k := rpcKey{code, resp}
-	h := d.rpc.get(k)
-	if h == nil {
-		h = d.rpc.getOrAdd(k, func() *histo.Histogram { return histo.New(RPCLatencyBoundsMs...) })
-	}
-	h.Observe(dur.Milliseconds())
+	d.rpc.Observe(rpcKey{code, resp}, dur.Milliseconds())
 }
 
 // RPC lists the request latency histograms.
 func (d *Detail) RPC() []RPCLatency {
 	var out []RPCLatency
-	for k, h := range d.rpc.snapshot() {
+	d.rpc.Each(func(k rpcKey, h *histo.Histogram) {
 		out = append(out, RPCLatency{Code: k.code, Response: k.resp, Hist: h})
-	}
+	})
 	return out
 }
 
 // RecordPulled notes that group's next pull on topic/queueID starts at next.
 func (d *Detail) RecordPulled(topic, group string, queueID int32, next int64) {
 	d.Pulled.Item(Key{Topic: topic, Group: group, QueueID: queueID}).value.Store(next)
-}
-
-// cowMap is a copy-on-write map: lock-free reads, copied under mu on add.
-type cowMap[K comparable, V any] struct {
-	mu sync.Mutex
-	p  atomic.Pointer[map[K]V]
-}
-
-func (c *cowMap[K, V]) get(k K) V {
-	var zero V
-	if m := c.p.Load(); m != nil {
-		return (*m)[k]
-	}
-	return zero
-}
-
-func (c *cowMap[K, V]) getOrAdd(k K, mk func() V) V {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var old map[K]V
-	if p := c.p.Load(); p != nil {
-		old = *p
-		if v, ok := old[k]; ok {
-			return v
-		}
-	}
-	m := make(map[K]V, len(old)+1)
-	for k2, v2 := range old {
-		m[k2] = v2
-	}
-	v := mk()
-	m[k] = v
-	c.p.Store(&m)
-	return v
-}
-
-func (c *cowMap[K, V]) snapshot() map[K]V {
-	if p := c.p.Load(); p != nil {
-		return *p
-	}
-	return nil
 }

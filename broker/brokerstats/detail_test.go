@@ -20,7 +20,11 @@ func TestDetailRecords(t *testing.T) {
 		t.Fatal("a second EnableDetail replaced the first")
 	}
 	m.RecordPut("T", 2, 3000) // two messages of 1500 bytes
-	if s := d.MessageSize.Snapshot(); s.Count != 2 || s.Sum != 3000 || s.Cumulative[0] != 0 || s.Cumulative[1] != 2 {
+	m.RecordPut("U", 1, 100)
+	if s := d.MessageSize.Get("U").Snapshot(); s.Count != 1 || s.Cumulative[0] != 1 {
+		t.Errorf("message size of U %+v", s)
+	}
+	if s := d.MessageSize.Get("T").Snapshot(); s.Count != 2 || s.Sum != 3000 || s.Cumulative[0] != 0 || s.Cumulative[1] != 2 {
 		t.Errorf("message size %+v", s)
 	}
 	d.RecordRPC(310, 0, 2*time.Millisecond)
@@ -38,7 +42,17 @@ func TestDetailRecords(t *testing.T) {
 	if it := d.Pulled.LookupText("1@T@G"); it == nil || it.Value() != 9 {
 		t.Errorf("pulled %v", it)
 	}
+	d.RecordPop("T", "G", true, 2, 300)
+	d.RecordPop("T", "G", true, 1, 100)
+	d.RecordPop("T", "G", false, 1, 50)
+	if c := d.PopOut.Get(PopKey{"T", "G", true}); c.Msgs.Load() != 3 || c.Bytes.Load() != 400 {
+		t.Errorf("retry pops %d %d", c.Msgs.Load(), c.Bytes.Load())
+	}
+	if c := d.PopOut.Get(PopKey{"T", "G", false}); c.Msgs.Load() != 1 || c.Bytes.Load() != 50 {
+		t.Errorf("pops %d %d", c.Msgs.Load(), c.Bytes.Load())
+	}
 	if n := testing.AllocsPerRun(100, func() {
+		d.RecordPop("T", "G", true, 1, 10)
 		m.RecordPut("T", 1, 100)
 		d.RecordRPC(310, 0, time.Millisecond)
 		d.RecordPulled("T", "G", 1, 10)

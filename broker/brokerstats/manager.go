@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rmqio/rmq/message"
 )
 
 // Stats names of J4 BrokerStatsManager that rmq counts.
@@ -234,9 +236,9 @@ func (m *Manager) RecordPut(topic string, msgs, bytes int) {
 	m.TopicSize.Item(k).Add(int64(bytes))
 	m.brokerPut.Add(int64(msgs))
 	if d := m.detail.Load(); d != nil && msgs > 0 {
-		avg := int64(bytes / msgs)
+		avg, h := int64(bytes/msgs), d.MessageSize.Get(topic)
 		for range msgs {
-			d.MessageSize.Observe(avg)
+			h.Observe(avg)
 		}
 	}
 }
@@ -245,7 +247,7 @@ func (m *Manager) RecordPut(topic string, msgs, bytes int) {
 // MixAll.SCHEDULE_CONSUMER_GROUP, TopicValidator.RMQ_SYS_SCHEDULE_TOPIC).
 const (
 	scheduleGroup = "SCHEDULE_CONSUMER"
-	scheduleTopic = "SCHEDULE_TOPIC_XXXX"
+	scheduleTopic = message.TopicSchedule
 )
 
 // RecordScheduleDelivery counts a due delay-level message of bytes stored

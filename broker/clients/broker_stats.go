@@ -55,7 +55,8 @@ func (s *Service) BrokerConsumeStats(brokerAddr string, isOrder bool, tps func(t
 }
 
 // consumeStatsEntries reads the offsets of group on queues [0, queues) of
-// topic, as getConsumeStats does.
+// topic: the per-queue entries of getConsumeStats (over the read queues) and
+// of BrokerConsumeStats (over the write queues).
 func (s *Service) consumeStatsEntries(group, topic string, queues int32) []consumeStatsEntry {
 	entries := make([]consumeStatsEntry, 0, max(queues, 0))
 	for q := int32(0); q < queues; q++ {

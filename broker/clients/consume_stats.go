@@ -45,19 +45,7 @@ func (s *Service) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remo
 		if s.Consumers.FindSubscription(group, t) == nil && s.Consumers.SubscriptionCount(group) > 0 {
 			continue
 		}
-		for q := int32(0); q < tc.ReadQueueNums; q++ {
-			e := consumeStatsEntry{mq: remoting.MessageQueue{BrokerName: s.brokerName, QueueID: q, Topic: t}}
-			e.off.BrokerOffset = max(s.store.MaxOffsetInQueue(t, q), 0)
-			if off, ok := s.Offsets.Query(group, t, q); ok {
-				e.off.ConsumerOffset = max(off, 0)
-			}
-			if last := e.off.ConsumerOffset - 1; last >= 0 {
-				if ts, err := s.store.MessageStoreTimeStamp(t, q, last); err == nil && ts > 0 {
-					e.off.LastTimestamp = ts
-				}
-			}
-			entries = append(entries, e)
-		}
+		entries = append(entries, s.consumeStatsEntries(group, t, tc.ReadQueueNums)...)
 	}
 	return successResponse(req, encodeConsumeStats(entries, 0))
 }

@@ -68,6 +68,7 @@ func (d *FilterData) Dead() bool { return d.DeadTime >= d.BornTime }
 // checks the filter is as new as the client's subscription.
 type ConsumerFilterManager struct {
 	path  string
+	fs    store.FS // Options.FS (nil: the real file system)
 	log   zerolog.Logger
 	clock clock.Clock
 
@@ -388,5 +389,5 @@ func (m *ConsumerFilterManager) Persist() error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(m.path, b)
+	return store.WriteFileAtomic(m.fs, m.path, b)
 }

@@ -23,6 +23,7 @@ const offsetKeySep = "@"
 // load.
 type ConsumerOffsetManager struct {
 	path string
+	fs   store.FS // Options.FS (nil: the real file system)
 	log  zerolog.Logger
 
 	mu      sync.RWMutex
@@ -216,7 +217,7 @@ func (m *ConsumerOffsetManager) Persist() error {
 	if err != nil {
 		return err
 	}
-	if err := store.WriteFileAtomic(m.path, b); err != nil {
+	if err := store.WriteFileAtomic(m.fs, m.path, b); err != nil {
 		return err
 	}
 	m.persisted = version

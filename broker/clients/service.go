@@ -43,6 +43,9 @@ type Options struct {
 	// (a filter that does not compile, a group whose retry topic cannot
 	// exist); nil makes one.
 	Refusals *ratelog.Limiter
+	// FS carries the writes of consumerOffset.json, subscriptionGroup.json
+	// and consumerFilter.json (store/vfs.go); nil is the real file system.
+	FS store.FS
 }
 
 // Service holds the client managers and serves the client requests.
@@ -103,6 +106,7 @@ func New(o Options) (*Service, error) {
 	if s.SubGroups, err = NewSubscriptionGroupManager(groupPath, o.AutoCreateSubscriptionGroup, s.log, s.clock); err != nil {
 		return nil, err
 	}
+	s.Filters.fs, s.Offsets.fs, s.SubGroups.fs = o.FS, o.FS, o.FS
 	return s, nil
 }
 

@@ -19,11 +19,11 @@ import (
 // SubscriptionGroupManager.init), and the prefix of system groups that are
 // created even when auto-creation is off (MixAll.isSysConsumerGroup).
 var builtinSubscriptionGroups = []string{
-	"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY",
+	message.GroupTools, "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY",
 	"CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER",
 }
 
-const sysConsumerGroupPrefix = "CID_RMQ_SYS_"
+const sysConsumerGroupPrefix = message.SysGroupPrefix
 
 // ErrEmptyGroupName rejects a subscription group config without a name.
 var ErrEmptyGroupName = errors.New("broker: subscription group name is empty")
@@ -38,6 +38,7 @@ var ErrEmptyGroupName = errors.New("broker: subscription group name is empty")
 // pointers handed out stay consistent without the lock.
 type SubscriptionGroupManager struct {
 	path       string
+	fs         store.FS // Options.FS (nil: the real file system)
 	autoCreate bool
 	log        zerolog.Logger
 	clock      clock.Clock
@@ -228,7 +229,7 @@ func (m *SubscriptionGroupManager) Persist() error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(m.path, b)
+	return store.WriteFileAtomic(m.fs, m.path, b)
 }
 
 func (m *SubscriptionGroupManager) persistLogged() {

@@ -309,6 +309,13 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 	s.commit(q, qs)
 	res.RestNum += max(0, get.MaxOffset-qs.cursor)
 
+	if s.opts.OnPopped != nil {
+		n := 0
+		for _, raw := range get.Messages {
+			n += len(raw)
+		}
+		s.opts.OnPopped(req.Topic, req.Group, retry, len(exts), n)
+	}
 	flag := retryFlag(topic)
 	offs := make([]string, len(exts))
 	for i, ext := range exts {

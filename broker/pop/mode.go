@@ -36,6 +36,7 @@ type RequestMode struct {
 // (config/messageRequestMode.json, stock layout).
 type ModeManager struct {
 	path  string
+	fs    store.FS // Options.FS (nil: the real file system)
 	mu    sync.Mutex
 	table map[string]map[string]RequestMode // topic → group → mode
 }
@@ -88,7 +89,7 @@ func (m *ModeManager) Set(r RequestMode) error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(m.path, b)
+	return store.WriteFileAtomic(m.fs, m.path, b)
 }
 
 // Encode is the table as messageRequestMode.json holds it, compact

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -71,6 +72,9 @@ type Options struct {
 	BrokerName  string
 	StoreHost   netip.AddrPort
 	ConfigDir   string
+	// FS carries the writes of the files under ConfigDir (store/vfs.go);
+	// nil is the real file system.
+	FS store.FS
 	// TimerEnabled is timerWheelEnable: without the timer store a pop is
 	// refused (stock: SYSTEM_ERROR).
 	TimerEnabled bool
@@ -89,6 +93,11 @@ type Options struct {
 	// and the client's bornTime check stay on Clock. Nil: Clock.
 	MessageClock clock.Clock
 	Logger       zerolog.Logger
+	// OnPopped, when set, is told of every pop of one queue: the request
+	// topic, the group, whether the queue was the POP retry topic, and the
+	// messages and their stored bytes (the metrics' messages out). It runs
+	// under the service lock: it must only count.
+	OnPopped func(topic, group string, retry bool, msgs, bytes int)
 }
 
 // queueKey is one queue as a group pops it.
@@ -138,6 +147,9 @@ type Service struct {
 	due     []ckKey
 	// counters (Stats)
 	revived, rewound, ackWrites int64
+	// reviveIn counts ck and ack records written, by their outcome
+	// (ReviveIn).
+	reviveIn map[ReviveInKey]int64
 
 	polls *pollTable
 	modes *ModeManager
@@ -180,6 +192,7 @@ func New(opts Options) (*Service, error) {
 	if s.modes, err = NewModeManager(filepath.Join(opts.ConfigDir, modeFileName)); err != nil {
 		return nil, err
 	}
+	s.modes.fs = opts.FS
 	if tc, _ := opts.Topics.CreateSystemTopic(s.reviveTopic, 1, permReadWrite); tc == nil {
 		return nil, fmt.Errorf("pop: cannot create revive topic %s", s.reviveTopic)
 	}
@@ -589,13 +602,29 @@ func (s *Service) reput(k ckKey, off int64, toDLQ bool) error {
 }
 
 // putRecord stores a record on the revive topic and returns its queue
-// offset.
+// offset. Checkpoint and ack records are counted by outcome, as 5.x counts
+// its CK and ACK puts to the revive topic (PopMetricsManager
+// incPopReviveCkPutCount, incPopReviveAckPutCount).
 func (s *Service) putRecord(tag string, body any) (int64, error) {
 	res, err := s.opts.Store.PutMessage(&message.Message{
 		Topic: s.reviveTopic, QueueID: 0, Body: marshal(body),
 		Properties:    map[string]string{message.PropTags: tag},
 		BornTimestamp: s.msgClock.Now().UnixMilli(), BornHost: s.opts.StoreHost,
 	})
+	var k ReviveInKey
+	switch r := body.(type) {
+	case ckRecord:
+		k = ReviveInKey{Group: r.Group, Topic: r.Topic, Type: "CK"}
+	case ackRecord:
+		k = ReviveInKey{Group: r.Group, Topic: r.Topic, Type: "ACK"}
+	}
+	if k.Type != "" {
+		k.Status = store.PutStatusName(res, err)
+		if s.reviveIn == nil {
+			s.reviveIn = make(map[ReviveInKey]int64)
+		}
+		s.reviveIn[k]++
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -633,7 +662,7 @@ func (s *Service) persist() error {
 		return err
 	}
 	b, _ := json.Marshal(map[string]int64{"offset": start})
-	return store.WriteFileAtomic(filepath.Join(s.opts.ConfigDir, reviveOffsetFile), b)
+	return store.WriteFileAtomic(s.opts.FS, filepath.Join(s.opts.ConfigDir, reviveOffsetFile), b)
 }
 
 func (s *Service) loadReplayStart() (int64, error) {
@@ -674,15 +703,45 @@ type Stats struct {
 	Revived   int64 // messages re-put to a retry topic or the DLQ
 	Rewound   int64 // orderly checkpoints whose queue went back
 	AckWrites int64 // ack records written
+	// Checkpoints are the live checkpoints: pops whose messages hold the
+	// consumer offset back until each is acked or revived (what 5.x
+	// buffers per queue to commit offsets in order).
+	Checkpoints int
+	// ReviveBehindMs is how long the oldest trigger read but not yet
+	// revived has been due (0: none).
+	ReviveBehindMs int64
+}
+
+// ReviveInKey is one series of records written to the revive topic: the
+// checkpoint's group and topic (the retry topic for a pop of it), CK or ACK
+// (5.x PopReviveMessageType) and the put's PutMessageStatus name.
+type ReviveInKey struct {
+	Group, Topic, Type, Status string
+}
+
+// ReviveIn counts the ck and ack records written (rocketmq_pop_revive_in_message_total).
+func (s *Service) ReviveIn() map[ReviveInKey]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.reviveIn)
 }
 
 // Stats returns the current counters.
 func (s *Service) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{ReadPos: s.readPos, Due: len(s.due), Revived: s.revived, Rewound: s.rewound, AckWrites: s.ackWrites}
+	st := Stats{ReadPos: s.readPos, Due: len(s.due), Revived: s.revived, Rewound: s.rewound, AckWrites: s.ackWrites,
+		Checkpoints: len(s.cks)}
 	for _, ck := range s.cks {
 		st.InFlight += len(ck.acked) - ck.nacked
+	}
+	// The oldest due revive not done: 5.x reports how long the revive
+	// service's current checkpoint has been due (getReviveBehindMillis).
+	now := s.msgClock.Now().UnixMilli()
+	for _, k := range s.due {
+		if ck := s.cks[k]; ck != nil {
+			st.ReviveBehindMs = max(st.ReviveBehindMs, now-(k.PopTime+ck.rec.Invisible))
+		}
 	}
 	s.polls.mu.Lock()
 	st.Parked = s.polls.n

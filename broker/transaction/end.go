@@ -106,8 +106,10 @@ func (s *Service) end(eh *endTxHeader) (int32, string) {
 		}
 	}
 	s.putOp(half)
-	s.decided[origin] = &txDecision{atMs: s.clock.Now().UnixMilli(), fence: -1}
+	now := s.clock.Now().UnixMilli()
+	s.decided[origin] = &txDecision{atMs: now, fence: -1}
 	delete(s.copies, origin)
+	s.ends.record(half.Properties[message.PropRealTopic], eh.decision == message.TransactionCommitType, now-half.BornTimestamp)
 	return remoting.Success, ""
 }
 

@@ -102,7 +102,7 @@ import (
 // Topics, groups and property keys of the transaction path (TopicValidator,
 // MixAll, MessageConst, TransactionalMessageUtil).
 const (
-	txSysGroup       = "CID_RMQ_SYS_TRANS"
+	txSysGroup       = message.GroupTransCheck
 	txOpRemoveTag    = "d"
 	txHalfQueueID    = 0
 	txCheckMaxQueues = 1
@@ -159,6 +159,7 @@ type Service struct {
 	walkMu sync.Mutex
 	passes atomic.Int64 // completed passes
 	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+	ends   ends         // END_TRANSACTION outcomes by topic (Ends)
 	// checker takes checks for groups with no remoting producer connected
 	// (SetChecker).
 	checker atomic.Pointer[Checker]
@@ -210,6 +211,7 @@ func New(o Options) (*Service, error) {
 		timeout:   o.Timeout,
 		interval:  o.CheckInterval,
 		checkMax:  o.CheckMax,
+		ends:      newEnds(),
 		decided:   make(map[int64]*txDecision),
 		copies:    make(map[int64]int64),
 		stop:      make(chan struct{}),

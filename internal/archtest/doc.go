@@ -4,7 +4,9 @@
 // the repository's nested modules (integration, bench/compare); and a
 // throwaway module importing rmqtest must keep the stock Go client version it
 // asks for and get none of the modules only rmq's own tests and benchmark
-// need (TestImportingRMQTestKeepsTheUsersVersions).
+// need (TestImportingRMQTestKeepsTheUsersVersions). Non-test code writes
+// each system topic name and message property key that message/ defines
+// only there (TestWireNamesDefinedOnce).
 //
 // The block is a fenced code block right after the heading "### Layering".
 // Each line names a package (a path relative to the module, or a pattern

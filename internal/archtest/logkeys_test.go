@@ -1,9 +1,6 @@
 package archtest
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,25 +22,7 @@ func TestNoReservedLogKeys(t *testing.T) {
 		"cmd/rmq/serve.go":         true,
 		"rmqtest/rmqtest.go":       true, // the gRPC endpoint's
 	}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if strings.HasPrefix(rel, "third_party") || strings.HasPrefix(rel, ".") && rel != "." || d.Name() == "node_modules" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	err := walkGoSources(root, nil, func(rel string, b []byte) error {
 		for i, line := range strings.Split(string(b), "\n") {
 			m := field.FindStringSubmatch(line)
 			if m == nil || m[2] == "component" && componentMakers[rel] {

@@ -125,3 +125,77 @@ func (d *Deliveries) Add(v Delivery) {
 	d.Lateness.Observe(max(v.AtMs-v.DueMs, 0))
 	d.Recent.Add(v)
 }
+
+// Family is a copy-on-write map of counters or histograms, one per key (a
+// topic, a request code): what a labelled 5.x instrument records. The keys
+// are few and long-lived, so the map is copied on the first use of a key
+// and read without a lock: Get of a known key is a map lookup, no lock and
+// no allocation.
+type Family[K comparable, V any] struct {
+	mk func() V
+	mu sync.Mutex // serialises adds
+	m  atomic.Pointer[map[K]V]
+}
+
+// NewFamily returns an empty family whose values mk makes.
+func NewFamily[K comparable, V any](mk func() V) *Family[K, V] { return &Family[K, V]{mk: mk} }
+
+// Get returns k's value, adding it on first use.
+func (f *Family[K, V]) Get(k K) V {
+	if p := f.m.Load(); p != nil {
+		if v, ok := (*p)[k]; ok {
+			return v
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var old map[K]V
+	if p := f.m.Load(); p != nil {
+		old = *p
+		if v, ok := old[k]; ok {
+			return v
+		}
+	}
+	m := make(map[K]V, len(old)+1)
+	for k2, v2 := range old {
+		m[k2] = v2
+	}
+	v := f.mk()
+	m[k] = v
+	f.m.Store(&m)
+	return v
+}
+
+// Lookup returns k's value if k was used, without adding it. A caller
+// whose key may point into a buffer it does not own (a string sliced from
+// a mapped file) looks up first and adds a copy.
+func (f *Family[K, V]) Lookup(k K) (V, bool) {
+	if p := f.m.Load(); p != nil {
+		v, ok := (*p)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+// Each calls fn for every key used so far, in no order.
+func (f *Family[K, V]) Each(fn func(K, V)) {
+	if p := f.m.Load(); p != nil {
+		for k, v := range *p {
+			fn(k, v)
+		}
+	}
+}
+
+// ByKey is a family of histograms with the same bounds.
+type ByKey[K comparable] struct{ *Family[K, *Histogram] }
+
+// NewByKey returns an empty family with the given ascending upper bounds.
+func NewByKey[K comparable](bounds ...int64) *ByKey[K] {
+	New(bounds...) // checks them
+	b := append([]int64(nil), bounds...)
+	return &ByKey[K]{NewFamily[K](func() *Histogram { return New(b...) })}
+}
+
+// Observe counts v for k.
+func (b *ByKey[K]) Observe(k K, v int64) { b.Get(k).Observe(v) }

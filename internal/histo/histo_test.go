@@ -35,3 +35,26 @@ func TestRecent(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// TestByKey: one histogram per key with the family's bounds, kept across
+// adds of other keys; observing a known key allocates nothing.
+func TestByKey(t *testing.T) {
+	b := NewByKey[string](10, 100)
+	b.Observe("a", 5)
+	h := b.Get("a")
+	b.Observe("b", 50)
+	b.Observe("a", 500)
+	if b.Get("a") != h {
+		t.Fatal("adding b replaced a's histogram")
+	}
+	got := map[string]Snapshot{}
+	b.Each(func(k string, h *Histogram) { got[k] = h.Snapshot() })
+	if len(got) != 2 || got["a"].Count != 2 || got["a"].Sum != 505 || got["a"].Cumulative[0] != 1 ||
+		got["b"].Count != 1 || got["b"].Cumulative[1] != 1 || !reflect.DeepEqual(got["b"].Bounds, []int64{10, 100}) {
+		t.Errorf("%+v", got)
+	}
+	key := string([]byte("a")) // not the literal: a lookup by a fresh string
+	if n := testing.AllocsPerRun(100, func() { b.Observe(key, 7) }); n != 0 {
+		t.Errorf("Observe of a known key allocates %.1f", n)
+	}
+}

@@ -3,8 +3,12 @@ package testutil
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,15 +21,46 @@ const DefaultTimeout = 5 * time.Second
 // pollInterval is how often WaitFor re-checks its condition.
 const pollInterval = 5 * time.Millisecond
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// chosen at random below the system's ephemeral range. Not a port the
+// kernel hands out (Listen on :0): those come from the ephemeral range, so
+// once a test stops a server to restart it on the same port, any outgoing
+// connection of a test running in parallel could take that port as its
+// local one ("address already in use" on the restart). Ports below the
+// range are never given to outgoing connections.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testutil: listen: %v", err)
+	low := ephemeralLow()
+	for range 1000 {
+		p := freePortBase + rand.IntN(low-freePortBase)
+		l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatalf("testutil: no free port in %d..%d", freePortBase, low-1)
+	return 0
+}
+
+// freePortBase is the lowest port FreePort picks: above the well-known and
+// most registered service ports.
+const freePortBase = 20000
+
+// ephemeralLow is the first port of the system's ephemeral range (Linux
+// ip_local_port_range; 32768 where it cannot be read, the Linux and BSD
+// default, below Windows' and macOS' 49152).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > freePortBase+1000 {
+				return n
+			}
+		}
+	}
+	return 32768
 }
 
 // FreeAddr is "127.0.0.1:<FreePort>".

@@ -80,3 +80,14 @@ func TestLockedBufferKeepsConcurrentWrites(t *testing.T) {
 		t.Fatalf("len = %d, want 800", got)
 	}
 }
+
+// FreePort stays below the ephemeral range, where no outgoing connection
+// can take a port a test frees to restart a server on it.
+func TestFreePortBelowEphemeralRange(t *testing.T) {
+	low := ephemeralLow()
+	for range 50 {
+		if p := FreePort(t); p < freePortBase || p >= low {
+			t.Fatalf("FreePort %d outside %d..%d", p, freePortBase, low-1)
+		}
+	}
+}
