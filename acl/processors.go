@@ -75,19 +75,19 @@ func (m *Manager) adminCaller(remote string, req *remoting.Command) (string, boo
 func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
 	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
 		remoting.UpdateAndCreateACLConfig: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			h := req.Header()
-			c := AccessConfig{
-				AccessKey:          h.Str("accessKey", true),
-				SecretKey:          optional(h, "secretKey"),
-				WhiteRemoteAddress: optional(h, "whiteRemoteAddress"),
-				Admin:              h.Bool("admin"),
-				DefaultTopicPerm:   optional(h, "defaultTopicPerm"),
-				DefaultGroupPerm:   optional(h, "defaultGroupPerm"),
-				TopicPerms:         splitList(h, "topicPerms"),
-				GroupPerms:         splitList(h, "groupPerms"),
-			}
-			if err := h.Err(); err != nil {
+			rh, err := remoting.DecodeHeader[remoting.CreateAccessConfigRequestHeader](req)
+			if err != nil {
 				return remoting.ErrorResponse(req, err)
+			}
+			c := AccessConfig{
+				AccessKey:          rh.AccessKey,
+				SecretKey:          rh.SecretKey,
+				WhiteRemoteAddress: rh.WhiteRemoteAddress,
+				Admin:              rh.Admin,
+				DefaultTopicPerm:   rh.DefaultTopicPerm,
+				DefaultGroupPerm:   rh.DefaultGroupPerm,
+				TopicPerms:         splitList(rh.TopicPerms),
+				GroupPerms:         splitList(rh.GroupPerms),
 			}
 			if m == nil {
 				return remoting.NewResponse(req, remoting.UpdateAndCreateACLConfigFailed, errDisabled.Error())
@@ -98,11 +98,11 @@ func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Con
 			return remoting.NewResponse(req, remoting.Success, "")
 		},
 		remoting.DeleteACLConfig: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			h := req.Header()
-			ak := h.Str("accessKey", true)
-			if err := h.Err(); err != nil {
+			rh, err := remoting.DecodeHeader[remoting.DeleteAccessConfigRequestHeader](req)
+			if err != nil {
 				return remoting.ErrorResponse(req, err)
 			}
+			ak := rh.AccessKey
 			if m == nil {
 				return remoting.NewResponse(req, remoting.DeleteACLConfigFailed, errDisabled.Error())
 			}
@@ -123,9 +123,9 @@ func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Con
 		// updateGlobalWhiteAddrsConfig); without globalWhiteAddrs the list is
 		// null and the update fails.
 		remoting.UpdateGlobalWhiteAddrsConfig: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			h := req.Header()
-			addrs := optional(h, "globalWhiteAddrs")
-			path := h.Str("aclFileFullPath", false)
+			// Neither field is required, so the decode cannot fail.
+			rh, _ := remoting.DecodeHeader[remoting.UpdateGlobalWhiteAddrsConfigRequestHeader](req)
+			addrs, path := rh.GlobalWhiteAddrs, rh.AclFileFullPath
 			if m == nil {
 				return remoting.NewResponse(req, remoting.UpdateGlobalWhiteAddrsConfigFailed, errDisabled.Error())
 			}
@@ -147,12 +147,11 @@ func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Con
 			version, _ := json.Marshal(v)
 			all, _ := json.Marshal(map[string]DataVersion{m.Path(): v})
 			resp := remoting.NewResponse(req, remoting.Success, "")
-			resp.SetExt("version", string(version))
-			resp.SetExt("allAclFileVersion", string(all))
 			bi := info()
-			resp.SetExt("brokerName", bi.BrokerName)
-			resp.SetExt("brokerAddr", bi.BrokerAddr)
-			resp.SetExt("clusterName", bi.ClusterName)
+			(&remoting.GetBrokerAclConfigResponseHeader{
+				Version: string(version), AllAclFileVersion: string(all),
+				BrokerName: bi.BrokerName, BrokerAddr: bi.BrokerAddr, ClusterName: bi.ClusterName,
+			}).Encode(resp)
 			return resp
 		},
 	}
@@ -160,20 +159,12 @@ func processors(m *Manager, info func() BrokerInfo) map[int32]func(*remoting.Con
 
 var errDisabled = errors.New("ACL is not enabled on this broker (aclEnable=false)")
 
-func optional(h *remoting.Header, key string) *string {
-	if !h.Has(key) {
-		return nil
-	}
-	v := h.Str(key, false)
-	return &v
-}
-
 // splitList is UtilAll.split(value, ","): nil when absent.
-func splitList(h *remoting.Header, key string) []string {
-	if !h.Has(key) {
+func splitList(v *string) []string {
+	if v == nil {
 		return nil
 	}
-	return javaSplit(h.Str(key, false))
+	return javaSplit(*v)
 }
 
 // javaSplit is String.split(","): trailing empty strings are dropped,

@@ -30,19 +30,21 @@ type AclConfig struct {
 }
 
 func (c AclConfig) header() map[string]string {
-	h := map[string]string{"accessKey": c.AccessKey, "admin": strconv.FormatBool(c.Admin)}
-	for k, v := range map[string]string{
-		"secretKey": c.SecretKey, "defaultTopicPerm": c.DefaultTopicPerm, "defaultGroupPerm": c.DefaultGroupPerm,
-		"topicPerms": c.TopicPerms, "groupPerms": c.GroupPerms,
-	} {
-		if v != "" {
-			h[k] = v
+	set := func(v string) *string {
+		if v == "" {
+			return nil
 		}
+		return &v
+	}
+	h := remoting.CreateAccessConfigRequestHeader{
+		AccessKey: c.AccessKey, Admin: c.Admin, SecretKey: set(c.SecretKey),
+		DefaultTopicPerm: set(c.DefaultTopicPerm), DefaultGroupPerm: set(c.DefaultGroupPerm),
+		TopicPerms: set(c.TopicPerms), GroupPerms: set(c.GroupPerms),
 	}
 	if c.WhiteRemoteAddress != "" || c.SetWhiteRemoteAddress {
-		h["whiteRemoteAddress"] = c.WhiteRemoteAddress
+		h.WhiteRemoteAddress = &c.WhiteRemoteAddress
 	}
-	return h
+	return h.Fields()
 }
 
 // brokerTargets is addr, or every master of cluster.
@@ -78,7 +80,7 @@ func (a *Admin) DeleteAclConfig(ctx context.Context, addr, cluster, accessKey st
 	}
 	var done []string
 	for _, t := range targets {
-		req := newRequest(remoting.DeleteACLConfig, map[string]string{"accessKey": accessKey}, nil)
+		req := newRequest(remoting.DeleteACLConfig, (&remoting.DeleteAccessConfigRequestHeader{AccessKey: accessKey}).Fields(), nil)
 		if _, err := a.callBroker(ctx, t, req); err != nil {
 			return done, err
 		}
@@ -107,7 +109,7 @@ func (a *Admin) UpdateGlobalWhiteAddr(ctx context.Context, addr, cluster, addrs,
 				p = f.Path
 			}
 		}
-		req := newRequest(remoting.UpdateGlobalWhiteAddrsConfig, map[string]string{"globalWhiteAddrs": addrs, "aclFileFullPath": p}, nil)
+		req := newRequest(remoting.UpdateGlobalWhiteAddrsConfig, (&remoting.UpdateGlobalWhiteAddrsConfigRequestHeader{GlobalWhiteAddrs: &addrs, AclFileFullPath: p}).Fields(), nil)
 		if _, err := a.callBroker(ctx, t, req); err != nil {
 			return done, err
 		}
@@ -137,13 +139,13 @@ func (a *Admin) AclConfigVersion(ctx context.Context, addr string) (AclVersion, 
 	if err != nil {
 		return AclVersion{}, err
 	}
-	ext := resp.Ext()
-	v := AclVersion{ClusterName: ext["clusterName"], BrokerName: ext["brokerName"], BrokerAddr: ext["brokerAddr"]}
-	if err := json.Unmarshal([]byte(ext["version"]), &v.Version); err != nil {
-		return v, fmt.Errorf("%w: broker %s answered GET_BROKER_CLUSTER_ACL_INFO with version %q", ErrBadBody, addr, ext["version"])
+	rh, _ := remoting.DecodeHeader[remoting.GetBrokerAclConfigResponseHeader](resp) // no field is required
+	v := AclVersion{ClusterName: rh.ClusterName, BrokerName: rh.BrokerName, BrokerAddr: rh.BrokerAddr}
+	if err := json.Unmarshal([]byte(rh.Version), &v.Version); err != nil {
+		return v, fmt.Errorf("%w: broker %s answered GET_BROKER_CLUSTER_ACL_INFO with version %q", ErrBadBody, addr, rh.Version)
 	}
 	var all map[string]acl.DataVersion
-	if s := ext["allAclFileVersion"]; s != "" {
+	if s := rh.AllAclFileVersion; s != "" {
 		if err := json.Unmarshal([]byte(s), &all); err != nil {
 			return v, fmt.Errorf("%w: broker %s answered GET_BROKER_CLUSTER_ACL_INFO with allAclFileVersion %q", ErrBadBody, addr, s)
 		}

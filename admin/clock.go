@@ -43,11 +43,9 @@ func (a *Admin) FastForward(ctx context.Context, addr, cluster string, d, within
 		return nil, err
 	}
 	var done []FastForwardResult
+	withinMs := within.Milliseconds()
 	for _, t := range targets {
-		req := newRequest(remoting.ClockFastForward, map[string]string{
-			"durationMs": strconv.FormatInt(d.Milliseconds(), 10),
-			"timeoutMs":  strconv.FormatInt(within.Milliseconds(), 10),
-		}, nil)
+		req := newRequest(remoting.ClockFastForward, (&remoting.FastForwardRequestHeader{DurationMs: d.Milliseconds(), TimeoutMs: &withinMs}).Fields(), nil)
 		// The broker answers within `within`; the usual request timeout on
 		// top covers the way there and back.
 		resp, err := a.invokeWithin(ctx, roleBroker, t, req, within+a.opts.Timeout)
@@ -58,10 +56,9 @@ func (a *Admin) FastForward(ctx context.Context, addr, cluster string, d, within
 			return done, &ResponseError{Role: roleBroker, Addr: t, Request: req.Code, Code: resp.Code, Remark: resp.Remark}
 		}
 		r := FastForwardResult{BrokerAddr: t}
-		h := resp.Header()
-		r.BrokerTime = h.Int64("brokerTime", true, 0)
-		r.ClockOffsetMs = h.Int64("clockOffsetMs", true, 0)
-		if err := h.Err(); err != nil {
+		rh, err := remoting.DecodeHeader[remoting.FastForwardResponseHeader](resp)
+		r.BrokerTime, r.ClockOffsetMs = rh.BrokerTime, rh.ClockOffsetMs
+		if err != nil {
 			return done, fmt.Errorf("%w: broker %s answered %s: %v", ErrBadBody, t, RequestName(req.Code), err)
 		}
 		done = append(done, r)

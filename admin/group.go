@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/rmqio/rmq/internal/fastjson"
@@ -52,9 +51,7 @@ func (a *Admin) DeleteSubGroup(ctx context.Context, group, addr, cluster string,
 		return nil, err
 	}
 	for _, t := range targets {
-		req := newRequest(remoting.DeleteSubscriptionGroup, map[string]string{
-			"groupName": group, "removeOffset": strconv.FormatBool(removeOffset),
-		}, nil)
+		req := newRequest(remoting.DeleteSubscriptionGroup, (&remoting.DeleteSubscriptionGroupRequestHeader{GroupName: group, RemoveOffset: removeOffset}).Fields(), nil)
 		if _, err := a.callBroker(ctx, t, req); err != nil {
 			return res, err
 		}
@@ -124,11 +121,7 @@ func (a *Admin) ConsumeStats(ctx context.Context, group, topic string) (*Consume
 		if addr == "" {
 			continue
 		}
-		ext := map[string]string{"consumerGroup": group}
-		if topic != "" {
-			ext["topic"] = topic
-		}
-		req := newRequest(remoting.GetConsumeStats, ext, nil)
+		req := newRequest(remoting.GetConsumeStats, (&remoting.GetConsumeStatsRequestHeader{ConsumerGroup: group, Topic: topic}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req)
 		if err != nil {
 			return nil, err
@@ -181,7 +174,7 @@ func (a *Admin) ConsumerConnection(ctx context.Context, group, addr string) (*re
 			return nil, err
 		}
 	}
-	req := newRequest(remoting.GetConsumerConnectionList, map[string]string{"consumerGroup": group}, nil)
+	req := newRequest(remoting.GetConsumerConnectionList, (&remoting.ConsumerGroupRequestHeader{ConsumerGroup: group}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err
@@ -229,9 +222,7 @@ func (a *Admin) QueueAllocation(ctx context.Context, group string) map[remoting.
 		return out
 	}
 	for _, c := range cc.ConnectionSet {
-		req := newRequest(remoting.GetConsumerRunningInfo, map[string]string{
-			"consumerGroup": group, "clientId": c.ClientID, "jstackEnable": "false",
-		}, nil)
+		req := newRequest(remoting.GetConsumerRunningInfo, (&remoting.GetConsumerRunningInfoRequestHeader{ConsumerGroup: group, ClientID: c.ClientID}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req)
 		if err != nil {
 			continue

@@ -64,7 +64,7 @@ func (a *Admin) ViewMessage(ctx context.Context, offsetMsgID string) (*Message, 
 		return nil, fmt.Errorf("%w: %w", ErrBadMsgID, err)
 	}
 	addr := host.String()
-	req := newRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil)
+	req := newRequest(remoting.ViewMessageByID, (&remoting.ViewMessageRequestHeader{Offset: off}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err
@@ -81,9 +81,8 @@ func (a *Admin) ViewMessage(ctx context.Context, offsetMsgID string) (*Message, 
 
 // Query limits of the stock admin (MQAdminImpl, QueryMsgByKeySubCommand).
 const (
-	QueryMaxNumByKey    = 64
-	QueryMaxNumUniqKey  = 32
-	uniqueKeyQueryField = "_UNIQUE_KEY_QUERY"
+	QueryMaxNumByKey   = 64
+	QueryMaxNumUniqKey = 32
 )
 
 // QueryMessage sends QUERY_MESSAGE to every broker of the topic's route and
@@ -105,11 +104,9 @@ func (a *Admin) QueryMessage(ctx context.Context, topic, key string, maxNum int,
 		if addr == "" {
 			continue
 		}
-		req := newRequest(remoting.QueryMessage, map[string]string{
-			"topic": topic, "key": key, "maxNum": strconv.Itoa(maxNum),
-			"beginTimestamp": strconv.FormatInt(begin, 10), "endTimestamp": strconv.FormatInt(end, 10),
-			uniqueKeyQueryField: strconv.FormatBool(unique),
-		}, nil)
+		req := newRequest(remoting.QueryMessage, (&remoting.QueryMessageRequestHeader{
+			Topic: topic, Key: key, MaxNum: int32(maxNum), BeginTimestamp: begin, EndTimestamp: end, UniqueKeyFlag: unique,
+		}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req, remoting.Success, remoting.QueryNotFound)
 		if err != nil {
 			errs = append(errs, err)
@@ -520,21 +517,20 @@ func PrintSendResult(w io.Writer, r *SendResult) {
 // queueOffset sends one of GET_MAX_OFFSET, GET_MIN_OFFSET and
 // SEARCH_OFFSET_BY_TIMESTAMP for a queue.
 func (a *Admin) queueOffset(ctx context.Context, q QueueAddr, code int32, ts int64) (int64, error) {
-	ext := map[string]string{"topic": q.Topic, "queueId": strconv.Itoa(int(q.QueueID))}
+	ext := (&remoting.QueueRequestHeader{Topic: q.Topic, QueueID: q.QueueID}).Fields()
 	if code == remoting.SearchOffsetByTimestamp {
-		ext["timestamp"] = strconv.FormatInt(ts, 10)
+		ext = (&remoting.SearchOffsetRequestHeader{Topic: q.Topic, QueueID: q.QueueID, Timestamp: ts}).Fields()
 	}
 	req := newRequest(code, ext, nil)
 	resp, err := a.callBroker(ctx, q.Addr, req)
 	if err != nil {
 		return 0, err
 	}
-	h := resp.Header()
-	off := h.Int64("offset", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.OffsetResponseHeader](resp)
+	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %v", ErrBadBody, RequestName(code), err)
 	}
-	return off, nil
+	return rh.Offset, nil
 }
 
 // MaxOffset is GET_MAX_OFFSET: the offset the next message will get.

@@ -67,8 +67,7 @@ func (a *Admin) ResetOffsetByTime(ctx context.Context, group, topic string, ts i
 		if addr == "" {
 			continue
 		}
-		req := newRequest(remoting.InvokeBrokerToResetOffset, map[string]string{
-			"topic": topic, "group": group, "timestamp": strconv.FormatInt(ts, 10), "isForce": strconv.FormatBool(force)}, nil)
+		req := newRequest(remoting.InvokeBrokerToResetOffset, (&remoting.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: ts, IsForce: force}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req, remoting.Success, remoting.ConsumerNotOnline)
 		if err != nil {
 			return nil, err
@@ -113,8 +112,8 @@ func (a *Admin) resetOffsetByTimeOld(ctx context.Context, group, topic string, t
 			return nil, err
 		}
 		if force || target < q.ConsumerOffset {
-			req := newRequest(remoting.UpdateConsumerOffset, map[string]string{
-				"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(int(q.QueueID)), "commitOffset": strconv.FormatInt(target, 10)}, nil)
+			req := newRequest(remoting.UpdateConsumerOffset, (&remoting.UpdateConsumerOffsetRequestHeader{
+				ConsumerGroup: group, Topic: topic, QueueID: q.QueueID, CommitOffset: target}).Fields(), nil)
 			if _, err := a.callBroker(ctx, addr, req); err != nil {
 				return nil, err
 			}
@@ -176,8 +175,7 @@ func (a *Admin) CloneGroupOffset(ctx context.Context, src, dest, topic string, o
 		if addr == "" {
 			continue
 		}
-		req := newRequest(remoting.CloneGroupOffset, map[string]string{
-			"srcGroup": src, "destGroup": dest, "topic": topic, "offline": strconv.FormatBool(offline)}, nil)
+		req := newRequest(remoting.CloneGroupOffset, (&remoting.CloneGroupOffsetRequestHeader{SrcGroup: src, DestGroup: dest, Topic: topic, Offline: offline}).Fields(), nil)
 		if _, err := a.callBroker(ctx, addr, req); err != nil {
 			return err
 		}
@@ -204,11 +202,8 @@ func (a *Admin) ConsumerStatus(ctx context.Context, group, topic, clientID strin
 		if addr == "" {
 			continue
 		}
-		ext := map[string]string{"topic": topic, "group": group}
-		if clientID != "" {
-			ext["clientAddr"] = clientID
-		}
-		req := newRequest(remoting.InvokeBrokerToGetConsumerStatus, ext, nil)
+		req := newRequest(remoting.InvokeBrokerToGetConsumerStatus,
+			(&remoting.GetConsumerStatusRequestHeader{Topic: topic, Group: group, ClientAddr: clientID}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req)
 		if err != nil {
 			return nil, err
@@ -284,11 +279,11 @@ func (a *Admin) QueryConsumeQueue(ctx context.Context, addr, topic string, queue
 			return nil, fmt.Errorf("%w: No topic route data!", ErrNotFound)
 		}
 	}
-	ext := map[string]string{"topic": topic, "queueId": strconv.Itoa(int(queueID)), "index": strconv.FormatInt(index, 10), "count": strconv.Itoa(int(count))}
+	qh := remoting.QueryConsumeQueueRequestHeader{Topic: topic, QueueID: queueID, Index: index, Count: count}
 	if group != "" {
-		ext["consumerGroup"] = group
+		qh.ConsumerGroup = &group
 	}
-	req := newRequest(remoting.QueryConsumeQueue, ext, nil)
+	req := newRequest(remoting.QueryConsumeQueue, qh.Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err

@@ -41,9 +41,7 @@ func (a *Admin) ConsumerRunningInfo(ctx context.Context, group, clientID string)
 		if clientID != "" && c.ClientID != clientID {
 			continue
 		}
-		req := newRequest(remoting.GetConsumerRunningInfo, map[string]string{
-			"consumerGroup": group, "clientId": c.ClientID, "jstackEnable": "false",
-		}, nil)
+		req := newRequest(remoting.GetConsumerRunningInfo, (&remoting.GetConsumerRunningInfoRequestHeader{ConsumerGroup: group, ClientID: c.ClientID}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req)
 		if err != nil {
 			if clientID != "" {

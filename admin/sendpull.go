@@ -122,19 +122,18 @@ func ParseSendResponse(resp *remoting.Command) (*SendResult, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: send answered code %d", ErrBadBody, resp.Code)
 	}
-	h := resp.Header()
-	r := &SendResult{
-		Status:        status,
-		OffsetMsgID:   h.Str("msgId", true),
-		QueueID:       h.Int32("queueId", true, 0),
-		QueueOffset:   h.Int64("queueOffset", true, 0),
-		RecallHandle:  h.Str("recallHandle", false),
-		TransactionID: h.Str("transactionId", false),
-	}
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.SendMessageResponseHeader](resp)
+	if err != nil {
 		return nil, fmt.Errorf("%w: send response: %v", ErrBadBody, err)
 	}
-	return r, nil
+	return &SendResult{
+		Status:        status,
+		OffsetMsgID:   rh.MsgID,
+		QueueID:       rh.QueueID,
+		QueueOffset:   rh.QueueOffset,
+		RecallHandle:  rh.RecallHandle,
+		TransactionID: rh.TransactionID,
+	}, nil
 }
 
 // PullSpec is one pull request.
@@ -156,19 +155,18 @@ func NewPullRequest(p *PullSpec) *remoting.Command {
 	if sub == "" {
 		sub = "*"
 	}
-	return remoting.NewRequest(remoting.PullMessage, map[string]string{
-		"consumerGroup":        p.Group,
-		"topic":                p.Topic,
-		"queueId":              strconv.FormatInt(int64(p.QueueID), 10),
-		"queueOffset":          strconv.FormatInt(p.Offset, 10),
-		"maxMsgNums":           strconv.FormatInt(int64(p.MaxNums), 10),
-		"sysFlag":              strconv.FormatInt(int64(p.SysFlag), 10),
-		"commitOffset":         strconv.FormatInt(p.CommitOffset, 10),
-		"suspendTimeoutMillis": strconv.FormatInt(p.Suspend.Milliseconds(), 10),
-		"subscription":         sub,
-		"subVersion":           "0",
-		"expressionType":       "TAG",
-	}, nil)
+	return remoting.NewRequest(remoting.PullMessage, (&remoting.PullMessageRequestHeader{
+		ConsumerGroup:        p.Group,
+		Topic:                p.Topic,
+		QueueID:              p.QueueID,
+		QueueOffset:          p.Offset,
+		MaxMsgNums:           p.MaxNums,
+		SysFlag:              p.SysFlag,
+		CommitOffset:         p.CommitOffset,
+		SuspendTimeoutMillis: p.Suspend.Milliseconds(),
+		Subscription:         sub,
+		ExpressionType:       "TAG",
+	}).Fields(), nil)
 }
 
 // PullStatus is the client's reading of a pull response code.
@@ -222,17 +220,16 @@ func ParsePullHeader(resp *remoting.Command) (r *PullResult, ok bool, err error)
 	if !ok {
 		return nil, false, nil
 	}
-	h := resp.Header()
-	r = &PullResult{
-		Status:          status,
-		NextBeginOffset: h.Int64("nextBeginOffset", true, 0),
-		MinOffset:       h.Int64("minOffset", true, 0),
-		MaxOffset:       h.Int64("maxOffset", true, 0),
-	}
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PullMessageResponseHeader](resp)
+	if err != nil {
 		return nil, true, fmt.Errorf("%w: pull response: %v", ErrBadBody, err)
 	}
-	return r, true, nil
+	return &PullResult{
+		Status:          status,
+		NextBeginOffset: rh.NextBeginOffset,
+		MinOffset:       rh.MinOffset,
+		MaxOffset:       rh.MaxOffset,
+	}, true, nil
 }
 
 // TagMatches reports whether a message with tag passes a tag expression

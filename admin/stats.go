@@ -52,7 +52,7 @@ func (d *BrokerStatsData) Sum24Hour() int64 {
 // ViewBrokerStatsData is viewBrokerStatsData: one stats item of the broker
 // at addr (statsKey "topic" or "topic@group").
 func (a *Admin) ViewBrokerStatsData(ctx context.Context, addr, statsName, statsKey string) (*BrokerStatsData, error) {
-	req := newRequest(ViewBrokerStatsData, map[string]string{"statsName": statsName, "statsKey": statsKey}, nil)
+	req := newRequest(ViewBrokerStatsData, (&remoting.ViewBrokerStatsDataRequestHeader{StatsName: statsName, StatsKey: statsKey}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ type BrokerConsumeStatsResult struct {
 // stats on the broker at addr. Rows whose diff is below level are dropped
 // (mqadmin brokerConsumeStats -l).
 func (a *Admin) BrokerConsumeStats(ctx context.Context, addr string, isOrder bool, level int64) (*BrokerConsumeStatsResult, error) {
-	req := newRequest(remoting.GetBrokerConsumeStats, map[string]string{"isOrder": fmt.Sprint(isOrder)}, nil)
+	req := newRequest(remoting.GetBrokerConsumeStats, (&remoting.GetConsumeStatsInBrokerHeader{IsOrder: isOrder}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err

@@ -231,14 +231,15 @@ func (a *Admin) RecallMessage(ctx context.Context, topic, handle, producerGroup 
 	if producerGroup == "" {
 		producerGroup = ToolsProducerGroup
 	}
-	req := newRequest(remoting.RecallMessage, map[string]string{
-		"producerGroup": producerGroup, "topic": topic, "recallHandle": handle, "bname": h.BrokerName,
-	}, nil)
+	req := newRequest(remoting.RecallMessage, (&remoting.RecallMessageRequestHeader{
+		ProducerGroup: producerGroup, Topic: topic, RecallHandle: handle, BrokerName: h.BrokerName,
+	}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err
 	}
-	return &RecallResult{RecallHandle: *h, Addr: addr, MsgID: resp.ExtFields["msgId"]}, nil
+	rh, _ := remoting.DecodeHeader[remoting.RecallMessageResponseHeader](resp) // msgId is nullable
+	return &RecallResult{RecallHandle: *h, Addr: addr, MsgID: rh.MsgID}, nil
 }
 
 // Print writes recallMessage output.

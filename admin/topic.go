@@ -18,7 +18,7 @@ const namespaceOrderTopicConfig = "ORDER_TOPIC_CONFIG"
 
 // Route fetches GET_ROUTEINFO_BY_TOPIC from the name server.
 func (a *Admin) Route(ctx context.Context, topic string) (*remoting.TopicRouteData, error) {
-	req := newRequest(remoting.GetRouteinfoByTopic, map[string]string{"topic": topic}, nil)
+	req := newRequest(remoting.GetRouteinfoByTopic, (&remoting.GetRouteInfoRequestHeader{Topic: topic}).Fields(), nil)
 	resp, addr, err := a.callNamesrv(ctx, req)
 	if err != nil {
 		return nil, err
@@ -84,16 +84,16 @@ func (a *Admin) UpdateTopic(ctx context.Context, spec TopicSpec, addr, cluster s
 		return nil, err
 	}
 	for _, t := range targets {
-		req := newRequest(remoting.UpdateAndCreateTopic, map[string]string{
-			"topic":           spec.TopicName,
-			"defaultTopic":    message.TopicAutoCreateKey,
-			"readQueueNums":   strconv.Itoa(int(spec.ReadQueueNums)),
-			"writeQueueNums":  strconv.Itoa(int(spec.WriteQueueNums)),
-			"perm":            strconv.Itoa(int(spec.Perm)),
-			"topicFilterType": "SINGLE_TAG",
-			"topicSysFlag":    strconv.Itoa(int(spec.TopicSysFlag)),
-			"order":           strconv.FormatBool(spec.Order),
-		}, nil)
+		req := newRequest(remoting.UpdateAndCreateTopic, (&remoting.CreateTopicRequestHeader{
+			Topic:           spec.TopicName,
+			DefaultTopic:    message.TopicAutoCreateKey,
+			ReadQueueNums:   spec.ReadQueueNums,
+			WriteQueueNums:  spec.WriteQueueNums,
+			Perm:            spec.Perm,
+			TopicFilterType: "SINGLE_TAG",
+			TopicSysFlag:    spec.TopicSysFlag,
+			Order:           spec.Order,
+		}).Fields(), nil)
 		if _, err := a.callBroker(ctx, t, req); err != nil {
 			return res, err
 		}
@@ -176,12 +176,13 @@ func (r *UpdateTopicResult) Print(w io.Writer, singleBroker bool) {
 
 // GetKVConfig reads one name server KV entry (from the first name server).
 func (a *Admin) GetKVConfig(ctx context.Context, namespace, key string) (string, error) {
-	req := newRequest(remoting.GetKVConfig, map[string]string{"namespace": namespace, "key": key}, nil)
+	req := newRequest(remoting.GetKVConfig, (&remoting.KVConfigRequestHeader{Namespace: namespace, Key: key}).Fields(), nil)
 	resp, _, err := a.callNamesrv(ctx, req)
 	if err != nil {
 		return "", err
 	}
-	return resp.ExtFields["value"], nil
+	rh, _ := remoting.DecodeHeader[remoting.GetKVConfigResponseHeader](resp) // value is nullable
+	return rh.Value, nil
 }
 
 // PutKVConfig writes one KV entry on every name server.
@@ -190,7 +191,7 @@ func (a *Admin) PutKVConfig(ctx context.Context, namespace, key, value string) e
 		return ErrNoNamesrv
 	}
 	for _, ns := range a.namesrv {
-		req := newRequest(remoting.PutKVConfig, map[string]string{"namespace": namespace, "key": key, "value": value}, nil)
+		req := newRequest(remoting.PutKVConfig, (&remoting.PutKVConfigRequestHeader{Namespace: namespace, Key: key, Value: value}).Fields(), nil)
 		if _, err := a.call(ctx, roleNamesrv, ns, req); err != nil {
 			return err
 		}
@@ -216,14 +217,14 @@ func (a *Admin) DeleteTopic(ctx context.Context, cluster, topic string) (*Delete
 	}
 	res := &DeleteTopicResult{Topic: topic, Cluster: cluster}
 	for _, m := range masters {
-		req := newRequest(remoting.DeleteTopicInBroker, map[string]string{"topic": topic}, nil)
+		req := newRequest(remoting.DeleteTopicInBroker, (&remoting.TopicRequestHeader{Topic: topic}).Fields(), nil)
 		if _, err := a.callBroker(ctx, m, req); err != nil {
 			return res, err
 		}
 		res.Brokers = append(res.Brokers, m)
 	}
 	for _, ns := range a.namesrv {
-		req := newRequest(remoting.DeleteTopicInNamesrv, map[string]string{"topic": topic, "clusterName": cluster}, nil)
+		req := newRequest(remoting.DeleteTopicInNamesrv, (&remoting.DeleteTopicFromNamesrvRequestHeader{Topic: topic, ClusterName: cluster}).Fields(), nil)
 		if _, err := a.call(ctx, roleNamesrv, ns, req); err != nil {
 			return res, err
 		}
@@ -321,7 +322,7 @@ func (a *Admin) QueryTopicConsumeByWho(ctx context.Context, topic string, rd *re
 		return nil, fmt.Errorf("%w: topic %s has no broker", ErrNoRoute, topic)
 	}
 	addr := SelectBrokerAddr(rd.BrokerDatas[0])
-	req := newRequest(remoting.QueryTopicConsumeByWho, map[string]string{"topic": topic}, nil)
+	req := newRequest(remoting.QueryTopicConsumeByWho, (&remoting.TopicRequestHeader{Topic: topic}).Fields(), nil)
 	resp, err := a.callBroker(ctx, addr, req)
 	if err != nil {
 		return nil, err
@@ -394,7 +395,7 @@ func (a *Admin) TopicStatus(ctx context.Context, topic string) ([]QueueStats, er
 		if addr == "" {
 			continue
 		}
-		req := newRequest(remoting.GetTopicStatsInfo, map[string]string{"topic": topic}, nil)
+		req := newRequest(remoting.GetTopicStatsInfo, (&remoting.TopicRequestHeader{Topic: topic}).Fields(), nil)
 		resp, err := a.callBroker(ctx, addr, req)
 		if err != nil {
 			return nil, err

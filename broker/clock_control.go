@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -175,11 +174,13 @@ func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command
 				"fast-forward of the broker clock needs an admin account, but accessKey=%q is not one or is not signed", ak))
 		}
 	}
-	h := req.Header()
-	ms := h.Int64("durationMs", true, 0)
-	timeoutMs := h.Int64("timeoutMs", false, DefaultFastForwardTimeout.Milliseconds())
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.FastForwardRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
+	}
+	ms, timeoutMs := hd.DurationMs, DefaultFastForwardTimeout.Milliseconds()
+	if hd.TimeoutMs != nil {
+		timeoutMs = *hd.TimeoutMs
 	}
 	if ms < 0 || ms > MaxFastForward.Milliseconds() {
 		return remoting.NewResponse(req, remoting.InvalidParameter,
@@ -206,7 +207,6 @@ func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command
 	}
 	b.log.Info().Int64("durationMs", ms).Time("brokerTime", at).Dur("offset", off.Offset()).Msg("clock control: fast-forwarded")
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("brokerTime", strconv.FormatInt(at.UnixMilli(), 10))
-	resp.SetExt("clockOffsetMs", strconv.FormatInt(off.Offset().Milliseconds(), 10))
+	(&remoting.FastForwardResponseHeader{BrokerTime: at.UnixMilli(), ClockOffsetMs: off.Offset().Milliseconds()}).Encode(resp)
 	return resp
 }

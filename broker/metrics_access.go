@@ -74,7 +74,9 @@ func (b *Broker) timedServe(d *brokerstats.Detail, h HandlerFunc, c *remoting.Co
 	// times.)
 	switch req.Code {
 	case remoting.UpdateAndCreateTopic:
-		sys := b.topics.IsSystemTopic(req.Header().Str("topic", false))
+		// Only the topic matters here; the processor has answered a bad header.
+		hd, _ := remoting.DecodeHeader[remoting.CreateTopicRequestHeader](req)
+		sys := b.topics.IsSystemTopic(hd.Topic)
 		d.TopicCreate.Observe(brokerstats.CreateKey{Success: resp.Code == remoting.Success, System: sys}, took.Milliseconds())
 	case remoting.UpdateAndCreateSubscriptionGroup:
 		d.GroupCreate.Observe(brokerstats.CreateKey{Success: resp.Code == remoting.Success}, took.Milliseconds())

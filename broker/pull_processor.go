@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,12 +25,7 @@ const (
 const maxSuspend = 20 * time.Second
 
 const (
-	subAll             = "*"
-	pullHeaderSuggest  = "suggestWhichBrokerId"
-	pullHeaderNext     = "nextBeginOffset"
-	pullHeaderMin      = "minOffset"
-	pullHeaderMax      = "maxOffset"
-	masterBrokerIDText = "0"
+	subAll = "*"
 )
 
 // getStatusNames are the GetMessageStatus names Java puts in the pull remark.
@@ -48,36 +42,11 @@ var getStatusNames = map[store.GetStatus]string{
 }
 
 // pullHeader is PullMessageRequestHeader.
-type pullHeader struct {
-	group          string
-	topic          string
-	queueID        int32
-	queueOffset    int64
-	maxMsgNums     int32
-	sysFlag        int32
-	commitOffset   int64
-	suspendMillis  int64
-	subscription   string
-	subVersion     int64
-	expressionType string
-}
+type pullHeader = remoting.PullMessageRequestHeader
 
 func parsePullHeader(req *remoting.Command) (*pullHeader, error) {
-	h := req.Header()
-	ph := &pullHeader{
-		group:          h.Str("consumerGroup", true),
-		topic:          h.Str("topic", true),
-		queueID:        h.Int32("queueId", true, 0),
-		queueOffset:    h.Int64("queueOffset", true, 0),
-		maxMsgNums:     h.Int32("maxMsgNums", true, 0),
-		sysFlag:        h.Int32("sysFlag", true, 0),
-		commitOffset:   h.Int64("commitOffset", true, 0),
-		suspendMillis:  h.Int64("suspendTimeoutMillis", true, 0),
-		subscription:   h.Str("subscription", false),
-		subVersion:     h.Int64("subVersion", true, 0),
-		expressionType: h.Str("expressionType", false),
-	}
-	return ph, h.Err()
+	ph, err := remoting.DecodeHeader[pullHeader](req)
+	return &ph, err
 }
 
 // tagFilter matches consume-queue tagsCodes against a TAG subscription.
@@ -154,34 +123,34 @@ func checkFilterData(fd *clients.FilterData, subVersion int64) (int32, string) {
 func (b *Broker) pullFilterFor(ph *pullHeader) (*pullFilter, int32, string) {
 	pf := &pullFilter{filters: b.clients.Filters}
 	var exprType string
-	if ph.sysFlag&pullFlagSubscription != 0 {
-		exprType = ph.expressionType
+	if ph.SysFlag&pullFlagSubscription != 0 {
+		exprType = ph.ExpressionType
 		if clients.IsTagType(exprType) {
-			pf.tags = tagFilterFromExpression(ph.subscription)
+			pf.tags = tagFilterFromExpression(ph.Subscription)
 		} else {
-			if ph.subscription == "" {
+			if ph.Subscription == "" {
 				return nil, remoting.SubscriptionParseFailed, "parse the consumer's subscription failed"
 			}
 			var code int32
 			var remark string
-			if pf.expr, code, remark = b.headerExpression(exprType, ph.subscription); code != remoting.Success {
+			if pf.expr, code, remark = b.headerExpression(exprType, ph.Subscription); code != remoting.Success {
 				return nil, code, remark
 			}
 		}
 	} else {
-		sub := b.clients.Consumers.FindSubscription(ph.group, ph.topic)
+		sub := b.clients.Consumers.FindSubscription(ph.ConsumerGroup, ph.Topic)
 		if sub == nil {
 			return nil, remoting.SubscriptionNotExist, "the consumer's subscription not exist" + faqSuggestion
 		}
-		if sub.SubVersion < ph.subVersion {
+		if sub.SubVersion < ph.SubVersion {
 			return nil, remoting.SubscriptionNotLatest, "the consumer's subscription not latest"
 		}
 		exprType = sub.ExpressionType
 		if clients.IsTagType(exprType) {
 			pf.tags = tagFilterFromSubscription(sub)
 		} else {
-			fd := b.clients.Filters.Get(ph.topic, ph.group)
-			if code, remark := checkFilterData(fd, ph.subVersion); code != remoting.Success {
+			fd := b.clients.Filters.Get(ph.Topic, ph.ConsumerGroup)
+			if code, remark := checkFilterData(fd, ph.SubVersion); code != remoting.Success {
 				return nil, code, remark
 			}
 			pf.expr = fd.Compiled
@@ -191,8 +160,8 @@ func (b *Broker) pullFilterFor(ph *pullHeader) (*pullFilter, int32, string) {
 	if !clients.IsTagType(exprType) && !rc.EnablePropertyFilter {
 		return nil, remoting.SystemError, "The broker does not support consumer to filter message by " + exprType
 	}
-	if rc.FilterSupportRetry && message.IsRetryTopic(ph.topic) {
-		pf.retryGroup = strings.TrimPrefix(ph.topic, message.RetryTopicPrefix)
+	if rc.FilterSupportRetry && message.IsRetryTopic(ph.Topic) {
+		pf.retryGroup = strings.TrimPrefix(ph.Topic, message.RetryTopicPrefix)
 	}
 	return pf, remoting.Success, ""
 }
@@ -235,11 +204,11 @@ func (b *Broker) servePullInline(c *remoting.Conn, req *remoting.Command) (*remo
 		return nil, false
 	}
 	ph, err := parsePullHeader(req)
-	if err != nil || b.clients.SubGroups.Find(ph.group) == nil {
+	if err != nil || b.clients.SubGroups.Find(ph.ConsumerGroup) == nil {
 		return nil, false
 	}
 	var pf *pullFilter // built by the residency check, reused by pull
-	if b.store.MaxOffsetInQueue(ph.topic, ph.queueID) != ph.queueOffset {
+	if b.store.MaxOffsetInQueue(ph.Topic, ph.QueueID) != ph.QueueOffset {
 		if pf = b.residentPullFilter(ph); pf == nil {
 			return nil, false
 		}
@@ -265,7 +234,7 @@ func (b *Broker) residentPullFilter(ph *pullHeader) *pullFilter {
 		return nil
 	}
 	maxMsgs, maxBytes := pullLimits(ph, b.runtime())
-	if !b.store.ReadResident(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, maxBytes) {
+	if !b.store.ReadResident(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes) {
 		return nil
 	}
 	return pf
@@ -275,7 +244,7 @@ func (b *Broker) residentPullFilter(ph *pullHeader) *pullFilter {
 // returns: what the client asks for, within maxTransferCountOnMessageInMemory
 // and maxTransferBytesOnMessageInMemory.
 func pullLimits(ph *pullHeader, rc *runtimeConfig) (maxMsgs, maxBytes int) {
-	return max(1, min(int(ph.maxMsgNums), rc.MaxTransferCountOnMessageInMemory)), rc.MaxTransferBytesOnMessageInMemory
+	return max(1, min(int(ph.MaxMsgNums), rc.MaxTransferCountOnMessageInMemory)), rc.MaxTransferBytesOnMessageInMemory
 }
 
 // pull serves a pull whose header parsed; pf is its filter when the caller
@@ -290,26 +259,26 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 	if rc.BrokerPermission&remoting.PermRead == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
 	}
-	if err := message.ValidateGroup(ph.group); err != nil {
+	if err := message.ValidateGroup(ph.ConsumerGroup); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	group := b.clients.SubGroups.FindOrCreate(ph.group)
+	group := b.clients.SubGroups.FindOrCreate(ph.ConsumerGroup)
 	if group == nil {
-		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", ph.group, faqSuggestion))
+		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", ph.ConsumerGroup, faqSuggestion))
 	}
 	if !group.ConsumeEnable {
-		return fail(remoting.NoPermission, "subscription group no permission, "+ph.group)
+		return fail(remoting.NoPermission, "subscription group no permission, "+ph.ConsumerGroup)
 	}
-	tc, ok := b.topics.Lookup(ph.topic)
+	tc, ok := b.topics.Lookup(ph.Topic)
 	if !ok {
-		return fail(remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", ph.topic, faqSuggestion))
+		return fail(remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", ph.Topic, faqSuggestion))
 	}
 	if tc.Perm&remoting.PermRead == 0 {
-		return fail(remoting.NoPermission, "the topic["+ph.topic+"] pulling message is forbidden")
+		return fail(remoting.NoPermission, "the topic["+ph.Topic+"] pulling message is forbidden")
 	}
-	if ph.queueID < 0 || ph.queueID >= tc.ReadQueueNums {
+	if ph.QueueID < 0 || ph.QueueID >= tc.ReadQueueNums {
 		return fail(remoting.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]",
-			ph.queueID, ph.topic, tc.ReadQueueNums, c.RemoteAddr()))
+			ph.QueueID, ph.Topic, tc.ReadQueueNums, c.RemoteAddr()))
 	}
 
 	if pf == nil {
@@ -322,15 +291,13 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 
 	maxMsgs, maxBytes := pullLimits(ph, rc)
 	begin := b.clock.Now()
-	res := b.store.GetMessageFiltered(ph.topic, ph.queueID, ph.queueOffset, maxMsgs, maxBytes, pf)
+	res := b.store.GetMessageFiltered(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes, pf)
 	resp.Remark = getStatusNames[res.Status]
-	resp.SetExt(pullHeaderSuggest, masterBrokerIDText)
-	resp.SetExt(pullHeaderNext, strconv.FormatInt(res.NextBeginOffset, 10))
-	resp.SetExt(pullHeaderMin, strconv.FormatInt(res.MinOffset, 10))
-	resp.SetExt(pullHeaderMax, strconv.FormatInt(res.MaxOffset, 10))
-	resp.Code = pullCode(res.Status, ph.queueOffset)
+	// suggestWhichBrokerId 0: rmq has no slaves to send the consumer to.
+	(&remoting.PullMessageResponseHeader{NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}).Encode(resp)
+	resp.Code = pullCode(res.Status, ph.QueueOffset)
 	if d := b.bstats.Detail(); d != nil && resp.Code == remoting.Success {
-		d.RecordPulled(ph.topic, ph.group, ph.queueID, res.NextBeginOffset)
+		d.RecordPulled(ph.Topic, ph.ConsumerGroup, ph.QueueID, res.NextBeginOffset)
 	}
 
 	switch resp.Code {
@@ -340,27 +307,27 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 		// out for the socket.
 		resp.OnWritten(res.Release)
 		b.stats.GetMsgs.Add(int64(len(res.Messages)))
-		b.bstats.RecordGet(ph.topic, ph.group, len(res.Messages), len(resp.Body))
-		b.bstats.RecordGetLatency(ph.topic, ph.group, ph.queueID, b.clock.Now().Sub(begin))
+		b.bstats.RecordGet(ph.Topic, ph.ConsumerGroup, len(res.Messages), len(resp.Body))
+		b.bstats.RecordGetLatency(ph.Topic, ph.ConsumerGroup, ph.QueueID, b.clock.Now().Sub(begin))
 	case remoting.PullNotFound:
-		if allowSuspend && ph.sysFlag&pullFlagSuspend != 0 {
+		if allowSuspend && ph.SysFlag&pullFlagSuspend != 0 {
 			hold := time.Duration(rc.ShortPollingTimeMills) * time.Millisecond
 			if rc.LongPollingEnable {
-				hold = min(time.Duration(max(ph.suspendMillis, 0))*time.Millisecond, maxSuspend)
+				hold = min(time.Duration(max(ph.SuspendTimeoutMillis, 0))*time.Millisecond, maxSuspend)
 			}
 			b.pullHold.suspend(&heldPull{
-				conn: c, req: req, topic: ph.topic, queueID: ph.queueID, offset: ph.queueOffset,
+				conn: c, req: req, topic: ph.Topic, queueID: ph.QueueID, offset: ph.QueueOffset,
 				match: pf.MatchTags, matchProps: pf.arrivalMatcher(), deadline: b.clock.Now().Add(hold),
 			}, b.store.MaxOffsetInQueue)
 			resp = nil
 		}
 	case remoting.PullOffsetMoved:
-		b.log.Info().Object("client", c).Str("group", ph.group).Str("topic", ph.topic).Int32("queueId", ph.queueID).
-			Int64("requestOffset", ph.queueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
+		b.log.Info().Object("client", c).Str("group", ph.ConsumerGroup).Str("topic", ph.Topic).Int32("queueId", ph.QueueID).
+			Int64("requestOffset", ph.QueueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
 	}
 
-	if allowSuspend && ph.sysFlag&pullFlagCommitOffset != 0 {
-		b.clients.Offsets.Commit(ph.group, ph.topic, ph.queueID, ph.commitOffset)
+	if allowSuspend && ph.SysFlag&pullFlagCommitOffset != 0 {
+		b.clients.Offsets.Commit(ph.ConsumerGroup, ph.Topic, ph.QueueID, ph.CommitOffset)
 	}
 	return resp
 }

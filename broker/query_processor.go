@@ -10,68 +10,63 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// queueHeader reads the topic!/queueId! pair shared by the offset requests.
-func queueHeader(req *remoting.Command) (*remoting.Header, string, int32) {
-	h := req.Header()
-	return h, h.Str("topic", true), h.Int32("queueId", true, 0)
-}
-
-func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Command {
+func offsetResponse(req *remoting.Command, v int64) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExtInt(key, v)
+	(&remoting.OffsetResponseHeader{Offset: v}).Encode(resp)
 	return resp
 }
 
 // processGetMaxOffset serves GET_MAX_OFFSET: the next offset to be written.
 func (b *Broker) processGetMaxOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h, topic, qid := queueHeader(req)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueueRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.store.MaxOffsetInQueue(topic, qid))
+	return offsetResponse(req, b.store.MaxOffsetInQueue(hd.Topic, hd.QueueID))
 }
 
 // processGetMinOffset serves GET_MIN_OFFSET.
 func (b *Broker) processGetMinOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h, topic, qid := queueHeader(req)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueueRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.store.MinOffsetInQueue(topic, qid))
+	return offsetResponse(req, b.store.MinOffsetInQueue(hd.Topic, hd.QueueID))
 }
 
 // processSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP.
 func (b *Broker) processSearchOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h, topic, qid := queueHeader(req)
-	ts := h.Int64("timestamp", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.SearchOffsetRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.store.OffsetInQueueByTime(topic, qid, ts))
+	return offsetResponse(req, b.store.OffsetInQueueByTime(hd.Topic, hd.QueueID, hd.Timestamp))
 }
 
 // processEarliestMsgStoreTime serves GET_EARLIEST_MSG_STORETIME; -1 when the
 // queue holds nothing, as stock.
 func (b *Broker) processEarliestMsgStoreTime(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h, topic, qid := queueHeader(req)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueueRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	ts, err := b.store.EarliestMessageTime(topic, qid)
+	ts, err := b.store.EarliestMessageTime(hd.Topic, hd.QueueID)
 	if err != nil {
 		ts = -1
 	}
-	return offsetResponse(req, "timestamp", ts)
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	(&remoting.GetEarliestMsgStoretimeResponseHeader{Timestamp: ts}).Encode(resp)
+	return resp
 }
 
 // processViewMessageByID serves VIEW_MESSAGE_BY_ID: the one record at the
 // commitlog offset decoded from an offsetMsgId.
 func (b *Broker) processViewMessageByID(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	off := h.Int64("offset", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.ViewMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	off := hd.Offset
 	rec, err := b.store.LookMessageByOffset(off)
 	if err != nil || len(rec) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "can not find message by the offset, "+strconv.FormatInt(off, 10))
@@ -86,18 +81,16 @@ func (b *Broker) processViewMessageByID(_ *remoting.Conn, req *remoting.Command)
 // and its first message is absent or recent enough to be in memory;
 // otherwise QUERY_NOT_FOUND lets the client apply its ConsumeFromWhere.
 func (b *Broker) processQueryConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	topic := h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueryConsumerOffsetRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid := hd.ConsumerGroup, hd.Topic, hd.QueueID
 	if off, ok := b.clients.Offsets.Query(group, topic, qid); ok && off >= 0 {
-		return offsetResponse(req, "offset", off)
+		return offsetResponse(req, off)
 	}
 	if b.store.MinOffsetInQueue(topic, qid) <= 0 && !b.firstMessageOnDisk(topic, qid) {
-		return offsetResponse(req, "offset", 0)
+		return offsetResponse(req, 0)
 	}
 	return remoting.NewResponse(req, remoting.QueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 }

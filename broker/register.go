@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -78,15 +77,14 @@ func (b *Broker) registerBody(rc *runtimeConfig, w remoting.TopicConfigSerialize
 // The HA port is the one the broker would listen on (Java's haListenPort,
 // listenPort+1 at start), which a runtime listenPort does not move.
 func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]string {
-	return map[string]string{
-		"brokerName":   b.opts.BrokerName,
-		"brokerAddr":   rc.addr(),
-		"clusterName":  b.opts.BrokerClusterName,
-		"haServerAddr": joinHostPort(rc.BrokerIP2, b.opts.ListenPort+1),
-		"brokerId":     strconv.FormatInt(b.opts.BrokerID, 10),
-		"compressed":   "false",
-		"bodyCrc32":    strconv.FormatInt(int64(crc32.ChecksumIEEE(body)&0x7FFFFFFF), 10),
-	}
+	return (&remoting.RegisterBrokerRequestHeader{
+		BrokerName:   b.opts.BrokerName,
+		BrokerAddr:   rc.addr(),
+		ClusterName:  b.opts.BrokerClusterName,
+		HAServerAddr: joinHostPort(rc.BrokerIP2, b.opts.ListenPort+1),
+		BrokerID:     b.opts.BrokerID,
+		BodyCrc32:    int64(crc32.ChecksumIEEE(body) & 0x7FFFFFFF),
+	}).Fields()
 }
 
 // registerAll registers every topic with every name server in parallel and
@@ -249,12 +247,9 @@ func (b *Broker) unregisterAll() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := remoting.NewRequest(remoting.UnregisterBroker, map[string]string{
-				"brokerName":  b.opts.BrokerName,
-				"brokerAddr":  brokerAddr,
-				"clusterName": b.opts.BrokerClusterName,
-				"brokerId":    strconv.FormatInt(b.opts.BrokerID, 10),
-			}, nil)
+			req := remoting.NewRequest(remoting.UnregisterBroker, (&remoting.BrokerIdentityRequestHeader{
+				BrokerName: b.opts.BrokerName, BrokerAddr: brokerAddr, ClusterName: b.opts.BrokerClusterName, BrokerID: b.opts.BrokerID,
+			}).Fields(), nil)
 			ctx, cancel := context.WithTimeout(context.Background(), registerTimeout)
 			defer cancel()
 			if _, err := b.nsCli.Invoke(ctx, addr, req); err != nil {

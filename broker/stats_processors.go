@@ -26,12 +26,11 @@ func (b *Broker) BrokerStats() *brokerstats.Manager { return b.bstats }
 // processViewBrokerStatsData serves VIEW_BROKER_STATS_DATA: the minute, hour
 // and day windows of one stats item (J4 AdminBrokerProcessor.ViewBrokerStatsData).
 func (b *Broker) processViewBrokerStatsData(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	name := h.Str("statsName", true)
-	key := h.Str("statsKey", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.ViewBrokerStatsDataRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	name, key := hd.StatsName, hd.StatsKey
 	var it *brokerstats.Item
 	if set := b.bstats.Set(name); set != nil {
 		it = set.LookupText(key)
@@ -47,7 +46,9 @@ func (b *Broker) processViewBrokerStatsData(_ *remoting.Conn, req *remoting.Comm
 // processGetBrokerConsumeStats serves GET_BROKER_CONSUME_STATS (mqadmin
 // brokerConsumeStats): every group's ConsumeStats, in a ConsumeStatsList.
 func (b *Broker) processGetBrokerConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	isOrder := req.Header().Bool("isOrder")
+	// isOrder is a Boolean that cannot fail to decode.
+	hd, _ := remoting.DecodeHeader[remoting.GetConsumeStatsInBrokerHeader](req)
+	isOrder := hd.IsOrder
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = b.clients.BrokerConsumeStats(b.Addr(), isOrder, b.bstats.GroupGetTps)
 	return resp

@@ -119,13 +119,11 @@ func (b *Broker) recallHandle(m *message.Message) string {
 // processRecallMessage serves RECALL_MESSAGE (370): the recall handle names a
 // timer message not yet delivered, which is then never delivered.
 func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	handle := h.Str("recallHandle", true)
-	group := h.Str("producerGroup", false)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.RecallMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic, handle, group := hd.Topic, hd.RecallHandle, hd.ProducerGroup
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt(message.PropMsgRegion, b.opts.RegionID)
 	uniq, err := b.Recall(topic, handle, group)
@@ -134,7 +132,7 @@ func (b *Broker) processRecallMessage(_ *remoting.Conn, req *remoting.Command) *
 		resp.Code, resp.Remark = refused.Code, refused.Remark
 		return resp
 	}
-	resp.SetExt("msgId", uniq)
+	(&remoting.RecallMessageResponseHeader{MsgID: uniq}).Encode(resp)
 	return resp
 }
 

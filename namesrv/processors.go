@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/rmqio/rmq/internal/fastjson"
@@ -35,10 +34,10 @@ func (s *Server) processors() map[int32]handlerFunc {
 			return ok(req, remoting.MarshalBody(s.routes.ClusterInfo()))
 		},
 		remoting.WipeWritePermOfBroker: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			return s.changeWritePerm(req, "wipeTopicCount", s.routes.WipeWritePerm)
+			return s.changeWritePerm(req, false, s.routes.WipeWritePerm)
 		},
 		remoting.AddWritePermOfBroker: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			return s.changeWritePerm(req, "addTopicCount", s.routes.AddWritePerm)
+			return s.changeWritePerm(req, true, s.routes.AddWritePerm)
 		},
 		remoting.GetAllTopicListFromNameserver: func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 			return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.AllTopics()}))
@@ -89,47 +88,45 @@ func systemError(req *remoting.Command, err error) *remoting.Command {
 }
 
 func (s *Server) putKVConfig(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	ns, key, value := h.Str("namespace", true), h.Str("key", true), h.Str("value", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.PutKVConfigRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
 	// A failed write is logged by the store; like Java, the value is served anyway.
-	_ = s.kv.Put(ns, key, value)
+	_ = s.kv.Put(hd.Namespace, hd.Key, hd.Value)
 	return ok(req, nil)
 }
 
 func (s *Server) getKVConfig(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	ns, key := h.Str("namespace", true), h.Str("key", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.KVConfigRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	ns, key := hd.Namespace, hd.Key
 	v, found := s.kv.Get(ns, key)
 	if !found {
 		return remoting.NewResponse(req, remoting.QueryNotFound, "No config item, Namespace: "+ns+" Key: "+key)
 	}
 	r := ok(req, nil)
-	r.SetExt("value", v)
+	(&remoting.GetKVConfigResponseHeader{Value: v}).Encode(r)
 	return r
 }
 
 func (s *Server) deleteKVConfig(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	ns, key := h.Str("namespace", true), h.Str("key", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.KVConfigRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
-	_ = s.kv.Delete(ns, key)
+	_ = s.kv.Delete(hd.Namespace, hd.Key)
 	return ok(req, nil)
 }
 
 func (s *Server) getKVList(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	ns := h.Str("namespace", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetKVListByNamespaceRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	ns := hd.Namespace
 	kv, found := s.kv.List(ns)
 	if !found {
 		return remoting.NewResponse(req, remoting.QueryNotFound, "No config item, Namespace: "+ns)
@@ -148,20 +145,18 @@ func (s *Server) orderTopicConfigBody() []byte {
 }
 
 func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	reg := BrokerRegistration{
-		BrokerName:   h.Str("brokerName", true),
-		BrokerAddr:   h.Str("brokerAddr", true),
-		ClusterName:  h.Str("clusterName", true),
-		HAServerAddr: h.Str("haServerAddr", true),
-		BrokerID:     h.Int64("brokerId", true, 0),
-	}
-	compressed := h.Bool("compressed")
-	crc := h.Int64("bodyCrc32", false, 0)
-	timeoutMs := h.Int64("heartbeatTimeoutMillis", false, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.RegisterBrokerRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	reg := BrokerRegistration{
+		BrokerName:   hd.BrokerName,
+		BrokerAddr:   hd.BrokerAddr,
+		ClusterName:  hd.ClusterName,
+		HAServerAddr: hd.HAServerAddr,
+		BrokerID:     hd.BrokerID,
+	}
+	compressed, crc, timeoutMs := hd.Compressed, hd.BodyCrc32, hd.HeartbeatTimeoutMillis
 	// UtilAll.crc32 masks the sign bit; the header carries that int value.
 	if crc != 0 && int64(crc32.ChecksumIEEE(req.Body)&0x7FFFFFFF) != crc {
 		s.log.Warn().Str("brokerAddr", reg.BrokerAddr).Msg("register broker: crc32 not match")
@@ -201,35 +196,25 @@ func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoti
 		s.routes.ConnClosed(c.ID())
 	}
 	r := ok(req, s.orderTopicConfigBody())
-	if res.MasterAddr != "" {
-		r.SetExt("masterAddr", res.MasterAddr)
-	}
-	if res.HAServerAddr != "" {
-		r.SetExt("haServerAddr", res.HAServerAddr)
-	}
+	(&remoting.RegisterBrokerResponseHeader{MasterAddr: res.MasterAddr, HAServerAddr: res.HAServerAddr}).Encode(r)
 	return r
 }
 
 func (s *Server) unregisterBroker(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	name, addr, cluster := h.Str("brokerName", true), h.Str("brokerAddr", true), h.Str("clusterName", true)
-	id := h.Int64("brokerId", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.BrokerIdentityRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
-	s.routes.UnregisterBroker(cluster, addr, name, id)
+	s.routes.UnregisterBroker(hd.ClusterName, hd.BrokerAddr, hd.BrokerName, hd.BrokerID)
 	return ok(req, nil)
 }
 
 func (s *Server) queryDataVersion(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	h.Str("brokerName", true)
-	addr := h.Str("brokerAddr", true)
-	h.Str("clusterName", true)
-	h.Int64("brokerId", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.BrokerIdentityRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	addr := hd.BrokerAddr
 	var dv remoting.DataVersion
 	if len(req.Body) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "namesrv: QUERY_DATA_VERSION without a DataVersion body")
@@ -245,17 +230,16 @@ func (s *Server) queryDataVersion(req *remoting.Command) *remoting.Command {
 	if known, found := s.routes.BrokerDataVersion(addr); found {
 		r.Body = remoting.MarshalBody(known)
 	}
-	r.SetExt("changed", strconv.FormatBool(changed))
+	(&remoting.QueryDataVersionResponseHeader{Changed: changed}).Encode(r)
 	return r
 }
 
 func (s *Server) getRouteInfoByTopic(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	standardOnly := h.Bool("acceptStandardJsonOnly")
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetRouteInfoRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	topic, standardOnly := hd.Topic, hd.AcceptStandardJSONOnly
 	rd := s.routes.TopicRoute(topic)
 	if rd == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "No topic route info in name server for the topic: "+topic)
@@ -266,36 +250,38 @@ func (s *Server) getRouteInfoByTopic(req *remoting.Command) *remoting.Command {
 	return ok(req, encodeRoute(rd, standardOnly || req.Version >= versionV4_9_4))
 }
 
-func (s *Server) changeWritePerm(req *remoting.Command, countKey string, f func(string) int) *remoting.Command {
-	h := req.Header()
-	name := h.Str("brokerName", true)
-	if err := h.Err(); err != nil {
+func (s *Server) changeWritePerm(req *remoting.Command, add bool, f func(string) int) *remoting.Command {
+	hd, err := remoting.DecodeHeader[remoting.WritePermOfBrokerRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	name := hd.BrokerName
 	n := f(name)
 	s.log.Info().Str("brokerName", name).Int32("code", req.Code).Int("topics", n).Msg("broker write permission changed")
 	r := ok(req, nil)
-	r.SetExtInt(countKey, int64(n))
+	if add {
+		(&remoting.AddWritePermOfBrokerResponseHeader{AddTopicCount: int32(n)}).Encode(r)
+	} else {
+		(&remoting.WipeWritePermOfBrokerResponseHeader{WipeTopicCount: int32(n)}).Encode(r)
+	}
 	return r
 }
 
 func (s *Server) deleteTopic(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	cluster := h.Str("clusterName", false)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.DeleteTopicFromNamesrvRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
-	s.routes.DeleteTopic(topic, cluster)
+	s.routes.DeleteTopic(hd.Topic, hd.ClusterName)
 	return ok(req, nil)
 }
 
 func (s *Server) registerTopic(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.TopicRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
+	topic := hd.Topic
 	var rd struct {
 		QueueDatas []*remoting.QueueData `json:"queueDatas"`
 	}
@@ -314,10 +300,9 @@ func (s *Server) registerTopic(req *remoting.Command) *remoting.Command {
 }
 
 func (s *Server) getTopicsByCluster(req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	cluster := h.Str("cluster", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetTopicsByClusterRequestHeader](req)
+	if err != nil {
 		return systemError(req, err)
 	}
-	return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.TopicsByCluster(cluster)}))
+	return ok(req, remoting.MarshalBody(remoting.TopicList{TopicList: s.routes.TopicsByCluster(hd.Cluster)}))
 }

@@ -64,6 +64,17 @@
 // When every worker is busy the server answers SYSTEM_BUSY (2) with the remark
 // "[OVERLOAD]system busy, start flow control for a while".
 //
+// # Custom headers
+//
+// Each code's custom header (extFields) is a typed struct in headers*.go,
+// named after 4.9.8's/5.x's *RequestHeader or *ResponseHeader class:
+// DecodeHeader reads one (a missing required field or a bad number is an
+// error that ErrorResponse turns into the stock SYSTEM_ERROR), Fields
+// writes a request header for a sender and Encode a response header into a
+// reply. Code outside this package never reads a field by name
+// (internal/archtest TestNoLiteralHeaderReads); the send path's headers
+// (broker/send_processor.go) are the exception until they move here.
+//
 // # Connections
 //
 // The server closes a connection that sends no complete frame for

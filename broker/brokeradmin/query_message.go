@@ -8,25 +8,17 @@ import (
 // size of a unique-key query, whatever maxNum the client sent.
 const defaultQueryMaxNum = 32
 
-// uniqueKeyQueryFlag is MixAll.UNIQUE_MSG_QUERY_FLAG, the ext field a client
-// sets when it looks a message up by its client id (UNIQ_KEY).
-const uniqueKeyQueryFlag = "_UNIQUE_KEY_QUERY"
-
 // processQueryMessage serves QUERY_MESSAGE: the stored records of topic whose
 // KEYS or UNIQ_KEY contain key, stored within [beginTimestamp,
 // endTimestamp], concatenated in commitlog order (the pull body format). The
 // header tells how far the index reaches; nothing found is QUERY_NOT_FOUND.
 func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	key := h.Str("key", true)
-	maxNum := h.Int32("maxNum", true, 0)
-	begin := h.Int64("beginTimestamp", true, 0)
-	end := h.Int64("endTimestamp", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueryMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	if req.Ext()[uniqueKeyQueryFlag] == "true" {
+	topic, key, maxNum, begin, end := hd.Topic, hd.Key, hd.MaxNum, hd.BeginTimestamp, hd.EndTimestamp
+	if hd.UniqueKeyFlag {
 		maxNum = defaultQueryMaxNum
 	}
 	res, err := s.store.QueryMessage(topic, key, int(maxNum), begin, end)
@@ -34,8 +26,9 @@ func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *
 		return remoting.NewResponse(req, remoting.SystemError, "query message: "+err.Error())
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExtInt("indexLastUpdateTimestamp", res.IndexLastUpdateTimestamp)
-	resp.SetExtInt("indexLastUpdatePhyoffset", res.IndexLastUpdatePhyOffset)
+	(&remoting.QueryMessageResponseHeader{
+		IndexLastUpdateTimestamp: res.IndexLastUpdateTimestamp, IndexLastUpdatePhyoffset: res.IndexLastUpdatePhyOffset,
+	}).Encode(resp)
 	if len(res.Messages) == 0 {
 		resp.Code, resp.Remark = remoting.QueryNotFound, "can not find message, maybe time range not correct"
 		return resp

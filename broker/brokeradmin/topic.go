@@ -23,19 +23,12 @@ const (
 // processUpdateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC and
 // re-registers with the name servers.
 func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	h.Str("defaultTopic", true)
-	readQueues := h.Int32("readQueueNums", true, 0)
-	writeQueues := h.Int32("writeQueueNums", true, 0)
-	perm := h.Int32("perm", true, 0)
-	filterType := h.Str("topicFilterType", true)
-	sysFlag := h.Int32("topicSysFlag", false, 0)
-	h.Str("order", true)
-	attributes := h.Str("attributes", false)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.CreateTopicRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic, readQueues, writeQueues, perm := rh.Topic, rh.ReadQueueNums, rh.WriteQueueNums, rh.Perm
+	filterType, sysFlag, attributes := rh.TopicFilterType, rh.TopicSysFlag, rh.Attributes
 	if err := message.ValidateTopic(topic); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
@@ -80,11 +73,11 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 // processDeleteTopic serves DELETE_TOPIC_IN_BROKER: the config, the consume
 // queues and the group offsets of the topic go.
 func (s *Service) processDeleteTopic(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.TopicRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic := rh.Topic
 	if err := message.ValidateTopic(topic); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
@@ -110,11 +103,11 @@ func (s *Service) processGetAllTopicConfig(_ *remoting.Conn, req *remoting.Comma
 
 // processGetTopicConfig serves GET_TOPIC_CONFIG (a 5.x admin request).
 func (s *Service) processGetTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.TopicRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic := rh.Topic
 	tc := s.topics.Get(topic)
 	if tc == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "No topic in this broker. topic: "+topic)
@@ -128,11 +121,11 @@ func (s *Service) processGetTopicConfig(_ *remoting.Conn, req *remoting.Command)
 // last store time of every write queue, in fastjson's MessageQueue-keyed
 // map form (the only form the Java tools are known to read).
 func (s *Service) processGetTopicStatsInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.TopicRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic := rh.Topic
 	tc := s.topics.Get(topic)
 	if tc == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "topic["+topic+"] not exist")

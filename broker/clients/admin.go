@@ -10,11 +10,11 @@ import (
 // Admin requests about groups (J4 AdminBrokerProcessor).
 
 func (s *Service) getConsumerConnectionList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.ConsumerGroupRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group := hd.ConsumerGroup
 	cc, ok := s.Consumers.Connection(group)
 	if !ok {
 		return remoting.NewResponse(req, remoting.ConsumerNotOnline, "the consumer group["+group+"] not online")
@@ -23,11 +23,11 @@ func (s *Service) getConsumerConnectionList(_ *remoting.Conn, req *remoting.Comm
 }
 
 func (s *Service) getProducerConnectionList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("producerGroup", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetProducerConnectionListRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group := hd.ProducerGroup
 	pc, ok := s.Producers.Connection(group)
 	if !ok {
 		return remoting.NewResponse(req, remoting.SystemError, "the producer group["+group+"] not exist")
@@ -62,11 +62,11 @@ func (s *Service) getAllSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.
 // getSubscriptionGroupConfig returns one group's config (a 5.x admin
 // request), auto-creating it as a heartbeat would.
 func (s *Service) getSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("group", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetSubscriptionGroupConfigRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group := hd.Group
 	if err := message.ValidateGroup(group); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
@@ -78,12 +78,11 @@ func (s *Service) getSubscriptionGroupConfig(_ *remoting.Conn, req *remoting.Com
 }
 
 func (s *Service) deleteSubscriptionGroup(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("groupName", true)
-	removeOffset := h.Bool("removeOffset")
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.DeleteSubscriptionGroupRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, removeOffset := hd.GroupName, hd.RemoveOffset
 	s.log.Info().Str("group", group).Bool("removeOffset", removeOffset).Object("client", c).Msg("delete subscription group")
 	if _, err := s.SubGroups.Delete(group); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
@@ -97,11 +96,11 @@ func (s *Service) deleteSubscriptionGroup(c *remoting.Conn, req *remoting.Comman
 // queryTopicConsumeByWho lists the groups online with a subscription of the
 // topic together with the groups that have offsets for it.
 func (s *Service) queryTopicConsumeByWho(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.TopicRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic := hd.Topic
 	set := make(map[string]struct{})
 	for _, g := range s.Consumers.GroupsByTopic(topic) {
 		set[g] = struct{}{}

@@ -30,25 +30,22 @@ const defaultClientCallTimeout = 10 * time.Second
 var clientCallTimeout atomic.Int64
 
 func (s *Service) getConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	clientID := h.Str("clientId", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetConsumerRunningInfoRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, clientID := hd.ConsumerGroup, hd.ClientID
 	return s.callConsumer(req, req.Body, group, clientID)
 }
 
 // consumeMessageDirectly asks a consumer to consume one stored message: the
 // message named by msgId (an offsetMsgId) travels as the request body.
 func (s *Service) consumeMessageDirectly(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	clientID := h.Str("clientId", false)
-	msgID := h.Str("msgId", false)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.ConsumeMessageDirectlyResultRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, clientID, msgID := hd.ConsumerGroup, hd.ClientID, hd.MsgID
 	req.SetExt("brokerName", s.brokerName)
 	body := req.Body
 	if _, phyOffset, err := message.DecodeMessageID(msgID); err == nil {

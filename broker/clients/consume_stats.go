@@ -27,12 +27,11 @@ type consumeStatsEntry struct {
 // covers every topic the group has offsets for; a topic the online group does
 // not subscribe to is skipped, as by the stock broker.
 func (s *Service) getConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	topic := h.Str("topic", false)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetConsumeStatsRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic := hd.ConsumerGroup, hd.Topic
 	topics := []string{topic}
 	if strings.TrimSpace(topic) == "" {
 		topics = s.Offsets.TopicsByGroup(group)

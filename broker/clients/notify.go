@@ -15,7 +15,7 @@ func (s *Service) notifyConsumerIdsChanged(group string, members []*remoting.Con
 		return
 	}
 	for _, c := range members {
-		req := remoting.NewRequest(remoting.NotifyConsumerIdsChanged, map[string]string{"consumerGroup": group}, nil)
+		req := remoting.NewRequest(remoting.NotifyConsumerIdsChanged, (&remoting.NotifyConsumerIdsChangedRequestHeader{ConsumerGroup: group}).Fields(), nil)
 		if err := c.Oneway(req); err != nil {
 			s.log.Debug().Err(err).Str("group", group).Object("client", c).Msg("notify consumer ids changed")
 		}

@@ -70,14 +70,11 @@ func appendOffsetTable(buf []byte, table []queueOffset) []byte {
 // useServerSideResetOffset, the broker's own offsets are set to the table
 // too, so the reset also holds for a client that commits before it applies it.
 func (s *Service) resetOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	group := h.Str("group", true)
-	ts := h.Int64("timestamp", true, 0)
-	force := h.Bool("isForce")
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.ResetOffsetRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic, group, ts, force := hd.Topic, hd.Group, hd.Timestamp, hd.IsForce
 	s.log.Info().Str("topic", topic).Str("group", group).Int64("timestamp", ts).Bool("force", force).Msg("reset offset")
 	tc := s.topics.Get(topic)
 	if tc == nil {
@@ -102,7 +99,7 @@ func (s *Service) resetOffset(_ *remoting.Conn, req *remoting.Command) *remoting
 		table = append(table, queueOffset{remoting.MessageQueue{BrokerName: s.brokerName, QueueID: i, Topic: topic}, target})
 	}
 
-	ext := map[string]string{"topic": topic, "group": group, "timestamp": strconv.FormatInt(ts, 10), "isForce": "false"}
+	ext := (&remoting.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: ts}).Fields()
 	var body []byte
 	if req.Language == "CPP" {
 		// ResetOffsetBodyForC: a list of {topic, brokerName, queueId, offset}.
@@ -149,13 +146,11 @@ func (s *Service) resetOffset(_ *remoting.Conn, req *remoting.Command) *remoting
 // clientAddr, a client id) is asked for its offsets of topic, and the answer
 // maps client id → offsets. Clients that fail to answer are left out.
 func (s *Service) getConsumerStatus(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	group := h.Str("group", true)
-	only := h.Str("clientAddr", false)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.GetConsumerStatusRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic, group, only := hd.Topic, hd.Group, hd.ClientAddr
 	channels := s.Consumers.Channels(group)
 	if len(channels) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("No Any Consumer online in the consumer group: [%s]", group))
@@ -172,7 +167,7 @@ func (s *Service) getConsumerStatus(_ *remoting.Conn, req *remoting.Command) *re
 		if strings.TrimSpace(only) != "" && only != ch.ClientID {
 			continue
 		}
-		call := remoting.NewRequest(remoting.GetConsumerStatusFromClient, map[string]string{"topic": topic, "group": group}, nil)
+		call := remoting.NewRequest(remoting.GetConsumerStatusFromClient, (&remoting.GetConsumerStatusRequestHeader{Topic: topic, Group: group}).Fields(), nil)
 		ctx, cancel := context.WithTimeout(context.Background(), consumerStatusTimeout)
 		resp, err := ch.Conn.Invoke(ctx, call)
 		cancel()
@@ -222,12 +217,11 @@ type queueTimeSpan struct {
 // store times of the first and last messages, of the group's last consumed
 // one, and how long the next one has waited.
 func (s *Service) queryConsumeTimeSpan(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", true)
-	group := h.Str("group", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueryConsumeTimeSpanRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	topic, group := hd.Topic, hd.Group
 	tc := s.topics.Get(topic)
 	if tc == nil {
 		return remoting.NewResponse(req, remoting.TopicNotExist, "topic["+topic+"] not exist")
@@ -271,13 +265,11 @@ func (s *Service) queryConsumeTimeSpan(_ *remoting.Conn, req *remoting.Command) 
 // removes the filtered groups' offsets from its table while computing this;
 // here they are only skipped.
 func (s *Service) queryCorrectionOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	filter := h.Str("filterGroups", false)
-	compare := h.Str("compareGroup", true)
-	topic := h.Str("topic", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueryCorrectionOffsetHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	filter, compare, topic := hd.FilterGroups, hd.CompareGroup, hd.Topic
 	skip := map[string]bool{}
 	if strings.TrimSpace(filter) != "" {
 		for _, g := range strings.Split(filter, ",") {
@@ -326,14 +318,11 @@ func (s *Service) queryCorrectionOffset(_ *remoting.Conn, req *remoting.Command)
 // skipped. (Stock clones only the header's topic inside that loop, so a blank
 // topic clones nothing; here it clones each topic.)
 func (s *Service) cloneGroupOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	src := h.Str("srcGroup", true)
-	dest := h.Str("destGroup", true)
-	topic := h.Str("topic", false)
-	offline := h.Bool("offline")
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.CloneGroupOffsetRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	src, dest, topic, offline := hd.SrcGroup, hd.DestGroup, hd.Topic, hd.Offline
 	topics := []string{topic}
 	if strings.TrimSpace(topic) == "" {
 		topics = s.Offsets.TopicsByGroup(src)
@@ -368,14 +357,14 @@ type consumeQueueData struct {
 // subscription. rmq keeps no consume-queue extension file, so no unit has
 // extendDataJson, bitMap or eval.
 func (s *Service) queryConsumeQueue(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	topic := h.Str("topic", false)
-	qid := h.Int32("queueId", false, 0)
-	index := h.Int64("index", false, 0)
-	count := h.Int32("count", false, 0)
-	group, hasGroup := req.Ext()["consumerGroup"]
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.QueryConsumeQueueRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
+	}
+	topic, qid, index, count := hd.Topic, hd.QueueID, hd.Index, hd.Count
+	group, hasGroup := "", hd.ConsumerGroup != nil
+	if hasGroup {
+		group = *hd.ConsumerGroup
 	}
 	units, ok := s.store.ConsumeQueueUnits(topic, qid, index, int(count))
 	if !ok {

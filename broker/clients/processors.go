@@ -108,16 +108,16 @@ func (s *Service) ensureRetryTopic(group string, queueNums int32) {
 // unregisterClient removes the connection from the named producer and
 // consumer groups (sent by Java clients on shutdown).
 func (s *Service) unregisterClient(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	clientID := h.Str("clientID", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.UnregisterClientRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	if h.Has("producerGroup") {
-		s.Producers.Unregister(h.Str("producerGroup", false), c, clientID)
+	clientID := hd.ClientID
+	if hd.ProducerGroup != nil {
+		s.Producers.Unregister(*hd.ProducerGroup, c, clientID)
 	}
-	if h.Has("consumerGroup") {
-		group := h.Str("consumerGroup", false)
+	if hd.ConsumerGroup != nil {
+		group := *hd.ConsumerGroup
 		if removed, members := s.Consumers.Unregister(group, c); removed {
 			s.notifyConsumerIdsChanged(group, members)
 		}
@@ -126,11 +126,11 @@ func (s *Service) unregisterClient(c *remoting.Conn, req *remoting.Command) *rem
 }
 
 func (s *Service) getConsumerListByGroup(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.ConsumerGroupRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group := hd.ConsumerGroup
 	ids := s.Consumers.ClientIDs(group)
 	if len(ids) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "no consumer for this group, "+group)
@@ -142,14 +142,11 @@ func (s *Service) getConsumerListByGroup(_ *remoting.Conn, req *remoting.Command
 // broker does. Java sends it oneway (the server then drops the reply); Go as
 // a normal request.
 func (s *Service) updateConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group := h.Str("consumerGroup", true)
-	topic := h.Str("topic", true)
-	queueID := h.Int32("queueId", true, 0)
-	offset := h.Int64("commitOffset", true, 0)
-	if err := h.Err(); err != nil {
+	hd, err := remoting.DecodeHeader[remoting.UpdateConsumerOffsetRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, queueID, offset := hd.ConsumerGroup, hd.Topic, hd.QueueID, hd.CommitOffset
 	if err := message.ValidateGroup(group); err != nil {
 		return remoting.ErrorResponse(req, err)
 	}

@@ -77,18 +77,17 @@ func TagFilter(exp string) func(int64) bool {
 
 // processPop serves POP_MESSAGE (PopMessageProcessor).
 func (s *Service) processPop(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	pr := PopRequest{
-		Group: h.Str("consumerGroup", true), Topic: h.Str("topic", true), QueueID: h.Int32("queueId", true, 0),
-		MaxMsgs: int(h.Int32("maxMsgNums", true, 0)), Invisible: h.Int64("invisibleTime", true, 0),
-		InitMode: int(h.Int32("initMode", true, 0)), Order: h.Bool("order"), RemoteAddr: c.RemoteAddr(),
-	}
-	pollTime := h.Int64("pollTime", true, 0)
-	bornTime := h.Int64("bornTime", true, 0)
-	expType, exp := h.Str("expType", false), h.Str("exp", false)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PopMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	pr := PopRequest{
+		Group: rh.ConsumerGroup, Topic: rh.Topic, QueueID: rh.QueueID,
+		MaxMsgs: int(rh.MaxMsgNums), Invisible: rh.InvisibleTime,
+		InitMode: int(rh.InitMode), Order: rh.Order, RemoteAddr: c.RemoteAddr(),
+	}
+	pollTime, bornTime := rh.PollTime, rh.BornTime
+	expType, exp := rh.ExpType, rh.Exp
 	if s.clock.Now().UnixMilli()-bornTime-pollTime > timeoutTooMuch {
 		return remoting.NewResponse(req, remoting.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", s.brokerIP()))
 	}
@@ -141,15 +140,14 @@ func popResponse(req *remoting.Command, res *PopResult) *remoting.Command {
 	} else {
 		resp.Body = res.Body()
 	}
-	resp.SetExt("popTime", strconv.FormatInt(res.PopTime, 10))
-	resp.SetExt("invisibleTime", strconv.FormatInt(res.Invisible, 10))
-	resp.SetExt("reviveQid", strconv.Itoa(int(res.ReviveQid)))
-	resp.SetExt("restNum", strconv.FormatInt(res.RestNum, 10))
-	resp.SetExt("startOffsetInfo", res.StartOffsetInfo)
-	resp.SetExt("msgOffsetInfo", res.MsgOffsetInfo)
-	if res.OrderCountInfo != "" {
-		resp.SetExt("orderCountInfo", res.OrderCountInfo)
+	rh := remoting.PopMessageResponseHeader{
+		PopTime: res.PopTime, InvisibleTime: res.Invisible, ReviveQid: res.ReviveQid, RestNum: res.RestNum,
+		StartOffsetInfo: &res.StartOffsetInfo, MsgOffsetInfo: &res.MsgOffsetInfo,
 	}
+	if res.OrderCountInfo != "" {
+		rh.OrderCountInfo = &res.OrderCountInfo
+	}
+	rh.Encode(resp)
 	return resp
 }
 
@@ -173,14 +171,11 @@ func (s *Service) ackTarget(c *remoting.Conn, topic string, qid int32, offset in
 
 // processAck serves ACK_MESSAGE.
 func (s *Service) processAck(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	extra := h.Str("extraInfo", true)
-	offset := h.Int64("offset", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.AckMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, extra, offset := rh.ConsumerGroup, rh.Topic, rh.QueueID, rh.ExtraInfo, rh.Offset
 	if err := s.ackTarget(c, topic, qid, offset, false); err != nil {
 		return remoting.RefusalResponse(req, err)
 	}
@@ -284,15 +279,12 @@ func (s *Service) processBatchAck(c *remoting.Conn, req *remoting.Command) *remo
 
 // processChangeInvisible serves CHANGE_MESSAGE_INVISIBLETIME.
 func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	extra := h.Str("extraInfo", true)
-	offset := h.Int64("offset", true, 0)
-	invisible := h.Int64("invisibleTime", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.ChangeInvisibleTimeRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, extra, offset := rh.ConsumerGroup, rh.Topic, rh.QueueID, rh.ExtraInfo, rh.Offset
+	invisible := rh.InvisibleTime
 	if err := s.ackTarget(c, topic, qid, offset, true); err != nil {
 		return remoting.RefusalResponse(req, err)
 	}
@@ -309,22 +301,18 @@ func (s *Service) processChangeInvisible(c *remoting.Conn, req *remoting.Command
 		return remoting.RefusalResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("popTime", strconv.FormatInt(nh.PopTime, 10))
-	resp.SetExt("invisibleTime", strconv.FormatInt(nh.InvisibleTime, 10))
-	resp.SetExt("reviveQid", strconv.Itoa(int(nh.ReviveQid)))
+	(&remoting.ChangeInvisibleTimeResponseHeader{PopTime: nh.PopTime, InvisibleTime: nh.InvisibleTime, ReviveQid: nh.ReviveQid}).Encode(resp)
 	return resp
 }
 
 // processPeek serves PEEK_MESSAGE: messages from the group's pop cursor,
 // not popped.
 func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	maxMsgs := int(h.Int32("maxMsgNums", true, 0))
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PeekMessageRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, maxMsgs := rh.ConsumerGroup, rh.Topic, rh.QueueID, int(rh.MaxMsgNums)
 	if maxMsgs > MaxPopMsgs {
 		return remoting.NewResponse(req, remoting.InvalidParameter, fmt.Sprintf("the broker[%s] peek message's num is greater than 32", s.brokerIP()))
 	}
@@ -360,10 +348,7 @@ func (s *Service) processPeek(c *remoting.Conn, req *remoting.Command) *remoting
 		resp.Code, resp.Remark = remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE"
 	}
 	resp.Body = body
-	resp.SetExt("restNum", strconv.FormatInt(rest, 10))
-	resp.SetExt("popTime", "0")
-	resp.SetExt("invisibleTime", "0")
-	resp.SetExt("reviveQid", "0")
+	(&remoting.PopMessageResponseHeader{RestNum: rest}).Encode(resp)
 	return resp
 }
 
@@ -383,22 +368,18 @@ func countRecords(b []byte) int {
 // processNotification serves NOTIFICATION: hasMsg now, or after a wait of
 // up to pollTime for an arrival.
 func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	pollTime := h.Int64("pollTime", true, 0)
-	h.Int64("bornTime", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.NotificationRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid, pollTime := rh.ConsumerGroup, rh.Topic, rh.QueueID, rh.PollTime
 	tc, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking")
 	if err != nil {
 		return remoting.RefusalResponse(req, err)
 	}
 	answer := func(has, full bool) *remoting.Command {
 		resp := remoting.NewResponse(req, remoting.Success, "")
-		resp.SetExt("hasMsg", strconv.FormatBool(has))
-		resp.SetExt("pollingFull", strconv.FormatBool(full))
+		(&remoting.NotificationResponseHeader{HasMsg: has, PollingFull: full}).Encode(resp)
 		return resp
 	}
 	if s.HasMessage(group, topic, qid, tc.ReadQueueNums) {
@@ -429,16 +410,15 @@ func (s *Service) processNotification(c *remoting.Conn, req *remoting.Command) *
 
 // processPollingInfo serves POLLING_INFO: the pops parked on the queue.
 func (s *Service) processPollingInfo(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	group, topic := h.Str("consumerGroup", true), h.Str("topic", true)
-	qid := h.Int32("queueId", true, 0)
-	if err := h.Err(); err != nil {
+	rh, err := remoting.DecodeHeader[remoting.PollingInfoRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	group, topic, qid := rh.ConsumerGroup, rh.Topic, rh.QueueID
 	if _, err := s.checkRead(group, topic, qid, c.RemoteAddr(), "peeking"); err != nil {
 		return remoting.RefusalResponse(req, err)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("pollingNum", strconv.Itoa(s.polls.count(pollKey(topic, group, qid))))
+	(&remoting.PollingInfoResponseHeader{PollingNum: int32(s.polls.count(pollKey(topic, group, qid)))}).Encode(resp)
 	return resp
 }

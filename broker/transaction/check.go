@@ -208,15 +208,10 @@ func (s *Service) sendCheck(cp *message.MessageExt) {
 		log.Warn().Msg("transaction: check skipped, no producer of the group is connected")
 		return
 	}
-	ext := map[string]string{
-		"tranStateTableOffset": strconv.FormatInt(cp.QueueOffset, 10),
-		"commitLogOffset":      strconv.FormatInt(cp.PhysicalOffset, 10),
-		"offsetMsgId":          cp.MsgID,
-	}
-	if id := cp.Properties[message.PropUniqKey]; id != "" {
-		ext["msgId"] = id
-		ext["transactionId"] = id
-	}
+	id := cp.Properties[message.PropUniqKey]
+	ext := (&remoting.CheckTransactionStateRequestHeader{
+		TranStateTableOffset: cp.QueueOffset, CommitLogOffset: cp.PhysicalOffset, OffsetMsgID: cp.MsgID, MsgID: id, TransactionID: id,
+	}).Fields()
 	req := remoting.NewRequest(remoting.CheckTransactionState, ext, message.EncodeRecord(nil, realMessage(cp)))
 	if err := conn.Oneway(req); err != nil {
 		log.Warn().Err(err).Object("client", conn).Msg("transaction: check request failed")

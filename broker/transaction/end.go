@@ -37,17 +37,17 @@ type endTxHeader struct {
 // topic and queue, rollback stores nothing; both record an op entry. An
 // UNKNOW answer leaves the message to the checks and gets no reply, as stock.
 func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	eh := endTxHeader{
-		group:     h.Str("producerGroup", true),
-		tranOff:   h.Int64("tranStateTableOffset", true, 0),
-		phyOff:    h.Int64("commitLogOffset", true, 0),
-		decision:  h.Int32("commitOrRollback", true, 0),
-		fromCheck: h.Bool("fromTransactionCheck"),
-		msgID:     h.Str("msgId", true),
+	rh, err := remoting.DecodeHeader[remoting.EndTransactionRequestHeader](req)
+	if err != nil {
+		return remoting.ErrorResponse(req, err)
 	}
-	if err := h.Err(); err != nil {
-		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	eh := endTxHeader{
+		group:     rh.ProducerGroup,
+		tranOff:   rh.TranStateTableOffset,
+		phyOff:    rh.CommitLogOffset,
+		decision:  rh.CommitOrRollback,
+		fromCheck: rh.FromTransactionCheck,
+		msgID:     rh.MsgID,
 	}
 	switch eh.decision {
 	case message.TransactionNotType, message.TransactionCommitType, message.TransactionRollbackType:
@@ -197,7 +197,9 @@ func (s *Service) putOp(half *message.MessageExt) {
 // discarded to TRANS_CHECK_MAX_TIME_TOPIC, goes back to the half queue with
 // TRANSACTION_CHECK_TIMES=0 and is checked again.
 func (s *Service) processResumeCheckHalfMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	msgID := req.Header().Str("msgId", false)
+	// msgId is a nullable String: the decode cannot fail.
+	rh, _ := remoting.DecodeHeader[remoting.ResumeCheckHalfMessageRequestHeader](req)
+	msgID := rh.MsgID
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	_, phy, err := message.DecodeMessageID(msgID)
 	if err != nil {
