@@ -77,7 +77,8 @@ func (s *Service) notSuperLogin(req *remoting.Command) (bool, error) {
 // decodeUser is the request's UserInfo with the header's username; a body
 // that does not decode is the stock's thrown decode (SYSTEM_ERROR).
 func decodeUser(req *remoting.Command) (User, *remoting.Command) {
-	name := req.Ext()["username"]
+	hdr, _ := remoting.DecodeHeader[remoting.UserRequestHeader](req) // no field is required
+	name := hdr.Username
 	if name == "" {
 		return User{}, remoting.NewResponse(req, remoting.InvalidParameter, "The username is blank")
 	}
@@ -131,7 +132,8 @@ func (s *Service) updateUser(req *remoting.Command) *remoting.Command {
 }
 
 func (s *Service) deleteUser(req *remoting.Command) *remoting.Command {
-	name := req.Ext()["username"]
+	hdr, _ := remoting.DecodeHeader[remoting.UserRequestHeader](req)
+	name := hdr.Username
 	if strings.TrimSpace(name) == "" {
 		// getUser of a blank name throws before the lookup.
 		return reply(req, &Denied{Msg: "username can not be blank"}, nil)
@@ -153,7 +155,8 @@ func (s *Service) deleteUser(req *remoting.Command) *remoting.Command {
 }
 
 func (s *Service) getUser(req *remoting.Command) *remoting.Command {
-	name := req.Ext()["username"]
+	hdr, _ := remoting.DecodeHeader[remoting.UserRequestHeader](req)
+	name := hdr.Username
 	if strings.TrimSpace(name) == "" {
 		return remoting.NewResponse(req, remoting.InvalidParameter, "The username is blank")
 	}
@@ -166,7 +169,8 @@ func (s *Service) getUser(req *remoting.Command) *remoting.Command {
 }
 
 func (s *Service) listUser(req *remoting.Command) *remoting.Command {
-	users := s.md.ListUsers(req.Ext()["filter"])
+	hdr, _ := remoting.DecodeHeader[remoting.ListUsersRequestHeader](req)
+	users := s.md.ListUsers(hdr.Filter)
 	if len(users) == 0 {
 		return reply(req, nil, nil)
 	}
@@ -200,22 +204,24 @@ func (s *Service) putAcl(req *remoting.Command) *remoting.Command {
 	}
 	subject, ps := ai.convert()
 	if subject == "" {
-		subject = req.Ext()["subject"]
+		hdr, _ := remoting.DecodeHeader[remoting.AclRequestHeader](req)
+		subject = hdr.Subject
 	}
 	return reply(req, s.md.PutAcl(subject, ps), nil)
 }
 
 func (s *Service) deleteAcl(req *remoting.Command) *remoting.Command {
-	ext := req.Ext()
+	hdr, _ := remoting.DecodeHeader[remoting.DeleteAclRequestHeader](req)
 	var res *Resource
-	if r, ok := ParseResource(ext["resource"]); ok {
+	if r, ok := ParseResource(hdr.Resource); ok {
 		res = &r
 	}
-	return reply(req, s.md.DeleteAcl(ext["subject"], ParsePolicyType(ext["policyType"]), res), nil)
+	return reply(req, s.md.DeleteAcl(hdr.Subject, ParsePolicyType(hdr.PolicyType), res), nil)
 }
 
 func (s *Service) getAcl(req *remoting.Command) *remoting.Command {
-	a, ok, err := s.md.GetAcl(req.Ext()["subject"])
+	hdr, _ := remoting.DecodeHeader[remoting.AclRequestHeader](req)
+	a, ok, err := s.md.GetAcl(hdr.Subject)
 	if err != nil || !ok {
 		return reply(req, err, nil)
 	}
@@ -224,8 +230,8 @@ func (s *Service) getAcl(req *remoting.Command) *remoting.Command {
 }
 
 func (s *Service) listAcl(req *remoting.Command) *remoting.Command {
-	ext := req.Ext()
-	acls := s.md.ListAcls(ext["subjectFilter"], ext["resourceFilter"])
+	hdr, _ := remoting.DecodeHeader[remoting.ListAclsRequestHeader](req)
+	acls := s.md.ListAcls(hdr.SubjectFilter, hdr.ResourceFilter)
 	if len(acls) == 0 {
 		return reply(req, nil, nil)
 	}
