@@ -120,6 +120,45 @@ type Options struct {
 	// RetentionConfig holds the retention and disk-protection keys
 	// (store/cleanup.go); UPDATE_BROKER_CONFIG changes them live.
 	RetentionConfig
+
+	// BrokerRole: rmq runs masters only, so ASYNC_MASTER and SYNC_MASTER
+	// (the same here: there is no slave to wait for) are accepted and SLAVE
+	// is refused at start and by UPDATE_BROKER_CONFIG.
+	BrokerRole string `conf:"brokerRole"`
+	// StorePathCommitLog is the commitlog directory (stock
+	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
+	// moved from a Java broker with a separate commitlog directory opens
+	// with its records; stock's ","-separated multi-path form is refused.
+	StorePathCommitLog string `conf:"storePathCommitLog"`
+	// RejectTransactionMessage refuses half (transactional) messages with
+	// NO_PERMISSION, as stock SendMessageProcessor does.
+	RejectTransactionMessage bool `conf:"rejectTransactionMessage"`
+	// ClusterTopicEnable / BrokerTopicEnable: the <cluster> and
+	// <brokerName> system topics are readable and writable when set, else
+	// only inheritable (stock TopicConfigManager).
+	ClusterTopicEnable bool `conf:"clusterTopicEnable"`
+	BrokerTopicEnable  bool `conf:"brokerTopicEnable"`
+	// FlushConsumerOffsetInterval is how often consumerOffset.json is
+	// written (ms): the commits a kill -9 can lose.
+	FlushConsumerOffsetInterval int `conf:"flushConsumerOffsetInterval"`
+	// DefaultQueryMaxNum replaces maxNum of a QUERY_MESSAGE by unique key
+	// (ext _UNIQUE_KEY_QUERY=true), as stock QueryMessageProcessor.
+	DefaultQueryMaxNum int `conf:"defaultQueryMaxNum"`
+	// ConfigBlackList: the keys (";"-separated) UPDATE_BROKER_CONFIG refuses
+	// with NO_PERMISSION, besides brokerConfigPath, rocketmqHome and
+	// configBlackList itself.
+	ConfigBlackList string `conf:"configBlackList"`
+	// MaxTransfer*OnMessageInDisk cap a pull whose messages lie beyond the
+	// in-memory window (accessMessageInMemoryMaxRatio), as stock
+	// DefaultMessageStore.isTheBatchFull.
+	MaxTransferBytesOnMessageInDisk int `conf:"maxTransferBytesOnMessageInDisk"`
+	MaxTransferCountOnMessageInDisk int `conf:"maxTransferCountOnMessageInDisk"`
+	// NotifyConsumerIdsChangedEnable gates every NOTIFY_CONSUMER_IDS_CHANGED
+	// the broker sends (stock DefaultConsumerIdsChangeListener); a group's
+	// own flag is checked as well.
+	NotifyConsumerIdsChangedEnable bool `conf:"notifyConsumerIdsChangedEnable"`
+	// StockKeys are the stock keys rmq keeps without acting on them.
+	StockKeys
 	// SmallStore (rmq) is a store for tests and development: commitlog
 	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
 	// otherwise, small consume-queue and index files, no fallocate. It
@@ -249,13 +288,26 @@ func DefaultOptions() Options {
 			DestroyMapedFileIntervalForcibly: 120000,
 			RedeleteHangedFileInterval:       120000,
 		},
-		CommitLogPageCacheKeep: DefaultCommitLogPageCacheKeep,
-		ListenHost:             "0.0.0.0",
-		ServerConfig:           remoting.DefaultServerConfig(),
-		MetricsConfig:          defaultMetricsConfig(),
-		Logger:                 zerolog.Nop(),
+		BrokerRole:                      "ASYNC_MASTER",
+		ClusterTopicEnable:              true,
+		BrokerTopicEnable:               true,
+		FlushConsumerOffsetInterval:     5000,
+		DefaultQueryMaxNum:              32,
+		ConfigBlackList:                 DefaultConfigBlackList,
+		MaxTransferBytesOnMessageInDisk: 64 << 10,
+		MaxTransferCountOnMessageInDisk: 8,
+		NotifyConsumerIdsChangedEnable:  true,
+		StockKeys:                       defaultStockKeys(),
+		CommitLogPageCacheKeep:          DefaultCommitLogPageCacheKeep,
+		ListenHost:                      "0.0.0.0",
+		ServerConfig:                    remoting.DefaultServerConfig(),
+		MetricsConfig:                   defaultMetricsConfig(),
+		Logger:                          zerolog.Nop(),
 	}
 }
+
+// DefaultConfigBlackList is configBlackList's stock default.
+const DefaultConfigBlackList = "configBlackList;brokerConfigPath"
 
 // DefaultDeliverCoalesceMs is DeliverCoalesceMs's default.
 const DefaultDeliverCoalesceMs = 5
@@ -443,6 +495,24 @@ func (o *Options) Validate() error {
 	}
 	if o.CommitLogPageCacheKeep < 0 {
 		errs = append(errs, fmt.Errorf("commitLogPageCacheKeep %d is negative (0 leaves the page cache to the kernel)", o.CommitLogPageCacheKeep))
+	}
+	switch o.BrokerRole {
+	case "ASYNC_MASTER", "SYNC_MASTER":
+	case "SLAVE":
+		errs = append(errs, errors.New("brokerRole SLAVE is not supported: rmq runs masters only"))
+	default:
+		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
+	}
+	if strings.Contains(o.StorePathCommitLog, ",") {
+		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
+	}
+	if o.FlushConsumerOffsetInterval <= 0 {
+		errs = append(errs, fmt.Errorf("flushConsumerOffsetInterval %d must be positive", o.FlushConsumerOffsetInterval))
+	}
+	if o.MaxTransferCountOnMessageInMemory <= 0 || o.MaxTransferBytesOnMessageInMemory <= 0 ||
+		o.MaxTransferCountOnMessageInDisk <= 0 || o.MaxTransferBytesOnMessageInDisk <= 0 {
+		errs = append(errs, fmt.Errorf("maxTransferCount/BytesOnMessageInMemory (%d, %d) and ...InDisk (%d, %d) must be positive",
+			o.MaxTransferCountOnMessageInMemory, o.MaxTransferBytesOnMessageInMemory, o.MaxTransferCountOnMessageInDisk, o.MaxTransferBytesOnMessageInDisk))
 	}
 	if o.DefaultTopicQueueNums <= 0 {
 		errs = append(errs, fmt.Errorf("defaultTopicQueueNums %d must be positive", o.DefaultTopicQueueNums))

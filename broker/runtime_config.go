@@ -128,6 +128,11 @@ func (rc *runtimeConfig) validate() error {
 // runtimeKeys lists the keys UPDATE_BROKER_CONFIG accepts, in declaration order.
 var runtimeKeys = conf.Keys(&runtimeConfig{})
 
+// LiveKeys lists the keys an UPDATE_BROKER_CONFIG applies at once; every
+// other key it accepts is kept, persisted and reported, and acts from the
+// next start.
+func LiveKeys() []string { return slices.Clone(runtimeKeys) }
+
 // configUpdateMu serialises UPDATE_BROKER_CONFIG read-modify-write cycles.
 var configUpdateMu sync.Mutex
 
