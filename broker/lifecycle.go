@@ -43,9 +43,11 @@ func New(opts Options) (*Broker, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	ip, err := netip.ParseAddr(opts.BrokerIP1)
-	if err != nil || !ip.Unmap().Is4() {
-		return nil, fmt.Errorf("%w: brokerIP1 %q is not an IPv4 address", ErrOptions, opts.BrokerIP1)
+	// A host name is resolved once, as stock builds its STOREHOST
+	// (Kubernetes, Testcontainers); it is registered verbatim.
+	ip, err := resolveIPv4(opts.BrokerIP1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}

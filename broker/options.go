@@ -506,6 +506,12 @@ func (o *Options) Validate() error {
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}
+	if o.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0 {
+		errs = append(errs, fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", o.BrokerPermission))
+	}
+	if o.ShortPollingTimeMills <= 0 {
+		errs = append(errs, fmt.Errorf("shortPollingTimeMills %d must be positive", o.ShortPollingTimeMills))
+	}
 	if o.FlushConsumerOffsetInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flushConsumerOffsetInterval %d must be positive", o.FlushConsumerOffsetInterval))
 	}
@@ -533,6 +539,17 @@ func (o *Options) Validate() error {
 		o.RegisterNameServerPeriod = 60000
 	}
 	return errors.Join(errs...)
+}
+
+// Warnings lists the values a start (and UPDATE_BROKER_CONFIG) accepts, as
+// stock does, although they are surely not what was meant: stock applies
+// them without a word, rmq logs each one loudly.
+func (o *Options) Warnings() []string {
+	var out []string
+	if r := o.DiskMaxUsedSpaceRatio; r < 10 || r > 95 {
+		out = append(out, fmt.Sprintf("diskMaxUsedSpaceRatio %d is outside 10..95: used as %d (stock's getter clamps it the same way)", r, min(max(r, 10), 95)))
+	}
+	return out
 }
 
 // NamesrvAddrs splits NamesrvAddr on ';'.

@@ -45,6 +45,11 @@ type runtimeConfig struct {
 	// (store.SetRetention) by the update that changes them.
 	RetentionConfig
 
+	// all is every option as configured: the start's, with the updates
+	// since (GET_BROKER_CONFIG reports it; the keys outside runtimeConfig
+	// act from the next start).
+	all Options
+
 	// version is the configuration's DataVersion: bumped by every update.
 	version dataVersion
 	// host is brokerIP1 (resolved to IPv4) and listenPort: the STOREHOST of
@@ -82,47 +87,20 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		EnablePropertyFilter:              o.EnablePropertyFilter,
 		FilterSupportRetry:                o.FilterSupportRetry,
 		RetentionConfig:                   o.RetentionConfig,
+		all:                               *o,
 		version:                           dataVersion{Timestamp: bootMs},
 		host:                              host,
 	}
 }
 
-// applyTo copies the runtime values over o.
-func (rc *runtimeConfig) applyTo(o *Options) {
-	o.BrokerIP1 = rc.BrokerIP1
-	o.BrokerIP2 = rc.BrokerIP2
-	o.ListenPort = rc.ListenPort
-	o.BrokerPermission = rc.BrokerPermission
-	o.MaxTransferCountOnMessageInMemory = rc.MaxTransferCountOnMessageInMemory
-	o.MaxTransferBytesOnMessageInMemory = rc.MaxTransferBytesOnMessageInMemory
-	o.ShortPollingTimeMills = rc.ShortPollingTimeMills
-	o.LongPollingEnable = rc.LongPollingEnable
-	o.TraceOn = rc.TraceOn
-	o.RegionID = rc.RegionID
-	o.EnablePropertyFilter = rc.EnablePropertyFilter
-	o.FilterSupportRetry = rc.FilterSupportRetry
-	o.RetentionConfig = rc.RetentionConfig
-}
-
-// validate refuses values the broker cannot run with.
+// validate refuses what Options.Validate lets a start have but a running
+// broker cannot advertise: listenPort 0 (free ports from the system) is
+// resolved at New, so an update must name a real port.
 func (rc *runtimeConfig) validate() error {
-	switch {
-	case rc.BrokerIP1 == "":
-		return fmt.Errorf("brokerIP1 must not be empty")
-	case rc.BrokerIP2 == "":
-		return fmt.Errorf("brokerIP2 must not be empty")
-	case rc.ListenPort <= 0 || rc.ListenPort > 65535:
+	if rc.ListenPort <= 0 || rc.ListenPort > 65535 {
 		return fmt.Errorf("listenPort %d is not a TCP port", rc.ListenPort)
-	case rc.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0:
-		return fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", rc.BrokerPermission)
-	case rc.MaxTransferCountOnMessageInMemory <= 0:
-		return fmt.Errorf("maxTransferCountOnMessageInMemory %d must be positive", rc.MaxTransferCountOnMessageInMemory)
-	case rc.MaxTransferBytesOnMessageInMemory <= 0:
-		return fmt.Errorf("maxTransferBytesOnMessageInMemory %d must be positive", rc.MaxTransferBytesOnMessageInMemory)
-	case rc.ShortPollingTimeMills <= 0:
-		return fmt.Errorf("shortPollingTimeMills %d must be positive", rc.ShortPollingTimeMills)
 	}
-	return rc.RetentionConfig.validate()
+	return nil
 }
 
 // runtimeKeys lists the keys UPDATE_BROKER_CONFIG accepts, in declaration order.
@@ -145,12 +123,9 @@ func (b *Broker) runtime() *runtimeConfig {
 	return b.live.Load()
 }
 
-// effectiveOptions is Options with the runtime values in force.
-func (b *Broker) effectiveOptions() Options {
-	o := b.opts
-	b.runtime().applyTo(&o)
-	return o
-}
+// effectiveOptions is Options as configured: the start's values with the
+// updates since.
+func (b *Broker) effectiveOptions() Options { return b.runtime().all }
 
 // processGetBrokerConfig serves GET_BROKER_CONFIG: every option as Java
 // properties lines ("key=value\n", escaped so that Properties.load reads the
@@ -169,60 +144,76 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 	return resp
 }
 
-// processUpdateBrokerConfig serves UPDATE_BROKER_CONFIG. The body is Java
-// properties text. Only the keys of runtimeConfig can change while the broker
-// runs; a request naming any other key (or an unparsable or invalid value)
-// changes nothing and is refused with a remark that says why. Changes last
-// and are written to the config file the broker started with (-c), so that
-// the next start keeps them, as the stock broker's Configuration.persist
-// does (Java 4.9.8 common/Configuration.java, update then persist to
-// BrokerPathConfigHelper.getBrokerConfigPath(), the -c file): see
-// persistConfig for how rmq writes it. Without a config file nothing is
-// written (Java writes ~/store/config/broker.properties, which no start
-// reads).
+// processUpdateBrokerConfig serves UPDATE_BROKER_CONFIG as the stock broker
+// does (Java 4.9.8 AdminBrokerProcessor.updateBrokerConfig, then
+// Configuration.update and persist): any key not in the black list is
+// accepted, kept, reported by GET_BROKER_CONFIG and written to the config
+// file the broker started with (-c), so that the next start reads it. The
+// keys of runtimeConfig (LiveKeys) act at once; every other key acts from
+// the next start, as most stock keys do (docs/compatibility.md, stock-keys
+// table, column Live). Without a config file nothing is written (Java
+// writes ~/store/config/broker.properties, which no start reads).
 //
-// A value that does not parse, or one the broker cannot run with, is
-// refused with SYSTEM_ERROR and a remark naming it, and changes nothing.
-// Java's MixAll.properties2Object drops an unparsable value silently and
-// answers SUCCESS; an rmq operator learns of the mistake instead.
+// A key of the black list (brokerConfigPath, rocketmqHome, configBlackList
+// and configBlackList's ";" list, read at start as stock) is refused with
+// NO_PERMISSION and the stock remark; an empty body is SUCCESS.
 //
-// The retention keys (RetentionConfig: fileReservedTime, deleteWhen, the
-// disk ratios, cleanFileForciblyEnable and the cleanup intervals) reach the
-// store before the reply and rule its next cleanup round and disk check.
+// The body is checked the way a start checks the config file
+// (Options.Validate, after conf.Load), so that a value is refused at run
+// time exactly when it would stop a start: the whole update then changes
+// nothing and answers SYSTEM_ERROR with the reason. Java drops an
+// unparsable value silently and answers SUCCESS, and ignores an unknown key;
+// rmq refuses both and names the key a typo most likely meant.
 //
+// The retention keys (RetentionConfig) reach the store before the reply.
 // A change of brokerIP1, brokerIP2, listenPort or brokerPermission is
 // registered with every name server before the reply (the stock broker does
 // so only for brokerPermission, and picks up the others at the next periodic
-// registration, up to a minute later). brokerIP1 may be a host name, resolved
-// here to an IPv4 address as Java resolves it into storeHost: the records
-// stored afterwards carry brokerIP1:listenPort as STOREHOST, so their
-// offsetMsgIds lead a client (queryMsgById) to the advertised address. Stock
-// 4.9.8 keeps the store host of its start, which a client outside a container
-// cannot reach.
+// registration, up to a minute later). brokerIP1 may be a host name,
+// resolved to an IPv4 address as Java resolves it into storeHost: the
+// records stored afterwards carry it as STOREHOST, so their offsetMsgIds
+// lead a client (queryMsgById) to the advertised address.
 func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	keys := propertyKeys(req.Body)
 	if len(keys) == 0 {
-		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: the body holds no key=value line")
+		return remoting.NewResponse(req, remoting.Success, "")
 	}
-	var refused []string
+	black := configBlackList(b.opts.ConfigBlackList)
+	known := conf.Keys(&Options{})
+	var unknown []string
 	for _, k := range keys {
-		if !slices.Contains(runtimeKeys, k) {
-			refused = append(refused, k)
+		if slices.Contains(black, k) {
+			return remoting.NewResponse(req, remoting.NoPermission, "Can not update config in black list.")
+		}
+		if !slices.Contains(known, k) {
+			u := k
+			if near := conf.Closest(k, known); near != "" {
+				u += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			unknown = append(unknown, u)
 		}
 	}
-	if len(refused) > 0 {
-		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf(
-			"updateBrokerConfig: %s cannot be changed while the broker runs (set it in the config file and restart); runtime-changeable keys: %s",
-			strings.Join(refused, ", "), strings.Join(runtimeKeys, ", ")))
+	if len(unknown) > 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: unknown key "+strings.Join(unknown, ", "))
 	}
 
 	configUpdateMu.Lock()
 	defer configUpdateMu.Unlock()
 	cur := b.runtime()
-	next := *cur
-	if _, err := conf.Load(bytes.NewReader(req.Body), "updateBrokerConfig", &next); err != nil {
+	all := cur.all
+	if _, err := conf.Load(bytes.NewReader(req.Body), "updateBrokerConfig", &all); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}
+	// At start an empty address means the default; a running broker
+	// advertising "" would be unreachable, so an update must name one.
+	if all.BrokerIP1 == "" || all.BrokerIP2 == "" {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: brokerIP1 and brokerIP2 must not be empty")
+	}
+	all.RebuildTLS() // check tls.* as a start does
+	if err := all.Validate(); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
+	}
+	next := runtimeConfigFrom(&all, cur.host, 0)
 	if err := next.validate(); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
 	}
@@ -242,19 +233,34 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 		}
 	}
 	next.version = dataVersion{Counter: cur.version.Counter + 1, Timestamp: b.clock.Now().UnixMilli()}
-	b.live.Store(&next)
+	b.live.Store(next)
 	b.log.Info().Object("client", c).Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
-	if err := b.persistConfig(&next, keys); err != nil {
+	for _, w := range all.Warnings() {
+		b.log.Warn().Object("client", c).Msg("updateBrokerConfig: " + w)
+	}
+	if err := b.persistConfig(&all, keys); err != nil {
 		// As Java's Configuration.persist: logged, the update stands.
 		b.log.Error().Err(err).Str("file", b.opts.ConfigFile).Msg("updateBrokerConfig: config file not written")
 	}
-	if cur.advertisesChange(&next) {
+	if cur.advertisesChange(next) {
 		// Before answering, as the stock broker does for brokerPermission:
 		// once mqadmin returns, the name servers hand out the new address
 		// (a Testcontainers recipe starts its clients right after).
 		b.registerAll(false)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// configBlackList is the stock black list (AdminBrokerProcessor
+// initConfigBlackList): three fixed keys and the configured ";" list.
+func configBlackList(configured string) []string {
+	out := []string{"brokerConfigPath", "rocketmqHome", "configBlackList"}
+	for _, k := range strings.Split(configured, ";") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // resolveTimeout bounds the look-up of a brokerIP1 that is a host name.
@@ -328,7 +334,7 @@ func trailingBackslashes(s string) int {
 // object; rmq keeps the operator's file as it is (comments, order, keys
 // left at their defaults) and only replaces the lines of the changed keys,
 // or appends them. The file is replaced atomically.
-func (b *Broker) persistConfig(rc *runtimeConfig, keys []string) error {
+func (b *Broker) persistConfig(o *Options, keys []string) error {
 	path := b.opts.ConfigFile
 	if path == "" {
 		return nil
@@ -338,7 +344,7 @@ func (b *Broker) persistConfig(rc *runtimeConfig, keys []string) error {
 		return err
 	}
 	var lines bytes.Buffer
-	conf.PrintKeys(&lines, keys, rc)
+	conf.PrintKeys(&lines, keys, o)
 	return store.WriteFileAtomic(path, replaceProperties(old, strings.SplitAfter(lines.String(), "\n")))
 }
 

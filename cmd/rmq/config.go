@@ -78,6 +78,9 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 		if err != nil {
 			return nil, err
 		}
+		for _, w := range s.opts.Warnings() {
+			log.Warn().Str("file", f.configFile).Msg(w)
+		}
 		log.Info().Str("file", f.configFile).Msg("loaded broker config")
 		s.opts.ConfigFile = f.configFile // UPDATE_BROKER_CONFIG writes changes back
 	}
