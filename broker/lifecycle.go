@@ -25,8 +25,6 @@ import (
 
 // Background periods of the stock broker.
 const (
-	// offsetPersistInterval is flushConsumerOffsetInterval.
-	offsetPersistInterval = 5 * time.Second
 	// statsSampleInterval feeds the put/get rates of GET_BROKER_RUNTIME_INFO.
 	statsSampleInterval = time.Second
 	// drainTimeout bounds how long Shutdown waits for running requests.
@@ -107,7 +105,8 @@ func New(opts Options) (*Broker, error) {
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
-		traceTopic: traceTopic(&opts),
+		traceTopic:   traceTopic(&opts),
+		clusterTopic: opts.ClusterTopicEnable, brokerTopic: opts.BrokerTopicEnable,
 	}, b.clock, b.log)
 	if err != nil {
 		return fail(err)
@@ -205,9 +204,10 @@ func New(opts Options) (*Broker, error) {
 		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 		EnableMixedMessageType: opts.EnableMixedMessageType,
+		DefaultQueryMaxNum:     func() int { return b.runtime().DefaultQueryMaxNum },
 	})
-	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
-	// hookProperties names every property these three act on.
+	b.putHooks = append(b.putHooks, b.rejectTransactionHook, transaction.Hook, b.delayHook, b.timerHook)
+	// hookProperties names every property these act on.
 	b.keyedHooks = len(b.putHooks)
 	b.pop, err = pop.New(pop.Options{
 		Store: b.store, Put: b.putMessage, Topics: b.topics, Groups: b.clients.SubGroups, Offsets: b.clients.Offsets,
@@ -413,9 +413,9 @@ func (b *Broker) bindPortZero() (int, error) {
 }
 
 // persistLoop writes consumer offsets and consumer filters every
-// offsetPersistInterval.
+// flushConsumerOffsetInterval: the commits a kill -9 can lose.
 func (b *Broker) persistLoop() {
-	b.every(offsetPersistInterval, func() {
+	b.every(time.Duration(b.opts.FlushConsumerOffsetInterval)*time.Millisecond, func() {
 		if err := b.clients.Offsets.Persist(); err != nil {
 			b.log.Error().Err(err).Msg("persist consumer offsets")
 		}

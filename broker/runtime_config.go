@@ -41,6 +41,11 @@ type runtimeConfig struct {
 	RegionID                          string `conf:"regionId"`
 	EnablePropertyFilter              bool   `conf:"enablePropertyFilter"`
 	FilterSupportRetry                bool   `conf:"filterSupportRetry"`
+	RejectTransactionMessage          bool   `conf:"rejectTransactionMessage"`
+	DefaultQueryMaxNum                int    `conf:"defaultQueryMaxNum"`
+	NotifyConsumerIdsChangedEnable    bool   `conf:"notifyConsumerIdsChangedEnable"`
+	MaxTransferCountOnMessageInDisk   int    `conf:"maxTransferCountOnMessageInDisk"`
+	MaxTransferBytesOnMessageInDisk   int    `conf:"maxTransferBytesOnMessageInDisk"`
 	// RetentionConfig: the retention keys, handed to the store
 	// (store.SetRetention) by the update that changes them.
 	RetentionConfig
@@ -86,6 +91,11 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		RegionID:                          o.RegionID,
 		EnablePropertyFilter:              o.EnablePropertyFilter,
 		FilterSupportRetry:                o.FilterSupportRetry,
+		RejectTransactionMessage:          o.RejectTransactionMessage,
+		DefaultQueryMaxNum:                o.DefaultQueryMaxNum,
+		NotifyConsumerIdsChangedEnable:    o.NotifyConsumerIdsChangedEnable,
+		MaxTransferCountOnMessageInDisk:   o.MaxTransferCountOnMessageInDisk,
+		MaxTransferBytesOnMessageInDisk:   o.MaxTransferBytesOnMessageInDisk,
 		RetentionConfig:                   o.RetentionConfig,
 		all:                               *o,
 		version:                           dataVersion{Timestamp: bootMs},

@@ -92,6 +92,9 @@ type topicConfigDefaults struct {
 	defaultQueueNums int32
 	// traceTopic, when not empty, is created at start (traceTopicEnable).
 	traceTopic string
+	// clusterTopic and brokerTopic are clusterTopicEnable and
+	// brokerTopicEnable: off, the topic is only inheritable (not R/W).
+	clusterTopic, brokerTopic bool
 }
 
 func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
@@ -120,9 +123,16 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 		add(newTopicConfig(message.TopicAutoCreateKey, d.defaultQueueNums, permReadWriteInherit))
 	}
 	add(newTopicConfig(message.TopicBenchmark, 1024, permReadWrite))
-	// clusterTopicEnable and brokerTopicEnable default to true.
-	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, permReadWriteInherit))
-	add(newTopicConfig(d.brokerName, 1, permReadWriteInherit))
+	// As stock: INHERIT, plus R|W when enabled. A topics.json written
+	// before overrides both, as it does in stock.
+	enabledPerm := func(on bool) int32 {
+		if on {
+			return permReadWriteInherit
+		}
+		return remoting.PermInherit
+	}
+	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, enabledPerm(d.clusterTopic)))
+	add(newTopicConfig(d.brokerName, 1, enabledPerm(d.brokerTopic)))
 	add(newTopicConfig(message.TopicOffsetMovedEvent, 1, permReadWrite))
 	add(newTopicConfig(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite))
 	add(newTopicConfig(message.ReplyTopic(d.clusterName), 1, permReadWrite))

@@ -4,10 +4,6 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// defaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum: the result
-// size of a unique-key query, whatever maxNum the client sent.
-const defaultQueryMaxNum = 32
-
 // uniqueKeyQueryFlag is MixAll.UNIQUE_MSG_QUERY_FLAG, the ext field a client
 // sets when it looks a message up by its client id (UNIQ_KEY).
 const uniqueKeyQueryFlag = "_UNIQUE_KEY_QUERY"
@@ -27,7 +23,7 @@ func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *
 		return remoting.ErrorResponse(req, err)
 	}
 	if req.Ext()[uniqueKeyQueryFlag] == "true" {
-		maxNum = defaultQueryMaxNum
+		maxNum = int32(s.defaultQueryMaxNum())
 	}
 	res, err := s.store.QueryMessage(topic, key, int(maxNum), begin, end)
 	if err != nil {
