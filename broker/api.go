@@ -32,6 +32,10 @@ type PutRequest struct {
 	BornHost      netip.AddrPort
 	// From names the producer in logs and remarks.
 	From string
+	// CheckMessageType runs the topic message type check whatever the
+	// broker's enableTopicMessageTypeCheck (the gRPC front end checks by
+	// default, as the stock proxy).
+	CheckMessageType bool
 }
 
 // PutReply is what a successful Put stored.
@@ -96,7 +100,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if len(message.MarshalProperties(props)) > maxPropsLength {
 		return nil, &SendError{Code: remoting.MessageIllegal, Remark: b.illegalMessageRemark()}
 	}
-	if remark := b.messageTypeConflict(&tc, props); remark != "" {
+	if remark := b.messageTypeConflict(&tc, props, req.CheckMessageType); remark != "" {
 		return nil, &SendError{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
 	}
 	queueID := req.QueueID

@@ -112,8 +112,9 @@ type Options struct {
 	// send whose kind (normal, FIFO, delay, transactional) the topic's type
 	// does not take, on every front end. The stock proxy checks by default
 	// (ProxyConfig enableTopicMessageTypeCheck=true) and the stock broker's
-	// own remoting port never does; rmq, both in one process, does not by
-	// default, so that 4.x clients and untyped topics work as before.
+	// own remoting port never does; so does rmq: the key also binds
+	// grpcapi.Options (default true, the gRPC front end), and here it is
+	// off by default, so that 4.x clients on untyped topics work as stock.
 	EnableMixedMessageType      bool `conf:"enableMixedMessageType"`
 	EnableTopicMessageTypeCheck bool `conf:"enableTopicMessageTypeCheck"`
 

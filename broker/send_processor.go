@@ -438,7 +438,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		return fail(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
 	if b.opts.EnableTopicMessageTypeCheck && !sh.batch {
-		if remark := b.messageTypeConflict(&tc, message.ParseProperties(sh.properties)); remark != "" {
+		if remark := b.messageTypeConflict(&tc, message.ParseProperties(sh.properties), false); remark != "" {
 			return fail(remoting.MessageIllegal, remark)
 		}
 	}
@@ -491,7 +491,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 				props[k] = v
 			}
 			delete(props, message.PropWait)
-			if remark := b.messageTypeConflict(&tc, props); remark != "" {
+			if remark := b.messageTypeConflict(&tc, props, false); remark != "" {
 				return fail(remoting.MessageIllegal, remark)
 			}
 			msgs[i] = &message.Message{
