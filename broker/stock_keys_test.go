@@ -102,3 +102,45 @@ func TestDefaultQueryMaxNum(t *testing.T) {
 		t.Fatalf("after the update the query found %d, want 9", n)
 	}
 }
+
+func TestMaxTransferOnMessageInDisk(t *testing.T) {
+	// Ratio 0: the in-memory window is empty, so every message but none is
+	// "in disk" (stock checkInDiskByCommitOffset with a 0 share).
+	tb := startBroker(t, func(o *Options) { o.AccessMessageInMemoryMaxRatio = 0 })
+	for i := range 20 {
+		tb.mustSend(sendArgs{topic: "Disk", body: []byte("m" + strconv.Itoa(i)), queueID: 0})
+	}
+	tb.waitDispatched()
+	pulled := func() int {
+		r := tb.pull(pullArgs{topic: "Disk", sysFlag: pullFlagSubscription, subscription: "*", maxMsgs: 32})
+		if r.Code != remoting.Success {
+			t.Fatalf("pull: %d %q", r.Code, r.Remark)
+		}
+		return len(brokertest.Records(t, r.Body))
+	}
+	if n := pulled(); n != 8 {
+		t.Fatalf("a pull from the disk returned %d messages, want maxTransferCountOnMessageInDisk 8", n)
+	}
+	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("maxTransferCountOnMessageInDisk=3\n")); r.Code != remoting.Success {
+		t.Fatalf("update: %d %q", r.Code, r.Remark)
+	}
+	if n := pulled(); n != 3 {
+		t.Fatalf("after the update a pull returned %d, want 3", n)
+	}
+	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("maxTransferCountOnMessageInDisk=32\nmaxTransferBytesOnMessageInDisk=40\n")); r.Code != remoting.Success {
+		t.Fatalf("update: %d %q", r.Code, r.Remark)
+	}
+	if n := pulled(); n != 1 {
+		t.Fatalf("with a 40-byte cap a pull returned %d, want 1 (the first is always taken)", n)
+	}
+
+	mem := startBroker(t, nil) // default ratio 40: a fresh queue is in memory
+	for range 20 {
+		mem.mustSend(sendArgs{topic: "Mem", body: []byte("m"), queueID: 0})
+	}
+	mem.waitDispatched()
+	r := mem.pull(pullArgs{topic: "Mem", sysFlag: pullFlagSubscription, subscription: "*", maxMsgs: 32})
+	if n := len(brokertest.Records(t, r.Body)); n != 20 {
+		t.Fatalf("a pull from memory returned %d, want all 20", n)
+	}
+}
