@@ -158,6 +158,7 @@ func New(opts Options) (*Broker, error) {
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
 		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter },
+		NotifyEnabled:         func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
 	})
 	if err != nil {
 		return closeStore(err)

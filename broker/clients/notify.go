@@ -5,10 +5,11 @@ import (
 )
 
 // notifyConsumerIdsChanged tells every connection of group to rebalance now
-// (NOTIFY_CONSUMER_IDS_CHANGED, oneway), unless the group's config turns the
+// (NOTIFY_CONSUMER_IDS_CHANGED, oneway), unless the broker's
+// notifyConsumerIdsChangedEnable or the group's config turns the
 // notification off.
 func (s *Service) notifyConsumerIdsChanged(group string, members []*remoting.Conn) {
-	if len(members) == 0 {
+	if len(members) == 0 || !s.notifyEnabled() {
 		return
 	}
 	if cfg := s.SubGroups.Find(group); cfg != nil && !cfg.NotifyConsumerIdsChangedEnable {

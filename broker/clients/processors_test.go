@@ -3,6 +3,7 @@ package clients
 import (
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,6 +139,24 @@ func TestNotifyDisabledByGroupConfig(t *testing.T) {
 	env.waitFor("A notified for group loud twice", func() bool { return clCount(a.notifications(), "loud") == 2 })
 	if n := clCount(a.notifications(), "quiet"); n != 0 {
 		t.Fatalf("A got %d notifications for a group with notification off", n)
+	}
+}
+
+// TestNotifyDisabledByBroker: the broker's notifyConsumerIdsChangedEnable
+// gates every notification, read when one would be sent.
+func TestNotifyDisabledByBroker(t *testing.T) {
+	var on atomic.Bool
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, notify: on.Load})
+	a, b, c := env.client("A"), env.client("B"), env.client("C")
+	a.heartbeat([]string{"G"}, "T")
+	b.heartbeat([]string{"G"}, "T") // no notification: the broker's flag is off
+	on.Store(true)
+	c.heartbeat([]string{"G"}, "T")
+	// A's notifications arrive in order on its connection: once C's join
+	// is seen, one for B's would have been too.
+	env.waitFor("A notified of C's join", func() bool { return clCount(a.notifications(), "G") >= 1 })
+	if n := clCount(a.notifications(), "G"); n != 1 {
+		t.Fatalf("A got %d notifications, want 1 (only after the flag was turned on)", n)
 	}
 }
 
