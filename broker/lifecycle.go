@@ -122,6 +122,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	so := store.Options{
 		Dir:                        opts.StorePathRootDir,
+		CommitLogDir:               opts.StorePathCommitLog,
 		MappedFileSizeCommitLog:    opts.MappedFileSizeCommitLog,
 		MappedFileSizeConsumeQueue: opts.MappedFileSizeConsumeQueue,
 		FlushDiskType:              flush,
