@@ -184,7 +184,7 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 // records stored afterwards carry it as STOREHOST, so their offsetMsgIds
 // lead a client (queryMsgById) to the advertised address.
 func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	keys := propertyKeys(req.Body)
+	keys := conf.PropertyKeys(req.Body)
 	if len(keys) == 0 {
 		return remoting.NewResponse(req, remoting.Success, "")
 	}
@@ -294,50 +294,6 @@ func resolveIPv4(host string) (netip.Addr, error) {
 	return ips[0].Unmap(), nil
 }
 
-// propertyKeys lists the keys of a Java properties text in order: per
-// non-blank line that is not a comment, the text up to the first unescaped
-// '=', ':' or blank. Continuation lines (after a trailing backslash) belong
-// to their key's value.
-func propertyKeys(body []byte) []string {
-	var keys []string
-	continued := false
-	for _, line := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
-		wasContinued := continued
-		continued = trailingBackslashes(line)%2 == 1
-		if wasContinued {
-			continue
-		}
-		line = strings.TrimLeft(line, " \t\f")
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continued = false
-			continue
-		}
-		end := len(line)
-		for i := 0; i < len(line); i++ {
-			if line[i] == '\\' {
-				i++
-				continue
-			}
-			if strings.IndexByte("=: \t\f", line[i]) >= 0 {
-				end = i
-				break
-			}
-		}
-		if k := line[:end]; k != "" && !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-func trailingBackslashes(s string) int {
-	n := 0
-	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
-		n++
-	}
-	return n
-}
-
 // persistConfig writes the values of keys in rc to the config file the
 // broker started with, so that the next start reads them. Java's
 // Configuration.persist rewrites that file with every key of every config
@@ -353,52 +309,5 @@ func (b *Broker) persistConfig(o *Options, keys []string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	var lines bytes.Buffer
-	conf.PrintKeys(&lines, keys, o)
-	return store.WriteFileAtomic(path, replaceProperties(old, strings.SplitAfter(lines.String(), "\n")))
-}
-
-// replaceProperties returns the properties text old with the logical line
-// of each key in repl ("key=value\n" lines) replaced by its new line, and
-// the keys old lacks appended. A key's later duplicates are dropped, since
-// Properties.load keeps the last one.
-func replaceProperties(old []byte, repl []string) []byte {
-	byKey := map[string]string{}
-	var order []string
-	for _, l := range repl {
-		if k := propertyKeys([]byte(l)); len(k) == 1 {
-			byKey[k[0]] = l
-			order = append(order, k[0])
-		}
-	}
-	var out bytes.Buffer
-	done := map[string]bool{}
-	skip := false // inside a replaced key's continuation lines
-	for _, line := range strings.SplitAfter(string(old), "\n") {
-		if line == "" {
-			continue
-		}
-		if skip {
-			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
-			continue
-		}
-		if k := propertyKeys([]byte(line)); len(k) == 1 && byKey[k[0]] != "" {
-			if !done[k[0]] {
-				out.WriteString(byKey[k[0]])
-				done[k[0]] = true
-			}
-			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
-			continue
-		}
-		out.WriteString(line)
-		if !strings.HasSuffix(line, "\n") {
-			out.WriteByte('\n')
-		}
-	}
-	for _, k := range order {
-		if !done[k] {
-			out.WriteString(byKey[k])
-		}
-	}
-	return out.Bytes()
+	return store.WriteFileAtomic(path, conf.RewriteKeys(old, keys, o))
 }

@@ -148,7 +148,7 @@ func TestPropertyKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := propertyKeys([]byte(tc.body))
+			got := conf.PropertyKeys([]byte(tc.body))
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 				t.Fatalf("propertyKeys = %q, want %q", got, tc.want)
 			}

@@ -255,8 +255,8 @@ var codeNotes = map[int32]codeNote{
 	},
 	318: { // UPDATE_NAMESRV_CONFIG
 		does:  "served: properties body; `configBlackList`, `configStorePath`, `kvConfigPath`, `rocketmqHome` → NO_PERMISSION `Can not update config in black list.`; unknown keys ignored",
-		diff:  "Changes last until the name server stops (stock writes them to `configStorePath`); `orderMessageEnable` takes effect at once, `listenPort` is only reported (nothing re-binds, as stock)",
-		tests: "`namesrv/config_codes_test.go`, `cmd/rmq/admin_codes_cmd_test.go`; Java: `OffsetAdminTest` (`namesrvConfig`)",
+		diff:  "Changed keys are written to `configStorePath` (the `-c` file, as stock) line by line (stock rewrites the whole file), so the next start reads them; without `-c` they last until the name server stops; `orderMessageEnable` takes effect at once, `listenPort` is only reported (nothing re-binds, as stock)",
+		tests: "`namesrv/config_codes_test.go`, `cmd/rmq/namesrv_persist_test.go`, `cmd/rmq/admin_codes_cmd_test.go`; Java: `OffsetAdminTest` (`namesrvConfig`)",
 	},
 	319: { // GET_NAMESRV_CONFIG
 		does:  "served: every config key as `key=value` lines",

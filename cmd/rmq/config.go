@@ -160,6 +160,7 @@ func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, 
 			return nil, err
 		}
 		log.Info().Str("file", f.configFile).Msg("loaded name server config")
+		opts.ConfigStorePath = f.configFile // as NamesrvStartup: UPDATE_NAMESRV_CONFIG writes here
 	}
 	if f.listenPort != nil {
 		opts.ListenPort = *f.listenPort
