@@ -488,8 +488,11 @@ func (o *Options) Validate() error {
 	if o.MappedFileSizeCommitLog < 4096 {
 		errs = append(errs, fmt.Errorf("mappedFileSizeCommitLog %d too small", o.MappedFileSizeCommitLog))
 	}
-	if o.MappedFileSizeConsumeQueue < 20 || o.MappedFileSizeConsumeQueue%20 != 0 {
-		errs = append(errs, fmt.Errorf("mappedFileSizeConsumeQueue %d must be a positive multiple of 20", o.MappedFileSizeConsumeQueue))
+	if o.MappedFileSizeConsumeQueue <= 0 {
+		errs = append(errs, fmt.Errorf("mappedFileSizeConsumeQueue %d must be positive", o.MappedFileSizeConsumeQueue))
+	} else if r := o.MappedFileSizeConsumeQueue % 20; r != 0 {
+		// As stock's getter: rounded up to whole 20-byte entries (Warnings).
+		o.MappedFileSizeConsumeQueue += 20 - r
 	}
 	if o.MaxMessageSize <= 0 || int64(o.MaxMessageSize) > o.MappedFileSizeCommitLog {
 		errs = append(errs, fmt.Errorf("maxMessageSize %d must be in (0, mappedFileSizeCommitLog]", o.MaxMessageSize))
@@ -547,6 +550,9 @@ func (o *Options) Validate() error {
 // them without a word, rmq logs each one loudly.
 func (o *Options) Warnings() []string {
 	var out []string
+	if n := o.MappedFileSizeConsumeQueue; n > 0 && n%20 != 0 {
+		out = append(out, fmt.Sprintf("mappedFileSizeConsumeQueue %d is not a multiple of 20: used as %d (stock's getter rounds it up the same way)", n, n+20-n%20))
+	}
 	if r := o.DiskMaxUsedSpaceRatio; r < 10 || r > 95 {
 		out = append(out, fmt.Sprintf("diskMaxUsedSpaceRatio %d is outside 10..95: used as %d (stock's getter clamps it the same way)", r, min(max(r, 10), 95)))
 	}

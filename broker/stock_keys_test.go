@@ -172,3 +172,17 @@ func TestStorePathCommitLog(t *testing.T) {
 		t.Errorf("a multi-path storePathCommitLog was not refused: %v", err)
 	}
 }
+
+func TestOutOfRangeValuesAsStockWithWarnings(t *testing.T) {
+	o := DefaultOptions()
+	o.MappedFileSizeConsumeQueue = 6000010
+	o.DiskMaxUsedSpaceRatio = 150
+	w := strings.Join(o.Warnings(), "\n")
+	if !strings.Contains(w, "mappedFileSizeConsumeQueue 6000010 is not a multiple of 20: used as 6000020") ||
+		!strings.Contains(w, "diskMaxUsedSpaceRatio 150 is outside 10..95: used as 95") {
+		t.Fatalf("warnings:\n%s", w)
+	}
+	if err := o.Validate(); err != nil || o.MappedFileSizeConsumeQueue != 6000020 {
+		t.Fatalf("Validate: %v, mappedFileSizeConsumeQueue %d, want 6000020 (rounded up as stock)", err, o.MappedFileSizeConsumeQueue)
+	}
+}

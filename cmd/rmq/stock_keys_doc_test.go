@@ -87,7 +87,7 @@ var honouredKeyNotes = map[string]string{
 	"storeReplyMessageEnable":           "stores request-reply replies",
 	"configBlackList":                   "keys UPDATE_BROKER_CONFIG refuses with NO_PERMISSION",
 	"mappedFileSizeCommitLog":           "commitlog file size",
-	"mappedFileSizeConsumeQueue":        "consume-queue file size (a multiple of 20)",
+	"mappedFileSizeConsumeQueue":        "consume-queue file size (rounded up to a multiple of 20, as stock, with a warning)",
 	"flushIntervalCommitLog":            "flush period",
 	"cleanResourceInterval":             "cleanup period",
 	"maxMessageSize":                    "send size check",
