@@ -477,3 +477,21 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestRewriteKeysContinuations(t *testing.T) {
+	src := struct {
+		S string `conf:"s"`
+	}{"new"}
+	for _, c := range []struct{ old, want string }{
+		// A continuation line that looks like the key is part of a's value.
+		{"a=1\\\n s=2\ns=old\n", "a=1\\\n s=2\ns=new\n"},
+		// Text ending inside a continuation is closed before the append.
+		{"0\\", "0\\\n\ns=new\n"},
+		// A comment ending in a backslash does not continue.
+		{"# c\\\ns=old", "# c\\\ns=new\n"},
+	} {
+		if got := string(RewriteKeys([]byte(c.old), []string{"s"}, &src)); got != c.want {
+			t.Errorf("RewriteKeys(%q) = %q, want %q", c.old, got, c.want)
+		}
+	}
+}

@@ -66,27 +66,39 @@ func replaceLines(old []byte, repl []string) []byte {
 	}
 	var out bytes.Buffer
 	done := map[string]bool{}
-	skip := false // inside a replaced key's continuation lines
+	cont := false // the previous physical line continues its logical line
+	skip := false // and that logical line is a replaced key's
 	for _, line := range strings.SplitAfter(string(old), "\n") {
 		if line == "" {
 			continue
 		}
-		if skip {
-			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
+		body := strings.TrimRight(line, "\r\n")
+		if cont {
+			// A continuation line belongs to its key, whatever it looks like.
+			cont = trailingBackslashes(body)%2 == 1
+			if !skip {
+				writeLine(&out, line)
+			}
 			continue
 		}
+		trimmed := strings.TrimLeft(body, " \t\f")
+		comment := trimmed == "" || trimmed[0] == '#' || trimmed[0] == '!'
+		cont = !comment && trailingBackslashes(body)%2 == 1
+		skip = false
 		if k := PropertyKeys([]byte(line)); len(k) == 1 && byKey[k[0]] != "" {
 			if !done[k[0]] {
 				out.WriteString(byKey[k[0]])
 				done[k[0]] = true
 			}
-			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
+			skip = true
 			continue
 		}
-		out.WriteString(line)
-		if !strings.HasSuffix(line, "\n") {
-			out.WriteByte('\n')
-		}
+		writeLine(&out, line)
+	}
+	if cont && !skip {
+		// The text ends inside a continuation: end it with an empty line,
+		// or the first appended key would be read as part of its value.
+		out.WriteByte('\n')
 	}
 	for _, k := range order {
 		if !done[k] {
@@ -94,4 +106,12 @@ func replaceLines(old []byte, repl []string) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// writeLine writes one physical line, ending it with a newline.
+func writeLine(out *bytes.Buffer, line string) {
+	out.WriteString(line)
+	if !strings.HasSuffix(line, "\n") {
+		out.WriteByte('\n')
+	}
 }
