@@ -193,6 +193,11 @@ type Options struct {
 	// broker adds "broker" and its store, timer, schedule and transaction
 	// services their own names.
 	Logger zerolog.Logger `conf:"-"`
+	// StartOnlyKeys are the keys of the broker's process that Options does
+	// not bind (the gRPC endpoint's, logging, the process's own): an
+	// UPDATE_BROKER_CONFIG naming one is told to set it in the config file
+	// instead of being told the key is unknown.
+	StartOnlyKeys []string `conf:"-"`
 	// ConfigFile is the config file the broker was started with (-c):
 	// UPDATE_BROKER_CONFIG writes the keys it changes there (persistConfig).
 	ConfigFile string `conf:"-"`

@@ -190,10 +190,14 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 	}
 	black := configBlackList(b.opts.ConfigBlackList)
 	known := conf.Keys(&Options{})
-	var unknown []string
+	var unknown, startOnly []string
 	for _, k := range keys {
 		if slices.Contains(black, k) {
 			return remoting.NewResponse(req, remoting.NoPermission, "Can not update config in black list.")
+		}
+		if slices.Contains(b.opts.StartOnlyKeys, k) {
+			startOnly = append(startOnly, k)
+			continue
 		}
 		if !slices.Contains(known, k) {
 			u := k
@@ -205,6 +209,10 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 	}
 	if len(unknown) > 0 {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: unknown key "+strings.Join(unknown, ", "))
+	}
+	if len(startOnly) > 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+strings.Join(startOnly, ", ")+
+			" is read at start only (gRPC endpoint, logging, process): set it in the config file and restart")
 	}
 
 	configUpdateMu.Lock()

@@ -52,7 +52,7 @@ func TestGetBrokerConfig(t *testing.T) {
 }
 
 func TestUpdateBrokerConfig(t *testing.T) {
-	tb := startBroker(t, nil)
+	tb := startBroker(t, func(o *Options) { o.StartOnlyKeys = []string{"grpcServerPort"} })
 	cases := []struct {
 		name       string
 		body       string
@@ -72,6 +72,7 @@ func TestUpdateBrokerConfig(t *testing.T) {
 		}},
 		{name: "unknown key refuses the whole update", body: "traceOn=false\nlistenPot=1\n", wantCode: remoting.SystemError, wantRemark: "listenPot (did you mean listenPort?)"},
 		{name: "unknown key refused", body: "noSuchKey=1\n", wantCode: remoting.SystemError, wantRemark: "noSuchKey"},
+		{name: "another part's key refused", body: "grpcServerPort=1\n", wantCode: remoting.SystemError, wantRemark: "grpcServerPort is read at start only"},
 		{name: "black-listed key", body: "rocketmqHome=/x\n", wantCode: remoting.NoPermission, wantRemark: "Can not update config in black list."},
 		{name: "a value a start refuses", body: "brokerRole=SLAVE\n", wantCode: remoting.SystemError, wantRemark: "brokerRole SLAVE is not supported"},
 		{name: "bad value", body: "maxTransferCountOnMessageInMemory=lots\n", wantCode: remoting.SystemError, wantRemark: "maxTransferCountOnMessageInMemory"},

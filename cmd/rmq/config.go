@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,6 +84,12 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 		}
 		log.Info().Str("file", f.configFile).Msg("loaded broker config")
 		s.opts.ConfigFile = f.configFile // UPDATE_BROKER_CONFIG writes changes back
+	}
+	// The keys of the process's other parts, for updateBrokerConfig's remark.
+	for _, k := range conf.Keys(&s.grpc, &s.logs, &s.rt) {
+		if !slices.Contains(conf.Keys(&s.opts), k) {
+			s.opts.StartOnlyKeys = append(s.opts.StartOnlyKeys, k)
+		}
 	}
 	if f.namesrvAddr != nil {
 		s.opts.NamesrvAddr = *f.namesrvAddr

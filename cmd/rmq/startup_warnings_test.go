@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,6 +42,9 @@ func TestStartupWarnings(t *testing.T) {
 	}
 	if strings.Contains(out, "sendMessageThreadPoolNums") {
 		t.Errorf("a stock key warned:\n%s", out)
+	}
+	if !slices.Contains(s.opts.StartOnlyKeys, "grpcServerPort") || slices.Contains(s.opts.StartOnlyKeys, "enableTopicMessageTypeCheck") {
+		t.Errorf("StartOnlyKeys %v: want the gRPC keys Options lacks, only", s.opts.StartOnlyKeys)
 	}
 	if err := s.check(); err != nil {
 		t.Errorf("the file does not start: %v", err)
