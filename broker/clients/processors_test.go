@@ -160,6 +160,21 @@ func TestNotifyDisabledByBroker(t *testing.T) {
 	}
 }
 
+// TestNotifyOnCloseIgnoresGroupFlag: a closed connection notifies its
+// groups' other members even when the group's own flag is off, as stock
+// ConsumerManager.doChannelCloseEvent (only the broker's flag gates it).
+func TestNotifyOnCloseIgnoresGroupFlag(t *testing.T) {
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
+	cfg := remoting.NewSubscriptionGroupConfig("quiet")
+	cfg.NotifyConsumerIdsChangedEnable = false
+	clExpectCode(t, env.client("admin").invoke(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg)), remoting.Success, "")
+	a, b := env.client("A"), env.client("B")
+	a.heartbeat([]string{"quiet"}, "T")
+	b.heartbeat([]string{"quiet"}, "T")
+	b.cl.Close()
+	env.waitFor("A notified of B's closed connection", func() bool { return clCount(a.notifications(), "quiet") == 1 })
+}
+
 func TestUnregisterClient(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
 	a, b := env.client("A"), env.client("B")
