@@ -61,7 +61,7 @@ func TestUpdateBrokerConfigEveryKey(t *testing.T) {
 	}
 	tb := startBroker(t, func(o *Options) { o.ConfigFile = cfg })
 	_, start, _ := tb.brokerConfig(t)
-	black := configBlackList(DefaultConfigBlackList)
+	black := ConfigBlackList(DefaultConfigBlackList)
 	want := map[string]string{}
 	for _, key := range conf.Keys(&Options{}) {
 		if slices.Contains(black, key) || strings.HasSuffix(key, "Path") && strings.HasPrefix(key, "tls.") {

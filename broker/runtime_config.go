@@ -188,7 +188,7 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 	if len(keys) == 0 {
 		return remoting.NewResponse(req, remoting.Success, "")
 	}
-	black := configBlackList(b.opts.ConfigBlackList)
+	black := ConfigBlackList(b.opts.ConfigBlackList)
 	known := conf.Keys(&Options{})
 	var unknown, startOnly []string
 	for _, k := range keys {
@@ -269,9 +269,9 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 	return remoting.NewResponse(req, remoting.Success, "")
 }
 
-// configBlackList is the stock black list (AdminBrokerProcessor
+// ConfigBlackList is the stock black list (AdminBrokerProcessor
 // initConfigBlackList): three fixed keys and the configured ";" list.
-func configBlackList(configured string) []string {
+func ConfigBlackList(configured string) []string {
 	out := []string{"brokerConfigPath", "rocketmqHome", "configBlackList"}
 	for _, k := range strings.Split(configured, ";") {
 		if k = strings.TrimSpace(k); k != "" {

@@ -111,6 +111,8 @@ func defaultCell(k conf.KeyInfo) string {
 		return "(empty)"
 	case k.Key == "storePathRootDir" && k.Default == broker.DefaultStoreDir():
 		return "`~/store`"
+	case k.Key == "rocketmqHome":
+		return "`$ROCKETMQ_HOME`" // from the generator's environment
 	}
 	return "`" + k.Default + "`"
 }

@@ -157,7 +157,9 @@ func stockKeyRows(t *testing.T) string {
 			rmqDefault = "as stock (by CPU count)"
 		}
 		l := "at restart"
-		if _, inert := broker.InertKeyReason(k.key); inert {
+		if slices.Contains(broker.ConfigBlackList(broker.DefaultConfigBlackList), k.key) {
+			l = "black-listed"
+		} else if _, inert := broker.InertKeyReason(k.key); inert {
 			l = "—"
 		} else if slices.Contains(live, k.key) {
 			l = "live"
