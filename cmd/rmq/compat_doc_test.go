@@ -107,12 +107,12 @@ func keyTable(srcs ...any) string {
 // directory of whoever runs the generator, so it is shown as ~/store.
 func defaultCell(k conf.KeyInfo) string {
 	switch {
+	case k.Key == "rocketmqHome":
+		return "`$ROCKETMQ_HOME`" // from the generator's environment
 	case k.Default == "":
 		return "(empty)"
 	case k.Key == "storePathRootDir" && k.Default == broker.DefaultStoreDir():
 		return "`~/store`"
-	case k.Key == "rocketmqHome":
-		return "`$ROCKETMQ_HOME`" // from the generator's environment
 	}
 	return "`" + k.Default + "`"
 }
