@@ -54,7 +54,8 @@ type rules struct {
 	global   []addressMatcher
 	accounts map[string]*account
 	version  DataVersion
-	raw      []byte
+	raw      []byte // the managed file
+	extraSig []byte // the extra files (extrasSignature)
 }
 
 func parseFile(raw []byte) (File, error) {

@@ -11,6 +11,9 @@
 // uses to talk to an ACL-enabled broker.
 //
 // One file is managed: the stock default file (`$ROCKETMQ_HOME/conf/plain_acl.yml`,
-// here the broker's aclFile). The 4.9.8 broker also reads extra files under
-// `conf/acl/`; rmq does not.
+// here the broker's aclFile). As the 4.9.8 broker, the .yml/.yaml files under
+// `acl/` beside it (`$ROCKETMQ_HOME/conf/acl/`) are read too and merged: an
+// AccessKey counts from the first file that has it (those files before the
+// default one), every file's global white addresses apply. The admin
+// requests change only the managed file.
 package acl

@@ -69,9 +69,9 @@ func (m *Manager) Admin(accessKey, secretKey string) bool {
 // Path is the absolute path of the managed file.
 func (m *Manager) Path() string { return m.path }
 
-// Reload reads the file again and, when its bytes changed, replaces the
-// rules. A file that no longer loads leaves the rules as they were and is
-// reported.
+// Reload reads the files again and, when their bytes changed, replaces
+// the rules. A file that no longer loads leaves the rules as they were and
+// is reported.
 func (m *Manager) Reload() (changed bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -79,16 +79,35 @@ func (m *Manager) Reload() (changed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("acl: %w", err)
 	}
-	if old := m.rules.Load(); old != nil && bytes.Equal(old.raw, raw) {
+	extras, err := readExtraFiles(m.extraDir())
+	if err != nil {
+		return false, err
+	}
+	if old := m.rules.Load(); old != nil && bytes.Equal(old.raw, raw) && bytes.Equal(old.extraSig, extrasSignature(extras)) {
 		return false, nil
 	}
-	if err := m.install(raw); err != nil {
+	if err := m.installWith(raw, extras); err != nil {
 		return false, fmt.Errorf("acl: %s: %w", m.path, err)
 	}
 	return true, nil
 }
 
+// install replaces the rules with the managed file's raw and the extra
+// files as they are on disk.
 func (m *Manager) install(raw []byte) error {
+	extras, err := readExtraFiles(m.extraDir())
+	if err != nil {
+		return err
+	}
+	return m.installWith(raw, extras)
+}
+
+// installWith compiles the extra files, then the managed file, and merges
+// them as stock PlainPermissionManager.load does (the files under conf/acl
+// first, the default file last): an AccessKey counts from the first file
+// that has it, the global white addresses of every file apply, and the
+// version is the managed file's.
+func (m *Manager) installWith(raw []byte, extras []extraFile) error {
 	f, err := parseFile(raw)
 	if err != nil {
 		return err
@@ -98,9 +117,82 @@ func (m *Manager) install(raw []byte) error {
 	if err != nil {
 		return err
 	}
-	r.raw = raw
+	if len(extras) > 0 {
+		merged := &rules{accounts: make(map[string]*account), version: r.version}
+		for _, x := range append(extras, extraFile{path: m.path}) {
+			xr := r
+			if x.path != m.path {
+				xf, err := parseFile(x.raw)
+				if err != nil {
+					return fmt.Errorf("%s: %w", x.path, err)
+				}
+				if xr, err = compile(xf, r.version); err != nil {
+					return fmt.Errorf("%s: %w", x.path, err)
+				}
+			}
+			merged.global = append(merged.global, xr.global...)
+			for ak, acc := range xr.accounts {
+				if _, dup := merged.accounts[ak]; !dup {
+					merged.accounts[ak] = acc
+				}
+			}
+		}
+		r = merged
+	}
+	r.raw, r.extraSig = raw, extrasSignature(extras)
 	m.rules.Store(r)
 	return nil
+}
+
+// extraDir is the directory of the extra ACL files: "acl" beside the
+// managed file, which for the stock default $ROCKETMQ_HOME/conf/plain_acl.yml
+// is the stock $ROCKETMQ_HOME/conf/acl.
+func (m *Manager) extraDir() string { return filepath.Join(filepath.Dir(m.path), "acl") }
+
+// extraFile is one .yml/.yaml file under the extra directory.
+type extraFile struct {
+	path string
+	raw  []byte
+}
+
+// readExtraFiles reads every .yml and .yaml file under dir, subdirectories
+// included (stock getAllAclFiles), in path order; no directory is none.
+func readExtraFiles(dir string) ([]extraFile, error) {
+	var out []extraFile
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if path == dir && errors.Is(err, os.ErrNotExist) {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || !(strings.HasSuffix(path, ".yml") || strings.HasSuffix(path, ".yaml")) {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out = append(out, extraFile{path: path, raw: raw})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("acl: %w", err)
+	}
+	return out, nil
+}
+
+// extrasSignature identifies the extra files' names and contents, so that a
+// reload sees a file added, removed or changed.
+func extrasSignature(extras []extraFile) []byte {
+	var b bytes.Buffer
+	for _, x := range extras {
+		b.WriteString(x.path)
+		b.WriteByte(0)
+		b.Write(x.raw)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
 }
 
 // Version is the file's data version.

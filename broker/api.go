@@ -31,6 +31,10 @@ type PutRequest struct {
 	BornHost      netip.AddrPort
 	// From names the producer in logs and remarks.
 	From string
+	// CheckMessageType runs the topic message type check whatever the
+	// broker's enableTopicMessageTypeCheck (the gRPC front end checks by
+	// default, as the stock proxy).
+	CheckMessageType bool
 }
 
 // PutReply is what a successful Put stored.
@@ -75,7 +79,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	a, refusal := b.admitSend(&sendIn{
 		client: fromAddr(req.From), from: req.From, sh: sh,
 		bodyLen: len(req.Body), propsLen: len(message.MarshalProperties(props)),
-		typeCheck: true, props: props,
+		typeCheck: true, forceTypeCheck: req.CheckMessageType, props: props,
 	})
 	if refusal != nil {
 		return nil, refusal

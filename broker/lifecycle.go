@@ -25,8 +25,6 @@ import (
 
 // Background periods of the stock broker.
 const (
-	// offsetPersistInterval is flushConsumerOffsetInterval.
-	offsetPersistInterval = 5 * time.Second
 	// statsSampleInterval feeds the put/get rates of GET_BROKER_RUNTIME_INFO.
 	statsSampleInterval = time.Second
 	// drainTimeout bounds how long Shutdown waits for running requests.
@@ -43,9 +41,11 @@ func New(opts Options) (*Broker, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	ip, err := netip.ParseAddr(opts.BrokerIP1)
-	if err != nil || !ip.Unmap().Is4() {
-		return nil, fmt.Errorf("%w: brokerIP1 %q is not an IPv4 address", ErrOptions, opts.BrokerIP1)
+	// A host name is resolved once, as stock builds its STOREHOST
+	// (Kubernetes, Testcontainers); it is registered verbatim.
+	ip, err := resolveIPv4(opts.BrokerIP1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -109,6 +109,7 @@ func New(opts Options) (*Broker, error) {
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
 		autoCreate: opts.AutoCreateTopicEnable, defaultQueueNums: opts.DefaultTopicQueueNums,
 		traceTopic: traceTopic(&opts), fs: opts.FS,
+		clusterTopic: opts.ClusterTopicEnable, brokerTopic: opts.BrokerTopicEnable,
 	}, b.clock, b.log)
 	if err != nil {
 		return fail(err)
@@ -124,6 +125,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	so := store.Options{
 		Dir:                        opts.StorePathRootDir,
+		CommitLogDir:               opts.StorePathCommitLog,
 		MappedFileSizeCommitLog:    opts.MappedFileSizeCommitLog,
 		MappedFileSizeConsumeQueue: opts.MappedFileSizeConsumeQueue,
 		FlushDiskType:              flush,
@@ -161,6 +163,7 @@ func New(opts Options) (*Broker, error) {
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
 		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
+		NotifyEnabled: func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
 	})
 	if err != nil {
 		return closeStore(err)
@@ -207,9 +210,10 @@ func New(opts Options) (*Broker, error) {
 		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 		EnableMixedMessageType: opts.EnableMixedMessageType,
+		DefaultQueryMaxNum:     func() int { return b.runtime().DefaultQueryMaxNum },
 	})
-	b.putHooks = append(b.putHooks, transaction.Hook, b.delayHook, b.timerHook)
-	// hookProperties names every property these three act on.
+	b.putHooks = append(b.putHooks, b.rejectTransactionHook, transaction.Hook, b.delayHook, b.timerHook)
+	// hookProperties names every property these act on.
 	b.keyedHooks = len(b.putHooks)
 	b.pop, err = pop.New(pop.Options{
 		Store: b.store, Put: b.putMessage, Topics: b.topics, Groups: b.clients.SubGroups, Offsets: b.clients.Offsets,
@@ -417,9 +421,9 @@ func (b *Broker) bindPortZero() (int, error) {
 }
 
 // persistLoop writes consumer offsets and consumer filters every
-// offsetPersistInterval.
+// flushConsumerOffsetInterval: the commits a kill -9 can lose.
 func (b *Broker) persistLoop() {
-	b.every(offsetPersistInterval, func() {
+	b.every(time.Duration(b.opts.FlushConsumerOffsetInterval)*time.Millisecond, func() {
 		if err := b.clients.Offsets.Persist(); err != nil {
 			b.log.Error().Err(err).Msg("persist consumer offsets")
 		}

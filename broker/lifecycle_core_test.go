@@ -64,7 +64,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}{
 		{name: "empty broker name", mutate: func(o *Options) { o.BrokerName = "" }, wantKey: "brokerName"},
 		{name: "IPv6 brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "::1" }},
-		{name: "hostname brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "localhost" }},
+		{name: "unresolvable brokerIP1", mutate: func(o *Options) { o.BrokerIP1 = "no-such-host.invalid" }, wantKey: "brokerIP1"}, // a name that resolves is taken, as stock (TestBrokerIP1HostNameAtStart)
+		{name: "consume-queue file size 0", mutate: func(o *Options) { o.MappedFileSizeConsumeQueue = 0 }, wantKey: "mappedFileSizeConsumeQueue"},
 		{name: "bad flush type", mutate: func(o *Options) { o.FlushDiskType = "SOMETIMES" }},
 		{name: "port too small", mutate: func(o *Options) { o.ListenPort = 2 }, wantKey: "listenPort"},
 		{name: "bad delay level unit", mutate: func(o *Options) { o.MessageDelayLevel = "1s 5x" }, wantKey: "messageDelayLevel"},

@@ -11,10 +11,10 @@ import (
 // (ProducerProcessor.sendMessage with DefaultTopicMessageTypeValidator),
 // run on every send when enableTopicMessageTypeCheck is on: the refusal's
 // remark when tc's message.type does not take a message with props, "" when
-// it does. Retry and DLQ topics are not checked: what is sent there is a
+// it does; force checks whatever the key says (a gRPC send). Retry and DLQ topics are not checked: what is sent there is a
 // consumer's re-send of another topic's message, with a delay level.
-func (b *Broker) messageTypeConflict(tc *remoting.TopicConfig, props map[string]string) string {
-	if !b.opts.EnableTopicMessageTypeCheck {
+func (b *Broker) messageTypeConflict(tc *remoting.TopicConfig, props map[string]string, force bool) string {
+	if !b.opts.EnableTopicMessageTypeCheck && !force {
 		return ""
 	}
 	if strings.HasPrefix(tc.TopicName, message.RetryTopicPrefix) || strings.HasPrefix(tc.TopicName, message.DLQTopicPrefix) ||

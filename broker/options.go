@@ -128,14 +128,54 @@ type Options struct {
 	// send whose kind (normal, FIFO, delay, transactional) the topic's type
 	// does not take, on every front end. The stock proxy checks by default
 	// (ProxyConfig enableTopicMessageTypeCheck=true) and the stock broker's
-	// own remoting port never does; rmq, both in one process, does not by
-	// default, so that 4.x clients and untyped topics work as before.
+	// own remoting port never does; so does rmq: the key also binds
+	// grpcapi.Options (default true, the gRPC front end), and here it is
+	// off by default, so that 4.x clients on untyped topics work as stock.
 	EnableMixedMessageType      bool `conf:"enableMixedMessageType"`
 	EnableTopicMessageTypeCheck bool `conf:"enableTopicMessageTypeCheck"`
 
 	// RetentionConfig holds the retention and disk-protection keys
 	// (store/cleanup.go); UPDATE_BROKER_CONFIG changes them live.
 	RetentionConfig
+
+	// BrokerRole: rmq runs masters only, so ASYNC_MASTER and SYNC_MASTER
+	// (the same here: there is no slave to wait for) are accepted and SLAVE
+	// is refused at start and by UPDATE_BROKER_CONFIG.
+	BrokerRole string `conf:"brokerRole"`
+	// StorePathCommitLog is the commitlog directory (stock
+	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
+	// moved from a Java broker with a separate commitlog directory opens
+	// with its records; stock's ","-separated multi-path form is refused.
+	StorePathCommitLog string `conf:"storePathCommitLog"`
+	// RejectTransactionMessage refuses half (transactional) messages with
+	// NO_PERMISSION, as stock SendMessageProcessor does.
+	RejectTransactionMessage bool `conf:"rejectTransactionMessage"`
+	// ClusterTopicEnable / BrokerTopicEnable: the <cluster> and
+	// <brokerName> system topics are readable and writable when set, else
+	// only inheritable (stock TopicConfigManager).
+	ClusterTopicEnable bool `conf:"clusterTopicEnable"`
+	BrokerTopicEnable  bool `conf:"brokerTopicEnable"`
+	// FlushConsumerOffsetInterval is how often consumerOffset.json is
+	// written (ms): the commits a kill -9 can lose.
+	FlushConsumerOffsetInterval int `conf:"flushConsumerOffsetInterval"`
+	// DefaultQueryMaxNum replaces maxNum of a QUERY_MESSAGE by unique key
+	// (ext _UNIQUE_KEY_QUERY=true), as stock QueryMessageProcessor.
+	DefaultQueryMaxNum int `conf:"defaultQueryMaxNum"`
+	// ConfigBlackList: the keys (";"-separated) UPDATE_BROKER_CONFIG refuses
+	// with NO_PERMISSION, besides brokerConfigPath, rocketmqHome and
+	// configBlackList itself.
+	ConfigBlackList string `conf:"configBlackList"`
+	// MaxTransfer*OnMessageInDisk cap a pull whose messages lie beyond the
+	// in-memory window (accessMessageInMemoryMaxRatio), as stock
+	// DefaultMessageStore.isTheBatchFull.
+	MaxTransferBytesOnMessageInDisk int `conf:"maxTransferBytesOnMessageInDisk"`
+	MaxTransferCountOnMessageInDisk int `conf:"maxTransferCountOnMessageInDisk"`
+	// NotifyConsumerIdsChangedEnable gates every NOTIFY_CONSUMER_IDS_CHANGED
+	// the broker sends (stock DefaultConsumerIdsChangeListener); a group's
+	// own flag is checked as well.
+	NotifyConsumerIdsChangedEnable bool `conf:"notifyConsumerIdsChangedEnable"`
+	// StockKeys are the stock keys rmq keeps without acting on them.
+	StockKeys
 	// SmallStore (rmq) is a store for tests and development: commitlog
 	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
 	// otherwise, small consume-queue and index files, no fallocate. It
@@ -169,6 +209,11 @@ type Options struct {
 	// broker adds "broker" and its store, timer, schedule and transaction
 	// services their own names.
 	Logger zerolog.Logger `conf:"-"`
+	// StartOnlyKeys are the keys of the broker's process that Options does
+	// not bind (the gRPC endpoint's, logging, the process's own): an
+	// UPDATE_BROKER_CONFIG naming one is told to set it in the config file
+	// instead of being told the key is unknown.
+	StartOnlyKeys []string `conf:"-"`
 	// ConfigFile is the config file the broker was started with (-c):
 	// UPDATE_BROKER_CONFIG writes the keys it changes there (persistConfig).
 	ConfigFile string `conf:"-"`
@@ -269,13 +314,26 @@ func DefaultOptions() Options {
 			DestroyMapedFileIntervalForcibly: 120000,
 			RedeleteHangedFileInterval:       120000,
 		},
-		CommitLogPageCacheKeep: DefaultCommitLogPageCacheKeep,
-		ListenHost:             "0.0.0.0",
-		ServerConfig:           remoting.DefaultServerConfig(),
-		MetricsConfig:          defaultMetricsConfig(),
-		Logger:                 zerolog.Nop(),
+		BrokerRole:                      "ASYNC_MASTER",
+		ClusterTopicEnable:              true,
+		BrokerTopicEnable:               true,
+		FlushConsumerOffsetInterval:     5000,
+		DefaultQueryMaxNum:              32,
+		ConfigBlackList:                 DefaultConfigBlackList,
+		MaxTransferBytesOnMessageInDisk: 64 << 10,
+		MaxTransferCountOnMessageInDisk: 8,
+		NotifyConsumerIdsChangedEnable:  true,
+		StockKeys:                       defaultStockKeys(),
+		CommitLogPageCacheKeep:          DefaultCommitLogPageCacheKeep,
+		ListenHost:                      "0.0.0.0",
+		ServerConfig:                    remoting.DefaultServerConfig(),
+		MetricsConfig:                   defaultMetricsConfig(),
+		Logger:                          zerolog.Nop(),
 	}
 }
+
+// DefaultConfigBlackList is configBlackList's stock default.
+const DefaultConfigBlackList = "configBlackList;brokerConfigPath"
 
 // DefaultDeliverCoalesceMs is DeliverCoalesceMs's default.
 const DefaultDeliverCoalesceMs = 5
@@ -455,14 +513,41 @@ func (o *Options) Validate() error {
 	if o.MappedFileSizeCommitLog < 4096 {
 		errs = append(errs, fmt.Errorf("mappedFileSizeCommitLog %d too small", o.MappedFileSizeCommitLog))
 	}
-	if o.MappedFileSizeConsumeQueue < 20 || o.MappedFileSizeConsumeQueue%20 != 0 {
-		errs = append(errs, fmt.Errorf("mappedFileSizeConsumeQueue %d must be a positive multiple of 20", o.MappedFileSizeConsumeQueue))
+	if o.MappedFileSizeConsumeQueue <= 0 {
+		errs = append(errs, fmt.Errorf("mappedFileSizeConsumeQueue %d must be positive", o.MappedFileSizeConsumeQueue))
+	} else if r := o.MappedFileSizeConsumeQueue % 20; r != 0 {
+		// As stock's getter: rounded up to whole 20-byte entries (Warnings).
+		o.MappedFileSizeConsumeQueue += 20 - r
 	}
 	if o.MaxMessageSize <= 0 || int64(o.MaxMessageSize) > o.MappedFileSizeCommitLog {
 		errs = append(errs, fmt.Errorf("maxMessageSize %d must be in (0, mappedFileSizeCommitLog]", o.MaxMessageSize))
 	}
 	if o.CommitLogPageCacheKeep < 0 {
 		errs = append(errs, fmt.Errorf("commitLogPageCacheKeep %d is negative (0 leaves the page cache to the kernel)", o.CommitLogPageCacheKeep))
+	}
+	switch o.BrokerRole {
+	case "ASYNC_MASTER", "SYNC_MASTER":
+	case "SLAVE":
+		errs = append(errs, errors.New("brokerRole SLAVE is not supported: rmq runs masters only"))
+	default:
+		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
+	}
+	if strings.Contains(o.StorePathCommitLog, ",") {
+		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
+	}
+	if o.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0 {
+		errs = append(errs, fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", o.BrokerPermission))
+	}
+	if o.ShortPollingTimeMills <= 0 {
+		errs = append(errs, fmt.Errorf("shortPollingTimeMills %d must be positive", o.ShortPollingTimeMills))
+	}
+	if o.FlushConsumerOffsetInterval <= 0 {
+		errs = append(errs, fmt.Errorf("flushConsumerOffsetInterval %d must be positive", o.FlushConsumerOffsetInterval))
+	}
+	if o.MaxTransferCountOnMessageInMemory <= 0 || o.MaxTransferBytesOnMessageInMemory <= 0 ||
+		o.MaxTransferCountOnMessageInDisk <= 0 || o.MaxTransferBytesOnMessageInDisk <= 0 {
+		errs = append(errs, fmt.Errorf("maxTransferCount/BytesOnMessageInMemory (%d, %d) and ...InDisk (%d, %d) must be positive",
+			o.MaxTransferCountOnMessageInMemory, o.MaxTransferBytesOnMessageInMemory, o.MaxTransferCountOnMessageInDisk, o.MaxTransferBytesOnMessageInDisk))
 	}
 	if o.DefaultTopicQueueNums <= 0 {
 		errs = append(errs, fmt.Errorf("defaultTopicQueueNums %d must be positive", o.DefaultTopicQueueNums))
@@ -483,6 +568,20 @@ func (o *Options) Validate() error {
 		o.RegisterNameServerPeriod = 60000
 	}
 	return errors.Join(errs...)
+}
+
+// Warnings lists the values a start (and UPDATE_BROKER_CONFIG) accepts, as
+// stock does, although they are surely not what was meant: stock applies
+// them without a word, rmq logs each one loudly.
+func (o *Options) Warnings() []string {
+	var out []string
+	if n := o.MappedFileSizeConsumeQueue; n > 0 && n%20 != 0 {
+		out = append(out, fmt.Sprintf("mappedFileSizeConsumeQueue %d is not a multiple of 20: used as %d (stock's getter rounds it up the same way)", n, n+20-n%20))
+	}
+	if r := o.DiskMaxUsedSpaceRatio; r < 10 || r > 95 {
+		out = append(out, fmt.Sprintf("diskMaxUsedSpaceRatio %d is outside 10..95: used as %d (stock's getter clamps it the same way)", r, min(max(r, 10), 95)))
+	}
+	return out
 }
 
 // NamesrvAddrs splits NamesrvAddr on ';'.

@@ -68,8 +68,12 @@ type sendIn struct {
 	// propsText parsed (only when enableTopicMessageTypeCheck is on: the
 	// inline mode keeps the text and allocates no map).
 	typeCheck bool
-	props     map[string]string
-	propsText string
+	// forceTypeCheck runs the type check whatever the broker's
+	// enableTopicMessageTypeCheck: the gRPC front end's own key of that
+	// name (the proxy's, on by default) asked for it.
+	forceTypeCheck bool
+	props          map[string]string
+	propsText      string
 }
 
 // admitted is what admitSend decided: the topic's config, the queue the
@@ -91,12 +95,12 @@ func (b *Broker) admitSend(in *sendIn) (admitted, *remoting.Refusal) {
 	if !in.skipSize && (in.bodyLen > b.opts.MaxMessageSize || in.propsLen > maxPropsLength) {
 		return admitted{}, remoting.Refuse(remoting.MessageIllegal, b.illegalMessageRemark())
 	}
-	if in.typeCheck && b.opts.EnableTopicMessageTypeCheck {
+	if in.typeCheck && (b.opts.EnableTopicMessageTypeCheck || in.forceTypeCheck) {
 		props := in.props
 		if props == nil {
 			props = message.ParseProperties(in.propsText)
 		}
-		if remark := b.messageTypeConflict(&tc, props); remark != "" {
+		if remark := b.messageTypeConflict(&tc, props, in.forceTypeCheck); remark != "" {
 			return admitted{}, &remoting.Refusal{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
 		}
 	}

@@ -233,7 +233,7 @@ func (b *Broker) residentPullFilter(ph *pullHeader) *pullFilter {
 	if code != remoting.Success || !pf.acceptsAll() {
 		return nil
 	}
-	maxMsgs, maxBytes := pullLimits(ph, b.runtime())
+	maxMsgs, maxBytes := b.pullLimits(ph, b.runtime())
 	if !b.store.ReadResident(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes) {
 		return nil
 	}
@@ -242,9 +242,18 @@ func (b *Broker) residentPullFilter(ph *pullHeader) *pullFilter {
 
 // pullLimits is how many messages and about how many bytes one pull
 // returns: what the client asks for, within maxTransferCountOnMessageInMemory
-// and maxTransferBytesOnMessageInMemory.
-func pullLimits(ph *pullHeader, rc *runtimeConfig) (maxMsgs, maxBytes int) {
-	return max(1, min(int(ph.MaxMsgNums), rc.MaxTransferCountOnMessageInMemory)), rc.MaxTransferBytesOnMessageInMemory
+// and maxTransferBytesOnMessageInMemory, or the smaller ...InDisk pair (8,
+// 64 KiB) when the pull starts beyond the in-memory window
+// (accessMessageInMemoryMaxRatio), as stock isTheBatchFull: a consumer far
+// behind takes small batches from the disk. Stock decides per message; the
+// messages after the first are newer, so deciding by the first differs at
+// most for the one batch that crosses the window's edge.
+func (b *Broker) pullLimits(ph *pullHeader, rc *runtimeConfig) (maxMsgs, maxBytes int) {
+	count, bytes := rc.MaxTransferCountOnMessageInMemory, rc.MaxTransferBytesOnMessageInMemory
+	if phy, ok := b.store.CommitLogOffsetOf(ph.Topic, ph.QueueID, ph.QueueOffset); ok && b.onDisk(phy) {
+		count, bytes = rc.MaxTransferCountOnMessageInDisk, rc.MaxTransferBytesOnMessageInDisk
+	}
+	return max(1, min(int(ph.MaxMsgNums), count)), bytes
 }
 
 // pull serves a pull whose header parsed; pf is its filter when the caller
@@ -289,7 +298,7 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 		}
 	}
 
-	maxMsgs, maxBytes := pullLimits(ph, rc)
+	maxMsgs, maxBytes := b.pullLimits(ph, rc)
 	begin := b.clock.Now()
 	res := b.store.GetMessageFiltered(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes, pf)
 	resp.Remark = getStatusNames[res.Status]

@@ -103,8 +103,14 @@ func (b *Broker) firstMessageOnDisk(topic string, qid int32) bool {
 	if !ok {
 		return false
 	}
-	window := physicalMemory() / 100 * int64(b.opts.AccessMessageInMemoryMaxRatio)
-	return b.store.MaxPhyOffset()-phy > window
+	return b.onDisk(phy)
+}
+
+// onDisk is checkInDiskByCommitOffset: the record at commitlog offset phy
+// lies further behind the commitlog head than the in-memory share
+// (accessMessageInMemoryMaxRatio) of physical memory.
+func (b *Broker) onDisk(phy int64) bool {
+	return b.store.MaxPhyOffset()-phy > physicalMemory()/100*int64(b.opts.AccessMessageInMemoryMaxRatio)
 }
 
 var (

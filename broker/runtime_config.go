@@ -41,9 +41,19 @@ type runtimeConfig struct {
 	RegionID                          string `conf:"regionId"`
 	EnablePropertyFilter              bool   `conf:"enablePropertyFilter"`
 	FilterSupportRetry                bool   `conf:"filterSupportRetry"`
+	RejectTransactionMessage          bool   `conf:"rejectTransactionMessage"`
+	DefaultQueryMaxNum                int    `conf:"defaultQueryMaxNum"`
+	NotifyConsumerIdsChangedEnable    bool   `conf:"notifyConsumerIdsChangedEnable"`
+	MaxTransferCountOnMessageInDisk   int    `conf:"maxTransferCountOnMessageInDisk"`
+	MaxTransferBytesOnMessageInDisk   int    `conf:"maxTransferBytesOnMessageInDisk"`
 	// RetentionConfig: the retention keys, handed to the store
 	// (store.SetRetention) by the update that changes them.
 	RetentionConfig
+
+	// all is every option as configured: the start's, with the updates
+	// since (GET_BROKER_CONFIG reports it; the keys outside runtimeConfig
+	// act from the next start).
+	all Options
 
 	// version is the configuration's DataVersion: bumped by every update.
 	version dataVersion
@@ -81,52 +91,35 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		RegionID:                          o.RegionID,
 		EnablePropertyFilter:              o.EnablePropertyFilter,
 		FilterSupportRetry:                o.FilterSupportRetry,
+		RejectTransactionMessage:          o.RejectTransactionMessage,
+		DefaultQueryMaxNum:                o.DefaultQueryMaxNum,
+		NotifyConsumerIdsChangedEnable:    o.NotifyConsumerIdsChangedEnable,
+		MaxTransferCountOnMessageInDisk:   o.MaxTransferCountOnMessageInDisk,
+		MaxTransferBytesOnMessageInDisk:   o.MaxTransferBytesOnMessageInDisk,
 		RetentionConfig:                   o.RetentionConfig,
+		all:                               *o,
 		version:                           dataVersion{Timestamp: bootMs},
 		host:                              host,
 	}
 }
 
-// applyTo copies the runtime values over o.
-func (rc *runtimeConfig) applyTo(o *Options) {
-	o.BrokerIP1 = rc.BrokerIP1
-	o.BrokerIP2 = rc.BrokerIP2
-	o.ListenPort = rc.ListenPort
-	o.BrokerPermission = rc.BrokerPermission
-	o.MaxTransferCountOnMessageInMemory = rc.MaxTransferCountOnMessageInMemory
-	o.MaxTransferBytesOnMessageInMemory = rc.MaxTransferBytesOnMessageInMemory
-	o.ShortPollingTimeMills = rc.ShortPollingTimeMills
-	o.LongPollingEnable = rc.LongPollingEnable
-	o.TraceOn = rc.TraceOn
-	o.RegionID = rc.RegionID
-	o.EnablePropertyFilter = rc.EnablePropertyFilter
-	o.FilterSupportRetry = rc.FilterSupportRetry
-	o.RetentionConfig = rc.RetentionConfig
-}
-
-// validate refuses values the broker cannot run with.
+// validate refuses what Options.Validate lets a start have but a running
+// broker cannot advertise: listenPort 0 (free ports from the system) is
+// resolved at New, so an update must name a real port.
 func (rc *runtimeConfig) validate() error {
-	switch {
-	case rc.BrokerIP1 == "":
-		return fmt.Errorf("brokerIP1 must not be empty")
-	case rc.BrokerIP2 == "":
-		return fmt.Errorf("brokerIP2 must not be empty")
-	case rc.ListenPort <= 0 || rc.ListenPort > 65535:
+	if rc.ListenPort <= 0 || rc.ListenPort > 65535 {
 		return fmt.Errorf("listenPort %d is not a TCP port", rc.ListenPort)
-	case rc.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0:
-		return fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", rc.BrokerPermission)
-	case rc.MaxTransferCountOnMessageInMemory <= 0:
-		return fmt.Errorf("maxTransferCountOnMessageInMemory %d must be positive", rc.MaxTransferCountOnMessageInMemory)
-	case rc.MaxTransferBytesOnMessageInMemory <= 0:
-		return fmt.Errorf("maxTransferBytesOnMessageInMemory %d must be positive", rc.MaxTransferBytesOnMessageInMemory)
-	case rc.ShortPollingTimeMills <= 0:
-		return fmt.Errorf("shortPollingTimeMills %d must be positive", rc.ShortPollingTimeMills)
 	}
-	return rc.RetentionConfig.validate()
+	return nil
 }
 
 // runtimeKeys lists the keys UPDATE_BROKER_CONFIG accepts, in declaration order.
 var runtimeKeys = conf.Keys(&runtimeConfig{})
+
+// LiveKeys lists the keys an UPDATE_BROKER_CONFIG applies at once; every
+// other key it accepts is kept, persisted and reported, and acts from the
+// next start.
+func LiveKeys() []string { return slices.Clone(runtimeKeys) }
 
 // configUpdateMu serialises UPDATE_BROKER_CONFIG read-modify-write cycles.
 var configUpdateMu sync.Mutex
@@ -140,12 +133,9 @@ func (b *Broker) runtime() *runtimeConfig {
 	return b.live.Load()
 }
 
-// effectiveOptions is Options with the runtime values in force.
-func (b *Broker) effectiveOptions() Options {
-	o := b.opts
-	b.runtime().applyTo(&o)
-	return o
-}
+// effectiveOptions is Options as configured: the start's values with the
+// updates since.
+func (b *Broker) effectiveOptions() Options { return b.runtime().all }
 
 // processGetBrokerConfig serves GET_BROKER_CONFIG: every option as Java
 // properties lines ("key=value\n", escaped so that Properties.load reads the
@@ -164,60 +154,84 @@ func (b *Broker) processGetBrokerConfig(_ *remoting.Conn, req *remoting.Command)
 	return resp
 }
 
-// processUpdateBrokerConfig serves UPDATE_BROKER_CONFIG. The body is Java
-// properties text. Only the keys of runtimeConfig can change while the broker
-// runs; a request naming any other key (or an unparsable or invalid value)
-// changes nothing and is refused with a remark that says why. Changes last
-// and are written to the config file the broker started with (-c), so that
-// the next start keeps them, as the stock broker's Configuration.persist
-// does (Java 4.9.8 common/Configuration.java, update then persist to
-// BrokerPathConfigHelper.getBrokerConfigPath(), the -c file): see
-// persistConfig for how rmq writes it. Without a config file nothing is
-// written (Java writes ~/store/config/broker.properties, which no start
-// reads).
+// processUpdateBrokerConfig serves UPDATE_BROKER_CONFIG as the stock broker
+// does (Java 4.9.8 AdminBrokerProcessor.updateBrokerConfig, then
+// Configuration.update and persist): any key not in the black list is
+// accepted, kept, reported by GET_BROKER_CONFIG and written to the config
+// file the broker started with (-c), so that the next start reads it. The
+// keys of runtimeConfig (LiveKeys) act at once; every other key acts from
+// the next start, as most stock keys do (docs/compatibility.md, stock-keys
+// table, column Live). Without a config file nothing is written (Java
+// writes ~/store/config/broker.properties, which no start reads).
 //
-// A value that does not parse, or one the broker cannot run with, is
-// refused with SYSTEM_ERROR and a remark naming it, and changes nothing.
-// Java's MixAll.properties2Object drops an unparsable value silently and
-// answers SUCCESS; an rmq operator learns of the mistake instead.
+// A key of the black list (brokerConfigPath, rocketmqHome, configBlackList
+// and configBlackList's ";" list, read at start as stock) is refused with
+// NO_PERMISSION and the stock remark; an empty body is SUCCESS.
 //
-// The retention keys (RetentionConfig: fileReservedTime, deleteWhen, the
-// disk ratios, cleanFileForciblyEnable and the cleanup intervals) reach the
-// store before the reply and rule its next cleanup round and disk check.
+// The body is checked the way a start checks the config file
+// (Options.Validate, after conf.Load), so that a value is refused at run
+// time exactly when it would stop a start: the whole update then changes
+// nothing and answers SYSTEM_ERROR with the reason. Java drops an
+// unparsable value silently and answers SUCCESS, and ignores an unknown key;
+// rmq refuses both and names the key a typo most likely meant.
 //
+// The retention keys (RetentionConfig) reach the store before the reply.
 // A change of brokerIP1, brokerIP2, listenPort or brokerPermission is
 // registered with every name server before the reply (the stock broker does
 // so only for brokerPermission, and picks up the others at the next periodic
-// registration, up to a minute later). brokerIP1 may be a host name, resolved
-// here to an IPv4 address as Java resolves it into storeHost: the records
-// stored afterwards carry brokerIP1:listenPort as STOREHOST, so their
-// offsetMsgIds lead a client (queryMsgById) to the advertised address. Stock
-// 4.9.8 keeps the store host of its start, which a client outside a container
-// cannot reach.
+// registration, up to a minute later). brokerIP1 may be a host name,
+// resolved to an IPv4 address as Java resolves it into storeHost: the
+// records stored afterwards carry it as STOREHOST, so their offsetMsgIds
+// lead a client (queryMsgById) to the advertised address.
 func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	keys := propertyKeys(req.Body)
+	keys := conf.PropertyKeys(req.Body)
 	if len(keys) == 0 {
-		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: the body holds no key=value line")
+		return remoting.NewResponse(req, remoting.Success, "")
 	}
-	var refused []string
+	black := ConfigBlackList(b.opts.ConfigBlackList)
+	known := conf.Keys(&Options{})
+	var unknown, startOnly []string
 	for _, k := range keys {
-		if !slices.Contains(runtimeKeys, k) {
-			refused = append(refused, k)
+		if slices.Contains(black, k) {
+			return remoting.NewResponse(req, remoting.NoPermission, "Can not update config in black list.")
+		}
+		if slices.Contains(b.opts.StartOnlyKeys, k) {
+			startOnly = append(startOnly, k)
+			continue
+		}
+		if !slices.Contains(known, k) {
+			u := k
+			if near := conf.Closest(k, known); near != "" {
+				u += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			unknown = append(unknown, u)
 		}
 	}
-	if len(refused) > 0 {
-		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf(
-			"updateBrokerConfig: %s cannot be changed while the broker runs (set it in the config file and restart); runtime-changeable keys: %s",
-			strings.Join(refused, ", "), strings.Join(runtimeKeys, ", ")))
+	if len(unknown) > 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: unknown key "+strings.Join(unknown, ", "))
+	}
+	if len(startOnly) > 0 {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+strings.Join(startOnly, ", ")+
+			" is read at start only (gRPC endpoint, logging, process): set it in the config file and restart")
 	}
 
 	configUpdateMu.Lock()
 	defer configUpdateMu.Unlock()
 	cur := b.runtime()
-	next := *cur
-	if _, err := conf.Load(bytes.NewReader(req.Body), "updateBrokerConfig", &next); err != nil {
+	all := cur.all
+	if _, err := conf.Load(bytes.NewReader(req.Body), "updateBrokerConfig", &all); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}
+	// At start an empty address means the default; a running broker
+	// advertising "" would be unreachable, so an update must name one.
+	if all.BrokerIP1 == "" || all.BrokerIP2 == "" {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: brokerIP1 and brokerIP2 must not be empty")
+	}
+	all.RebuildTLS() // check tls.* as a start does
+	if err := all.Validate(); err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
+	}
+	next := runtimeConfigFrom(&all, cur.host, 0)
 	if err := next.validate(); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
 	}
@@ -237,19 +251,34 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 		}
 	}
 	next.version = dataVersion{Counter: cur.version.Counter + 1, Timestamp: b.clock.Now().UnixMilli()}
-	b.live.Store(&next)
+	b.live.Store(next)
 	b.log.Info().Object("client", c).Strs("keys", keys).Str("addr", next.addr()).Msg("broker config updated")
-	if err := b.persistConfig(&next, keys); err != nil {
+	for _, w := range all.Warnings() {
+		b.log.Warn().Object("client", c).Msg("updateBrokerConfig: " + w)
+	}
+	if err := b.persistConfig(&all, keys); err != nil {
 		// As Java's Configuration.persist: logged, the update stands.
 		b.log.Error().Err(err).Str("file", b.opts.ConfigFile).Msg("updateBrokerConfig: config file not written")
 	}
-	if cur.advertisesChange(&next) {
+	if cur.advertisesChange(next) {
 		// Before answering, as the stock broker does for brokerPermission:
 		// once mqadmin returns, the name servers hand out the new address
 		// (a Testcontainers recipe starts its clients right after).
 		b.registerAll(false)
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// ConfigBlackList is the stock black list (AdminBrokerProcessor
+// initConfigBlackList): three fixed keys and the configured ";" list.
+func ConfigBlackList(configured string) []string {
+	out := []string{"brokerConfigPath", "rocketmqHome", "configBlackList"}
+	for _, k := range strings.Split(configured, ";") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // resolveTimeout bounds the look-up of a brokerIP1 that is a host name.
@@ -273,57 +302,13 @@ func resolveIPv4(host string) (netip.Addr, error) {
 	return ips[0].Unmap(), nil
 }
 
-// propertyKeys lists the keys of a Java properties text in order: per
-// non-blank line that is not a comment, the text up to the first unescaped
-// '=', ':' or blank. Continuation lines (after a trailing backslash) belong
-// to their key's value.
-func propertyKeys(body []byte) []string {
-	var keys []string
-	continued := false
-	for _, line := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
-		wasContinued := continued
-		continued = trailingBackslashes(line)%2 == 1
-		if wasContinued {
-			continue
-		}
-		line = strings.TrimLeft(line, " \t\f")
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continued = false
-			continue
-		}
-		end := len(line)
-		for i := 0; i < len(line); i++ {
-			if line[i] == '\\' {
-				i++
-				continue
-			}
-			if strings.IndexByte("=: \t\f", line[i]) >= 0 {
-				end = i
-				break
-			}
-		}
-		if k := line[:end]; k != "" && !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-func trailingBackslashes(s string) int {
-	n := 0
-	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
-		n++
-	}
-	return n
-}
-
 // persistConfig writes the values of keys in rc to the config file the
 // broker started with, so that the next start reads them. Java's
 // Configuration.persist rewrites that file with every key of every config
 // object; rmq keeps the operator's file as it is (comments, order, keys
 // left at their defaults) and only replaces the lines of the changed keys,
 // or appends them. The file is replaced atomically.
-func (b *Broker) persistConfig(rc *runtimeConfig, keys []string) error {
+func (b *Broker) persistConfig(o *Options, keys []string) error {
 	path := b.opts.ConfigFile
 	if path == "" {
 		return nil
@@ -332,52 +317,5 @@ func (b *Broker) persistConfig(rc *runtimeConfig, keys []string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	var lines bytes.Buffer
-	conf.PrintKeys(&lines, keys, rc)
-	return store.WriteFileAtomic(b.opts.FS, path, replaceProperties(old, strings.SplitAfter(lines.String(), "\n")))
-}
-
-// replaceProperties returns the properties text old with the logical line
-// of each key in repl ("key=value\n" lines) replaced by its new line, and
-// the keys old lacks appended. A key's later duplicates are dropped, since
-// Properties.load keeps the last one.
-func replaceProperties(old []byte, repl []string) []byte {
-	byKey := map[string]string{}
-	var order []string
-	for _, l := range repl {
-		if k := propertyKeys([]byte(l)); len(k) == 1 {
-			byKey[k[0]] = l
-			order = append(order, k[0])
-		}
-	}
-	var out bytes.Buffer
-	done := map[string]bool{}
-	skip := false // inside a replaced key's continuation lines
-	for _, line := range strings.SplitAfter(string(old), "\n") {
-		if line == "" {
-			continue
-		}
-		if skip {
-			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
-			continue
-		}
-		if k := propertyKeys([]byte(line)); len(k) == 1 && byKey[k[0]] != "" {
-			if !done[k[0]] {
-				out.WriteString(byKey[k[0]])
-				done[k[0]] = true
-			}
-			skip = trailingBackslashes(strings.TrimRight(line, "\r\n"))%2 == 1
-			continue
-		}
-		out.WriteString(line)
-		if !strings.HasSuffix(line, "\n") {
-			out.WriteByte('\n')
-		}
-	}
-	for _, k := range order {
-		if !done[k] {
-			out.WriteString(byKey[k])
-		}
-	}
-	return out.Bytes()
+	return store.WriteFileAtomic(b.opts.FS, path, conf.RewriteKeys(old, keys, o))
 }

@@ -52,7 +52,7 @@ func TestGetBrokerConfig(t *testing.T) {
 }
 
 func TestUpdateBrokerConfig(t *testing.T) {
-	tb := startBroker(t, nil)
+	tb := startBroker(t, func(o *Options) { o.StartOnlyKeys = []string{"grpcServerPort"} })
 	cases := []struct {
 		name       string
 		body       string
@@ -70,12 +70,18 @@ func TestUpdateBrokerConfig(t *testing.T) {
 				t.Fatalf("traceOn %v regionId %q", o.TraceOn, o.RegionID)
 			}
 		}},
-		{name: "fixed key refused", body: "brokerName=other\n", wantCode: remoting.SystemError, wantRemark: "brokerName cannot be changed while the broker runs"},
-		{name: "one fixed key refuses the whole update", body: "traceOn=false\nstorePathRootDir=/tmp/x\n", wantCode: remoting.SystemError, wantRemark: "storePathRootDir"},
+		{name: "unknown key refuses the whole update", body: "traceOn=false\nlistenPot=1\n", wantCode: remoting.SystemError, wantRemark: "listenPot (did you mean listenPort?)"},
 		{name: "unknown key refused", body: "noSuchKey=1\n", wantCode: remoting.SystemError, wantRemark: "noSuchKey"},
+		{name: "another part's key refused", body: "grpcServerPort=1\n", wantCode: remoting.SystemError, wantRemark: "grpcServerPort is read at start only"},
+		{name: "black-listed key", body: "rocketmqHome=/x\n", wantCode: remoting.NoPermission, wantRemark: "Can not update config in black list."},
+		{name: "a value a start refuses", body: "brokerRole=SLAVE\n", wantCode: remoting.SystemError, wantRemark: "brokerRole SLAVE is not supported"},
 		{name: "bad value", body: "maxTransferCountOnMessageInMemory=lots\n", wantCode: remoting.SystemError, wantRemark: "maxTransferCountOnMessageInMemory"},
 		{name: "invalid value", body: "brokerPermission=9\n", wantCode: remoting.SystemError, wantRemark: "brokerPermission 9"},
-		{name: "empty body", body: "", wantCode: remoting.SystemError, wantRemark: "no key=value"},
+		{name: "start-only key kept for the next start", body: "brokerName=other\n", check: func(t *testing.T, o Options) {
+			if o.BrokerName != "other" {
+				t.Fatalf("brokerName = %q", o.BrokerName)
+			}
+		}},
 	}
 	counter := int64(0)
 	for _, tc := range cases {
@@ -143,7 +149,7 @@ func TestPropertyKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := propertyKeys([]byte(tc.body))
+			got := conf.PropertyKeys([]byte(tc.body))
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 				t.Fatalf("propertyKeys = %q, want %q", got, tc.want)
 			}

@@ -124,9 +124,13 @@ func TestUpdateBrokerConfigRetentionIsLive(t *testing.T) {
 
 func TestReplaceProperties(t *testing.T) {
 	old := "a=1\n# c\nb=2\\\n  still b\nc : 3\nb=dup\nlast=x"
-	got := string(replaceProperties([]byte(old), []string{"b=20\n", "d=4\n"}))
+	src := struct {
+		B int `conf:"b"`
+		D int `conf:"d"`
+	}{20, 4}
+	got := string(conf.RewriteKeys([]byte(old), []string{"b", "d"}, &src))
 	want := "a=1\n# c\nb=20\nc : 3\nlast=x\nd=4\n"
 	if got != want {
-		t.Fatalf("replaceProperties = %q, want %q", got, want)
+		t.Fatalf("RewriteKeys = %q, want %q", got, want)
 	}
 }

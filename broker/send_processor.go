@@ -526,7 +526,7 @@ func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHos
 			props[k] = v
 		}
 		delete(props, message.PropWait)
-		if remark := b.messageTypeConflict(&a.tc, props); remark != "" {
+		if remark := b.messageTypeConflict(&a.tc, props, false); remark != "" {
 			return nil, false, remoting.Refuse(remoting.MessageIllegal, remark)
 		}
 		msgs[i] = &message.Message{

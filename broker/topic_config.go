@@ -94,6 +94,9 @@ type topicConfigDefaults struct {
 	// traceTopic, when not empty, is created at start (traceTopicEnable).
 	traceTopic string
 	fs         store.FS // Options.FS: topics.json's writes
+	// clusterTopic and brokerTopic are clusterTopicEnable and
+	// brokerTopicEnable: off, the topic is only inheritable (not R/W).
+	clusterTopic, brokerTopic bool
 }
 
 func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
@@ -122,9 +125,16 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 		add(newTopicConfig(message.TopicAutoCreateKey, d.defaultQueueNums, permReadWriteInherit))
 	}
 	add(newTopicConfig(message.TopicBenchmark, 1024, permReadWrite))
-	// clusterTopicEnable and brokerTopicEnable default to true.
-	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, permReadWriteInherit))
-	add(newTopicConfig(d.brokerName, 1, permReadWriteInherit))
+	// As stock: INHERIT, plus R|W when enabled. A topics.json written
+	// before overrides both, as it does in stock.
+	enabledPerm := func(on bool) int32 {
+		if on {
+			return permReadWriteInherit
+		}
+		return remoting.PermInherit
+	}
+	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, enabledPerm(d.clusterTopic)))
+	add(newTopicConfig(d.brokerName, 1, enabledPerm(d.brokerTopic)))
 	add(newTopicConfig(message.TopicOffsetMovedEvent, 1, permReadWrite))
 	add(newTopicConfig(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite))
 	add(newTopicConfig(message.ReplyTopic(d.clusterName), 1, permReadWrite))

@@ -20,7 +20,7 @@ var coreEpoch = time.Unix(1_700_000_000, 0)
 func newTestTopics(t *testing.T, dir string, autoCreate bool) *TopicConfigManager {
 	t.Helper()
 	m, err := newTopicConfigManager(filepath.Join(dir, "topics.json"), topicConfigDefaults{
-		clusterName: "C1", brokerName: "B1", autoCreate: autoCreate, defaultQueueNums: 8,
+		clusterName: "C1", brokerName: "B1", autoCreate: autoCreate, defaultQueueNums: 8, clusterTopic: true, brokerTopic: true,
 	}, clock.NewManual(coreEpoch), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)

@@ -204,7 +204,7 @@ func TestLoadWarnings(t *testing.T) {
 	}{
 		{name: "none", input: "s=1\ni=2", want: nil},
 		{name: "unknown", input: "s=1\n# c\nbogusKey=2\n", want: []string{`n.conf:3: unknown key "bogusKey"`}},
-		{name: "case sensitive", input: "S=1", want: []string{`n.conf:1: unknown key "S"`}},
+		{name: "case sensitive", input: "S=1", want: []string{`n.conf:1: unknown key "S"; did you mean "s"?`}},
 		{name: "skipped field is unknown", input: "Skip=1", want: []string{`n.conf:1: unknown key "Skip"`}},
 		{name: "repeat", input: "s=1\ns=2", want: []string{`n.conf:2: key "s" repeats line 1; the last value wins`}},
 		{name: "repeat unknown", input: "x=1\nx=2", want: []string{
@@ -444,5 +444,54 @@ func eq[T comparable](t *testing.T, got, want T) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func TestLoadHintsAndBoolWarnings(t *testing.T) {
+	var dst struct {
+		ListenPort int  `conf:"listenPort"`
+		AutoCreate bool `conf:"autoCreateTopicEnable"`
+	}
+	warnings, err := Load(strings.NewReader("listenPot=1\nautoCreateTopicEnable=yes\nzzzzzzzzzz=1\n"), "b.conf", &dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`b.conf:1: unknown key "listenPot"; did you mean "listenPort"?`,
+		`b.conf:2: key "autoCreateTopicEnable": "yes" is neither true nor false; read as false, as stock does`,
+		`b.conf:3: unknown key "zzzzzzzzzz"`,
+	}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings = %q, want %q", warnings, want)
+	}
+	if dst.AutoCreate {
+		t.Fatal("yes read as true; stock Boolean.parseBoolean reads it as false")
+	}
+}
+
+func TestClosest(t *testing.T) {
+	known := []string{"listenPort", "brokerIP1", "brokerName", "diskMaxUsedSpaceRatio"}
+	for key, want := range map[string]string{"listenPot": "listenPort", "brokername": "brokerName", "brokerIP": "brokerIP1", "timerWheelEnable": "", "": ""} {
+		if got := Closest(key, known); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestRewriteKeysContinuations(t *testing.T) {
+	src := struct {
+		S string `conf:"s"`
+	}{"new"}
+	for _, c := range []struct{ old, want string }{
+		// A continuation line that looks like the key is part of a's value.
+		{"a=1\\\n s=2\ns=old\n", "a=1\\\n s=2\ns=new\n"},
+		// Text ending inside a continuation is closed before the append.
+		{"0\\", "0\\\n\ns=new\n"},
+		// A comment ending in a backslash does not continue.
+		{"# c\\\ns=old", "# c\\\ns=new\n"},
+	} {
+		if got := string(RewriteKeys([]byte(c.old), []string{"s"}, &src)); got != c.want {
+			t.Errorf("RewriteKeys(%q) = %q, want %q", c.old, got, c.want)
+		}
 	}
 }

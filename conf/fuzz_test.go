@@ -36,3 +36,36 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRewriteKeys checks that rewriting the lines of a key in any text
+// never panics and that the result loads with the rewritten value: what
+// UPDATE_BROKER_CONFIG and UPDATE_NAMESRV_CONFIG write back to a -c file.
+func FuzzRewriteKeys(f *testing.F) {
+	for _, seed := range []string{
+		"s=a\ni=1\n",
+		"# c\ns = x\\\n  y\ns=dup\nlast",
+		"i\\=x=1\ns",
+		"\\\n\\\n",
+	} {
+		f.Add(seed, "new value")
+	}
+	f.Fuzz(func(t *testing.T, old, value string) {
+		_ = PropertyKeys([]byte(old))
+		src := struct {
+			S string `conf:"s"`
+		}{value}
+		out := RewriteKeys([]byte(old), []string{"s"}, &src)
+		var back struct {
+			S string `conf:"s"`
+		}
+		if _, err := Load(bytes.NewReader(out), "rewritten", &back); err != nil {
+			if _, oldErr := Load(strings.NewReader(old), "old", &back); oldErr != nil {
+				return // the old text did not load either
+			}
+			t.Fatalf("rewritten text does not load: %v\n%q", err, out)
+		}
+		if back.S != value {
+			t.Fatalf("s = %q after the rewrite, want %q\n%q", back.S, value, out)
+		}
+	})
+}

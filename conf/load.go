@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 )
 
 // LoadFile reads the properties file at path into every dst (see Load).
@@ -54,8 +57,19 @@ func Load(r io.Reader, name string, dst ...any) ([]string, error) {
 		seen[e.key] = e.line
 		fs, ok := byKey[e.key]
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("%s:%d: unknown key %q", name, e.line, e.key))
+			// Stock ignores an unknown key without a word; rmq warns, and
+			// names the key a typo most likely meant (listenPot: listenPort).
+			w := fmt.Sprintf("%s:%d: unknown key %q", name, e.line, e.key)
+			if near := Closest(e.key, keysOf(byKey)); near != "" {
+				w += fmt.Sprintf("; did you mean %q?", near)
+			}
+			warnings = append(warnings, w)
 			continue
+		}
+		if fs[0].v.Kind() == reflect.Bool && fs[0].v.Type() != durationType && !isBoolText(e.value) {
+			// Boolean.parseBoolean reads anything but "true" as false, and
+			// so does rmq, as stock; "yes" or "1" was surely meant as true.
+			warnings = append(warnings, fmt.Sprintf("%s:%d: key %q: %q is neither true nor false; read as false, as stock does", name, e.line, e.key, e.value))
 		}
 		for _, f := range fs {
 			if err := f.set(e.value); err != nil {
@@ -65,4 +79,17 @@ func Load(r io.Reader, name string, dst ...any) ([]string, error) {
 		}
 	}
 	return warnings, errors.Join(errs...)
+}
+
+func isBoolText(s string) bool { return strings.EqualFold(s, "true") || strings.EqualFold(s, "false") }
+
+// keysOf lists the keys of byKey, sorted so that a tie picks the same key
+// every time.
+func keysOf(byKey map[string][]field) []string {
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

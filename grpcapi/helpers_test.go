@@ -64,6 +64,15 @@ func (ts *testServer) createTopic(name string, n int32) {
 	})
 }
 
+// createTypedTopic creates a topic whose message.type is typ (the gRPC
+// front end checks it by default, as the stock proxy).
+func (ts *testServer) createTypedTopic(name string, n int32, typ string) {
+	ts.b.Topics().Update(&remoting.TopicConfig{
+		TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG",
+		Attributes: map[string]string{"message.type": typ},
+	})
+}
+
 // queueCounts is the number of messages in each queue of topic.
 func (ts *testServer) queueCounts(topic string, n int32) []int64 {
 	out := make([]int64, n)

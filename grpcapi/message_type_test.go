@@ -77,3 +77,23 @@ func TestRawTopicMessageType(t *testing.T) {
 		t.Fatalf("topic config %+v", tc)
 	}
 }
+
+// TestRawTopicMessageTypeCheckByDefault: the gRPC front end checks the
+// topic message type with default options, as the stock proxy
+// (ProxyConfig enableTopicMessageTypeCheck=true), while the broker's
+// remoting port, as the stock broker's, does not.
+func TestRawTopicMessageTypeCheckByDefault(t *testing.T) {
+	ts := startServer(t, nil)
+	ts.createTopic("Untyped", 1)
+	c := dial(t, ts, false)
+	req := sendReq("Untyped", []byte("f"), "ID-d1")
+	group := "g1"
+	req.Messages[0].SystemProperties.MessageType, req.Messages[0].SystemProperties.MessageGroup = v2.MessageType_FIFO, &group
+	resp, err := c.SendMessage(callCtx(t), req)
+	if err != nil || resp.Status.Code != v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE {
+		t.Fatalf("FIFO send to an untyped topic: %v %v, want MESSAGE_PROPERTY_CONFLICT_WITH_TYPE", resp, err)
+	}
+	if ts.b.Options().EnableTopicMessageTypeCheck {
+		t.Fatal("the broker's own (remoting) check is on by default")
+	}
+}

@@ -26,6 +26,13 @@ type Options struct {
 	// MaxDelayTimeMills bounds how far ahead a delivery timestamp may be
 	// (ProxyConfig maxDelayTimeMills, one day).
 	MaxDelayTimeMills int64 `conf:"maxDelayTimeMills"`
+	// EnableTopicMessageTypeCheck is the stock proxy's check (ProxyConfig
+	// enableTopicMessageTypeCheck, true): a gRPC send whose kind (normal,
+	// FIFO, delay, transactional) its topic's message.type does not take is
+	// refused. The key also binds broker.Options' field of that name, which
+	// is off by default because the stock broker's remoting port never
+	// checks; set in the config file it rules both front ends.
+	EnableTopicMessageTypeCheck bool `conf:"enableTopicMessageTypeCheck"`
 
 	// Consumption (ProxyConfig, same names and defaults). A ReceiveMessage
 	// long-polls for at least MinLongPollingMillis and at most
@@ -54,7 +61,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults: enabled on port 8081.
 func DefaultOptions() Options {
-	return withDefaults(Options{Enable: true, Port: DefaultPort, AutoRenew: true, Logger: zerolog.Nop()})
+	return withDefaults(Options{Enable: true, Port: DefaultPort, AutoRenew: true, EnableTopicMessageTypeCheck: true, Logger: zerolog.Nop()})
 }
 
 // withDefaults fills every unset (zero) duration with its ProxyConfig

@@ -19,8 +19,8 @@ import (
 // proxy's codes.
 func TestRawRecallMessage(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	cs.createTopic("RawRecall", 1)
-	cs.createTopic("RawRecallOther", 1)
+	cs.createTypedTopic("RawRecall", 1, "MIXED")
+	cs.createTypedTopic("RawRecallOther", 1, "MIXED")
 	c := dial(t, cs.testServer, false)
 	send := func(body string, after time.Duration) *v2.SendResultEntry {
 		t.Helper()

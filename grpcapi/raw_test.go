@@ -282,7 +282,7 @@ func TestRawTelemetrySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := got.GetSettings().GetPublishing()
-	if got.Status.Code != v2.Code_OK || pub.GetMaxBodySize() != 64<<10 || pub.GetValidateMessageType() || got.GetSettings().GetBackoffPolicy().GetMaxAttempts() != 3 {
+	if got.Status.Code != v2.Code_OK || pub.GetMaxBodySize() != 64<<10 || !pub.GetValidateMessageType() || got.GetSettings().GetBackoffPolicy().GetMaxAttempts() != 3 {
 		t.Fatalf("settings answer %v", got)
 	}
 	hb, err := c.Heartbeat(ctx, &v2.HeartbeatRequest{ClientType: v2.ClientType_PRODUCER})

@@ -88,7 +88,7 @@ func TestRawTelemetryDroppedMidTransaction(t *testing.T) {
 
 func droppedMidTransaction(t *testing.T, closeConn bool) {
 	cs := startTxServer(t)
-	cs.createTopic("TxDrop", 1)
+	cs.createTypedTopic("TxDrop", 1, "MIXED")
 	c := dial(t, cs.testServer, false)
 
 	connA := dialConn(t, cs.testServer, true)
@@ -177,7 +177,7 @@ func droppedMidTransaction(t *testing.T, closeConn bool) {
 // the transaction.
 func TestRawEndTransactionAfterDataExpired(t *testing.T) {
 	cs := startTxServer(t)
-	cs.createTopic("TxExpire", 1)
+	cs.createTypedTopic("TxExpire", 1, "TRANSACTION")
 	c := dial(t, cs.testServer, false)
 	tel, _ := cs.txProducer(t, c, "tx-client-e", "TxExpire")
 	sendHalf := func(id string) string {
@@ -227,7 +227,7 @@ func TestRawTransactionFirstCheck(t *testing.T) {
 		o.TransactionTimeOut = 120000
 		o.TransactionCheckInterval = 60000
 	}, nil)
-	cs.createTopic("TxFirst", 1)
+	cs.createTypedTopic("TxFirst", 1, "TRANSACTION")
 	c := dial(t, cs.testServer, false)
 	tel, _ := cs.txProducer(t, c, "tx-client-f", "TxFirst")
 	for _, id := range []string{"ID-recover-30s", "ID-no-duration"} {

@@ -103,7 +103,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 		}
 		items[i] = sendItem{msg: m, put: broker.PutRequest{
 			Topic: tc.TopicName, QueueID: queueID, Body: m.GetBody(), Properties: props, SysFlag: sysFlag,
-			BornTimestamp: born, BornHost: from, From: from.String(),
+			BornTimestamp: born, BornHost: from, From: from.String(), CheckMessageType: s.opts.EnableTopicMessageTypeCheck,
 		}}
 	}
 	entries := make([]*v2.SendResultEntry, len(items))

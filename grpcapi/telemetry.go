@@ -147,7 +147,7 @@ func (s *Server) mergeSettings(in *v2.Settings) (*v2.Settings, error) {
 		}}
 		out.PubSub = &v2.Settings_Publishing{Publishing: &v2.Publishing{
 			Topics: ps.Publishing.GetTopics(), MaxBodySize: int32(s.b.Options().MaxMessageSize),
-			ValidateMessageType: s.b.Options().EnableTopicMessageTypeCheck,
+			ValidateMessageType: s.opts.EnableTopicMessageTypeCheck || s.b.Options().EnableTopicMessageTypeCheck,
 		}}
 	case *v2.Settings_Subscription:
 		group := ps.Subscription.GetGroup()

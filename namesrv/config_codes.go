@@ -2,6 +2,8 @@ package namesrv
 
 import (
 	"bytes"
+	"errors"
+	"os"
 	"slices"
 
 	"github.com/rmqio/rmq/conf"
@@ -35,9 +37,11 @@ func (s *Server) getNamesrvConfig(req *remoting.Command) *remoting.Command {
 // updateNamesrvConfig serves UPDATE_NAMESRV_CONFIG: the body is Java
 // properties text. A blacklisted key refuses the whole update with
 // NO_PERMISSION; unknown keys are ignored, as Java's Configuration.update
-// ignores them. The new values are served at once and last until the name
-// server stops: orderMessageEnable takes effect for the next route query,
-// listenPort is only reported (nothing re-binds, as stock).
+// ignores them. The new values are served at once (orderMessageEnable takes
+// effect for the next route query, listenPort is only reported: nothing
+// re-binds, as stock) and written to configStorePath, the -c file, so that
+// the next start reads them (Java's Configuration.persist; rmq replaces
+// only the changed keys' lines, conf.RewriteKeys).
 func (s *Server) updateNamesrvConfig(req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		return ok(req, nil)
@@ -63,7 +67,23 @@ func (s *Server) updateNamesrvConfig(req *remoting.Command) *remoting.Command {
 	}
 	s.live.Store(&next)
 	s.log.Info().Strs("keys", keys).Msg("name server config updated")
+	if err := persistConfig(next.ConfigStorePath, keys, &next); err != nil {
+		// As Java's Configuration.persist: logged, the update stands.
+		s.log.Error().Err(err).Str("file", next.ConfigStorePath).Msg("updateNamesrvConfig: config file not written")
+	}
 	return ok(req, nil)
+}
+
+// persistConfig writes the values of keys in o to path ("" writes nothing).
+func persistConfig(path string, keys []string, o *Options) error {
+	if path == "" {
+		return nil
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return writeFileAtomic(path, conf.RewriteKeys(old, keys, o))
 }
 
 // TopicSysFlag bits (common/sysflag/TopicSysFlag.java).

@@ -26,6 +26,12 @@ type Options struct {
 	BrokerChannelExpiredTime time.Duration `conf:"-"`
 	// KVConfigPath is the JSON file holding the KV config; "" keeps it in memory only.
 	KVConfigPath string `conf:"kvConfigPath"`
+	// ConfigStorePath is where UPDATE_NAMESRV_CONFIG writes the keys it
+	// changes (NamesrvConfig configStorePath): `rmq namesrv -c FILE` sets
+	// it to FILE, as NamesrvStartup does, so the next start reads them.
+	// "" (no -c): changes last until the name server stops (stock writes
+	// ~/namesrv/namesrv.properties then, which no start reads).
+	ConfigStorePath string `conf:"configStorePath"`
 	// ServerConfig holds the connection limits: idle timeout, connection
 	// cap, in-flight budget.
 	remoting.ServerConfig

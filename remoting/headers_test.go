@@ -31,6 +31,8 @@ func decodeAs[T any, P headerDecoder[T]]() headerDecode {
 // allHeaders is every typed header; TestAllHeadersListed keeps it complete.
 var allHeaders = []headerDecode{
 	decodeAs[PutKVConfigRequestHeader](), decodeAs[KVConfigRequestHeader](),
+	decodeAs[UserRequestHeader](), decodeAs[ListUsersRequestHeader](), decodeAs[AclRequestHeader](),
+	decodeAs[DeleteAclRequestHeader](), decodeAs[ListAclsRequestHeader](),
 	decodeAs[GetKVListByNamespaceRequestHeader](), decodeAs[RegisterBrokerRequestHeader](),
 	decodeAs[BrokerIdentityRequestHeader](), decodeAs[GetRouteInfoRequestHeader](),
 	decodeAs[WritePermOfBrokerRequestHeader](), decodeAs[DeleteTopicFromNamesrvRequestHeader](),

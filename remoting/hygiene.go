@@ -125,6 +125,10 @@ func (c *ServerConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
+// RebuildTLS makes the next Validate build the TLS settings again from the
+// tls.* keys (a config update may have changed them).
+func (c *ServerConfig) RebuildTLS() { c.tlsBuilt = false }
+
 // Apply copies the settings into o.
 func (c ServerConfig) Apply(o *ServerOptions) {
 	o.IdleTimeout = time.Duration(c.ServerChannelMaxIdleTimeSeconds) * time.Second

@@ -154,6 +154,10 @@ func start(opts []Option, log zerolog.Logger, dir string) (*server, error) {
 	// system's choosing unless grpcServerPort says otherwise.
 	s.grpc = grpcapi.DefaultOptions()
 	s.grpc.Enable, s.grpc.Port = cfg.grpc, 0
+	// Tests send every kind of message to auto-created (untyped) topics:
+	// the stock proxy's topic message type check is off here unless
+	// WithBrokerConfig sets enableTopicMessageTypeCheck=true.
+	s.grpc.EnableTopicMessageTypeCheck = false
 	bo := brokerDefaults(dir)
 	if err := applyConf(cfg.brokerConf, "WithBrokerConfig", &bo, &s.grpc); err != nil {
 		return nil, err

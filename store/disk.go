@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 )
 
@@ -68,7 +67,7 @@ func (s *Store) noteWritten(n int) {
 func (s *Store) checkDisk() float64 {
 	s.sinceDiskCheck.Store(0)
 	r := s.retention()
-	used, avail, err := r.DiskUsage.Usage(filepath.Join(s.opts.Dir, commitLogDir))
+	used, avail, err := r.DiskUsage.Usage(s.opts.commitLogPath())
 	if err != nil {
 		s.log.Warn().Err(err).Msg("disk usage unknown")
 		return -1

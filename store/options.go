@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"time"
 
 	"github.com/rmqio/rmq/internal/clock"
@@ -60,7 +61,11 @@ const minCommitLogFileSize = 4096
 type Options struct {
 	// Dir is storePathRootDir: commitlog/, consumequeue/, checkpoint, abort,
 	// lock and config/ live under it.
-	Dir                        string
+	Dir string
+	// CommitLogDir is storePathCommitLog: where the commitlog files live
+	// (empty: <Dir>/commitlog), e.g. a store moved from a Java broker
+	// that kept its commitlog on another disk.
+	CommitLogDir               string
 	MappedFileSizeCommitLog    int64 // bytes per commitlog file
 	MappedFileSizeConsumeQueue int64 // bytes per consume-queue file, rounded up to a multiple of 20
 	FlushDiskType              FlushDiskType
@@ -190,4 +195,12 @@ func (o Options) normalized() (Options, error) {
 		errs = append(errs, err)
 	}
 	return o, errors.Join(errs...)
+}
+
+// commitLogPath is the commitlog directory of o.
+func (o *Options) commitLogPath() string {
+	if o.CommitLogDir != "" {
+		return o.CommitLogDir
+	}
+	return filepath.Join(o.Dir, commitLogDir)
 }

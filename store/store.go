@@ -157,7 +157,7 @@ func Open(opts Options) (*Store, error) {
 	if s.lock, err = lockDir(filepath.Join(o.Dir, lockName)); err != nil {
 		return nil, err
 	}
-	s.cl = newCommitLog(filepath.Join(o.Dir, commitLogDir), o.MappedFileSizeCommitLog, s.log)
+	s.cl = newCommitLog(o.commitLogPath(), o.MappedFileSizeCommitLog, s.log)
 	s.cl.prealloc = !o.NoPreallocate
 	s.cl.fs = o.FS
 	s.cl.now = o.Clock.Now

@@ -4,10 +4,6 @@ import (
 	"github.com/rmqio/rmq/remoting"
 )
 
-// defaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum: the result
-// size of a unique-key query, whatever maxNum the client sent.
-const defaultQueryMaxNum = 32
-
 // processQueryMessage serves QUERY_MESSAGE: the stored records of topic whose
 // KEYS or UNIQ_KEY contain key, stored within [beginTimestamp,
 // endTimestamp], concatenated in commitlog order (the pull body format). The
@@ -19,7 +15,7 @@ func (s *Service) processQueryMessage(_ *remoting.Conn, req *remoting.Command) *
 	}
 	topic, key, maxNum, begin, end := hd.Topic, hd.Key, hd.MaxNum, hd.BeginTimestamp, hd.EndTimestamp
 	if hd.UniqueKeyFlag {
-		maxNum = defaultQueryMaxNum
+		maxNum = int32(s.defaultQueryMaxNum())
 	}
 	res, err := s.store.QueryMessage(topic, key, int(maxNum), begin, end)
 	if err != nil {

@@ -57,8 +57,12 @@ type Options struct {
 	// EnableMixedMessageType lets UPDATE_AND_CREATE_TOPIC set
 	// message.type=MIXED (BrokerConfig enableMixedMessageType).
 	EnableMixedMessageType bool
-	Clock                  clock.Clock // nil: the wall clock
-	Logger                 zerolog.Logger
+	// DefaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum, read per
+	// request: the result size of a unique-key query, whatever maxNum the
+	// client sent (nil: the stock 32).
+	DefaultQueryMaxNum func() int
+	Clock              clock.Clock // nil: the wall clock
+	Logger             zerolog.Logger
 }
 
 // Service serves the admin requests about topics, the broker's runtime and
@@ -72,8 +76,10 @@ type Service struct {
 	brokerName string
 	storeDir   string
 	allowMixed bool
-	clock      clock.Clock
-	log        zerolog.Logger
+	// defaultQueryMaxNum: Options.DefaultQueryMaxNum.
+	defaultQueryMaxNum func() int
+	clock              clock.Clock
+	log                zerolog.Logger
 }
 
 // New returns the admin service over o.
@@ -81,7 +87,10 @@ func New(o Options) *Service {
 	s := &Service{
 		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats,
 		timerInfo: o.TimerInfo, brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
-		allowMixed: o.EnableMixedMessageType,
+		allowMixed: o.EnableMixedMessageType, defaultQueryMaxNum: o.DefaultQueryMaxNum,
+	}
+	if s.defaultQueryMaxNum == nil {
+		s.defaultQueryMaxNum = func() int { return 32 }
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

@@ -33,6 +33,8 @@ type clientTestOptions struct {
 	// running service, which a handler that touches nothing else but the
 	// store reads without a happens-before edge).
 	store bool
+	// notify is Options.NotifyEnabled (nil: always on).
+	notify func() bool
 }
 
 func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
@@ -47,7 +49,7 @@ func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	}
 	s, err := New(Options{
 		ConfigDir: dir, AutoCreateSubscriptionGroup: o.autoCreateGroups, BrokerName: "broker-a",
-		Topics: topics, Clock: clk, Logger: log, Store: st,
+		Topics: topics, Clock: clk, Logger: log, Store: st, NotifyEnabled: o.notify,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,23 @@ import (
 )
 
 // notifyConsumerIdsChanged tells every connection of group to rebalance now
-// (NOTIFY_CONSUMER_IDS_CHANGED, oneway), unless the group's config turns the
-// notification off.
+// (NOTIFY_CONSUMER_IDS_CHANGED, oneway) after a heartbeat or an unregister
+// changed it, unless the broker's notifyConsumerIdsChangedEnable or the
+// group's config turns the notification off (stock ClientManageProcessor
+// passes the group's flag to ConsumerManager).
 func (s *Service) notifyConsumerIdsChanged(group string, members []*remoting.Conn) {
-	if len(members) == 0 {
+	if cfg := s.SubGroups.Find(group); cfg != nil && !cfg.NotifyConsumerIdsChangedEnable {
 		return
 	}
-	if cfg := s.SubGroups.Find(group); cfg != nil && !cfg.NotifyConsumerIdsChangedEnable {
+	s.sendConsumerIdsChanged(group, members)
+}
+
+// sendConsumerIdsChanged notifies members of group unless the broker's
+// notifyConsumerIdsChangedEnable is off (stock DefaultConsumerIdsChangeListener):
+// a closed connection's groups are notified this way, whatever the group's
+// own flag, as stock ConsumerManager.doChannelCloseEvent.
+func (s *Service) sendConsumerIdsChanged(group string, members []*remoting.Conn) {
+	if len(members) == 0 || !s.notifyEnabled() {
 		return
 	}
 	for _, c := range members {
@@ -26,7 +36,7 @@ func (s *Service) notifyConsumerIdsChanged(group string, members []*remoting.Con
 // group and notifies the consumer groups it left.
 func (s *Service) ConnClosed(c *remoting.Conn) {
 	for group, members := range s.Consumers.ConnClosed(c) {
-		s.notifyConsumerIdsChanged(group, members)
+		s.sendConsumerIdsChanged(group, members)
 	}
 	s.Producers.ConnClosed(c)
 }

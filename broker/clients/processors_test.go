@@ -3,6 +3,7 @@ package clients
 import (
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,6 +140,39 @@ func TestNotifyDisabledByGroupConfig(t *testing.T) {
 	if n := clCount(a.notifications(), "quiet"); n != 0 {
 		t.Fatalf("A got %d notifications for a group with notification off", n)
 	}
+}
+
+// TestNotifyDisabledByBroker: the broker's notifyConsumerIdsChangedEnable
+// gates every notification, read when one would be sent.
+func TestNotifyDisabledByBroker(t *testing.T) {
+	var on atomic.Bool
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, notify: on.Load})
+	a, b, c := env.client("A"), env.client("B"), env.client("C")
+	a.heartbeat([]string{"G"}, "T")
+	b.heartbeat([]string{"G"}, "T") // no notification: the broker's flag is off
+	on.Store(true)
+	c.heartbeat([]string{"G"}, "T")
+	// A's notifications arrive in order on its connection: once C's join
+	// is seen, one for B's would have been too.
+	env.waitFor("A notified of C's join", func() bool { return clCount(a.notifications(), "G") >= 1 })
+	if n := clCount(a.notifications(), "G"); n != 1 {
+		t.Fatalf("A got %d notifications, want 1 (only after the flag was turned on)", n)
+	}
+}
+
+// TestNotifyOnCloseIgnoresGroupFlag: a closed connection notifies its
+// groups' other members even when the group's own flag is off, as stock
+// ConsumerManager.doChannelCloseEvent (only the broker's flag gates it).
+func TestNotifyOnCloseIgnoresGroupFlag(t *testing.T) {
+	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
+	cfg := remoting.NewSubscriptionGroupConfig("quiet")
+	cfg.NotifyConsumerIdsChangedEnable = false
+	clExpectCode(t, env.client("admin").invoke(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg)), remoting.Success, "")
+	a, b := env.client("A"), env.client("B")
+	a.heartbeat([]string{"quiet"}, "T")
+	b.heartbeat([]string{"quiet"}, "T")
+	b.cl.Close()
+	env.waitFor("A notified of B's closed connection", func() bool { return clCount(a.notifications(), "quiet") == 1 })
 }
 
 func TestUnregisterClient(t *testing.T) {

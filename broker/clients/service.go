@@ -37,8 +37,12 @@ type Options struct {
 	// PropertyFilterEnabled reports enablePropertyFilter as it stands now
 	// (it may change at run time); nil: never enabled.
 	PropertyFilterEnabled func() bool
-	Clock                 clock.Clock // nil: the wall clock
-	Logger                zerolog.Logger
+	// NotifyEnabled reports the broker's notifyConsumerIdsChangedEnable as
+	// it stands now: off, no NOTIFY_CONSUMER_IDS_CHANGED is sent for any
+	// group (stock DefaultConsumerIdsChangeListener); nil: always on.
+	NotifyEnabled func() bool
+	Clock         clock.Clock // nil: the wall clock
+	Logger        zerolog.Logger
 	// Refusals rate-limits the warnings a client's requests can repeat
 	// (a filter that does not compile, a group whose retry topic cannot
 	// exist); nil makes one.
@@ -59,6 +63,7 @@ type Service struct {
 	Filters *ConsumerFilterManager
 
 	propertyFilter func() bool
+	notifyEnabled  func() bool
 
 	topics     Topics
 	store      *store.Store
@@ -79,7 +84,10 @@ const (
 func New(o Options) (*Service, error) {
 	s := &Service{
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
-		propertyFilter: o.PropertyFilterEnabled, refusals: o.Refusals,
+		propertyFilter: o.PropertyFilterEnabled, notifyEnabled: o.NotifyEnabled, refusals: o.Refusals,
+	}
+	if s.notifyEnabled == nil {
+		s.notifyEnabled = func() bool { return true }
 	}
 	if s.refusals == nil {
 		s.refusals = ratelog.New(o.Logger, s.clock, 0)

@@ -328,7 +328,7 @@ func (a *action) printConfig(c *cli.Context, ns *namesrv.Options, bs *brokerSett
 		if all {
 			conf.Print(a.stdout, bs.confSources()...)
 		} else {
-			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.stock, &bs.grpc)
+			conf.PrintKeys(a.stdout, importantBrokerKeys, &bs.opts, &bs.grpc)
 		}
 	}
 	return true

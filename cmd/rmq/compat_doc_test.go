@@ -95,6 +95,9 @@ func keyTable(srcs ...any) string {
 	b.WriteString("| Key | Default | Type |\n")
 	b.WriteString("| --- | ------- | ---- |\n")
 	for _, k := range conf.Describe(srcs...) {
+		if _, inert := broker.InertKeyReason(k.Key); inert {
+			continue // in the stock-keys table, with the reason
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Key, defaultCell(k), k.Type)
 	}
 	return b.String()
@@ -104,6 +107,8 @@ func keyTable(srcs ...any) string {
 // directory of whoever runs the generator, so it is shown as ~/store.
 func defaultCell(k conf.KeyInfo) string {
 	switch {
+	case k.Key == "rocketmqHome":
+		return "`$ROCKETMQ_HOME`" // from the generator's environment
 	case k.Default == "":
 		return "(empty)"
 	case k.Key == "storePathRootDir" && k.Default == broker.DefaultStoreDir():
@@ -129,6 +134,7 @@ func generatedSections(t *testing.T) map[string]string {
 		"namesrv-codes": fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
 		"broker-keys":   keyTable(bs.confSources()...),
 		"namesrv-keys":  keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
+		"stock-keys":    stockKeyRows(t),
 	}
 }
 

@@ -39,12 +39,12 @@ var codeNotes = map[int32]codeNote{
 		tests: "`broker/brokeradmin/topic_test.go`",
 	},
 	25: { // UPDATE_BROKER_CONFIG
-		does:  "served for the runtime keys (advertising, transfer limits, filters, retention)",
-		diff:  "Other keys and unusable values are refused (Java ignores both); changed keys are written to the `-c` file line by line (Java rewrites the whole file)",
-		tests: "`broker/runtime_config_test.go`, `broker/runtime_retention_test.go`",
+		does:  "served: every key but the black list (`brokerConfigPath`, `rocketmqHome`, `configBlackList` and its `;` list → NO_PERMISSION `Can not update config in black list.`) is kept, reported by GET and written to the `-c` file; the Live column of the stock-keys table says which act at once; an empty body is SUCCESS",
+		diff:  "A value a start would refuse, and an unknown key (named with the closest known one), refuse the whole body with SYSTEM_ERROR (Java drops the one and ignores the other); changed keys are written to the `-c` file line by line (Java rewrites the whole file)",
+		tests: "`broker/runtime_config_test.go`, `broker/config_update_all_test.go`, `broker/runtime_retention_test.go`",
 	},
 	26: { // GET_BROKER_CONFIG
-		tests: "`broker/runtime_config_test.go`",
+		tests: "`broker/runtime_config_test.go`, `broker/config_update_all_test.go`",
 	},
 	28: { // GET_BROKER_RUNTIME_INFO
 		tests: "`broker/timer_test.go`, `admin/admin_test.go`; Java: `MQAdminTest`",
@@ -255,8 +255,8 @@ var codeNotes = map[int32]codeNote{
 	},
 	318: { // UPDATE_NAMESRV_CONFIG
 		does:  "served: properties body; `configBlackList`, `configStorePath`, `kvConfigPath`, `rocketmqHome` → NO_PERMISSION `Can not update config in black list.`; unknown keys ignored",
-		diff:  "Changes last until the name server stops (stock writes them to `configStorePath`); `orderMessageEnable` takes effect at once, `listenPort` is only reported (nothing re-binds, as stock)",
-		tests: "`namesrv/config_codes_test.go`, `cmd/rmq/admin_codes_cmd_test.go`; Java: `OffsetAdminTest` (`namesrvConfig`)",
+		diff:  "Changed keys are written to `configStorePath` (the `-c` file, as stock) line by line (stock rewrites the whole file), so the next start reads them; without `-c` they last until the name server stops; `orderMessageEnable` takes effect at once, `listenPort` is only reported (nothing re-binds, as stock)",
+		tests: "`namesrv/config_codes_test.go`, `cmd/rmq/namesrv_persist_test.go`, `cmd/rmq/admin_codes_cmd_test.go`; Java: `OffsetAdminTest` (`namesrvConfig`)",
 	},
 	319: { // GET_NAMESRV_CONFIG
 		does:  "served: every config key as `key=value` lines",

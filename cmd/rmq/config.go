@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,17 +16,6 @@ import (
 	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/namesrv"
 )
-
-// stockBrokerKeys holds stock broker.conf keys that rmq accepts without acting
-// on them, so that the stock sample file loads without warnings. brokerRole
-// is checked: rmq has no replication, so only master roles are accepted.
-type stockBrokerKeys struct {
-	BrokerRole string `conf:"brokerRole"`
-}
-
-func defaultStockBrokerKeys() stockBrokerKeys {
-	return stockBrokerKeys{BrokerRole: "ASYNC_MASTER"}
-}
 
 // importantBrokerKeys are the keys -m prints: the stock @ImportantField keys
 // of BrokerConfig and MessageStoreConfig that rmq knows, plus listenPort.
@@ -44,23 +34,22 @@ var importantNamesrvKeys = []string{"listenPort", "bindAddress", "kvConfigPath",
 
 // brokerSettings is everything the broker and standalone commands configure.
 type brokerSettings struct {
-	opts  broker.Options
-	stock stockBrokerKeys
-	grpc  grpcapi.Options // the 5.x gRPC endpoint in the broker process
-	logs  logSettings     // read by action.logger; loaded here so the keys are known
-	rt    runtimeSettings // the process's own keys (memoryLimitBytes)
+	opts broker.Options  // every stock key, acted on or kept (broker.StockKeys)
+	grpc grpcapi.Options // the 5.x gRPC endpoint in the broker process
+	logs logSettings     // read by action.logger; loaded here so the keys are known
+	rt   runtimeSettings // the process's own keys (memoryLimitBytes)
 }
 
 // defaultBrokerSettings are the settings before the environment, the
 // config file and the flags apply.
 func defaultBrokerSettings() *brokerSettings {
-	return &brokerSettings{opts: broker.DefaultOptions(), stock: defaultStockBrokerKeys(), grpc: grpcapi.DefaultOptions(), logs: defaultLogSettings()}
+	return &brokerSettings{opts: broker.DefaultOptions(), grpc: grpcapi.DefaultOptions(), logs: defaultLogSettings()}
 }
 
 // confSources are the structs the broker's config keys bind to, in the
 // order -p prints them.
 func (s *brokerSettings) confSources() []any {
-	return []any{&s.opts, &s.stock, &s.grpc, &s.logs, &s.rt}
+	return []any{&s.opts, &s.grpc, &s.logs, &s.rt}
 }
 
 // brokerFlags are the command-line values that override the config file; a
@@ -90,8 +79,17 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 		if err != nil {
 			return nil, err
 		}
+		for _, w := range s.opts.Warnings() {
+			log.Warn().Str("file", f.configFile).Msg(w)
+		}
 		log.Info().Str("file", f.configFile).Msg("loaded broker config")
 		s.opts.ConfigFile = f.configFile // UPDATE_BROKER_CONFIG writes changes back
+	}
+	// The keys of the process's other parts, for updateBrokerConfig's remark.
+	for _, k := range conf.Keys(&s.grpc, &s.logs, &s.rt) {
+		if !slices.Contains(conf.Keys(&s.opts), k) {
+			s.opts.StartOnlyKeys = append(s.opts.StartOnlyKeys, k)
+		}
 	}
 	if f.namesrvAddr != nil {
 		s.opts.NamesrvAddr = *f.namesrvAddr
@@ -112,17 +110,14 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 }
 
 // check applies the stock start-up rules that live outside broker.Options:
-// masters always have brokerId 0, slaves are refused, and every name server
-// address must be host:port.
+// masters always have brokerId 0 (brokerRole itself is checked by
+// Options.Validate: slaves are refused), and every name server address must
+// be host:port.
 func (s *brokerSettings) check() error {
 	var errs []error
-	switch s.stock.BrokerRole {
-	case "ASYNC_MASTER", "SYNC_MASTER":
-		s.opts.BrokerID = 0
-	case "SLAVE":
-		errs = append(errs, errors.New("brokerRole SLAVE is not supported: rmq runs masters only"))
-	default:
-		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", s.stock.BrokerRole))
+	s.opts.BrokerID = 0
+	if err := s.opts.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := checkNamesrvAddr(s.opts.NamesrvAddr); err != nil {
 		errs = append(errs, err)
@@ -172,6 +167,7 @@ func loadNamesrvSettings(f namesrvFlags, log zerolog.Logger) (*namesrv.Options, 
 			return nil, err
 		}
 		log.Info().Str("file", f.configFile).Msg("loaded name server config")
+		opts.ConfigStorePath = f.configFile // as NamesrvStartup: UPDATE_NAMESRV_CONFIG writes here
 	}
 	if f.listenPort != nil {
 		opts.ListenPort = *f.listenPort
