@@ -11,15 +11,16 @@ func Closest(key string, known []string) string {
 	lk := strings.ToLower(key)
 	best, bestD := "", len(lk)/3+1
 	for _, k := range known {
-		if d := editDistance(lk, strings.ToLower(k)); d < bestD {
+		if d := EditDistance(lk, strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b (bytes): the
+// "did you mean" hints of config keys (Closest) and of rmq's commands.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/rmqio/rmq/conf"
 )
 
 // exitUsage is the exit code of a command line naming no known command.
@@ -73,7 +75,7 @@ func closestNames(name string, known []string, max int) []string {
 	var cands []cand
 	for _, k := range known {
 		lk := strings.ToLower(k)
-		d := editDistance(lname, lk)
+		d := conf.EditDistance(lname, lk)
 		if d <= limit || len(lname) >= 3 && (strings.Contains(lk, lname) || strings.Contains(lname, lk)) {
 			cands = append(cands, cand{k, d})
 		}
@@ -84,25 +86,4 @@ func closestNames(name string, known []string, max int) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/rmqio/rmq/conf"
+
 	"slices"
 	"strings"
 	"testing"
@@ -84,8 +86,8 @@ func TestEditDistance(t *testing.T) {
 		a, b string
 		want int
 	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"updateTopc", "updateTopic", 1}} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		if got := conf.EditDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("conf.EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
