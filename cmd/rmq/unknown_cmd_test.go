@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/rmqio/rmq/conf"
-
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rmqio/rmq/conf"
 )
 
 func TestUnknownCommand(t *testing.T) {
