@@ -296,7 +296,15 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 	nowMs := s.opts.Clock.Now().UnixMilli()
 	for level := 1; level <= len(s.opts.Levels); level++ {
 		qid := int32(level - 1)
-		off := s.offset(level)
+		// The offset and the level's last round are read together: the
+		// loop moves the offset past what it delivered before it records
+		// the round (deliverDue), so a snapshot that holds the new round
+		// holds the new offset. Read apart, the old head could meet the
+		// new round and look due at the round's window end, after now:
+		// "not busy, next due in 5 ms" for a message being delivered.
+		s.mu.Lock()
+		off, round := s.offsets[level], s.rounds[level]
+		s.mu.Unlock()
 		res := s.opts.Store.ReadQueue(message.TopicSchedule, qid, off, 1, 4<<20)
 		switch {
 		case res == nil:
@@ -306,8 +314,7 @@ func (s *Service) NextDue() (next time.Time, ok, busy bool) {
 			if err != nil {
 				return time.Time{}, false, true // the level skips it
 			}
-			due := s.opts.Levels.DeliverAt(level, ext.StoreTimestamp)
-			due = s.roundAt(level, due)
+			due := round.Next(s.opts.Levels.DeliverAt(level, ext.StoreTimestamp))
 			if due <= nowMs {
 				return time.Time{}, false, true
 			}

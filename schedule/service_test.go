@@ -457,3 +457,46 @@ func TestCoalescedRounds(t *testing.T) {
 		}
 	}
 }
+
+// hookStore runs onRead once, at the start of the next ReadQueue of queue
+// onQueue.
+type hookStore struct {
+	Store
+	onQueue int32
+	onRead  func()
+}
+
+func (s *hookStore) ReadQueue(topic string, queueID int32, offset int64, maxMsgs, maxBytes int) *store.GetResult {
+	if f := s.onRead; f != nil && queueID == s.onQueue {
+		s.onRead = nil
+		f()
+	}
+	return s.Store.ReadQueue(topic, queueID, offset, maxMsgs, maxBytes)
+}
+
+// NextDue racing a delivery round: it read the level's head, then the round
+// delivered that head and recorded itself. NextDue must not combine the old
+// head with the new round's window ("not busy, due in 5 ms" for a message
+// being delivered: rmqtest's FastForward then stepped to that time, and
+// broker TestMessageClockAndNextDue failed once under load with NextDue
+// 5.005 s for a 5 s level). It reads offset and round in one snapshot.
+func TestNextDueRacingARound(t *testing.T) {
+	clk := clock.NewManual(t0)
+	var hs *hookStore
+	h := newHarnessWith(t, t.TempDir(), clk, func(o *Options) {
+		o.Coalesce = 5 * time.Millisecond
+		hs = &hookStore{Store: o.Store}
+		o.Store = hs
+	})
+	defer h.close()
+	h.putDelayed("NDR", 2, "a") // 5 s
+	clk.Advance(5 * time.Second)
+	hs.onQueue, hs.onRead = 1, func() { h.svc.deliverDue(2, clk.Now()) } // level 2's queue
+	next, ok, busy := h.svc.NextDue()
+	if ok && !busy {
+		t.Fatalf("NextDue = %v, not busy, while the head it read was being delivered (now %v)", next, clk.Now())
+	}
+	if got := len(h.delivered("NDR")); got != 1 {
+		t.Fatalf("%d delivered, want 1", got)
+	}
+}
