@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -16,45 +17,45 @@ import (
 	"github.com/rmqio/rmq/integration/harness"
 )
 
-// stockMetricNames are the metric names of the 5.x broker (rocketmq-all-5.3.3)
-// as its Prometheus exporter serves them (unit suffixes appended; see
-// metrics/names.go and metrics/testdata/java-5.3.3-metrics.txt), from:
-//
-//	broker/src/main/java/org/apache/rocketmq/broker/metrics/BrokerMetricsConstant.java
-//	remoting/src/main/java/org/apache/rocketmq/remoting/metrics/RemotingMetricsConstant.java
-//	store/src/main/java/org/apache/rocketmq/store/metrics/DefaultStoreMetricsConstant.java
-var stockMetricNames = map[string]bool{
-	// BrokerMetricsConstant
-	"rocketmq_processor_watermark": true, "rocketmq_broker_permission": true,
-	"rocketmq_messages_in_total": true, "rocketmq_messages_out_total": true,
-	"rocketmq_throughput_in_total": true, "rocketmq_throughput_out_total": true, "rocketmq_message_size": true,
-	"rocketmq_producer_connections": true, "rocketmq_consumer_connections": true,
-	"rocketmq_consumer_lag_messages": true, "rocketmq_consumer_lag_latency_milliseconds": true, "rocketmq_topic_number": true, "rocketmq_consumer_group_number": true,
-	"rocketmq_consumer_inflight_messages": true, "rocketmq_consumer_queueing_latency_milliseconds": true,
-	"rocketmq_consumer_ready_messages": true, "rocketmq_send_to_dlq_messages_total": true,
-	"rocketmq_commit_messages_total": true, "rocketmq_rollback_messages_total": true,
-	"rocketmq_finish_message_latency_milliseconds": true, "rocketmq_half_messages": true,
-	// RemotingMetricsConstant
-	"rocketmq_rpc_latency_milliseconds": true,
-	// PopMetricsConstant
-	"rocketmq_pop_checkpoint_buffer_size": true, "rocketmq_pop_revive_lag_milliseconds": true,
-	// DefaultStoreMetricsConstant
-	"rocketmq_storage_size_bytes": true, "rocketmq_storage_flush_behind_bytes": true,
-	"rocketmq_storage_dispatch_behind_bytes": true, "rocketmq_storage_message_reserve_time_milliseconds": true,
-	"rocketmq_timer_enqueue_lag": true, "rocketmq_timer_enqueue_latency_milliseconds": true, "rocketmq_timer_dequeue_lag": true,
-	"rocketmq_timer_dequeue_latency_milliseconds": true, "rocketmq_timing_messages": true, "rocketmq_timer_enqueue_total": true,
-	"rocketmq_timer_dequeue_total": true, "rocketmq_timer_message_snapshot": true, "rocketmq_delay_message_latency_seconds": true,
-}
+// javaMetrics is the Java 5.3.3 broker's /metrics after traffic, as
+// TestJavaMetricsOracle (make java-oracle) saved it: "name{label,...}" per
+// line. It is the one list of the 5.x names, label names and histograms (a
+// family with _bucket series) this test holds rmq's families to.
+const javaMetrics = "../metrics/testdata/java-5.3.3-metrics.txt"
 
-// stockLabels are the label names of the same files (plus the node labels
-// every 5.x metric carries).
-var stockLabels = map[string]bool{
-	"cluster": true, "node_type": true, "node_id": true, "aggregation": true, "processor": true,
-	"topic": true, "is_retry": true, "is_system": true, "consumer_group": true, "message_type": true,
-	"language": true, "version": true, "consume_mode": true,
-	"protocol_type": true, "request_code": true, "response_code": true, "is_long_polling": true, "result": true,
-	"storage_type": true, "storage_medium": true, "timer_bound_s": true, "queue_id": true,
-	"otel_scope_name": true, // every sample of the 5.x exporter
+// stockMetrics reads javaMetrics: each family name (a histogram's without
+// its _bucket/_count/_sum suffix), whether it is a histogram, and every
+// label name seen.
+func stockMetrics(t *testing.T) (names, histograms, labels map[string]bool) {
+	t.Helper()
+	b, err := os.ReadFile(javaMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, histograms, labels = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, "{")
+		for _, l := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
+			if l != "" && l != "le" {
+				labels[l] = true
+			}
+		}
+		if base, ok := strings.CutSuffix(name, "_bucket"); ok {
+			histograms[base] = true
+			name = base
+		}
+		if base, ok := strings.CutSuffix(name, "_count"); ok && histograms[base] {
+			name = base
+		}
+		if base, ok := strings.CutSuffix(name, "_sum"); ok && histograms[base] {
+			name = base
+		}
+		names[name] = true
+	}
+	return names, histograms, labels
 }
 
 type scrape map[string]*dto.MetricFamily
@@ -229,6 +230,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 
 	// Every rocketmq_* family is a 5.x name with 5.x labels; types too.
+	stockMetricNames, stockHistograms, stockLabels := stockMetrics(t)
 	var names []string
 	for name, f := range after {
 		if !strings.HasPrefix(name, "rocketmq_") {
@@ -242,7 +244,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		switch {
 		case strings.HasSuffix(name, "_total"):
 			wantType = dto.MetricType_COUNTER
-		case name == "rocketmq_message_size" || name == "rocketmq_rpc_latency_milliseconds":
+		case stockHistograms[name]:
 			wantType = dto.MetricType_HISTOGRAM
 		}
 		if f.GetType() != wantType {
