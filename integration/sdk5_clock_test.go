@@ -37,7 +37,9 @@ func TestSDK5PythonClock(t *testing.T) {
 	p := ownRMQ(t, "grpcServerPort="+strconv.Itoa(grpcPort), "clockControlEnable=true")
 	run := uniqueName(t, "python")
 	topic := run + "_timer"
-	createTopic(t, p, topic, 2, "")
+	// A 5.x timer message is of type DELAY: its topic says so, as the
+	// gRPC endpoint (like the stock proxy) checks it by default.
+	createTopic(t, p, topic, 2, "+message.type=DELAY")
 	col := newCollector()
 	startConsumer(t, p.NamesrvAddr(), consumerConf{group: topic + "_cg", topic: topic}, col)
 
