@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 var (
@@ -63,22 +63,8 @@ func TestSoakDiskFull(t *testing.T) {
 	if os.Getenv("RMQ_SOAK") == "" {
 		t.Skip("soak: run with make soak-diskfull (RMQ_SOAK=1)")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("soak: needs root to mount the capped tmpfs")
-	}
 	rlog.SetLogLevel("error")
-	root, err := os.MkdirTemp("", "rmq-soak-diskfull-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", *dfCap), "tmpfs", root).CombinedOutput(); err != nil {
-		os.Remove(root)
-		t.Skipf("soak: cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() {
-		syscall.Unmount(root, syscall.MNT_DETACH)
-		os.RemoveAll(root)
-	})
+	root := testutil.Tmpfs(t, *dfCap) // the capped file system (root only; skips otherwise)
 	work := filepath.Join(root, "store")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,6 +28,7 @@ import (
 	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/integration/harness"
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 var (
@@ -83,22 +83,8 @@ func TestSoakRetention(t *testing.T) {
 	if os.Getenv("RMQ_SOAK") == "" {
 		t.Skip("soak: run with make soak-retention (RMQ_SOAK=1)")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("soak: needs root to mount the capped tmpfs")
-	}
 	rlog.SetLogLevel("error")
-	root, err := os.MkdirTemp("", "rmq-soak-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", *soakCap), "tmpfs", root).CombinedOutput(); err != nil {
-		os.Remove(root)
-		t.Skipf("soak: cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() {
-		syscall.Unmount(root, syscall.MNT_DETACH)
-		os.RemoveAll(root)
-	})
+	root := testutil.Tmpfs(t, *soakCap) // the capped file system (root only; skips otherwise)
 	work := filepath.Join(root, "store")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
