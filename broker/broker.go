@@ -23,6 +23,7 @@ import (
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/timer"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // HandlerFunc serves one request code. It returns the response, or nil when
@@ -250,7 +251,7 @@ func (b *Broker) registerHandlers() {
 	for code, h := range b.statsProcessors() {
 		b.handlers[code] = h
 	}
-	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&remoting.PermRead != 0 }) {
+	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&topicgroup.PermRead != 0 }) {
 		b.handlers[code] = h
 	}
 	for code, h := range b.aclProcessors() {

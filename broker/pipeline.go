@@ -11,6 +11,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // The send pipeline. A message enters the store by many doors: a remoting
@@ -80,7 +81,7 @@ type sendIn struct {
 // message goes to (picked at random when the producer left it to the
 // broker) and its stored sysFlag.
 type admitted struct {
-	tc      remoting.TopicConfig
+	tc      topicgroup.TopicConfig
 	queueID int32
 	sysFlag int32
 }

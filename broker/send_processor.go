@@ -15,6 +15,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Property keys the send path reads or writes (MessageConst.java).
@@ -607,15 +608,15 @@ func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end 
 // auto-creation and the queue id bound, for a producer at address from,
 // logged as client. It returns the topic's config and remoting.Success, or
 // another response code and its remark.
-func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (remoting.TopicConfig, int32, string) {
-	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
-		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
+func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (topicgroup.TopicConfig, int32, string) {
+	if b.runtime().BrokerPermission&topicgroup.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
+		return topicgroup.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
 	}
 	if remark := validateTopicName(sh.topic); remark != "" {
-		return remoting.TopicConfig{}, remoting.SystemError, remark
+		return topicgroup.TopicConfig{}, remoting.SystemError, remark
 	}
 	if notAllowedSendTopics[sh.topic] {
-		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.topic)
+		return topicgroup.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.topic)
 	}
 	v, ok := b.topics.Lookup(sh.topic)
 	if !ok {
@@ -628,7 +629,7 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 		}
 		tc, _ := b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
 		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
-			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
+			tc, _ = b.topics.createIfAbsent(&topicgroup.TopicConfig{
 				TopicName: sh.topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite,
 				TopicFilterType: filterTypeSingleTag, TopicSysFlag: sysFlag,
 			})
@@ -643,11 +644,11 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 		}
 		v = *tc
 	}
-	if v.Perm&remoting.PermWrite == 0 {
-		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.topic)
+	if v.Perm&topicgroup.PermWrite == 0 {
+		return topicgroup.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.topic)
 	}
 	if sh.queueID >= max(v.WriteQueueNums, v.ReadQueueNums) {
-		return remoting.TopicConfig{}, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
+		return topicgroup.TopicConfig{}, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
 			sh.queueID, topicConfigString(&v), from)
 	}
 	return v, remoting.Success, ""

@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // ensureDLQ creates a group's DLQ topic as a send-back would, for the delay
@@ -49,7 +50,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	if cfg == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))
 	}
-	if b.runtime().BrokerPermission&remoting.PermWrite == 0 {
+	if b.runtime().BrokerPermission&topicgroup.PermWrite == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1))
 	}
 	if cfg.RetryQueueNums <= 0 {
@@ -61,7 +62,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	if tc == nil {
 		return fail(remoting.SystemError, fmt.Sprintf("topic[%s] not exist", retryTopic))
 	}
-	if tc.Perm&remoting.PermWrite == 0 {
+	if tc.Perm&topicgroup.PermWrite == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", retryTopic))
 	}
 

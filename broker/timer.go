@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/timer"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // timerProps are the user properties that make a 5.x timer message.
@@ -152,7 +153,7 @@ func (b *Broker) Recall(topic, handle, producerGroup string) (string, error) {
 	switch {
 	case !b.opts.RecallMessageEnable:
 		return fail(remoting.NoPermission, "recall failed, operation is forbidden")
-	case b.opts.BrokerPermission&remoting.PermWrite == 0:
+	case b.opts.BrokerPermission&topicgroup.PermWrite == 0:
 		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")
 	case !b.topics.Has(topic):
 		return fail(remoting.TopicNotExist, fmt.Sprintf("recall failed, the topic %s not exist", topic))

@@ -14,6 +14,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestSendPipelineFrontEnds feeds the same sends to every front end of the
@@ -33,7 +34,7 @@ func TestSendPipelineFrontEnds(t *testing.T) {
 		o.MaxMessageSize = maxBody
 	})
 	ts.createTopic("PipeOK", 2)
-	ts.b.Topics().Update(remotingTopic{name: "PipeRO", read: 2, write: 2, perm: remoting.PermRead}.config())
+	ts.b.Topics().Update(remotingTopic{name: "PipeRO", read: 2, write: 2, perm: topicgroup.PermRead}.config())
 	fifo := remotingTopic{name: "PipeFifo", read: 2, write: 2, perm: 6}.config()
 	fifo.Attributes = map[string]string{"message.type": "FIFO"}
 	ts.b.Topics().Update(fifo)
