@@ -26,15 +26,12 @@ func (b *Broker) ensureDLQ(topic string) bool {
 // client asks for it with a negative level
 // (SendMessageProcessor.asyncConsumerSendMsgBack).
 func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	offset := h.Int64("offset", true, 0)
-	group := h.Str("group", true)
-	delayLevel := int(h.Int32("delayLevel", true, 0))
-	hasMax := h.Has("maxReconsumeTimes") && req.Ext()["maxReconsumeTimes"] != ""
-	headerMax := h.Int32("maxReconsumeTimes", false, 0)
-	if err := h.Err(); err != nil {
+	h, err := remoting.DecodeHeader[remoting.ConsumerSendMsgBackRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	offset, group, delayLevel := h.Offset, h.Group, int(h.DelayLevel)
+	hasMax, headerMax := h.HasMaxReconsumeTimes, h.MaxReconsumeTimes
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
