@@ -104,6 +104,10 @@ type Broker struct {
 	budget *remoting.Budget
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
+	// configMu serialises this broker's UPDATE_BROKER_CONFIG
+	// read-modify-write cycles (a broker's own: two brokers in one process
+	// update their configs independently).
+	configMu sync.Mutex
 	// regMu serialises registrations: each takes its snapshot under it, so
 	// the name servers receive them in snapshot order and the last one they
 	// get is never older than a configuration already answered (register.go).

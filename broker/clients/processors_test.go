@@ -422,8 +422,7 @@ func TestConsumerCallForwarding(t *testing.T) {
 	consumer.mu.Lock()
 	consumer.answer = func(*remoting.Command) *remoting.Command { return nil } // never replies
 	consumer.mu.Unlock()
-	saved := clientCallTimeout.Swap(int64(200 * time.Millisecond))
-	t.Cleanup(func() { clientCallTimeout.Store(saved) })
+	env.s.callTimeout.Store(int64(200 * time.Millisecond))
 	if resp := ask("A"); resp.Code != codeConsumeMsgTimeout {
 		t.Fatalf("silent client: code %d %q, want %d", resp.Code, resp.Remark, codeConsumeMsgTimeout)
 	}

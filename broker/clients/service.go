@@ -2,6 +2,7 @@ package clients
 
 import (
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -72,6 +73,9 @@ type Service struct {
 	clock      clock.Clock
 	log        zerolog.Logger
 	refusals   *ratelog.Limiter
+	// callTimeout overrides defaultClientCallTimeout when positive (tests);
+	// atomic because handlers read it concurrently.
+	callTimeout atomic.Int64
 }
 
 // Offset and group file names under Options.ConfigDir.
