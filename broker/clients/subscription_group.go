@@ -42,6 +42,9 @@ type SubscriptionGroupManager struct {
 	autoCreate bool
 	log        zerolog.Logger
 	clock      clock.Clock
+	// Lmq answers every %LMQ% group with the defaults, never stored
+	// (LmqSubscriptionGroupManager); set once before the broker serves.
+	Lmq bool
 
 	mu      sync.RWMutex
 	table   map[string]*remoting.SubscriptionGroupConfig
@@ -114,6 +117,9 @@ func decodeSubscriptionGroupConfig(b []byte) (*remoting.SubscriptionGroupConfig,
 
 // Find returns group's config or nil, never creating it. Do not modify the result.
 func (m *SubscriptionGroupManager) Find(group string) *remoting.SubscriptionGroupConfig {
+	if m.Lmq && message.IsLmq(group) {
+		return remoting.NewSubscriptionGroupConfig(group)
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.table[group]
