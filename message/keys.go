@@ -94,4 +94,6 @@ const (
 )
 
 // IsLmq is MixAll.isLmq: name is a light message queue's topic (or group).
-func IsLmq(name string) bool { return len(name) >= len(LmqPrefix) && name[:len(LmqPrefix)] == LmqPrefix }
+func IsLmq(name string) bool {
+	return len(name) >= len(LmqPrefix) && name[:len(LmqPrefix)] == LmqPrefix
+}
