@@ -272,3 +272,45 @@ func TestLmqNoAllocationWithoutProperty(t *testing.T) {
 		t.Fatalf("put allocations with multi-dispatch on: %.1f, off: %.1f", on, off)
 	}
 }
+
+// FuzzMultiDispatch puts messages with arbitrary INNER_MULTI_DISPATCH and
+// INNER_MULTI_QUEUE_OFFSET values, alone and in batches (which carry their
+// own offsets): a put succeeds or is refused with a store error, dispatch
+// always completes, and every LMQ queue holds a unit per message at most.
+func FuzzMultiDispatch(f *testing.F) {
+	f.Add("%LMQ%a,%LMQ%b", "", false)
+	f.Add(",,%LMQ%a,,", "1,2,3", true)
+	f.Add("%LMQ%a", "99999999999999999999", true)
+	f.Add("a/b,..,%LMQ%\x01,Src", "-1,x,0,0", true)
+	s := openStore(f, lmqOptions(f.TempDir()))
+	puts := 0
+	f.Fuzz(func(t *testing.T, queues, offs string, batch bool) {
+		m := testMessage("Src", 0, puts)
+		m.Properties[message.PropInnerMultiDispatch] = queues
+		if offs != "" {
+			m.Properties[message.PropInnerMultiQueueOffset] = offs
+		}
+		var err error
+		if batch {
+			_, err = s.PutMessages([]*message.Message{m, testMessage("Src", 0, puts+1)})
+		} else {
+			_, err = s.PutMessage(m)
+		}
+		if err != nil && !errors.Is(err, ErrPropertiesTooLarge) && !errors.Is(err, ErrMessageTooLarge) && !errors.Is(err, ErrLmqQueueNumExceeded) {
+			t.Fatalf("put: %v", err)
+		}
+		if err == nil {
+			puts += 2
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.WaitDispatched(ctx, s.MaxPhyOffset()); err != nil {
+			t.Fatalf("WaitDispatched: %v", err)
+		}
+		for _, topic := range s.Topics() {
+			if message.IsLmq(topic) && s.MaxOffsetInQueue(topic, 0) > int64(puts) {
+				t.Fatalf("%s holds %d units for %d messages", topic, s.MaxOffsetInQueue(topic, 0), puts)
+			}
+		}
+	})
+}
