@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
@@ -66,6 +67,18 @@ func TestLmqSendPullAndOffsets(t *testing.T) {
 	r := tb.invoke(remoting.QueryConsumerOffset, map[string]string{"consumerGroup": "%LMQ%g", "topic": "%LMQ%a", "queueId": "0"}, nil)
 	if r.Code != remoting.Success || r.ExtFields["offset"] != "2" {
 		t.Fatalf("query offset: %d %s %v", r.Code, r.Remark, r.ExtFields)
+	}
+	// mqadmin queryCq reads an LMQ queue as any other.
+	r = tb.invoke(remoting.QueryConsumeQueue, map[string]string{"topic": "%LMQ%a", "queueId": "0", "index": "0", "count": "3"}, nil)
+	if r.Code != remoting.Success || !strings.Contains(string(r.Body), `"maxQueueIndex":3`) {
+		t.Fatalf("queryConsumeQueue: %d %s %s", r.Code, r.Remark, r.Body)
+	}
+	// Deleting an LMQ topic drops its queue (cleanUnusedLmqTopic).
+	if r := tb.invoke(remoting.DeleteTopicInBroker, map[string]string{"topic": "%LMQ%b"}, nil); r.Code != remoting.Success {
+		t.Fatalf("delete %%LMQ%%b: %d %s", r.Code, r.Remark)
+	}
+	if n := tb.store.LmqQueueNum(); n != 1 {
+		t.Fatalf("LMQ queues after deleting one: %d, want 1", n)
 	}
 	// LMQ topics and groups are never stored.
 	tb.topics.mu.RLock()
