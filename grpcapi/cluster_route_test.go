@@ -4,8 +4,11 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
@@ -247,4 +250,46 @@ func equalCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// A receipt handle another broker issued (its extraInfo names that broker)
+// that reaches this endpoint acts on nothing here: the ack is OK and changes
+// nothing, a change of invisible time and a move to the DLQ answer as for a
+// message not in flight, and the local message at the same queue offset is
+// still in flight with its own handle.
+func TestForeignReceiptHandle(t *testing.T) {
+	cs := startConsumeServer(t, nil, nil)
+	c := cs.seed(t, "Foreign", 1, 1, "tagA")
+	r := receiveRaw(t, c, callCtx(t), recvReq("ForeignGroup", "Foreign", 30*time.Second))
+	if r.status.GetCode() != v2.Code_OK || len(r.msgs) != 1 {
+		t.Fatalf("receive: %v, %d messages", r.status, len(r.msgs))
+	}
+	sp := r.msgs[0].GetSystemProperties()
+	f := strings.Split(sp.GetReceiptHandle(), " ")
+	f[5] = "other-broker"
+	foreign := strings.Join(f, " ")
+	group, topic := &v2.Resource{Name: "ForeignGroup"}, &v2.Resource{Name: "Foreign"}
+
+	ack, err := c.AckMessage(callCtx(t), &v2.AckMessageRequest{Group: group, Topic: topic,
+		Entries: []*v2.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: foreign}}})
+	if err != nil || ack.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("ack of a foreign handle: %v %v", ack.GetStatus(), err)
+	}
+	if n := cs.b.Pop().Stats().InFlight; n != 1 {
+		t.Fatalf("%d in flight after the foreign ack, want 1", n)
+	}
+	ci, err := c.ChangeInvisibleDuration(callCtx(t), &v2.ChangeInvisibleDurationRequest{Group: group, Topic: topic,
+		ReceiptHandle: foreign, MessageId: sp.GetMessageId(), InvisibleDuration: durationpb.New(time.Minute)})
+	if err != nil || ci.GetStatus().GetCode() != v2.Code_INTERNAL_SERVER_ERROR {
+		t.Fatalf("change invisible of a foreign handle: %v %v", ci.GetStatus(), err)
+	}
+	fwd, err := c.ForwardMessageToDeadLetterQueue(callCtx(t), &v2.ForwardMessageToDeadLetterQueueRequest{Group: group, Topic: topic,
+		ReceiptHandle: foreign, MessageId: sp.GetMessageId(), DeliveryAttempt: 1, MaxDeliveryAttempts: 16})
+	if err != nil || fwd.GetStatus().GetCode() == v2.Code_OK {
+		t.Fatalf("DLQ move of a foreign handle: %v %v", fwd.GetStatus(), err)
+	}
+	ack, err = c.AckMessage(callCtx(t), &v2.AckMessageRequest{Group: group, Topic: topic, Entries: ackEntries(r.msgs)})
+	if err != nil || ack.GetStatus().GetCode() != v2.Code_OK || cs.b.Pop().Stats().InFlight != 0 {
+		t.Fatalf("ack of the own handle: %v %v, in flight %d", ack.GetStatus(), err, cs.b.Pop().Stats().InFlight)
+	}
 }
