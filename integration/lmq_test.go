@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/rmqio/rmq/admin"
@@ -55,20 +53,8 @@ func TestLmqReadBackWithStockClient(t *testing.T) {
 
 	readAll := func(label string) {
 		t.Helper()
-		pc, err := rocketmq.NewPullConsumer(
-			consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
-			consumer.WithGroupName("%LMQ%"+uniqueName(t, "g")), consumer.WithInstance(uniqueName(t, "pi")))
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The source topic's route tells the client the broker's address.
-		if err := pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := pc.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Shutdown()
+		pc := startPullConsumer(t, ns, "%LMQ%"+uniqueName(t, "g"), topic)
 		for _, lmq := range []string{lmqA, lmqB} {
 			mq := &primitive.MessageQueue{Topic: lmq, BrokerName: brokerName, QueueId: 0}
 			var got []string
