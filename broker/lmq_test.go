@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -117,4 +119,26 @@ func TestLmqQueueNumExceeded(t *testing.T) {
 		t.Fatalf("send past the limit: %d %q", r.Code, r.Remark)
 	}
 	tb.mustSend(sendArgs{topic: "LmqSrc", body: []byte("z")})
+}
+
+// A pull held on an empty LMQ queue is answered as soon as a message is
+// multi-dispatched to it (notifyMessageArrive4MultiQueue).
+func TestLmqLongPollWokenByMultiDispatch(t *testing.T) {
+	tb := lmqBroker(t, nil)
+	createTopic(t, tb, "LmqSrc", 2)
+	start := time.Now()
+	ch := tb.pullAsync(pullArgs{group: "%LMQ%g", topic: "%LMQ%w", sysFlag: pullFlagSubscription | pullFlagSuspend,
+		suspendMillis: 15000, subscription: "*", maxMsgs: 32})
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.pullHold.held() == 1 }, "the pull to be held")
+	tb.mustSend(sendArgs{topic: "LmqSrc", queueID: 1, body: []byte("woke"), props: coreProps(message.PropInnerMultiDispatch, "%LMQ%w")})
+	resp := coreAwait(t, ch, 10*time.Second)
+	if resp.Code != remoting.Success {
+		t.Fatalf("held LMQ pull: %d %q", resp.Code, resp.Remark)
+	}
+	if msgs := coreRecords(t, resp.Body); len(msgs) != 1 || string(msgs[0].Body) != "woke" {
+		t.Fatalf("got %d messages", len(msgs))
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("answered after %v: not woken by the dispatch", elapsed)
+	}
 }
