@@ -108,6 +108,9 @@ type Broker struct {
 	// read-modify-write cycles (a broker's own: two brokers in one process
 	// update their configs independently).
 	configMu sync.Mutex
+	// routeNext rotates the first name server NamesrvRoute asks, as the
+	// client's MQClientAPIImpl picks one and moves on when it fails.
+	routeNext atomic.Uint32
 	// regMu serialises registrations: each takes its snapshot under it, so
 	// the name servers receive them in snapshot order and the last one they
 	// get is never older than a configuration already answered (register.go).

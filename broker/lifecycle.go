@@ -148,6 +148,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	so.Retention.ProtectedOffset = b.protectedOffset
 	so.Retention.Evacuate = b.evacuate
+	opts.lmqStoreOptions(&so)
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
@@ -168,6 +169,7 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return closeStore(err)
 	}
+	b.enableLmq()
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: scheduleStore(b.store, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),

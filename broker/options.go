@@ -24,20 +24,25 @@ import (
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
 // (BrokerConfig, MessageStoreConfig, NettyServerConfig).
 type Options struct {
-	BrokerClusterName           string `conf:"brokerClusterName"`
-	BrokerName                  string `conf:"brokerName"`
-	BrokerID                    int64  `conf:"brokerId"`
-	NamesrvAddr                 string `conf:"namesrvAddr"` // "host:port;host:port"
-	ListenPort                  int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
-	BrokerIP1                   string `conf:"brokerIP1"`
-	BrokerIP2                   string `conf:"brokerIP2"` // advertised in haServerAddr; brokerIP1 when empty
-	StorePathRootDir            string `conf:"storePathRootDir"`
-	FlushDiskType               string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
-	MappedFileSizeCommitLog     int64  `conf:"mappedFileSizeCommitLog"`
-	MappedFileSizeConsumeQueue  int64  `conf:"mappedFileSizeConsumeQueue"`
-	FlushIntervalCommitLog      int    `conf:"flushIntervalCommitLog"` // ms
-	SyncFlushTimeout            int    `conf:"syncFlushTimeout"`       // ms
-	MaxMessageSize              int    `conf:"maxMessageSize"`
+	BrokerClusterName          string `conf:"brokerClusterName"`
+	BrokerName                 string `conf:"brokerName"`
+	BrokerID                   int64  `conf:"brokerId"`
+	NamesrvAddr                string `conf:"namesrvAddr"` // "host:port;host:port"
+	ListenPort                 int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
+	BrokerIP1                  string `conf:"brokerIP1"`
+	BrokerIP2                  string `conf:"brokerIP2"` // advertised in haServerAddr; brokerIP1 when empty
+	StorePathRootDir           string `conf:"storePathRootDir"`
+	FlushDiskType              string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
+	MappedFileSizeCommitLog    int64  `conf:"mappedFileSizeCommitLog"`
+	MappedFileSizeConsumeQueue int64  `conf:"mappedFileSizeConsumeQueue"`
+	FlushIntervalCommitLog     int    `conf:"flushIntervalCommitLog"` // ms
+	SyncFlushTimeout           int    `conf:"syncFlushTimeout"`       // ms
+	MaxMessageSize             int    `conf:"maxMessageSize"`
+	// Multi-dispatch and light message queues (lmq.go, store/lmq.go),
+	// read at start.
+	EnableLmq                   bool   `conf:"enableLmq"`
+	EnableMultiDispatch         bool   `conf:"enableMultiDispatch"`
+	MaxLmqConsumeQueueNum       int    `conf:"maxLmqConsumeQueueNum"`
 	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
 	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
 	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
@@ -273,6 +278,7 @@ func DefaultOptions() Options {
 		FlushIntervalCommitLog:            500,
 		SyncFlushTimeout:                  5000,
 		MaxMessageSize:                    4 << 20,
+		MaxLmqConsumeQueueNum:             store.DefaultMaxLmqConsumeQueueNum,
 		AutoCreateTopicEnable:             true,
 		AutoCreateSubscriptionGroup:       true,
 		DefaultTopicQueueNums:             8,

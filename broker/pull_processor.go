@@ -299,6 +299,9 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 		}
 	}
 
+	if b.lmqPullRefused(ph.Topic) {
+		return fail(remoting.SystemError, "store getMessage return null")
+	}
 	maxMsgs, maxBytes := b.pullLimits(ph, rc)
 	begin := b.clock.Now()
 	res := b.store.GetMessageFiltered(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes, pf)

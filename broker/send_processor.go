@@ -552,6 +552,8 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 		code, remark, reason = pe.Code, pe.Remark, "send_message_refused"
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
 		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
+	case errors.Is(err, store.ErrLmqQueueNumExceeded):
+		code, remark, reason = remoting.SystemError, lmqExceededRemark, "send_lmq_queue_num_exceeded"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark, reason = remoting.MessageIllegal, err.Error(), "send_message_illegal"
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):

@@ -108,9 +108,6 @@ type StockKeys struct {
 	PreferredLeaderId                        string `conf:"preferredLeaderId"`
 	EnableBatchPush                          bool   `conf:"enableBatchPush"`
 	EnableScheduleMessageStats               bool   `conf:"enableScheduleMessageStats"`
-	EnableLmq                                bool   `conf:"enableLmq"`
-	EnableMultiDispatch                      bool   `conf:"enableMultiDispatch"`
-	MaxLmqConsumeQueueNum                    int    `conf:"maxLmqConsumeQueueNum"`
 	EnableScheduleAsyncDeliver               bool   `conf:"enableScheduleAsyncDeliver"`
 	ScheduleAsyncDeliverMaxPendingLimit      int    `conf:"scheduleAsyncDeliverMaxPendingLimit"`
 	ScheduleAsyncDeliverMaxResendNum2Blocked int    `conf:"scheduleAsyncDeliverMaxResendNum2Blocked"`
@@ -209,7 +206,6 @@ func defaultStockKeys() StockKeys {
 		CommitCommitLogLeastPages:                4,
 		CommitCommitLogThoroughInterval:          200,
 		EnableScheduleMessageStats:               true,
-		MaxLmqConsumeQueueNum:                    20000,
 		ScheduleAsyncDeliverMaxPendingLimit:      2000,
 		ScheduleAsyncDeliverMaxResendNum2Blocked: 3,
 		ServerWorkerThreads:                      8,
@@ -259,7 +255,6 @@ var inertKeyReasons = func() map[string]string {
 		"the index is written by the dispatcher and recovered from the commitlog":                                                                 {"messageIndexSafe"},
 		"rmq has no transient store pool (writes go to the mapped file)":                                                                          {"transientStorePoolEnable", "transientStorePoolSize", "commitIntervalCommitLog", "fastFailIfNoBufferInStorePool", "commitCommitLogLeastPages", "commitCommitLogThoroughInterval"},
 		"rmq's store has one commitlog path (storePathCommitLog); no read-only extra paths":                                                       {"readOnlyCommitLogStorePaths"},
-		"rmq has no light message queues (LMQ)":                                                                                                   {"enableLmq", "enableMultiDispatch", "maxLmqConsumeQueueNum"},
 		"delay levels are delivered by the schedule service synchronously":                                                                        {"enableScheduleAsyncDeliver", "scheduleAsyncDeliverMaxPendingLimit", "scheduleAsyncDeliverMaxResendNum2Blocked"},
 		"Netty server tuning; rmq's server is Go net (remoting/server.go)":                                                                        {"serverWorkerThreads", "serverSelectorThreads", "serverOnewaySemaphoreValue", "serverCallbackExecutorThreads", "serverAsyncSemaphoreValue", "serverSocketSndBufSize", "serverSocketRcvBufSize", "serverSocketBacklog", "serverPooledByteBufAllocatorEnable", "useEpollNativeSelector", "writeBufferLowWaterMark", "writeBufferHighWaterMark"},
 		"Netty client tuning of the broker's name-server client; rmq's client is Go net with fixed timeouts":                                      {"clientCloseSocketIfTimeout", "clientWorkerThreads", "clientOnewaySemaphoreValue", "connectTimeoutMillis", "clientCallbackExecutorThreads", "clientAsyncSemaphoreValue", "clientChannelMaxIdleTimeSeconds", "clientSocketSndBufSize", "clientSocketRcvBufSize"},

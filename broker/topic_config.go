@@ -68,6 +68,9 @@ type TopicConfigManager struct {
 	log        zerolog.Logger
 	// onChange asks for a registration with the name servers; it must not block.
 	onChange func()
+	// lmq serves every %LMQ% topic a synthetic config (lmq.go); set once
+	// before the broker serves.
+	lmq bool
 
 	mu      sync.RWMutex
 	table   map[string]*topicgroup.TopicConfig
@@ -196,6 +199,9 @@ func (m *TopicConfigManager) Get(topic string) *topicgroup.TopicConfig {
 // absent: the send and pull paths read a config once per request, and Get's
 // copy cost them a heap allocation each time.
 func (m *TopicConfigManager) Lookup(topic string) (tc topicgroup.TopicConfig, ok bool) {
+	if m.lmq && message.IsLmq(topic) {
+		return lmqTopicConfig(topic), true
+	}
 	m.mu.RLock()
 	p := m.table[topic]
 	if p != nil {
@@ -207,6 +213,9 @@ func (m *TopicConfigManager) Lookup(topic string) (tc topicgroup.TopicConfig, ok
 
 // Has reports whether the topic has a config.
 func (m *TopicConfigManager) Has(topic string) bool {
+	if m.lmq && message.IsLmq(topic) {
+		return true
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.table[topic] != nil
@@ -301,6 +310,9 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 
 // Update creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
 func (m *TopicConfigManager) Update(tc *topicgroup.TopicConfig) {
+	if m.lmq && message.IsLmq(tc.TopicName) {
+		return // LmqTopicConfigManager.updateTopicConfig: never stored
+	}
 	cp := *tc
 	m.mu.Lock()
 	m.table[cp.TopicName] = &cp

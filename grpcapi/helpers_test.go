@@ -2,9 +2,10 @@ package grpcapi
 
 import (
 	"fmt"
-	"google.golang.org/grpc/mem"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/mem"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/internal/testutil"

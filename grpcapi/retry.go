@@ -3,8 +3,9 @@ package grpcapi
 import (
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/topicgroup"
 )

@@ -203,8 +203,12 @@ func (s *Store) resolveDeferred() (failing error) {
 		n := 0
 		for ; n < len(df.recs); n++ {
 			d := &df.recs[n]
+			skipped := false
 			if hasUnit(d.SysFlag) {
 				q, err := s.putUnit(&d.DispatchRequest, false)
+				if err == errMultiSkipped {
+					skipped, err = true, nil
+				}
 				if err == errNoFile {
 					// The first file, one after a roll, or a retry.
 					df.q, df.start = q, q.fileStart(d.QueueOffset)
@@ -218,7 +222,7 @@ func (s *Store) resolveDeferred() (failing error) {
 				}
 			}
 			df.err = nil
-			if s.opts.OnDispatch != nil {
+			if s.opts.OnDispatch != nil && !skipped {
 				s.opts.OnDispatch(d.DispatchRequest)
 			}
 			resolved = true

@@ -77,6 +77,12 @@ type Options struct {
 	// before answering PutFlushDiskTimeout.
 	SyncFlushTimeout time.Duration
 	MaxMessageSize   int // largest body in bytes
+	// Multi-dispatch and light message queues (lmq.go; 4.9.8
+	// MessageStoreConfig enableMultiDispatch, enableLmq,
+	// maxLmqConsumeQueueNum).
+	EnableMultiDispatch   bool
+	EnableLmq             bool
+	MaxLmqConsumeQueueNum int
 	// StoreHost is written as STOREHOST in every record and is part of every
 	// message id: the broker's registered address. It must be IPv4 (or unset).
 	StoreHost netip.AddrPort
@@ -186,6 +192,9 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.MaxLmqConsumeQueueNum <= 0 {
+		o.MaxLmqConsumeQueueNum = DefaultMaxLmqConsumeQueueNum
 	}
 	if o.StoreHost.IsValid() && message.HostIsV6(o.StoreHost) {
 		errs = append(errs, fmt.Errorf("%w: StoreHost %s", ErrHostNotIPv4, o.StoreHost))

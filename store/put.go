@@ -42,6 +42,8 @@ func PutStatusName(res *PutResult, err error) string {
 		return "MESSAGE_ILLEGAL"
 	case errors.Is(err, ErrPropertiesTooLarge):
 		return "PROPERTIES_SIZE_EXCEEDED"
+	case errors.Is(err, ErrLmqQueueNumExceeded):
+		return "LMQ_CONSUME_QUEUE_NUM_EXCEEDED"
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull):
 		// Java refuses puts on a full disk as not writeable (checkStoreStatus).
 		return "SERVICE_NOT_AVAILABLE"
@@ -190,6 +192,18 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	if int64(total)+blankRecordLength > s.cl.fileSize {
 		return nil, fmt.Errorf("%w: %d record bytes do not fit in a %d-byte commitlog file", ErrMessageTooLarge, total, s.cl.fileSize)
 	}
+	// A message naming queues in INNER_MULTI_DISPATCH gets their offsets
+	// under the lock (lmq.go); a batch is not wrapped, as in Java.
+	var multi *multiPlan
+	var plainProps string
+	if !batch {
+		if multi = s.planMulti(fields[0].Properties, fields[0].QueueID); multi != nil {
+			if s.lmqRefused() {
+				return nil, ErrLmqQueueNumExceeded
+			}
+			plainProps = fields[0].Properties
+		}
+	}
 	// Prepared and rollback records are stored but never consumed: they take
 	// queue offset 0 and do not advance the queue.
 	tt := message.TransactionType(msgs[0].SysFlag)
@@ -207,6 +221,15 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		queueOffset = 0
 		if counted {
 			queueOffset = s.queueOffsets[key]
+		}
+		if multi != nil {
+			// The offsets change the record's length: it is sized again.
+			fields[0].Properties = s.wrapLocked(multi, plainProps)
+			total = fields[0].Size()
+			if err := s.multiFits(len(fields[0].Properties), total); err != nil {
+				s.putMu.Unlock()
+				return nil, err
+			}
 		}
 		// Store timestamps come from the clock under the lock, so they follow
 		// commitlog order as closely as the clock allows.
@@ -227,6 +250,9 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		})
 		if err == nil && counted {
 			s.queueOffsets[key] = queueOffset + int64(len(fields))
+			if multi != nil {
+				s.advanceLocked(multi)
+			}
 		}
 		s.putMu.Unlock()
 		if err == nil || inline || !errors.Is(err, ErrWouldBlock) {

@@ -54,6 +54,10 @@ type Store struct {
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
 	queueOffsets map[queueKey]int64 // next queue offset per queue
+	// lmqQueues counts the consume queues of LMQ topics (lmq.go).
+	lmqQueues atomic.Int64
+	// multiSkips counts multi-dispatch units past their queue's end.
+	multiSkips atomic.Int64
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
@@ -296,6 +300,7 @@ func (s *Store) loadQueues() error {
 				s.cqs[t.Name()] = make(map[int32]*consumeQueue)
 			}
 			s.cqs[t.Name()][int32(id)] = q
+			s.countLmqQueue(t.Name(), 1)
 		}
 	}
 	return nil
@@ -323,6 +328,7 @@ func (s *Store) queueFor(topic string, queueID int32, create bool) (*consumeQueu
 		s.cqs[topic] = make(map[int32]*consumeQueue)
 	}
 	s.cqs[topic][queueID] = q
+	s.countLmqQueue(topic, 1)
 	return q, nil
 }
 
@@ -394,6 +400,7 @@ func (s *Store) DeleteTopics(topics ...string) {
 	for _, t := range topics {
 		for _, q := range s.cqs[t] {
 			doomed = append(doomed, q)
+			s.countLmqQueue(t, -1)
 		}
 		delete(s.cqs, t)
 	}

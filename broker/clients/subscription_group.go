@@ -43,6 +43,9 @@ type SubscriptionGroupManager struct {
 	autoCreate bool
 	log        zerolog.Logger
 	clock      clock.Clock
+	// Lmq answers every %LMQ% group with the defaults, never stored
+	// (LmqSubscriptionGroupManager); set once before the broker serves.
+	Lmq bool
 
 	mu      sync.RWMutex
 	table   map[string]*topicgroup.SubscriptionGroupConfig
@@ -115,6 +118,9 @@ func decodeSubscriptionGroupConfig(b []byte) (*topicgroup.SubscriptionGroupConfi
 
 // Find returns group's config or nil, never creating it. Do not modify the result.
 func (m *SubscriptionGroupManager) Find(group string) *topicgroup.SubscriptionGroupConfig {
+	if m.Lmq && message.IsLmq(group) {
+		return topicgroup.NewSubscriptionGroupConfig(group)
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.table[group]
