@@ -54,6 +54,8 @@ type Store struct {
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
 	queueOffsets map[queueKey]int64 // next queue offset per queue
+	// busy times the holder of putMu (pagecache_busy.go).
+	busy pageCacheBusy
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
@@ -149,6 +151,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.stats.times.init(s.bootTime)
 	s.ret.Store(&s.opts.Retention)
+	s.SetOSPageCacheBusyTimeout(o.OSPageCacheBusyTimeout)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
