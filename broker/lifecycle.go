@@ -148,6 +148,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	so.Retention.ProtectedOffset = b.protectedOffset
 	so.Retention.Evacuate = b.evacuate
+	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
@@ -344,10 +345,11 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go b.aclLoop()
 	}
-	b.bg.Add(3)
+	b.bg.Add(4)
 	go b.persistLoop()
 	go b.statsLoop()
 	go b.every(b.refusals.Interval(), b.refusals.Flush)
+	go b.every(fastFailPeriod, b.cleanExpiredRequests)
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
@@ -386,6 +388,8 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		// answer written later (answerAfterFlush) does not refer to it.
 		// Replies are not lent: their bodies go on to the requester.
 		LentBodyCodes: []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage},
+		Lanes:         b.opts.remotingLanes(), // fastfail.go
+		LaneClock:     b.clock,
 		Logger:        b.log,
 	}
 	b.opts.ServerConfig.Apply(&so)

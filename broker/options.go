@@ -176,6 +176,9 @@ type Options struct {
 	NotifyConsumerIdsChangedEnable bool `conf:"notifyConsumerIdsChangedEnable"`
 	// StockKeys are the stock keys rmq keeps without acting on them.
 	StockKeys
+	// FastFailConfig and LaneConfig: back-pressure as stock (fastfail.go).
+	FastFailConfig
+	LaneConfig
 	// SmallStore (rmq) is a store for tests and development: commitlog
 	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
 	// otherwise, small consume-queue and index files, no fallocate. It
@@ -324,6 +327,8 @@ func DefaultOptions() Options {
 		MaxTransferCountOnMessageInDisk: 8,
 		NotifyConsumerIdsChangedEnable:  true,
 		StockKeys:                       defaultStockKeys(),
+		FastFailConfig:                  defaultFastFail(),
+		LaneConfig:                      defaultLanes(),
 		CommitLogPageCacheKeep:          DefaultCommitLogPageCacheKeep,
 		ListenHost:                      "0.0.0.0",
 		ServerConfig:                    remoting.DefaultServerConfig(),
@@ -458,6 +463,9 @@ func (o *Options) Validate() error {
 		o.applySmallStore()
 	}
 	if err := o.RetentionConfig.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.LaneConfig.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {

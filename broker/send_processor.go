@@ -709,6 +709,9 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark, reason = remoting.MessageIllegal, err.Error(), "send_message_illegal"
+	case errors.Is(err, store.ErrOSPageCacheBusy):
+		// Stock OS_PAGECACHE_BUSY: 1, which a 4.9.8 producer retries (fastfail.go).
+		code, remark, reason = remoting.SystemError, pcSynchronizedRemark, "send_page_cache_busy"
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable

@@ -11,7 +11,7 @@ import (
 // for the request codes whose queueing time the stock broker watches
 // (BrokerFastFailure). A lane runs at most Workers of its requests at once on
 // the worker pool; a request that finds them all busy waits in the lane's
-// FIFO, stamped with the server clock when the event loop decoded it, and
+// FIFO, stamped with ServerOptions.LaneClock when the event loop decoded it, and
 // past Capacity waiting it is refused at once with SYSTEM_BUSY [OVERLOAD]
 // (stock: the executor's RejectedExecutionException).
 //
@@ -148,7 +148,7 @@ func (s *Server) enqueue(l *lane, c *Conn, cmd *Command) {
 		refuseOverload(c, cmd)
 		return
 	}
-	l.push(waiting{c: c, cmd: cmd, at: s.clock.Now().UnixNano()})
+	l.push(waiting{c: c, cmd: cmd, at: s.opts.LaneClock.Now().UnixNano()})
 	l.mu.Unlock()
 }
 

@@ -102,8 +102,11 @@ type ServerOptions struct {
 	TLSMode TLSMode
 	TLS     *tls.Config
 	// Clock times the idle timeout (nil: the wall clock).
-	Clock  clock.Clock
-	Logger zerolog.Logger
+	Clock clock.Clock
+	// LaneClock stamps the requests that wait in a lane (nil: Clock); the
+	// owner that expires them passes times of the same clock.
+	LaneClock clock.Clock
+	Logger    zerolog.Logger
 	// Refusals rate-limits the per-connection warnings (a closed
 	// connection, refused at accept, a broken frame or TLS handshake): a
 	// client reconnecting in a loop would otherwise write a line per try.
@@ -182,6 +185,9 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
+	}
+	if opts.LaneClock == nil {
+		opts.LaneClock = opts.Clock
 	}
 	budget := opts.Budget
 	if budget == nil {

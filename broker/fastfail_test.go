@@ -1,0 +1,196 @@
+package broker
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
+)
+
+// stallMarker in a message body makes its commitlog write stall (under
+// SYNC_FLUSH the write is a pwrite under the put lock).
+const stallMarker = "STALL-THIS-PUT"
+
+// batchSend sends a one-message batch (always served on the pool, so on
+// the send lane) on its own goroutine and returns where its answer arrives.
+func (tb *testBroker) batchSend(topic, body string) <-chan *remoting.Command {
+	a := sendArgs{code: remoting.SendBatchMessage, topic: topic, batch: true}
+	out := make(chan *remoting.Command, 1)
+	go func() {
+		resp, err := tb.json.InvokeTimeout(tb.listenAddr(), remoting.NewRequest(a.code, a.ext(), coreBatchBody(message.BatchEntry{Body: []byte(body)})), 30*time.Second)
+		if err != nil {
+			resp = remoting.NewResponse(remoting.NewRequest(0, nil, nil), -1, err.Error())
+		}
+		out <- resp
+	}()
+	return out
+}
+
+// waiting is how many requests wait in lane name.
+func (tb *testBroker) waiting(name string) int {
+	for _, w := range tb.ProcessorWatermarks() {
+		if w.Processor == name {
+			return w.Waiting
+		}
+	}
+	return -1
+}
+
+// sweepThen advances clk by d once the fast-failure sweep sleeps on it for
+// a full period, so that the sweep runs at most once, at the new time, and
+// only if d reaches its deadline.
+func sweepThen(t *testing.T, clk *clock.Manual, d time.Duration) {
+	t.Helper()
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return clk.HasTimerAt(clk.Now().Add(fastFailPeriod)) }, "the sweep to sleep")
+	clk.Advance(d)
+}
+
+func answer(t *testing.T, ch <-chan *remoting.Command, what string) *remoting.Command {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(coreTestTimeout):
+		t.Fatalf("no answer to %s", what)
+		return nil
+	}
+}
+
+// With the send lane's only worker held by a put stalled under the lock:
+// a send that waits 200 ms (waitTimeMillsInSendQueue) in the lane is
+// answered SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]; once the lock has been held
+// past osPageCacheBusyTimeOutMills a waiting send is answered
+// [PCBUSY_CLEAN_QUEUE] and a new send is refused [REJECTREQUEST] before it
+// is served or queued, inline or not. After the stall, sends succeed again.
+func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	inj := &store.Injector{}
+	stall := make(chan struct{})
+	inj.Add(store.Rule{Op: store.OpWrite, Path: "commitlog", Stall: stall, Data: func(b []byte) bool { return bytes.Contains(b, []byte(stallMarker)) }})
+	tb := startBroker(t, func(o *Options) {
+		o.FlushDiskType = "SYNC_FLUSH"
+		o.Clock = clk
+		o.SendMessageThreadPoolNums = 1
+		o.FS = store.NewErrorFS(inj)
+	})
+	stalled := false
+	t.Cleanup(func() {
+		if !stalled {
+			return
+		}
+		close(stall)
+	})
+	for _, topic := range []string{"FFStall", "FFWait"} {
+		tb.mustSend(sendArgs{topic: topic, body: []byte("create"), props: coreProps("WAIT", "false")})
+	}
+
+	held := tb.batchSend("FFStall", stallMarker)
+	stalled = true
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(inj.Hits()) > 0 }, "the put to stall")
+	first := tb.batchSend("FFWait", "first")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "a send to wait in the lane")
+
+	sweepThen(t, clk, 190*time.Millisecond)
+	sweepThen(t, clk, 5*time.Millisecond) // the next sweep is not due
+	if tb.waiting(laneSend) != 1 {
+		t.Fatal("the send expired after 190 ms")
+	}
+	clk.Advance(5 * time.Millisecond) // the sweep is due: 200 ms waited
+	r := answer(t, first, "the waiting send")
+	if want := fmt.Sprintf(timeoutCleanQueueRemark, 200, 0); r.Code != remoting.SystemBusy || r.Remark != want {
+		t.Fatalf("waiting send: %d %q, want 2 %q", r.Code, r.Remark, want)
+	}
+
+	second := tb.batchSend("FFWait", "second")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "a second send to wait")
+	if tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("page cache busy after 200 ms")
+	}
+	sweepThen(t, clk, 801*time.Millisecond) // the lock is held 1001 ms
+	r = answer(t, second, "the second waiting send")
+	if want := fmt.Sprintf(pcBusyCleanQueueRemark, 801, 0); r.Code != remoting.SystemBusy || r.Remark != want {
+		t.Fatalf("send waiting while busy: %d %q, want 2 %q", r.Code, r.Remark, want)
+	}
+	for _, code := range []int32{remoting.SendMessageV2, remoting.SendMessage} {
+		r = tb.send(sendArgs{code: code, topic: "FFWait", body: []byte("inline")})
+		if r.Code != remoting.SystemBusy || r.Remark != remoting.RejectRequestRemark {
+			t.Fatalf("send %d while busy: %d %q, want 2 %q", code, r.Code, r.Remark, remoting.RejectRequestRemark)
+		}
+	}
+	if tb.waiting(laneSend) != 0 {
+		t.Fatal("a rejected send was queued")
+	}
+
+	close(stall)
+	stalled = false
+	if r := answer(t, held, "the stalled send"); r.Code != remoting.Success {
+		t.Fatalf("stalled send: %d %q", r.Code, r.Remark)
+	}
+	tb.mustSend(sendArgs{topic: "FFWait", body: []byte("after"), props: coreProps("WAIT", "false")})
+}
+
+// With brokerFastFailureEnable off (live, by UPDATE_BROKER_CONFIG) nothing
+// expires: the waiting send is served once the worker is free.
+func TestFastFailureDisabledKeepsWaiters(t *testing.T) {
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	inj := &store.Injector{}
+	stall := make(chan struct{})
+	inj.Add(store.Rule{Op: store.OpWrite, Path: "commitlog", Stall: stall, Data: func(b []byte) bool { return bytes.Contains(b, []byte(stallMarker)) }})
+	tb := startBroker(t, func(o *Options) {
+		o.FlushDiskType = "SYNC_FLUSH"
+		o.Clock = clk
+		o.SendMessageThreadPoolNums = 1
+		o.FS = store.NewErrorFS(inj)
+	})
+	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("brokerFastFailureEnable=false\n")); r.Code != remoting.Success {
+		t.Fatalf("update: %d %q", r.Code, r.Remark)
+	}
+	tb.mustSend(sendArgs{topic: "FFOff", body: []byte("create"), props: coreProps("WAIT", "false")})
+	held := tb.batchSend("FFOff", stallMarker)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(inj.Hits()) > 0 }, "the put to stall")
+	waiter := tb.batchSend("FFOff", "waiter")
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "a send to wait")
+	sweepThen(t, clk, 500*time.Millisecond)
+	sweepThen(t, clk, 10*time.Millisecond)
+	if tb.waiting(laneSend) != 1 {
+		t.Fatal("a waiter expired with brokerFastFailureEnable=false")
+	}
+	close(stall)
+	for _, ch := range []<-chan *remoting.Command{held, waiter} {
+		if r := answer(t, ch, "a send"); r.Code != remoting.Success {
+			t.Fatalf("send: %d %q", r.Code, r.Remark)
+		}
+	}
+}
+
+// A put refused because the page cache is busy is answered as stock
+// SendMessageProcessor answers OS_PAGECACHE_BUSY: 1 [PC_SYNCHRONIZED].
+func TestPageCacheBusyPutIsPCSynchronized(t *testing.T) {
+	tb := startBroker(t, nil)
+	code, remark, _ := tb.putFailureReason(fmt.Errorf("put: %w", store.ErrOSPageCacheBusy))
+	if code != remoting.SystemError || remark != "[PC_SYNCHRONIZED]broker busy, start flow control for a while" {
+		t.Fatalf("%d %q", code, remark)
+	}
+}
+
+// The lane sizes are the stock executor keys; a size below 1 stops a start
+// as stock's executors throw.
+func TestLaneKeysValidateAndDefault(t *testing.T) {
+	o := DefaultOptions()
+	lanes := o.remotingLanes()
+	if len(lanes) != 4 || lanes[0].Name != "send" || lanes[0].Workers != o.SendMessageThreadPoolNums || lanes[0].Capacity != 10000 ||
+		lanes[1].Capacity != 100000 || lanes[2].Capacity != 50000 || lanes[3].Capacity != 100000 {
+		t.Fatalf("lanes %+v", lanes)
+	}
+	o.PullThreadPoolQueueCapacity = 0
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "pullThreadPoolQueueCapacity 0 must be at least 1") {
+		t.Fatalf("Validate: %v", err)
+	}
+}
