@@ -151,8 +151,14 @@ var sendLaneCodes = []int32{remoting.SendMessage, remoting.SendMessageV2, remoti
 
 // RejectRequest implements remoting.Rejecter: stock SendMessageProcessor
 // rejects every request of the send executor while the page cache is busy.
+// A refusal is counted (rmq_refusals_total) and its log line rate-limited.
 func (b *Broker) RejectRequest(req *remoting.Command) bool {
-	return slices.Contains(sendLaneCodes, req.Code) && b.store.IsOSPageCacheBusy()
+	if !slices.Contains(sendLaneCodes, req.Code) || !b.store.IsOSPageCacheBusy() {
+		return false
+	}
+	b.refusals.Warn(&b.log, "send_rejected_page_cache_busy", remoting.SystemBusy).Int32("code", req.Code).
+		Msg("send refused: the page cache is busy (osPageCacheBusyTimeOutMills)")
+	return true
 }
 
 func (g *startGate) RejectRequest(req *remoting.Command) bool {
@@ -171,9 +177,8 @@ func (b *Broker) cleanExpiredRequests() {
 	}
 	now := b.clock.Now()
 	if b.store.IsOSPageCacheBusy() {
-		srv.DrainWaiting(laneSend, now, queueRemark(pcBusyCleanQueueRemark))
+		srv.DrainWaiting(laneSend, now, b.queueRemark(pcBusyCleanQueueRemark, "queue_page_cache_busy"))
 	}
-	timeout := queueRemark(timeoutCleanQueueRemark)
 	for _, q := range []struct {
 		lane string
 		ms   int64
@@ -183,14 +188,17 @@ func (b *Broker) cleanExpiredRequests() {
 		{laneHeartbeat, ff.WaitTimeMillsInHeartbeatQueue},
 		{laneTransaction, ff.WaitTimeMillsInTransactionQueue},
 	} {
-		srv.ExpireWaiting(q.lane, time.Duration(q.ms)*time.Millisecond, now, timeout)
+		srv.ExpireWaiting(q.lane, time.Duration(q.ms)*time.Millisecond, now, b.queueRemark(timeoutCleanQueueRemark, "queue_timeout_"+q.lane))
 	}
 }
 
-// queueRemark formats one of the stock clean-queue remarks.
-func queueRemark(format string) func(waited time.Duration, left int) string {
+// queueRemark formats one of the stock clean-queue remarks for each request
+// answered, and counts it as a refusal of reason.
+func (b *Broker) queueRemark(format, reason string) func(waited time.Duration, left int) string {
 	return func(waited time.Duration, left int) string {
-		return fmt.Sprintf(format, waited.Milliseconds(), left)
+		remark := fmt.Sprintf(format, waited.Milliseconds(), left)
+		b.refusals.Warn(&b.log, reason, remoting.SystemBusy).Msg(remark)
+		return remark
 	}
 }
 

@@ -127,6 +127,11 @@ func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
 	if tb.waiting(laneSend) != 0 {
 		t.Fatal("a rejected send was queued")
 	}
+	for reason, want := range map[string]uint64{"queue_timeout_send": 1, "queue_page_cache_busy": 1, "send_rejected_page_cache_busy": 2} {
+		if n := tb.Refusals().Total(reason, remoting.SystemBusy); n != want {
+			t.Errorf("refusals %s: %d, want %d", reason, n, want)
+		}
+	}
 
 	close(stall)
 	stalled = false
