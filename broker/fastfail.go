@@ -1,13 +1,18 @@
 package broker
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // Back-pressure as the stock broker answers it (4.9.8 BrokerFastFailure,
@@ -228,3 +233,33 @@ type ProcessorWatermark struct {
 // watermarkProcessors are 5.3.3's processor labels, in its order.
 var watermarkProcessors = []string{laneSend, "async_put", lanePull, "ack", "query_message", "client_manager",
 	laneHeartbeat, "lite_pull", laneTransaction, "consumer_manager", "admin", "reply"}
+
+// PutStallMarker in a message body makes its commitlog write wait
+// testPutStallMillis (a test hook: putStallFS).
+const PutStallMarker = "RMQ-TEST-STALL-PUT"
+
+// putStallFS is o.FS, wrapped with the testPutStallMillis hook when the key
+// is set. Under SYNC_FLUSH (Validate insists) a record reaches the
+// commitlog through a pwrite under the put lock, so the stalled put holds
+// the lock, and its send-lane worker, as a put stalled on a slow disk
+// would: the clients' SYSTEM_BUSY paths can be tested from another process
+// (integration/java FastFailureTest).
+func (o *Options) putStallFS() store.FS {
+	if o.TestPutStallMillis <= 0 {
+		return o.FS
+	}
+	return stallFS{FS: store.OrOS(o.FS), clock: o.Clock, d: time.Duration(o.TestPutStallMillis) * time.Millisecond}
+}
+
+type stallFS struct {
+	store.FS
+	clock clock.Clock
+	d     time.Duration
+}
+
+func (f stallFS) WriteAt(file *os.File, b []byte, off int64) (int, error) {
+	if bytes.Contains(b, []byte(PutStallMarker)) && strings.Contains(file.Name(), "commitlog") {
+		<-f.clock.NewTimer(f.d).C()
+	}
+	return f.FS.WriteAt(file, b, off)
+}

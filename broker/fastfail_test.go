@@ -199,3 +199,35 @@ func TestLaneKeysValidateAndDefault(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// testPutStallMillis holds a marked message's put for that long on the
+// broker clock (so that another process's clients can be tested against a
+// saturated broker); it needs SYNC_FLUSH.
+func TestPutStallHookHoldsTheMarkedPut(t *testing.T) {
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	tb := startBroker(t, func(o *Options) {
+		o.FlushDiskType = "SYNC_FLUSH"
+		o.Clock = clk
+		o.TestPutStallMillis = 3000
+		o.OsPageCacheBusyTimeOutMills = 1000
+	})
+	tb.mustSend(sendArgs{topic: "FFHook", body: []byte("create"), props: coreProps("WAIT", "false")})
+	held := tb.batchSend("FFHook", PutStallMarker)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return clk.HasTimerAt(clk.Now().Add(3 * time.Second)) }, "the put to stall")
+	clk.Advance(1001 * time.Millisecond)
+	if !tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("the stalled put does not hold the put lock")
+	}
+	if r := tb.send(sendArgs{topic: "FFHook", body: []byte("x")}); r.Code != remoting.SystemBusy || r.Remark != remoting.RejectRequestRemark {
+		t.Fatalf("send during the stall: %d %q", r.Code, r.Remark)
+	}
+	clk.Advance(2 * time.Second)
+	if r := answer(t, held, "the stalled send"); r.Code != remoting.Success {
+		t.Fatalf("stalled send: %d %q", r.Code, r.Remark)
+	}
+	o := DefaultOptions()
+	o.TestPutStallMillis = 10
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "testPutStallMillis 10 needs") {
+		t.Fatalf("Validate under ASYNC_FLUSH: %v", err)
+	}
+}

@@ -60,6 +60,7 @@ func New(opts Options) (*Broker, error) {
 	if opts.ListenHost == "" {
 		opts.ListenHost = "0.0.0.0"
 	}
+	opts.FS = opts.putStallFS() // testPutStallMillis (fastfail.go)
 	b := &Broker{
 		opts:     opts,
 		log:      componentLog(opts.Logger, "broker"),

@@ -193,6 +193,11 @@ type Options struct {
 	// the request is refused and nothing else changes. Never on a broker
 	// that serves real traffic: a jump cannot be undone.
 	ClockControlEnable bool `conf:"clockControlEnable"`
+	// TestPutStallMillis (rmq, 0 = off) is a test hook for clients' overload
+	// paths in another process: the commitlog write of a message whose body
+	// contains PutStallMarker waits this long, holding the put lock, so a
+	// test saturates the broker on purpose (fastfail.go). SYNC_FLUSH only.
+	TestPutStallMillis int `conf:"testPutStallMillis"`
 	// CommitLogPageCacheKeep (rmq) is how many bytes of the commitlog
 	// behind the flushed and dispatched positions stay in the page cache;
 	// older pages are dropped from it once flushed, so that new records
@@ -467,6 +472,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.LaneConfig.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.TestPutStallMillis != 0 && (o.TestPutStallMillis < 0 || o.FlushDiskType != "SYNC_FLUSH") {
+		errs = append(errs, fmt.Errorf("testPutStallMillis %d needs a positive value and flushDiskType=SYNC_FLUSH", o.TestPutStallMillis))
 	}
 	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {
 		errs = append(errs, fmt.Errorf("messageDelayLevel: %w", err))
