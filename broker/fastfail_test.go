@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,27 @@ import (
 // stallMarker in a message body makes its commitlog write stall (under
 // SYNC_FLUSH the write is a pwrite under the put lock).
 const stallMarker = "STALL-THIS-PUT"
+
+// stallBroker is a SYNC_FLUSH broker on a manual clock with one send-lane
+// worker, whose commitlog write of a message carrying stallMarker stalls
+// until release is called (at the latest when the test ends).
+func stallBroker(t *testing.T) (tb *testBroker, clk *clock.Manual, inj *store.Injector, release func()) {
+	t.Helper()
+	clk = clock.NewManual(time.Unix(1_700_000_000, 0))
+	inj = &store.Injector{}
+	stall := make(chan struct{})
+	inj.Add(store.Rule{Op: store.OpWrite, Path: "commitlog", Stall: stall, Data: func(b []byte) bool { return bytes.Contains(b, []byte(stallMarker)) }})
+	tb = startBroker(t, func(o *Options) {
+		o.FlushDiskType = "SYNC_FLUSH"
+		o.Clock = clk
+		o.SendMessageThreadPoolNums = 1
+		o.FS = store.NewErrorFS(inj)
+	})
+	var once sync.Once
+	release = func() { once.Do(func() { close(stall) }) }
+	t.Cleanup(release)
+	return tb, clk, inj, release
+}
 
 // batchSend sends a one-message batch (always served on the pool, so on
 // the send lane) on its own goroutine and returns where its answer arrives.
@@ -70,29 +92,12 @@ func answer(t *testing.T, ch <-chan *remoting.Command, what string) *remoting.Co
 // [PCBUSY_CLEAN_QUEUE] and a new send is refused [REJECTREQUEST] before it
 // is served or queued, inline or not. After the stall, sends succeed again.
 func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
-	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
-	inj := &store.Injector{}
-	stall := make(chan struct{})
-	inj.Add(store.Rule{Op: store.OpWrite, Path: "commitlog", Stall: stall, Data: func(b []byte) bool { return bytes.Contains(b, []byte(stallMarker)) }})
-	tb := startBroker(t, func(o *Options) {
-		o.FlushDiskType = "SYNC_FLUSH"
-		o.Clock = clk
-		o.SendMessageThreadPoolNums = 1
-		o.FS = store.NewErrorFS(inj)
-	})
-	stalled := false
-	t.Cleanup(func() {
-		if !stalled {
-			return
-		}
-		close(stall)
-	})
+	tb, clk, inj, release := stallBroker(t)
 	for _, topic := range []string{"FFStall", "FFWait"} {
 		tb.mustSend(sendArgs{topic: topic, body: []byte("create"), props: coreProps("WAIT", "false")})
 	}
 
 	held := tb.batchSend("FFStall", stallMarker)
-	stalled = true
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(inj.Hits()) > 0 }, "the put to stall")
 	first := tb.batchSend("FFWait", "first")
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "a send to wait in the lane")
@@ -133,8 +138,7 @@ func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
 		}
 	}
 
-	close(stall)
-	stalled = false
+	release()
 	if r := answer(t, held, "the stalled send"); r.Code != remoting.Success {
 		t.Fatalf("stalled send: %d %q", r.Code, r.Remark)
 	}
@@ -144,16 +148,7 @@ func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
 // With brokerFastFailureEnable off (live, by UPDATE_BROKER_CONFIG) nothing
 // expires: the waiting send is served once the worker is free.
 func TestFastFailureDisabledKeepsWaiters(t *testing.T) {
-	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
-	inj := &store.Injector{}
-	stall := make(chan struct{})
-	inj.Add(store.Rule{Op: store.OpWrite, Path: "commitlog", Stall: stall, Data: func(b []byte) bool { return bytes.Contains(b, []byte(stallMarker)) }})
-	tb := startBroker(t, func(o *Options) {
-		o.FlushDiskType = "SYNC_FLUSH"
-		o.Clock = clk
-		o.SendMessageThreadPoolNums = 1
-		o.FS = store.NewErrorFS(inj)
-	})
+	tb, clk, inj, release := stallBroker(t)
 	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("brokerFastFailureEnable=false\n")); r.Code != remoting.Success {
 		t.Fatalf("update: %d %q", r.Code, r.Remark)
 	}
@@ -167,7 +162,7 @@ func TestFastFailureDisabledKeepsWaiters(t *testing.T) {
 	if tb.waiting(laneSend) != 1 {
 		t.Fatal("a waiter expired with brokerFastFailureEnable=false")
 	}
-	close(stall)
+	release()
 	for _, ch := range []<-chan *remoting.Command{held, waiter} {
 		if r := answer(t, ch, "a send"); r.Code != remoting.Success {
 			t.Fatalf("send: %d %q", r.Code, r.Remark)
