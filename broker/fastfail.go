@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,6 +223,33 @@ func (b *Broker) ProcessorWatermarks() []ProcessorWatermark {
 		out = append(out, ProcessorWatermark{Processor: p, Waiting: waiting[p]})
 	}
 	return out
+}
+
+// laneRuntimeInfo fills GET_BROKER_RUNTIME_INFO's queue figures as stock
+// AdminBrokerProcessor.prepareRuntimeInfo: each lane's length, capacity and
+// how long its head has waited (ms), and how long the current put has held
+// the put lock (pageCacheLockTimeMills). The query executor has no lane in
+// rmq: its figures stay 0.
+func (b *Broker) laneRuntimeInfo(t map[string]string) {
+	lc := b.opts.LaneConfig
+	t["sendThreadPoolQueueCapacity"] = strconv.Itoa(lc.SendThreadPoolQueueCapacity)
+	t["pullThreadPoolQueueCapacity"] = strconv.Itoa(lc.PullThreadPoolQueueCapacity)
+	t["EndTransactionThreadPoolQueueCapacity"] = strconv.Itoa(lc.EndTransactionPoolQueueCapacity)
+	t["pageCacheLockTimeMills"] = strconv.FormatInt(b.store.LockHeld().Milliseconds(), 10)
+	if b.server == nil {
+		return
+	}
+	for _, st := range b.server.LaneStats(b.clock.Now()) {
+		size, head := strconv.Itoa(st.Waiting), strconv.FormatInt(st.Oldest.Milliseconds(), 10)
+		switch st.Name {
+		case laneSend:
+			t["sendThreadPoolQueueSize"], t["sendThreadPoolQueueHeadWaitTimeMills"] = size, head
+		case lanePull:
+			t["pullThreadPoolQueueSize"], t["pullThreadPoolQueueHeadWaitTimeMills"] = size, head
+		case laneTransaction:
+			t["EndTransactionQueueSize"] = size
+		}
+	}
 }
 
 // ProcessorWatermark is one processor's queue length.

@@ -102,6 +102,16 @@ func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
 	first := tb.batchSend("FFWait", "first")
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "a send to wait in the lane")
 
+	var kv remoting.KVTable
+	if err := remoting.UnmarshalBody(tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil).Body, &kv); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"sendThreadPoolQueueSize": "1", "sendThreadPoolQueueCapacity": "10000",
+		"sendThreadPoolQueueHeadWaitTimeMills": "0", "pageCacheLockTimeMills": "0", "pullThreadPoolQueueSize": "0"} {
+		if kv.Table[k] != want {
+			t.Errorf("runtime info %s = %q, want %q", k, kv.Table[k], want)
+		}
+	}
 	sweepThen(t, clk, 190*time.Millisecond)
 	sweepThen(t, clk, 5*time.Millisecond) // the next sweep is not due
 	if tb.waiting(laneSend) != 1 {
@@ -117,6 +127,12 @@ func TestFastFailureAnswersTheStockRemarks(t *testing.T) {
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "a second send to wait")
 	if tb.Store().IsOSPageCacheBusy() {
 		t.Fatal("page cache busy after 200 ms")
+	}
+	if err := remoting.UnmarshalBody(tb.invoke(remoting.GetBrokerRuntimeInfo, nil, nil).Body, &kv); err != nil {
+		t.Fatal(err)
+	}
+	if kv.Table["pageCacheLockTimeMills"] != "200" {
+		t.Errorf("pageCacheLockTimeMills %q after the lock was held 200 ms", kv.Table["pageCacheLockTimeMills"])
 	}
 	sweepThen(t, clk, 801*time.Millisecond) // the lock is held 1001 ms
 	r = answer(t, second, "the second waiting send")
