@@ -13,7 +13,11 @@ import (
 // the worker pool; a request that finds them all busy waits in the lane's
 // FIFO, stamped with ServerOptions.LaneClock when the event loop decoded it, and
 // past Capacity waiting it is refused at once with SYSTEM_BUSY [OVERLOAD]
-// (stock: the executor's RejectedExecutionException).
+// (stock: the executor's RejectedExecutionException). So is a request whose
+// body would take the bodies waiting in all lanes past the server's
+// in-flight budget limit (serverMaxInflightBytes): a queue of sends of 4 MiB
+// each must not grow without a memory bound, where stock's only bound is
+// the count.
 //
 // What "waited in a queue" means here: the time from the event loop
 // decoding the frame to a lane worker starting it. Requests served inline on
@@ -143,7 +147,14 @@ func (s *Server) enqueue(l *lane, c *Conn, cmd *Command) {
 			return
 		}
 	}
-	if l.size() >= l.Capacity {
+	full := l.size() >= l.Capacity
+	if n := int64(len(cmd.Body)); !full {
+		if total := s.waitingBytes.Add(n); s.maxInflight > 0 && total > s.maxInflight {
+			s.waitingBytes.Add(-n)
+			full = true
+		}
+	}
+	if full {
 		l.mu.Unlock()
 		refuseOverload(c, cmd)
 		return
@@ -151,6 +162,9 @@ func (s *Server) enqueue(l *lane, c *Conn, cmd *Command) {
 	l.push(waiting{c: c, cmd: cmd, at: s.opts.LaneClock.Now().UnixNano()})
 	l.mu.Unlock()
 }
+
+// unwait is called for each request leaving a lane's FIFO.
+func (s *Server) unwait(w waiting) { s.waitingBytes.Add(-int64(len(w.cmd.Body))) }
 
 // runLane serves cmd, then whatever waits in l, until l's FIFO is empty.
 func (s *Server) runLane(l *lane, c *Conn, cmd *Command) {
@@ -164,6 +178,7 @@ func (s *Server) runLane(l *lane, c *Conn, cmd *Command) {
 			return
 		}
 		l.mu.Unlock()
+		s.unwait(w)
 		c, cmd = w.c, w.cmd
 	}
 }
@@ -214,6 +229,7 @@ func (s *Server) expire(name string, now time.Time, remark func(time.Duration, i
 		w, _ := l.pop()
 		left := l.size()
 		l.mu.Unlock()
+		s.unwait(w)
 		if !w.cmd.IsOneway() {
 			w.c.WriteResponse(NewResponse(w.cmd, SystemBusy, remark(waited, left)))
 		}

@@ -140,3 +140,44 @@ func TestLaneConfigRefusesACodeOnTwoLanes(t *testing.T) {
 		t.Fatalf("err %v, want a code on two lanes refused", err)
 	}
 }
+
+// The bodies waiting in lanes are bounded by the in-flight limit: a request
+// whose body would take them past it is refused [OVERLOAD] though the lane
+// has room; once the waiters leave, their bytes are free again.
+func TestLaneBoundsWaitingBodyBytes(t *testing.T) {
+	h := newTestHandler()
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	s := startServer(t, h, ServerOptions{Clock: clk, MaxInflightBytes: 100,
+		Lanes: []Lane{{Name: "slow", Codes: []int32{codeDelay}, Workers: 1, Capacity: 10}}})
+	r := dialRaw(t, s.opts.Addrs[0])
+	r.send(NewRequest(codeDelay, nil, nil))
+	recv(t, h.seen, "the first request on the worker")
+	body := make([]byte, 60)
+	a := NewRequest(codeDelay, nil, body)
+	r.send(a)
+	waitWaiting(t, s, 1)
+	b := NewRequest(codeDelay, nil, body)
+	r.send(b)
+	if resp := r.expect(); resp.Opaque != b.Opaque || resp.Code != SystemBusy || resp.Remark != overloadRemark {
+		t.Fatalf("past the byte bound: %v, want SYSTEM_BUSY %s", resp, overloadRemark)
+	}
+	if n := s.DrainWaiting("slow", clk.Now(), laneRemark); n != 1 {
+		t.Fatalf("drained %d", n)
+	}
+	if resp := r.expect(); resp.Opaque != a.Opaque || resp.Code != SystemBusy {
+		t.Fatalf("drained: %v", resp)
+	}
+	c := NewRequest(codeDelay, nil, body)
+	r.send(c)
+	waitWaiting(t, s, 1) // the drained bytes were given back
+	h.release <- struct{}{}
+	r.expect()
+	recv(t, h.seen, "the waiter on the worker")
+	h.release <- struct{}{}
+	if resp := r.expect(); resp.Opaque != c.Opaque || resp.Code != Success {
+		t.Fatalf("waiter: %v", resp)
+	}
+	if s.waitingBytes.Load() != 0 {
+		t.Fatalf("%d bytes still counted as waiting", s.waitingBytes.Load())
+	}
+}

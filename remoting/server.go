@@ -141,9 +141,12 @@ type Server struct {
 	listen, bound []string
 
 	clock       clock.Clock
-	maxInflight int64        // the budget's limit; <= 0: no limit
-	inflight    *Budget      // holds every open connection's partial-frame buffer (and what else shares it)
-	open        atomic.Int64 // connections admitted and not yet closed
+	maxInflight int64   // the budget's limit; <= 0: no limit
+	inflight    *Budget // holds every open connection's partial-frame buffer (and what else shares it)
+	// waitingBytes are the bodies of the requests waiting in lanes,
+	// bounded by maxInflight (lanes.go).
+	waitingBytes atomic.Int64
+	open         atomic.Int64 // connections admitted and not yet closed
 	// now is the server clock (unix ns) as of the last idle sweep: the
 	// event loops stamp Conn.lastFrame with it instead of reading a clock.
 	now      atomic.Int64
