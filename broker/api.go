@@ -70,7 +70,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	defer b.inflight.Done()
 	// No default topic: as through the 5.x proxy, whose route lookup fails
 	// first, a topic that does not exist is not created by a send.
-	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID, sysFlag: req.SysFlag}
+	sh := &remoting.SendMessageRequestHeader{Topic: req.Topic, QueueID: req.QueueID, SysFlag: req.SysFlag}
 	props := make(map[string]string, len(req.Properties)+1)
 	for k, v := range req.Properties {
 		props[k] = v

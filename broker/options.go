@@ -18,6 +18,7 @@ import (
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/timer"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
@@ -551,7 +552,7 @@ func (o *Options) Validate() error {
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}
-	if o.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0 {
+	if o.BrokerPermission&^(topicgroup.PermRead|topicgroup.PermWrite|topicgroup.PermInherit) != 0 {
 		errs = append(errs, fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", o.BrokerPermission))
 	}
 	if o.ShortPollingTimeMills <= 0 {

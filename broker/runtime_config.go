@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rmqio/rmq/conf"
@@ -125,9 +124,6 @@ var runtimeKeys = conf.Keys(&runtimeConfig{})
 // next start.
 func LiveKeys() []string { return slices.Clone(runtimeKeys) }
 
-// configUpdateMu serialises UPDATE_BROKER_CONFIG read-modify-write cycles.
-var configUpdateMu sync.Mutex
-
 // runtime returns the current runtime-changeable options.
 func (b *Broker) runtime() *runtimeConfig {
 	if rc := b.live.Load(); rc != nil {
@@ -219,8 +215,8 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 			" is read at start only (gRPC endpoint, logging, process): set it in the config file and restart")
 	}
 
-	configUpdateMu.Lock()
-	defer configUpdateMu.Unlock()
+	b.configMu.Lock()
+	defer b.configMu.Unlock()
 	cur := b.runtime()
 	all := cur.all
 	if _, err := conf.Load(bytes.NewReader(req.Body), "updateBrokerConfig", &all); err != nil {

@@ -2,13 +2,14 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
+	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/pop"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // receipt is a receipt handle as the SDKs pass it back (common/consumer
@@ -147,7 +148,7 @@ func (s *Server) changeInvisible(ctx context.Context, req *v2.ChangeInvisibleDur
 	}
 	nh, err := s.b.Pop().ChangeInvisible(group, tc.TopicName, r.h, ms)
 	if err != nil {
-		if pe := remoting.AsRefusal(err); pe != nil && pe != pop.ErrNotInFlight {
+		if _, _, refused := broker.Refused(err); refused && !errors.Is(err, pop.ErrNotInFlight) {
 			return "", err
 		}
 		return "", fail(v2.Code_INTERNAL_SERVER_ERROR, "changeInvisibleDuration failed: status is abnormal")

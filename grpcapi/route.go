@@ -7,7 +7,7 @@ import (
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // acceptAll is what a MIXED topic's queues accept.
@@ -19,7 +19,7 @@ var acceptAll = []v2.MessageType{v2.MessageType_NORMAL, v2.MessageType_FIFO, v2.
 // NORMAL, but the SDKs check the list only when the Settings ask them to
 // (validate_message_type, on with enableTopicMessageTypeCheck), and the
 // broker then checks such a topic as NORMAL itself.
-func acceptTypes(tc *remoting.TopicConfig) []v2.MessageType {
+func acceptTypes(tc *topicgroup.TopicConfig) []v2.MessageType {
 	if _, typed := tc.Attributes[message.AttrMessageType]; !typed {
 		return acceptAll
 	}
@@ -41,7 +41,7 @@ func acceptTypes(tc *remoting.TopicConfig) []v2.MessageType {
 
 // topicConfig checks the topic name and returns its config: ILLEGAL_TOPIC
 // for a bad or system topic, TOPIC_NOT_FOUND for one that does not exist.
-func (s *Server) topicConfig(r *v2.Resource) (*remoting.TopicConfig, error) {
+func (s *Server) topicConfig(r *v2.Resource) (*topicgroup.TopicConfig, error) {
 	name, err := s.topicName(r)
 	if err != nil {
 		return nil, err
@@ -77,9 +77,9 @@ func (s *Server) brokerProto() *v2.Broker {
 // (ProxyTopicRouteData / RouteActivity.genMessageQueueFromQueueData): ids
 // renumbered from 0, read-only queues first, then write-only, then
 // read-write; a topic neither readable nor writable gets one NONE queue.
-func (s *Server) routeQueues(r *v2.Resource, tc *remoting.TopicConfig) []*v2.MessageQueue {
+func (s *Server) routeQueues(r *v2.Resource, tc *topicgroup.TopicConfig) []*v2.MessageQueue {
 	var ro, wo, rw int32
-	readable, writable := tc.Perm&remoting.PermRead != 0, tc.Perm&remoting.PermWrite != 0
+	readable, writable := tc.Perm&topicgroup.PermRead != 0, tc.Perm&topicgroup.PermWrite != 0
 	switch {
 	case readable && writable:
 		rw = min(tc.ReadQueueNums, tc.WriteQueueNums)
@@ -127,14 +127,14 @@ func (s *Server) QueryAssignment(_ context.Context, req *v2.QueryAssignmentReque
 	if err != nil {
 		return &v2.QueryAssignmentResponse{Status: toStatus(err)}, nil
 	}
-	if tc.Perm&remoting.PermRead == 0 || tc.ReadQueueNums <= 0 {
+	if tc.Perm&topicgroup.PermRead == 0 || tc.ReadQueueNums <= 0 {
 		return &v2.QueryAssignmentResponse{Status: toStatus(fail(v2.Code_FORBIDDEN, "no readable queue"))}, nil
 	}
 	mq := &v2.MessageQueue{
 		Topic: &v2.Resource{ResourceNamespace: req.GetTopic().GetResourceNamespace(), Name: tc.TopicName},
 		Id:    -1, Permission: v2.Permission_READ_WRITE, Broker: s.brokerProto(), AcceptMessageTypes: acceptTypes(tc),
 	}
-	if tc.Perm&remoting.PermWrite == 0 {
+	if tc.Perm&topicgroup.PermWrite == 0 {
 		mq.Permission = v2.Permission_READ
 	}
 	return &v2.QueryAssignmentResponse{Status: okStatus(), Assignments: []*v2.Assignment{{MessageQueue: mq}}}, nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Limits of a message's parts (ProxyConfig, same names and defaults).
@@ -75,7 +75,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 	if err != nil {
 		return nil, err
 	}
-	if tc.Perm&remoting.PermWrite == 0 || tc.WriteQueueNums <= 0 {
+	if tc.Perm&topicgroup.PermWrite == 0 || tc.WriteQueueNums <= 0 {
 		return nil, fail(v2.Code_FORBIDDEN, "the topic["+tc.TopicName+"] sending message is forbidden")
 	}
 	// The queue: a FIFO message's group hashed over the write queues, else

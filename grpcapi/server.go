@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/rmqio/rmq/broker"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // Metadata keys the 5.x SDKs send with every request (Signature.java).
@@ -47,7 +46,7 @@ type Server struct {
 	done      chan struct{}
 	// budget is the broker's in-flight budget, arriving the calls whose
 	// request has not arrived whole (limits.go).
-	budget   *remoting.Budget
+	budget   inflightBudget
 	arriving *arrivingCalls
 	pool     *budgetPool
 }

@@ -67,6 +67,8 @@ var allHeaders = []headerDecode{
 	decodeAs[PollingInfoResponseHeader](), decodeAs[GetEarliestMsgStoretimeResponseHeader](),
 	decodeAs[PopMessageResponseHeader](), decodeAs[NotifyConsumerIdsChangedRequestHeader](),
 	decodeAs[CheckTransactionStateRequestHeader](),
+	decodeAs[SendMessageRequestHeader](), decodeAs[SendMessageRequestHeaderV2](),
+	decodeAs[ConsumerSendMsgBackRequestHeader](),
 }
 
 // TestAllHeadersListed: every type with a decodeHeader method in

@@ -144,6 +144,9 @@ type Options struct {
 	// noOwnDispatch (tests only) leaves every record to the dispatcher
 	// goroutine (dispatch_own.go): for a dispatchFault that blocks.
 	noOwnDispatch bool
+	// maxDeferred (tests only; 0: defaultMaxDeferred) bounds the records
+	// waiting for files (dispatch_defer.go).
+	maxDeferred int
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.
@@ -153,6 +156,9 @@ func (o Options) normalized() (Options, error) {
 		errs = append(errs, errors.New("store: Dir is empty"))
 	}
 	o.FS = OrOS(o.FS)
+	if o.maxDeferred <= 0 {
+		o.maxDeferred = defaultMaxDeferred
+	}
 	if o.MappedFileSizeCommitLog == 0 {
 		o.MappedFileSizeCommitLog = DefaultMappedFileSizeCommitLog
 	}

@@ -12,21 +12,21 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/storetest"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // noRetryTopics serves topic T and refuses to create the POP retry topic,
 // so that a due revive fails and stays due.
 type noRetryTopics struct{ fakeTopics }
 
-func (noRetryTopics) Get(topic string) *remoting.TopicConfig {
+func (noRetryTopics) Get(topic string) *topicgroup.TopicConfig {
 	if topic == "T" {
-		return &remoting.TopicConfig{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: remoting.PermRead | remoting.PermWrite}
+		return &topicgroup.TopicConfig{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: topicgroup.PermRead | topicgroup.PermWrite}
 	}
 	return nil
 }
 
-func (t noRetryTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
+func (t noRetryTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool) {
 	if strings.HasPrefix(topic, message.RetryTopicPrefix) {
 		return nil, false
 	}
@@ -36,8 +36,8 @@ func (t noRetryTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*
 // consumingGroups finds groups that may consume.
 type consumingGroups struct{}
 
-func (consumingGroups) FindOrCreate(group string) *remoting.SubscriptionGroupConfig {
-	return &remoting.SubscriptionGroupConfig{GroupName: group, ConsumeEnable: true, RetryMaxTimes: 16}
+func (consumingGroups) FindOrCreate(group string) *topicgroup.SubscriptionGroupConfig {
+	return &topicgroup.SubscriptionGroupConfig{GroupName: group, ConsumeEnable: true, RetryMaxTimes: 16}
 }
 
 type popCall struct {

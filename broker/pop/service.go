@@ -20,8 +20,8 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/histo"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Defaults (BrokerConfig of 5.3.3 where stock has the setting).
@@ -38,18 +38,18 @@ const (
 	readBatch = 256
 	// reviveOffsetFile keeps the replay start (config/popReviveOffset.json).
 	reviveOffsetFile = "popReviveOffset.json"
-	permReadWrite    = remoting.PermRead | remoting.PermWrite
+	permReadWrite    = topicgroup.PermRead | topicgroup.PermWrite
 )
 
 // Topics is the part of the broker's topic table the service uses.
 type Topics interface {
-	Get(topic string) *remoting.TopicConfig
-	CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool)
+	Get(topic string) *topicgroup.TopicConfig
+	CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool)
 }
 
 // Groups finds (or auto-creates) subscription groups.
 type Groups interface {
-	FindOrCreate(group string) *remoting.SubscriptionGroupConfig
+	FindOrCreate(group string) *topicgroup.SubscriptionGroupConfig
 }
 
 // Offsets are the consumer offsets (consumerOffset.json).
