@@ -182,6 +182,9 @@ type Options struct {
 	NotifyConsumerIdsChangedEnable bool `conf:"notifyConsumerIdsChangedEnable"`
 	// StockKeys are the stock keys rmq keeps without acting on them.
 	StockKeys
+	// FastFailConfig and LaneConfig: back-pressure as stock (fastfail.go).
+	FastFailConfig
+	LaneConfig
 	// SmallStore (rmq) is a store for tests and development: commitlog
 	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
 	// otherwise, small consume-queue and index files, no fallocate. It
@@ -196,6 +199,11 @@ type Options struct {
 	// the request is refused and nothing else changes. Never on a broker
 	// that serves real traffic: a jump cannot be undone.
 	ClockControlEnable bool `conf:"clockControlEnable"`
+	// TestPutStallMillis (rmq, 0 = off) is a test hook for clients' overload
+	// paths in another process: the commitlog write of a message whose body
+	// contains PutStallMarker waits this long, holding the put lock, so a
+	// test saturates the broker on purpose (fastfail.go). SYNC_FLUSH only.
+	TestPutStallMillis int `conf:"testPutStallMillis"`
 	// CommitLogPageCacheKeep (rmq) is how many bytes of the commitlog
 	// behind the flushed and dispatched positions stay in the page cache;
 	// older pages are dropped from it once flushed, so that new records
@@ -331,6 +339,8 @@ func DefaultOptions() Options {
 		MaxTransferCountOnMessageInDisk: 8,
 		NotifyConsumerIdsChangedEnable:  true,
 		StockKeys:                       defaultStockKeys(),
+		FastFailConfig:                  defaultFastFail(),
+		LaneConfig:                      defaultLanes(),
 		CommitLogPageCacheKeep:          DefaultCommitLogPageCacheKeep,
 		ListenHost:                      "0.0.0.0",
 		ServerConfig:                    remoting.DefaultServerConfig(),
@@ -466,6 +476,12 @@ func (o *Options) Validate() error {
 	}
 	if err := o.RetentionConfig.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := o.LaneConfig.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.TestPutStallMillis != 0 && (o.TestPutStallMillis < 0 || o.FlushDiskType != "SYNC_FLUSH") {
+		errs = append(errs, fmt.Errorf("testPutStallMillis %d needs a positive value and flushDiskType=SYNC_FLUSH", o.TestPutStallMillis))
 	}
 	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {
 		errs = append(errs, fmt.Errorf("messageDelayLevel: %w", err))

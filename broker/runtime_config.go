@@ -48,6 +48,9 @@ type runtimeConfig struct {
 	// RetentionConfig: the retention keys, handed to the store
 	// (store.SetRetention) by the update that changes them.
 	RetentionConfig
+	// FastFailConfig: read by each sweep (fastfail.go); the page-cache-busy
+	// timeout is handed to the store by the update that changes it.
+	FastFailConfig
 
 	// all is every option as configured: the start's, with the updates
 	// since (GET_BROKER_CONFIG reports it; the keys outside runtimeConfig
@@ -96,6 +99,7 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		MaxTransferCountOnMessageInDisk:   o.MaxTransferCountOnMessageInDisk,
 		MaxTransferBytesOnMessageInDisk:   o.MaxTransferBytesOnMessageInDisk,
 		RetentionConfig:                   o.RetentionConfig,
+		FastFailConfig:                    o.FastFailConfig,
 		all:                               *o,
 		version:                           dataVersion{Timestamp: bootMs},
 		host:                              host,
@@ -235,6 +239,9 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 		if err := b.store.SetRetention(next.retentionOptions()); err != nil {
 			return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
 		}
+	}
+	if next.OsPageCacheBusyTimeOutMills != cur.OsPageCacheBusyTimeOutMills {
+		b.store.SetOSPageCacheBusyTimeout(time.Duration(next.OsPageCacheBusyTimeOutMills) * time.Millisecond)
 	}
 	if next.BrokerIP1 != cur.BrokerIP1 || next.ListenPort != cur.ListenPort {
 		ip, err := resolveIPv4(next.BrokerIP1)

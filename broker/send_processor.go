@@ -556,6 +556,9 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 		code, remark, reason = remoting.SystemError, lmqExceededRemark, "send_lmq_queue_num_exceeded"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark, reason = remoting.MessageIllegal, err.Error(), "send_message_illegal"
+	case errors.Is(err, store.ErrOSPageCacheBusy):
+		// Stock OS_PAGECACHE_BUSY: 1, which a 4.9.8 producer retries (fastfail.go).
+		code, remark, reason = remoting.SystemError, pcSynchronizedRemark, "send_page_cache_busy"
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable

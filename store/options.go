@@ -113,6 +113,10 @@ type Options struct {
 	// The group-commit pacing alone stays on the wall clock: it measures
 	// the cost of syncs, not a period anyone waits for.
 	Clock clock.Clock
+	// OSPageCacheBusyTimeout is osPageCacheBusyTimeOutMills: a put that
+	// finds the put lock held for longer is refused with
+	// ErrOSPageCacheBusy (pagecache_busy.go). 0 never refuses.
+	OSPageCacheBusyTimeout time.Duration
 	// BeforeSegmentCreate, when set (a failpoint for tests), runs on the
 	// allocator goroutine before it creates the commitlog file starting at
 	// the given offset; while it blocks, that file stays unready.

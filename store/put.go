@@ -213,6 +213,13 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	var queueOffset, phy, storeTS int64
 	var err error
 	for {
+		// Stock checkStoreStatus: while the current holder of the lock
+		// has stalled past the page-cache-busy timeout, refuse instead of
+		// queueing behind it.
+		if s.IsOSPageCacheBusy() {
+			s.stats.putFailures.Add(1)
+			return nil, ErrOSPageCacheBusy
+		}
 		s.putMu.Lock()
 		if s.closed.Load() {
 			s.putMu.Unlock()
@@ -233,7 +240,9 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		}
 		// Store timestamps come from the clock under the lock, so they follow
 		// commitlog order as closely as the clock allows.
-		storeTS = s.opts.Clock.Now().UnixMilli()
+		locked := s.opts.Clock.Now()
+		s.busy.lockedSince.Store(locked.UnixNano())
+		storeTS = locked.UnixMilli()
 		phy, err = s.cl.appendLocked(total, s.directAppend(), func(b []byte, at int64) {
 			off := 0
 			for i := range fields {
@@ -254,6 +263,7 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 				s.advanceLocked(multi)
 			}
 		}
+		s.busy.lockedSince.Store(0)
 		s.putMu.Unlock()
 		if err == nil || inline || !errors.Is(err, ErrWouldBlock) {
 			break

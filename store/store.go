@@ -58,6 +58,8 @@ type Store struct {
 	lmqQueues atomic.Int64
 	// multiSkips counts multi-dispatch units past their queue's end.
 	multiSkips atomic.Int64
+	// busy times the holder of putMu (pagecache_busy.go).
+	busy pageCacheBusy
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
@@ -153,6 +155,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.stats.times.init(s.bootTime)
 	s.ret.Store(&s.opts.Retention)
+	s.SetOSPageCacheBusyTimeout(o.OSPageCacheBusyTimeout)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rmqio/rmq/broker"
@@ -113,9 +114,26 @@ func defaultCell(k conf.KeyInfo) string {
 		return "(empty)"
 	case k.Key == "storePathRootDir" && k.Default == broker.DefaultStoreDir():
 		return "`~/store`"
+	case strings.Contains(stockJavaDefaults()[k.Key], "availableProcessors"):
+		return "as stock (by CPU count)" // the generator's CPU count is no one else's
 	}
 	return "`" + k.Default + "`"
 }
+
+// stockJavaDefaults maps each stock key of stockKeysFile to its Java default.
+var stockJavaDefaults = sync.OnceValue(func() map[string]string {
+	b, err := os.ReadFile(stockKeysFile)
+	if err != nil {
+		panic(err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if c := strings.Split(line, "\t"); len(c) == 4 && !strings.HasPrefix(line, "#") {
+			m[c[0]] = c[3]
+		}
+	}
+	return m
+})
 
 // cell keeps a note on one table row.
 func cell(s string) string {
