@@ -76,6 +76,11 @@ type Broker struct {
 	// for the metrics endpoint; a background loop (Start) flushes its
 	// summaries every interval.
 	refusals *ratelog.Limiter
+	// What a SLAVE learned from its registrations, and the HA client it
+	// hands the master's HA address to (role.go).
+	masterAddr   atomic.Pointer[string]
+	haMasterAddr atomic.Pointer[string]
+	haClient     haMasterClient
 	// registeredAll is true after a registration every name server accepted
 	// (metrics_access.go: Ready).
 	registeredAll atomic.Bool

@@ -235,6 +235,7 @@ func (b *Broker) sendRegister(w remoting.TopicConfigSerializeWrapper, addrs []st
 		}()
 	}
 	wg.Wait()
+	b.noteRegistered(res)
 	return res
 }
 
