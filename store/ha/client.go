@@ -252,7 +252,7 @@ func (c *Client) session(addr string) error {
 
 	fr := frameReader{r: bufio.NewReaderSize(nc, 64<<10)}
 	for {
-		off, body, err := fr.next()
+		off, size, err := fr.header()
 		if err != nil {
 			return err
 		}
@@ -262,9 +262,14 @@ func (c *Client) session(addr string) error {
 			c.log.Error().Int64("slave", local).Int64("master", off).Msg(errOffsetMismatch.Error())
 			return errOffsetMismatch
 		}
-		if len(body) == 0 {
-			continue
+		if size == 0 {
+			continue // a heartbeat
 		}
+		body, err := fr.readBody(size)
+		if err != nil {
+			return err
+		}
+		lastRead.Store(c.cfg.Clock.Now().UnixNano())
 		end, err := c.sink.AppendReplicated(off, body)
 		if err != nil {
 			c.log.Error().Err(err).Int64("offset", off).Int("bytes", len(body)).Msg("ha: cannot append the master's bytes")

@@ -40,14 +40,31 @@ type frameReader struct {
 // or above MaxBodySize is an errFrame; a stream that ends inside a frame
 // is an io.ErrUnexpectedEOF.
 func (f *frameReader) next() (int64, []byte, error) {
+	off, size, err := f.header()
+	if err != nil {
+		return off, nil, err
+	}
+	b, err := f.readBody(size)
+	return off, b, err
+}
+
+// header reads and checks a frame's header: its start offset and body
+// size (the slave checks the offset before it waits for the body, as
+// stock does).
+func (f *frameReader) header() (int64, int32, error) {
 	if _, err := io.ReadFull(f.r, f.hdr[:]); err != nil {
-		return 0, nil, err
+		return 0, 0, err
 	}
 	off := int64(binary.BigEndian.Uint64(f.hdr[:]))
 	size := int32(binary.BigEndian.Uint32(f.hdr[8:]))
 	if size < 0 || size > MaxBodySize {
-		return off, nil, fmt.Errorf("%w: body size %d at offset %d (limit %d)", errFrame, size, off, MaxBodySize)
+		return off, 0, fmt.Errorf("%w: body size %d at offset %d (limit %d)", errFrame, size, off, MaxBodySize)
 	}
+	return off, size, nil
+}
+
+// readBody reads the size bytes of the body whose header header returned.
+func (f *frameReader) readBody(size int32) ([]byte, error) {
 	if int(size) > cap(f.body) {
 		f.body = make([]byte, size)
 	}
@@ -56,9 +73,9 @@ func (f *frameReader) next() (int64, []byte, error) {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return off, nil, err
+		return nil, err
 	}
-	return off, b, nil
+	return b, nil
 }
 
 // ackParser parses the slave→master stream of 8-byte offsets as the stock
