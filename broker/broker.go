@@ -53,7 +53,7 @@ type Broker struct {
 	haMaster    *ha.Master
 	haClient    *ha.Client
 	haPortBound atomic.Int32
-	nsCli  *remoting.Client // to the name servers
+	nsCli       *remoting.Client // to the name servers
 
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager
