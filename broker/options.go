@@ -155,6 +155,8 @@ type Options struct {
 	// at least 6 characters: the address the name server answers at
 	// registration is then not used (4.9.8 BrokerController.initialize).
 	HaMasterAddress string `conf:"haMasterAddress"`
+	// HAConfig holds the replication keys (broker/ha.go, store/ha).
+	HAConfig
 	// StorePathCommitLog is the commitlog directory (stock
 	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
 	// moved from a Java broker with a separate commitlog directory opens
@@ -251,6 +253,9 @@ type Options struct {
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
 	storeOptions func(*store.Options)
+	// haReconnectDelay (tests only) replaces the HA client's 5 s pause
+	// between connections.
+	haReconnectDelay time.Duration
 }
 
 // DefaultStoreDir is the default storePathRootDir, Java's
@@ -328,6 +333,7 @@ func DefaultOptions() Options {
 			RedeleteHangedFileInterval:       120000,
 		},
 		BrokerRole:                      "ASYNC_MASTER",
+		HAConfig:                        defaultHAConfig(),
 		ClusterTopicEnable:              true,
 		BrokerTopicEnable:               true,
 		FlushConsumerOffsetInterval:     5000,
@@ -549,6 +555,7 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
 	}
+	errs = append(errs, o.HAConfig.validate()...)
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}

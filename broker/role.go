@@ -48,15 +48,6 @@ const (
 // (BrokerController.initialize: length() >= 6).
 const haMasterMinLen = 6
 
-// haMasterClient is what the broker drives of the store's HA slave client:
-// the master's HA address to replicate from ("" stops following).
-type haMasterClient interface {
-	SetMasterAddr(addr string)
-}
-
-// isSlave reports whether the options make a SLAVE.
-func (o *Options) isSlave() bool { return o.BrokerRole == RoleSlave }
-
 // IsSlave reports whether the broker is a SLAVE.
 func (b *Broker) IsSlave() bool { return b.opts.isSlave() }
 
@@ -93,9 +84,7 @@ func (b *Broker) setHAMasterAddr(addr string) {
 		b.log.Info().Str("from", old).Str("to", addr).Msg("master HA address changed")
 	}
 	b.haMasterAddr.Store(&addr)
-	if b.haClient != nil {
-		b.haClient.SetMasterAddr(addr)
-	}
+	b.SetHAMasterAddress(addr)
 }
 
 // initRole applies the role at New: a slave's store refuses puts, and a
@@ -110,14 +99,15 @@ func (b *Broker) initRole() {
 	}
 }
 
-// startRole starts a SLAVE's duties at Start: its HA client follows the
-// pinned master address, if any, at once, and SlaveSynchronize runs.
+// startRole starts a SLAVE's duties at Start, after startHA: its HA client
+// follows the pinned master address, if any, at once, and SlaveSynchronize
+// runs.
 func (b *Broker) startRole() {
 	if !b.opts.isSlave() {
 		return
 	}
-	if a := b.HAMasterAddr(); a != "" && b.haClient != nil {
-		b.haClient.SetMasterAddr(a)
+	if a := b.HAMasterAddr(); a != "" {
+		b.SetHAMasterAddress(a)
 	}
 	b.bg.Add(1)
 	go b.slaveSyncLoop()

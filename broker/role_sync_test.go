@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,22 +35,13 @@ func startRoleNamesrv(t *testing.T) *namesrv.Server {
 	return ns
 }
 
-// haRecorder stands in for the store's HA slave client.
-type haRecorder struct {
-	mu    sync.Mutex
-	addrs []string
-}
-
-func (r *haRecorder) SetMasterAddr(addr string) {
-	r.mu.Lock()
-	r.addrs = append(r.addrs, addr)
-	r.mu.Unlock()
-}
-
-func (r *haRecorder) got() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.addrs...)
+// haFollows is the master address the slave's HA client follows.
+func haFollows(tb *testBroker) string {
+	st, ok := tb.HAClientStats()
+	if !ok {
+		return "(no HA client)"
+	}
+	return st.MasterAddr
 }
 
 // TestSlaveLearnsMasterFromRegistration: a slave registers with its
@@ -63,38 +53,36 @@ func TestSlaveLearnsMasterFromRegistration(t *testing.T) {
 	withNS := func(o *Options) { o.NamesrvAddr = ns.Addr(); o.BrokerName = "bn-a" }
 
 	// A slave that starts first learns nothing yet.
-	early := &haRecorder{}
-	slave := startBrokerWith(t, coreTestOptions(t, func(o *Options) { withNS(o); slaveOpts(o); o.BrokerIP2 = "127.0.0.9" }),
-		func(b *Broker) { b.haClient = early })
-	if slave.MasterAddr() != "" || slave.HAMasterAddr() != "" || len(early.got()) != 0 {
-		t.Fatalf("learned %q %q %v with no master", slave.MasterAddr(), slave.HAMasterAddr(), early.got())
+	slave := startBroker(t, func(o *Options) { withNS(o); slaveOpts(o); o.BrokerIP2 = "127.0.0.9" })
+	if slave.MasterAddr() != "" || slave.HAMasterAddr() != "" || haFollows(slave) != "" {
+		t.Fatalf("learned %q %q %q with no master", slave.MasterAddr(), slave.HAMasterAddr(), haFollows(slave))
 	}
 
-	master := startBroker(t, func(o *Options) { withNS(o); o.BrokerIP2 = "127.0.0.2" })
-	wantHA := "127.0.0.2:" + strconv.Itoa(master.opts.ListenPort+1)
+	master := startBroker(t, func(o *Options) { withNS(o); o.BrokerIP2 = "127.0.0.1" })
+	wantHA := "127.0.0.1:" + strconv.Itoa(master.opts.ListenPort+1)
 	slave.registerAll(true) // the next periodic registration
 	if slave.MasterAddr() != master.Addr() || slave.HAMasterAddr() != wantHA {
 		t.Fatalf("learned master %q HA %q, want %q %q", slave.MasterAddr(), slave.HAMasterAddr(), master.Addr(), wantHA)
 	}
-	if got := early.got(); len(got) != 1 || got[0] != wantHA {
-		t.Fatalf("HA client told %v", got)
+	if got := haFollows(slave); got != wantHA {
+		t.Fatalf("HA client follows %q", got)
 	}
+	// ... and replicates from there.
+	sent := master.mustSend(sendArgs{topic: "LearnT", body: []byte("r")}).ExtFields["msgId"]
+	testutil.WaitFor(t, 3*coreTestTimeout, func() bool {
+		got := slave.messagesOn("LearnT", 0)
+		return len(got) == 1 && got[0].MsgID == sent
+	}, "the slave to replicate from the learned address")
 
 	// A pinned HA address stays; the master address is still learned.
-	pinned := &haRecorder{}
-	p := startBrokerWith(t, coreTestOptions(t, func(o *Options) {
-		withNS(o)
-		o.BrokerRole, o.BrokerID, o.HaMasterAddress = RoleSlave, 2, "10.1.2.3:10912"
-	}), func(b *Broker) { b.haClient = pinned })
-	if p.HAMasterAddr() != "10.1.2.3:10912" || p.MasterAddr() != master.Addr() {
-		t.Fatalf("pinned slave: HA %q master %q", p.HAMasterAddr(), p.MasterAddr())
-	}
-	if got := pinned.got(); len(got) != 1 || got[0] != "10.1.2.3:10912" {
-		t.Fatalf("pinned HA client told %v", got)
+	const pin = "127.0.0.1:1"
+	p := startBroker(t, func(o *Options) { withNS(o); o.BrokerRole, o.BrokerID, o.HaMasterAddress = RoleSlave, 2, pin })
+	if p.HAMasterAddr() != pin || p.MasterAddr() != master.Addr() || haFollows(p) != pin {
+		t.Fatalf("pinned slave: HA %q (client %q) master %q", p.HAMasterAddr(), haFollows(p), p.MasterAddr())
 	}
 	// A value shorter than 6 characters pins nothing (stock's length check).
 	short := startBroker(t, func(o *Options) { withNS(o); o.BrokerRole, o.BrokerID, o.HaMasterAddress = RoleSlave, 3, "a:1" })
-	if short.HAMasterAddr() != "127.0.0.2:"+strconv.Itoa(master.opts.ListenPort+1) {
+	if short.HAMasterAddr() != wantHA {
 		t.Fatalf("short haMasterAddress: HA %q", short.HAMasterAddr())
 	}
 
