@@ -248,3 +248,25 @@ func TestSyncMasterSlaveTimeoutAndGroupAck(t *testing.T) {
 		}
 	}
 }
+
+// The slave stops and starts again on its store: it catches up from where
+// it was, with what the master stored meanwhile.
+func TestSlaveRestartCatchesUp(t *testing.T) {
+	m, s := haPair(t, "ASYNC_MASTER", nil)
+	for i := 0; i < 10; i++ {
+		m.mustSend(sendArgs{topic: "HaSlaveRestart", body: []byte("a"), queueID: 0})
+	}
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return s.Store().MaxPhyOffset() == m.Store().MaxPhyOffset() }, "the first catch-up")
+	s.stop()
+	for i := 0; i < 10; i++ {
+		m.mustSend(sendArgs{topic: "HaSlaveRestart", body: []byte("b"), queueID: 0})
+	}
+	s = startBrokerWith(t, s.opts, nil)
+	s.SetHAMasterAddress(m.HAAddr())
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
+		return s.Store().MaxPhyOffset() == m.Store().MaxPhyOffset() && s.Store().DispatchBehind() == 0
+	}, "the slave to catch up after its restart")
+	if got := s.Store().MaxOffsetInQueue("HaSlaveRestart", 0); got != 20 {
+		t.Fatalf("slave queue max %d, want 20", got)
+	}
+}
