@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
@@ -122,7 +123,8 @@ func sameAddrs(got, want map[int64]string) bool {
 // TestSlaveSynchronizeCopiesMasterMetadata: every round of the slave's
 // clock (first after 3 s, then every 10 s) copies the master's topics,
 // consumer offsets, delay offsets and subscription groups as
-// SlaveSynchronize does, and the copies survive a restart of the slave.
+// SlaveSynchronize does (and the POP request modes, as 5.3.3), and the
+// copies survive a restart of the slave.
 func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 	ns := startRoleNamesrv(t)
 	master := startBroker(t, func(o *Options) { o.NamesrvAddr = ns.Addr() })
@@ -140,6 +142,10 @@ func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 		}
 	}
 	commit(master, "SyncT", "SyncG", 1, 7)
+	popMode := pop.RequestMode{Topic: "SyncT", ConsumerGroup: "SyncG", Mode: pop.ModePop, PopShareQueueNum: 2}
+	if err := master.pop.Modes().Set(popMode); err != nil {
+		t.Fatal(err)
+	}
 	// A delay-level message delivered on the master moves level 1's offset.
 	master.mustSend(sendArgs{topic: "SyncT", body: []byte("d"), props: coreProps("DELAY", "1")})
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return master.sched.Offsets()[1] == 1 }, "the master's level 1 delivery")
@@ -171,7 +177,8 @@ func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 			cfg := tb.clients.SubGroups.Find("SyncG")
 			return tb.Topics().Has("SyncT") && tb.Topics().DataVersion() == master.Topics().DataVersion() &&
 				off == 7 && cfg != nil && cfg.RetryMaxTimes == 5 &&
-				tb.clients.SubGroups.DataVersion() == master.clients.SubGroups.DataVersion() && tb.sched.Offsets()[1] == 1
+				tb.clients.SubGroups.DataVersion() == master.clients.SubGroups.DataVersion() && tb.sched.Offsets()[1] == 1 &&
+				tb.pop.Modes().Get("SyncT", "SyncG") == popMode
 		}
 	}
 	round(t0.Add(slaveSyncFirst), slaveSyncFirst)
