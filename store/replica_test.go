@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rmqio/rmq/message"
 )
 
 // replicaSource is a master's commitlog cut into chunks as a master
@@ -292,5 +295,29 @@ func TestKill9DuringReplicationRecoversToARecord(t *testing.T) {
 		}
 		s.Close()
 		m.Close()
+	}
+}
+
+// A stream whose record never completes is refused once it exceeds the
+// bound, not buffered up to a file's size.
+func TestAppendReplicatedBoundsAnIncompleteRecord(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.MappedFileSizeCommitLog = 256 << 20
+	o.NoPreallocate = true
+	s := openStore(t, o)
+	limit := s.maxReplicaPending()
+	hdr := make([]byte, 8)
+	binary.BigEndian.PutUint32(hdr, uint32(limit+1000)) // a record longer than the bound
+	binary.BigEndian.PutUint32(hdr[4:], message.MagicCodeV1)
+	end, err := s.AppendReplicated(0, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4<<20)
+	for err == nil {
+		end, err = s.AppendReplicated(end, chunk)
+	}
+	if !errors.Is(err, ErrCorrupt) || s.ReplicaEnd() > int64(limit) || s.MaxPhyOffset() != 0 {
+		t.Fatalf("err %v, end %d, published %d", err, s.ReplicaEnd(), s.MaxPhyOffset())
 	}
 }
