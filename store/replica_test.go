@@ -321,3 +321,25 @@ func TestAppendReplicatedBoundsAnIncompleteRecord(t *testing.T) {
 		t.Fatalf("err %v, end %d, published %d", err, s.ReplicaEnd(), s.MaxPhyOffset())
 	}
 }
+
+// publishable parses a master's stream: whatever the bytes, it returns a
+// prefix that ends on a record or at the file end, never past either.
+func FuzzPublishable(f *testing.F) {
+	rec := make([]byte, 120)
+	binary.BigEndian.PutUint32(rec, 100)
+	binary.BigEndian.PutUint32(rec[4:], message.MagicCodeV1)
+	f.Add(rec, int64(0), int64(1000))
+	blank := make([]byte, 64)
+	binary.BigEndian.PutUint32(blank, 40)
+	binary.BigEndian.PutUint32(blank[4:], BlankMagicCode)
+	f.Add(blank, int64(960), int64(1000))
+	f.Fuzz(func(t *testing.T, p []byte, base, fileSize int64) {
+		if fileSize <= 0 || fileSize > 1<<30 || base < 0 || base > 1<<40 || int64(len(p)) > fileSize-base%fileSize {
+			return
+		}
+		n := publishable(p, base, fileSize)
+		if n < 0 || n > len(p) {
+			t.Fatalf("publishable = %d of %d bytes", n, len(p))
+		}
+	})
+}
