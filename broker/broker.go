@@ -22,6 +22,7 @@ import (
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/store/ha"
 	"github.com/rmqio/rmq/timer"
 	"github.com/rmqio/rmq/topicgroup"
 )
@@ -48,7 +49,12 @@ type Broker struct {
 
 	store  *store.Store
 	server *remoting.Server
-	nsCli  *remoting.Client // to the name servers
+	// Replication (ha.go): the HA service of a master or the client of a
+	// SLAVE, set by Start; haPortBound is the HA port the system chose.
+	haMaster    *ha.Master
+	haClient    *ha.Client
+	haPortBound atomic.Int32
+	nsCli       *remoting.Client // to the name servers
 
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager
@@ -77,6 +83,9 @@ type Broker struct {
 	// for the metrics endpoint; a background loop (Start) flushes its
 	// summaries every interval.
 	refusals *ratelog.Limiter
+	// What a SLAVE learned from its registrations (role.go).
+	masterAddr   atomic.Pointer[string]
+	haMasterAddr atomic.Pointer[string]
 	// registeredAll is true after a registration every name server accepted
 	// (metrics_access.go: Ready).
 	registeredAll atomic.Bool

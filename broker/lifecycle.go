@@ -161,6 +161,7 @@ func New(opts Options) (*Broker, error) {
 	closeStore := func(err error) (*Broker, error) {
 		return fail(errors.Join(err, b.store.Close()))
 	}
+	b.initRole()
 
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
@@ -188,6 +189,7 @@ func New(opts Options) (*Broker, error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"), Refusals: b.refusals,
+		Slave: opts.isSlave(),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -329,20 +331,36 @@ func (b *Broker) Start() error {
 		}
 		b.server = srv
 	}
+	// Before registering: the registration names the HA address.
+	if err := b.startHA(); err != nil {
+		return err
+	}
 	b.pullHold.start()
 	// The live pointers are published before the services start: the store
 	// dispatches from Open on, and a delayed or timer message dispatched
 	// between a service's first idle read and the publication would get no
 	// wake-up. Notify only fills a one-slot buffer, so an early one is at most
 	// one extra read of the queue.
-	b.schedLive.Store(b.sched)
-	b.sched.Start()
-	if b.timers != nil {
-		b.timersLive.Store(b.timers)
-		b.timers.Start()
+	//
+	// A SLAVE runs none of them (4.9.8: ScheduleMessageService is shut down
+	// on a slave, DefaultMessageStore.handleScheduleMessageService, and the
+	// transaction check starts only on a master, BrokerController.start;
+	// 5.3.3 also keeps the timer dequeue and POP revive off,
+	// changeSpecialServiceStatus): their stores are written by replication,
+	// and their state, loaded at New, stays as it was for a start as master.
+	// Instead it copies its master's metadata (role.go).
+	if b.opts.isSlave() {
+		b.startRole()
+	} else {
+		b.schedLive.Store(b.sched)
+		b.sched.Start()
+		if b.timers != nil {
+			b.timersLive.Store(b.timers)
+			b.timers.Start()
+		}
+		b.tx.Start()
+		b.pop.Start()
 	}
-	b.tx.Start()
-	b.pop.Start()
 
 	if b.acl != nil {
 		b.bg.Add(1)
@@ -388,7 +406,7 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
 		// A send's body is done with once send has returned: the store
 		// copies it into the commitlog during the put, and a SYNC_FLUSH
-		// answer written later (answerAfterFlush) does not refer to it.
+		// answer written later (answerAfterStore) does not refer to it.
 		// Replies are not lent: their bodies go on to the requester.
 		LentBodyCodes: []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage},
 		Lanes:         b.opts.remotingLanes(), // fastfail.go
@@ -498,6 +516,9 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
+	if err := b.stopHA(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: stop HA: %w", err))
+	}
 	if err := b.pop.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: stop pop service: %w", err))
 	}

@@ -144,10 +144,25 @@ type Options struct {
 	// (store/cleanup.go); UPDATE_BROKER_CONFIG changes them live.
 	RetentionConfig
 
-	// BrokerRole: rmq runs masters only, so ASYNC_MASTER and SYNC_MASTER
-	// (the same here: there is no slave to wait for) are accepted and SLAVE
-	// is refused at start and by UPDATE_BROKER_CONFIG.
+	// BrokerRole is ASYNC_MASTER, SYNC_MASTER or SLAVE (role.go). A SLAVE
+	// (brokerId > 0) refuses writes, serves pulls as 4.9.8 does, copies
+	// its master's metadata (SlaveSynchronize) and runs no delay-level,
+	// timer, transaction-check or POP revive service.
 	BrokerRole string `conf:"brokerRole"`
+	// SlaveReadEnable: a slave serves pulls and is suggested to consumers
+	// (suggestWhichBrokerId); without it every pull answer suggests the
+	// master (4.9.8 PullMessageProcessor). Changed live, as stock.
+	SlaveReadEnable bool `conf:"slaveReadEnable"`
+	// OffsetCheckInSlave: a slave answers PULL_OFFSET_MOVED with the
+	// corrected offset instead of PULL_RETRY_IMMEDIATELY at the requested
+	// one (its queues may just be behind the master's). Changed live.
+	OffsetCheckInSlave bool `conf:"offsetCheckInSlave"`
+	// HaMasterAddress, on a SLAVE, pins the master's HA address when it has
+	// at least 6 characters: the address the name server answers at
+	// registration is then not used (4.9.8 BrokerController.initialize).
+	HaMasterAddress string `conf:"haMasterAddress"`
+	// HAConfig holds the replication keys (broker/ha.go, store/ha).
+	HAConfig
 	// StorePathCommitLog is the commitlog directory (stock
 	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
 	// moved from a Java broker with a separate commitlog directory opens
@@ -252,6 +267,9 @@ type Options struct {
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
 	storeOptions func(*store.Options)
+	// haReconnectDelay (tests only) replaces the HA client's 5 s pause
+	// between connections.
+	haReconnectDelay time.Duration
 }
 
 // DefaultStoreDir is the default storePathRootDir, Java's
@@ -330,6 +348,7 @@ func DefaultOptions() Options {
 			RedeleteHangedFileInterval:       120000,
 		},
 		BrokerRole:                      "ASYNC_MASTER",
+		HAConfig:                        defaultHAConfig(),
 		ClusterTopicEnable:              true,
 		BrokerTopicEnable:               true,
 		FlushConsumerOffsetInterval:     5000,
@@ -549,12 +568,17 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("commitLogPageCacheKeep %d is negative (0 leaves the page cache to the kernel)", o.CommitLogPageCacheKeep))
 	}
 	switch o.BrokerRole {
-	case "ASYNC_MASTER", "SYNC_MASTER":
-	case "SLAVE":
-		errs = append(errs, errors.New("brokerRole SLAVE is not supported: rmq runs masters only"))
+	case RoleAsyncMaster, RoleSyncMaster:
+	case RoleSlave:
+		// BrokerStartup exits (-3) on a slave id that is not positive; a
+		// master's id is forced to 0 before Validate (cmd/rmq check).
+		if o.BrokerID <= 0 {
+			errs = append(errs, fmt.Errorf("brokerId %d: a SLAVE's brokerId must be > 0", o.BrokerID))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
 	}
+	errs = append(errs, o.HAConfig.validate()...)
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}

@@ -271,9 +271,12 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	bornHost := connHost(c)
 	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
 	// on this goroutine: the store returns after the append and the
-	// group-commit flusher sends the answer (answerAfterFlush).
+	// group-commit flusher sends the answer (answerAfterStore).
 	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
-	awaitFlush := false
+	// On a SYNC_MASTER the answer also waits for a slave's ack (ha.go),
+	// written from the HA service's callback in the same way.
+	syncMaster := b.opts.isSyncMaster() && !req.IsOneway()
+	awaitFlush, awaitReplica := false, false
 
 	if plain == nil && !sh.Batch {
 		if p, ok := b.plainProperties(sh); ok {
@@ -288,7 +291,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 		if refusal != nil {
 			return fail(refusal.Code, refusal.Remark)
 		}
-		awaitFlush = deferFlush && !skipWait
+		awaitFlush, awaitReplica = deferFlush && !skipWait, syncMaster && !skipWait
 		if res, err = b.putMessages(msgs); err != nil {
 			return b.putFailure(resp, err)
 		}
@@ -298,7 +301,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 		m := &mv
 		b.textMessage(m, sh, req.Body, &a, bornHost, plain)
 		m.SkipFlushWait = plain.skipWait || deferFlush
-		awaitFlush = deferFlush && !plain.skipWait
+		awaitFlush, awaitReplica = deferFlush && !plain.skipWait, syncMaster && !plain.skipWait
 		res, err = b.putText(m, plain.inline)
 		if plain.inline && errors.Is(err, store.ErrWouldBlock) {
 			plain.wouldBlock = true
@@ -319,7 +322,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 		}
 		skipWait := m.SkipFlushWait
 		m.SkipFlushWait = skipWait || deferFlush
-		awaitFlush = deferFlush && !skipWait
+		awaitFlush, awaitReplica = deferFlush && !skipWait, syncMaster && !skipWait
 		// The reply names the queue the producer addressed (or the DLQ), not
 		// the schedule or timer queue a hook may move the message to.
 		queueID = m.QueueID
@@ -337,8 +340,8 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	}
 
 	setSendReply(resp, res, queueID)
-	if awaitFlush {
-		return b.answerAfterFlush(c, resp, res.PhysicalOffset+int64(res.WroteBytes))
+	if awaitFlush || awaitReplica {
+		return b.answerAfterStore(c, resp, res.PhysicalOffset+int64(res.WroteBytes), awaitFlush, awaitReplica)
 	}
 	return resp
 }
@@ -431,16 +434,22 @@ func (b *Broker) mapMessage(req *remoting.Command, sh *remoting.SendMessageReque
 	return m, nil
 }
 
-// answerAfterFlush writes resp once the commitlog is durable up to end, with
-// FLUSH_DISK_TIMEOUT if that takes longer than syncFlushTimeout, and returns
-// nil (the reply is written later). The pending reply counts as work in
-// flight, so a shutdown waits for it.
-func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end int64) *remoting.Command {
+// answerAfterStore writes resp once the commitlog is durable up to end
+// (flush) and a slave acked it (replica), with the outcome code afterPut
+// gives (FLUSH_DISK_TIMEOUT, SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT),
+// and returns nil (the reply is written later); a SLAVE_NOT_AVAILABLE
+// known at once is returned as the answer. The pending reply counts as
+// work in flight, so a shutdown waits for it.
+func (b *Broker) answerAfterStore(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica bool) *remoting.Command {
+	if !flush && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
+		resp.Code = remoting.SlaveNotAvailable
+		return resp
+	}
 	b.inflight.Add(1) // inside the handler's own unit of work, so never after shutdown began
-	b.store.OnFlushed(end, func(ok bool) {
+	b.afterPut(end, flush, replica, func(code int32) {
 		defer b.inflight.Done()
-		if !ok && resp.Code == remoting.Success {
-			resp.Code = remoting.FlushDiskTimeout
+		if code != remoting.Success {
+			resp.Code = code
 		}
 		_ = c.WriteResponse(resp)
 	})
@@ -559,7 +568,7 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 	case errors.Is(err, store.ErrOSPageCacheBusy):
 		// Stock OS_PAGECACHE_BUSY: 1, which a 4.9.8 producer retries (fastfail.go).
 		code, remark, reason = remoting.SystemError, pcSynchronizedRemark, "send_page_cache_busy"
-	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable), errors.Is(err, store.ErrSlave):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable
 		remark = "service not available now. It may be caused by one of the following reasons: " +
@@ -569,6 +578,8 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 			reason = "send_disk_full"
 		case errors.Is(err, store.ErrNotWritable):
 			reason = "send_store_not_writable"
+		case errors.Is(err, store.ErrSlave):
+			reason = "send_to_slave"
 		default:
 			reason = "send_store_closed"
 		}

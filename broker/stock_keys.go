@@ -17,7 +17,6 @@ type StockKeys struct {
 	StartAcceptSendRequestTimeStamp          int64  `conf:"startAcceptSendRequestTimeStamp"`
 	ConsumerFallbehindThreshold              int64  `conf:"consumerFallbehindThreshold"`
 	DisableConsumeIfConsumerReadSlowly       bool   `conf:"disableConsumeIfConsumerReadSlowly"`
-	SlaveReadEnable                          bool   `conf:"slaveReadEnable"`
 	RegisterBrokerTimeoutMills               int    `conf:"registerBrokerTimeoutMills"`
 	TransferMsgByHeap                        bool   `conf:"transferMsgByHeap"`
 	MessageStorePlugIn                       string `conf:"messageStorePlugIn"`
@@ -68,17 +67,9 @@ type StockKeys struct {
 	FlushCommitLogThoroughInterval           int    `conf:"flushCommitLogThoroughInterval"`
 	FlushConsumeQueueThoroughInterval        int    `conf:"flushConsumeQueueThoroughInterval"`
 	MaxMsgsNumBatch                          int    `conf:"maxMsgsNumBatch"`
-	HaListenPort                             int    `conf:"haListenPort"`
-	HaSendHeartbeatInterval                  int    `conf:"haSendHeartbeatInterval"`
-	HaHousekeepingInterval                   int    `conf:"haHousekeepingInterval"`
-	HaTransferBatchSize                      int    `conf:"haTransferBatchSize"`
-	HaSlaveFallbehindMax                     int    `conf:"haSlaveFallbehindMax"`
-	SlaveTimeout                             int    `conf:"slaveTimeout"`
-	HaMasterAddress                          string `conf:"haMasterAddress"`
 	MessageIndexSafe                         bool   `conf:"messageIndexSafe"`
 	FlushCommitLogTimed                      bool   `conf:"flushCommitLogTimed"`
 	FlushLeastPagesWhenWarmMapedFile         int    `conf:"flushLeastPagesWhenWarmMapedFile"`
-	OffsetCheckInSlave                       bool   `conf:"offsetCheckInSlave"`
 	TransientStorePoolEnable                 bool   `conf:"transientStorePoolEnable"`
 	TransientStorePoolSize                   int    `conf:"transientStorePoolSize"`
 	CommitIntervalCommitLog                  int    `conf:"commitIntervalCommitLog"`
@@ -164,12 +155,6 @@ func defaultStockKeys() StockKeys {
 		FlushCommitLogThoroughInterval:           1000 * 10,
 		FlushConsumeQueueThoroughInterval:        1000 * 60,
 		MaxMsgsNumBatch:                          64,
-		HaListenPort:                             10912,
-		HaSendHeartbeatInterval:                  1000 * 5,
-		HaHousekeepingInterval:                   1000 * 20,
-		HaTransferBatchSize:                      1024 * 32,
-		HaSlaveFallbehindMax:                     1024 * 1024 * 256,
-		SlaveTimeout:                             3000,
 		FlushCommitLogTimed:                      true,
 		FlushLeastPagesWhenWarmMapedFile:         1024 / 4 * 16,
 		TransientStorePoolSize:                   5,
@@ -201,14 +186,13 @@ func defaultStockKeys() StockKeys {
 var inertKeyReasons = func() map[string]string {
 	m := map[string]string{}
 	for reason, keys := range map[string][]string{
-		"sends are served from the start":                                                                                                         {"startAcceptSendRequestTimeStamp"},
-		"rmq does not disable slow consumer groups":                                                                                               {"consumerFallbehindThreshold", "disableConsumeIfConsumerReadSlowly"},
-		"rmq runs masters only (no slaves to read from or to replicate to)":                                                                       {"slaveReadEnable", "haListenPort", "haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "haSlaveFallbehindMax", "slaveTimeout", "haMasterAddress", "offsetCheckInSlave"},
-		"rmq registers with a fixed timeout, uncompressed, and always in full":                                                                    {"registerBrokerTimeoutMills", "compressedRegister", "forceRegister"},
-		"pull replies are always written from the mapped store (zero copy); the choice is not client-visible":                                     {"transferMsgByHeap"},
-		"rmq loads no message-store plug-ins":                                                                                                     {"messageStorePlugIn"},
-		"no reader in stock 4.9.8 either":                                                                                                         {"highSpeedMode", "flushConsumerOffsetHistoryInterval", "filterServerNums", "commercialEnable", "commercialTimerCount", "commercialTransCount", "commercialBigCount", "maxDelayTime", "putMsgIndexHightWater", "channelNotActiveInterval", "clientPooledByteBufAllocatorEnable"},
-		"rmq needs no home directory; the ACL file defaults to $ROCKETMQ_HOME/conf/plain_acl.yml from the environment":                            {"rocketmqHome"},
+		"sends are served from the start":                                                                              {"startAcceptSendRequestTimeStamp"},
+		"rmq does not disable slow consumer groups":                                                                    {"consumerFallbehindThreshold", "disableConsumeIfConsumerReadSlowly"},
+		"rmq registers with a fixed timeout, uncompressed, and always in full":                                         {"registerBrokerTimeoutMills", "compressedRegister", "forceRegister"},
+		"pull replies are always written from the mapped store (zero copy); the choice is not client-visible":          {"transferMsgByHeap"},
+		"rmq loads no message-store plug-ins":                                                                          {"messageStorePlugIn"},
+		"no reader in stock 4.9.8 either":                                                                              {"highSpeedMode", "flushConsumerOffsetHistoryInterval", "filterServerNums", "commercialEnable", "commercialTimerCount", "commercialTransCount", "commercialBigCount", "maxDelayTime", "putMsgIndexHightWater", "channelNotActiveInterval", "clientPooledByteBufAllocatorEnable"},
+		"rmq needs no home directory; the ACL file defaults to $ROCKETMQ_HOME/conf/plain_acl.yml from the environment": {"rocketmqHome"},
 		"rmq serves each request on its connection's goroutine or a bounded pool sized from the CPU count; there is no per-kind executor to size": {"putMessageFutureThreadPoolNums", "processReplyMessageThreadPoolNums", "queryMessageThreadPoolNums", "adminBrokerThreadPoolNums", "clientManageThreadPoolNums", "consumerManageThreadPoolNums"},
 		"rmq has no address server client; set namesrvAddr (or NAMESRV_ADDR)":                                                                     {"fetchNamesrvAddrByAddressServer"},
 		"no queue for these kinds (only send, pull, heartbeat and end-transaction wait, in lanes); back-pressure is serverMaxInflightBytes":       {"putThreadPoolQueueCapacity", "replyThreadPoolQueueCapacity", "queryThreadPoolQueueCapacity", "clientManagerThreadPoolQueueCapacity", "consumerManagerThreadPoolQueueCapacity"},

@@ -55,3 +55,12 @@ var refusalCodes = [...]v2.Code{
 	broker.RefusedIllegal:      v2.Code_BAD_REQUEST,
 	broker.RefusedFlushTimeout: v2.Code_MASTER_PERSISTENCE_TIMEOUT,
 }
+
+// sendStatusCodes is the proxy's code for a message stored, but not as the
+// producer asked (SendMessageActivity.convertToSendMessageResponse reads
+// the client SendStatus).
+var sendStatusCodes = map[string]v2.Code{
+	"FLUSH_DISK_TIMEOUT":  v2.Code_MASTER_PERSISTENCE_TIMEOUT,
+	"FLUSH_SLAVE_TIMEOUT": v2.Code_SLAVE_PERSISTENCE_TIMEOUT,
+	"SLAVE_NOT_AVAILABLE": v2.Code_HA_NOT_AVAILABLE,
+}

@@ -153,6 +153,9 @@ type Options struct {
 	// maxDeferred (tests only; 0: defaultMaxDeferred) bounds the records
 	// waiting for files (dispatch_defer.go).
 	maxDeferred int
+	// afterReplicaCopy, when set (tests only), runs in AppendReplicated
+	// after the bytes are copied in, before any is published: a crash there.
+	afterReplicaCopy func()
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.

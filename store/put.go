@@ -44,7 +44,7 @@ func PutStatusName(res *PutResult, err error) string {
 		return "PROPERTIES_SIZE_EXCEEDED"
 	case errors.Is(err, ErrLmqQueueNumExceeded):
 		return "LMQ_CONSUME_QUEUE_NUM_EXCEEDED"
-	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull), errors.Is(err, ErrSlave):
 		// Java refuses puts on a full disk as not writeable (checkStoreStatus).
 		return "SERVICE_NOT_AVAILABLE"
 	}
@@ -156,6 +156,9 @@ func (s *Store) prepare(m *message.Message, f *message.Record) error {
 func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if s.slave.Load() {
+		return nil, ErrSlave
 	}
 	if err := s.writeRefused(len(msgs) == 1 && msgs[0].Delivery); err != nil {
 		s.stats.putFailures.Add(1)

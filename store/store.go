@@ -50,6 +50,8 @@ type Store struct {
 
 	// storeHost, once SetStoreHost ran, replaces Options.StoreHost (storehost.go).
 	storeHost atomic.Pointer[netip.AddrPort]
+	// slave refuses every put with ErrSlave (role.go).
+	slave atomic.Bool
 
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
@@ -60,6 +62,10 @@ type Store struct {
 	multiSkips atomic.Int64
 	// busy times the holder of putMu (pagecache_busy.go).
 	busy pageCacheBusy
+	// replPending holds replicated bytes of a record not complete yet,
+	// from commitlog offset replBase (replica.go).
+	replPending []byte
+	replBase    int64
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
