@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,13 +22,50 @@ type cluster struct {
 	t      *testing.T
 	clk    *clock.Manual
 	opts   []Options
-	nodes  []*Controller
-	client *remoting.Client
+	nodesMu sync.Mutex // guards nodes against a test's concurrent readers
+	nodes   []*Controller
+	client  *remoting.Client
+	addrs   map[int64]string // broker addresses other than brokerAddr's
+	// hbClients are the brokers' own connections (one per broker, as in
+	// a real group: a closed one makes that broker inactive).
+	hbClients map[int64]*remoting.Client
 }
+
+func (cl *cluster) baddr(id int64) string {
+	if a, ok := cl.addrs[id]; ok {
+		return a
+	}
+	return brokerAddr(id)
+}
+
+func (cl *cluster) nodesSnapshot() []*Controller {
+	cl.nodesMu.Lock()
+	defer cl.nodesMu.Unlock()
+	return append([]*Controller(nil), cl.nodes...)
+}
+
+func (cl *cluster) indexOf(c *Controller) int {
+	for i, n := range cl.nodesSnapshot() {
+		if n == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func (cl *cluster) killLocked(i int) {
+	cl.nodesMu.Lock()
+	c := cl.nodes[i]
+	cl.nodes[i] = nil
+	cl.nodesMu.Unlock()
+	c.Shutdown()
+}
+
+func (cl *cluster) startLocked(i int) { cl.start(i) }
 
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	cl := &cluster{t: t, clk: clock.NewManual(time.Unix(1_700_000_000, 0)), client: remoting.NewClient(remoting.ClientOptions{})}
+	cl := &cluster{t: t, clk: clock.NewManual(time.Unix(1_700_000_000, 0)), client: remoting.NewClient(remoting.ClientOptions{}), hbClients: map[int64]*remoting.Client{}}
 	t.Cleanup(cl.client.Close)
 	var peers []string
 	for i := range n {
@@ -52,7 +90,7 @@ func newCluster(t *testing.T, n int) *cluster {
 		cl.start(i)
 	}
 	t.Cleanup(func() {
-		for _, c := range cl.nodes {
+		for _, c := range cl.nodesSnapshot() {
 			if c != nil {
 				c.Shutdown()
 			}
@@ -70,12 +108,9 @@ func (cl *cluster) start(i int) {
 	if err := c.Start(); err != nil {
 		cl.t.Fatalf("Start n%d: %v", i, err)
 	}
+	cl.nodesMu.Lock()
 	cl.nodes[i] = c
-}
-
-func (cl *cluster) kill(i int) {
-	cl.nodes[i].Shutdown()
-	cl.nodes[i] = nil
+	cl.nodesMu.Unlock()
 }
 
 // leader waits for a node that serves as leader, and for every running
@@ -85,14 +120,14 @@ func (cl *cluster) leader() *Controller {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		var leaders []*Controller
-		for _, c := range cl.nodes {
+		for _, c := range cl.nodesSnapshot() {
 			if c != nil && c.IsLeader() {
 				leaders = append(leaders, c)
 			}
 		}
 		if len(leaders) == 1 {
 			known := true
-			for _, c := range cl.nodes {
+			for _, c := range cl.nodesSnapshot() {
 				if c != nil {
 					if _, addr, _ := c.leaderInfo(); addr != leaders[0].Addr() {
 						known = false
@@ -139,14 +174,21 @@ func (cl *cluster) lcall(code int32, fields map[string]string, body []byte) *rem
 // broker does to every controller it knows.
 func (cl *cluster) heartbeat(brokerName string, id int64, epoch int32, maxOffset int64) {
 	cl.t.Helper()
-	for _, c := range cl.nodes {
+	for _, c := range cl.nodesSnapshot() {
 		if c == nil {
 			continue
 		}
-		h := remoting.BrokerHeartbeatRequestHeader{ClusterName: "c1", BrokerName: brokerName, BrokerAddr: brokerAddr(id),
+		h := remoting.BrokerHeartbeatRequestHeader{ClusterName: "c1", BrokerName: brokerName, BrokerAddr: cl.baddr(id),
 			BrokerID: ptr(id), Epoch: ptr(epoch), MaxOffset: ptr(maxOffset), HeartbeatTimeoutMills: ptr(int64(10_000))}
-		if r := cl.call(c.Addr(), remoting.BrokerHeartbeat, h.Fields(), nil); r.Code != remoting.Success {
-			cl.t.Fatalf("heartbeat: %d %s", r.Code, r.Remark)
+		hc := cl.hbClients[id]
+		if hc == nil {
+			hc = remoting.NewClient(remoting.ClientOptions{})
+			cl.hbClients[id] = hc
+			cl.t.Cleanup(hc.Close)
+		}
+		r, err := hc.InvokeTimeout(c.Addr(), remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil), 10*time.Second)
+		if err != nil || r.Code != remoting.Success {
+			cl.t.Fatalf("heartbeat: %v %v", r, err)
 		}
 	}
 }
@@ -161,9 +203,9 @@ func (cl *cluster) register(brokerName string) int64 {
 	h := mustHeader(cl.t, r)
 	id := *h.NextBrokerID
 	ap := remoting.ApplyBrokerIDRequestHeader{ClusterName: "c1", BrokerName: brokerName, AppliedBrokerID: ptr(id),
-		RegisterCheckCode: brokerAddr(id) + ";1700000000000"}
+		RegisterCheckCode: cl.baddr(id) + ";1700000000000"}
 	mustHeader(cl.t, cl.lcall(remoting.ControllerApplyBrokerID, ap.Fields(), nil))
-	rb := remoting.RegisterBrokerToControllerRequestHeader{ClusterName: "c1", BrokerName: brokerName, BrokerID: ptr(id), BrokerAddress: brokerAddr(id)}
+	rb := remoting.RegisterBrokerToControllerRequestHeader{ClusterName: "c1", BrokerName: brokerName, BrokerID: ptr(id), BrokerAddress: cl.baddr(id)}
 	mustHeader(cl.t, cl.lcall(remoting.ControllerRegisterBroker, rb.Fields(), nil))
 	return id
 }
@@ -290,7 +332,7 @@ func waitEqualStates(t *testing.T, cl *cluster) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var want, diff string
-		for _, c := range cl.nodes {
+		for _, c := range cl.nodesSnapshot() {
 			if c == nil {
 				continue
 			}
