@@ -65,6 +65,7 @@ type Controller struct {
 
 	stop    chan struct{}
 	wg      sync.WaitGroup
+	ready   atomic.Bool // the Raft node runs (requests before it find no leader)
 	stopped atomic.Bool
 }
 
@@ -136,6 +137,7 @@ func (c *Controller) Start() error {
 		}
 		return err
 	}
+	c.ready.Store(true)
 	c.wg.Add(3)
 	go c.watchLeadership()
 	go c.every(c.opts.ScanNotActiveBrokerInterval, c.ScanNotActiveBroker)
@@ -236,6 +238,10 @@ func (c *Controller) Shutdown() {
 	c.client.Close()
 	c.log.Info().Str("id", c.self.ID).Msg("controller stopped")
 }
+
+// SetAddr sets the address a controller without a listener announces
+// (the name server's, known once it listens); call it before Start.
+func (c *Controller) SetAddr(addr string) { c.addr.Store(&addr) }
 
 // Addr is the remoting address brokers and tools dial.
 func (c *Controller) Addr() string {

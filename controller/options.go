@@ -15,9 +15,37 @@ import (
 )
 
 // Options configures a Controller. `conf` tags are the keys of a stock
-// controller.conf (5.3.3 ControllerConfig, JraftConfig and the listen
-// port of NettyServerConfig); "-" marks Go-only settings.
+// controller.conf (5.3.3 ControllerConfig and JraftConfig in Config, the
+// listen address of NettyServerConfig); "-" marks Go-only settings.
 type Options struct {
+	Config
+	// ListenPort and ListenHost are the remoting server's (brokers and
+	// mqadmin dial it); the Raft transport listens on the peer address.
+	// With the DLedger keys the two must differ. 0 takes a free port.
+	ListenPort int    `conf:"listenPort"`
+	ListenHost string `conf:"bindAddress"`
+	// RaftTimeout is the heartbeat and election timeout of hashicorp/raft
+	// (jRaftElectionTimeoutMs with controllerType jRaft; 1 s otherwise).
+	// Tests shorten it.
+	RaftTimeout time.Duration `conf:"-"`
+	// Transport, when set, replaces the TCP transport (tests: raft's
+	// in-memory transport); its LocalAddr must be this node's peer address.
+	Transport raft.Transport `conf:"-"`
+	// NoListener serves no remoting port: the name server hands the
+	// controller codes over (enableControllerInNamesrv), and Addr is
+	// AdvertiseAddr.
+	NoListener    bool   `conf:"-"`
+	AdvertiseAddr string `conf:"-"`
+	// ServerConfig holds the remoting connection limits.
+	remoting.ServerConfig
+	Clock  clock.Clock    `conf:"-"`
+	Logger zerolog.Logger `conf:"-"`
+}
+
+// Config holds the ControllerConfig and JraftConfig keys: those of a
+// standalone controller.conf and of a namesrv.conf with
+// enableControllerInNamesrv.
+type Config struct {
 	// ControllerType is DLedger (the peers come from controllerDLeger*)
 	// or jRaft (from jRaft*). Either way the log is hashicorp/raft's: the
 	// keys only say where the peers are.
@@ -39,11 +67,6 @@ type Options struct {
 	// StorePath holds the Raft log (raft.db) and its snapshots; "" keeps
 	// them in memory (the node forgets everything when it stops).
 	StorePath string `conf:"controllerStorePath"`
-	// ListenPort and ListenHost are the remoting server's (brokers and
-	// mqadmin dial it); the Raft transport listens on the peer address.
-	// With the DLedger keys the two must differ. 0 takes a free port.
-	ListenPort int    `conf:"listenPort"`
-	ListenHost string `conf:"bindAddress"`
 	// ScanNotActiveBrokerInterval is how often silent brokers are looked
 	// for (their own heartbeatTimeoutMills decides when they are).
 	ScanNotActiveBrokerInterval time.Duration `conf:"scanNotActiveBrokerInterval,ms"`
@@ -56,22 +79,6 @@ type Options struct {
 	// ProcessReadEvent makes the leader confirm its leadership with a
 	// quorum before it answers a read (stock appends an empty entry).
 	ProcessReadEvent bool `conf:"processReadEvent"`
-
-	// RaftTimeout is the heartbeat and election timeout of hashicorp/raft
-	// (jRaftElectionTimeoutMs when set; 1 s otherwise). Tests shorten it.
-	RaftTimeout time.Duration `conf:"-"`
-	// Transport, when set, replaces the TCP transport (tests: raft's
-	// in-memory transport); its LocalAddr must be this node's peer address.
-	Transport raft.Transport `conf:"-"`
-	// NoListener serves no remoting port: the name server hands the
-	// controller codes over (enableControllerInNamesrv), and Addr is
-	// AdvertiseAddr.
-	NoListener    bool   `conf:"-"`
-	AdvertiseAddr string `conf:"-"`
-	// ServerConfig holds the remoting connection limits.
-	remoting.ServerConfig
-	Clock  clock.Clock    `conf:"-"`
-	Logger zerolog.Logger `conf:"-"`
 }
 
 // Stock defaults (ControllerConfig, ControllerStartup).
@@ -87,17 +94,25 @@ const (
 // DefaultOptions returns the stock defaults.
 func DefaultOptions() Options {
 	return Options{
+		Config:       DefaultConfig(),
+		ListenPort:   DefaultListenPort,
+		ListenHost:   "0.0.0.0",
+		ServerConfig: remoting.DefaultServerConfig(),
+		Clock:        clock.Real{},
+		Logger:       zerolog.Nop(),
+	}
+}
+
+// DefaultConfig returns ControllerConfig's defaults.
+func DefaultConfig() Config {
+	return Config{
 		ControllerType:              DLedgerController,
-		ListenPort:                  DefaultListenPort,
-		ListenHost:                  "0.0.0.0",
 		ScanNotActiveBrokerInterval: defaultScan,
 		ScanInactiveMasterInterval:  defaultScan,
 		NotifyBrokerRoleChanged:     true,
 		ElectMasterMaxRetryCount:    defaultElectRetry,
 		JRaftGroupID:                "jRaft-Controller",
-		ServerConfig:                remoting.DefaultServerConfig(),
-		Clock:                       clock.Real{},
-		Logger:                      zerolog.Nop(),
+		JRaftElectionTimeout:        1000,
 	}
 }
 
@@ -111,7 +126,7 @@ type peer struct {
 var ErrInvalidOptions = errors.New("controller: invalid options")
 
 // peers parses the peer list of the configured type and finds this node.
-func (o *Options) peers() (all []peer, self peer, group string, err error) {
+func (o *Config) peers() (all []peer, self peer, group string, err error) {
 	switch o.ControllerType {
 	case DLedgerController, "":
 		if o.Peers == "" {
@@ -195,7 +210,7 @@ func (o *Options) validate() error {
 	}
 	if o.RaftTimeout <= 0 {
 		o.RaftTimeout = defaultRaftTimeout
-		if o.JRaftElectionTimeout > 0 {
+		if o.ControllerType == JRaftController && o.JRaftElectionTimeout > 0 {
 			o.RaftTimeout = time.Duration(o.JRaftElectionTimeout) * time.Millisecond
 		}
 	}

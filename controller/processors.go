@@ -43,6 +43,11 @@ func (c *Controller) Serves(code int32) bool { _, ok := c.handlers[code]; return
 
 // ServeRemoting implements remoting.Handler.
 func (c *Controller) ServeRemoting(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if !c.ready.Load() || c.stopped.Load() {
+		// Started later than the name server it shares a port with, or
+		// stopping: nobody leads here yet.
+		return answer(req, result{}, errNotLeader)
+	}
 	if h := c.handlers[req.Code]; h != nil {
 		return h(conn, req)
 	}
