@@ -19,9 +19,9 @@ import (
 // (Raft transport and remoting), each with its own Bolt store, and one
 // manual clock for the broker heartbeats and scans.
 type cluster struct {
-	t      *testing.T
-	clk    *clock.Manual
-	opts   []Options
+	t       *testing.T
+	clk     *clock.Manual
+	opts    []Options
 	nodesMu sync.Mutex // guards nodes against a test's concurrent readers
 	nodes   []*Controller
 	client  *remoting.Client

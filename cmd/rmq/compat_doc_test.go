@@ -135,11 +135,11 @@ func generatedSections(t *testing.T) map[string]string {
 	return map[string]string{
 		"controller-codes": fmt.Sprintf("%d codes.\n\n", len(ctlCodes)) + codeTable(t, ctlCodes),
 		"controller-keys":  keyTable(controllerConfSources(&ctlOpts, &ctlLogs)...),
-		"broker-codes":  fmt.Sprintf("%d codes.\n\n", len(brokerCodes)) + codeTable(t, brokerCodes),
-		"namesrv-codes": fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
-		"broker-keys":   keyTable(bs.confSources()...),
-		"namesrv-keys":  keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
-		"stock-keys":    stockKeyRows(t),
+		"broker-codes":     fmt.Sprintf("%d codes.\n\n", len(brokerCodes)) + codeTable(t, brokerCodes),
+		"namesrv-codes":    fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
+		"broker-keys":      keyTable(bs.confSources()...),
+		"namesrv-keys":     keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
+		"stock-keys":       stockKeyRows(t),
 	}
 }
 
