@@ -200,3 +200,20 @@ func DecodeElectMasterResponseBody(body []byte) (*ElectMasterResponseBody, error
 	e.SyncStateSet = SortedIDs(e.SyncStateSet)
 	return &e, nil
 }
+
+// EpochEntry is one entry of a broker's epoch file (5.3.3 EpochEntry);
+// EndOffset is Long.MAX_VALUE for the last one as the broker sends it.
+type EpochEntry struct {
+	Epoch       int32 `json:"epoch"`
+	StartOffset int64 `json:"startOffset"`
+	EndOffset   int64 `json:"endOffset"`
+}
+
+// EpochEntryCache is GET_BROKER_EPOCH_CACHE's answer body.
+type EpochEntryCache struct {
+	ClusterName string       `json:"clusterName"`
+	BrokerName  string       `json:"brokerName"`
+	BrokerID    int64        `json:"brokerId"`
+	EpochList   []EpochEntry `json:"epochList"`
+	MaxOffset   int64        `json:"maxOffset"`
+}
