@@ -88,7 +88,7 @@ func (a *action) controller(c *cli.Context) error {
 		return err
 	}
 	// Stock ControllerStartup line; scripts grep for "boot success".
-	fmt.Fprintln(a.stdout, "The ControllerManager boot success. serializeType=JSON")
+	fmt.Fprintln(a.stdout, "The Controller Server boot success. serializeType=JSON")
 	log.Info().Str("addr", ctl.Addr()).Str("id", ctl.ID()).Msg("controller serving")
 	<-a.ctx.Done()
 	a.stopSignals()

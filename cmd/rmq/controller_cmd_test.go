@@ -51,7 +51,7 @@ func TestControllerCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startProc(t, "controller", "controller", "-c", cfg)
-	p.waitLine(t, "The ControllerManager boot success")
+	p.waitLine(t, "The Controller Server boot success")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	h := waitControllerLeader(t, addr)
 	if h.ControllerLeaderAddress != addr || h.ControllerLeaderID != "n0" || h.Group != "group1" || h.Peers != "n0:"+raftAddr+";" {
