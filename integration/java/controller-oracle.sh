@@ -42,8 +42,9 @@ if ! ls "$LIB"/rocketmq-controller-*.jar >/dev/null 2>&1; then
     -DincludeScope=runtime -DoutputDirectory="$LIB" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 fi
 log "building rmq"
-(cd "$ROOT" && go build -o "$WORK/rmq" ./cmd/rmq)
-RMQ="$WORK/rmq"
+mkdir -p "$WORK/bin"
+(cd "$ROOT" && go build -o "$WORK/bin/rmq" ./cmd/rmq)
+RMQ="$WORK/bin/rmq"
 
 # Ports below the ephemeral range; a broker needs p-2 (VIP) and p+1 (HA) free as well.
 port_taken() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -87,10 +88,14 @@ java_run() { # java_run OUT MAINCLASS ARGS...: a JVM in the background
   PIDS+=("$!")
 }
 
+# mqadmin ARGS...: stock mqadmin 5.3.3; logback's status lines (it prints them to stdout) are dropped.
 mqadmin() {
   ROCKETMQ_HOME="$HOME_DIR" timeout 60 java -Xms32m -Xmx128m -Duser.home="$HOME_DIR" -Drocketmq.client.logRoot="$WORK/logs" \
-    -cp "$LIB/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@" 2>/dev/null
+    -cp "$LIB/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@" 2>&1 | grep -v -E '^[0-9:,]+ \|-|^$|^\s+at '
 }
+
+# sort_blocks: getBrokerEpoch prints one block per broker in HashSet order; sort the blocks.
+sort_blocks() { python3 -c 'import sys; t=sys.stdin.read(); b=t.split("#clusterName"); print("".join(sorted("#clusterName"+x for x in b[1:])), end="")'; }
 
 # until_ok WHAT CMD...: run CMD until it succeeds, within WAIT_S.
 until_ok() {
@@ -188,13 +193,14 @@ run_phase() {
   : >"$out"
   { echo "## getControllerMetaData"; mqadmin getControllerMetaData -a "$CTL_FIRST"
     echo "## getSyncStateSet"; mqadmin getSyncStateSet -a "$CTL_FIRST" -b broker-a
-    echo "## getBrokerEpoch"; mqadmin getBrokerEpoch -n "127.0.0.1:$NP" -b broker-a | sort
+    echo "## getBrokerEpoch"; mqadmin getBrokerEpoch -n "127.0.0.1:$NP" -b broker-a | sort_blocks
     echo "## electMaster 2"; mqadmin electMaster -a "$CTL_FIRST" -c DefaultCluster -bn broker-a -b 2 || echo "(failed)"
   } >>"$out"
   until_ok "broker 2 master after electMaster" master_is_and_alone 2 2
   until_ok "broker 1 back in the sync state set" has_sync_nums 2
   { echo "## getSyncStateSet after electMaster"; mqadmin getSyncStateSet -a "$CTL_FIRST" -b broker-a
-    echo "## electMaster 2 again"; mqadmin electMaster -a "$CTL_FIRST" -c DefaultCluster -bn broker-a -b 2 2>&1 | grep -o 'CODE: [0-9]*' || echo "(no error)"
+    echo "## electMaster 2 again (the master: refused)"
+    mqadmin electMaster -a "$CTL_FIRST" -c DefaultCluster -bn broker-a -b 2 | grep -o 'CODE: [0-9]*' | head -1
   } >>"$out"
 
   if [[ "$PHASE" == rmq3 ]]; then
@@ -216,8 +222,7 @@ run_phase() {
   normalize "$out" >"$PHASE_DIR/normalized.txt"
   log "$PHASE: first election ${ELECT_MS} ms after the broker's start; sync state set of two ${SYNC_MS} ms after the slave's; new master ${FAILOVER_MS} ms after kill -9"
   FIGURES+=("$PHASE elect=${ELECT_MS}ms sync=${SYNC_MS}ms failover=${FAILOVER_MS}ms")
-  local p; for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  { local p; for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; wait; } 2>/dev/null || true
   PIDS=()
 }
 
