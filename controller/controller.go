@@ -64,6 +64,7 @@ type Controller struct {
 	handlers map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command
 
 	stop    chan struct{}
+	bgMu    sync.Mutex
 	wg      sync.WaitGroup
 	ready   atomic.Bool // the Raft node runs (requests before it find no leader)
 	stopped atomic.Bool
@@ -216,10 +217,28 @@ func (c *Controller) closeStores() {
 	c.closers = nil
 }
 
+// background runs fn on a goroutine Shutdown waits for, unless the
+// controller is stopping (bgMu orders the wait group's Add before Wait).
+func (c *Controller) background(fn func()) {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.stopped.Load() {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+}
+
 // Shutdown leaves the group and closes the listener; it may be called
 // more than once.
 func (c *Controller) Shutdown() {
-	if c.stopped.Swap(true) {
+	c.bgMu.Lock()
+	already := c.stopped.Swap(true)
+	c.bgMu.Unlock()
+	if already {
 		return
 	}
 	close(c.stop)
@@ -473,13 +492,11 @@ func (c *Controller) notifyRoleChanged(brokerName string, hdr *remoting.ElectMas
 		}
 		req := remoting.NewRequest(remoting.NotifyBrokerRoleChanged, hdr.Fields(), body)
 		req.Flag |= remoting.FlagOneway
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
+		c.background(func() {
 			if err := c.client.Oneway(addr, req); err != nil {
 				c.log.Warn().Err(err).Str("broker", addr).Msg("controller: notify broker role changed failed")
 			}
-		}()
+		})
 	}
 }
 

@@ -94,8 +94,20 @@ mqadmin() {
     -cp "$LIB/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@" 2>&1 | grep -v -E '^[0-9:,]+ \|-|^$|^\s+at '
 }
 
-# sort_blocks: getBrokerEpoch prints one block per broker in HashSet order; sort the blocks.
-sort_blocks() { python3 -c 'import sys; t=sys.stdin.read(); b=t.split("#clusterName"); print("".join(sorted("#clusterName"+x for x in b[1:])), end="")'; }
+# sort_epoch_blocks: getBrokerEpoch prints one block per broker in HashSet order (of the addresses, which differ
+# from run to run); once the addresses are role names, sort its blocks.
+sort_epoch_blocks() {
+  python3 -c '
+import sys
+out = []
+for sec in sys.stdin.read().split("## "):
+    if sec.startswith("getBrokerEpoch\n"):
+        head, _, rest = sec.partition("\n")
+        blocks = ["#clusterName" + b for b in rest.split("#clusterName")[1:]]
+        sec = head + "\n" + "".join(sorted(blocks))
+    out.append(sec)
+print("## ".join(out), end="")'
+}
 
 # until_ok WHAT CMD...: run CMD until it succeeds, within WAIT_S.
 until_ok() {
@@ -139,7 +151,7 @@ normalize() { # normalize FILE: ports to roles, for the diff
       -e "s/#ControllerLeaderId\tn[0-9]/#ControllerLeaderId\t<leader>/" \
       -e "s/#ControllerLeaderAddress\t.*/#ControllerLeaderAddress\t<leader-addr>/" \
       -e '/^#Peer:/d' \
-      -e 's/startOffset=[0-9]*/startOffset=<o>/g; s/endOffset=[0-9]*/endOffset=<o>/g' "$1"
+      -e 's/startOffset=[0-9]*/startOffset=<o>/g; s/endOffset=[0-9]*/endOffset=<o>/g' "$1" | sort_epoch_blocks
 }
 
 run_phase() {
@@ -193,7 +205,7 @@ run_phase() {
   : >"$out"
   { echo "## getControllerMetaData"; mqadmin getControllerMetaData -a "$CTL_FIRST"
     echo "## getSyncStateSet"; mqadmin getSyncStateSet -a "$CTL_FIRST" -b broker-a
-    echo "## getBrokerEpoch"; mqadmin getBrokerEpoch -n "127.0.0.1:$NP" -b broker-a | sort_blocks
+    echo "## getBrokerEpoch"; mqadmin getBrokerEpoch -n "127.0.0.1:$NP" -b broker-a
     echo "## electMaster 2"; mqadmin electMaster -a "$CTL_FIRST" -c DefaultCluster -bn broker-a -b 2 || echo "(failed)"
   } >>"$out"
   until_ok "broker 2 master after electMaster" master_is_and_alone 2 2
@@ -211,6 +223,9 @@ run_phase() {
     kill -9 "${CTL_PIDS[$idx]}"
     CTL_FIRST="$(echo "$CTL_ADDRS" | tr ';' '\n' | sed -n "$(( (idx + 1) % 3 + 1 ))p")"
     until_ok "a new controller leader" bash -c "'$RMQ' admin getControllerMetaData -a '$CTL_FIRST' | grep -q 'LeaderId.n'"
+    # A leader serves once it has applied its predecessors' entries (until then it answers 2007, and, as stock, it
+    # leaves a broker that goes inactive to its next scan of inactive masters).
+    until_ok "the new controller leader serving" has_master 2
   fi
 
   local tk tn
