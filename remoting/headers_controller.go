@@ -172,9 +172,11 @@ func (r *BrokerNameRequestHeader) Fields() map[string]string {
 
 // GetMetaDataResponseHeader is CONTROLLER_GET_METADATA_INFO's answer.
 type GetMetaDataResponseHeader struct {
-	Group, ControllerLeaderID, ControllerLeaderAddress string
-	IsLeader                                           bool
-	Peers                                              string
+	Group                   string `json:"group"`
+	ControllerLeaderID      string `json:"controllerLeaderId"`
+	ControllerLeaderAddress string `json:"controllerLeaderAddress"`
+	IsLeader                bool   `json:"isLeader"`
+	Peers                   string `json:"peers"`
 }
 
 func (r *GetMetaDataResponseHeader) decodeHeader(h *Header) {

@@ -87,3 +87,92 @@ func TestAdminControllerCommands(t *testing.T) {
 		t.Fatalf("getSyncStateSet --json:\n%s", out)
 	}
 }
+
+// controllerJSONCases are the subcommands TestAdminControllerJSON covers
+// for TestAdminJSONEverySubcommand.
+var controllerJSONCases = []string{"getControllerMetaData", "getSyncStateSet", "electMaster", "getBrokerEpoch"}
+
+// epochPeer answers as a name server listing one broker (itself) and as
+// that broker in controller mode (GET_BROKER_EPOCH_CACHE).
+type epochPeer struct{ addr string }
+
+func (p *epochPeer) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	switch req.Code {
+	case remoting.GetBrokerClusterInfo:
+		resp.Body = []byte(fmt.Sprintf(`{"brokerAddrTable":{"broker-e":{"brokerAddrs":{0:%q},"brokerName":"broker-e","cluster":"EC"}},"clusterAddrTable":{"EC":["broker-e"]}}`, p.addr))
+	case remoting.GetBrokerEpochCache:
+		resp.Body = []byte(`{"brokerId":1,"brokerName":"broker-e","clusterName":"EC","epochList":[{"endOffset":9223372036854775807,"epoch":1,"startOffset":0}],"maxOffset":42}`)
+	default:
+		return remoting.NewResponse(req, remoting.RequestCodeNotSupported, "")
+	}
+	return resp
+}
+
+// TestAdminControllerJSON: the controller subcommands' --json output is
+// JSON with what names the answer.
+func TestAdminControllerJSON(t *testing.T) {
+	raftAddr := testutil.FreeAddr(t)
+	o := controller.DefaultOptions()
+	o.Group, o.Peers, o.SelfID = "group1", "n0-"+raftAddr, "n0"
+	o.ListenHost, o.ListenPort = "127.0.0.1", testutil.FreePort(t)
+	o.RaftTimeout = 300 * time.Millisecond
+	o.NotifyBrokerRoleChanged = false
+	o.Logger = testlog.New(t)
+	ctl, err := controller.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Shutdown)
+	addr := ctl.Addr()
+	waitControllerLeader(t, addr)
+	cli := remoting.NewClient(remoting.ClientOptions{})
+	defer cli.Close()
+	id := int64(1)
+	for _, req := range []*remoting.Command{
+		remoting.NewRequest(remoting.ControllerApplyBrokerID, (&remoting.ApplyBrokerIDRequestHeader{ClusterName: "c1", BrokerName: "a", AppliedBrokerID: &id, RegisterCheckCode: "127.0.0.1:40001;1"}).Fields(), nil),
+		remoting.NewRequest(remoting.ControllerRegisterBroker, (&remoting.RegisterBrokerToControllerRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerID: &id, BrokerAddress: "127.0.0.1:40001"}).Fields(), nil),
+		remoting.NewRequest(remoting.BrokerHeartbeat, (&remoting.BrokerHeartbeatRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerAddr: "127.0.0.1:40001", BrokerID: &id}).Fields(), nil),
+	} {
+		if r, err := cli.InvokeTimeout(addr, req, 5*time.Second); err != nil || r.Code != remoting.Success {
+			t.Fatalf("code %d: %v %v", req.Code, r, err)
+		}
+	}
+	peer := &epochPeer{}
+	srv, err := remoting.NewServer(peer, remoting.ServerOptions{Addrs: []string{testutil.FreeAddr(t)}, Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	peer.addr = srv.Addrs()[0]
+
+	for _, c := range []struct {
+		args     []string
+		contains []string
+	}{
+		{[]string{"getControllerMetaData", "-a", addr}, []string{`"controllerLeaderAddress": "` + addr, `"group": "group1"`}},
+		{[]string{"electMaster", "-a", addr, "-c", "c1", "-bn", "a", "-b", "1"}, []string{`"masterBrokerId": 1`, `"masterEpoch": 1`}},
+		{[]string{"getSyncStateSet", "-a", addr, "-b", "a"}, []string{`"masterBrokerId": 1`, `"brokerAddress": "127.0.0.1:40001"`}},
+		{[]string{"getBrokerEpoch", "-n", peer.addr, "-c", "EC"}, []string{`"maxOffset": 42`, `"endOffset": 42`, peer.addr}},
+	} {
+		code, out, errOut := runCLI(t, append(append([]string{"admin"}, c.args...), "--json")...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%v: exit %d %s", c.args, code, errOut)
+		}
+		vs, err := jsonValues(out)
+		if err != nil || len(vs) == 0 {
+			t.Fatalf("%v: not JSON: %v\n%s", c.args, err, out)
+		}
+		for _, w := range c.contains {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: --json output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+}
