@@ -114,6 +114,15 @@ func New(opts Options) (*Controller, error) {
 	return c, nil
 }
 
+// raftLog writes hashicorp/raft's lines (warnings and errors only) to the
+// controller's log.
+type raftLog struct{ log zerolog.Logger }
+
+func (w raftLog) Write(p []byte) (int, error) {
+	w.log.Warn().Msg(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 func hostOf(addr string) string {
 	h, _, _ := net.SplitHostPort(addr)
 	return h
@@ -153,7 +162,7 @@ func (c *Controller) startRaft() error {
 	cfg.HeartbeatTimeout = c.opts.RaftTimeout
 	cfg.ElectionTimeout = c.opts.RaftTimeout
 	cfg.LeaderLeaseTimeout = c.opts.RaftTimeout / 2
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: c.log})
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: raftLog{c.log}, DisableTime: true})
 
 	var (
 		logs   raft.LogStore
