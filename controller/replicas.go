@@ -283,7 +283,7 @@ func (st *state) cleanBrokerData(req *remoting.CleanControllerBrokerDataRequestH
 		s := st.Syncs[req.BrokerName]
 		blank := strings.TrimSpace(req.BrokerControllerIDsToClean) == ""
 		if blank && s != nil && s.Master != nil {
-			return refuse(remoting.ControllerInvalidCleanBrokerMeta, "Broker %s is still alive, clean up failure", req.BrokerName)
+			return refuse(remoting.ControllerInvalidCleanBrokerMetadata, "Broker %s is still alive, clean up failure", req.BrokerName)
 		}
 		if !blank {
 			fields := strings.Split(req.BrokerControllerIDsToClean, ";")
@@ -293,14 +293,14 @@ func (st *state) cleanBrokerData(req *remoting.CleanControllerBrokerDataRequestH
 			for _, f := range fields {
 				id, err := strconv.ParseInt(f, 10, 64)
 				if err != nil {
-					return refuse(remoting.ControllerInvalidCleanBrokerMeta,
+					return refuse(remoting.ControllerInvalidCleanBrokerMetadata,
 						"Please set the option <brokerControllerIdsToClean> according to the format, exception: java.lang.NumberFormatException: For input string: \"%s\"", f)
 				}
 				ids = append(ids, id)
 			}
 			for _, id := range ids {
 				if live.alive(req.ClusterName, req.BrokerName, id) {
-					return refuse(remoting.ControllerInvalidCleanBrokerMeta, "Broker [%s,  %d] is still alive, clean up failure", req.BrokerName, id)
+					return refuse(remoting.ControllerInvalidCleanBrokerMetadata, "Broker [%s,  %d] is still alive, clean up failure", req.BrokerName, id)
 				}
 			}
 		}
@@ -308,7 +308,7 @@ func (st *state) cleanBrokerData(req *remoting.CleanControllerBrokerDataRequestH
 	if st.contains(req.BrokerName) {
 		return result{events: []event{{Type: evCleanBrokerData, BrokerName: req.BrokerName, IDs: remoting.SortedIDs(ids)}}}
 	}
-	return refuse(remoting.ControllerInvalidCleanBrokerMeta, "Broker %s is not existed,clean broker data failure.", req.BrokerName)
+	return refuse(remoting.ControllerInvalidCleanBrokerMetadata, "Broker %s is not existed,clean broker data failure.", req.BrokerName)
 }
 
 // needReelect is scanNeedReelectBrokerSets: sets whose master is not

@@ -132,10 +132,10 @@ func TestCleanBrokerData(t *testing.T) {
 	live := newHeartbeats(clock.NewManual(time.Unix(0, 0)))
 	st := setOf(3)
 	st.Syncs["a"].Master, st.Syncs["a"].SyncStateSet = ptr(int64(1)), []int64{1, 2}
-	if r := st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a"}, live); r.code != remoting.ControllerInvalidCleanBrokerMeta {
+	if r := st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a"}, live); r.code != remoting.ControllerInvalidCleanBrokerMetadata {
 		t.Fatalf("set with a master cleaned: %d", r.code)
 	}
-	if r := st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a", BrokerControllerIDsToClean: "1;x"}, live); r.code != remoting.ControllerInvalidCleanBrokerMeta {
+	if r := st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a", BrokerControllerIDsToClean: "1;x"}, live); r.code != remoting.ControllerInvalidCleanBrokerMetadata {
 		t.Fatalf("bad id list: %d", r.code)
 	}
 	mustApply(t, st, st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a", BrokerControllerIDsToClean: "2;3;"}, live))
@@ -146,7 +146,7 @@ func TestCleanBrokerData(t *testing.T) {
 	if st.contains("a") {
 		t.Fatal("set a survived a whole clean")
 	}
-	if r := st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a", IsCleanLivingBroker: true}, live); r.code != remoting.ControllerInvalidCleanBrokerMeta {
+	if r := st.cleanBrokerData(&remoting.CleanControllerBrokerDataRequestHeader{BrokerName: "a", IsCleanLivingBroker: true}, live); r.code != remoting.ControllerInvalidCleanBrokerMetadata {
 		t.Fatalf("unknown set: %d", r.code)
 	}
 }
