@@ -186,6 +186,7 @@ func adminCommand() *cli.Command {
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
 	cmd.Subcommands = append(cmd.Subcommands, adminFastForward())
 	cmd.Subcommands = append(cmd.Subcommands, adminAuthCommands()...)
+	cmd.Subcommands = append(cmd.Subcommands, adminControllerCommands()...)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/controller"
 	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/namesrv"
@@ -144,15 +145,19 @@ func cell(s string) string {
 // determines, by marker name.
 func generatedSections(t *testing.T) map[string]string {
 	brokerCodes, namesrvCodes := servedCodes(t)
-	checkNotes(t, brokerCodes, namesrvCodes)
+	ctlCodes := controllerCodes(t)
+	checkNotes(t, brokerCodes, append(namesrvCodes, ctlCodes...))
 	bs := defaultBrokerSettings()
 	nsOpts, nsLogs := namesrv.DefaultOptions(), defaultLogSettings()
+	ctlOpts, ctlLogs := controller.DefaultOptions(), defaultLogSettings()
 	return map[string]string{
-		"broker-codes":  fmt.Sprintf("%d codes.\n\n", len(brokerCodes)) + codeTable(t, brokerCodes),
-		"namesrv-codes": fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
-		"broker-keys":   keyTable(bs.confSources()...),
-		"namesrv-keys":  keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
-		"stock-keys":    stockKeyRows(t),
+		"controller-codes": fmt.Sprintf("%d codes.\n\n", len(ctlCodes)) + codeTable(t, ctlCodes),
+		"controller-keys":  keyTable(controllerConfSources(&ctlOpts, &ctlLogs)...),
+		"broker-codes":     fmt.Sprintf("%d codes.\n\n", len(brokerCodes)) + codeTable(t, brokerCodes),
+		"namesrv-codes":    fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
+		"broker-keys":      keyTable(bs.confSources()...),
+		"namesrv-keys":     keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
+		"stock-keys":       stockKeyRows(t),
 	}
 }
 
