@@ -303,3 +303,57 @@ func TestMasterAnswersSlaveSynchronize(t *testing.T) {
 		}
 	}
 }
+
+// TestSlaveServesWhileMasterIsDown is the stock client's failover as the
+// brokers see it: with the master gone, a consumer reads the slave (served
+// although slaveReadEnable is off, suggesting the master) and commits its
+// offsets there, which the slave keeps: the name server no longer names a
+// master, so SlaveSynchronize copies nothing. Once the master is back the
+// next round puts the master's offsets over them, as 4.9.8 does (#1094).
+func TestSlaveServesWhileMasterIsDown(t *testing.T) {
+	ns := startRoleNamesrv(t)
+	master := startBroker(t, func(o *Options) { o.NamesrvAddr = ns.Addr() })
+	slave := startBroker(t, func(o *Options) { o.NamesrvAddr = ns.Addr(); slaveOpts(o) })
+	for i := range 3 {
+		master.mustSend(sendArgs{topic: "DownT", body: []byte(strconv.Itoa(i))})
+	}
+	u := func(tb *testBroker, off int64) {
+		t.Helper()
+		h := (&remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "DownG", Topic: "DownT", QueueID: 0, CommitOffset: off}).Fields()
+		if r := tb.invoke(remoting.UpdateConsumerOffset, h, nil); r.Code != remoting.Success {
+			t.Fatalf("UPDATE_CONSUMER_OFFSET: code %d %q", r.Code, r.Remark)
+		}
+	}
+	u(master, 1)
+	testutil.WaitFor(t, 3*coreTestTimeout, func() bool { return len(slave.messagesOn("DownT", 0)) == 3 }, "replication")
+	slave.syncAll()
+	if off, _ := slave.clients.Offsets.Query("DownG", "DownT", 0); off != 1 {
+		t.Fatalf("slave offset %d before the master went down", off)
+	}
+
+	o := master.opts
+	master.stop()
+	slave.registerAll(true)
+	if slave.MasterAddr() != "" {
+		t.Fatalf("master %q still known", slave.MasterAddr())
+	}
+	r := slave.pull(pullArgs{group: "DownG", topic: "DownT", offset: 1, maxMsgs: 32, sysFlag: pullFlagSubscription, subscription: "*"})
+	if r.Code != remoting.Success || len(coreRecords(t, r.Body)) != 2 || coreExtInt(t, r, "suggestWhichBrokerId") != 0 {
+		t.Fatalf("pull from the slave: code %d %q", r.Code, r.Remark)
+	}
+	u(slave, 3)
+	slave.syncAll() // no master: nothing copied
+	if off, _ := slave.clients.Offsets.Query("DownG", "DownT", 0); off != 3 {
+		t.Fatalf("slave offset %d with the master down, want the committed 3", off)
+	}
+
+	master = startBrokerWith(t, o, nil)
+	slave.registerAll(true)
+	if slave.MasterAddr() != master.Addr() {
+		t.Fatalf("master %q not learned again", slave.MasterAddr())
+	}
+	slave.syncAll()
+	if off, _ := slave.clients.Offsets.Query("DownG", "DownT", 0); off != 1 {
+		t.Fatalf("slave offset %d after the master returned, want the master's 1 (stock putAll)", off)
+	}
+}
