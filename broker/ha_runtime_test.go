@@ -35,7 +35,7 @@ func TestRuntimeInfoReplicationKeys(t *testing.T) {
 		mt = runtimeTable(t, m)
 		return mt["haPush2SlaveMaxOffset"] == end
 	}, "the master's table to show the slave's ack")
-	if mt["brokerRole"] != "SYNC_MASTER" || mt["brokerId"] != "0" || mt["haConnectionCount"] != "1" || mt["haSlaveFallBehindMuch"] != "0" {
+	if mt["brokerRole"] != "SYNC_MASTER" || mt["brokerActive"] != "true" || mt["brokerId"] != "0" || mt["haConnectionCount"] != "1" || mt["haSlaveFallBehindMuch"] != "0" {
 		t.Fatalf("master table: %v", mt)
 	}
 	var acks, diffs int
@@ -60,7 +60,7 @@ func TestRuntimeInfoReplicationKeys(t *testing.T) {
 		t.Fatalf("a master reports slave keys: %v", mt)
 	}
 	st := runtimeTable(t, s)
-	if st["brokerRole"] != "SLAVE" || st["brokerId"] != "1" || st["haMasterAddress"] != m.HAAddr() ||
+	if st["brokerRole"] != "SLAVE" || st["brokerActive"] != "false" || st["brokerId"] != "1" || st["haMasterAddress"] != m.HAAddr() ||
 		st["haMasterConnected"] != "true" || st["commitLogMaxOffset"] != end {
 		t.Fatalf("slave table: %v (master HA %s, end %s)", st, m.HAAddr(), end)
 	}

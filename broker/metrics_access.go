@@ -164,7 +164,7 @@ func (b *Broker) runtimeInfoExtras(t map[string]string) {
 // console show a pair's state from one request, under the names of the
 // stock figures they are:
 //
-//	brokerRole, brokerId              both (the BrokerConfig keys)
+//	brokerRole, brokerId              both (the BrokerConfig keys; brokerActive is 5.3.3's)
 //	haConnectionCount                 master: connected slaves (HAService.connectionCount)
 //	haPush2SlaveMaxOffset             master: the highest offset a slave acked (push2SlaveMaxOffset)
 //	haSlaveFallBehindMuch             master: commitLogMaxOffset - haPush2SlaveMaxOffset (DefaultMessageStore.slaveFallBehindMuch)
@@ -176,6 +176,10 @@ func (b *Broker) runtimeInfoExtras(t map[string]string) {
 // Per-slave keys carry the address as the stock per-path keys do
 // (commitLogDiskRatio_<path>).
 func (b *Broker) haRuntimeInfo(t map[string]string) {
+	// 5.3.3's key (isSpecialServiceRunning: the delay, transaction-check
+	// and revive services run), which its mqadmin clusterList prints as
+	// #ACTIVATED: a master runs them, a slave does not (role.go).
+	t["brokerActive"] = strconv.FormatBool(!b.opts.isSlave())
 	t["brokerRole"] = b.opts.BrokerRole
 	t["brokerId"] = strconv.FormatInt(b.opts.BrokerID, 10)
 	if st, ok := b.HAMasterStats(); ok {
