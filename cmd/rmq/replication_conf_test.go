@@ -12,6 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"gopkg.in/yaml.v3"
+
+	"github.com/rmqio/rmq/broker"
 )
 
 // loadNode loads a broker file as rmq broker -c does (with nsAddr as -n),
@@ -171,5 +173,24 @@ func TestCompose2m2s(t *testing.T) {
 			}
 			seen[p] = path
 		}
+	}
+}
+
+// rmq admin clusterList --replication prints the role table instead of the
+// stock one; --json carries role and replicationLagBytes either way.
+func TestAdminClusterListReplicationFlag(t *testing.T) {
+	c := startAdminClusterWith(t, func(o *broker.Options) { o.BrokerRole = "SYNC_MASTER" })
+	code, out, errOut := runCLI(t, "admin", "clusterList", "-n", c.ns, "--replication")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "#Role") || !strings.Contains(lines[1], c.broker) ||
+		!strings.Contains(lines[1], "SYNC_MASTER") || !strings.HasSuffix(lines[1], " -") {
+		t.Fatalf("output:\n%s", out)
+	}
+	code, out, errOut = runCLI(t, "admin", "clusterList", "-n", c.ns, "--json")
+	if code != 0 || !strings.Contains(out, `"role": "SYNC_MASTER"`) || !strings.Contains(out, `"replicationLagBytes": -1`) {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 }
