@@ -1,0 +1,73 @@
+package remoting
+
+import jsoniter "github.com/json-iterator/go"
+
+// Headers and bodies of the 5.3.3 batch and group admin codes
+// (remoting/protocol/header/ and remoting/protocol/body/ of
+// rocketmq-all-5.3.3). UPDATE_AND_CREATE_TOPIC_LIST's header
+// (CreateTopicListRequestHeader) and UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST
+// carry nothing but the RpcRequestHeader extras, which no handler reads.
+
+// QueryTopicsByConsumerRequestHeader is QUERY_TOPICS_BY_CONSUMER's.
+type QueryTopicsByConsumerRequestHeader struct{ Group string }
+
+func (r *QueryTopicsByConsumerRequestHeader) decodeHeader(h *Header) {
+	r.Group = h.Str("group", true)
+}
+
+// QuerySubscriptionByConsumerRequestHeader is QUERY_SUBSCRIPTION_BY_CONSUMER's
+// (topic is not @CFNotNull: absent, it is Java's null and finds nothing).
+type QuerySubscriptionByConsumerRequestHeader struct {
+	Group string
+	Topic *string
+}
+
+func (r *QuerySubscriptionByConsumerRequestHeader) decodeHeader(h *Header) {
+	r.Group = h.Str("group", true)
+	r.Topic = h.OptStr("topic")
+}
+
+// UpdateGroupForbiddenRequestHeader is UPDATE_AND_GET_GROUP_FORBIDDEN's:
+// Readable is a java.lang.Boolean, nil when absent (the request only reads
+// the flag then).
+type UpdateGroupForbiddenRequestHeader struct {
+	Group    string
+	Topic    string
+	Readable *bool
+}
+
+func (r *UpdateGroupForbiddenRequestHeader) decodeHeader(h *Header) {
+	r.Group = h.Str("group", true)
+	r.Topic = h.Str("topic", true)
+	if v := h.OptStr("readable"); v != nil {
+		b := JavaBool(*v)
+		r.Readable = &b
+	}
+}
+
+// CreateTopicListRequestBody is UPDATE_AND_CREATE_TOPIC_LIST's body.
+type CreateTopicListRequestBody struct {
+	TopicConfigList []*TopicConfig `json:"topicConfigList"`
+}
+
+// SubscriptionGroupList is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST's body.
+// The configs stay raw so that each one decodes over the stock defaults, as
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP's body does.
+type SubscriptionGroupList struct {
+	GroupConfigList []jsoniter.RawMessage `json:"groupConfigList"`
+}
+
+// QuerySubscriptionResponseBody is QUERY_SUBSCRIPTION_BY_CONSUMER's answer;
+// SubscriptionData is absent when the group has none for the topic.
+type QuerySubscriptionResponseBody struct {
+	Group            string            `json:"group"`
+	SubscriptionData *SubscriptionData `json:"subscriptionData,omitempty"`
+	Topic            *string           `json:"topic,omitempty"`
+}
+
+// GroupForbidden is UPDATE_AND_GET_GROUP_FORBIDDEN's answer.
+type GroupForbidden struct {
+	Group    string `json:"group"`
+	Readable bool   `json:"readable"`
+	Topic    string `json:"topic"`
+}
