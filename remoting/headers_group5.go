@@ -1,6 +1,10 @@
 package remoting
 
-import jsoniter "github.com/json-iterator/go"
+import (
+	"strconv"
+
+	jsoniter "github.com/json-iterator/go"
+)
 
 // Headers and bodies of the 5.3.3 batch and group admin codes
 // (remoting/protocol/header/ and remoting/protocol/body/ of
@@ -70,4 +74,30 @@ type GroupForbidden struct {
 	Group    string `json:"group"`
 	Readable bool   `json:"readable"`
 	Topic    string `json:"topic"`
+}
+
+// Fields returns the header as extFields.
+func (r *QueryTopicsByConsumerRequestHeader) Fields() map[string]string {
+	return map[string]string{"group": r.Group}
+}
+
+// Fields returns the header as extFields.
+func (r *QuerySubscriptionByConsumerRequestHeader) Fields() map[string]string {
+	m := map[string]string{"group": r.Group}
+	setPtr(m, "topic", r.Topic)
+	return m
+}
+
+// Fields returns the header as extFields (readable only when set).
+func (r *UpdateGroupForbiddenRequestHeader) Fields() map[string]string {
+	m := map[string]string{"group": r.Group, "topic": r.Topic}
+	if r.Readable != nil {
+		m["readable"] = strconv.FormatBool(*r.Readable)
+	}
+	return m
+}
+
+// SubscriptionGroupListBody is the SubscriptionGroupList a sender writes.
+type SubscriptionGroupListBody struct {
+	GroupConfigList []*SubscriptionGroupConfig `json:"groupConfigList"`
 }

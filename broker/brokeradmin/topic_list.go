@@ -17,16 +17,6 @@ import (
 // nesting (10 000 levels, remoting.UnmarshalBody).
 const maxTopicListBody = 4 << 20
 
-// defaultTopicConfig is a TopicConfig's field initialisers (J5 TopicConfig:
-// 16 queues each way, read-write, SINGLE_TAG): what a config of the list
-// body has for the fields it leaves out.
-func defaultTopicConfig() remoting.TopicConfig {
-	return remoting.TopicConfig{
-		ReadQueueNums: 16, WriteQueueNums: 16, Perm: remoting.PermRead | remoting.PermWrite,
-		TopicFilterType: filterTypeSingleTag,
-	}
-}
-
 // decodeTopicList reads CreateTopicListRequestBody, each config over the
 // Java field initialisers. A body without a list (Java's null) is refused
 // as the stock's NullPointerException is: SYSTEM_ERROR.
@@ -48,14 +38,14 @@ func decodeTopicList(body []byte) ([]*remoting.TopicConfig, string) {
 		if t := strings.TrimSpace(string(r)); t == "" || t == "null" {
 			return nil, "UPDATE_AND_CREATE_TOPIC_LIST: a null topic config"
 		}
-		tc := defaultTopicConfig()
-		if err := remoting.UnmarshalBody(r, &tc); err != nil {
+		tc := remoting.NewTopicConfig("")
+		if err := remoting.UnmarshalBody(r, tc); err != nil {
 			return nil, "UPDATE_AND_CREATE_TOPIC_LIST: bad topic config: " + err.Error()
 		}
 		if tc.TopicFilterType != filterTypeSingleTag && tc.TopicFilterType != filterTypeMultiTag {
 			return nil, "UPDATE_AND_CREATE_TOPIC_LIST: no TopicFilterType " + strconv.Quote(tc.TopicFilterType)
 		}
-		out = append(out, &tc)
+		out = append(out, tc)
 	}
 	return out, ""
 }
