@@ -265,13 +265,14 @@ class Admin5Test {
         StringBuilder rec = new StringBuilder();
         try {
             String a = b.addr();
-            su(rec, "createUser", "-b", a, "-u", u1, "-p", u1 + "pw");
+            su(rec, "createUser", "-b", a, "-u", u1, "-p", "auth5u1pw");
             su(rec, "createUser", "-c", cluster, "-u", u2, "-p", u2 + "pw", "-t", "Super");
             refused(rec, "createUser of an existing user", hook(SUPER, SUPER_PW), "createUser", "-b", a, "-u", u1, "-p", "x");
             su(rec, "updateUser", "-b", a, "-u", u1, "-s", "disable");
             su(rec, "getUser", "-b", a, "-u", u1);
-            refused(rec, "a disabled user's request", hook(u1, u1 + "pw"), "getUser", "-b", a, "-u", u1);
-            su(rec, "updateUser", "-c", cluster, "-u", u1, "-s", "enable", "-p", u1 + "pw");
+            refused(rec, "a disabled user's request", hook(u1, "auth5u1pw"), "getUser", "-b", a, "-u", u1);
+            su(rec, "updateUser", "-c", cluster, "-u", u1, "-s", "enable");
+            su(rec, "updateUser", "-b", a, "-u", u1, "-p", u1 + "pw2");
             su(rec, "getUser", "-c", cluster, "-u", u1);
             su(rec, "listUser", "-b", a);
             su(rec, "listUser", "-b", a, "-f", "auth5");
@@ -284,17 +285,17 @@ class Admin5Test {
             su(rec, "copyAcl", "-f", a, "-t", a, "-s", "User:" + u1);
             refused(rec, "createUser unsigned", null, "createUser", "-b", a, "-u", "auth5x", "-p", "x");
             refused(rec, "createUser with a wrong password", hook(SUPER, "wrong"), "createUser", "-b", a, "-u", "auth5x", "-p", "x");
-            refused(rec, "createUser of a super user by a normal user", hook(u1, u1 + "pw"), "createUser", "-b", a, "-u", "auth5x", "-p", "x", "-t", "Super");
+            refused(rec, "createUser of a super user by a normal user", hook(u1, u1 + "pw2"), "createUser", "-b", a, "-u", "auth5x", "-p", "x", "-t", "Super");
 
             // The 5.3.3 remoting client's AclClientRPCHook: allowed and denied sends.
             su(rec, "updateTopic", "-b", a, "-t", allowed, "-r", "1", "-w", "1");
             su(rec, "updateTopic", "-b", a, "-t", denied, "-r", "1", "-w", "1");
             masterOf(allowed);
             masterOf(denied);
-            String ok = send(hook(u1, u1 + "pw"), allowed);
+            String ok = send(hook(u1, u1 + "pw2"), allowed);
             assertEquals("SEND_OK", ok);
             rec.append("send allowed: ").append(ok).append('\n');
-            rec.append("send to a denied topic: ").append(send(hook(u1, u1 + "pw"), denied)).append('\n');
+            rec.append("send to a denied topic: ").append(send(hook(u1, u1 + "pw2"), denied)).append('\n');
             rec.append("send with a wrong password: ").append(send(hook(u1, "wrong"), allowed)).append('\n');
             rec.append("send unsigned: ").append(send(null, allowed)).append('\n');
             rec.append("send as the super user: ").append(send(hook(SUPER, SUPER_PW), denied)).append('\n');
