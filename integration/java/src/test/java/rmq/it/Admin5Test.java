@@ -252,6 +252,7 @@ class Admin5Test {
         String u2 = "auth5u2";
         String allowed = Clients.unique("auth5t");
         String denied = Clients.unique("auth5deny");
+        String both = Clients.unique("auth5tdeny");
         Path dir = Files.createTempDirectory("rmq-it-auth5");
         BrokerProcess b = new BrokerProcess(Clients.unique("auth5_b"), cluster, dir.resolve("store"));
         b.env.put("RMQ_BROKER_EXTRA_CONF", String.join("\n",
@@ -278,6 +279,8 @@ class Admin5Test {
             su(rec, "listUser", "-b", a, "-f", "auth5");
             su(rec, "createAcl", "-b", a, "-s", "User:" + u1, "-r", "Topic:auth5t*,Group:auth5pg*", "-a", "Pub,Sub", "-d", "Allow", "-i", "127.0.0.1");
             su(rec, "updateAcl", "-c", cluster, "-s", "User:" + u1, "-r", "Topic:auth5deny*", "-a", "Pub", "-d", "Deny");
+            // Topic:auth5tdeny_* is matched by the Allow of Topic:auth5t* and by this Deny: stock's entry order decides.
+            su(rec, "updateAcl", "-b", a, "-s", "User:" + u1, "-r", "Topic:auth5tdeny*", "-a", "Pub", "-d", "Deny");
             su(rec, "getAcl", "-b", a, "-s", "User:" + u1);
             su(rec, "listAcl", "-b", a);
             su(rec, "listAcl", "-b", a, "-s", "User:" + u1, "-r", "Topic");
@@ -290,12 +293,15 @@ class Admin5Test {
             // The 5.3.3 remoting client's AclClientRPCHook: allowed and denied sends.
             su(rec, "updateTopic", "-b", a, "-t", allowed, "-r", "1", "-w", "1");
             su(rec, "updateTopic", "-b", a, "-t", denied, "-r", "1", "-w", "1");
+            su(rec, "updateTopic", "-b", a, "-t", both, "-r", "1", "-w", "1");
             masterOf(allowed);
             masterOf(denied);
+            masterOf(both);
             String ok = send(hook(u1, u1 + "pw2"), allowed);
             assertEquals("SEND_OK", ok);
             rec.append("send allowed: ").append(ok).append('\n');
             rec.append("send to a denied topic: ").append(send(hook(u1, u1 + "pw2"), denied)).append('\n');
+            rec.append("send to a topic of an Allow and a Deny entry: ").append(send(hook(u1, u1 + "pw2"), both)).append('\n');
             rec.append("send with a wrong password: ").append(send(hook(u1, "wrong"), allowed)).append('\n');
             rec.append("send unsigned: ").append(send(null, allowed)).append('\n');
             rec.append("send as the super user: ").append(send(hook(SUPER, SUPER_PW), denied)).append('\n');
