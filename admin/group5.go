@@ -119,35 +119,28 @@ func (a *Admin) UpdateGroupForbidden(ctx context.Context, addr, group, topic str
 // ParseTopicConfigList reads the file of mqadmin updateTopicList: a JSON
 // array of TopicConfig, each over the Java field initialisers.
 func ParseTopicConfigList(b []byte) ([]*remoting.TopicConfig, error) {
-	var raw []json.RawMessage
-	if err := fastjson.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("%w: topic config list: %v", ErrUsage, err)
-	}
-	out := make([]*remoting.TopicConfig, 0, len(raw))
-	for _, r := range raw {
-		tc := remoting.NewTopicConfig("")
-		if err := fastjson.Unmarshal(r, tc); err != nil {
-			return nil, fmt.Errorf("%w: topic config %s: %v", ErrUsage, r, err)
-		}
-		out = append(out, tc)
-	}
-	return out, nil
+	return parseList(b, "topic config", func() *remoting.TopicConfig { return remoting.NewTopicConfig("") })
 }
 
 // ParseSubGroupConfigList reads the file of mqadmin updateSubGroupList: a
 // JSON array of SubscriptionGroupConfig, each over the stock defaults.
 func ParseSubGroupConfigList(b []byte) ([]*remoting.SubscriptionGroupConfig, error) {
+	return parseList(b, "group config", func() *remoting.SubscriptionGroupConfig { return remoting.NewSubscriptionGroupConfig("") })
+}
+
+// parseList decodes a fastjson array, each element over what fresh returns.
+func parseList[T any](b []byte, what string, fresh func() *T) ([]*T, error) {
 	var raw []json.RawMessage
 	if err := fastjson.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("%w: group config list: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %s list: %v", ErrUsage, what, err)
 	}
-	out := make([]*remoting.SubscriptionGroupConfig, 0, len(raw))
+	out := make([]*T, 0, len(raw))
 	for _, r := range raw {
-		cfg := remoting.NewSubscriptionGroupConfig("")
-		if err := fastjson.Unmarshal(r, cfg); err != nil {
-			return nil, fmt.Errorf("%w: group config %s: %v", ErrUsage, r, err)
+		v := fresh()
+		if err := fastjson.Unmarshal(r, v); err != nil {
+			return nil, fmt.Errorf("%w: %s %s: %v", ErrUsage, what, r, err)
 		}
-		out = append(out, cfg)
+		out = append(out, v)
 	}
 	return out, nil
 }

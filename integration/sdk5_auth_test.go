@@ -47,14 +47,7 @@ func TestSDK5NodeAuth(t *testing.T) { runSDK5Auth(t, "node") }
 func runSDK5Auth(t *testing.T, sdk string) {
 	t.Parallel()
 	prog := sdk5AuthPrograms[sdk]
-	deps := os.Getenv(prog.env)
-	if deps == "" {
-		t.Skipf("%s is not set: the %s SDK is installed and this test run by integration/sdk5/run.sh (make test-sdk5)", prog.env, sdk)
-	}
-	tool, err := exec.LookPath(prog.tool)
-	if err != nil {
-		t.Skipf("%s SDK: %s is not on PATH", sdk, prog.tool)
-	}
+	tool, deps := prog.runtime(t, sdk)
 	grpcPort, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)

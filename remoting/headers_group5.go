@@ -1,7 +1,9 @@
 package remoting
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	jsoniter "github.com/json-iterator/go"
 )
@@ -100,4 +102,35 @@ func (r *UpdateGroupForbiddenRequestHeader) Fields() map[string]string {
 // SubscriptionGroupListBody is the SubscriptionGroupList a sender writes.
 type SubscriptionGroupListBody struct {
 	GroupConfigList []*SubscriptionGroupConfig `json:"groupConfigList"`
+}
+
+// DecodeListBody reads a 5.x batch admin body, {"<key>":[...]}
+// (CreateTopicListRequestBody, SubscriptionGroupList), into its elements,
+// still raw so that each decodes over its type's stock defaults. It refuses
+// a body over limit bytes, one that is not JSON (nesting is bounded by the
+// decoder, UnmarshalBody), one without the list (Java's null, which the
+// stock handler fails on) and a null element.
+func DecodeListBody(body []byte, key string, limit int) ([]jsoniter.RawMessage, error) {
+	if len(body) > limit {
+		return nil, fmt.Errorf("body of %d bytes exceeds %d", len(body), limit)
+	}
+	var m map[string]jsoniter.RawMessage
+	if err := UnmarshalBody(body, &m); err != nil {
+		return nil, fmt.Errorf("bad body: %w", err)
+	}
+	var list []jsoniter.RawMessage
+	if raw, ok := m[key]; ok {
+		if err := UnmarshalBody(raw, &list); err != nil {
+			return nil, fmt.Errorf("bad body: %w", err)
+		}
+	}
+	if list == nil {
+		return nil, fmt.Errorf("the body has no %s", key)
+	}
+	for _, r := range list {
+		if t := strings.TrimSpace(string(r)); t == "" || t == "null" {
+			return nil, fmt.Errorf("a null element of %s", key)
+		}
+	}
+	return list, nil
 }

@@ -3,9 +3,6 @@ package brokeradmin
 import (
 	"maps"
 	"strconv"
-	"strings"
-
-	jsoniter "github.com/json-iterator/go"
 
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -21,29 +18,19 @@ const maxTopicListBody = 4 << 20
 // Java field initialisers. A body without a list (Java's null) is refused
 // as the stock's NullPointerException is: SYSTEM_ERROR.
 func decodeTopicList(body []byte) ([]*remoting.TopicConfig, string) {
-	if len(body) > maxTopicListBody {
-		return nil, "UPDATE_AND_CREATE_TOPIC_LIST: body of " + strconv.Itoa(len(body)) + " bytes exceeds " + strconv.Itoa(maxTopicListBody)
+	const code = "UPDATE_AND_CREATE_TOPIC_LIST: "
+	raw, err := remoting.DecodeListBody(body, "topicConfigList", maxTopicListBody)
+	if err != nil {
+		return nil, code + err.Error()
 	}
-	var raw struct {
-		TopicConfigList []jsoniter.RawMessage `json:"topicConfigList"`
-	}
-	if err := remoting.UnmarshalBody(body, &raw); err != nil {
-		return nil, "UPDATE_AND_CREATE_TOPIC_LIST: bad body: " + err.Error()
-	}
-	if raw.TopicConfigList == nil {
-		return nil, "UPDATE_AND_CREATE_TOPIC_LIST: the body has no topicConfigList"
-	}
-	out := make([]*remoting.TopicConfig, 0, len(raw.TopicConfigList))
-	for _, r := range raw.TopicConfigList {
-		if t := strings.TrimSpace(string(r)); t == "" || t == "null" {
-			return nil, "UPDATE_AND_CREATE_TOPIC_LIST: a null topic config"
-		}
+	out := make([]*remoting.TopicConfig, 0, len(raw))
+	for _, r := range raw {
 		tc := remoting.NewTopicConfig("")
 		if err := remoting.UnmarshalBody(r, tc); err != nil {
-			return nil, "UPDATE_AND_CREATE_TOPIC_LIST: bad topic config: " + err.Error()
+			return nil, code + "bad topic config: " + err.Error()
 		}
 		if tc.TopicFilterType != filterTypeSingleTag && tc.TopicFilterType != filterTypeMultiTag {
-			return nil, "UPDATE_AND_CREATE_TOPIC_LIST: no TopicFilterType " + strconv.Quote(tc.TopicFilterType)
+			return nil, code + "no TopicFilterType " + strconv.Quote(tc.TopicFilterType)
 		}
 		out = append(out, tc)
 	}

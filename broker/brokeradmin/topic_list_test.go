@@ -62,7 +62,7 @@ func TestUpdateAndCreateTopicList(t *testing.T) {
 		{`{"topicConfigList":[{"topicName":"LD","attributes":{"+message.type":"MIXED"}}]}`, remoting.InvalidParameter, "MIXED message type is not supported."},
 		{`{"topicConfigList":[{"topicName":"LD"},{"topicName":"LB","attributes":{"+queue.type":"x"}}]}`, remoting.SystemError, "unsupported key: queue.type"},
 		{`{"topicConfigList":[{"topicName":"LD","topicFilterType":"SQL"}]}`, remoting.SystemError, "TopicFilterType"},
-		{`{"topicConfigList":[{"topicName":"LD"},null]}`, remoting.SystemError, "null topic config"},
+		{`{"topicConfigList":[{"topicName":"LD"},null]}`, remoting.SystemError, "a null element of topicConfigList"},
 		{`{"topicConfigList":[{"topicName":"LD","perm":"rw"}]}`, remoting.SystemError, "bad topic config"},
 		{`{}`, remoting.SystemError, "no topicConfigList"},
 		{``, remoting.SystemError, "bad body"},

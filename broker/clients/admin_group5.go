@@ -1,10 +1,7 @@
 package clients
 
 import (
-	"strconv"
 	"strings"
-
-	jsoniter "github.com/json-iterator/go"
 
 	"github.com/rmqio/rmq/remoting"
 )
@@ -24,27 +21,16 @@ const PermReadIndex = 2
 // field initialisers (decodeSubscriptionGroupConfig). A body without a list
 // is refused, as the stock's NullPointerException is: SYSTEM_ERROR.
 func decodeGroupList(body []byte) ([]*remoting.SubscriptionGroupConfig, string) {
-	const code = "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST"
-	if len(body) > maxGroupListBody {
-		return nil, code + ": body of " + strconv.Itoa(len(body)) + " bytes exceeds " + strconv.Itoa(maxGroupListBody)
+	const code = "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST: "
+	raw, err := remoting.DecodeListBody(body, "groupConfigList", maxGroupListBody)
+	if err != nil {
+		return nil, code + err.Error()
 	}
-	var raw struct {
-		GroupConfigList []jsoniter.RawMessage `json:"groupConfigList"`
-	}
-	if err := remoting.UnmarshalBody(body, &raw); err != nil {
-		return nil, code + ": bad body: " + err.Error()
-	}
-	if raw.GroupConfigList == nil {
-		return nil, code + ": the body has no groupConfigList"
-	}
-	out := make([]*remoting.SubscriptionGroupConfig, 0, len(raw.GroupConfigList))
-	for _, r := range raw.GroupConfigList {
+	out := make([]*remoting.SubscriptionGroupConfig, 0, len(raw))
+	for _, r := range raw {
 		cfg, err := decodeSubscriptionGroupConfig(r)
 		if err != nil {
-			return nil, code + ": bad group config: " + err.Error()
-		}
-		if cfg == nil {
-			return nil, code + ": a null group config"
+			return nil, code + "bad group config: " + err.Error()
 		}
 		out = append(out, cfg)
 	}

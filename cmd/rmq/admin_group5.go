@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rmqio/rmq/admin"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // The 5.3.3 batch and group subcommands: updateTopicList and
@@ -45,10 +46,15 @@ func submitted(done []string, what string) func(io.Writer) {
 	}
 }
 
-func adminUpdateTopicList() *cli.Command {
-	return adminSub("updateTopicList", "create or update topic in batch", []cli.Flag{
-		brokerFlag("create topic to which broker"), clusterFlag("create topic to which cluster"),
-		&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "Path to a file with list of org.apache.rocketmq.common.TopicConfig in json format", Required: true},
+// listSub is updateTopicList and updateSubGroupList: -b or -c, the file -f
+// (a missing one said, an empty list doing nothing, as stock), parsed by
+// parse and sent by send; key names the list in --json output, what(addr)
+// is the noun of the stock line.
+func listSub[T any](name, usage, target, fileUsage, key string, parse func([]byte) ([]*T, error),
+	send func(r *adminRun, addr, cluster string, list []*T) ([]string, error), what func(addr string) string) *cli.Command {
+	return adminSub(name, usage, []cli.Flag{
+		brokerFlag("create " + target + " to which broker"), clusterFlag("create " + target + " to which cluster"),
+		&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: fileUsage, Required: true},
 	}, func(r *adminRun) error {
 		addr, cluster, err := brokerOrCluster(r.c)
 		if err != nil {
@@ -58,45 +64,38 @@ func adminUpdateTopicList() *cli.Command {
 		if !ok {
 			return err
 		}
-		list, err := admin.ParseTopicConfigList(b)
+		list, err := parse(b)
 		if err != nil || len(list) == 0 {
 			return err
 		}
-		done, err := r.a.UpdateTopicList(r.ctx, addr, cluster, list)
+		done, err := send(r, addr, cluster, list)
 		if err != nil {
 			return err
 		}
-		return r.emit(map[string]any{"brokers": done, "topicConfigList": list}, submitted(done, "topic config"))
+		return r.emit(map[string]any{"brokers": done, key: list}, submitted(done, what(addr)))
 	})
 }
 
+func adminUpdateTopicList() *cli.Command {
+	return listSub("updateTopicList", "create or update topic in batch", "topic",
+		"Path to a file with list of org.apache.rocketmq.common.TopicConfig in json format", "topicConfigList",
+		admin.ParseTopicConfigList, func(r *adminRun, addr, cluster string, list []*remoting.TopicConfig) ([]string, error) {
+			return r.a.UpdateTopicList(r.ctx, addr, cluster, list)
+		}, func(string) string { return "topic config" })
+}
+
 func adminUpdateSubGroupList() *cli.Command {
-	return adminSub("updateSubGroupList", "Update or create subscription group in batch.", []cli.Flag{
-		brokerFlag("create groups to which broker"), clusterFlag("create groups to which cluster"),
-		&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "Path to a file with a list of org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfig in json format", Required: true},
-	}, func(r *adminRun) error {
-		addr, cluster, err := brokerOrCluster(r.c)
-		if err != nil {
-			return err
-		}
-		b, ok, err := readListFile(r)
-		if !ok {
-			return err
-		}
-		list, err := admin.ParseSubGroupConfigList(b)
-		if err != nil || len(list) == 0 {
-			return err
-		}
-		done, err := r.a.UpdateSubGroupList(r.ctx, addr, cluster, list)
-		if err != nil {
-			return err
-		}
-		what := "subscription group config" // stock words the -c line so, the -b line "group config"
-		if addr != "" {
-			what = "group config"
-		}
-		return r.emit(map[string]any{"brokers": done, "groupConfigList": list}, submitted(done, what))
-	})
+	return listSub("updateSubGroupList", "Update or create subscription group in batch.", "groups",
+		"Path to a file with a list of org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfig in json format",
+		"groupConfigList", admin.ParseSubGroupConfigList,
+		func(r *adminRun, addr, cluster string, list []*remoting.SubscriptionGroupConfig) ([]string, error) {
+			return r.a.UpdateSubGroupList(r.ctx, addr, cluster, list)
+		}, func(addr string) string {
+			if addr != "" {
+				return "group config"
+			}
+			return "subscription group config" // stock words the -c line so
+		})
 }
 
 func adminQueryTopicsByConsumer() *cli.Command {
