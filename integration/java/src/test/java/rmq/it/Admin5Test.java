@@ -266,6 +266,15 @@ class Admin5Test {
         StringBuilder rec = new StringBuilder();
         try {
             String a = b.addr();
+            // The -c subcommands look the cluster up on the name server, which the Java broker registers with
+            // only after its boot line.
+            Await.until("the cluster " + cluster + " on the name server", Clients.DEADLINE, () -> {
+                try {
+                    return admin.examineBrokerClusterInfo().getClusterAddrTable().containsKey(cluster);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, () -> "");
             su(rec, "createUser", "-b", a, "-u", u1, "-p", "auth5u1pw");
             su(rec, "createUser", "-c", cluster, "-u", u2, "-p", u2 + "pw", "-t", "Super");
             refused(rec, "createUser of an existing user", hook(SUPER, SUPER_PW), "createUser", "-b", a, "-u", u1, "-p", "x");
