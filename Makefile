@@ -175,13 +175,15 @@ docs:
 
 # The Java suite of test-java against the stock Java name server and broker (Maven Central jars, version
 # ORACLE_VERSION) instead of rmq, so that differences show up side by side, then the oracle-writing classes
-# against rmq and a diff of both brokers' normalized answers (integration/java/README.md). Not part of test.
+# against rmq and a diff of both brokers' normalized answers (integration/java/README.md); then the same with
+# mqadmin 5.3.3 (profile admin5: 5.x admin codes, ACL 2.0) against the Java 5.3.3 broker. Not part of test.
 # Empty: run.sh takes 4.9.8 and falls back on 4.9.7 when Maven Central has no 4.9.8 broker jars.
 ORACLE_VERSION ?=
 
 .PHONY: java-oracle
 java-oracle:
 	ORACLE_VERSION=$(ORACLE_VERSION) bash integration/java/run.sh --oracle
+	ORACLE_VERSION=5.3.3 bash integration/java/run.sh --oracle
 	bash integration/java/metrics-oracle.sh
 
 # Two Java 5.3.3 brokers in controller mode under the stock rocketmq-controller 5.3.3, then under `rmq controller`

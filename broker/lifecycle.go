@@ -168,6 +168,7 @@ func New(opts Options) (*Broker, error) {
 		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
 		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
 		NotifyEnabled: func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
+		BrokerAddr:    b.Addr,
 	})
 	if err != nil {
 		return closeStore(err)

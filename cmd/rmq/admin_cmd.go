@@ -187,6 +187,7 @@ func adminCommand() *cli.Command {
 	cmd.Subcommands = append(cmd.Subcommands, adminFastForward())
 	cmd.Subcommands = append(cmd.Subcommands, adminAuthCommands()...)
 	cmd.Subcommands = append(cmd.Subcommands, adminControllerCommands()...)
+	cmd.Subcommands = append(cmd.Subcommands, adminGroup5Commands()...)
 	return cmd
 }
 
