@@ -140,6 +140,9 @@ type Options struct {
 	// noOwnDispatch (tests only) leaves every record to the dispatcher
 	// goroutine (dispatch_own.go): for a dispatchFault that blocks.
 	noOwnDispatch bool
+	// afterReplicaCopy, when set (tests only), runs in AppendReplicated
+	// after the bytes are copied in, before any is published: a crash there.
+	afterReplicaCopy func()
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.

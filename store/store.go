@@ -54,6 +54,10 @@ type Store struct {
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
 	queueOffsets map[queueKey]int64 // next queue offset per queue
+	// replPending holds replicated bytes of a record not complete yet,
+	// from commitlog offset replBase (replica.go).
+	replPending []byte
+	replBase    int64
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
