@@ -88,20 +88,9 @@ func NewSendRequest(s *SendSpec) *remoting.Command {
 	return remoting.NewRequest(code, ext, s.Body)
 }
 
-// Send statuses (SendStatus) of the response codes that mean "stored".
-var sendStatuses = map[int32]string{
-	remoting.Success:           "SEND_OK",
-	remoting.FlushDiskTimeout:  "FLUSH_DISK_TIMEOUT",
-	remoting.FlushSlaveTimeout: "FLUSH_SLAVE_TIMEOUT",
-	remoting.SlaveNotAvailable: "SLAVE_NOT_AVAILABLE",
-}
-
 // SendStatus maps a send response code to the client's SendStatus; ok is
-// false for the codes a client treats as failures.
-func SendStatus(code int32) (status string, ok bool) {
-	status, ok = sendStatuses[code]
-	return status, ok
-}
+// false for the codes a client treats as failures (remoting.SendStatus).
+func SendStatus(code int32) (status string, ok bool) { return remoting.SendStatus(code) }
 
 // SendResult is the outcome of a stored send.
 type SendResult struct {

@@ -53,6 +53,10 @@ type PutReply struct {
 	// FlushTimeout reports SYNC_FLUSH not done within syncFlushTimeout (the
 	// message is stored).
 	FlushTimeout bool
+	// Code is the send's outcome as a remoting response code: Success, or,
+	// the message being stored, FlushDiskTimeout, SlaveNotAvailable or
+	// FlushSlaveTimeout (a SYNC_MASTER's wait for its slave; ha.go).
+	Code int32
 }
 
 // ErrTopicMessageType is the Cause of a send refused by the topic message
@@ -75,6 +79,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	for k, v := range req.Properties {
 		props[k] = v
 	}
+	wait := !noWait(props)
 	delete(props, message.PropWait)
 	a, refusal := b.admitSend(&sendIn{
 		client: fromAddr(req.From), from: req.From, sh: sh,
@@ -100,11 +105,17 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 		TransactionID: transaction.IDFor(m, res), RecallHandle: b.recallHandle(m),
 		FlushTimeout: res.Status == store.PutFlushDiskTimeout,
 	}
-	if syncFlush {
-		done := make(chan bool, 1)
-		b.store.OnFlushed(res.PhysicalOffset+int64(res.WroteBytes), func(ok bool) { done <- ok })
-		if !<-done {
-			reply.FlushTimeout = true
+	if reply.FlushTimeout {
+		reply.Code = remoting.FlushDiskTimeout
+	}
+	flush, replica := syncFlush, b.opts.isSyncMaster() && wait
+	if flush || replica {
+		// This goroutine is the gRPC handler's: it may wait.
+		done := make(chan int32, 1)
+		b.afterPut(res.PhysicalOffset+int64(res.WroteBytes), flush, replica, func(code int32) { done <- code })
+		if code := <-done; code != remoting.Success {
+			reply.Code = code
+			reply.FlushTimeout = reply.FlushTimeout || code == remoting.FlushDiskTimeout
 		}
 	}
 	return reply, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/store/ha"
 	"github.com/rmqio/rmq/timer"
 )
 
@@ -47,7 +48,12 @@ type Broker struct {
 
 	store  *store.Store
 	server *remoting.Server
-	nsCli  *remoting.Client // to the name servers
+	// Replication (ha.go): the HA service of a master or the client of a
+	// SLAVE, set by Start; haPortBound is the HA port the system chose.
+	haMaster    *ha.Master
+	haClient    *ha.Client
+	haPortBound atomic.Int32
+	nsCli       *remoting.Client // to the name servers
 
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager

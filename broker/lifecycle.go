@@ -325,6 +325,10 @@ func (b *Broker) Start() error {
 		}
 		b.server = srv
 	}
+	// Before registering: the registration names the HA address.
+	if err := b.startHA(); err != nil {
+		return err
+	}
 	b.pullHold.start()
 	// The live pointers are published before the services start: the store
 	// dispatches from Open on, and a delayed or timer message dispatched
@@ -491,6 +495,9 @@ func (b *Broker) shutdown() error {
 		errs = append(errs, errors.New("broker: requests still running at shutdown"))
 	}
 	b.nsCli.Close()
+	if err := b.stopHA(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: stop HA: %w", err))
+	}
 	if err := b.pop.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: stop pop service: %w", err))
 	}

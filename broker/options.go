@@ -138,10 +138,11 @@ type Options struct {
 	// (store/cleanup.go); UPDATE_BROKER_CONFIG changes them live.
 	RetentionConfig
 
-	// BrokerRole: rmq runs masters only, so ASYNC_MASTER and SYNC_MASTER
-	// (the same here: there is no slave to wait for) are accepted and SLAVE
-	// is refused at start and by UPDATE_BROKER_CONFIG.
+	// BrokerRole: ASYNC_MASTER, SYNC_MASTER (a send's answer waits for the
+	// slave: broker/ha.go) or SLAVE (replicates from its master).
 	BrokerRole string `conf:"brokerRole"`
+	// HAConfig holds the replication keys (broker/ha.go, store/ha).
+	HAConfig
 	// StorePathCommitLog is the commitlog directory (stock
 	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
 	// moved from a Java broker with a separate commitlog directory opens
@@ -238,6 +239,9 @@ type Options struct {
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
 	storeOptions func(*store.Options)
+	// haReconnectDelay (tests only) replaces the HA client's 5 s pause
+	// between connections.
+	haReconnectDelay time.Duration
 }
 
 // DefaultStoreDir is the default storePathRootDir, Java's
@@ -315,6 +319,7 @@ func DefaultOptions() Options {
 			RedeleteHangedFileInterval:       120000,
 		},
 		BrokerRole:                      "ASYNC_MASTER",
+		HAConfig:                        defaultHAConfig(),
 		ClusterTopicEnable:              true,
 		BrokerTopicEnable:               true,
 		FlushConsumerOffsetInterval:     5000,
@@ -528,10 +533,10 @@ func (o *Options) Validate() error {
 	switch o.BrokerRole {
 	case "ASYNC_MASTER", "SYNC_MASTER":
 	case "SLAVE":
-		errs = append(errs, errors.New("brokerRole SLAVE is not supported: rmq runs masters only"))
 	default:
 		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
 	}
+	errs = append(errs, o.HAConfig.validate()...)
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}

@@ -74,14 +74,15 @@ func (b *Broker) registerBody(rc *runtimeConfig, w remoting.TopicConfigSerialize
 }
 
 // registerHeader is the REGISTER_BROKER header of rc's advertised address.
-// The HA port is the one the broker would listen on (Java's haListenPort,
-// listenPort+1 at start), which a runtime listenPort does not move.
+// The HA address is brokerIP2 and the HA port the broker listens on
+// (haServerAddr: listenPort+1 at start as 4.9.8's haListenPort), which a
+// runtime listenPort does not move.
 func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]string {
 	return (&remoting.RegisterBrokerRequestHeader{
 		BrokerName:   b.opts.BrokerName,
 		BrokerAddr:   rc.addr(),
 		ClusterName:  b.opts.BrokerClusterName,
-		HAServerAddr: joinHostPort(rc.BrokerIP2, b.opts.ListenPort+1),
+		HAServerAddr: b.haServerAddr(rc),
 		BrokerID:     b.opts.BrokerID,
 		BodyCrc32:    int64(crc32.ChecksumIEEE(body) & 0x7FFFFFFF),
 	}).Fields()

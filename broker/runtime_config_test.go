@@ -74,7 +74,7 @@ func TestUpdateBrokerConfig(t *testing.T) {
 		{name: "unknown key refused", body: "noSuchKey=1\n", wantCode: remoting.SystemError, wantRemark: "noSuchKey"},
 		{name: "another part's key refused", body: "grpcServerPort=1\n", wantCode: remoting.SystemError, wantRemark: "grpcServerPort is read at start only"},
 		{name: "black-listed key", body: "rocketmqHome=/x\n", wantCode: remoting.NoPermission, wantRemark: "Can not update config in black list."},
-		{name: "a value a start refuses", body: "brokerRole=SLAVE\n", wantCode: remoting.SystemError, wantRemark: "brokerRole SLAVE is not supported"},
+		{name: "a value a start refuses", body: "brokerRole=BACKUP\n", wantCode: remoting.SystemError, wantRemark: "is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE"},
 		{name: "bad value", body: "maxTransferCountOnMessageInMemory=lots\n", wantCode: remoting.SystemError, wantRemark: "maxTransferCountOnMessageInMemory"},
 		{name: "invalid value", body: "brokerPermission=9\n", wantCode: remoting.SystemError, wantRemark: "brokerPermission 9"},
 		{name: "start-only key kept for the next start", body: "brokerName=other\n", check: func(t *testing.T, o Options) {

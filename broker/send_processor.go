@@ -428,7 +428,10 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	// on this goroutine: the store returns after the append and the
 	// group-commit flusher sends the answer (answerAfterFlush).
 	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
-	awaitFlush := false
+	// On a SYNC_MASTER the answer also waits for a slave's ack (ha.go),
+	// written from the HA service's callback in the same way.
+	syncMaster := b.opts.isSyncMaster() && !req.IsOneway()
+	awaitFlush, awaitReplica := false, false
 
 	if plain == nil && !sh.batch {
 		if p, ok := b.plainProperties(sh); ok {
@@ -443,7 +446,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		if refusal != nil {
 			return fail(refusal.Code, refusal.Remark)
 		}
-		awaitFlush = deferFlush && !skipWait
+		awaitFlush, awaitReplica = deferFlush && !skipWait, syncMaster && !skipWait
 		if res, err = b.putMessages(msgs); err != nil {
 			return b.putFailure(resp, err)
 		}
@@ -453,7 +456,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		m := &mv
 		b.textMessage(m, sh, req.Body, &a, bornHost, plain)
 		m.SkipFlushWait = plain.skipWait || deferFlush
-		awaitFlush = deferFlush && !plain.skipWait
+		awaitFlush, awaitReplica = deferFlush && !plain.skipWait, syncMaster && !plain.skipWait
 		res, err = b.putText(m, plain.inline)
 		if plain.inline && errors.Is(err, store.ErrWouldBlock) {
 			plain.wouldBlock = true
@@ -474,7 +477,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 		}
 		skipWait := m.SkipFlushWait
 		m.SkipFlushWait = skipWait || deferFlush
-		awaitFlush = deferFlush && !skipWait
+		awaitFlush, awaitReplica = deferFlush && !skipWait, syncMaster && !skipWait
 		// The reply names the queue the producer addressed (or the DLQ), not
 		// the schedule or timer queue a hook may move the message to.
 		queueID = m.QueueID
@@ -492,8 +495,8 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	}
 
 	setSendReply(resp, res, queueID)
-	if awaitFlush {
-		return b.answerAfterFlush(c, resp, res.PhysicalOffset+int64(res.WroteBytes))
+	if awaitFlush || awaitReplica {
+		return b.answerAfterStore(c, resp, res.PhysicalOffset+int64(res.WroteBytes), awaitFlush, awaitReplica)
 	}
 	return resp
 }
@@ -586,16 +589,22 @@ func (b *Broker) mapMessage(req *remoting.Command, sh *sendHeader, a *admitted, 
 	return m, nil
 }
 
-// answerAfterFlush writes resp once the commitlog is durable up to end, with
-// FLUSH_DISK_TIMEOUT if that takes longer than syncFlushTimeout, and returns
-// nil (the reply is written later). The pending reply counts as work in
-// flight, so a shutdown waits for it.
-func (b *Broker) answerAfterFlush(c *remoting.Conn, resp *remoting.Command, end int64) *remoting.Command {
+// answerAfterStore writes resp once the commitlog is durable up to end
+// (flush) and a slave acked it (replica), with the outcome code afterPut
+// gives (FLUSH_DISK_TIMEOUT, SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT),
+// and returns nil (the reply is written later); a SLAVE_NOT_AVAILABLE
+// known at once is returned as the answer. The pending reply counts as
+// work in flight, so a shutdown waits for it.
+func (b *Broker) answerAfterStore(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica bool) *remoting.Command {
+	if !flush && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
+		resp.Code = remoting.SlaveNotAvailable
+		return resp
+	}
 	b.inflight.Add(1) // inside the handler's own unit of work, so never after shutdown began
-	b.store.OnFlushed(end, func(ok bool) {
+	b.afterPut(end, flush, replica, func(code int32) {
 		defer b.inflight.Done()
-		if !ok && resp.Code == remoting.Success {
-			resp.Code = remoting.FlushDiskTimeout
+		if code != remoting.Success {
+			resp.Code = code
 		}
 		_ = c.WriteResponse(resp)
 	})

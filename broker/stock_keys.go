@@ -82,12 +82,6 @@ type StockKeys struct {
 	FlushCommitLogThoroughInterval           int    `conf:"flushCommitLogThoroughInterval"`
 	FlushConsumeQueueThoroughInterval        int    `conf:"flushConsumeQueueThoroughInterval"`
 	MaxMsgsNumBatch                          int    `conf:"maxMsgsNumBatch"`
-	HaListenPort                             int    `conf:"haListenPort"`
-	HaSendHeartbeatInterval                  int    `conf:"haSendHeartbeatInterval"`
-	HaHousekeepingInterval                   int    `conf:"haHousekeepingInterval"`
-	HaTransferBatchSize                      int    `conf:"haTransferBatchSize"`
-	HaSlaveFallbehindMax                     int    `conf:"haSlaveFallbehindMax"`
-	SlaveTimeout                             int    `conf:"slaveTimeout"`
 	HaMasterAddress                          string `conf:"haMasterAddress"`
 	MessageIndexSafe                         bool   `conf:"messageIndexSafe"`
 	FlushCommitLogTimed                      bool   `conf:"flushCommitLogTimed"`
@@ -195,12 +189,6 @@ func defaultStockKeys() StockKeys {
 		FlushCommitLogThoroughInterval:           1000 * 10,
 		FlushConsumeQueueThoroughInterval:        1000 * 60,
 		MaxMsgsNumBatch:                          64,
-		HaListenPort:                             10912,
-		HaSendHeartbeatInterval:                  1000 * 5,
-		HaHousekeepingInterval:                   1000 * 20,
-		HaTransferBatchSize:                      1024 * 32,
-		HaSlaveFallbehindMax:                     1024 * 1024 * 256,
-		SlaveTimeout:                             3000,
 		FlushCommitLogTimed:                      true,
 		FlushLeastPagesWhenWarmMapedFile:         1024 / 4 * 16,
 		TransientStorePoolSize:                   5,
@@ -236,7 +224,7 @@ var inertKeyReasons = func() map[string]string {
 		"sends are served from the start":                                                                                                         {"startAcceptSendRequestTimeStamp"},
 		"no queue-wait timing in rmq (no per-kind executor queue to clean)":                                                                       {"waitTimeMillsInSendQueue", "brokerFastFailureEnable", "waitTimeMillsInPullQueue", "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "osPageCacheBusyTimeOutMills"},
 		"rmq does not disable slow consumer groups":                                                                                               {"consumerFallbehindThreshold", "disableConsumeIfConsumerReadSlowly"},
-		"rmq runs masters only (no slaves to read from or to replicate to)":                                                                       {"slaveReadEnable", "haListenPort", "haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "haSlaveFallbehindMax", "slaveTimeout", "haMasterAddress", "offsetCheckInSlave"},
+		"rmq runs masters only (no slaves to read from or to replicate to)":                                                                       {"slaveReadEnable", "haMasterAddress", "offsetCheckInSlave"},
 		"rmq registers with a fixed timeout, uncompressed, and always in full":                                                                    {"registerBrokerTimeoutMills", "compressedRegister", "forceRegister"},
 		"pull replies are always written from the mapped store (zero copy); the choice is not client-visible":                                     {"transferMsgByHeap"},
 		"rmq loads no message-store plug-ins":                                                                                                     {"messageStorePlugIn"},

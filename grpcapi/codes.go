@@ -46,7 +46,9 @@ func toStatus(err error) *v2.Status {
 
 // remotingCodes is the proxy's mapping of a broker response code
 // (ResponseBuilder.buildCode); a code it does not name is
-// INTERNAL_SERVER_ERROR.
+// INTERNAL_SERVER_ERROR. The three "stored, but" codes of a send are the
+// proxy's mapping of the client SendStatus they give
+// (SendMessageActivity.convertToSendMessageResponse).
 var remotingCodes = map[int32]v2.Code{
 	remoting.Success:                   v2.Code_OK,
 	remoting.SystemBusy:                v2.Code_TOO_MANY_REQUESTS,
@@ -56,6 +58,8 @@ var remotingCodes = map[int32]v2.Code{
 	remoting.NoPermission:              v2.Code_FORBIDDEN,
 	remoting.MessageIllegal:            v2.Code_BAD_REQUEST,
 	remoting.FlushDiskTimeout:          v2.Code_MASTER_PERSISTENCE_TIMEOUT,
+	remoting.FlushSlaveTimeout:         v2.Code_SLAVE_PERSISTENCE_TIMEOUT,
+	remoting.SlaveNotAvailable:         v2.Code_HA_NOT_AVAILABLE,
 }
 
 // remotingCode is the gRPC code of a broker response code.

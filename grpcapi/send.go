@@ -121,8 +121,14 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 			MessageId: it.msg.GetSystemProperties().GetMessageId(), TransactionId: reply.TransactionID, Offset: reply.QueueOffset,
 			RecallHandle: reply.RecallHandle, // a timer message's (SendMessageActivity)
 		}
-		if reply.FlushTimeout {
-			e = &v2.SendResultEntry{Status: &v2.Status{Code: v2.Code_MASTER_PERSISTENCE_TIMEOUT, Message: "send message failed, sendStatus=FLUSH_DISK_TIMEOUT"}}
+		if code := reply.Code; code != remoting.Success || reply.FlushTimeout {
+			// Stored, but not as the producer asked: the proxy answers the
+			// client's SendStatus (SendMessageActivity) with its code.
+			if code == remoting.Success {
+				code = remoting.FlushDiskTimeout
+			}
+			status, _ := remoting.SendStatus(code)
+			e = &v2.SendResultEntry{Status: &v2.Status{Code: remotingCode(code), Message: "send message failed, sendStatus=" + status}}
 		}
 		if reply.TransactionID != "" {
 			s.txs.add(tc.TopicName, reply.TransactionID, txData{

@@ -144,3 +144,19 @@ const (
 	DeleteACLConfigFailed              int32 = 210
 	UpdateGlobalWhiteAddrsConfigFailed int32 = 211
 )
+
+// sendStatuses are the client SendStatus names of the send response codes
+// that mean "stored" (4.9.8 MQClientAPIImpl.processSendResponse).
+var sendStatuses = map[int32]string{
+	Success:           "SEND_OK",
+	FlushDiskTimeout:  "FLUSH_DISK_TIMEOUT",
+	FlushSlaveTimeout: "FLUSH_SLAVE_TIMEOUT",
+	SlaveNotAvailable: "SLAVE_NOT_AVAILABLE",
+}
+
+// SendStatus maps a send response code to the client's SendStatus; ok is
+// false for the codes a client treats as failures.
+func SendStatus(code int32) (status string, ok bool) {
+	status, ok = sendStatuses[code]
+	return status, ok
+}
