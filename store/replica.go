@@ -195,6 +195,15 @@ func (s *Store) publishReplicated() error {
 	s.stats.putBytes.Add(int64(n))
 	s.noteWritten(n)
 	s.wakeDispatcher()
+	if s.opts.FlushDiskType == SyncFlush {
+		// Under SYNC_FLUSH nothing else wakes the group-commit flusher for
+		// these bytes (no put waits for them); each batch is synced as
+		// Java's GroupCommitService syncs what arrives without a request.
+		select {
+		case s.flushWake <- struct{}{}:
+		default:
+		}
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // replicaSource is a master's commitlog cut into chunks as a master
@@ -152,5 +153,29 @@ func TestReplicaCrashAtEachStep(t *testing.T) {
 			checkQueue(t, os, "C", q, 100)
 		}
 		os.Close()
+	}
+}
+
+// Under SYNC_FLUSH a slave's replicated records are synced without a put
+// asking: the flusher is woken by the append.
+func TestReplicaSyncFlushSyncs(t *testing.T) {
+	m := openStore(t, testOptions(t.TempDir()))
+	for i := 0; i < 20; i++ {
+		mustPut(t, m, testMessage("F", 0, i))
+	}
+	o := testOptions(t.TempDir())
+	o.FlushDiskType = SyncFlush
+	s := openStore(t, o)
+	for _, c := range replicaChunks(t, m, 0, 3000) {
+		if _, err := s.AppendReplicated(c[0], masterBytes(t, m, c[0], c[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(testWait)
+	for s.cl.flushedOffset.Load() < m.MaxPhyOffset() {
+		if time.Now().After(deadline) {
+			t.Fatalf("flushed %d of %d", s.cl.flushedOffset.Load(), m.MaxPhyOffset())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

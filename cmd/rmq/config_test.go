@@ -188,7 +188,6 @@ func TestPrintConfig(t *testing.T) {
 
 func TestCommandErrors(t *testing.T) {
 	badValue := writeFile(t, "bad.conf", "brokerName=x\nbrokerId=zero\n")
-	slave := writeFile(t, "slave.conf", "brokerRole=SLAVE\nbrokerId=1\n")
 	badRole := writeFile(t, "role.conf", "brokerRole=LEADER\n")
 	badNs := writeFile(t, "ns.conf", "listenPort=port\n")
 	// The levels parse as a string; the broker refuses them before it opens
@@ -202,7 +201,6 @@ func TestCommandErrors(t *testing.T) {
 		{name: "bad value with position", args: []string{"broker", "-c", badValue}, wantErr: badValue + `:2: brokerId: invalid int64 "zero"`},
 		{name: "bad value even with -p", args: []string{"broker", "-c", badValue, "-p"}, wantErr: badValue + ":2: brokerId"},
 		{name: "missing file", args: []string{"broker", "-c", "/nonexistent/broker.conf"}, wantErr: "no such file"},
-		{name: "slave refused", args: []string{"broker", "-c", slave}, wantErr: "brokerRole SLAVE is not supported"},
 		{name: "unknown role", args: []string{"standalone", "-c", badRole}, wantErr: `brokerRole "LEADER"`},
 		{name: "bad name server address", args: []string{"broker", "-n", "localhost"}, wantErr: "the name server address [localhost] is illegal"},
 		{name: "bad name server port", args: []string{"broker", "-n", "127.0.0.1:1;127.0.0.1:x"}, wantErr: "[127.0.0.1:x] is illegal"},

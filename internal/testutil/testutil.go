@@ -69,24 +69,46 @@ func FreeAddr(t testing.TB) string {
 	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 }
 
-// FreePortPair returns a free port p whose broker VIP port p-2 is free too;
-// neither p nor p-2 is one of avoid (ports picked earlier but not yet bound).
+// FreePortPair returns a free port p whose broker VIP port p-2 and HA port
+// p+1 (a master's, 4.9.8 listenPort+1) are free too; none of them is one
+// of avoid (ports picked earlier but not yet bound).
 func FreePortPair(t testing.TB, avoid ...int) int {
 	t.Helper()
 	for range 100 {
 		p := FreePort(t)
-		if p < 1100 || p > 65000 || slices.Contains(avoid, p) || slices.Contains(avoid, p-2) {
+		if p < 1100 || p > 65000 || slices.ContainsFunc(avoid, func(a int) bool { return clash(p, a) }) {
 			continue
 		}
-		vip, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p-2))
-		if err != nil {
+		if !listenable(p-2) || !listenable(p+1) {
 			continue
 		}
-		vip.Close()
 		return p
 	}
 	t.Fatal("testutil: no free port pair")
 	return 0
+}
+
+// clash reports whether brokers on ports p and a would share a port
+// (each takes port-2, port and port+1).
+func clash(p, a int) bool {
+	for _, x := range [3]int{p - 2, p, p + 1} {
+		for _, y := range [3]int{a - 2, a, a + 1} {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// listenable reports whether 127.0.0.1:port can be listened on now.
+func listenable(port int) bool {
+	l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // WaitFor polls cond until it holds and fails the test once timeout has

@@ -91,6 +91,7 @@ type Master struct {
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
+	nconn atomic.Int32 // len(conns), read by IsSlaveOK on every SYNC_MASTER send
 }
 
 // NewMaster returns a master over src; Start listens.
@@ -142,6 +143,7 @@ func (m *Master) accept() {
 			return
 		}
 		m.conns[c] = struct{}{}
+		m.nconn.Store(int32(len(m.conns)))
 		m.mu.Unlock()
 		m.log.Info().Str("slave", c.addr).Msg("ha: slave connected")
 		c.start()
@@ -152,6 +154,7 @@ func (m *Master) accept() {
 func (m *Master) drop(c *conn) {
 	m.mu.Lock()
 	delete(m.conns, c)
+	m.nconn.Store(int32(len(m.conns)))
 	m.mu.Unlock()
 }
 
@@ -174,11 +177,7 @@ func (m *Master) notifyAck(ack int64) {
 func (m *Master) Push2SlaveMaxOffset() int64 { return m.push.Load() }
 
 // Connections is the number of connected slaves.
-func (m *Master) Connections() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.conns)
-}
+func (m *Master) Connections() int { return int(m.nconn.Load()) }
 
 // IsSlaveOK is HAService.isSlaveOK: a slave is connected and the acked
 // offset is less than FallBehindMax behind putEnd.
