@@ -82,6 +82,9 @@ type Broker struct {
 	// for the metrics endpoint; a background loop (Start) flushes its
 	// summaries every interval.
 	refusals *ratelog.Limiter
+	// What a SLAVE learned from its registrations (role.go).
+	masterAddr   atomic.Pointer[string]
+	haMasterAddr atomic.Pointer[string]
 	// registeredAll is true after a registration every name server accepted
 	// (metrics_access.go: Ready).
 	registeredAll atomic.Bool

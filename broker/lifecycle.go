@@ -158,6 +158,7 @@ func New(opts Options) (*Broker, error) {
 	closeStore := func(err error) (*Broker, error) {
 		return fail(errors.Join(err, b.store.Close()))
 	}
+	b.initRole()
 
 	b.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
@@ -184,6 +185,7 @@ func New(opts Options) (*Broker, error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"), Refusals: b.refusals,
+		Slave: opts.isSlave(),
 	})
 	if err != nil {
 		_ = b.sched.Stop()
@@ -335,14 +337,26 @@ func (b *Broker) Start() error {
 	// between a service's first idle read and the publication would get no
 	// wake-up. Notify only fills a one-slot buffer, so an early one is at most
 	// one extra read of the queue.
-	b.schedLive.Store(b.sched)
-	b.sched.Start()
-	if b.timers != nil {
-		b.timersLive.Store(b.timers)
-		b.timers.Start()
+	//
+	// A SLAVE runs none of them (4.9.8: ScheduleMessageService is shut down
+	// on a slave, DefaultMessageStore.handleScheduleMessageService, and the
+	// transaction check starts only on a master, BrokerController.start;
+	// 5.3.3 also keeps the timer dequeue and POP revive off,
+	// changeSpecialServiceStatus): their stores are written by replication,
+	// and their state, loaded at New, stays as it was for a start as master.
+	// Instead it copies its master's metadata (role.go).
+	if b.opts.isSlave() {
+		b.startRole()
+	} else {
+		b.schedLive.Store(b.sched)
+		b.sched.Start()
+		if b.timers != nil {
+			b.timersLive.Store(b.timers)
+			b.timers.Start()
+		}
+		b.tx.Start()
+		b.pop.Start()
 	}
-	b.tx.Start()
-	b.pop.Start()
 
 	if b.acl != nil {
 		b.bg.Add(1)

@@ -138,9 +138,23 @@ type Options struct {
 	// (store/cleanup.go); UPDATE_BROKER_CONFIG changes them live.
 	RetentionConfig
 
-	// BrokerRole: ASYNC_MASTER, SYNC_MASTER (a send's answer waits for the
-	// slave: broker/ha.go) or SLAVE (replicates from its master).
+	// BrokerRole is ASYNC_MASTER, SYNC_MASTER or SLAVE (role.go). A SLAVE
+	// (brokerId > 0) refuses writes, serves pulls as 4.9.8 does, copies
+	// its master's metadata (SlaveSynchronize) and runs no delay-level,
+	// timer, transaction-check or POP revive service.
 	BrokerRole string `conf:"brokerRole"`
+	// SlaveReadEnable: a slave serves pulls and is suggested to consumers
+	// (suggestWhichBrokerId); without it every pull answer suggests the
+	// master (4.9.8 PullMessageProcessor). Changed live, as stock.
+	SlaveReadEnable bool `conf:"slaveReadEnable"`
+	// OffsetCheckInSlave: a slave answers PULL_OFFSET_MOVED with the
+	// corrected offset instead of PULL_RETRY_IMMEDIATELY at the requested
+	// one (its queues may just be behind the master's). Changed live.
+	OffsetCheckInSlave bool `conf:"offsetCheckInSlave"`
+	// HaMasterAddress, on a SLAVE, pins the master's HA address when it has
+	// at least 6 characters: the address the name server answers at
+	// registration is then not used (4.9.8 BrokerController.initialize).
+	HaMasterAddress string `conf:"haMasterAddress"`
 	// HAConfig holds the replication keys (broker/ha.go, store/ha).
 	HAConfig
 	// StorePathCommitLog is the commitlog directory (stock
@@ -531,8 +545,13 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("commitLogPageCacheKeep %d is negative (0 leaves the page cache to the kernel)", o.CommitLogPageCacheKeep))
 	}
 	switch o.BrokerRole {
-	case "ASYNC_MASTER", "SYNC_MASTER":
-	case "SLAVE":
+	case RoleAsyncMaster, RoleSyncMaster:
+	case RoleSlave:
+		// BrokerStartup exits (-3) on a slave id that is not positive; a
+		// master's id is forced to 0 before Validate (cmd/rmq check).
+		if o.BrokerID <= 0 {
+			errs = append(errs, fmt.Errorf("brokerId %d: a SLAVE's brokerId must be > 0", o.BrokerID))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
 	}

@@ -302,9 +302,10 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 	begin := b.clock.Now()
 	res := b.store.GetMessageFiltered(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes, pf)
 	resp.Remark = getStatusNames[res.Status]
-	// suggestWhichBrokerId 0: rmq has no slaves to send the consumer to.
-	(&remoting.PullMessageResponseHeader{NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}).Encode(resp)
+	rh := remoting.PullMessageResponseHeader{NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
 	resp.Code = pullCode(res.Status, ph.QueueOffset)
+	b.suggestBroker(ph, res, group, rc, &rh, &resp.Code)
+	rh.Encode(resp)
 	if d := b.bstats.Detail(); d != nil && resp.Code == remoting.Success {
 		d.RecordPulled(ph.Topic, ph.ConsumerGroup, ph.QueueID, res.NextBeginOffset)
 	}
@@ -335,7 +336,10 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 			Int64("requestOffset", ph.QueueOffset).Int64("newOffset", res.NextBeginOffset).Msg("pull offset moved")
 	}
 
-	if allowSuspend && ph.SysFlag&pullFlagCommitOffset != 0 {
+	// A slave never stores the offset a pull commits (the Java client
+	// clears the flag for pulls to a slave anyway): its offsets are the
+	// master's, copied by SlaveSynchronize, and UPDATE_CONSUMER_OFFSET's.
+	if allowSuspend && ph.SysFlag&pullFlagCommitOffset != 0 && !b.opts.isSlave() {
 		b.clients.Offsets.Commit(ph.ConsumerGroup, ph.Topic, ph.QueueID, ph.CommitOffset)
 	}
 	return resp
@@ -375,4 +379,55 @@ func (b *Broker) wakePull(hp *heldPull) {
 	if err := hp.conn.WriteResponse(resp); err != nil {
 		b.log.Debug().Err(err).Object("client", hp.conn).Msg("held pull answer not delivered")
 	}
+}
+
+// suggestBroker sets suggestWhichBrokerId, and on a SLAVE the offsets and
+// code of a pull whose offset is out of the slave's range, as 4.9.8's
+// PullMessageProcessor and DefaultMessageStore.getMessage do:
+//
+//   - without slaveReadEnable the suggestion is always the master (0);
+//   - with it, the group's whichBrokerWhenConsumeSlowly when the pull reads
+//     further behind the commitlog's end than accessMessageInMemoryMaxRatio
+//     of the RAM (the consumer is slow: its reads would evict the page
+//     cache of the master's writes), else the group's brokerId;
+//   - on a slave without offsetCheckInSlave, an out-of-range offset is not
+//     corrected (nextOffsetCorrection: nextBeginOffset stays the requested
+//     offset), and PULL_OFFSET_MOVED becomes PULL_RETRY_IMMEDIATELY
+//     suggesting the group's brokerId: the slave may just be behind.
+//
+// 4.9.8 also sets PULL_RETRY_IMMEDIATELY for every pull on a slave without
+// slaveReadEnable, but the status switch that follows overwrites the code,
+// so a 4.9.8 slave serves such pulls (suggesting the master, where the
+// client goes next); the Java client relies on it when the master is down.
+// rmq does the same. 5.3.3 refuses them (SYSTEM_BUSY, rejectRequest).
+func (b *Broker) suggestBroker(ph *pullHeader, res *store.GetResult, group *remoting.SubscriptionGroupConfig, rc *runtimeConfig, rh *remoting.PullMessageResponseHeader, code *int32) {
+	if rc.SlaveReadEnable {
+		rh.SuggestWhichBrokerID = group.BrokerID
+		if b.pullIsSlow(ph, res) {
+			rh.SuggestWhichBrokerID = group.WhichBrokerWhenConsumeSlowly
+		}
+	}
+	if !b.opts.isSlave() || rc.OffsetCheckInSlave {
+		return
+	}
+	switch res.Status {
+	case store.Found, store.NoMatchedMessage, store.MessageWasRemoving:
+	default:
+		rh.NextBeginOffset = ph.QueueOffset
+	}
+	if *code == remoting.PullOffsetMoved {
+		*code = remoting.PullRetryImmediately
+		rh.SuggestWhichBrokerID = group.BrokerID
+	}
+}
+
+// pullIsSlow is GetMessageResult.suggestPullingFromSlave: the last unit the
+// pull read points further behind the commitlog's end than the in-memory
+// window (onDisk). Only a read that examined units has it.
+func (b *Broker) pullIsSlow(ph *pullHeader, res *store.GetResult) bool {
+	if res.Status != store.Found && res.Status != store.NoMatchedMessage {
+		return false
+	}
+	phy, ok := b.store.CommitLogOffsetOf(ph.Topic, ph.QueueID, res.NextBeginOffset-1)
+	return ok && b.onDisk(phy)
 }

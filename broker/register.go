@@ -236,6 +236,7 @@ func (b *Broker) sendRegister(w remoting.TopicConfigSerializeWrapper, addrs []st
 		}()
 	}
 	wg.Wait()
+	b.noteRegistered(res)
 	return res
 }
 

@@ -46,6 +46,8 @@ type runtimeConfig struct {
 	NotifyConsumerIdsChangedEnable    bool   `conf:"notifyConsumerIdsChangedEnable"`
 	MaxTransferCountOnMessageInDisk   int    `conf:"maxTransferCountOnMessageInDisk"`
 	MaxTransferBytesOnMessageInDisk   int    `conf:"maxTransferBytesOnMessageInDisk"`
+	SlaveReadEnable                   bool   `conf:"slaveReadEnable"`
+	OffsetCheckInSlave                bool   `conf:"offsetCheckInSlave"`
 	// RetentionConfig: the retention keys, handed to the store
 	// (store.SetRetention) by the update that changes them.
 	RetentionConfig
@@ -96,6 +98,8 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		NotifyConsumerIdsChangedEnable:    o.NotifyConsumerIdsChangedEnable,
 		MaxTransferCountOnMessageInDisk:   o.MaxTransferCountOnMessageInDisk,
 		MaxTransferBytesOnMessageInDisk:   o.MaxTransferBytesOnMessageInDisk,
+		SlaveReadEnable:                   o.SlaveReadEnable,
+		OffsetCheckInSlave:                o.OffsetCheckInSlave,
 		RetentionConfig:                   o.RetentionConfig,
 		all:                               *o,
 		version:                           dataVersion{Timestamp: bootMs},

@@ -718,7 +718,7 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark, reason = remoting.MessageIllegal, err.Error(), "send_message_illegal"
-	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable), errors.Is(err, store.ErrSlave):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable
 		remark = "service not available now. It may be caused by one of the following reasons: " +
@@ -728,6 +728,8 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 			reason = "send_disk_full"
 		case errors.Is(err, store.ErrNotWritable):
 			reason = "send_store_not_writable"
+		case errors.Is(err, store.ErrSlave):
+			reason = "send_to_slave"
 		default:
 			reason = "send_store_closed"
 		}

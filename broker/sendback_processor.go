@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 )
 
 // ensureDLQ creates a group's DLQ topic as a send-back would, for the delay
@@ -115,7 +116,10 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		if pe := remoting.AsRefusal(err); pe != nil {
 			return fail(pe.Code, pe.Remark)
 		}
-		return fail(remoting.SystemError, err.Error())
+		// Stock answers SYSTEM_ERROR with the PutMessageStatus name
+		// (SERVICE_NOT_AVAILABLE on a slave or a full disk); the cause
+		// follows it.
+		return fail(remoting.SystemError, store.PutStatusName(nil, err)+" ("+err.Error()+")")
 	}
 	b.bstats.RecordSendBack(props[message.PropRetryTopic], group)
 	if d := b.bstats.Detail(); d != nil && strings.HasPrefix(topic, message.DLQTopicPrefix) {

@@ -20,7 +20,6 @@ type StockKeys struct {
 	BrokerFastFailureEnable                  bool   `conf:"brokerFastFailureEnable"`
 	WaitTimeMillsInPullQueue                 int64  `conf:"waitTimeMillsInPullQueue"`
 	DisableConsumeIfConsumerReadSlowly       bool   `conf:"disableConsumeIfConsumerReadSlowly"`
-	SlaveReadEnable                          bool   `conf:"slaveReadEnable"`
 	RegisterBrokerTimeoutMills               int    `conf:"registerBrokerTimeoutMills"`
 	TransferMsgByHeap                        bool   `conf:"transferMsgByHeap"`
 	MessageStorePlugIn                       string `conf:"messageStorePlugIn"`
@@ -82,11 +81,9 @@ type StockKeys struct {
 	FlushCommitLogThoroughInterval           int    `conf:"flushCommitLogThoroughInterval"`
 	FlushConsumeQueueThoroughInterval        int    `conf:"flushConsumeQueueThoroughInterval"`
 	MaxMsgsNumBatch                          int    `conf:"maxMsgsNumBatch"`
-	HaMasterAddress                          string `conf:"haMasterAddress"`
 	MessageIndexSafe                         bool   `conf:"messageIndexSafe"`
 	FlushCommitLogTimed                      bool   `conf:"flushCommitLogTimed"`
 	FlushLeastPagesWhenWarmMapedFile         int    `conf:"flushLeastPagesWhenWarmMapedFile"`
-	OffsetCheckInSlave                       bool   `conf:"offsetCheckInSlave"`
 	TransientStorePoolEnable                 bool   `conf:"transientStorePoolEnable"`
 	TransientStorePoolSize                   int    `conf:"transientStorePoolSize"`
 	CommitIntervalCommitLog                  int    `conf:"commitIntervalCommitLog"`
@@ -224,7 +221,6 @@ var inertKeyReasons = func() map[string]string {
 		"sends are served from the start":                                                                                                         {"startAcceptSendRequestTimeStamp"},
 		"no queue-wait timing in rmq (no per-kind executor queue to clean)":                                                                       {"waitTimeMillsInSendQueue", "brokerFastFailureEnable", "waitTimeMillsInPullQueue", "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "osPageCacheBusyTimeOutMills"},
 		"rmq does not disable slow consumer groups":                                                                                               {"consumerFallbehindThreshold", "disableConsumeIfConsumerReadSlowly"},
-		"rmq runs masters only (no slaves to read from or to replicate to)":                                                                       {"slaveReadEnable", "haMasterAddress", "offsetCheckInSlave"},
 		"rmq registers with a fixed timeout, uncompressed, and always in full":                                                                    {"registerBrokerTimeoutMills", "compressedRegister", "forceRegister"},
 		"pull replies are always written from the mapped store (zero copy); the choice is not client-visible":                                     {"transferMsgByHeap"},
 		"rmq loads no message-store plug-ins":                                                                                                     {"messageStorePlugIn"},

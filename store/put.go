@@ -42,7 +42,7 @@ func PutStatusName(res *PutResult, err error) string {
 		return "MESSAGE_ILLEGAL"
 	case errors.Is(err, ErrPropertiesTooLarge):
 		return "PROPERTIES_SIZE_EXCEEDED"
-	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull), errors.Is(err, ErrSlave):
 		// Java refuses puts on a full disk as not writeable (checkStoreStatus).
 		return "SERVICE_NOT_AVAILABLE"
 	}
@@ -154,6 +154,9 @@ func (s *Store) prepare(m *message.Message, f *message.Record) error {
 func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if s.slave.Load() {
+		return nil, ErrSlave
 	}
 	if err := s.writeRefused(len(msgs) == 1 && msgs[0].Delivery); err != nil {
 		s.stats.putFailures.Add(1)

@@ -50,6 +50,8 @@ type Store struct {
 
 	// storeHost, once SetStoreHost ran, replaces Options.StoreHost (storehost.go).
 	storeHost atomic.Pointer[netip.AddrPort]
+	// slave refuses every put with ErrSlave (role.go).
+	slave atomic.Bool
 
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex

@@ -20,6 +20,9 @@ const (
 	txRemarkBadDecision  = "commitOrRollback field wrong"
 	txRemarkResumeFailed = "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
 	txRemarkResumeError  = "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."
+	// txRemarkSlave is End's (the gRPC front end needs a message; the
+	// remoting answer has none, as stock).
+	txRemarkSlave = "the broker is a slave, so end transaction is forbidden"
 )
 
 // endTxHeader is EndTransactionRequestHeader.
@@ -40,6 +43,13 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 	rh, err := remoting.DecodeHeader[remoting.EndTransactionRequestHeader](req)
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
+	}
+	if s.slave {
+		// As stock: the role is checked right after the header is read,
+		// and the answer has no remark.
+		s.refusals.Warn(&s.log, "end_transaction_on_slave", remoting.SlaveNotAvailable).Object("client", c).
+			Msg("transaction: the broker is a slave, so end transaction is forbidden")
+		return remoting.NewResponse(req, remoting.SlaveNotAvailable, "")
 	}
 	eh := endTxHeader{
 		group:     rh.ProducerGroup,

@@ -45,6 +45,9 @@ func (s *Service) checkExternal(c Check) bool {
 // END_TRANSACTION does. It returns the remoting code and remark of the
 // outcome (remoting.Success when done or already done).
 func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64, commit, fromCheck bool, msgID string) (int32, string) {
+	if s.slave {
+		return remoting.SlaveNotAvailable, txRemarkSlave
+	}
 	eh := endTxHeader{group: group, tranOff: tranStateTableOffset, phyOff: commitLogOffset,
 		decision: message.TransactionRollbackType, fromCheck: fromCheck, msgID: msgID}
 	if commit {

@@ -61,6 +61,10 @@ type Options struct {
 	CheckMax      int
 	Clock         clock.Clock // nil: the wall clock
 	Logger        zerolog.Logger
+	// Slave: the broker's role is SLAVE. END_TRANSACTION is refused with
+	// SLAVE_NOT_AVAILABLE (4.9.8 EndTransactionProcessor); the broker does
+	// not Start the check loop on a slave.
+	Slave bool
 	// Refusals rate-limits the warnings a producer's END_TRANSACTION
 	// requests can repeat; nil makes one.
 	Refusals *ratelog.Limiter

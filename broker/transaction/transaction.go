@@ -137,6 +137,7 @@ type Service struct {
 	clock          clock.Clock
 	log            zerolog.Logger
 	refusals       *ratelog.Limiter
+	slave          bool // Options.Slave
 
 	timeout  time.Duration // transactionTimeOut
 	interval time.Duration // transactionCheckInterval
@@ -207,7 +208,7 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, put: o.Put, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
-		refusals:  o.Refusals,
+		refusals: o.Refusals, slave: o.Slave,
 		timeout:   o.Timeout,
 		interval:  o.CheckInterval,
 		checkMax:  o.CheckMax,

@@ -109,13 +109,16 @@ func loadBrokerSettings(f brokerFlags, log zerolog.Logger) (*brokerSettings, err
 	return s, nil
 }
 
-// check applies the stock start-up rules that live outside broker.Options:
-// masters always have brokerId 0 (brokerRole itself is checked by
-// Options.Validate: slaves are refused), and every name server address must
-// be host:port.
+// check applies the stock start-up rules that live outside broker.Options
+// (4.9.8 BrokerStartup.createBrokerController): masters always have
+// brokerId 0 whatever the file says; a SLAVE keeps its id, which
+// Options.Validate refuses unless it is > 0 (stock exits with -3); and
+// every name server address must be host:port.
 func (s *brokerSettings) check() error {
 	var errs []error
-	s.opts.BrokerID = 0
+	if s.opts.BrokerRole != broker.RoleSlave {
+		s.opts.BrokerID = 0
+	}
 	if err := s.opts.Validate(); err != nil {
 		errs = append(errs, err)
 	}

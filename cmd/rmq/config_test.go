@@ -188,6 +188,8 @@ func TestPrintConfig(t *testing.T) {
 
 func TestCommandErrors(t *testing.T) {
 	badValue := writeFile(t, "bad.conf", "brokerName=x\nbrokerId=zero\n")
+	// A slave's brokerId must be > 0 (stock BrokerStartup exits with -3).
+	slave := writeFile(t, "slave.conf", "brokerRole=SLAVE\nbrokerId=0\n")
 	badRole := writeFile(t, "role.conf", "brokerRole=LEADER\n")
 	badNs := writeFile(t, "ns.conf", "listenPort=port\n")
 	// The levels parse as a string; the broker refuses them before it opens
@@ -201,6 +203,7 @@ func TestCommandErrors(t *testing.T) {
 		{name: "bad value with position", args: []string{"broker", "-c", badValue}, wantErr: badValue + `:2: brokerId: invalid int64 "zero"`},
 		{name: "bad value even with -p", args: []string{"broker", "-c", badValue, "-p"}, wantErr: badValue + ":2: brokerId"},
 		{name: "missing file", args: []string{"broker", "-c", "/nonexistent/broker.conf"}, wantErr: "no such file"},
+		{name: "slave refused", args: []string{"broker", "-c", slave}, wantErr: "brokerId 0: a SLAVE's brokerId must be > 0"},
 		{name: "unknown role", args: []string{"standalone", "-c", badRole}, wantErr: `brokerRole "LEADER"`},
 		{name: "bad name server address", args: []string{"broker", "-n", "localhost"}, wantErr: "the name server address [localhost] is illegal"},
 		{name: "bad name server port", args: []string{"broker", "-n", "127.0.0.1:1;127.0.0.1:x"}, wantErr: "[127.0.0.1:x] is illegal"},
@@ -250,4 +253,24 @@ func contains(lines []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestCheckBrokerIDByRole: as BrokerStartup, a master's brokerId is forced
+// to 0 whatever the file says, a SLAVE keeps its own.
+func TestCheckBrokerIDByRole(t *testing.T) {
+	for _, c := range []struct {
+		role     string
+		id, want int64
+	}{
+		{broker.RoleAsyncMaster, 3, 0}, {broker.RoleSyncMaster, 1, 0}, {broker.RoleSlave, 2, 2},
+	} {
+		s := defaultBrokerSettings()
+		s.opts.BrokerRole, s.opts.BrokerID = c.role, c.id
+		if err := s.check(); err != nil {
+			t.Fatalf("%s: %v", c.role, err)
+		}
+		if s.opts.BrokerID != c.want {
+			t.Errorf("%s brokerId %d: checked as %d, want %d", c.role, c.id, s.opts.BrokerID, c.want)
+		}
+	}
 }

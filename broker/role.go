@@ -1,0 +1,276 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/remoting"
+)
+
+// Broker roles (brokerRole; 4.9.8 BrokerRole). A master has brokerId 0 and
+// takes writes; a SLAVE has brokerId > 0, follows the master of its
+// brokerName and, as 4.9.8:
+//
+//   - refuses every put: the store answers ErrSlave, which a send maps to
+//     SERVICE_NOT_AVAILABLE with the stock remark (DefaultMessageStore.
+//     checkStoreStatus), a consumer send-back to SYSTEM_ERROR
+//     "SERVICE_NOT_AVAILABLE"; END_TRANSACTION is refused with
+//     SLAVE_NOT_AVAILABLE (EndTransactionProcessor). 5.3.3 refuses sends
+//     earlier, with SYSTEM_BUSY "[REJECTREQUEST]..." (rejectRequest).
+//   - serves pulls (pull_processor.go: slavePull), never storing the commit
+//     offset a pull carries; UPDATE_CONSUMER_OFFSET is stored as on a master
+//     (ConsumerManageProcessor has no role check: the Java client commits to
+//     the slave while the master is down), until the next SlaveSynchronize
+//     round overwrites the keys the master has.
+//   - runs no delay-level delivery, timer dequeue, transaction check or POP
+//     revive (lifecycle.go Start); their state is loaded and kept, so that
+//     the same store started as a master resumes them.
+//   - learns its master from every registration (noteRegistered) and copies
+//     the master's topics, consumer offsets, delay offsets and subscription
+//     groups every 10 s (slaveSyncLoop).
+const (
+	RoleAsyncMaster = "ASYNC_MASTER"
+	RoleSyncMaster  = "SYNC_MASTER"
+	RoleSlave       = "SLAVE"
+)
+
+// SlaveSynchronize's cadence (4.9.8 BrokerController.handleSlaveSynchronize:
+// first after 3 s, then every 10 s) and BrokerOuterAPI's 3 s call timeout.
+const (
+	slaveSyncFirst   = 3 * time.Second
+	slaveSyncPeriod  = 10 * time.Second
+	slaveSyncTimeout = 3 * time.Second
+)
+
+// haMasterMinLen is the shortest haMasterAddress that pins the master
+// (BrokerController.initialize: length() >= 6).
+const haMasterMinLen = 6
+
+// IsSlave reports whether the broker is a SLAVE.
+func (b *Broker) IsSlave() bool { return b.opts.isSlave() }
+
+// haPinned reports whether haMasterAddress fixes the master's HA address,
+// which registrations then leave alone.
+func (b *Broker) haPinned() bool {
+	return b.opts.isSlave() && len(b.opts.HaMasterAddress) >= haMasterMinLen
+}
+
+// MasterAddr is the master's listen address the last registration answered
+// (masterAddr of RegisterBrokerResponseHeader), where SlaveSynchronize
+// copies from; "" when the name server knows no live master.
+func (b *Broker) MasterAddr() string {
+	if p := b.masterAddr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// HAMasterAddr is the master's HA address the broker follows: haMasterAddress
+// when it pins it, else the haServerAddr of the last registration answer
+// that had one.
+func (b *Broker) HAMasterAddr() string {
+	if p := b.haMasterAddr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// setHAMasterAddr records the master's HA address and hands it to the HA
+// client (DefaultMessageStore.updateHaMasterAddress).
+func (b *Broker) setHAMasterAddr(addr string) {
+	if old := b.HAMasterAddr(); old != addr {
+		b.log.Info().Str("from", old).Str("to", addr).Msg("master HA address changed")
+	}
+	b.haMasterAddr.Store(&addr)
+	b.SetHAMasterAddress(addr)
+}
+
+// initRole applies the role at New: a slave's store refuses puts, and a
+// pinned master address is recorded (startRole hands it to the HA client).
+func (b *Broker) initRole() {
+	if !b.opts.isSlave() {
+		return
+	}
+	b.store.SetSlave(true)
+	if b.haPinned() {
+		b.haMasterAddr.Store(&b.opts.HaMasterAddress)
+	}
+}
+
+// startRole starts a SLAVE's duties at Start, after startHA: its HA client
+// follows the pinned master address, if any, at once, and SlaveSynchronize
+// runs.
+func (b *Broker) startRole() {
+	if !b.opts.isSlave() {
+		return
+	}
+	if a := b.HAMasterAddr(); a != "" {
+		b.SetHAMasterAddress(a)
+	}
+	b.bg.Add(1)
+	go b.slaveSyncLoop()
+}
+
+// noteRegistered takes what a registration answered, as
+// BrokerController.doRegisterBrokerAll does with the first result: the
+// master's HA address (unless pinned, and only when the answer has one) and
+// the master's address for SlaveSynchronize (always, "" included: a master
+// that is gone stops the copying). A name server answers them to a broker
+// of id ≠ 0 whose brokerName has a live master (RouteInfoManager).
+func (b *Broker) noteRegistered(res []registerResult) {
+	for _, r := range res {
+		if r.err != nil || r.resp == nil {
+			continue
+		}
+		h, err := remoting.DecodeHeader[remoting.RegisterBrokerResponseHeader](r.resp)
+		if err != nil {
+			b.log.Warn().Err(err).Str("namesrv", r.addr).Msg("register broker: bad response header")
+			continue
+		}
+		if !b.opts.isSlave() {
+			return
+		}
+		if !b.haPinned() && h.HAServerAddr != "" && h.HAServerAddr != b.HAMasterAddr() {
+			b.setHAMasterAddr(h.HAServerAddr)
+		}
+		if old := b.MasterAddr(); old != h.MasterAddr {
+			b.log.Info().Str("from", old).Str("to", h.MasterAddr).Msg("master address changed")
+			b.masterAddr.Store(&h.MasterAddr)
+		}
+		return
+	}
+}
+
+// slaveSyncLoop runs SlaveSynchronize.syncAll on a SLAVE: first after
+// slaveSyncFirst, then every slaveSyncPeriod of the broker clock.
+func (b *Broker) slaveSyncLoop() {
+	defer b.bg.Done()
+	t := b.clock.NewTimer(slaveSyncFirst)
+	for {
+		select {
+		case <-b.stop:
+			t.Stop()
+			return
+		case <-t.C():
+			b.syncAll()
+			t = b.clock.NewTimer(slaveSyncPeriod)
+		}
+	}
+}
+
+// syncAll copies the master's topics, consumer offsets, delay offsets and
+// subscription groups, each on its own (one failing does not stop the
+// others), as SlaveSynchronize.syncAll. Nothing is copied while no master is
+// known, or from this broker's own address.
+func (b *Broker) syncAll() {
+	master := b.MasterAddr()
+	if master == "" || master == b.runtime().addr() {
+		return
+	}
+	for _, s := range []struct {
+		code  int32
+		what  string
+		apply func([]byte) error
+	}{
+		{remoting.GetAllTopicConfig, "topic config", b.syncTopicConfig},
+		{remoting.GetAllConsumerOffset, "consumer offsets", b.syncConsumerOffsets},
+		{remoting.GetAllDelayOffset, "delay offsets", b.syncDelayOffsets},
+		{remoting.GetAllSubscriptionGroupConfig, "subscription groups", b.syncSubscriptionGroups},
+	} {
+		body, err := b.callMaster(master, s.code)
+		if err == nil {
+			err = s.apply(body)
+		}
+		if err != nil {
+			b.refusals.Warn(&b.log, "slave_sync_failed", remoting.SystemError).Err(err).Str("master", master).
+				Str("what", s.what).Msg("slave synchronize failed")
+		}
+	}
+}
+
+// callMaster sends one bodiless request to the master's listen port and
+// returns the body of its SUCCESS answer (BrokerOuterAPI.getAll*).
+func (b *Broker) callMaster(master string, code int32) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), slaveSyncTimeout)
+	defer cancel()
+	resp, err := b.nsCli.Invoke(ctx, master, remoting.NewRequest(code, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	if resp.Code != remoting.Success {
+		return nil, fmt.Errorf("master %s answered request code %d with code %d: %s", master, code, resp.Code, resp.Remark)
+	}
+	return resp.Body, nil
+}
+
+// syncTopicConfig replaces the topic table with the master's when the
+// master's dataVersion differs (syncTopicConfig).
+func (b *Broker) syncTopicConfig(body []byte) error {
+	var w remoting.TopicConfigSerializeWrapper
+	if err := fastjson.Unmarshal(body, &w); err != nil {
+		return err
+	}
+	if b.topics.replaceFromMaster(w) {
+		b.log.Info().Int("topics", len(w.TopicConfigTable)).Msg("topic config copied from the master")
+	}
+	return nil
+}
+
+// syncConsumerOffsets puts the master's offsets over this broker's and
+// writes them (syncConsumerOffset).
+func (b *Broker) syncConsumerOffsets(body []byte) error {
+	if _, err := b.clients.Offsets.PutAllFromMaster(body); err != nil {
+		return err
+	}
+	return b.clients.Offsets.Persist()
+}
+
+// syncDelayOffsets makes the master's delay offsets the schedule service's
+// (syncDelayOffset writes delayOffset.json).
+func (b *Broker) syncDelayOffsets(body []byte) error {
+	return b.sched.ReplaceOffsets(body)
+}
+
+// syncSubscriptionGroups replaces the group table with the master's when
+// the master's dataVersion differs (syncSubscriptionGroupConfig).
+func (b *Broker) syncSubscriptionGroups(body []byte) error {
+	replaced, err := b.clients.SubGroups.ReplaceFromMaster(body)
+	if replaced {
+		b.log.Info().Msg("subscription groups copied from the master")
+	}
+	return err
+}
+
+// replaceFromMaster replaces the table and its version with the master's
+// when the versions differ, and writes topics.json; it reports whether it
+// did. As stock, the name servers are not told: a slave's topics never
+// make routes.
+func (m *TopicConfigManager) replaceFromMaster(w remoting.TopicConfigSerializeWrapper) bool {
+	table := make(map[string]*remoting.TopicConfig, len(w.TopicConfigTable))
+	for name, tc := range w.TopicConfigTable {
+		if tc == nil {
+			continue
+		}
+		cp := *tc
+		if cp.TopicName == "" {
+			cp.TopicName = name
+		}
+		if cp.TopicFilterType == "" {
+			cp.TopicFilterType = filterTypeSingleTag
+		}
+		table[name] = &cp
+	}
+	m.mu.Lock()
+	if m.version == w.DataVersion {
+		m.mu.Unlock()
+		return false
+	}
+	m.table, m.version = table, w.DataVersion
+	m.changes++
+	seq := m.changes
+	m.mu.Unlock()
+	m.persist(seq)
+	return true
+}
