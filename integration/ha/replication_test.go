@@ -262,6 +262,10 @@ func TestReplication(t *testing.T) {
 		if err := pr.Master.Restart(); err != nil {
 			t.Fatal(err)
 		}
+		// A producer that refreshed its route while only the slave was
+		// registered has no master for the topic until its next refresh
+		// (every 30 s).
+		waitStatus(t, prod, topic, "back", primitive.SendOK, catchUpTimeout)
 		acked = append(acked, sendBatch(t, prod, topic, "d", 600)...)
 		checkSlave(t, pr, topic, acked)
 	})
