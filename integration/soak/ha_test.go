@@ -42,6 +42,10 @@ import (
 // duplicates and early deliveries (delay or timer before its due time), and
 // fails unless missing-on-slave, lost and early are all 0.
 
+// resumeAcks is how many SEND_OKs after a restart show the pair is under
+// load again.
+const resumeAcks = 100
+
 // slaveCheck records acknowledged sends and verifies them on the slave.
 type slaveCheck struct {
 	mu      sync.Mutex
@@ -242,6 +246,22 @@ func TestSoakHA(t *testing.T) {
 					missingOnSlave = append(missingOnSlave, bad...)
 					t.Errorf("%s kill %d: %d acknowledged sends not readable from the restarted slave: %v", name, k, len(bad), head(bad, 10))
 				}
+			}
+			// The next kill must find the pair under load again: wait until
+			// the producers get SEND_OK again (a Go producer may need its
+			// 30 s route refresh to see the restarted master).
+			led.mu.Lock()
+			base := len(led.acked)
+			led.mu.Unlock()
+			if err := harness.Poll(90*time.Second, func() error {
+				led.mu.Lock()
+				defer led.mu.Unlock()
+				if n := len(led.acked) - base; n < resumeAcks {
+					return fmt.Errorf("%d sends acknowledged since the restart", n)
+				}
+				return nil
+			}); err != nil {
+				t.Fatalf("%s kill %d: the pair takes no load after the restart: %v", name, k, err)
 			}
 			led.mu.Lock()
 			t.Logf("%s kill %d/%d: %d acked, %d verified on the slave, %d delivered ids", name, k, kills, len(led.acked), check.checked, len(led.delivered))
