@@ -53,7 +53,13 @@ func rawSend(tb *testBroker, topic, props string, i int) *remoting.Command {
 // message, and the slave's store holds it byte for byte: same offsets,
 // msgIds, store timestamps.
 func TestSyncMasterReplicatesToSlave(t *testing.T) {
-	m, s := haPair(t, "SYNC_MASTER", nil)
+	for _, flush := range []string{"ASYNC_FLUSH", "SYNC_FLUSH"} {
+		t.Run(flush, func(t *testing.T) { syncMasterReplicates(t, flush) })
+	}
+}
+
+func syncMasterReplicates(t *testing.T, flush string) {
+	m, s := haPair(t, "SYNC_MASTER", func(o *Options) { o.FlushDiskType = flush })
 	var ids []string
 	for i := 0; i < 50; i++ {
 		resp := rawSend(m, "HaSync", "", i)
@@ -245,6 +251,58 @@ func TestSyncMasterSlaveTimeoutAndGroupAck(t *testing.T) {
 	for r := range replies {
 		if r.Code != remoting.Success {
 			t.Fatalf("code %d after the ack", r.Code)
+		}
+	}
+}
+
+// The slave stops and starts again on its store: it catches up from where
+// it was, with what the master stored meanwhile.
+func TestSlaveRestartCatchesUp(t *testing.T) {
+	m, s := haPair(t, "ASYNC_MASTER", nil)
+	for i := 0; i < 10; i++ {
+		m.mustSend(sendArgs{topic: "HaSlaveRestart", body: []byte("a"), queueID: 0})
+	}
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return s.Store().MaxPhyOffset() == m.Store().MaxPhyOffset() }, "the first catch-up")
+	s.stop()
+	for i := 0; i < 10; i++ {
+		m.mustSend(sendArgs{topic: "HaSlaveRestart", body: []byte("b"), queueID: 0})
+	}
+	s = startBrokerWith(t, s.opts, nil)
+	s.SetHAMasterAddress(m.HAAddr())
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
+		return s.Store().MaxPhyOffset() == m.Store().MaxPhyOffset() && s.Store().DispatchBehind() == 0
+	}, "the slave to catch up after its restart")
+	if got := s.Store().MaxOffsetInQueue("HaSlaveRestart", 0); got != 20 {
+		t.Fatalf("slave queue max %d, want 20", got)
+	}
+}
+
+// The replica's result overrides the flush's (4.9.8 thenCombine), in
+// whichever order the two callbacks come.
+func TestPutWaitPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		flushOK, replicaOK bool
+		want               int32
+	}{
+		{true, true, remoting.Success},
+		{false, true, remoting.FlushDiskTimeout},
+		{true, false, remoting.FlushSlaveTimeout},
+		{false, false, remoting.FlushSlaveTimeout},
+	} {
+		for _, flushFirst := range []bool{true, false} {
+			var got []int32
+			w := &putWait{done: func(code int32) { got = append(got, code) }}
+			w.left.Store(2)
+			if flushFirst {
+				w.flushed(tc.flushOK)
+				w.replicated(tc.replicaOK)
+			} else {
+				w.replicated(tc.replicaOK)
+				w.flushed(tc.flushOK)
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Fatalf("flush %v replica %v (flush first %v): %v, want [%d]", tc.flushOK, tc.replicaOK, flushFirst, got, tc.want)
+			}
 		}
 	}
 }

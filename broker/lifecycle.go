@@ -401,7 +401,7 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		RawExtCodes: []int32{remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2},
 		// A send's body is done with once send has returned: the store
 		// copies it into the commitlog during the put, and a SYNC_FLUSH
-		// answer written later (answerAfterFlush) does not refer to it.
+		// answer written later (answerAfterStore) does not refer to it.
 		// Replies are not lent: their bodies go on to the requester.
 		LentBodyCodes: []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage},
 		Logger:        b.log,

@@ -426,7 +426,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	bornHost := connHost(c)
 	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
 	// on this goroutine: the store returns after the append and the
-	// group-commit flusher sends the answer (answerAfterFlush).
+	// group-commit flusher sends the answer (answerAfterStore).
 	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
 	// On a SYNC_MASTER the answer also waits for a slave's ack (ha.go),
 	// written from the HA service's callback in the same way.

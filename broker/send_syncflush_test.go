@@ -9,7 +9,7 @@ import (
 )
 
 // Under SYNC_FLUSH the send reply is written by the group-commit flusher
-// (answerAfterFlush): every reply still arrives complete, after its bytes are
+// (answerAfterStore): every reply still arrives complete, after its bytes are
 // durable, whatever the send code.
 func TestSyncFlushRepliesAfterTheFlush(t *testing.T) {
 	tb := startBroker(t, func(o *Options) { o.FlushDiskType = "SYNC_FLUSH" })

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
 		os.Exit(runCrashChild(dir))
 	}
+	if dir := os.Getenv(replicaCrashChildEnv); dir != "" {
+		os.Exit(runReplicaCrashChild(dir))
+	}
 	os.Exit(m.Run())
 }
 

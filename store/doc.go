@@ -155,6 +155,15 @@
 // warm-up still zero-fills ahead of the writer, so such a store uses about
 // two segments' worth of disk plus what was written.
 //
+// # Replication
+//
+// A master's HA service (package store/ha) reads raw commitlog bytes with
+// ReadCommitLog, never across a file; a slave writes them at the same
+// offsets with AppendReplicated, which keeps the bytes of a record not
+// complete yet in memory and writes and publishes whole records only, so
+// the dispatcher, the flushers and recovery treat replicated records as
+// their own and a crash never leaves a torn replicated record (replica.go).
+//
 // # Clock
 //
 // Options.Clock (internal/clock) gives the store timestamps, the checkpoint

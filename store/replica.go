@@ -129,9 +129,20 @@ func (s *Store) takeReplicated(off int64, b []byte) (int64, error) {
 		return cur, fmt.Errorf("%w: %d replicated bytes at %d cross a %d-byte commitlog file boundary (master and slave file sizes differ?)",
 			ErrCorrupt, len(b), off, c.fileSize)
 	}
+	if limit := s.maxReplicaPending(); len(s.replPending)+len(b) > limit {
+		// A record (or filler) this long is no master's: a broken stream
+		// must not grow the buffer to a file's size.
+		return cur, fmt.Errorf("%w: the replicated record at %d is not complete after %d bytes (limit %d)",
+			ErrCorrupt, s.replBase, len(s.replPending)+len(b), limit)
+	}
 	s.replPending = append(s.replPending, b...)
 	return cur + int64(len(b)), nil
 }
+
+// maxReplicaPending bounds the bytes of one incomplete replicated record
+// or filler: twice the largest message body a put takes, plus room for a
+// master configured with a larger one.
+func (s *Store) maxReplicaPending() int { return 64<<20 + 2*s.opts.MaxMessageSize }
 
 // publishReplicated writes the complete records and fillers at the head
 // of the pending bytes into the commitlog and publishes them. Store.putMu

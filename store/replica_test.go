@@ -1,12 +1,19 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rmqio/rmq/message"
 )
 
 // replicaSource is a master's commitlog cut into chunks as a master
@@ -178,4 +185,161 @@ func TestReplicaSyncFlushSyncs(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// replicaCrashChildEnv makes the test binary run runReplicaCrashChild.
+const replicaCrashChildEnv = "RMQ_STORE_REPLICA_CRASH_CHILD_DIR"
+
+// runReplicaCrashChild replicates <dir>/master into <dir>/slave in chunks,
+// over and over from the slave's end, printing "ACK <published>
+// <replicaEnd>" after each append, until it is killed.
+func runReplicaCrashChild(dir string) int {
+	mo := testOptions(filepath.Join(dir, "master"))
+	m, err := Open(mo)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open master:", err)
+		return 2
+	}
+	s, err := Open(testOptions(filepath.Join(dir, "slave")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open slave:", err)
+		return 2
+	}
+	buf := make([]byte, 1500)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for {
+		off := s.ReplicaEnd()
+		if off >= m.MaxPhyOffset() {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		n, err := m.ReadCommitLog(off, buf[:1+rng.IntN(len(buf)-1)])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "read:", err)
+			return 3
+		}
+		end, err := s.AppendReplicated(off, buf[:n])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "append:", err)
+			return 3
+		}
+		fmt.Printf("ACK %d %d\n", s.MaxPhyOffset(), end)
+	}
+}
+
+// TestKill9DuringReplicationRecoversToARecord kills (SIGKILL) a process
+// appending replicated chunks: the slave reopens at a record boundary no
+// lower than what it had published when it said so last, with the
+// master's bytes, and replication from its end makes it whole.
+func TestKill9DuringReplicationRecoversToARecord(t *testing.T) {
+	dir := t.TempDir()
+	m := openStore(t, testOptions(filepath.Join(dir, "master")))
+	for i := 0; i < 600; i++ {
+		mustPut(t, m, testMessage("K", int32(i%2), i/2))
+	}
+	total := m.MaxPhyOffset()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, killAfter := range []int{3, 37, 150} {
+		sdir := filepath.Join(dir, "slave")
+		os.RemoveAll(sdir)
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), replicaCrashChildEnv+"="+dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+		var published, acks int64
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var pub, end int64
+			if _, err := fmt.Sscanf(sc.Text(), "ACK %d %d", &pub, &end); err != nil {
+				t.Fatalf("child printed %q", sc.Text())
+			}
+			published = pub
+			if acks++; acks == int64(killAfter) {
+				cmd.Process.Kill()
+			}
+		}
+		cmd.Wait()
+		deadline.Stop()
+		if acks < int64(killAfter) {
+			t.Fatalf("child stopped after %d acks: %s", acks, stderr.String())
+		}
+		m := openStore(t, testOptions(filepath.Join(dir, "master")))
+		s := openStore(t, testOptions(sdir))
+		end := s.ReplicaEnd()
+		if end < published || end != s.MaxPhyOffset() || !isBoundary(t, m, end) {
+			t.Fatalf("kill after %d acks: recovered end %d (published %d when last acked) is not a record boundary at or past it", killAfter, end, published)
+		}
+		sameBytes(t, m, s, 0, end)
+		for _, c := range replicaChunks(t, m, end, 4000) {
+			if _, err := s.AppendReplicated(c[0], masterBytes(t, m, c[0], c[1])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitDispatched(t, s)
+		if s.MaxPhyOffset() != total {
+			t.Fatalf("slave end %d, master %d", s.MaxPhyOffset(), total)
+		}
+		sameBytes(t, m, s, 0, total)
+		for q := int32(0); q < 2; q++ {
+			checkQueue(t, s, "K", q, 300)
+		}
+		s.Close()
+		m.Close()
+	}
+}
+
+// A stream whose record never completes is refused once it exceeds the
+// bound, not buffered up to a file's size.
+func TestAppendReplicatedBoundsAnIncompleteRecord(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.MappedFileSizeCommitLog = 256 << 20
+	o.NoPreallocate = true
+	s := openStore(t, o)
+	limit := s.maxReplicaPending()
+	hdr := make([]byte, 8)
+	binary.BigEndian.PutUint32(hdr, uint32(limit+1000)) // a record longer than the bound
+	binary.BigEndian.PutUint32(hdr[4:], message.MagicCodeV1)
+	end, err := s.AppendReplicated(0, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4<<20)
+	for err == nil {
+		end, err = s.AppendReplicated(end, chunk)
+	}
+	if !errors.Is(err, ErrCorrupt) || s.ReplicaEnd() > int64(limit) || s.MaxPhyOffset() != 0 {
+		t.Fatalf("err %v, end %d, published %d", err, s.ReplicaEnd(), s.MaxPhyOffset())
+	}
+}
+
+// publishable parses a master's stream: whatever the bytes, it returns a
+// prefix that ends on a record or at the file end, never past either.
+func FuzzPublishable(f *testing.F) {
+	rec := make([]byte, 120)
+	binary.BigEndian.PutUint32(rec, 100)
+	binary.BigEndian.PutUint32(rec[4:], message.MagicCodeV1)
+	f.Add(rec, int64(0), int64(1000))
+	blank := make([]byte, 64)
+	binary.BigEndian.PutUint32(blank, 40)
+	binary.BigEndian.PutUint32(blank[4:], BlankMagicCode)
+	f.Add(blank, int64(960), int64(1000))
+	f.Fuzz(func(t *testing.T, p []byte, base, fileSize int64) {
+		if fileSize <= 0 || fileSize > 1<<30 || base < 0 || base > 1<<40 || int64(len(p)) > fileSize-base%fileSize {
+			return
+		}
+		n := publishable(p, base, fileSize)
+		if n < 0 || n > len(p) {
+			t.Fatalf("publishable = %d of %d bytes", n, len(p))
+		}
+	})
 }
