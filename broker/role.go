@@ -30,6 +30,17 @@ import (
 //   - learns its master from every registration (noteRegistered) and copies
 //     the master's topics, consumer offsets, delay offsets and subscription
 //     groups every 10 s (slaveSyncLoop).
+//
+// Not copied: 5.x timer state. 5.3.3's classic SlaveSynchronize adds the
+// message request modes (402) and, with timerWheelEnable, the timer
+// metrics (GET_TIMER_METRICS 61); the timer checkpoint (GET_TIMER_CHECK_POINT
+// 60) only in controller mode (ReplicasManager). rmq's timer checkpoint is
+// its own (timer/doc.go: config/timercheck, "RMQTMCK1"), not 5.x's
+// TimerCheckpoint, and rmq serves neither 60 nor 61 (a Java 5.x slave of an
+// rmq master logs the refusal and syncs the rest). A slave started as
+// master re-reads the replicated timer topic from its own checkpoint, so
+// timers the old master delivered after that point are delivered again
+// (duplicates, never a loss or an early delivery).
 const (
 	RoleAsyncMaster = "ASYNC_MASTER"
 	RoleSyncMaster  = "SYNC_MASTER"

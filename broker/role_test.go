@@ -249,3 +249,34 @@ func TestPullSuggestsBroker(t *testing.T) {
 		})
 	}
 }
+
+// TestSlaveReadEnableChangesLive: slaveReadEnable and offsetCheckInSlave
+// take effect at the next pull after UPDATE_BROKER_CONFIG, as the stock
+// processor reads them per request.
+func TestSlaveReadEnableChangesLive(t *testing.T) {
+	tb := startBroker(t, slaveOpts)
+	g := remoting.NewSubscriptionGroupConfig("LiveG")
+	g.BrokerID = 4
+	if err := tb.clients.SubGroups.Update(g); err != nil {
+		t.Fatal(err)
+	}
+	tb.asReplicated(func() { tb.mustSend(sendArgs{topic: "LiveT", body: []byte("x")}) })
+	pull := func(offset int64) *remoting.Command {
+		return tb.pull(pullArgs{group: "LiveG", topic: "LiveT", offset: offset, maxMsgs: 1, sysFlag: pullFlagSubscription, subscription: "*"})
+	}
+	if got := coreExtInt(t, pull(0), "suggestWhichBrokerId"); got != 0 {
+		t.Fatalf("before the update: suggest %d", got)
+	}
+	if r := tb.pull(pullArgs{group: "LiveG", topic: "LiveT", offset: 5, sysFlag: pullFlagSubscription, subscription: "*"}); r.Code != remoting.PullRetryImmediately {
+		t.Fatalf("before the update: out-of-range code %d", r.Code)
+	}
+	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("slaveReadEnable=true\noffsetCheckInSlave=true\n")); r.Code != remoting.Success {
+		t.Fatalf("update: %d %q", r.Code, r.Remark)
+	}
+	if got := coreExtInt(t, pull(0), "suggestWhichBrokerId"); got != 4 {
+		t.Fatalf("after the update: suggest %d, want the group's brokerId 4", got)
+	}
+	if r := pull(5); r.Code != remoting.PullOffsetMoved || coreExtInt(t, r, "nextBeginOffset") != 1 {
+		t.Fatalf("after the update: out-of-range code %d next %s", r.Code, r.ExtFields["nextBeginOffset"])
+	}
+}
