@@ -18,6 +18,8 @@
 #   make clean   remove bin/, .run/ and .image/
 #   make soak-retention  retention soak, 10 min (SOAK_DURATION); not part of test
 #   make soak-diskfull   full-disk soak, 3 min (DISKFULL_DURATION); not part of test
+#   make test-ha         replication tests, rmq and Java 4.9.7 masters and slaves in every pairing; not part of test
+#   make soak-ha         replication kill soak, SYNC_MASTER pair (SOAK_HA_KILLS, SOAK_HA_SLAVE); not part of test
 
 GO           ?= go
 BIN          := bin/rmq
