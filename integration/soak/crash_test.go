@@ -362,14 +362,14 @@ func (s *mixedSender) send(k kind) {
 	if k == txn {
 		tr, err := s.txProd.SendMessageInTransaction(sctx, m)
 		if err != nil || tr.Status != primitive.SendOK || tr.State != primitive.CommitMessageState {
-			s.led.failed(k)
+			s.failed(k)
 			return
 		}
 		r = tr.SendResult
 	} else {
 		var err error
 		if r, err = s.prod.SendSync(sctx, m); err != nil || r.Status != primitive.SendOK {
-			s.led.failed(k)
+			s.failed(k)
 			return
 		}
 	}
@@ -378,6 +378,18 @@ func (s *mixedSender) send(k kind) {
 		s.onAck(id, r.OffsetMsgID)
 	}
 }
+
+// failed records a failed send and pauses the sender: with the broker (or
+// its route) gone a send fails at once, and four senders retrying in a
+// tight loop would take the cores the restart needs (the replication soak
+// counted 685 000 failures per kind over 20 master kills without it).
+func (s *mixedSender) failed(k kind) {
+	s.led.failed(k)
+	time.Sleep(failPause)
+}
+
+// failPause is how long a sender waits after a failed send.
+const failPause = 10 * time.Millisecond
 
 // run starts workers senders cycling through the kinds; the returned
 // function stops them and waits.
