@@ -412,10 +412,3 @@ func (p *Pair) Close() {
 		}
 	}
 }
-
-// JavaLog is a Java broker's own log (broker.log under its work directory),
-// where 4.9.x writes what it does not print: HA connections among others.
-func (n *Node) JavaLog() string {
-	b, _ := os.ReadFile(filepath.Join(n.Dir, "logs", "broker.log"))
-	return string(b)
-}
