@@ -51,6 +51,9 @@ type slaveCheck struct {
 	mu      sync.Mutex
 	pending []ackedSend // acknowledged, not verified on the slave yet
 	checked int
+	// where is each acknowledged send's offset msgId, to name a lost one's
+	// stored record.
+	where map[string]string
 }
 
 type ackedSend struct{ id, offsetMsgID string }
@@ -58,6 +61,7 @@ type ackedSend struct{ id, offsetMsgID string }
 func (c *slaveCheck) add(id, offsetMsgID string) {
 	c.mu.Lock()
 	c.pending = append(c.pending, ackedSend{id, offsetMsgID})
+	c.where[id] = offsetMsgID
 	c.mu.Unlock()
 }
 
@@ -119,11 +123,11 @@ func TestSoakHA(t *testing.T) {
 		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
 	}
 	rlog.SetLogLevel("fatal")
+	var err error
 
 	slaveImpl, lib := harness.ImplRMQ, ""
 	if v := os.Getenv("SOAK_HA_SLAVE"); v == "java" {
 		slaveImpl = harness.ImplJava
-		var err error
 		if lib, err = harness.JavaBrokerLib(); err != nil {
 			t.Skipf("SOAK_HA_SLAVE=java: %v", err)
 		}
@@ -134,7 +138,6 @@ func TestSoakHA(t *testing.T) {
 
 	bin := os.Getenv("RMQ_BIN")
 	if bin == "" {
-		var err error
 		if bin, err = harness.BuildRMQ(t.TempDir()); err != nil {
 			t.Fatal(err)
 		}
@@ -143,8 +146,16 @@ func TestSoakHA(t *testing.T) {
 	for _, d := range delayLevels {
 		levels += fmt.Sprintf("%ds ", int(d/time.Second))
 	}
+	work := ""
+	if keep := os.Getenv("SOAK_HA_KEEP"); keep != "" {
+		// Debugging: the stores and logs stay in a directory under keep.
+		if work, err = os.MkdirTemp(keep, "soak-ha-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("soak-ha: work directory %s", work)
+	}
 	pr := harness.StartPair(t, harness.PairConfig{
-		RMQBin: bin, JavaLib: lib,
+		RMQBin: bin, JavaLib: lib, WorkDir: work,
 		Master: harness.NodeSpec{Impl: harness.ImplRMQ, Role: harness.RoleSyncMaster, Conf: []string{
 			"transactionCheckInterval=1000", "transactionTimeOut=1000", "transactionCheckMax=100",
 			"mappedFileSizeTimerLog=1048576",
@@ -214,7 +225,7 @@ func TestSoakHA(t *testing.T) {
 	}
 	defer cons.Shutdown()
 
-	check := &slaveCheck{}
+	check := &slaveCheck{where: map[string]string{}}
 	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, led: led, randDur: randDur, onAck: check.add}
 	stop := sender.run(4)
 
@@ -314,7 +325,13 @@ func TestSoakHA(t *testing.T) {
 	fmt.Println(strings.Join(report, "\n"))
 	t.Log(strings.Join(report, "\n"))
 	if len(lost) > 0 {
-		t.Errorf("lost %d acknowledged messages: %v", len(lost), head(lost, 20))
+		var at []string
+		check.mu.Lock()
+		for _, id := range head(lost, 20) {
+			at = append(at, id+"@"+check.where[id])
+		}
+		check.mu.Unlock()
+		t.Errorf("lost %d acknowledged messages (id@offset msgId of the acknowledged send): %v", len(lost), at)
 	}
 	if len(led.early) > 0 {
 		t.Errorf("%d messages delivered early: %v", len(led.early), led.early)
