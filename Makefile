@@ -187,6 +187,13 @@ java-oracle:
 	bash integration/java/metrics-oracle.sh
 	$(MAKE) test-ha
 
+# Two Java 5.3.3 brokers in controller mode under the stock rocketmq-controller 5.3.3, then under `rmq controller`
+# (one node, then three with the leader killed): election, sync state set, stock mqadmin's controller commands
+# (diffed against the stock run's) and a kill -9 failover, with timings. Bounded (WAIT_S per wait, default 90 s).
+.PHONY: controller-oracle
+controller-oracle:
+	bash integration/java/controller-oracle.sh
+
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
 # 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
 # loopback ceiling (g) and rmq with metrics on vs off (j), one broker at a time on loopback; prints the table and rewrites the generated section

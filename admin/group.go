@@ -12,10 +12,11 @@ import (
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // SubGroupString is SubscriptionGroupConfig.toString.
-func SubGroupString(c *remoting.SubscriptionGroupConfig) string {
+func SubGroupString(c *topicgroup.SubscriptionGroupConfig) string {
 	return fmt.Sprintf("SubscriptionGroupConfig [groupName=%s, consumeEnable=%t, consumeFromMinEnable=%t, consumeBroadcastEnable=%t, retryQueueNums=%d, retryMaxTimes=%d, brokerId=%d, whichBrokerWhenConsumeSlowly=%d, notifyConsumerIdsChangedEnable=%t]",
 		c.GroupName, c.ConsumeEnable, c.ConsumeFromMinEnable, c.ConsumeBroadcastEnable, c.RetryQueueNums,
 		c.RetryMaxTimes, c.BrokerID, c.WhichBrokerWhenConsumeSlowly, c.NotifyConsumerIdsChangedEnable)
@@ -24,7 +25,7 @@ func SubGroupString(c *remoting.SubscriptionGroupConfig) string {
 // UpdateSubGroup sends UPDATE_AND_CREATE_SUBSCRIPTIONGROUP with cfg to the
 // broker at addr or, when addr is "", to every master of cluster, and
 // returns the brokers updated.
-func (a *Admin) UpdateSubGroup(ctx context.Context, cfg *remoting.SubscriptionGroupConfig, addr, cluster string) ([]string, error) {
+func (a *Admin) UpdateSubGroup(ctx context.Context, cfg *topicgroup.SubscriptionGroupConfig, addr, cluster string) ([]string, error) {
 	return a.callMasters(ctx, addr, cluster, func() *remoting.Command {
 		return newRequest(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg))
 	})

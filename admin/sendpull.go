@@ -15,6 +15,7 @@ import (
 
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Request builders and response parsers for sends and pulls, shared with the
@@ -279,7 +280,7 @@ func PublishQueues(topic string, route *remoting.TopicRouteData) []QueueAddr {
 	sort.Slice(qds, func(i, j int) bool { return qds[i].BrokerName < qds[j].BrokerName })
 	var out []QueueAddr
 	for _, qd := range qds {
-		if qd.Perm&remoting.PermWrite == 0 {
+		if qd.Perm&topicgroup.PermWrite == 0 {
 			continue
 		}
 		addr := MasterAddr(route, qd.BrokerName)
@@ -302,7 +303,7 @@ func SubscribeQueues(topic string, route *remoting.TopicRouteData) []QueueAddr {
 	}
 	var out []QueueAddr
 	for _, qd := range route.QueueDatas {
-		if qd.Perm&remoting.PermRead == 0 || addrs[qd.BrokerName] == "" {
+		if qd.Perm&topicgroup.PermRead == 0 || addrs[qd.BrokerName] == "" {
 			continue
 		}
 		for q := int32(0); q < qd.ReadQueueNums; q++ {

@@ -11,6 +11,7 @@ import (
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Name server KV namespace of ordered topics' queue layout (NamesrvUtil).
@@ -51,7 +52,7 @@ type TopicSpec struct {
 // String is TopicConfig.toString.
 func (s *TopicSpec) String() string {
 	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=SINGLE_TAG, topicSysFlag=%d, order=%t]",
-		s.TopicName, s.ReadQueueNums, s.WriteQueueNums, remoting.PermString(s.Perm), s.TopicSysFlag, s.Order)
+		s.TopicName, s.ReadQueueNums, s.WriteQueueNums, topicgroup.PermString(s.Perm), s.TopicSysFlag, s.Order)
 }
 
 // TopicSysFlag builds the unit flags of a topic (TopicSysFlag.buildSysFlag).

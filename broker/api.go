@@ -53,10 +53,25 @@ type PutReply struct {
 	// FlushTimeout reports SYNC_FLUSH not done within syncFlushTimeout (the
 	// message is stored).
 	FlushTimeout bool
-	// Code is the send's outcome as a remoting response code: Success, or,
+	// code is the send's outcome as a remoting response code: Success, or,
 	// the message being stored, FlushDiskTimeout, SlaveNotAvailable or
 	// FlushSlaveTimeout (a SYNC_MASTER's wait for its slave; ha.go).
-	Code int32
+	// Front ends read it as SendStatus.
+	code int32
+}
+
+// SendStatus is how the message was stored, as the client's SendStatus
+// names it (MQClientAPIImpl.processSendResponse): ok when SEND_OK, and
+// otherwise FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT or SLAVE_NOT_AVAILABLE,
+// the message being stored all the same. A front end that is not remoting
+// (the 5.x proxy's SendMessageActivity) answers from it.
+func (r *PutReply) SendStatus() (status string, ok bool) {
+	code := r.code
+	if code == remoting.Success && r.FlushTimeout {
+		code = remoting.FlushDiskTimeout
+	}
+	status, _ = remoting.SendStatus(code)
+	return status, code == remoting.Success
 }
 
 // ErrTopicMessageType is the Cause of a send refused by the topic message
@@ -74,7 +89,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	defer b.inflight.Done()
 	// No default topic: as through the 5.x proxy, whose route lookup fails
 	// first, a topic that does not exist is not created by a send.
-	sh := &sendHeader{topic: req.Topic, queueID: req.QueueID, sysFlag: req.SysFlag}
+	sh := &remoting.SendMessageRequestHeader{Topic: req.Topic, QueueID: req.QueueID, SysFlag: req.SysFlag}
 	props := make(map[string]string, len(req.Properties)+1)
 	for k, v := range req.Properties {
 		props[k] = v
@@ -106,7 +121,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 		FlushTimeout: res.Status == store.PutFlushDiskTimeout,
 	}
 	if reply.FlushTimeout {
-		reply.Code = remoting.FlushDiskTimeout
+		reply.code = remoting.FlushDiskTimeout
 	}
 	flush, replica := syncFlush, b.opts.isSyncMaster() && wait
 	if flush || replica {
@@ -114,7 +129,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 		done := make(chan int32, 1)
 		b.afterPut(res.PhysicalOffset+int64(res.WroteBytes), flush, replica, func(code int32) { done <- code })
 		if code := <-done; code != remoting.Success {
-			reply.Code = code
+			reply.code = code
 			reply.FlushTimeout = reply.FlushTimeout || code == remoting.FlushDiskTimeout
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/store/ha"
 	"github.com/rmqio/rmq/timer"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // HandlerFunc serves one request code. It returns the response, or nil when
@@ -112,6 +113,13 @@ type Broker struct {
 	budget *remoting.Budget
 	// live holds the options UPDATE_BROKER_CONFIG changes at run time (runtime_config.go).
 	live atomic.Pointer[runtimeConfig]
+	// configMu serialises this broker's UPDATE_BROKER_CONFIG
+	// read-modify-write cycles (a broker's own: two brokers in one process
+	// update their configs independently).
+	configMu sync.Mutex
+	// routeNext rotates the first name server NamesrvRoute asks, as the
+	// client's MQClientAPIImpl picks one and moves on when it fails.
+	routeNext atomic.Uint32
 	// regMu serialises registrations: each takes its snapshot under it, so
 	// the name servers receive them in snapshot order and the last one they
 	// get is never older than a configuration already answered (register.go).
@@ -259,7 +267,7 @@ func (b *Broker) registerHandlers() {
 	for code, h := range b.statsProcessors() {
 		b.handlers[code] = h
 	}
-	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&remoting.PermRead != 0 }) {
+	for code, h := range b.pop.Processors(func() bool { return b.runtime().BrokerPermission&topicgroup.PermRead != 0 }) {
 		b.handlers[code] = h
 	}
 	for code, h := range b.aclProcessors() {

@@ -31,16 +31,16 @@ func (b *Broker) delayHook(m *message.Message) error {
 // stores it on SCHEDULE_TOPIC_XXXX queue level-1 with the producer's text
 // edited (delayText) instead of a map; anything else (a refusal, DELAY=0,
 // a prepared record included) takes the map path as before.
-func (b *Broker) delaySend(sh *sendHeader) (level int, clamped bool) {
+func (b *Broker) delaySend(sh *remoting.SendMessageRequestHeader) (level int, clamped bool) {
 	switch {
-	case sh.batch, !b.hooksDecideByText(sh.topic), strings.Contains(sh.properties, message.PropTimerPrefix):
+	case sh.Batch, !b.hooksDecideByText(sh.Topic), strings.Contains(sh.Properties, message.PropTimerPrefix):
 		return 0, false
 	}
-	p := message.Props(sh.properties)
+	p := message.Props(sh.Properties)
 	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return 0, false
 	}
-	level, clamped, err := b.levels.TextLevel(p, sh.sysFlag)
+	level, clamped, err := b.levels.TextLevel(p, sh.SysFlag)
 	if err != nil {
 		return 0, false
 	}
@@ -51,15 +51,15 @@ func (b *Broker) delaySend(sh *sendHeader) (level int, clamped bool) {
 // queue queueID of its topic: the producer's pairs without WAIT, then
 // CLUSTER and what Levels.Rewrite sets (DELAY when it clamped the level,
 // REAL_TOPIC, REAL_QID), which, last, win over a producer's own.
-func (b *Broker) delayText(sh *sendHeader, queueID int32, level int, clamped bool) string {
+func (b *Broker) delayText(sh *remoting.SendMessageRequestHeader, queueID int32, level int, clamped bool) string {
 	drop := []string{message.PropWait, message.PropRealTopic, message.PropRealQueueID}
 	set := [][2]string{{message.PropCluster, b.opts.BrokerClusterName}}
 	if clamped {
 		drop = append(drop, message.PropDelay)
 		set = append(set, [2]string{message.PropDelay, strconv.Itoa(level)})
 	}
-	set = append(set, [2]string{message.PropRealTopic, sh.topic}, [2]string{message.PropRealQueueID, strconv.FormatInt(int64(queueID), 10)})
-	return message.EditProperties(sh.properties, drop, set...)
+	set = append(set, [2]string{message.PropRealTopic, sh.Topic}, [2]string{message.PropRealQueueID, strconv.FormatInt(int64(queueID), 10)})
+	return message.EditProperties(sh.Properties, drop, set...)
 }
 
 // checkBatch refuses what stock refuses in a batch: a delay level or a

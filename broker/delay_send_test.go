@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestDelaySendTextMatchesTheHook: a delay-level send taken by the text path
@@ -30,7 +31,7 @@ func TestDelaySendTextMatchesTheHook(t *testing.T) {
 		coreProps("DELAY", "1", "TAGS", "a", "DELAY", "30"),
 		coreProps("DELAY", "4") + "\x02broken\x01pair",
 	} {
-		sh := &sendHeader{topic: "TextD", properties: props}
+		sh := &remoting.SendMessageRequestHeader{Topic: "TextD", Properties: props}
 		p, ok := b.plainProperties(sh)
 		if !ok || p.level == 0 || p.wheel {
 			t.Fatalf("%q: not taken by the delay text path (ok %v, level %d, wheel %v)", props, ok, p.level, p.wheel)
@@ -58,16 +59,16 @@ func TestDelaySendTextMatchesTheHook(t *testing.T) {
 		{"schedule topic", message.TopicSchedule, coreProps("DELAY", "2")},
 		{"half topic", message.TopicTransHalf, coreProps("DELAY", "2")},
 	} {
-		if _, ok := b.plainProperties(&sendHeader{topic: tc.topic, properties: tc.props}); ok {
+		if _, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: tc.topic, Properties: tc.props}); ok {
 			t.Errorf("%s: taken by the text path", tc.name)
 		}
 	}
 	for _, flag := range []int32{message.TransactionPreparedType, message.TransactionRollbackType} {
-		if _, ok := b.plainProperties(&sendHeader{topic: "TextD", properties: coreProps("DELAY", "2"), sysFlag: flag}); ok {
+		if _, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: "TextD", Properties: coreProps("DELAY", "2"), SysFlag: flag}); ok {
 			t.Errorf("transaction record (sysFlag %#x): taken by the text path", flag)
 		}
 	}
-	if p, ok := b.plainProperties(&sendHeader{topic: "TextD", properties: coreProps("DELAY", "2"), sysFlag: message.TransactionCommitType}); !ok || p.level != 2 {
+	if p, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: "TextD", Properties: coreProps("DELAY", "2"), SysFlag: message.TransactionCommitType}); !ok || p.level != 2 {
 		t.Errorf("a commit-typed record is delayed as Rewrite delays it: ok %v level %d", ok, p.level)
 	}
 }
@@ -75,14 +76,14 @@ func TestDelaySendTextMatchesTheHook(t *testing.T) {
 // hookPath is what the map path stores for the single send sh on queue
 // queueID: its properties as a map, less WAIT, plus CLUSTER, run through the
 // put hooks.
-func hookPath(t *testing.T, b *Broker, sh *sendHeader, queueID int32) *message.Message {
+func hookPath(t *testing.T, b *Broker, sh *remoting.SendMessageRequestHeader, queueID int32) *message.Message {
 	t.Helper()
-	m := &message.Message{Topic: sh.topic, QueueID: queueID, Properties: message.ParseProperties(sh.properties)}
+	m := &message.Message{Topic: sh.Topic, QueueID: queueID, Properties: message.ParseProperties(sh.Properties)}
 	m.Properties[message.PropCluster] = b.opts.BrokerClusterName
 	delete(m.Properties, message.PropWait)
 	for _, h := range b.putHooks {
 		if err := h(m); err != nil {
-			t.Fatalf("%q: hook: %v", sh.properties, err)
+			t.Fatalf("%q: hook: %v", sh.Properties, err)
 		}
 	}
 	return m

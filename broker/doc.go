@@ -37,6 +37,15 @@
 //	  subscription) ─► store.GetMessage ─► code per status ─┬─► answer
 //	                                                        └─► 19 + SUSPEND: park
 //
+// # Back-pressure
+//
+// Requests served inline on the event loop never wait. Pooled sends, pulls,
+// heartbeats and end-transactions run on a lane each (remoting/lanes.go,
+// sized by the stock executor keys) and wait in its FIFO when its workers
+// are busy; every 10 ms the stock BrokerFastFailure sweep answers those that
+// waited too long SYSTEM_BUSY, and a busy page cache (a put holding the
+// lock past osPageCacheBusyTimeOutMills) refuses sends (fastfail.go).
+//
 // # Long polling
 //
 // A parked pull sits in one waiter list per queue and in a deadline heap.

@@ -155,7 +155,7 @@ func TestSyncMasterWithoutSlaveAnswersSlaveNotAvailable(t *testing.T) {
 				}
 			}
 			reply, err := m.Put(PutRequest{Topic: "HaNone", QueueID: 0, Body: []byte("grpc")})
-			if err != nil || reply.Code != remoting.SlaveNotAvailable {
+			if err != nil || reply.code != remoting.SlaveNotAvailable {
 				t.Fatalf("Put: %+v %v", reply, err)
 			}
 		})
@@ -304,5 +304,26 @@ func TestPutWaitPrecedence(t *testing.T) {
 				t.Fatalf("flush %v replica %v (flush first %v): %v, want [%d]", tc.flushOK, tc.replicaOK, flushFirst, got, tc.want)
 			}
 		}
+	}
+}
+
+// haListenPort is ignored as in 4.9.8 (listenPort+1) unless
+// haListenPortEnable honours it as 5.x does; the registration advertises
+// brokerIP2 and the port listened on.
+func TestHAListenPort(t *testing.T) {
+	p := testutil.FreePort(t)
+	ignored := startBroker(t, func(o *Options) { o.HaListenPort = p })
+	if got := ignored.HAAddr(); !strings.HasSuffix(got, fmt.Sprintf(":%d", ignored.opts.ListenPort+1)) {
+		t.Fatalf("HA address %s, want port listenPort+1", got)
+	}
+	honoured := startBroker(t, func(o *Options) {
+		o.HaListenPort, o.HaListenPortEnable = p, true
+		o.BrokerIP2 = "10.9.8.7"
+	})
+	if got := honoured.HAAddr(); !strings.HasSuffix(got, fmt.Sprintf(":%d", p)) {
+		t.Fatalf("HA address %s, want port %d", got, p)
+	}
+	if got := honoured.haServerAddr(honoured.runtime()); got != fmt.Sprintf("10.9.8.7:%d", p) {
+		t.Fatalf("haServerAddr %s", got)
 	}
 }

@@ -60,6 +60,7 @@ func New(opts Options) (*Broker, error) {
 	if opts.ListenHost == "" {
 		opts.ListenHost = "0.0.0.0"
 	}
+	opts.FS = opts.putStallFS() // testPutStallMillis (fastfail.go)
 	b := &Broker{
 		opts:     opts,
 		log:      componentLog(opts.Logger, "broker"),
@@ -148,6 +149,8 @@ func New(opts Options) (*Broker, error) {
 	}
 	so.Retention.ProtectedOffset = b.protectedOffset
 	so.Retention.Evacuate = b.evacuate
+	opts.lmqStoreOptions(&so)
+	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
@@ -169,6 +172,7 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return closeStore(err)
 	}
+	b.enableLmq()
 	b.sched, err = schedule.New(schedule.Options{
 		Levels: b.levels, Store: scheduleStore(b.store, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),
@@ -362,10 +366,11 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go b.aclLoop()
 	}
-	b.bg.Add(3)
+	b.bg.Add(4)
 	go b.persistLoop()
 	go b.statsLoop()
 	go b.every(b.refusals.Interval(), b.refusals.Flush)
+	go b.every(fastFailPeriod, b.cleanExpiredRequests)
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
@@ -404,6 +409,8 @@ func (b *Broker) serverOptions(port, vipPort int) remoting.ServerOptions {
 		// answer written later (answerAfterStore) does not refer to it.
 		// Replies are not lent: their bodies go on to the requester.
 		LentBodyCodes: []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage},
+		Lanes:         b.opts.remotingLanes(), // fastfail.go
+		LaneClock:     b.clock,
 		Logger:        b.log,
 	}
 	b.opts.ServerConfig.Apply(&so)

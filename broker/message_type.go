@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // messageTypeConflict is the topic message type check of the 5.x proxy
@@ -13,7 +13,7 @@ import (
 // remark when tc's message.type does not take a message with props, "" when
 // it does; force checks whatever the key says (a gRPC send). Retry and DLQ topics are not checked: what is sent there is a
 // consumer's re-send of another topic's message, with a delay level.
-func (b *Broker) messageTypeConflict(tc *remoting.TopicConfig, props map[string]string, force bool) string {
+func (b *Broker) messageTypeConflict(tc *topicgroup.TopicConfig, props map[string]string, force bool) string {
 	if !b.opts.EnableTopicMessageTypeCheck && !force {
 		return ""
 	}

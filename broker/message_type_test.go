@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // createTyped creates topic with the 5.x attribute modification attrs ("" for none) and returns the answer.
@@ -25,7 +26,7 @@ func (tb *testBroker) createTyped(topic, attrs string) *remoting.Command {
 func (tb *testBroker) topicAttributes(topic string) map[string]string {
 	tb.t.Helper()
 	resp := tb.invoke(remoting.GetTopicConfig, map[string]string{"topic": topic}, nil)
-	var tc remoting.TopicConfig
+	var tc topicgroup.TopicConfig
 	if err := remoting.UnmarshalBody(resp.Body, &tc); err != nil || resp.Code != remoting.Success {
 		tb.t.Fatalf("GET_TOPIC_CONFIG %s: %d %q %v", topic, resp.Code, resp.Remark, err)
 	}

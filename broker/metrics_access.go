@@ -150,6 +150,7 @@ func (b *Broker) sampleRuntimeRates(now time.Time) {
 // and 10 min).
 func (b *Broker) runtimeInfoExtras(t map[string]string) {
 	b.timerRuntimeInfo(t)
+	b.laneRuntimeInfo(t) // fastfail.go
 	t["getFoundTps"] = b.bstats.Runtime.Text(0)
 	t["getMissTps"] = b.bstats.Runtime.Text(1)
 	t["getTotalTps"] = b.bstats.Runtime.Text(2)

@@ -18,25 +18,31 @@ import (
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/timer"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Options configures a Broker. `conf` tags are the Java broker.conf key names
 // (BrokerConfig, MessageStoreConfig, NettyServerConfig).
 type Options struct {
-	BrokerClusterName           string `conf:"brokerClusterName"`
-	BrokerName                  string `conf:"brokerName"`
-	BrokerID                    int64  `conf:"brokerId"`
-	NamesrvAddr                 string `conf:"namesrvAddr"` // "host:port;host:port"
-	ListenPort                  int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
-	BrokerIP1                   string `conf:"brokerIP1"`
-	BrokerIP2                   string `conf:"brokerIP2"` // advertised in haServerAddr; brokerIP1 when empty
-	StorePathRootDir            string `conf:"storePathRootDir"`
-	FlushDiskType               string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
-	MappedFileSizeCommitLog     int64  `conf:"mappedFileSizeCommitLog"`
-	MappedFileSizeConsumeQueue  int64  `conf:"mappedFileSizeConsumeQueue"`
-	FlushIntervalCommitLog      int    `conf:"flushIntervalCommitLog"` // ms
-	SyncFlushTimeout            int    `conf:"syncFlushTimeout"`       // ms
-	MaxMessageSize              int    `conf:"maxMessageSize"`
+	BrokerClusterName          string `conf:"brokerClusterName"`
+	BrokerName                 string `conf:"brokerName"`
+	BrokerID                   int64  `conf:"brokerId"`
+	NamesrvAddr                string `conf:"namesrvAddr"` // "host:port;host:port"
+	ListenPort                 int    `conf:"listenPort"`  // VIP port: ListenPort-2; 0: both from the system at New (Addr, VIPAddr)
+	BrokerIP1                  string `conf:"brokerIP1"`
+	BrokerIP2                  string `conf:"brokerIP2"` // advertised in haServerAddr; brokerIP1 when empty
+	StorePathRootDir           string `conf:"storePathRootDir"`
+	FlushDiskType              string `conf:"flushDiskType"` // ASYNC_FLUSH | SYNC_FLUSH
+	MappedFileSizeCommitLog    int64  `conf:"mappedFileSizeCommitLog"`
+	MappedFileSizeConsumeQueue int64  `conf:"mappedFileSizeConsumeQueue"`
+	FlushIntervalCommitLog     int    `conf:"flushIntervalCommitLog"` // ms
+	SyncFlushTimeout           int    `conf:"syncFlushTimeout"`       // ms
+	MaxMessageSize             int    `conf:"maxMessageSize"`
+	// Multi-dispatch and light message queues (lmq.go, store/lmq.go),
+	// read at start.
+	EnableLmq                   bool   `conf:"enableLmq"`
+	EnableMultiDispatch         bool   `conf:"enableMultiDispatch"`
+	MaxLmqConsumeQueueNum       int    `conf:"maxLmqConsumeQueueNum"`
 	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
 	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
 	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
@@ -191,6 +197,9 @@ type Options struct {
 	NotifyConsumerIdsChangedEnable bool `conf:"notifyConsumerIdsChangedEnable"`
 	// StockKeys are the stock keys rmq keeps without acting on them.
 	StockKeys
+	// FastFailConfig and LaneConfig: back-pressure as stock (fastfail.go).
+	FastFailConfig
+	LaneConfig
 	// SmallStore (rmq) is a store for tests and development: commitlog
 	// files of SmallStoreCommitLogSize unless mappedFileSizeCommitLog is set
 	// otherwise, small consume-queue and index files, no fallocate. It
@@ -205,6 +214,11 @@ type Options struct {
 	// the request is refused and nothing else changes. Never on a broker
 	// that serves real traffic: a jump cannot be undone.
 	ClockControlEnable bool `conf:"clockControlEnable"`
+	// TestPutStallMillis (rmq, 0 = off) is a test hook for clients' overload
+	// paths in another process: the commitlog write of a message whose body
+	// contains PutStallMarker waits this long, holding the put lock, so a
+	// test saturates the broker on purpose (fastfail.go). SYNC_FLUSH only.
+	TestPutStallMillis int `conf:"testPutStallMillis"`
 	// CommitLogPageCacheKeep (rmq) is how many bytes of the commitlog
 	// behind the flushed and dispatched positions stay in the page cache;
 	// older pages are dropped from it once flushed, so that new records
@@ -290,6 +304,7 @@ func DefaultOptions() Options {
 		FlushIntervalCommitLog:            500,
 		SyncFlushTimeout:                  5000,
 		MaxMessageSize:                    4 << 20,
+		MaxLmqConsumeQueueNum:             store.DefaultMaxLmqConsumeQueueNum,
 		AutoCreateTopicEnable:             true,
 		AutoCreateSubscriptionGroup:       true,
 		DefaultTopicQueueNums:             8,
@@ -343,6 +358,8 @@ func DefaultOptions() Options {
 		MaxTransferCountOnMessageInDisk: 8,
 		NotifyConsumerIdsChangedEnable:  true,
 		StockKeys:                       defaultStockKeys(),
+		FastFailConfig:                  defaultFastFail(),
+		LaneConfig:                      defaultLanes(),
 		CommitLogPageCacheKeep:          DefaultCommitLogPageCacheKeep,
 		ListenHost:                      "0.0.0.0",
 		ServerConfig:                    remoting.DefaultServerConfig(),
@@ -479,6 +496,12 @@ func (o *Options) Validate() error {
 	if err := o.RetentionConfig.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := o.LaneConfig.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.TestPutStallMillis != 0 && (o.TestPutStallMillis < 0 || o.FlushDiskType != "SYNC_FLUSH") {
+		errs = append(errs, fmt.Errorf("testPutStallMillis %d needs a positive value and flushDiskType=SYNC_FLUSH", o.TestPutStallMillis))
+	}
 	if _, err := schedule.ParseLevels(o.MessageDelayLevel); err != nil {
 		errs = append(errs, fmt.Errorf("messageDelayLevel: %w", err))
 	}
@@ -559,7 +582,7 @@ func (o *Options) Validate() error {
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}
-	if o.BrokerPermission&^(remoting.PermRead|remoting.PermWrite|remoting.PermInherit) != 0 {
+	if o.BrokerPermission&^(topicgroup.PermRead|topicgroup.PermWrite|topicgroup.PermInherit) != 0 {
 		errs = append(errs, fmt.Errorf("brokerPermission %d is not a combination of 1 (inherit), 2 (write) and 4 (read)", o.BrokerPermission))
 	}
 	if o.ShortPollingTimeMills <= 0 {

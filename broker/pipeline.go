@@ -11,6 +11,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // The send pipeline. A message enters the store by many doors: a remoting
@@ -57,7 +58,7 @@ type sendIn struct {
 	// client and from name the producer in logs and remarks.
 	client zerolog.LogObjectMarshaler
 	from   string
-	sh     *sendHeader
+	sh     *remoting.SendMessageRequestHeader
 	// bodyLen and propsLen are checked against maxMessageSize and 32 KiB;
 	// a front end that stores nothing of its own (a reply pushed to the
 	// requester) sets skipSize.
@@ -80,7 +81,7 @@ type sendIn struct {
 // message goes to (picked at random when the producer left it to the
 // broker) and its stored sysFlag.
 type admitted struct {
-	tc      remoting.TopicConfig
+	tc      topicgroup.TopicConfig
 	queueID int32
 	sysFlag int32
 }
@@ -104,14 +105,14 @@ func (b *Broker) admitSend(in *sendIn) (admitted, *remoting.Refusal) {
 			return admitted{}, &remoting.Refusal{Code: remoting.MessageIllegal, Remark: remark, Cause: ErrTopicMessageType}
 		}
 	}
-	a := admitted{tc: tc, queueID: sh.queueID}
+	a := admitted{tc: tc, queueID: sh.QueueID}
 	if a.queueID < 0 {
 		if tc.WriteQueueNums <= 0 {
-			return admitted{}, remoting.Refusef(remoting.SystemError, "topic[%s] has no write queue", sh.topic)
+			return admitted{}, remoting.Refusef(remoting.SystemError, "topic[%s] has no write queue", sh.Topic)
 		}
 		a.queueID = rand.Int32N(tc.WriteQueueNums)
 	}
-	a.sysFlag = sh.sysFlag &^ msgSysFlagHostV6Mask
+	a.sysFlag = sh.SysFlag &^ msgSysFlagHostV6Mask
 	if tc.TopicFilterType == filterTypeMultiTag {
 		a.sysFlag |= msgSysFlagMultiTags
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestPullStatuses maps every store outcome a client can cause to the
@@ -81,10 +82,10 @@ func TestPullStatuses(t *testing.T) {
 func TestPullRefusals(t *testing.T) {
 	tb := startBroker(t, func(o *Options) { o.AutoCreateSubscriptionGroup = false })
 	tb.mustSend(sendArgs{topic: "PullT", body: []byte("x")})
-	tb.Topics().Update(&remoting.TopicConfig{TopicName: "WriteOnly", ReadQueueNums: 1, WriteQueueNums: 1, Perm: remoting.PermWrite, TopicFilterType: filterTypeSingleTag})
+	tb.Topics().Update(&topicgroup.TopicConfig{TopicName: "WriteOnly", ReadQueueNums: 1, WriteQueueNums: 1, Perm: topicgroup.PermWrite, TopicFilterType: filterTypeSingleTag})
 	open := startBroker(t, nil)
 	open.mustSend(sendArgs{topic: "PullT", body: []byte("x")})
-	open.Topics().Update(&remoting.TopicConfig{TopicName: "WriteOnly", ReadQueueNums: 1, WriteQueueNums: 1, Perm: remoting.PermWrite, TopicFilterType: filterTypeSingleTag})
+	open.Topics().Update(&topicgroup.TopicConfig{TopicName: "WriteOnly", ReadQueueNums: 1, WriteQueueNums: 1, Perm: topicgroup.PermWrite, TopicFilterType: filterTypeSingleTag})
 
 	cases := []struct {
 		name       string

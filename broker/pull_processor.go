@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Pull sysFlag bits (PullSysFlag.java).
@@ -265,7 +266,7 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 		return resp
 	}
 	rc := b.runtime()
-	if rc.BrokerPermission&remoting.PermRead == 0 {
+	if rc.BrokerPermission&topicgroup.PermRead == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", b.opts.BrokerIP1))
 	}
 	if err := message.ValidateGroup(ph.ConsumerGroup); err != nil {
@@ -282,7 +283,7 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 	if !ok {
 		return fail(remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", ph.Topic, faqSuggestion))
 	}
-	if tc.Perm&remoting.PermRead == 0 {
+	if tc.Perm&topicgroup.PermRead == 0 {
 		return fail(remoting.NoPermission, "the topic["+ph.Topic+"] pulling message is forbidden")
 	}
 	if ph.QueueID < 0 || ph.QueueID >= tc.ReadQueueNums {
@@ -298,6 +299,9 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 		}
 	}
 
+	if b.lmqPullRefused(ph.Topic) {
+		return fail(remoting.SystemError, "store getMessage return null")
+	}
 	maxMsgs, maxBytes := b.pullLimits(ph, rc)
 	begin := b.clock.Now()
 	res := b.store.GetMessageFiltered(ph.Topic, ph.QueueID, ph.QueueOffset, maxMsgs, maxBytes, pf)
@@ -400,7 +404,7 @@ func (b *Broker) wakePull(hp *heldPull) {
 // so a 4.9.8 slave serves such pulls (suggesting the master, where the
 // client goes next); the Java client relies on it when the master is down.
 // rmq does the same. 5.3.3 refuses them (SYSTEM_BUSY, rejectRequest).
-func (b *Broker) suggestBroker(ph *pullHeader, res *store.GetResult, group *remoting.SubscriptionGroupConfig, rc *runtimeConfig, rh *remoting.PullMessageResponseHeader, code *int32) {
+func (b *Broker) suggestBroker(ph *pullHeader, res *store.GetResult, group *topicgroup.SubscriptionGroupConfig, rc *runtimeConfig, rh *remoting.PullMessageResponseHeader, code *int32) {
 	if rc.SlaveReadEnable {
 		rh.SuggestWhichBrokerID = group.BrokerID
 		if b.pullIsSlow(ph, res) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // registerTimeout is registerBrokerTimeoutMills.
@@ -62,9 +63,9 @@ func (b *Broker) registerAsync() {
 // without read or write permission advertises its own permission on every
 // topic (BrokerController.registerBrokerAll and registerIncrementBrokerData).
 func (b *Broker) registerBody(rc *runtimeConfig, w remoting.TopicConfigSerializeWrapper) []byte {
-	if bp := rc.BrokerPermission; bp&remoting.PermRead == 0 || bp&remoting.PermWrite == 0 {
+	if bp := rc.BrokerPermission; bp&topicgroup.PermRead == 0 || bp&topicgroup.PermWrite == 0 {
 		for name, tc := range w.TopicConfigTable {
-			w.TopicConfigTable[name] = &remoting.TopicConfig{
+			w.TopicConfigTable[name] = &topicgroup.TopicConfig{
 				TopicName: tc.TopicName, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,
 				Perm: bp, TopicFilterType: filterTypeSingleTag,
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // fakeNamesrv records the requests a broker sends to a name server and
@@ -183,13 +184,13 @@ func TestRegisterWithNameServers(t *testing.T) {
 }
 
 func TestRegisterBodyMasksPermission(t *testing.T) {
-	tb := startBroker(t, func(o *Options) { o.BrokerPermission = remoting.PermRead })
+	tb := startBroker(t, func(o *Options) { o.BrokerPermission = topicgroup.PermRead })
 	var body remoting.RegisterBrokerBody
 	if err := remoting.UnmarshalBody(tb.registerBody(tb.runtime(), tb.topics.Snapshot()), &body); err != nil {
 		t.Fatal(err)
 	}
 	for name, tc := range body.TopicConfigSerializeWrapper.TopicConfigTable {
-		if tc.Perm != remoting.PermRead {
+		if tc.Perm != topicgroup.PermRead {
 			t.Errorf("%s registered with perm %d, want the broker's 4", name, tc.Perm)
 		}
 	}
@@ -249,12 +250,12 @@ func TestRegisterPeriodic(t *testing.T) {
 	// A kick (a topic change) is served by the loop goroutine, so once its
 	// registration arrives the loop has armed its timer at start+period (the
 	// manual clock has not moved).
-	tb.Topics().Update(&remoting.TopicConfig{TopicName: "Kick1", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	tb.Topics().Update(&topicgroup.TopicConfig{TopicName: "Kick1", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 2 }, "the kicked registration")
 
 	// Just before the period: another kick goes through, the period has not.
 	clk.Advance(period - time.Millisecond)
-	tb.Topics().Update(&remoting.TopicConfig{TopicName: "Kick2", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	tb.Topics().Update(&topicgroup.TopicConfig{TopicName: "Kick2", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(ns.requests(remoting.RegisterBroker)) >= 3 }, "the second kicked registration")
 	if tb.Topics().IsOrderTopic(orderTopic) {
 		t.Fatal("order table applied before one period passed")
@@ -274,8 +275,8 @@ func TestRegisterPeriodic(t *testing.T) {
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return !tb.Topics().IsOrderTopic(orderTopic) }, "the next periodic registration")
 }
 
-func plainTopic(name string) *remoting.TopicConfig {
-	return &remoting.TopicConfig{TopicName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}
+func plainTopic(name string) *topicgroup.TopicConfig {
+	return &topicgroup.TopicConfig{TopicName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}
 }
 
 // TestRegisterIncrementSendsOnlyChangedTopics: after the full registration

@@ -10,7 +10,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/namesrv"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestRoutesAfterNameServerRestart: topics are registered as increments
@@ -46,7 +46,7 @@ func TestRoutesAfterNameServerRestart(t *testing.T) {
 		}
 	}
 	create := func(name string) {
-		b.Topics().Update(&remoting.TopicConfig{TopicName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+		b.Topics().Update(&topicgroup.TopicConfig{TopicName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 	}
 	var topics []string
 	for i := range 20 {

@@ -107,16 +107,16 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 		// Stored with the responder's properties as they came; a failed put
 		// is only logged and leaves the push's answer (as stock).
 		m := &message.Message{
-			Topic: sh.topic, QueueID: queueID, Flag: sh.flag, Body: req.Body,
-			RawProperties: sh.properties, SysFlag: sh.sysFlag &^ msgSysFlagHostV6Mask,
-			BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+			Topic: sh.Topic, QueueID: queueID, Flag: sh.Flag, Body: req.Body,
+			RawProperties: sh.Properties, SysFlag: sh.SysFlag &^ msgSysFlagHostV6Mask,
+			BornTimestamp: sh.BornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.ReconsumeTimes,
 		}
 		res, err := b.putText(m, false)
 		if err != nil {
 			// Rate-limited like every refusal of a full disk, under the
 			// code a send would have got (the push's answer stands).
 			code, _, _ := b.putFailureReason(err)
-			b.refusals.Warn(&b.log, "reply_not_stored", code).Err(err).Str("topic", sh.topic).Msg("reply message not stored")
+			b.refusals.Warn(&b.log, "reply_not_stored", code).Err(err).Str("topic", sh.Topic).Msg("reply message not stored")
 			return resp
 		}
 		code := resp.Code // the push's answer stands
@@ -129,8 +129,8 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 // pushReply sends the reply to the client named by REPLY_TO_CLIENT with
 // PUSH_REPLY_MESSAGE_TO_CLIENT and waits for its answer. It returns the
 // stock remark when the push did not succeed.
-func (b *Broker) pushReply(c *remoting.Conn, sh *sendHeader, body []byte) (string, bool) {
-	clientID, ok := message.Props(sh.properties).Lookup(message.PropReplyToClient)
+func (b *Broker) pushReply(c *remoting.Conn, sh *remoting.SendMessageRequestHeader, body []byte) (string, bool) {
+	clientID, ok := message.Props(sh.Properties).Lookup(message.PropReplyToClient)
 	if !ok {
 		b.refusals.Warn(&b.log, "reply_no_client", remoting.SystemError).Msg(message.PropReplyToClient + " is null, can not reply message")
 		return "reply message properties[" + message.PropReplyToClient + "] is null", false
@@ -146,17 +146,17 @@ func (b *Broker) pushReply(c *remoting.Conn, sh *sendHeader, body []byte) (strin
 	}
 	now := b.clock.Now().UnixMilli()
 	ext := map[string]string{
-		"producerGroup":         sh.producerGroup,
-		"topic":                 sh.topic,
-		"defaultTopic":          sh.defaultTopic,
-		"defaultTopicQueueNums": strconv.FormatInt(int64(sh.defaultTopicQueueNums), 10),
-		"queueId":               strconv.FormatInt(int64(sh.queueID), 10),
-		"sysFlag":               strconv.FormatInt(int64(sh.sysFlag), 10),
-		"bornTimestamp":         strconv.FormatInt(sh.bornTimestamp, 10),
-		"flag":                  strconv.FormatInt(int64(sh.flag), 10),
-		"properties":            message.EditProperties(sh.properties, []string{message.PropPushReplyTime}, [2]string{message.PropPushReplyTime, strconv.FormatInt(now, 10)}),
-		"reconsumeTimes":        strconv.FormatInt(int64(sh.reconsumeTimes), 10),
-		"unitMode":              strconv.FormatBool(sh.unitMode),
+		"producerGroup":         sh.ProducerGroup,
+		"topic":                 sh.Topic,
+		"defaultTopic":          sh.DefaultTopic,
+		"defaultTopicQueueNums": strconv.FormatInt(int64(sh.DefaultTopicQueueNums), 10),
+		"queueId":               strconv.FormatInt(int64(sh.QueueID), 10),
+		"sysFlag":               strconv.FormatInt(int64(sh.SysFlag), 10),
+		"bornTimestamp":         strconv.FormatInt(sh.BornTimestamp, 10),
+		"flag":                  strconv.FormatInt(int64(sh.Flag), 10),
+		"properties":            message.EditProperties(sh.Properties, []string{message.PropPushReplyTime}, [2]string{message.PropPushReplyTime, strconv.FormatInt(now, 10)}),
+		"reconsumeTimes":        strconv.FormatInt(int64(sh.ReconsumeTimes), 10),
+		"unitMode":              strconv.FormatBool(sh.UnitMode),
 		"bornHost":              connHost(c).String(),
 		"storeHost":             b.storeHost().String(),
 		"storeTimestamp":        strconv.FormatInt(now, 10),

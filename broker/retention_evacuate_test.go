@@ -165,8 +165,8 @@ func TestRetentionForcedRoundEvacuatesPending(t *testing.T) {
 	if len(cs) != 1 || cs[0].TransactionID != "UHALF" || cs[0].CommitLogOffset <= origs[2] {
 		t.Fatalf("checks %+v", cs)
 	}
-	if code, remark := tb.Transactions().End("pg", cs[0].TranStateTableOffset, cs[0].CommitLogOffset, true, true, "UHALF"); code != remoting.Success {
-		t.Fatalf("commit: %d %q", code, remark)
+	if err := tb.Transactions().End("pg", cs[0].TranStateTableOffset, cs[0].CommitLogOffset, true, true, "UHALF"); err != nil {
+		t.Fatalf("commit: %v", err)
 	}
 	if n, _ := countOn(tb, "EvHf", "half"); n != 1 {
 		t.Fatalf("committed half message delivered %d times", n)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Broker roles (brokerRole; 4.9.8 BrokerRole). A master has brokerId 0 and
@@ -19,7 +20,7 @@ import (
 //     "SERVICE_NOT_AVAILABLE"; END_TRANSACTION is refused with
 //     SLAVE_NOT_AVAILABLE (EndTransactionProcessor). 5.3.3 refuses sends
 //     earlier, with SYSTEM_BUSY "[REJECTREQUEST]..." (rejectRequest).
-//   - serves pulls (pull_processor.go: slavePull), never storing the commit
+//   - serves pulls (pull_processor.go: suggestBroker), never storing the commit
 //     offset a pull carries; UPDATE_CONSUMER_OFFSET is stored as on a master
 //     (ConsumerManageProcessor has no role check: the Java client commits to
 //     the slave while the master is down), until the next SlaveSynchronize
@@ -29,12 +30,15 @@ import (
 //     the same store started as a master resumes them.
 //   - learns its master from every registration (noteRegistered) and copies
 //     the master's topics, consumer offsets, delay offsets and subscription
-//     groups every 10 s (slaveSyncLoop).
+//     groups every 10 s (slaveSyncLoop, as 4.9.8 SlaveSynchronize).
 //
-// Not copied: 5.x timer state. 5.3.3's classic SlaveSynchronize adds the
-// message request modes (402) and, with timerWheelEnable, the timer
-// metrics (GET_TIMER_METRICS 61); the timer checkpoint (GET_TIMER_CHECK_POINT
-// 60) only in controller mode (ReplicasManager). rmq's timer checkpoint is
+// 5.3.3's classic SlaveSynchronize adds the POP message request modes
+// (GET_ALL_MESSAGE_REQUEST_MODE 402), which rmq copies too (a 4.x master
+// answers REQUEST_CODE_NOT_SUPPORTED: nothing to copy).
+//
+// Not copied: 5.x timer state. 5.3.3 also syncs, with timerWheelEnable, the
+// timer metrics (GET_TIMER_METRICS 61), and the timer checkpoint
+// (GET_TIMER_CHECK_POINT 60) only in controller mode (ReplicasManager). rmq's timer checkpoint is
 // its own (timer/doc.go: config/timercheck, "RMQTMCK1"), not 5.x's
 // TimerCheckpoint, and rmq serves neither 60 nor 61 (a Java 5.x slave of an
 // rmq master logs the refusal and syncs the rest). A slave started as
@@ -171,8 +175,8 @@ func (b *Broker) slaveSyncLoop() {
 	}
 }
 
-// syncAll copies the master's topics, consumer offsets, delay offsets and
-// subscription groups, each on its own (one failing does not stop the
+// syncAll copies the master's topics, consumer offsets, delay offsets,
+// subscription groups and POP request modes, each on its own (one failing does not stop the
 // others), as SlaveSynchronize.syncAll. Nothing is copied while no master is
 // known, or from this broker's own address.
 func (b *Broker) syncAll() {
@@ -189,8 +193,14 @@ func (b *Broker) syncAll() {
 		{remoting.GetAllConsumerOffset, "consumer offsets", b.syncConsumerOffsets},
 		{remoting.GetAllDelayOffset, "delay offsets", b.syncDelayOffsets},
 		{remoting.GetAllSubscriptionGroupConfig, "subscription groups", b.syncSubscriptionGroups},
+		// 5.3.3 adds the POP request modes; a 4.x master does not know the
+		// code, which then means it has none.
+		{remoting.GetAllMessageRequestMode, "message request modes", b.pop.Modes().ReplaceFromMaster},
 	} {
-		body, err := b.callMaster(master, s.code)
+		body, code, err := b.callMaster(master, s.code)
+		if code == remoting.RequestCodeNotSupported && s.code == remoting.GetAllMessageRequestMode {
+			continue
+		}
 		if err == nil {
 			err = s.apply(body)
 		}
@@ -202,18 +212,19 @@ func (b *Broker) syncAll() {
 }
 
 // callMaster sends one bodiless request to the master's listen port and
-// returns the body of its SUCCESS answer (BrokerOuterAPI.getAll*).
-func (b *Broker) callMaster(master string, code int32) ([]byte, error) {
+// returns the body of its SUCCESS answer (BrokerOuterAPI.getAll*), or the
+// code of another answer with an error.
+func (b *Broker) callMaster(master string, code int32) ([]byte, int32, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), slaveSyncTimeout)
 	defer cancel()
 	resp, err := b.nsCli.Invoke(ctx, master, remoting.NewRequest(code, nil, nil))
 	if err != nil {
-		return nil, err
+		return nil, remoting.SystemError, err
 	}
 	if resp.Code != remoting.Success {
-		return nil, fmt.Errorf("master %s answered request code %d with code %d: %s", master, code, resp.Code, resp.Remark)
+		return nil, resp.Code, fmt.Errorf("master %s answered request code %d with code %d: %s", master, code, resp.Code, resp.Remark)
 	}
-	return resp.Body, nil
+	return resp.Body, resp.Code, nil
 }
 
 // syncTopicConfig replaces the topic table with the master's when the
@@ -259,7 +270,7 @@ func (b *Broker) syncSubscriptionGroups(body []byte) error {
 // did. As stock, the name servers are not told: a slave's topics never
 // make routes.
 func (m *TopicConfigManager) replaceFromMaster(w remoting.TopicConfigSerializeWrapper) bool {
-	table := make(map[string]*remoting.TopicConfig, len(w.TopicConfigTable))
+	table := make(map[string]*topicgroup.TopicConfig, len(w.TopicConfigTable))
 	for name, tc := range w.TopicConfigTable {
 		if tc == nil {
 			continue

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // startRoleNamesrv runs a name server on a free loopback port.
@@ -122,12 +124,13 @@ func sameAddrs(got, want map[int64]string) bool {
 // TestSlaveSynchronizeCopiesMasterMetadata: every round of the slave's
 // clock (first after 3 s, then every 10 s) copies the master's topics,
 // consumer offsets, delay offsets and subscription groups as
-// SlaveSynchronize does, and the copies survive a restart of the slave.
+// SlaveSynchronize does (and the POP request modes, as 5.3.3), and the
+// copies survive a restart of the slave.
 func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 	ns := startRoleNamesrv(t)
 	master := startBroker(t, func(o *Options) { o.NamesrvAddr = ns.Addr() })
-	master.Topics().Update(&remoting.TopicConfig{TopicName: "SyncT", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"})
-	g := remoting.NewSubscriptionGroupConfig("SyncG")
+	master.Topics().Update(&topicgroup.TopicConfig{TopicName: "SyncT", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	g := topicgroup.NewSubscriptionGroupConfig("SyncG")
 	g.RetryMaxTimes = 5
 	if err := master.clients.SubGroups.Update(g); err != nil {
 		t.Fatal(err)
@@ -140,6 +143,10 @@ func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 		}
 	}
 	commit(master, "SyncT", "SyncG", 1, 7)
+	popMode := pop.RequestMode{Topic: "SyncT", ConsumerGroup: "SyncG", Mode: pop.ModePop, PopShareQueueNum: 2}
+	if err := master.pop.Modes().Set(popMode); err != nil {
+		t.Fatal(err)
+	}
 	// A delay-level message delivered on the master moves level 1's offset.
 	master.mustSend(sendArgs{topic: "SyncT", body: []byte("d"), props: coreProps("DELAY", "1")})
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return master.sched.Offsets()[1] == 1 }, "the master's level 1 delivery")
@@ -171,7 +178,8 @@ func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 			cfg := tb.clients.SubGroups.Find("SyncG")
 			return tb.Topics().Has("SyncT") && tb.Topics().DataVersion() == master.Topics().DataVersion() &&
 				off == 7 && cfg != nil && cfg.RetryMaxTimes == 5 &&
-				tb.clients.SubGroups.DataVersion() == master.clients.SubGroups.DataVersion() && tb.sched.Offsets()[1] == 1
+				tb.clients.SubGroups.DataVersion() == master.clients.SubGroups.DataVersion() && tb.sched.Offsets()[1] == 1 &&
+				tb.pop.Modes().Get("SyncT", "SyncG") == popMode
 		}
 	}
 	round(t0.Add(slaveSyncFirst), slaveSyncFirst)
@@ -185,7 +193,7 @@ func TestSlaveSynchronizeCopiesMasterMetadata(t *testing.T) {
 	}
 
 	// The next round, 10 s later, copies what changed since.
-	master.Topics().Update(&remoting.TopicConfig{TopicName: "SyncT2", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	master.Topics().Update(&topicgroup.TopicConfig{TopicName: "SyncT2", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 	round(t0.Add(slaveSyncFirst+slaveSyncPeriod), slaveSyncPeriod)
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.Topics().Has("SyncT2") }, "the second sync round")
 
@@ -294,5 +302,59 @@ func TestMasterAnswersSlaveSynchronize(t *testing.T) {
 		if _, ok := keys(t, top["subscriptionGroupTable"])[message.GroupTools]; !ok {
 			t.Fatal("201 without the built-in group")
 		}
+	}
+}
+
+// TestSlaveServesWhileMasterIsDown is the stock client's failover as the
+// brokers see it: with the master gone, a consumer reads the slave (served
+// although slaveReadEnable is off, suggesting the master) and commits its
+// offsets there, which the slave keeps: the name server no longer names a
+// master, so SlaveSynchronize copies nothing. Once the master is back the
+// next round puts the master's offsets over them, as 4.9.8 does (#1094).
+func TestSlaveServesWhileMasterIsDown(t *testing.T) {
+	ns := startRoleNamesrv(t)
+	master := startBroker(t, func(o *Options) { o.NamesrvAddr = ns.Addr() })
+	slave := startBroker(t, func(o *Options) { o.NamesrvAddr = ns.Addr(); slaveOpts(o) })
+	for i := range 3 {
+		master.mustSend(sendArgs{topic: "DownT", body: []byte(strconv.Itoa(i))})
+	}
+	u := func(tb *testBroker, off int64) {
+		t.Helper()
+		h := (&remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "DownG", Topic: "DownT", QueueID: 0, CommitOffset: off}).Fields()
+		if r := tb.invoke(remoting.UpdateConsumerOffset, h, nil); r.Code != remoting.Success {
+			t.Fatalf("UPDATE_CONSUMER_OFFSET: code %d %q", r.Code, r.Remark)
+		}
+	}
+	u(master, 1)
+	testutil.WaitFor(t, 3*coreTestTimeout, func() bool { return len(slave.messagesOn("DownT", 0)) == 3 }, "replication")
+	slave.syncAll()
+	if off, _ := slave.clients.Offsets.Query("DownG", "DownT", 0); off != 1 {
+		t.Fatalf("slave offset %d before the master went down", off)
+	}
+
+	o := master.opts
+	master.stop()
+	slave.registerAll(true)
+	if slave.MasterAddr() != "" {
+		t.Fatalf("master %q still known", slave.MasterAddr())
+	}
+	r := slave.pull(pullArgs{group: "DownG", topic: "DownT", offset: 1, maxMsgs: 32, sysFlag: pullFlagSubscription, subscription: "*"})
+	if r.Code != remoting.Success || len(coreRecords(t, r.Body)) != 2 || coreExtInt(t, r, "suggestWhichBrokerId") != 0 {
+		t.Fatalf("pull from the slave: code %d %q", r.Code, r.Remark)
+	}
+	u(slave, 3)
+	slave.syncAll() // no master: nothing copied
+	if off, _ := slave.clients.Offsets.Query("DownG", "DownT", 0); off != 3 {
+		t.Fatalf("slave offset %d with the master down, want the committed 3", off)
+	}
+
+	master = startBrokerWith(t, o, nil)
+	slave.registerAll(true)
+	if slave.MasterAddr() != master.Addr() {
+		t.Fatalf("master %q not learned again", slave.MasterAddr())
+	}
+	slave.syncAll()
+	if off, _ := slave.clients.Offsets.Query("DownG", "DownT", 0); off != 1 {
+		t.Fatalf("slave offset %d after the master returned, want the master's 1 (stock putAll)", off)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // slaveOpts makes a SLAVE of brokerId 1.
@@ -108,8 +109,8 @@ func TestSlaveRefusesWrites(t *testing.T) {
 	if pe := remoting.AsRefusal(err); pe == nil || pe.Code != remoting.ServiceNotAvailable || !strings.HasPrefix(pe.Remark, storeRemark) {
 		t.Fatalf("Put: %v", err)
 	}
-	if code, _ := tb.Transactions().End("PG", 0, 0, true, false, "U"); code != remoting.SlaveNotAvailable {
-		t.Fatalf("End: code %d", code)
+	if r := remoting.AsRefusal(tb.Transactions().End("PG", 0, 0, true, false, "U")); r == nil || r.Code != remoting.SlaveNotAvailable {
+		t.Fatalf("End: %v", r)
 	}
 	// Nothing was stored beyond the replicated message.
 	if got := tb.messagesOn("SlaveT", 0); len(got) != 1 {
@@ -215,7 +216,7 @@ func TestPullSuggestsBroker(t *testing.T) {
 					o.AccessMessageInMemoryMaxRatio = 0
 				}
 			})
-			g := remoting.NewSubscriptionGroupConfig("SugG")
+			g := topicgroup.NewSubscriptionGroupConfig("SugG")
 			g.BrokerID, g.WhichBrokerWhenConsumeSlowly = 5, 7
 			if err := tb.clients.SubGroups.Update(g); err != nil {
 				t.Fatal(err)
@@ -255,7 +256,7 @@ func TestPullSuggestsBroker(t *testing.T) {
 // processor reads them per request.
 func TestSlaveReadEnableChangesLive(t *testing.T) {
 	tb := startBroker(t, slaveOpts)
-	g := remoting.NewSubscriptionGroupConfig("LiveG")
+	g := topicgroup.NewSubscriptionGroupConfig("LiveG")
 	g.BrokerID = 4
 	if err := tb.clients.SubGroups.Update(g); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // lastRegistration waits until ns has a REGISTER_BROKER whose header has
@@ -156,7 +157,7 @@ func TestUpdateAdvertisedAddress(t *testing.T) {
 			"brokerPermission": strconv.Itoa(int(o.BrokerPermission))}[s.key]; got != s.value {
 			t.Fatalf("GET_BROKER_CONFIG %s = %q, want %q", s.key, got, s.value)
 		}
-		if s.perm&remoting.PermWrite != 0 {
+		if s.perm&topicgroup.PermWrite != 0 {
 			tb.sendAndView(t, "Adv", s.host)
 		}
 	}

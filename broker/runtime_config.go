@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rmqio/rmq/conf"
@@ -51,6 +50,9 @@ type runtimeConfig struct {
 	// RetentionConfig: the retention keys, handed to the store
 	// (store.SetRetention) by the update that changes them.
 	RetentionConfig
+	// FastFailConfig: read by each sweep (fastfail.go); the page-cache-busy
+	// timeout is handed to the store by the update that changes it.
+	FastFailConfig
 
 	// all is every option as configured: the start's, with the updates
 	// since (GET_BROKER_CONFIG reports it; the keys outside runtimeConfig
@@ -101,6 +103,7 @@ func runtimeConfigFrom(o *Options, host netip.AddrPort, bootMs int64) *runtimeCo
 		SlaveReadEnable:                   o.SlaveReadEnable,
 		OffsetCheckInSlave:                o.OffsetCheckInSlave,
 		RetentionConfig:                   o.RetentionConfig,
+		FastFailConfig:                    o.FastFailConfig,
 		all:                               *o,
 		version:                           dataVersion{Timestamp: bootMs},
 		host:                              host,
@@ -124,9 +127,6 @@ var runtimeKeys = conf.Keys(&runtimeConfig{})
 // other key it accepts is kept, persisted and reported, and acts from the
 // next start.
 func LiveKeys() []string { return slices.Clone(runtimeKeys) }
-
-// configUpdateMu serialises UPDATE_BROKER_CONFIG read-modify-write cycles.
-var configUpdateMu sync.Mutex
 
 // runtime returns the current runtime-changeable options.
 func (b *Broker) runtime() *runtimeConfig {
@@ -219,8 +219,8 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 			" is read at start only (gRPC endpoint, logging, process): set it in the config file and restart")
 	}
 
-	configUpdateMu.Lock()
-	defer configUpdateMu.Unlock()
+	b.configMu.Lock()
+	defer b.configMu.Unlock()
 	cur := b.runtime()
 	all := cur.all
 	if _, err := conf.Load(bytes.NewReader(req.Body), "updateBrokerConfig", &all); err != nil {
@@ -243,6 +243,9 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 		if err := b.store.SetRetention(next.retentionOptions()); err != nil {
 			return remoting.NewResponse(req, remoting.SystemError, "updateBrokerConfig: "+err.Error())
 		}
+	}
+	if next.OsPageCacheBusyTimeOutMills != cur.OsPageCacheBusyTimeOutMills {
+		b.store.SetOSPageCacheBusyTimeout(time.Duration(next.OsPageCacheBusyTimeOutMills) * time.Millisecond)
 	}
 	if next.BrokerIP1 != cur.BrokerIP1 || next.ListenPort != cur.ListenPort {
 		ip, err := resolveIPv4(next.BrokerIP1)

@@ -12,6 +12,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestSendSingleStoresMessage sends through every single-message code in
@@ -153,7 +154,7 @@ func TestSendBatch(t *testing.T) {
 // code and remark.
 func TestSendRejections(t *testing.T) {
 	tb := startBroker(t, func(o *Options) { o.MaxMessageSize = 1024 })
-	tb.Topics().Update(&remoting.TopicConfig{TopicName: "ReadOnly", ReadQueueNums: 2, WriteQueueNums: 2, Perm: remoting.PermRead, TopicFilterType: filterTypeSingleTag})
+	tb.Topics().Update(&topicgroup.TopicConfig{TopicName: "ReadOnly", ReadQueueNums: 2, WriteQueueNums: 2, Perm: topicgroup.PermRead, TopicFilterType: filterTypeSingleTag})
 	tb.mustSend(sendArgs{topic: "Existing", body: []byte("x")})
 
 	longProps := coreProps("big", strings.Repeat("p", 32768))
@@ -318,7 +319,7 @@ func TestSendRetryTopicLimit(t *testing.T) {
 // MULTI_TAG topics.
 func TestSendSysFlags(t *testing.T) {
 	tb := startBroker(t, nil)
-	tb.Topics().Update(&remoting.TopicConfig{TopicName: "Multi", ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite, TopicFilterType: filterTypeMultiTag})
+	tb.Topics().Update(&topicgroup.TopicConfig{TopicName: "Multi", ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite, TopicFilterType: filterTypeMultiTag})
 	cases := []struct {
 		name    string
 		topic   string

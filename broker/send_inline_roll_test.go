@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // A send whose put needs the next commitlog file while the store is still
@@ -35,7 +36,7 @@ func TestInlineSendRollDoesNotHoldTheEventLoop(t *testing.T) {
 	})
 	tb := startBrokerWith(t, o, nil)
 	t.Cleanup(release) // runs before the broker's stop, which waits for the allocator
-	tb.topics.CreateSystemTopic("Roll", 1, remoting.PermRead|remoting.PermWrite)
+	tb.topics.CreateSystemTopic("Roll", 1, topicgroup.PermRead|topicgroup.PermWrite)
 	st := tb.Store()
 	wouldBlock := func() int64 {
 		n, _ := strconv.ParseInt(st.RuntimeInfo()["putMessageInlineWouldBlock"], 10, 64)

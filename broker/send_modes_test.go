@@ -8,6 +8,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // FuzzTextModeMatchesMapMode is what keeps the send pipeline's two route
@@ -44,7 +45,7 @@ func FuzzTextModeMatchesMapMode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string, sysFlag int32) {
 		const topic, queueID = "FuzzModes", int32(1)
-		sh := &sendHeader{topic: topic, queueID: queueID, properties: raw, sysFlag: sysFlag}
+		sh := &remoting.SendMessageRequestHeader{Topic: topic, QueueID: queueID, Properties: raw, SysFlag: sysFlag}
 		p, ok := tb.plainProperties(sh)
 		if !ok {
 			return // the map mode alone serves it

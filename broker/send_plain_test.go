@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestPlainProperties checks the map-free send path: it stores what the map
@@ -47,7 +48,7 @@ func TestPlainProperties(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, ok := b.plainProperties(&sendHeader{topic: tc.topic, properties: tc.raw})
+			p, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: tc.topic, Properties: tc.raw})
 			props, skip := p.text, p.skipWait
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v", ok, tc.wantOK)
@@ -65,7 +66,7 @@ func TestPlainProperties(t *testing.T) {
 	}
 	// Another hook disables the path.
 	b.putHooks = append(b.putHooks, nil)
-	if _, ok := b.plainProperties(&sendHeader{topic: "T"}); ok {
+	if _, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: "T"}); ok {
 		t.Fatal("plain path taken with a hook it does not know")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Property keys the send path reads or writes (MessageConst.java).
@@ -34,185 +35,29 @@ const (
 	faqSuggestion = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 )
 
-// v2SendKeys maps SendMessageRequestHeaderV2's letters to the V1 names.
-var v2SendKeys = [...]struct{ short, long string }{
-	{"a", "producerGroup"}, {"b", "topic"}, {"c", "defaultTopic"}, {"d", "defaultTopicQueueNums"},
-	{"e", "queueId"}, {"f", "sysFlag"}, {"g", "bornTimestamp"}, {"h", "flag"}, {"i", "properties"},
-	{"j", "reconsumeTimes"}, {"k", "unitMode"}, {"l", "maxReconsumeTimes"}, {"m", "batch"}, {"n", "bname"},
-}
-
-// sendHeader is SendMessageRequestHeader.
-type sendHeader struct {
-	producerGroup         string
-	topic                 string
-	defaultTopic          string
-	defaultTopicQueueNums int32
-	queueID               int32
-	sysFlag               int32
-	bornTimestamp         int64
-	flag                  int32
-	properties            string
-	reconsumeTimes        int32
-	unitMode              bool
-	batch                 bool
-	maxReconsumeTimes     int32
-	hasMaxReconsumeTimes  bool
-}
-
 // parseSendHeader decodes the V1 header, or the V2 letters for the codes
 // that use them (converted to V1 as AbstractSendMessageProcessor does).
-func parseSendHeader(req *remoting.Command) (*sendHeader, error) {
+func parseSendHeader(req *remoting.Command) (*remoting.SendMessageRequestHeader, error) {
 	if req.Code == remoting.SendMessageV2 || req.Code == remoting.SendBatchMessage || req.Code == remoting.SendReplyMessageV2 {
-		// The hottest request of a broker: read the letters in place, and
-		// rename them to V1 names only to report a bad header with the
-		// field names the V1 path reports.
-		if raw, ok := req.RawExt(); ok {
-			if sh := readSendHeaderV2(raw); sh != nil {
-				return sh, nil
-			}
-		}
-		ext := req.Ext()
-		if sh := readSendHeader(ext, v2Letters); sh != nil {
-			return sh, nil
-		}
-		v1 := make(map[string]string, len(ext))
-		for _, k := range v2SendKeys {
-			if v, ok := ext[k.short]; ok {
-				v1[k.long] = v
-			}
-		}
-		_, err := readSendHeaderErr(v1, v1Names)
-		return nil, err
-	}
-	return readSendHeaderErr(req.Ext(), v1Names)
-}
-
-// readSendHeaderV2 reads SendMessageRequestHeaderV2's letters from an
-// unparsed binary extFields area in one pass. It returns nil for anything
-// but a header whose required fields are all present and well formed, and
-// the map path then reports the error; for every header it accepts it
-// returns what readSendHeader returns for the same fields.
-func readSendHeaderV2(raw string) *sendHeader {
-	const (
-		required = 1<<8 - 1 // a-h
-		bad      = 1 << 15
-	)
-	var sh sendHeader
-	seen := 0
-	num := func(v string, bit int, optional bool) int32 {
-		if v == "" && optional {
-			return 0
-		}
-		n, err := strconv.ParseInt(v, 10, 32)
+		v2, err := remoting.DecodeHeader[remoting.SendMessageRequestHeaderV2](req)
 		if err != nil {
-			seen |= bad
+			return nil, err
 		}
-		seen |= bit
-		return int32(n)
+		sh := remoting.SendMessageRequestHeader(v2)
+		return &sh, nil
 	}
-	remoting.EachExtField(raw, func(k, v string) {
-		if len(k) != 1 {
-			return
-		}
-		switch k[0] {
-		case 'a':
-			sh.producerGroup, seen = v, seen|1
-		case 'b':
-			sh.topic, seen = v, seen|2
-		case 'c':
-			sh.defaultTopic, seen = v, seen|4
-		case 'd':
-			sh.defaultTopicQueueNums = num(v, 8, false)
-		case 'e':
-			sh.queueID = num(v, 16, false)
-		case 'f':
-			sh.sysFlag = num(v, 32, false)
-		case 'g':
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				seen |= bad
-			}
-			sh.bornTimestamp, seen = n, seen|64
-		case 'h':
-			sh.flag = num(v, 128, false)
-		case 'i':
-			sh.properties = v
-		case 'j':
-			sh.reconsumeTimes = num(v, 0, true)
-		case 'k':
-			sh.unitMode = remoting.JavaBool(v)
-		case 'l':
-			sh.maxReconsumeTimes = num(v, 0, true)
-			sh.hasMaxReconsumeTimes = v != ""
-		case 'm':
-			sh.batch = remoting.JavaBool(v)
-		}
-	})
-	if seen != required {
-		return nil // a required letter missing, or a number malformed
-	}
-	return &sh
-}
-
-// sendHeaderKeys names the header fields in one of the two spellings.
-type sendHeaderKeys struct {
-	producerGroup, topic, defaultTopic, defaultTopicQueueNums, queueID, sysFlag, bornTimestamp,
-	flag, properties, reconsumeTimes, unitMode, batch, maxReconsumeTimes string
-}
-
-var (
-	v1Names = sendHeaderKeys{
-		producerGroup: "producerGroup", topic: "topic", defaultTopic: "defaultTopic",
-		defaultTopicQueueNums: "defaultTopicQueueNums", queueID: "queueId", sysFlag: "sysFlag",
-		bornTimestamp: "bornTimestamp", flag: "flag", properties: "properties", reconsumeTimes: "reconsumeTimes",
-		unitMode: "unitMode", batch: "batch", maxReconsumeTimes: "maxReconsumeTimes",
-	}
-	v2Letters = sendHeaderKeys{
-		producerGroup: "a", topic: "b", defaultTopic: "c", defaultTopicQueueNums: "d", queueID: "e",
-		sysFlag: "f", bornTimestamp: "g", flag: "h", properties: "i", reconsumeTimes: "j",
-		unitMode: "k", maxReconsumeTimes: "l", batch: "m",
-	}
-)
-
-// readSendHeader reads the fields named by keys; nil when one is missing or
-// malformed.
-func readSendHeader(ext map[string]string, keys sendHeaderKeys) *sendHeader {
-	sh, err := readSendHeaderErr(ext, keys)
+	sh, err := remoting.DecodeHeader[remoting.SendMessageRequestHeader](req)
 	if err != nil {
-		return nil
-	}
-	return sh
-}
-
-func readSendHeaderErr(ext map[string]string, k sendHeaderKeys) (*sendHeader, error) {
-	h := (&remoting.Command{ExtFields: ext}).Header()
-	sh := &sendHeader{
-		producerGroup:         h.Str(k.producerGroup, true),
-		topic:                 h.Str(k.topic, true),
-		defaultTopic:          h.Str(k.defaultTopic, true),
-		defaultTopicQueueNums: h.Int32(k.defaultTopicQueueNums, true, 0),
-		queueID:               h.Int32(k.queueID, true, 0),
-		sysFlag:               h.Int32(k.sysFlag, true, 0),
-		bornTimestamp:         h.Int64(k.bornTimestamp, true, 0),
-		flag:                  h.Int32(k.flag, true, 0),
-		properties:            h.Str(k.properties, false),
-		reconsumeTimes:        h.Int32(k.reconsumeTimes, false, 0),
-		unitMode:              h.Bool(k.unitMode),
-		batch:                 h.Bool(k.batch),
-		maxReconsumeTimes:     h.Int32(k.maxReconsumeTimes, false, 0),
-	}
-	sh.hasMaxReconsumeTimes = h.Has(k.maxReconsumeTimes) && ext[k.maxReconsumeTimes] != ""
-	if err := h.Err(); err != nil {
 		return nil, err
 	}
-	return sh, nil
+	return &sh, nil
 }
 
 // hookFree reports whether no put hook and no retry routing acts on a
 // single send with header sh: not a retry or system topic the hooks handle,
 // and no property a hook reads in the text (hookProperties).
-func (b *Broker) hookFree(sh *sendHeader) bool {
-	return b.hooksDecideByText(sh.topic) && !hookProperties(sh.properties)
+func (b *Broker) hookFree(sh *remoting.SendMessageRequestHeader) bool {
+	return b.hooksDecideByText(sh.Topic) && !hookProperties(sh.Properties)
 }
 
 // hooksDecideByText reports whether every put hook is a keyed one and topic
@@ -254,7 +99,7 @@ type plainText struct {
 // ok, with wheel set and the text left to send (wheelText), and a
 // delay-level message only the delay hook acts on (delaySend): ok, with
 // level set and the text left to send (delayText).
-func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
+func (b *Broker) plainProperties(sh *remoting.SendMessageRequestHeader) (p plainText, ok bool) {
 	if !b.hookFree(sh) {
 		if p.deliverMs, p.wheel = b.timerSend(sh); !p.wheel {
 			if p.level, p.clamped = b.delaySend(sh); p.level == 0 {
@@ -262,11 +107,11 @@ func (b *Broker) plainProperties(sh *sendHeader) (p plainText, ok bool) {
 			}
 		}
 	}
-	if v, ok := message.Props(sh.properties).Lookup(message.PropWait); ok {
+	if v, ok := message.Props(sh.Properties).Lookup(message.PropWait); ok {
 		p.skipWait = !strings.EqualFold(v, "true")
 	}
 	if !p.wheel && p.level == 0 {
-		p.text = message.EditProperties(sh.properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
+		p.text = message.EditProperties(sh.Properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 	}
 	return p, true
 }
@@ -370,7 +215,7 @@ func (b *Broker) ServeInline(c *remoting.Conn, req *remoting.Command) (*remoting
 		return nil, false // the store would wait for the flush
 	}
 	sh, err := parseSendHeader(req)
-	if err != nil || sh.batch || !b.topics.Has(sh.topic) {
+	if err != nil || sh.Batch || !b.topics.Has(sh.Topic) {
 		return nil, false
 	}
 	plain, ok := b.plainProperties(sh)
@@ -409,7 +254,7 @@ func (b *Broker) sendResponse(req *remoting.Command) *remoting.Command {
 // send stores the message(s) of a send whose header parsed. plain is what
 // plainProperties returned for sh when the caller asked already (nil: not
 // asked yet).
-func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, plain *plainText) *remoting.Command {
+func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.SendMessageRequestHeader, plain *plainText) *remoting.Command {
 	resp := b.sendResponse(req)
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
@@ -417,11 +262,11 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	}
 
 	a, refusal := b.admitSend(&sendIn{client: c, from: c.RemoteAddr(), sh: sh, bodyLen: len(req.Body),
-		propsLen: len(sh.properties), typeCheck: !sh.batch, propsText: sh.properties})
+		propsLen: len(sh.Properties), typeCheck: !sh.Batch, propsText: sh.Properties})
 	if refusal != nil {
 		return fail(refusal.Code, refusal.Remark)
 	}
-	b.requesters.noteRequest(sh.properties, c)
+	b.requesters.noteRequest(sh.Properties, c)
 	queueID := a.queueID
 	bornHost := connHost(c)
 	// Under SYNC_FLUSH the answer waits for the fsync of the message, but not
@@ -433,7 +278,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	syncMaster := b.opts.isSyncMaster() && !req.IsOneway()
 	awaitFlush, awaitReplica := false, false
 
-	if plain == nil && !sh.batch {
+	if plain == nil && !sh.Batch {
 		if p, ok := b.plainProperties(sh); ok {
 			plain = &p
 		}
@@ -441,7 +286,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 	var res *store.PutResult
 	var err error
 	switch {
-	case sh.batch:
+	case sh.Batch:
 		msgs, skipWait, refusal := b.batchMessages(sh, req.Body, &a, bornHost, deferFlush)
 		if refusal != nil {
 			return fail(refusal.Code, refusal.Remark)
@@ -505,7 +350,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *sendHeader, p
 // decoded, each member's properties with the batch-level ones (less WAIT,
 // plus CLUSTER) and its message type checked; skipWait is WAIT=false on the
 // batch. The put hooks then see each member (putMessages).
-func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHost netip.AddrPort, deferFlush bool) ([]*message.Message, bool, *remoting.Refusal) {
+func (b *Broker) batchMessages(sh *remoting.SendMessageRequestHeader, body []byte, a *admitted, bornHost netip.AddrPort, deferFlush bool) ([]*message.Message, bool, *remoting.Refusal) {
 	entries, err := message.DecodeBatchBody(body)
 	if err != nil || len(entries) == 0 {
 		if err == nil {
@@ -513,7 +358,7 @@ func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHos
 		}
 		return nil, false, remoting.Refuse(remoting.MessageIllegal, "the batch body is malformed: "+err.Error())
 	}
-	batchProps := message.ParseProperties(sh.properties)
+	batchProps := message.ParseProperties(sh.Properties)
 	skipWait := noWait(batchProps)
 	delete(batchProps, message.PropWait)
 	batchProps[message.PropCluster] = b.opts.BrokerClusterName
@@ -533,9 +378,9 @@ func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHos
 			return nil, false, remoting.Refuse(remoting.MessageIllegal, remark)
 		}
 		msgs[i] = &message.Message{
-			Topic: sh.topic, QueueID: a.queueID, Flag: e.Flag, Body: e.Body, Properties: props,
-			SysFlag: a.sysFlag, BornTimestamp: sh.bornTimestamp, BornHost: bornHost,
-			ReconsumeTimes: sh.reconsumeTimes, SkipFlushWait: skipWait || deferFlush,
+			Topic: sh.Topic, QueueID: a.queueID, Flag: e.Flag, Body: e.Body, Properties: props,
+			SysFlag: a.sysFlag, BornTimestamp: sh.BornTimestamp, BornHost: bornHost,
+			ReconsumeTimes: sh.ReconsumeTimes, SkipFlushWait: skipWait || deferFlush,
 		}
 	}
 	return msgs, skipWait, nil
@@ -547,11 +392,11 @@ func (b *Broker) batchMessages(sh *sendHeader, body []byte, a *admitted, bornHos
 // (less WAIT, plus CLUSTER, and the wheel's or the level's bookkeeping)
 // without a map, on the topic and queue the hook would have chosen. It
 // fills *m, which the caller owns (a send keeps it off the heap).
-func (b *Broker) textMessage(m *message.Message, sh *sendHeader, body []byte, a *admitted, bornHost netip.AddrPort, plain *plainText) {
+func (b *Broker) textMessage(m *message.Message, sh *remoting.SendMessageRequestHeader, body []byte, a *admitted, bornHost netip.AddrPort, plain *plainText) {
 	*m = message.Message{
-		Topic: sh.topic, QueueID: a.queueID, Flag: sh.flag, Body: body,
+		Topic: sh.Topic, QueueID: a.queueID, Flag: sh.Flag, Body: body,
 		RawProperties: plain.text, SysFlag: a.sysFlag,
-		BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+		BornTimestamp: sh.BornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.ReconsumeTimes,
 	}
 	switch {
 	case plain.wheel:
@@ -571,11 +416,11 @@ func (b *Broker) textMessage(m *message.Message, sh *sendHeader, body []byte, a 
 // move to the group's %DLQ%), CLUSTER set and WAIT dropped, with
 // SkipFlushWait telling WAIT=false. The put hooks are the second half
 // (putMessage).
-func (b *Broker) mapMessage(req *remoting.Command, sh *sendHeader, a *admitted, bornHost netip.AddrPort) (*message.Message, *remoting.Refusal) {
+func (b *Broker) mapMessage(req *remoting.Command, sh *remoting.SendMessageRequestHeader, a *admitted, bornHost netip.AddrPort) (*message.Message, *remoting.Refusal) {
 	m := &message.Message{
-		Topic: sh.topic, QueueID: a.queueID, Flag: sh.flag, Body: req.Body,
-		Properties: message.ParseProperties(sh.properties), SysFlag: a.sysFlag,
-		BornTimestamp: sh.bornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.reconsumeTimes,
+		Topic: sh.Topic, QueueID: a.queueID, Flag: sh.Flag, Body: req.Body,
+		Properties: message.ParseProperties(sh.Properties), SysFlag: a.sysFlag,
+		BornTimestamp: sh.BornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.ReconsumeTimes,
 	}
 	if m.Properties == nil {
 		m.Properties = make(map[string]string, 1)
@@ -616,48 +461,48 @@ func (b *Broker) answerAfterStore(c *remoting.Conn, resp *remoting.Command, end 
 // auto-creation and the queue id bound, for a producer at address from,
 // logged as client. It returns the topic's config and remoting.Success, or
 // another response code and its remark.
-func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *sendHeader) (remoting.TopicConfig, int32, string) {
-	if b.runtime().BrokerPermission&remoting.PermWrite == 0 && b.topics.IsOrderTopic(sh.topic) {
-		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
+func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, sh *remoting.SendMessageRequestHeader) (topicgroup.TopicConfig, int32, string) {
+	if b.runtime().BrokerPermission&topicgroup.PermWrite == 0 && b.topics.IsOrderTopic(sh.Topic) {
+		return topicgroup.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1)
 	}
-	if remark := validateTopicName(sh.topic); remark != "" {
-		return remoting.TopicConfig{}, remoting.SystemError, remark
+	if remark := validateTopicName(sh.Topic); remark != "" {
+		return topicgroup.TopicConfig{}, remoting.SystemError, remark
 	}
-	if notAllowedSendTopics[sh.topic] {
-		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.topic)
+	if notAllowedSendTopics[sh.Topic] {
+		return topicgroup.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", sh.Topic)
 	}
-	v, ok := b.topics.Lookup(sh.topic)
+	v, ok := b.topics.Lookup(sh.Topic)
 	if !ok {
 		var sysFlag int32
-		if sh.unitMode {
+		if sh.UnitMode {
 			sysFlag = topicSysFlagUnit
-			if strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
+			if strings.HasPrefix(sh.Topic, message.RetryTopicPrefix) {
 				sysFlag = topicSysFlagUnitSub
 			}
 		}
-		tc, _ := b.topics.createFromDefault(sh.topic, sh.defaultTopic, sh.defaultTopicQueueNums, sysFlag)
-		if tc == nil && strings.HasPrefix(sh.topic, message.RetryTopicPrefix) {
-			tc, _ = b.topics.createIfAbsent(&remoting.TopicConfig{
-				TopicName: sh.topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite,
+		tc, _ := b.topics.createFromDefault(sh.Topic, sh.DefaultTopic, sh.DefaultTopicQueueNums, sysFlag)
+		if tc == nil && strings.HasPrefix(sh.Topic, message.RetryTopicPrefix) {
+			tc, _ = b.topics.createIfAbsent(&topicgroup.TopicConfig{
+				TopicName: sh.Topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite,
 				TopicFilterType: filterTypeSingleTag, TopicSysFlag: sysFlag,
 			})
 		}
 		if tc == nil {
 			// Creation is logged by the topic table; the refusal, which a
 			// producer retries, is rate-limited.
-			b.refusals.Warn(&b.log, "send_topic_not_exist", remoting.TopicNotExist).Str("topic", sh.topic).
-				Str("defaultTopic", sh.defaultTopic).Object("client", client).
+			b.refusals.Warn(&b.log, "send_topic_not_exist", remoting.TopicNotExist).Str("topic", sh.Topic).
+				Str("defaultTopic", sh.DefaultTopic).Object("client", client).
 				Msg("send to a topic that does not exist and cannot be created from the default topic")
-			return v, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!%s", sh.topic, faqSuggestion)
+			return v, remoting.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!%s", sh.Topic, faqSuggestion)
 		}
 		v = *tc
 	}
-	if v.Perm&remoting.PermWrite == 0 {
-		return remoting.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.topic)
+	if v.Perm&topicgroup.PermWrite == 0 {
+		return topicgroup.TopicConfig{}, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", sh.Topic)
 	}
-	if sh.queueID >= max(v.WriteQueueNums, v.ReadQueueNums) {
-		return remoting.TopicConfig{}, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
-			sh.queueID, topicConfigString(&v), from)
+	if sh.QueueID >= max(v.WriteQueueNums, v.ReadQueueNums) {
+		return topicgroup.TopicConfig{}, remoting.SystemError, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
+			sh.QueueID, topicConfigString(&v), from)
 	}
 	return v, remoting.Success, ""
 }
@@ -665,8 +510,8 @@ func (b *Broker) checkSendFrom(client zerolog.LogObjectMarshaler, from string, s
 // routeRetry applies a consumer group's retry limit to sends on its
 // %RETRY% topic: once reconsumeTimes reaches the limit the message goes to
 // the group's %DLQ% topic instead (SendMessageProcessor.handleRetryAndDLQ).
-func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Message) (int32, string, bool) {
-	group, ok := strings.CutPrefix(sh.topic, message.RetryTopicPrefix)
+func (b *Broker) routeRetry(req *remoting.Command, sh *remoting.SendMessageRequestHeader, m *message.Message) (int32, string, bool) {
+	group, ok := strings.CutPrefix(sh.Topic, message.RetryTopicPrefix)
 	if !ok {
 		return 0, "", true
 	}
@@ -675,10 +520,10 @@ func (b *Broker) routeRetry(req *remoting.Command, sh *sendHeader, m *message.Me
 		return remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion), false
 	}
 	maxTimes := cfg.RetryMaxTimes
-	if req.Version >= versionV3_4_9 && sh.hasMaxReconsumeTimes {
-		maxTimes = sh.maxReconsumeTimes
+	if req.Version >= versionV3_4_9 && sh.HasMaxReconsumeTimes {
+		maxTimes = sh.MaxReconsumeTimes
 	}
-	if sh.reconsumeTimes < maxTimes {
+	if sh.ReconsumeTimes < maxTimes {
 		return 0, "", true
 	}
 	dlq := message.DLQTopicPrefix + group
@@ -716,8 +561,13 @@ func (b *Broker) putFailureReason(err error) (code int32, remark, reason string)
 		code, remark, reason = pe.Code, pe.Remark, "send_message_refused"
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrPropertiesTooLarge), errors.Is(err, store.ErrTopicTooLong):
 		code, remark, reason = remoting.MessageIllegal, b.illegalMessageRemark(), "send_message_too_large"
+	case errors.Is(err, store.ErrLmqQueueNumExceeded):
+		code, remark, reason = remoting.SystemError, lmqExceededRemark, "send_lmq_queue_num_exceeded"
 	case errors.Is(err, store.ErrInvalidTopic), errors.Is(err, store.ErrInvalidBatch):
 		code, remark, reason = remoting.MessageIllegal, err.Error(), "send_message_illegal"
+	case errors.Is(err, store.ErrOSPageCacheBusy):
+		// Stock OS_PAGECACHE_BUSY: 1, which a 4.9.8 producer retries (fastfail.go).
+		code, remark, reason = remoting.SystemError, pcSynchronizedRemark, "send_page_cache_busy"
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrDiskFull), errors.Is(err, store.ErrNotWritable), errors.Is(err, store.ErrSlave):
 		// The stock remark, with the store's cause appended.
 		code = remoting.ServiceNotAvailable

@@ -60,25 +60,3 @@ func TestSyncFlushRepliesAfterTheFlush(t *testing.T) {
 		})
 	}
 }
-
-// The V2 letters read in place must mean what the V1 names mean.
-func TestV2LettersMatchV1Names(t *testing.T) {
-	long := map[string]string{}
-	for _, k := range v2SendKeys {
-		long[k.short] = k.long
-	}
-	pairs := []struct{ v1, v2 string }{
-		{v1Names.producerGroup, v2Letters.producerGroup}, {v1Names.topic, v2Letters.topic},
-		{v1Names.defaultTopic, v2Letters.defaultTopic}, {v1Names.defaultTopicQueueNums, v2Letters.defaultTopicQueueNums},
-		{v1Names.queueID, v2Letters.queueID}, {v1Names.sysFlag, v2Letters.sysFlag},
-		{v1Names.bornTimestamp, v2Letters.bornTimestamp}, {v1Names.flag, v2Letters.flag},
-		{v1Names.properties, v2Letters.properties}, {v1Names.reconsumeTimes, v2Letters.reconsumeTimes},
-		{v1Names.unitMode, v2Letters.unitMode}, {v1Names.batch, v2Letters.batch},
-		{v1Names.maxReconsumeTimes, v2Letters.maxReconsumeTimes},
-	}
-	for _, p := range pairs {
-		if long[p.v2] != p.v1 {
-			t.Errorf("letter %q reads as %q, but SendMessageRequestHeaderV2 maps it to %q", p.v2, p.v1, long[p.v2])
-		}
-	}
-}

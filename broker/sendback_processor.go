@@ -10,6 +10,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // ensureDLQ creates a group's DLQ topic as a send-back would, for the delay
@@ -26,15 +27,12 @@ func (b *Broker) ensureDLQ(topic string) bool {
 // client asks for it with a negative level
 // (SendMessageProcessor.asyncConsumerSendMsgBack).
 func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	h := req.Header()
-	offset := h.Int64("offset", true, 0)
-	group := h.Str("group", true)
-	delayLevel := int(h.Int32("delayLevel", true, 0))
-	hasMax := h.Has("maxReconsumeTimes") && req.Ext()["maxReconsumeTimes"] != ""
-	headerMax := h.Int32("maxReconsumeTimes", false, 0)
-	if err := h.Err(); err != nil {
+	h, err := remoting.DecodeHeader[remoting.ConsumerSendMsgBackRequestHeader](req)
+	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
+	offset, group, delayLevel := h.Offset, h.Group, int(h.DelayLevel)
+	hasMax, headerMax := h.HasMaxReconsumeTimes, h.MaxReconsumeTimes
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	fail := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
@@ -50,7 +48,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	if cfg == nil {
 		return fail(remoting.SubscriptionGroupNotExist, fmt.Sprintf("subscription group not exist, %s %s", group, faqSuggestion))
 	}
-	if b.runtime().BrokerPermission&remoting.PermWrite == 0 {
+	if b.runtime().BrokerPermission&topicgroup.PermWrite == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", b.opts.BrokerIP1))
 	}
 	if cfg.RetryQueueNums <= 0 {
@@ -62,7 +60,7 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 	if tc == nil {
 		return fail(remoting.SystemError, fmt.Sprintf("topic[%s] not exist", retryTopic))
 	}
-	if tc.Perm&remoting.PermWrite == 0 {
+	if tc.Perm&topicgroup.PermWrite == 0 {
 		return fail(remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", retryTopic))
 	}
 

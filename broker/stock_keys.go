@@ -15,27 +15,20 @@ import (
 // The defaults are the stock ones (cpu = runtime.NumCPU()).
 type StockKeys struct {
 	StartAcceptSendRequestTimeStamp          int64  `conf:"startAcceptSendRequestTimeStamp"`
-	WaitTimeMillsInSendQueue                 int64  `conf:"waitTimeMillsInSendQueue"`
 	ConsumerFallbehindThreshold              int64  `conf:"consumerFallbehindThreshold"`
-	BrokerFastFailureEnable                  bool   `conf:"brokerFastFailureEnable"`
-	WaitTimeMillsInPullQueue                 int64  `conf:"waitTimeMillsInPullQueue"`
 	DisableConsumeIfConsumerReadSlowly       bool   `conf:"disableConsumeIfConsumerReadSlowly"`
 	RegisterBrokerTimeoutMills               int    `conf:"registerBrokerTimeoutMills"`
 	TransferMsgByHeap                        bool   `conf:"transferMsgByHeap"`
 	MessageStorePlugIn                       string `conf:"messageStorePlugIn"`
 	HighSpeedMode                            bool   `conf:"highSpeedMode"`
 	RocketmqHome                             string `conf:"rocketmqHome"`
-	SendMessageThreadPoolNums                int    `conf:"sendMessageThreadPoolNums"`
 	PutMessageFutureThreadPoolNums           int    `conf:"putMessageFutureThreadPoolNums"`
-	PullMessageThreadPoolNums                int    `conf:"pullMessageThreadPoolNums"`
 	ProcessReplyMessageThreadPoolNums        int    `conf:"processReplyMessageThreadPoolNums"`
 	QueryMessageThreadPoolNums               int    `conf:"queryMessageThreadPoolNums"`
 	AdminBrokerThreadPoolNums                int    `conf:"adminBrokerThreadPoolNums"`
 	FlushConsumerOffsetHistoryInterval       int    `conf:"flushConsumerOffsetHistoryInterval"`
 	FetchNamesrvAddrByAddressServer          bool   `conf:"fetchNamesrvAddrByAddressServer"`
-	SendThreadPoolQueueCapacity              int    `conf:"sendThreadPoolQueueCapacity"`
 	PutThreadPoolQueueCapacity               int    `conf:"putThreadPoolQueueCapacity"`
-	PullThreadPoolQueueCapacity              int    `conf:"pullThreadPoolQueueCapacity"`
 	ReplyThreadPoolQueueCapacity             int    `conf:"replyThreadPoolQueueCapacity"`
 	QueryThreadPoolQueueCapacity             int    `conf:"queryThreadPoolQueueCapacity"`
 	FilterServerNums                         int    `conf:"filterServerNums"`
@@ -55,18 +48,11 @@ type StockKeys struct {
 	FilterDataCleanTimeSpan                  int64  `conf:"filterDataCleanTimeSpan"`
 	CompressedRegister                       bool   `conf:"compressedRegister"`
 	ForceRegister                            bool   `conf:"forceRegister"`
-	HeartbeatThreadPoolQueueCapacity         int    `conf:"heartbeatThreadPoolQueueCapacity"`
-	HeartbeatThreadPoolNums                  int    `conf:"heartbeatThreadPoolNums"`
-	WaitTimeMillsInHeartbeatQueue            int64  `conf:"waitTimeMillsInHeartbeatQueue"`
-	EndTransactionThreadPoolNums             int    `conf:"endTransactionThreadPoolNums"`
-	EndTransactionPoolQueueCapacity          int    `conf:"endTransactionPoolQueueCapacity"`
-	WaitTimeMillsInTransactionQueue          int64  `conf:"waitTimeMillsInTransactionQueue"`
 	EnableDetailStat                         bool   `conf:"enableDetailStat"`
 	AutoDeleteUnusedStats                    bool   `conf:"autoDeleteUnusedStats"`
 	IsolateLogEnable                         bool   `conf:"isolateLogEnable"`
 	DebugLockEnable                          bool   `conf:"debugLockEnable"`
 	DuplicationEnable                        bool   `conf:"duplicationEnable"`
-	OsPageCacheBusyTimeOutMills              int64  `conf:"osPageCacheBusyTimeOutMills"`
 	DiskFallRecorded                         bool   `conf:"diskFallRecorded"`
 	WarmMapedFileEnable                      bool   `conf:"warmMapedFileEnable"`
 	EnableConsumeQueueExt                    bool   `conf:"enableConsumeQueueExt"`
@@ -99,9 +85,6 @@ type StockKeys struct {
 	PreferredLeaderId                        string `conf:"preferredLeaderId"`
 	EnableBatchPush                          bool   `conf:"enableBatchPush"`
 	EnableScheduleMessageStats               bool   `conf:"enableScheduleMessageStats"`
-	EnableLmq                                bool   `conf:"enableLmq"`
-	EnableMultiDispatch                      bool   `conf:"enableMultiDispatch"`
-	MaxLmqConsumeQueueNum                    int    `conf:"maxLmqConsumeQueueNum"`
 	EnableScheduleAsyncDeliver               bool   `conf:"enableScheduleAsyncDeliver"`
 	ScheduleAsyncDeliverMaxPendingLimit      int    `conf:"scheduleAsyncDeliverMaxPendingLimit"`
 	ScheduleAsyncDeliverMaxResendNum2Blocked int    `conf:"scheduleAsyncDeliverMaxResendNum2Blocked"`
@@ -134,23 +117,16 @@ type StockKeys struct {
 func defaultStockKeys() StockKeys {
 	cpu := runtime.NumCPU()
 	return StockKeys{
-		WaitTimeMillsInSendQueue:                 200,
 		ConsumerFallbehindThreshold:              1024 * 1024 * 1024 * 16,
-		BrokerFastFailureEnable:                  true,
-		WaitTimeMillsInPullQueue:                 5 * 1000,
 		RegisterBrokerTimeoutMills:               6000,
 		TransferMsgByHeap:                        true,
 		RocketmqHome:                             os.Getenv("ROCKETMQ_HOME"),
-		SendMessageThreadPoolNums:                min(cpu, 4),
 		PutMessageFutureThreadPoolNums:           min(cpu, 4),
-		PullMessageThreadPoolNums:                16 + 2*cpu,
 		ProcessReplyMessageThreadPoolNums:        16 + 2*cpu,
 		QueryMessageThreadPoolNums:               8 + cpu,
 		AdminBrokerThreadPoolNums:                16,
 		FlushConsumerOffsetHistoryInterval:       1000 * 60,
-		SendThreadPoolQueueCapacity:              10000,
 		PutThreadPoolQueueCapacity:               10000,
-		PullThreadPoolQueueCapacity:              100000,
 		ReplyThreadPoolQueueCapacity:             10000,
 		QueryThreadPoolQueueCapacity:             20000,
 		ClientManageThreadPoolNums:               32,
@@ -167,14 +143,7 @@ func defaultStockKeys() StockKeys {
 		MaxErrorRateOfBloomFilter:                20,
 		FilterDataCleanTimeSpan:                  24 * 3600 * 1000,
 		ForceRegister:                            true,
-		HeartbeatThreadPoolQueueCapacity:         50000,
-		HeartbeatThreadPoolNums:                  min(32, cpu),
-		WaitTimeMillsInHeartbeatQueue:            31 * 1000,
-		EndTransactionThreadPoolNums:             max(8+2*cpu, 4*min(cpu, 4)),
-		EndTransactionPoolQueueCapacity:          100000,
-		WaitTimeMillsInTransactionQueue:          3 * 1000,
 		EnableDetailStat:                         true,
-		OsPageCacheBusyTimeOutMills:              1000,
 		DiskFallRecorded:                         true,
 		MappedFileSizeConsumeQueueExt:            48 * 1024 * 1024,
 		BitMapLengthConsumeQueueExt:              64,
@@ -194,7 +163,6 @@ func defaultStockKeys() StockKeys {
 		CommitCommitLogLeastPages:                4,
 		CommitCommitLogThoroughInterval:          200,
 		EnableScheduleMessageStats:               true,
-		MaxLmqConsumeQueueNum:                    20000,
 		ScheduleAsyncDeliverMaxPendingLimit:      2000,
 		ScheduleAsyncDeliverMaxResendNum2Blocked: 3,
 		ServerWorkerThreads:                      8,
@@ -218,17 +186,16 @@ func defaultStockKeys() StockKeys {
 var inertKeyReasons = func() map[string]string {
 	m := map[string]string{}
 	for reason, keys := range map[string][]string{
-		"sends are served from the start":                                                                                                         {"startAcceptSendRequestTimeStamp"},
-		"no queue-wait timing in rmq (no per-kind executor queue to clean)":                                                                       {"waitTimeMillsInSendQueue", "brokerFastFailureEnable", "waitTimeMillsInPullQueue", "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "osPageCacheBusyTimeOutMills"},
-		"rmq does not disable slow consumer groups":                                                                                               {"consumerFallbehindThreshold", "disableConsumeIfConsumerReadSlowly"},
-		"rmq registers with a fixed timeout, uncompressed, and always in full":                                                                    {"registerBrokerTimeoutMills", "compressedRegister", "forceRegister"},
-		"pull replies are always written from the mapped store (zero copy); the choice is not client-visible":                                     {"transferMsgByHeap"},
-		"rmq loads no message-store plug-ins":                                                                                                     {"messageStorePlugIn"},
-		"no reader in stock 4.9.8 either":                                                                                                         {"highSpeedMode", "flushConsumerOffsetHistoryInterval", "filterServerNums", "commercialEnable", "commercialTimerCount", "commercialTransCount", "commercialBigCount", "maxDelayTime", "putMsgIndexHightWater", "channelNotActiveInterval", "clientPooledByteBufAllocatorEnable"},
-		"rmq needs no home directory; the ACL file defaults to $ROCKETMQ_HOME/conf/plain_acl.yml from the environment":                            {"rocketmqHome"},
-		"rmq serves each request on its connection's goroutine or a bounded pool sized from the CPU count; there is no per-kind executor to size": {"sendMessageThreadPoolNums", "putMessageFutureThreadPoolNums", "pullMessageThreadPoolNums", "processReplyMessageThreadPoolNums", "queryMessageThreadPoolNums", "adminBrokerThreadPoolNums", "clientManageThreadPoolNums", "consumerManageThreadPoolNums", "heartbeatThreadPoolNums", "endTransactionThreadPoolNums"},
+		"sends are served from the start":                                                                              {"startAcceptSendRequestTimeStamp"},
+		"rmq does not disable slow consumer groups":                                                                    {"consumerFallbehindThreshold", "disableConsumeIfConsumerReadSlowly"},
+		"rmq registers with a fixed timeout, uncompressed, and always in full":                                         {"registerBrokerTimeoutMills", "compressedRegister", "forceRegister"},
+		"pull replies are always written from the mapped store (zero copy); the choice is not client-visible":          {"transferMsgByHeap"},
+		"rmq loads no message-store plug-ins":                                                                          {"messageStorePlugIn"},
+		"no reader in stock 4.9.8 either":                                                                              {"highSpeedMode", "flushConsumerOffsetHistoryInterval", "filterServerNums", "commercialEnable", "commercialTimerCount", "commercialTransCount", "commercialBigCount", "maxDelayTime", "putMsgIndexHightWater", "channelNotActiveInterval", "clientPooledByteBufAllocatorEnable"},
+		"rmq needs no home directory; the ACL file defaults to $ROCKETMQ_HOME/conf/plain_acl.yml from the environment": {"rocketmqHome"},
+		"rmq serves each request on its connection's goroutine or a bounded pool sized from the CPU count; there is no per-kind executor to size": {"putMessageFutureThreadPoolNums", "processReplyMessageThreadPoolNums", "queryMessageThreadPoolNums", "adminBrokerThreadPoolNums", "clientManageThreadPoolNums", "consumerManageThreadPoolNums"},
 		"rmq has no address server client; set namesrvAddr (or NAMESRV_ADDR)":                                                                     {"fetchNamesrvAddrByAddressServer"},
-		"rmq has no per-kind request queue; back-pressure is the connection's in-flight budget (serverMaxInflightBytes)":                          {"sendThreadPoolQueueCapacity", "putThreadPoolQueueCapacity", "pullThreadPoolQueueCapacity", "replyThreadPoolQueueCapacity", "queryThreadPoolQueueCapacity", "clientManagerThreadPoolQueueCapacity", "consumerManagerThreadPoolQueueCapacity", "heartbeatThreadPoolQueueCapacity", "endTransactionPoolQueueCapacity"},
+		"no queue for these kinds (only send, pull, heartbeat and end-transaction wait, in lanes); back-pressure is serverMaxInflightBytes":       {"putThreadPoolQueueCapacity", "replyThreadPoolQueueCapacity", "queryThreadPoolQueueCapacity", "clientManagerThreadPoolQueueCapacity", "consumerManagerThreadPoolQueueCapacity"},
 		"Java stats hooks; rmq keeps its own statistics (brokerstats)":                                                                            {"commercialBaseCount", "enableDetailStat", "autoDeleteUnusedStats", "enableScheduleMessageStats"},
 		"SQL92 filtering evaluates every message; there are no bloom-filter bitmaps":                                                              {"enableCalcFilterBitMap", "expectConsumerNumUseFilter", "maxErrorRateOfBloomFilter", "filterDataCleanTimeSpan", "enableConsumeQueueExt", "mappedFileSizeConsumeQueueExt", "bitMapLengthConsumeQueueExt"},
 		"Java log layout; rmq logs with its log* keys":                                                                                            {"isolateLogEnable"},
@@ -243,7 +210,6 @@ var inertKeyReasons = func() map[string]string {
 		"the index is written by the dispatcher and recovered from the commitlog":                                                                 {"messageIndexSafe"},
 		"rmq has no transient store pool (writes go to the mapped file)":                                                                          {"transientStorePoolEnable", "transientStorePoolSize", "commitIntervalCommitLog", "fastFailIfNoBufferInStorePool", "commitCommitLogLeastPages", "commitCommitLogThoroughInterval"},
 		"rmq's store has one commitlog path (storePathCommitLog); no read-only extra paths":                                                       {"readOnlyCommitLogStorePaths"},
-		"rmq has no light message queues (LMQ)":                                                                                                   {"enableLmq", "enableMultiDispatch", "maxLmqConsumeQueueNum"},
 		"delay levels are delivered by the schedule service synchronously":                                                                        {"enableScheduleAsyncDeliver", "scheduleAsyncDeliverMaxPendingLimit", "scheduleAsyncDeliverMaxResendNum2Blocked"},
 		"Netty server tuning; rmq's server is Go net (remoting/server.go)":                                                                        {"serverWorkerThreads", "serverSelectorThreads", "serverOnewaySemaphoreValue", "serverCallbackExecutorThreads", "serverAsyncSemaphoreValue", "serverSocketSndBufSize", "serverSocketRcvBufSize", "serverSocketBacklog", "serverPooledByteBufAllocatorEnable", "useEpollNativeSelector", "writeBufferLowWaterMark", "writeBufferHighWaterMark"},
 		"Netty client tuning of the broker's name-server client; rmq's client is Go net with fixed timeouts":                                      {"clientCloseSocketIfTimeout", "clientWorkerThreads", "clientOnewaySemaphoreValue", "connectTimeoutMillis", "clientCallbackExecutorThreads", "clientAsyncSemaphoreValue", "clientChannelMaxIdleTimeSeconds", "clientSocketSndBufSize", "clientSocketRcvBufSize"},

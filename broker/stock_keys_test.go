@@ -15,6 +15,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // One test per stock key rmq honours (docs/compatibility.md, stock-keys).
@@ -30,9 +31,9 @@ func TestClusterAndBrokerTopicEnable(t *testing.T) {
 		}
 		want := func(enabled bool) int32 {
 			if enabled {
-				return remoting.PermRead | remoting.PermWrite | remoting.PermInherit
+				return topicgroup.PermRead | topicgroup.PermWrite | topicgroup.PermInherit
 			}
-			return remoting.PermInherit
+			return topicgroup.PermInherit
 		}
 		if tc := m.Get("C1"); tc == nil || tc.Perm != want(on) || tc.ReadQueueNums != 16 {
 			t.Errorf("clusterTopicEnable=%v: cluster topic %+v, want perm %d", on, tc, want(on))

@@ -9,6 +9,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/timer"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // timerProps are the user properties that make a 5.x timer message.
@@ -57,19 +58,19 @@ func (b *Broker) timerHook(m *message.Message) error {
 // timer properties admit it, not yet due. send then stores it on the
 // timer topic with the producer's text edited (wheelText) instead of a
 // map; anything else (a refusal included) takes the map path as before.
-func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
+func (b *Broker) timerSend(sh *remoting.SendMessageRequestHeader) (deliverMs int64, ok bool) {
 	switch {
-	case b.timers == nil, sh.batch, !b.hooksDecideByText(sh.topic):
+	case b.timers == nil, sh.Batch, !b.hooksDecideByText(sh.Topic):
 		return 0, false
 	}
-	p := message.Props(sh.properties)
+	p := message.Props(sh.Properties)
 	if _, ok := p.Lookup(message.PropDelay); ok {
 		return 0, false
 	}
 	if _, ok := p.Lookup(transaction.HookProperty); ok {
 		return 0, false
 	}
-	deliverMs, wheel, err := timer.AdmitMessageText(sh.topic, sh.sysFlag, p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
+	deliverMs, wheel, err := timer.AdmitMessageText(sh.Topic, sh.SysFlag, p, b.msgClock.Now().UnixMilli(), b.opts.TimerMaxDelaySec)
 	if err != nil || !wheel {
 		return 0, false
 	}
@@ -79,14 +80,14 @@ func (b *Broker) timerSend(sh *sendHeader) (deliverMs int64, ok bool) {
 // wheelText is the properties text of a timer send (timerSend) for queue
 // queueID of its topic: timer.RewriteText of the producer's text, less
 // WAIT and with CLUSTER, as the send path stores every text.
-func (b *Broker) wheelText(sh *sendHeader, queueID int32, deliverMs int64) string {
-	return timer.RewriteText(sh.properties, sh.topic, queueID, deliverMs, message.PropWait, [2]string{message.PropCluster, b.opts.BrokerClusterName})
+func (b *Broker) wheelText(sh *remoting.SendMessageRequestHeader, queueID int32, deliverMs int64) string {
+	return timer.RewriteText(sh.Properties, sh.Topic, queueID, deliverMs, message.PropWait, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 }
 
 // wheelRecallHandle is recallHandle for a timer send stored by the text
 // path (timerSend): m is the stored message, on the timer topic.
-func (b *Broker) wheelRecallHandle(sh *sendHeader, m *message.Message, deliverMs int64) string {
-	h, _ := timer.RecallHandleFor(sh.topic, message.Props(m.RawProperties).Get(message.PropUniqKey), deliverMs, b.opts.BrokerName)
+func (b *Broker) wheelRecallHandle(sh *remoting.SendMessageRequestHeader, m *message.Message, deliverMs int64) string {
+	h, _ := timer.RecallHandleFor(sh.Topic, message.Props(m.RawProperties).Get(message.PropUniqKey), deliverMs, b.opts.BrokerName)
 	return h
 }
 
@@ -152,7 +153,7 @@ func (b *Broker) Recall(topic, handle, producerGroup string) (string, error) {
 	switch {
 	case !b.opts.RecallMessageEnable:
 		return fail(remoting.NoPermission, "recall failed, operation is forbidden")
-	case b.opts.BrokerPermission&remoting.PermWrite == 0:
+	case b.opts.BrokerPermission&topicgroup.PermWrite == 0:
 		return fail(remoting.ServiceNotAvailable, "recall failed, broker service not available")
 	case !b.topics.Has(topic):
 		return fail(remoting.TopicNotExist, fmt.Sprintf("recall failed, the topic %s not exist", topic))

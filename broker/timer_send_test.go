@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 )
 
 // TestTimerSendTextMatchesTheHook: a timer send taken by the text path
@@ -28,7 +29,7 @@ func TestTimerSendTextMatchesTheHook(t *testing.T) {
 		coreProps(message.PropTimerDeliverMs, due, message.PropTimerDelayMs, "200", message.PropTimerDelaySec, "7"),
 		coreProps(message.PropTimerDelaySec, "3") + "\x02broken\x01pair",
 	} {
-		sh := &sendHeader{topic: "TextT", properties: props}
+		sh := &remoting.SendMessageRequestHeader{Topic: "TextT", Properties: props}
 		p, ok := b.plainProperties(sh)
 		if !ok || !p.wheel {
 			t.Fatalf("%q: not taken by the text path (ok %v, wheel %v)", props, ok, p.wheel)
@@ -55,12 +56,12 @@ func TestTimerSendTextMatchesTheHook(t *testing.T) {
 		{"retry topic", message.RetryTopicPrefix + "G", coreProps(message.PropTimerDelaySec, "60")},
 		{"timer topic", message.TopicWheelTimer, coreProps(message.PropTimerDelaySec, "60")},
 	} {
-		if _, ok := b.plainProperties(&sendHeader{topic: tc.topic, properties: tc.props}); ok {
+		if _, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: tc.topic, Properties: tc.props}); ok {
 			t.Errorf("%s: taken by the text path", tc.name)
 		}
 	}
-	if _, ok := b.plainProperties(&sendHeader{topic: "TextT", properties: coreProps(message.PropTimerDelaySec, "60"),
-		sysFlag: message.TransactionPreparedType}); ok {
+	if _, ok := b.plainProperties(&remoting.SendMessageRequestHeader{Topic: "TextT", Properties: coreProps(message.PropTimerDelaySec, "60"),
+		SysFlag: message.TransactionPreparedType}); ok {
 		t.Error("prepared transaction record: taken by the text path")
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Topic names and limits of the stock broker (TopicValidator.java, MixAll.java).
@@ -28,8 +29,8 @@ const (
 	filterTypeMultiTag     = "MULTI_TAG"
 	topicSysFlagUnit       = 1 << 0
 	topicSysFlagUnitSub    = 1 << 1
-	permReadWrite          = remoting.PermRead | remoting.PermWrite
-	permReadWriteInherit   = remoting.PermRead | remoting.PermWrite | remoting.PermInherit
+	permReadWrite          = topicgroup.PermRead | topicgroup.PermWrite
+	permReadWriteInherit   = topicgroup.PermRead | topicgroup.PermWrite | topicgroup.PermInherit
 	topicConfigFileName    = "topics.json"
 )
 
@@ -67,9 +68,12 @@ type TopicConfigManager struct {
 	log        zerolog.Logger
 	// onChange asks for a registration with the name servers; it must not block.
 	onChange func()
+	// lmq serves every %LMQ% topic a synthetic config (lmq.go); set once
+	// before the broker serves.
+	lmq bool
 
 	mu      sync.RWMutex
-	table   map[string]*remoting.TopicConfig
+	table   map[string]*topicgroup.TopicConfig
 	version remoting.DataVersion
 	changes uint64 // changes made (under mu); persist's sequence numbers
 	// unregistered names the topics created or changed (with onChange)
@@ -99,8 +103,8 @@ type topicConfigDefaults struct {
 	clusterTopic, brokerTopic bool
 }
 
-func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
-	return &remoting.TopicConfig{
+func newTopicConfig(topic string, queueNums, perm int32) *topicgroup.TopicConfig {
+	return &topicgroup.TopicConfig{
 		TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums,
 		Perm: perm, TopicFilterType: filterTypeSingleTag,
 	}
@@ -111,12 +115,12 @@ func newTopicConfig(topic string, queueNums, perm int32) *remoting.TopicConfig {
 func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, log zerolog.Logger) (*TopicConfigManager, error) {
 	m := &TopicConfigManager{
 		path: path, fs: d.fs, autoCreate: d.autoCreate, clock: clk, log: log, onChange: func() {},
-		table:        make(map[string]*remoting.TopicConfig),
+		table:        make(map[string]*topicgroup.TopicConfig),
 		version:      remoting.DataVersion{Timestamp: clk.Now().UnixMilli()},
 		system:       make(map[string]bool),
 		unregistered: make(map[string]struct{}),
 	}
-	add := func(tc *remoting.TopicConfig) {
+	add := func(tc *topicgroup.TopicConfig) {
 		m.table[tc.TopicName] = tc
 		m.system[tc.TopicName] = true
 	}
@@ -131,7 +135,7 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 		if on {
 			return permReadWriteInherit
 		}
-		return remoting.PermInherit
+		return topicgroup.PermInherit
 	}
 	add(newTopicConfig(d.clusterName, defaultTopicQueueNums, enabledPerm(d.clusterTopic)))
 	add(newTopicConfig(d.brokerName, 1, enabledPerm(d.brokerTopic)))
@@ -183,7 +187,7 @@ func (m *TopicConfigManager) load() error {
 }
 
 // Get returns a copy of the topic's config, nil if absent.
-func (m *TopicConfigManager) Get(topic string) *remoting.TopicConfig {
+func (m *TopicConfigManager) Get(topic string) *topicgroup.TopicConfig {
 	tc, ok := m.Lookup(topic)
 	if !ok {
 		return nil
@@ -194,7 +198,10 @@ func (m *TopicConfigManager) Get(topic string) *remoting.TopicConfig {
 // Lookup returns a copy of the topic's config as a value, ok false if
 // absent: the send and pull paths read a config once per request, and Get's
 // copy cost them a heap allocation each time.
-func (m *TopicConfigManager) Lookup(topic string) (tc remoting.TopicConfig, ok bool) {
+func (m *TopicConfigManager) Lookup(topic string) (tc topicgroup.TopicConfig, ok bool) {
+	if m.lmq && message.IsLmq(topic) {
+		return lmqTopicConfig(topic), true
+	}
 	m.mu.RLock()
 	p := m.table[topic]
 	if p != nil {
@@ -206,6 +213,9 @@ func (m *TopicConfigManager) Lookup(topic string) (tc remoting.TopicConfig, ok b
 
 // Has reports whether the topic has a config.
 func (m *TopicConfigManager) Has(topic string) bool {
+	if m.lmq && message.IsLmq(topic) {
+		return true
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.table[topic] != nil
@@ -231,20 +241,20 @@ func (m *TopicConfigManager) IsOrderTopic(topic string) bool {
 }
 
 // CreateRetryTopic creates %RETRY%<group> unless it exists.
-func (m *TopicConfigManager) CreateRetryTopic(group string, queueNums int32, perm int32) (tc *remoting.TopicConfig, created bool) {
+func (m *TopicConfigManager) CreateRetryTopic(group string, queueNums int32, perm int32) (tc *topicgroup.TopicConfig, created bool) {
 	return m.createIfAbsent(newTopicConfig(message.RetryTopicPrefix+group, queueNums, perm))
 }
 
 // CreateSystemTopic creates a broker-internal topic (DLQ, transaction
 // half/op topics, ...) unless it exists.
-func (m *TopicConfigManager) CreateSystemTopic(topic string, queueNums int32, perm int32) (tc *remoting.TopicConfig, created bool) {
+func (m *TopicConfigManager) CreateSystemTopic(topic string, queueNums int32, perm int32) (tc *topicgroup.TopicConfig, created bool) {
 	return m.createIfAbsent(newTopicConfig(topic, queueNums, perm))
 }
 
 // createIfAbsent is Java's createTopicInSendMessageBackMethod.
 // A name that is not a valid topic (message.ValidateTopic) is never created:
 // the result is nil.
-func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting.TopicConfig, bool) {
+func (m *TopicConfigManager) createIfAbsent(tc *topicgroup.TopicConfig) (*topicgroup.TopicConfig, bool) {
 	if message.ValidateTopic(tc.TopicName) != nil {
 		return nil, false
 	}
@@ -269,7 +279,7 @@ func (m *TopicConfigManager) createIfAbsent(tc *remoting.TopicConfig) (*remoting
 // carries PERM_INHERIT, and for TBW102 only while auto-creation is enabled.
 // The new topic gets min(clientQueueNums, default write queues) queues and the
 // default's perm without INHERIT. nil means the topic may not be created.
-func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clientQueueNums, sysFlag int32) (*remoting.TopicConfig, bool) {
+func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clientQueueNums, sysFlag int32) (*topicgroup.TopicConfig, bool) {
 	m.mu.Lock()
 	if old := m.table[topic]; old != nil {
 		m.mu.Unlock()
@@ -277,16 +287,16 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 		return &cp, false
 	}
 	def := m.table[defaultTopic]
-	if def == nil || def.Perm&remoting.PermInherit == 0 || (defaultTopic == message.TopicAutoCreateKey && !m.autoCreate) {
+	if def == nil || def.Perm&topicgroup.PermInherit == 0 || (defaultTopic == message.TopicAutoCreateKey && !m.autoCreate) {
 		m.mu.Unlock()
 		// The caller's refusal line says so, rate-limited (send_processor.go).
 		return nil, false
 	}
 	n := min(clientQueueNums, def.WriteQueueNums)
 	n = max(n, 0)
-	tc := &remoting.TopicConfig{
+	tc := &topicgroup.TopicConfig{
 		TopicName: topic, ReadQueueNums: n, WriteQueueNums: n,
-		Perm: def.Perm &^ remoting.PermInherit, TopicSysFlag: sysFlag, TopicFilterType: def.TopicFilterType,
+		Perm: def.Perm &^ topicgroup.PermInherit, TopicSysFlag: sysFlag, TopicFilterType: def.TopicFilterType,
 	}
 	m.table[topic] = tc
 	seq := m.topicChangedLocked(topic)
@@ -299,7 +309,10 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 }
 
 // Update creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
-func (m *TopicConfigManager) Update(tc *remoting.TopicConfig) {
+func (m *TopicConfigManager) Update(tc *topicgroup.TopicConfig) {
+	if m.lmq && message.IsLmq(tc.TopicName) {
+		return // LmqTopicConfigManager.updateTopicConfig: never stored
+	}
 	cp := *tc
 	m.mu.Lock()
 	m.table[cp.TopicName] = &cp
@@ -390,7 +403,7 @@ func (m *TopicConfigManager) Snapshot() remoting.TopicConfigSerializeWrapper {
 func (m *TopicConfigManager) snapshotLocked() remoting.TopicConfigSerializeWrapper {
 	w := remoting.TopicConfigSerializeWrapper{
 		DataVersion:      m.version,
-		TopicConfigTable: make(map[string]*remoting.TopicConfig, len(m.table)),
+		TopicConfigTable: make(map[string]*topicgroup.TopicConfig, len(m.table)),
 	}
 	for name, tc := range m.table {
 		cp := *tc
@@ -414,7 +427,7 @@ func (m *TopicConfigManager) takeUnregistered() (w remoting.TopicConfigSerialize
 	}
 	w = remoting.TopicConfigSerializeWrapper{
 		DataVersion:      m.version,
-		TopicConfigTable: make(map[string]*remoting.TopicConfig, len(m.unregistered)),
+		TopicConfigTable: make(map[string]*topicgroup.TopicConfig, len(m.unregistered)),
 	}
 	names = make([]string, 0, len(m.unregistered))
 	for name := range m.unregistered {
@@ -494,7 +507,7 @@ func (m *TopicConfigManager) writeLocked() error {
 // encodeTopicsFile renders topics.json: the object Java's
 // TopicConfigManager.encode(true) writes, indented down to one line per
 // topic (in name order, each entry compact, as encoding/json writes a
-// remoting.TopicConfig). Every change rewrites the whole table, and
+// topicgroup.TopicConfig). Every change rewrites the whole table, and
 // MarshalIndent of 2 000 topics took 4.0 ms against 0.6 ms for this layout
 // (BenchmarkEncodeTopicsFile), most of a group commit's time apart from its
 // fsyncs.
@@ -530,10 +543,10 @@ func encodeTopicsFile(w remoting.TopicConfigSerializeWrapper) ([]byte, error) {
 }
 
 // appendTopicConfig appends tc as json.Marshal writes it: the fields in
-// remoting.TopicConfig's order under their tags, attributes omitted when
+// topicgroup.TopicConfig's order under their tags, attributes omitted when
 // empty and sorted by key (TestAppendTopicConfigMatchesMarshal keeps the
 // two in step).
-func appendTopicConfig(b []byte, tc *remoting.TopicConfig) []byte {
+func appendTopicConfig(b []byte, tc *topicgroup.TopicConfig) []byte {
 	b = append(b, '{')
 	if len(tc.Attributes) > 0 {
 		keys := make([]string, 0, len(tc.Attributes))
@@ -579,7 +592,7 @@ func validateTopicName(topic string) string {
 }
 
 // topicConfigString renders tc as Java's TopicConfig.toString (used in remarks).
-func topicConfigString(tc *remoting.TopicConfig) string {
+func topicConfigString(tc *topicgroup.TopicConfig) string {
 	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%t]",
-		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, remoting.PermString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
+		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, topicgroup.PermString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 var coreEpoch = time.Unix(1_700_000_000, 0)
@@ -32,17 +33,17 @@ func TestTopicConfigDefaults(t *testing.T) {
 	cases := []struct {
 		topic      string
 		autoCreate bool
-		want       *remoting.TopicConfig // nil: absent
+		want       *topicgroup.TopicConfig // nil: absent
 	}{
-		{"SELF_TEST_TOPIC", true, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
-		{"TBW102", true, &remoting.TopicConfig{ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}},
+		{"SELF_TEST_TOPIC", true, &topicgroup.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		{"TBW102", true, &topicgroup.TopicConfig{ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}},
 		{"TBW102", false, nil},
-		{"BenchmarkTest", true, &remoting.TopicConfig{ReadQueueNums: 1024, WriteQueueNums: 1024, Perm: 6}},
-		{"C1", true, &remoting.TopicConfig{ReadQueueNums: 16, WriteQueueNums: 16, Perm: 7}},
-		{"B1", false, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 7}},
-		{"OFFSET_MOVED_EVENT", true, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
-		{"SCHEDULE_TOPIC_XXXX", true, &remoting.TopicConfig{ReadQueueNums: 18, WriteQueueNums: 18, Perm: 6}},
-		{"C1_REPLY_TOPIC", true, &remoting.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		{"BenchmarkTest", true, &topicgroup.TopicConfig{ReadQueueNums: 1024, WriteQueueNums: 1024, Perm: 6}},
+		{"C1", true, &topicgroup.TopicConfig{ReadQueueNums: 16, WriteQueueNums: 16, Perm: 7}},
+		{"B1", false, &topicgroup.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 7}},
+		{"OFFSET_MOVED_EVENT", true, &topicgroup.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		{"SCHEDULE_TOPIC_XXXX", true, &topicgroup.TopicConfig{ReadQueueNums: 18, WriteQueueNums: 18, Perm: 6}},
+		{"C1_REPLY_TOPIC", true, &topicgroup.TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
 	}
 	for _, tc := range cases {
 		m := newTestTopics(t, t.TempDir(), tc.autoCreate)
@@ -65,24 +66,24 @@ func TestTopicConfigDefaults(t *testing.T) {
 
 func TestTopicConfigCreateFromDefault(t *testing.T) {
 	m := newTestTopics(t, t.TempDir(), true)
-	m.Update(&remoting.TopicConfig{TopicName: "NoInherit", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
-	m.Update(&remoting.TopicConfig{TopicName: "Parent", ReadQueueNums: 2, WriteQueueNums: 3, Perm: 5, TopicFilterType: "MULTI_TAG"})
+	m.Update(&topicgroup.TopicConfig{TopicName: "NoInherit", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	m.Update(&topicgroup.TopicConfig{TopicName: "Parent", ReadQueueNums: 2, WriteQueueNums: 3, Perm: 5, TopicFilterType: "MULTI_TAG"})
 	cases := []struct {
 		name     string
 		topic    string
 		def      string
 		nums     int32
-		want     *remoting.TopicConfig
+		want     *topicgroup.TopicConfig
 		wantMade bool
 	}{
 		{name: "from TBW102", topic: "A", def: "TBW102", nums: 4, wantMade: true,
-			want: &remoting.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+			want: &topicgroup.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
 		{name: "existing", topic: "A", def: "TBW102", nums: 1,
-			want: &remoting.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+			want: &topicgroup.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
 		{name: "inherits perm and filter", topic: "B", def: "Parent", nums: 16, wantMade: true,
-			want: &remoting.TopicConfig{TopicName: "B", ReadQueueNums: 3, WriteQueueNums: 3, Perm: 4, TopicFilterType: "MULTI_TAG"}},
+			want: &topicgroup.TopicConfig{TopicName: "B", ReadQueueNums: 3, WriteQueueNums: 3, Perm: 4, TopicFilterType: "MULTI_TAG"}},
 		{name: "negative queue count", topic: "C", def: "TBW102", nums: -3, wantMade: true,
-			want: &remoting.TopicConfig{TopicName: "C", Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+			want: &topicgroup.TopicConfig{TopicName: "C", Perm: 6, TopicFilterType: "SINGLE_TAG"}},
 		{name: "default without inherit", topic: "D", def: "NoInherit", nums: 4},
 		{name: "missing default", topic: "E", def: "Nope", nums: 4},
 	}
@@ -111,7 +112,7 @@ func TestTopicConfigPersistence(t *testing.T) {
 		t.Fatal("retry topic created twice")
 	}
 	m.CreateSystemTopic("%DLQ%G", 1, 6)
-	m.Update(&remoting.TopicConfig{TopicName: "U", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	m.Update(&topicgroup.TopicConfig{TopicName: "U", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 	m.Delete("B1")
 	m.setOrderTopics(map[string]string{"U": "B1:2"})
 	if changes != 3 {
@@ -173,7 +174,7 @@ func TestTopicConfigConcurrentChangesPersisted(t *testing.T) {
 		go func() {
 			for i := range each {
 				name := fmt.Sprintf("T%d_%d", w, i)
-				m.Update(&remoting.TopicConfig{TopicName: name, ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+				m.Update(&topicgroup.TopicConfig{TopicName: name, ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 				var onDisk remoting.TopicConfigSerializeWrapper
 				data, err := os.ReadFile(path)
 				if err == nil {

@@ -10,20 +10,21 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // checkAppendTopicConfig requires appendTopicConfig's JSON to read back as
 // json.Marshal's of the same config does (escapes differ: fastjson leaves
 // <, > and & alone and writes \f as \u000c; invalid UTF-8 reads back as
 // U+FFFD from both), with the fields in the same order.
-func checkAppendTopicConfig(t testing.TB, tc *remoting.TopicConfig) {
+func checkAppendTopicConfig(t testing.TB, tc *topicgroup.TopicConfig) {
 	t.Helper()
 	got := appendTopicConfig(nil, tc)
 	want, err := json.Marshal(tc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g, w remoting.TopicConfig
+	var g, w topicgroup.TopicConfig
 	if err := json.Unmarshal(got, &g); err != nil {
 		t.Fatalf("appendTopicConfig wrote %s: %v", got, err)
 	}
@@ -61,7 +62,7 @@ func jsonKeys(t testing.TB, b []byte) []string {
 }
 
 func TestAppendTopicConfigMatchesMarshal(t *testing.T) {
-	for _, tc := range []*remoting.TopicConfig{
+	for _, tc := range []*topicgroup.TopicConfig{
 		{},
 		newTopicConfig("TopicTest", 8, permReadWrite),
 		{TopicName: "T", Order: true, Perm: -1, ReadQueueNums: 1 << 30, WriteQueueNums: -7, TopicSysFlag: 3, TopicFilterType: filterTypeMultiTag},
@@ -76,7 +77,7 @@ func FuzzAppendTopicConfig(f *testing.F) {
 	f.Add("TopicTest", "SINGLE_TAG", "+message.type", "FIFO", int32(6), int32(8), false)
 	f.Add("a\"\\\x01\xff", "", "", "", int32(-1), int32(0), true)
 	f.Fuzz(func(t *testing.T, name, filterType, key, value string, perm, queues int32, order bool) {
-		tc := &remoting.TopicConfig{TopicName: name, TopicFilterType: filterType, Perm: perm,
+		tc := &topicgroup.TopicConfig{TopicName: name, TopicFilterType: filterType, Perm: perm,
 			ReadQueueNums: queues, WriteQueueNums: queues ^ perm, TopicSysFlag: perm >> 3, Order: order}
 		if key != "" || value != "" {
 			tc.Attributes = map[string]string{key: value, key + "2": name}
@@ -91,7 +92,7 @@ func TestEncodeTopicsFileReadsBack(t *testing.T) {
 	for _, n := range []int{0, 1, 3} {
 		w := remoting.TopicConfigSerializeWrapper{
 			DataVersion:      remoting.DataVersion{Counter: 42, Timestamp: 1_700_000_000_123},
-			TopicConfigTable: map[string]*remoting.TopicConfig{"gone": nil},
+			TopicConfigTable: map[string]*topicgroup.TopicConfig{"gone": nil},
 		}
 		for i := n - 1; i >= 0; i-- {
 			name := fmt.Sprintf("T%d", i)
@@ -126,7 +127,7 @@ func TestEncodeTopicsFileReadsBack(t *testing.T) {
 }
 
 func BenchmarkEncodeTopicsFile(b *testing.B) {
-	w := remoting.TopicConfigSerializeWrapper{TopicConfigTable: map[string]*remoting.TopicConfig{}}
+	w := remoting.TopicConfigSerializeWrapper{TopicConfigTable: map[string]*topicgroup.TopicConfig{}}
 	for i := range 2000 {
 		name := fmt.Sprintf("CmpMany%05d", i)
 		w.TopicConfigTable[name] = newTopicConfig(name, 8, permReadWrite)

@@ -27,7 +27,7 @@ import (
 	"github.com/rmqio/rmq/internal/histo"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/metrics"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 //go:embed console.html
@@ -207,7 +207,7 @@ func (c *Console) build(ctx context.Context) *view {
 	sort.Strings(names)
 	for _, n := range names {
 		tc := wrapper.TopicConfigTable[n]
-		row := topicRow{Name: n, Read: tc.ReadQueueNums, Write: tc.WriteQueueNums, Perm: remoting.PermString(tc.Perm), Order: tc.Order, InAll: in[n]}
+		row := topicRow{Name: n, Read: tc.ReadQueueNums, Write: tc.WriteQueueNums, Perm: topicgroup.PermString(tc.Perm), Order: tc.Order, InAll: in[n]}
 		for q := int32(0); q < max(tc.ReadQueueNums, tc.WriteQueueNums); q++ {
 			qr := queueRow{ID: q, Min: max(st.MinOffsetInQueue(n, q), 0), Max: max(st.MaxOffsetInQueue(n, q), 0)}
 			row.Messages += qr.Max - qr.Min

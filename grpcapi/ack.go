@@ -2,13 +2,14 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
+	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/pop"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // receipt is a receipt handle as the SDKs pass it back (common/consumer
@@ -49,6 +50,20 @@ func parseReceipt(s string) (receipt, error) {
 		}
 	}
 	return r, nil
+}
+
+// foreign reports a receipt handle another broker of the cluster issued
+// (its extraInfo names that broker). The SDKs send a handle to the endpoint
+// of the message's broker; one that reaches this endpoint anyway must not
+// act on this broker's messages. Stock's ack of it writes an ack record that
+// matches no checkpoint here (the checkpoint key holds the broker name), so
+// it is answered OK and changes nothing; rmq's checkpoints are keyed without
+// the broker name (one broker), so the handle is stopped here: an ack is
+// OK and does nothing, a change of invisible time or a move to the DLQ
+// answers as for a message not in flight (the stock processors would act on
+// this broker's message at the handle's offset).
+func (s *Server) foreign(r receipt) bool {
+	return r.h.BrokerName != s.b.Options().BrokerName
 }
 
 // currentReceipt is the handle to act on for a client's handle: the renewed
@@ -93,6 +108,9 @@ func (s *Server) ack(ctx context.Context, group, topic string, e *v2.AckMessageE
 	}
 	if r.expired(s.msgNow().UnixMilli()) {
 		return errExpired
+	}
+	if s.foreign(r) {
+		return nil
 	}
 	if err := s.b.Pop().Ack(group, topic, r.h); err != nil {
 		// LocalMessageService: a refused ack is AckStatus.NO_EXIST.
@@ -145,9 +163,12 @@ func (s *Server) changeInvisible(ctx context.Context, req *v2.ChangeInvisibleDur
 	if r.expired(s.msgNow().UnixMilli()) {
 		return "", errExpired
 	}
+	if s.foreign(r) {
+		return "", fail(v2.Code_INTERNAL_SERVER_ERROR, "changeInvisibleDuration failed: status is abnormal")
+	}
 	nh, err := s.b.Pop().ChangeInvisible(group, tc.TopicName, r.h, ms)
 	if err != nil {
-		if pe := remoting.AsRefusal(err); pe != nil && pe != pop.ErrNotInFlight {
+		if _, _, refused := broker.Refused(err); refused && !errors.Is(err, pop.ErrNotInFlight) {
 			return "", err
 		}
 		return "", fail(v2.Code_INTERNAL_SERVER_ERROR, "changeInvisibleDuration failed: status is abnormal")
@@ -178,6 +199,9 @@ func (s *Server) forwardToDLQ(ctx context.Context, req *v2.ForwardMessageToDeadL
 	}
 	if r.commitLogOffset < 0 {
 		return fail(v2.Code_INVALID_RECEIPT_HANDLE, "commit log offset is empty")
+	}
+	if s.foreign(r) {
+		return pop.ErrNotInFlight
 	}
 	return s.b.Pop().ForwardToDLQ(group, tc.TopicName, r.h)
 }

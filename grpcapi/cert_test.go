@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 )
 
 // A configured certificate is the one served: a client that trusts only it

@@ -6,7 +6,6 @@ import (
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // statusError is a request refused with an apache.rocketmq.v2 Code, as the
@@ -24,9 +23,8 @@ func okStatus() *v2.Status { return &v2.Status{Code: v2.Code_OK, Message: v2.Cod
 
 // toStatus maps every error this package answers with to the Status the
 // stock proxy puts in its response: its own refusals keep their code, a
-// broker refusal (*remoting.Refusal) maps its remoting response code
-// through remotingCodes (ResponseBuilder.buildCode), anything else is
-// INTERNAL_SERVER_ERROR.
+// broker refusal maps its kind through refusalCodes (ResponseBuilder
+// buildCode), anything else is INTERNAL_SERVER_ERROR.
 func toStatus(err error) *v2.Status {
 	if err == nil {
 		return okStatus()
@@ -35,37 +33,34 @@ func toStatus(err error) *v2.Status {
 	if errors.As(err, &se) {
 		return &v2.Status{Code: se.code, Message: se.msg}
 	}
-	if r := remoting.AsRefusal(err); r != nil {
-		if errors.Is(r.Cause, broker.ErrTopicMessageType) {
-			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: r.Remark}
+	if kind, remark, ok := broker.Refused(err); ok {
+		if errors.Is(err, broker.ErrTopicMessageType) {
+			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: remark}
 		}
-		return &v2.Status{Code: remotingCode(r.Code), Message: r.Remark}
+		return &v2.Status{Code: refusalCodes[kind], Message: remark}
 	}
 	return &v2.Status{Code: v2.Code_INTERNAL_SERVER_ERROR, Message: err.Error()}
 }
 
-// remotingCodes is the proxy's mapping of a broker response code
-// (ResponseBuilder.buildCode); a code it does not name is
-// INTERNAL_SERVER_ERROR. The three "stored, but" codes of a send are the
-// proxy's mapping of the client SendStatus they give
-// (SendMessageActivity.convertToSendMessageResponse).
-var remotingCodes = map[int32]v2.Code{
-	remoting.Success:                   v2.Code_OK,
-	remoting.SystemBusy:                v2.Code_TOO_MANY_REQUESTS,
-	remoting.RequestCodeNotSupported:   v2.Code_NOT_IMPLEMENTED,
-	remoting.SubscriptionGroupNotExist: v2.Code_CONSUMER_GROUP_NOT_FOUND,
-	remoting.TopicNotExist:             v2.Code_TOPIC_NOT_FOUND,
-	remoting.NoPermission:              v2.Code_FORBIDDEN,
-	remoting.MessageIllegal:            v2.Code_BAD_REQUEST,
-	remoting.FlushDiskTimeout:          v2.Code_MASTER_PERSISTENCE_TIMEOUT,
-	remoting.FlushSlaveTimeout:         v2.Code_SLAVE_PERSISTENCE_TIMEOUT,
-	remoting.SlaveNotAvailable:         v2.Code_HA_NOT_AVAILABLE,
+// refusalCodes is the proxy's mapping of a broker refusal
+// (ResponseBuilder.buildCode): a response code it does not name is
+// INTERNAL_SERVER_ERROR.
+var refusalCodes = [...]v2.Code{
+	broker.RefusedOther:        v2.Code_INTERNAL_SERVER_ERROR,
+	broker.RefusedBusy:         v2.Code_TOO_MANY_REQUESTS,
+	broker.RefusedUnsupported:  v2.Code_NOT_IMPLEMENTED,
+	broker.RefusedNoGroup:      v2.Code_CONSUMER_GROUP_NOT_FOUND,
+	broker.RefusedNoTopic:      v2.Code_TOPIC_NOT_FOUND,
+	broker.RefusedForbidden:    v2.Code_FORBIDDEN,
+	broker.RefusedIllegal:      v2.Code_BAD_REQUEST,
+	broker.RefusedFlushTimeout: v2.Code_MASTER_PERSISTENCE_TIMEOUT,
 }
 
-// remotingCode is the gRPC code of a broker response code.
-func remotingCode(code int32) v2.Code {
-	if c, ok := remotingCodes[code]; ok {
-		return c
-	}
-	return v2.Code_INTERNAL_SERVER_ERROR
+// sendStatusCodes is the proxy's code for a message stored, but not as the
+// producer asked (SendMessageActivity.convertToSendMessageResponse reads
+// the client SendStatus).
+var sendStatusCodes = map[string]v2.Code{
+	"FLUSH_DISK_TIMEOUT":  v2.Code_MASTER_PERSISTENCE_TIMEOUT,
+	"FLUSH_SLAVE_TIMEOUT": v2.Code_SLAVE_PERSISTENCE_TIMEOUT,
+	"SLAVE_NOT_AVAILABLE": v2.Code_HA_NOT_AVAILABLE,
 }

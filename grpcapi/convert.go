@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/message"
 )

@@ -10,6 +10,9 @@
 // configured or a self-signed certificate, any other plaintext HTTP/2 (the
 // proxy's permissive mode).
 //
+// QueryRoute and QueryAssignment answer the name server's route of the
+// topic, every broker of the cluster at its own endpoint (cluster_route.go).
+//
 // Served: QueryRoute, Heartbeat, SendMessage (normal, FIFO by message
 // group hash, delivery timestamp as TIMER_DELIVER_MS with a recall handle
 // in the reply, transactional as a half message), RecallMessage (the

@@ -2,14 +2,15 @@ package grpcapi
 
 import (
 	"fmt"
-	"google.golang.org/grpc/mem"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/mem"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // testServer is a started broker with its gRPC endpoint on a free port.
@@ -59,16 +60,16 @@ func startServerWith(t *testing.T, mutate func(*broker.Options), mutateGrpc func
 
 // createTopic makes a read-write topic with n queues.
 func (ts *testServer) createTopic(name string, n int32) {
-	ts.b.Topics().Update(&remoting.TopicConfig{
-		TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG",
+	ts.b.Topics().Update(&topicgroup.TopicConfig{
+		TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: "SINGLE_TAG",
 	})
 }
 
 // createTypedTopic creates a topic whose message.type is typ (the gRPC
 // front end checks it by default, as the stock proxy).
 func (ts *testServer) createTypedTopic(name string, n int32, typ string) {
-	ts.b.Topics().Update(&remoting.TopicConfig{
-		TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG",
+	ts.b.Topics().Update(&topicgroup.TopicConfig{
+		TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: "SINGLE_TAG",
 		Attributes: map[string]string{"message.type": typ},
 	})
 }
@@ -104,8 +105,8 @@ type remotingTopic struct {
 	read, write, perm int32
 }
 
-func (r remotingTopic) config() *remoting.TopicConfig {
-	return &remoting.TopicConfig{TopicName: r.name, ReadQueueNums: r.read, WriteQueueNums: r.write, Perm: r.perm, TopicFilterType: "SINGLE_TAG"}
+func (r remotingTopic) config() *topicgroup.TopicConfig {
+	return &topicgroup.TopicConfig{TopicName: r.name, ReadQueueNums: r.read, WriteQueueNums: r.write, Perm: r.perm, TopicFilterType: "SINGLE_TAG"}
 }
 
 // rawBytes is a request sent as the bytes given (rawCodec).

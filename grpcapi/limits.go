@@ -13,8 +13,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
-
-	"github.com/rmqio/rmq/remoting"
 )
 
 // What one call may make the endpoint hold, and how its request bytes are
@@ -37,7 +35,7 @@ import (
 //     a client that ignores it meets either answer.
 //   - The bytes received and not yet decoded into a request (DATA frames of
 //     1 KiB and more, which gRPC reads into buffers of its buffer pool) are
-//     charged to the broker's remoting.Budget (serverMaxInflightBytes), the
+//     charged to the broker's in-flight budget (serverMaxInflightBytes), the
 //     one the remoting port charges its partial frames to, for as long as
 //     gRPC holds them: budgetPool. While the budget is spent a new call is
 //     refused at once with RESOURCE_EXHAUSTED, before any of its bytes are
@@ -75,7 +73,7 @@ func (s *Server) limitOptions() []grpc.ServerOption {
 // returns the dropped buffers' charges and their memory.
 type budgetPool struct {
 	inner  mem.BufferPool
-	budget *remoting.Budget
+	budget inflightBudget
 	over   func()
 
 	mu      sync.Mutex
@@ -83,7 +81,15 @@ type budgetPool struct {
 	gcing   atomic.Bool
 }
 
-func newBudgetPool(inner mem.BufferPool, budget *remoting.Budget, over func()) *budgetPool {
+// inflightBudget is the broker's budget of request bytes not yet arrived
+// whole (Broker.InflightBudget), which its remoting port charges its
+// partial frames to: gRPC charges the buffers it holds.
+type inflightBudget interface {
+	Add(delta int64) int64
+	Over() bool
+}
+
+func newBudgetPool(inner mem.BufferPool, budget inflightBudget, over func()) *budgetPool {
 	return &budgetPool{inner: inner, budget: budget, over: over, charged: make(map[weak.Pointer[[]byte]]int64)}
 }
 

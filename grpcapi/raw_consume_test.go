@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/broker"
@@ -20,7 +21,7 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // consumeServer is a broker on a manual clock with its gRPC endpoint; long
@@ -262,7 +263,7 @@ func TestRawChangeInvisibleDuration(t *testing.T) {
 
 func TestRawForwardToDLQAndRetryBudget(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	g := remoting.NewSubscriptionGroupConfig("DLQGroup")
+	g := topicgroup.NewSubscriptionGroupConfig("DLQGroup")
 	g.RetryMaxTimes = 1
 	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestRawForwardToDLQAndRetryBudget(t *testing.T) {
 // fifo in their Settings, one batch of a queue in flight at a time.
 func TestRawFIFOGroup(t *testing.T) {
 	cs := startConsumeServer(t, nil, nil)
-	g := remoting.NewSubscriptionGroupConfig("FifoGroup")
+	g := topicgroup.NewSubscriptionGroupConfig("FifoGroup")
 	g.ConsumeMessageOrderly = true
 	adm := admin.New(admin.Options{})
 	defer adm.Close()
@@ -405,7 +406,7 @@ func TestRawFilters(t *testing.T) {
 func TestRawConsumeBadInput(t *testing.T) {
 	cs := startConsumeServer(t, func(o *broker.Options) { o.AutoCreateSubscriptionGroup = false }, nil)
 	cs.createTopic("RawBad", 1)
-	if err := cs.b.Clients().SubGroups.Update(remoting.NewSubscriptionGroupConfig("KnownGroup")); err != nil {
+	if err := cs.b.Clients().SubGroups.Update(topicgroup.NewSubscriptionGroupConfig("KnownGroup")); err != nil {
 		t.Fatal(err)
 	}
 	c := dial(t, cs.testServer, false)

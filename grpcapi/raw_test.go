@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -18,7 +17,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/rmqio/rmq/remoting"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
+
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // dial connects a raw MessagingService client, plaintext or TLS.
@@ -111,7 +112,7 @@ func withMsg(change func(*v2.Message)) *v2.SendMessageRequest {
 func TestRawBadInput(t *testing.T) {
 	ts := startServer(t, nil)
 	ts.createTopic("BadTopic", 1)
-	ts.b.Topics().Update(remotingTopic{name: "ReadOnlyTopic", read: 1, write: 1, perm: remoting.PermRead}.config())
+	ts.b.Topics().Update(remotingTopic{name: "ReadOnlyTopic", read: 1, write: 1, perm: topicgroup.PermRead}.config())
 	c := dial(t, ts, false)
 	cases := []struct {
 		name string
@@ -191,7 +192,7 @@ func TestRawBadInput(t *testing.T) {
 		{"BadTopic", "bad group!", v2.Code_ILLEGAL_CONSUMER_GROUP},
 		{"WriteOnlyTopic", "G", v2.Code_FORBIDDEN},
 	} {
-		ts.b.Topics().Update(remotingTopic{name: "WriteOnlyTopic", read: 1, write: 1, perm: remoting.PermWrite}.config())
+		ts.b.Topics().Update(remotingTopic{name: "WriteOnlyTopic", read: 1, write: 1, perm: topicgroup.PermWrite}.config())
 		qa, err := c.QueryAssignment(callCtx(t), &v2.QueryAssignmentRequest{Topic: &v2.Resource{Name: tc.topic}, Group: &v2.Resource{Name: tc.group}})
 		if err != nil || qa.Status.Code != tc.want {
 			t.Fatalf("assignment of %s/%s: %v %v, want %v", tc.topic, tc.group, qa, err, tc.want)

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/internal/testutil"

@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/filter"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // nackInvisibleMillis is how soon a popped message the stream could not
@@ -132,7 +132,7 @@ func (s *Server) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([]
 		case reconsumeTimes(p) >= maxAttempts:
 			if err := s.b.Pop().ForwardToDLQ(group, tc.TopicName, p.Handle); err != nil {
 				// A full disk fails every such move of every receive: rate-limited.
-				s.b.Refusals().Warn(&s.log, "grpc_dlq_move_failed", remoting.SystemError).Err(err).
+				s.b.WarnInternal(&s.log, "grpc_dlq_move_failed").Err(err).
 					Str("group", group).Str("topic", tc.TopicName).Msg("grpc: message past its retry budget not moved to the DLQ")
 			}
 		default:
@@ -237,7 +237,7 @@ func (s *Server) subscription(fe *v2.FilterExpression) (subscriptionFilter, erro
 			return subscriptionFilter{}, fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, err.Error())
 		}
 		if err != nil {
-			return subscriptionFilter{}, remoting.Refuse(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
+			return subscriptionFilter{}, fail(v2.Code_INTERNAL_SERVER_ERROR, "parse the consumer's subscription failed")
 		}
 		return subscriptionFilter{matchProps: func(p map[string]string) bool { return expr.Match(propsMap(p)) }}, nil
 	}

@@ -3,10 +3,11 @@ package grpcapi
 import (
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/rmqio/rmq/remoting"
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
+
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // defaultRetryLevels is CustomizedRetryPolicy's default next: the retry
@@ -19,19 +20,19 @@ var defaultRetryLevels = []int64{
 }
 
 // ExponentialRetryPolicy's defaults.
-var defaultExponentialRetry = remoting.ExponentialRetryPolicy{Initial: 5000, Max: 7200000, Multiplier: 2}
+var defaultExponentialRetry = topicgroup.ExponentialRetryPolicy{Initial: 5000, Max: 7200000, Multiplier: 2}
 
 // retryPolicy is a group's GroupRetryPolicy resolved: exponential when exp
 // is set, else the customized levels next.
 type retryPolicy struct {
-	exp  *remoting.ExponentialRetryPolicy
+	exp  *topicgroup.ExponentialRetryPolicy
 	next []int64
 }
 
 // groupRetryPolicy is GroupRetryPolicy.getRetryPolicy of cfg's policy (nil
 // cfg or policy: the default customized one).
-func groupRetryPolicy(cfg *remoting.SubscriptionGroupConfig) retryPolicy {
-	var p *remoting.GroupRetryPolicy
+func groupRetryPolicy(cfg *topicgroup.SubscriptionGroupConfig) retryPolicy {
+	var p *topicgroup.GroupRetryPolicy
 	if cfg != nil {
 		p = cfg.GroupRetryPolicy
 	}

@@ -7,20 +7,20 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // The delays of CustomizedRetryPolicy and ExponentialRetryPolicy
 // .nextDelayDuration.
 func TestGroupRetryPolicyDelays(t *testing.T) {
-	withPolicy := func(p *remoting.GroupRetryPolicy) *remoting.SubscriptionGroupConfig {
-		cfg := remoting.NewSubscriptionGroupConfig("G")
+	withPolicy := func(p *topicgroup.GroupRetryPolicy) *topicgroup.SubscriptionGroupConfig {
+		cfg := topicgroup.NewSubscriptionGroupConfig("G")
 		cfg.GroupRetryPolicy = p
 		return cfg
 	}
 	cases := []struct {
 		name      string
-		cfg       *remoting.SubscriptionGroupConfig
+		cfg       *topicgroup.SubscriptionGroupConfig
 		reconsume int32
 		want      time.Duration
 		ok        bool
@@ -31,14 +31,14 @@ func TestGroupRetryPolicyDelays(t *testing.T) {
 		{"default, second retry", withPolicy(nil), 1, 30 * time.Second, true},
 		{"default, last level", withPolicy(nil), 15, 2 * time.Hour, true},
 		{"default, past the levels", withPolicy(nil), 100, 2 * time.Hour, true},
-		{"customized without levels given", withPolicy(&remoting.GroupRetryPolicy{Type: "CUSTOMIZED"}), 2, time.Minute, true},
-		{"customized", withPolicy(&remoting.GroupRetryPolicy{Type: "CUSTOMIZED", Customized: &remoting.CustomizedRetryPolicy{Next: []int64{1000, 2000, 3000, 4000}}}), 1, 4 * time.Second, true},
-		{"customized, short list", withPolicy(&remoting.GroupRetryPolicy{Customized: &remoting.CustomizedRetryPolicy{Next: []int64{1000, 2000}}}), 0, 2 * time.Second, true},
-		{"customized, empty list", withPolicy(&remoting.GroupRetryPolicy{Customized: &remoting.CustomizedRetryPolicy{}}), 0, 0, false},
-		{"exponential defaults", withPolicy(&remoting.GroupRetryPolicy{Type: "EXPONENTIAL"}), 3, 40 * time.Second, true},
-		{"exponential defaults, capped", withPolicy(&remoting.GroupRetryPolicy{Type: "EXPONENTIAL"}), 40, 2 * time.Hour, true},
-		{"exponential", withPolicy(&remoting.GroupRetryPolicy{Type: "EXPONENTIAL", Exponential: &remoting.ExponentialRetryPolicy{Initial: 1000, Max: 8000, Multiplier: 3}}), 1, 3 * time.Second, true},
-		{"exponential, capped", withPolicy(&remoting.GroupRetryPolicy{Type: "EXPONENTIAL", Exponential: &remoting.ExponentialRetryPolicy{Initial: 1000, Max: 8000, Multiplier: 3}}), 2, 8 * time.Second, true},
+		{"customized without levels given", withPolicy(&topicgroup.GroupRetryPolicy{Type: "CUSTOMIZED"}), 2, time.Minute, true},
+		{"customized", withPolicy(&topicgroup.GroupRetryPolicy{Type: "CUSTOMIZED", Customized: &topicgroup.CustomizedRetryPolicy{Next: []int64{1000, 2000, 3000, 4000}}}), 1, 4 * time.Second, true},
+		{"customized, short list", withPolicy(&topicgroup.GroupRetryPolicy{Customized: &topicgroup.CustomizedRetryPolicy{Next: []int64{1000, 2000}}}), 0, 2 * time.Second, true},
+		{"customized, empty list", withPolicy(&topicgroup.GroupRetryPolicy{Customized: &topicgroup.CustomizedRetryPolicy{}}), 0, 0, false},
+		{"exponential defaults", withPolicy(&topicgroup.GroupRetryPolicy{Type: "EXPONENTIAL"}), 3, 40 * time.Second, true},
+		{"exponential defaults, capped", withPolicy(&topicgroup.GroupRetryPolicy{Type: "EXPONENTIAL"}), 40, 2 * time.Hour, true},
+		{"exponential", withPolicy(&topicgroup.GroupRetryPolicy{Type: "EXPONENTIAL", Exponential: &topicgroup.ExponentialRetryPolicy{Initial: 1000, Max: 8000, Multiplier: 3}}), 1, 3 * time.Second, true},
+		{"exponential, capped", withPolicy(&topicgroup.GroupRetryPolicy{Type: "EXPONENTIAL", Exponential: &topicgroup.ExponentialRetryPolicy{Initial: 1000, Max: 8000, Multiplier: 3}}), 2, 8 * time.Second, true},
 	}
 	for _, tc := range cases {
 		got, ok := groupRetryPolicy(tc.cfg).nextDelay(tc.reconsume)
@@ -57,9 +57,9 @@ func TestGroupRetryPolicyDelays(t *testing.T) {
 func TestRawAutoRenewStopsAtMaxTime(t *testing.T) {
 	cs := startConsumeServer(t, nil, func(o *Options) { o.RenewPeriodMillis = (24 * time.Hour).Milliseconds() })
 	c := cs.seed(t, "RawRenewMax", 1, 1, "")
-	g := remoting.NewSubscriptionGroupConfig("RenewMaxGroup")
+	g := topicgroup.NewSubscriptionGroupConfig("RenewMaxGroup")
 	g.RetryMaxTimes = 3
-	g.GroupRetryPolicy = &remoting.GroupRetryPolicy{Type: "EXPONENTIAL", Exponential: &remoting.ExponentialRetryPolicy{Initial: 2000, Max: 60000, Multiplier: 2}}
+	g.GroupRetryPolicy = &topicgroup.GroupRetryPolicy{Type: "EXPONENTIAL", Exponential: &topicgroup.ExponentialRetryPolicy{Initial: 2000, Max: 60000, Multiplier: 2}}
 	if err := cs.b.Clients().SubGroups.Update(g); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Limits of a message's parts (ProxyConfig, same names and defaults).
@@ -75,7 +75,7 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 	if err != nil {
 		return nil, err
 	}
-	if tc.Perm&remoting.PermWrite == 0 || tc.WriteQueueNums <= 0 {
+	if tc.Perm&topicgroup.PermWrite == 0 || tc.WriteQueueNums <= 0 {
 		return nil, fail(v2.Code_FORBIDDEN, "the topic["+tc.TopicName+"] sending message is forbidden")
 	}
 	// The queue: a FIFO message's group hashed over the write queues, else
@@ -121,14 +121,10 @@ func (s *Server) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Se
 			MessageId: it.msg.GetSystemProperties().GetMessageId(), TransactionId: reply.TransactionID, Offset: reply.QueueOffset,
 			RecallHandle: reply.RecallHandle, // a timer message's (SendMessageActivity)
 		}
-		if code := reply.Code; code != remoting.Success || reply.FlushTimeout {
+		if status, ok := reply.SendStatus(); !ok {
 			// Stored, but not as the producer asked: the proxy answers the
 			// client's SendStatus (SendMessageActivity) with its code.
-			if code == remoting.Success {
-				code = remoting.FlushDiskTimeout
-			}
-			status, _ := remoting.SendStatus(code)
-			e = &v2.SendResultEntry{Status: &v2.Status{Code: remotingCode(code), Message: "send message failed, sendStatus=" + status}}
+			e = &v2.SendResultEntry{Status: &v2.Status{Code: sendStatusCodes[status], Message: "send message failed, sendStatus=" + status}}
 		}
 		if reply.TransactionID != "" {
 			s.txs.add(tc.TopicName, reply.TransactionID, txData{

@@ -14,12 +14,13 @@ import (
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestSendPipelineFrontEnds feeds the same sends to every front end of the
 // send pipeline (broker/pipeline.go) and asserts one outcome: stored on the
 // same topic, or refused with the same remoting code (through the gRPC
-// code table, remotingCodes, for SendMessage). Where a front end answers
+// code table, refusalCodes, for SendMessage). Where a front end answers
 // before the pipeline as its stock counterpart does (the 5.x proxy's own
 // body size and property-key checks; SEND_REPLY, which pushes the reply
 // instead of storing it; a batch, which stock refuses to delay or make
@@ -33,7 +34,7 @@ func TestSendPipelineFrontEnds(t *testing.T) {
 		o.MaxMessageSize = maxBody
 	})
 	ts.createTopic("PipeOK", 2)
-	ts.b.Topics().Update(remotingTopic{name: "PipeRO", read: 2, write: 2, perm: remoting.PermRead}.config())
+	ts.b.Topics().Update(remotingTopic{name: "PipeRO", read: 2, write: 2, perm: topicgroup.PermRead}.config())
 	fifo := remotingTopic{name: "PipeFifo", read: 2, write: 2, perm: 6}.config()
 	fifo.Attributes = map[string]string{"message.type": "FIFO"}
 	ts.b.Topics().Update(fifo)
@@ -218,4 +219,13 @@ func batchBody(body []byte, props map[string]string) []byte {
 	out = append(out, body...)
 	out = append(out, byte(len(p)>>8), byte(len(p)))
 	return append(out, p...)
+}
+
+// remotingCode is the gRPC code the proxy answers a remoting response code
+// with: OK for SUCCESS, otherwise that of a broker refusal with the code.
+func remotingCode(code int32) v2.Code {
+	if code == remoting.Success {
+		return v2.Code_OK
+	}
+	return toStatus(remoting.Refuse(code, "")).Code
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
@@ -17,8 +16,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
+
 	"github.com/rmqio/rmq/broker"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // Metadata keys the 5.x SDKs send with every request (Signature.java).
@@ -40,6 +40,7 @@ type Server struct {
 	addr    netip.AddrPort // bound address
 	clients *clientTable
 	txs     *txTable
+	routes  *routeCache // the name server routes (cluster_route.go)
 	// renewals are the messages received with auto_renew; renewDone is
 	// closed when the renewal loop has handed them back at Stop.
 	renewals  *renewTable
@@ -47,7 +48,7 @@ type Server struct {
 	done      chan struct{}
 	// budget is the broker's in-flight budget, arriving the calls whose
 	// request has not arrived whole (limits.go).
-	budget   *remoting.Budget
+	budget   inflightBudget
 	arriving *arrivingCalls
 	pool     *budgetPool
 }
@@ -55,7 +56,7 @@ type Server struct {
 // New makes the endpoint for b; nothing listens until Start.
 func New(b *broker.Broker, o Options) *Server {
 	o = withDefaults(o)
-	s := &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), renewals: newRenewTable(), done: make(chan struct{}),
+	s := &Server{b: b, opts: o, log: o.Logger, clients: newClientTable(), txs: newTxTable(), routes: newRouteCache(), renewals: newRenewTable(), done: make(chan struct{}),
 		budget: b.InflightBudget(), arriving: newArrivingCalls()}
 	s.pool = newBudgetPool(mem.DefaultBufferPool(), s.budget, s.arriving.cancelAll)
 	return s

@@ -8,10 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 )
 
 // Settings the endpoint answers with (ProxyConfig defaults).

@@ -9,7 +9,6 @@ import (
 	v2 "github.com/rmqio/rmq/grpcapi/apiv2"
 
 	"github.com/rmqio/rmq/broker/transaction"
-	"github.com/rmqio/rmq/remoting"
 )
 
 // maxTxEntries bounds the transaction table; the oldest entry goes first.
@@ -111,10 +110,9 @@ func (s *Server) EndTransaction(ctx context.Context, req *v2.EndTransactionReque
 	if !ok {
 		return &v2.EndTransactionResponse{Status: toStatus(fail(v2.Code_INVALID_TRANSACTION_ID, "cannot found transaction data"))}, nil
 	}
-	code, remark := s.b.Transactions().End(topic, d.tranStateTableOffset, d.commitLogOffset, commit,
-		req.GetSource() == v2.TransactionSource_SOURCE_SERVER_CHECK, d.msgID)
-	if code != remoting.Success {
-		return &v2.EndTransactionResponse{Status: &v2.Status{Code: remotingCode(code), Message: remark}}, nil
+	if err := s.b.Transactions().End(topic, d.tranStateTableOffset, d.commitLogOffset, commit,
+		req.GetSource() == v2.TransactionSource_SOURCE_SERVER_CHECK, d.msgID); err != nil {
+		return &v2.EndTransactionResponse{Status: toStatus(err)}, nil
 	}
 	return &v2.EndTransactionResponse{Status: okStatus()}, nil
 }

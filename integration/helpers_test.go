@@ -431,3 +431,23 @@ func waitCommitted(t *testing.T, p *harness.Process, group, topic string, queues
 		return nil
 	})
 }
+
+// startPullConsumer starts a stock pull consumer of group subscribed to
+// topic (all tags); it shuts down with the test.
+func startPullConsumer(t *testing.T, ns, group, topic string) rocketmq.PullConsumer {
+	t.Helper()
+	pc, err := rocketmq.NewPullConsumer(
+		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
+		consumer.WithGroupName(group), consumer.WithInstance(uniqueName(t, "pi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Shutdown() })
+	return pc
+}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/apache/rocketmq-client-go/v2"
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/rmqio/rmq/admin"
@@ -94,19 +92,7 @@ func TestConsumeBelowRetentionMinimum(t *testing.T) {
 	t.Logf("queue minimums %v, maximums %v", minOff, maxOff)
 
 	// The pull consumer: OFFSET_ILLEGAL with the minimum, then everything.
-	pc, err := rocketmq.NewPullConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
-		consumer.WithGroupName(uniqueName(t, "pull")), consumer.WithInstance(uniqueName(t, "pi")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Shutdown() })
+	pc := startPullConsumer(t, ns, uniqueName(t, "pull"), topic)
 	brokerName := stats[0].BrokerName
 	for q := int32(0); q < 2; q++ {
 		mq := &primitive.MessageQueue{Topic: topic, BrokerName: brokerName, QueueId: int(q)}

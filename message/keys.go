@@ -76,3 +76,24 @@ const PropTimerPrefix = "TIMER_"
 
 // KeySeparator separates the keys of PropKeys (MessageConst.KEY_SEPARATOR).
 const KeySeparator = " "
+
+// Multi-dispatch and LMQ (4.9.8 MessageConst, MixAll).
+const (
+	// PropInnerMultiDispatch lists the queues a message is dispatched to
+	// besides its own, separated by MultiDispatchSeparator
+	// (PROPERTY_INNER_MULTI_DISPATCH).
+	PropInnerMultiDispatch = "INNER_MULTI_DISPATCH"
+	// PropInnerMultiQueueOffset is set by the store: the queue offset the
+	// message takes in each queue of PropInnerMultiDispatch, in the same
+	// order (PROPERTY_INNER_MULTI_QUEUE_OFFSET).
+	PropInnerMultiQueueOffset = "INNER_MULTI_QUEUE_OFFSET"
+	// MultiDispatchSeparator is MixAll.MULTI_DISPATCH_QUEUE_SPLITTER.
+	MultiDispatchSeparator = ","
+	// LmqPrefix starts the name of a light message queue (MixAll.LMQ_PREFIX).
+	LmqPrefix = "%LMQ%"
+)
+
+// IsLmq is MixAll.isLmq: name is a light message queue's topic (or group).
+func IsLmq(name string) bool {
+	return len(name) >= len(LmqPrefix) && name[:len(LmqPrefix)] == LmqPrefix
+}

@@ -78,6 +78,8 @@ var specs = []metricSpec{
 	{namePopReviveIn, "Checkpoint (CK) and ack (ACK) records written to the revive topic, by put status.", []string{labelConsumerGroup, labelTopic, labelReviveType, labelPutStatus}},
 	{namePopReviveLatency, "How long the oldest due revive not yet done has been due (ms).", []string{labelQueueID}},
 	{namePopOffsetBuffer, "Live pop checkpoints: pops whose messages hold the consumer offset back until acked or revived.", nil},
+	{namePopBufferScanTime, "Time of each pass over the pop checkpoints: reading the revive log and reviving the due ones (ms).", nil},
+	{nameProcessorWatermark, "Requests waiting in each processor's queue (send, pull, heartbeat and transaction lanes; 0 for executors rmq does not have).", []string{labelProcessor}},
 	{nameStorageReserveTime, "Age of the commitlog's first message (ms).", storageLabels},
 	{nameTimerEnqueueLatency, "Age of the timer-queue message last read into the wheel, if read in the last 2 s (ms).", storageLabels},
 	{nameTimerDequeueLag, "Timer wheel entries not yet dequeued.", storageLabels},
@@ -193,6 +195,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for k, n := range p.ReviveIn() {
 			e.counter(namePopReviveIn, float64(n), k.Group, k.Topic, k.Type, k.Status)
 		}
+		e.histogram(namePopBufferScanTime, p.ScanTimes())
+	}
+	for _, w := range c.b.ProcessorWatermarks() {
+		e.gauge(nameProcessorWatermark, float64(w.Waiting), w.Processor)
 	}
 	tx := c.b.Transactions()
 	tx.Ends(func(topic string, n *transaction.EndCounts) {

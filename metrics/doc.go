@@ -76,24 +76,23 @@
 // (a Java 5.3.3 broker with metricsExporterType=PROM, the traffic of
 // traffic_test.go, a scrape diffed with rmq's); its scrape is
 // testdata/java-5.3.3-metrics.txt, which TestServesEveryJavaMetric checks in
-// make test. Of its 61 series (name and label names) rmq serves 57; the
-// other 4 are listed in notServed (oracle_test.go), with no rmq
-// counterpart:
+// make test: rmq serves all 61 of its series (name and label names), and
+// notServed (oracle_test.go) is empty. Two of them have rmq counterparts
+// that differ in what they measure:
 //
-//   - rocketmq_processor_watermark: 5.x gives the queue length of each
-//     request thread pool (send, pull, ack, ...). rmq has no such queues:
-//     a request runs on its event loop or on a worker of one shared pool,
-//     which is non-blocking (remoting/server.go: ants WithNonblocking), so
-//     a request that finds no free worker is refused SYSTEM_BUSY at once
-//     instead of waiting. The number waiting is 0 by construction and
-//     there is no per-processor pool to label; the overload 5.x's gauge
-//     warns of shows in rmq_refusals_total instead.
+//   - rocketmq_processor_watermark: requests waiting in each processor's
+//     queue. rmq has queues for the send, pull, heartbeat and transaction
+//     processors (the lanes of broker/fastfail.go, sized by the stock
+//     executor keys); a request served inline on its event loop never
+//     waits, and the other 5.x processors (async_put, ack, query_message,
+//     client_manager, lite_pull, consumer_manager, admin, reply) have no
+//     queue in rmq, so they read 0.
 //   - rocketmq_pop_buffer_scan_time_consume_milliseconds (_bucket, _count,
-//     _sum): the duration of PopBufferMergeService's periodic scan, which
-//     merges buffered acks into buffered checkpoints and commits offsets.
-//     rmq has no such scan: a checkpoint is written at its pop and an ack
-//     is applied to it (and the offset committed) as it arrives, under the
-//     service lock, so there is no scan to time.
+//     _sum; buckets 1 ms to 3 s): the time of each pass of the pop service
+//     over its checkpoints (reading the revive log, reviving the due ones;
+//     broker/pop ScanTimes). 5.x times PopBufferMergeService's scan, which
+//     also merges buffered acks; rmq applies an ack to its checkpoint as it
+//     arrives.
 //
 // Approximations: rocketmq_timing_messages, rocketmq_timer_enqueue_total and
 // rocketmq_timer_dequeue_total are broker-wide, their topic label the timer

@@ -40,12 +40,14 @@ const (
 	nameFinishLatency       = "rocketmq_finish_message_latency_milliseconds" // sic: seconds, as 5.3.3 records it
 	nameTopicCreateTime     = "rocketmq_topic_create_execution_time_milliseconds"
 	nameGroupCreateTime     = "rocketmq_consumer_group_create_execution_time_milliseconds"
+	nameProcessorWatermark  = "rocketmq_processor_watermark"
 	// PopMetricsConstant
 	namePopCheckpointBuffer = "rocketmq_pop_checkpoint_buffer_size"
 	namePopReviveLag        = "rocketmq_pop_revive_lag_milliseconds" // sic: a message count, as 5.3.3 records it
 	namePopReviveLatency    = "rocketmq_pop_revive_latency_milliseconds"
 	namePopReviveIn         = "rocketmq_pop_revive_in_message_total"
 	namePopOffsetBuffer     = "rocketmq_pop_offset_buffer_size"
+	namePopBufferScanTime   = "rocketmq_pop_buffer_scan_time_consume_milliseconds"
 	// RemotingMetricsConstant
 	nameRPCLatency = "rocketmq_rpc_latency_milliseconds"
 	// DefaultStoreMetricsConstant
@@ -102,6 +104,7 @@ const (
 	labelInvocation    = "invocation_status"
 	labelPutStatus     = "put_status"
 	labelReviveType    = "revive_message_type"
+	labelProcessor     = "processor"
 
 	// scopeName is the 5.x broker's OpenTelemetry meter name
 	// (BrokerMetricsConstant.OPEN_TELEMETRY_METER_NAME).

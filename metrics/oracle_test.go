@@ -21,13 +21,7 @@ const javaScrape = "testdata/java-5.3.3-metrics.txt"
 // notServed are the Java series rmq does not serve yet, with why: a metric
 // name (every label set) or one "name{labels}" line. Each is a gap listed in
 // doc.go; serving one means deleting it here (the test then checks it).
-var notServed = map[string]string{
-	"rocketmq_processor_watermark": "no request queue exists: the worker pool is non-blocking (a request finds a worker, " +
-		"runs on its event loop, or is refused SYSTEM_BUSY), and there are no per-processor pools to label",
-	"rocketmq_pop_buffer_scan_time_consume_milliseconds_bucket": "no PopBufferMergeService scan: checkpoints and acks are applied when written",
-	"rocketmq_pop_buffer_scan_time_consume_milliseconds_count":  "as _bucket",
-	"rocketmq_pop_buffer_scan_time_consume_milliseconds_sum":    "as _bucket",
-}
+var notServed = map[string]string{}
 
 // rmqScrape drives the traffic through an in-process rmq broker on a manual
 // clock and scrapes its /metrics.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // newFakeClock is a manual clock for expiry tests, at a fixed start.
@@ -13,10 +14,10 @@ func newFakeClock() *clock.Manual {
 }
 
 // topics builds a topic table at the given data version counter.
-func topics(counter int64, tcs ...*remoting.TopicConfig) *remoting.TopicConfigSerializeWrapper {
+func topics(counter int64, tcs ...*topicgroup.TopicConfig) *remoting.TopicConfigSerializeWrapper {
 	w := &remoting.TopicConfigSerializeWrapper{
 		DataVersion:      remoting.DataVersion{Counter: counter, Timestamp: 1700000000000 + counter},
-		TopicConfigTable: map[string]*remoting.TopicConfig{},
+		TopicConfigTable: map[string]*topicgroup.TopicConfig{},
 	}
 	for _, tc := range tcs {
 		w.TopicConfigTable[tc.TopicName] = tc
@@ -24,8 +25,8 @@ func topics(counter int64, tcs ...*remoting.TopicConfig) *remoting.TopicConfigSe
 	return w
 }
 
-func tc(name string, queues, perm int32) *remoting.TopicConfig {
-	return &remoting.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
+func tc(name string, queues, perm int32) *topicgroup.TopicConfig {
+	return &topicgroup.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
 }
 
 func qd(broker string, queues, perm int32) *remoting.QueueData {

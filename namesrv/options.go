@@ -32,12 +32,29 @@ type Options struct {
 	// "" (no -c): changes last until the name server stops (stock writes
 	// ~/namesrv/namesrv.properties then, which no start reads).
 	ConfigStorePath string `conf:"configStorePath"`
+	// EnableControllerInNamesrv runs a controller in the name server's
+	// process (5.3.3 NamesrvConfig): `rmq namesrv` builds it from the
+	// controller keys of the same file and passes it as Controller.
+	EnableControllerInNamesrv bool `conf:"enableControllerInNamesrv"`
+	// Controller, when set, serves the request codes it claims on the name
+	// server's port (brokers in controller mode then name that address in
+	// controllerAddr) and hears of closed connections.
+	Controller Extension `conf:"-"`
 	// ServerConfig holds the connection limits: idle timeout, connection
 	// cap, in-flight budget.
 	remoting.ServerConfig
 
 	Now    func() time.Time `conf:"-"`
 	Logger zerolog.Logger   `conf:"-"`
+}
+
+// Extension is a server that shares the name server's port: the
+// controller of enableControllerInNamesrv.
+type Extension interface {
+	remoting.Handler
+	remoting.ConnObserver
+	// Serves reports whether the extension answers code.
+	Serves(code int32) bool
 }
 
 // Stock defaults (NamesrvStartup, NamesrvController, RouteInfoManager).

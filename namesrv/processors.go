@@ -74,6 +74,9 @@ func (s *Server) ServeRemoting(c *remoting.Conn, req *remoting.Command) *remotin
 	if h := s.handlers[req.Code]; h != nil {
 		return h(c, req)
 	}
+	if x := s.opts.Controller; x != nil && x.Serves(req.Code) {
+		return x.ServeRemoting(c, req)
+	}
 	return remoting.NewResponse(req, remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // ErrRegisterBody marks a REGISTER_BROKER body that cannot be decoded.
@@ -39,7 +40,7 @@ func decodeRegisterBody(b []byte, compressed bool) (*remoting.RegisterBrokerBody
 
 	body := &remoting.RegisterBrokerBody{}
 	w := &body.TopicConfigSerializeWrapper
-	w.TopicConfigTable = make(map[string]*remoting.TopicConfig)
+	w.TopicConfigTable = make(map[string]*topicgroup.TopicConfig)
 
 	dv, err := readField(zr, "dataVersion")
 	if err != nil {
@@ -104,7 +105,7 @@ func readField(r io.Reader, what string) ([]byte, error) {
 // decodeTopicConfigLine parses TopicConfig.encode(): "name read write perm
 // filterType", followed in J5 by " {attributes json}". topicSysFlag and order
 // are not carried, so they decode as zero.
-func decodeTopicConfigLine(line string) (*remoting.TopicConfig, error) {
+func decodeTopicConfigLine(line string) (*topicgroup.TopicConfig, error) {
 	parts := strings.SplitN(line, " ", 6)
 	if len(parts) < 5 {
 		return nil, fmt.Errorf("%w: topic config %q has %d fields, want 5", ErrRegisterBody, line, len(parts))
@@ -125,7 +126,7 @@ func decodeTopicConfigLine(line string) (*remoting.TopicConfig, error) {
 	if parts[0] == "" {
 		return nil, fmt.Errorf("%w: topic config %q: empty topic name", ErrRegisterBody, line)
 	}
-	return &remoting.TopicConfig{
+	return &topicgroup.TopicConfig{
 		TopicName: parts[0], ReadQueueNums: nums[0], WriteQueueNums: nums[1], Perm: nums[2], TopicFilterType: parts[4],
 	}, nil
 }

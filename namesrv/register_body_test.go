@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // compressBody builds the compressed RegisterBrokerBody the way a Java broker
@@ -42,21 +43,21 @@ func TestDecodeRegisterBody(t *testing.T) {
 		compressed  bool
 		wantErr     bool
 		wantDV      remoting.DataVersion
-		wantTopics  map[string]*remoting.TopicConfig
+		wantTopics  map[string]*topicgroup.TopicConfig
 		wantFilters []string
 	}{
 		{
 			name:        "json",
 			body:        []byte(`{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"timestamp":17},"topicConfigTable":{"T":{"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"T","topicSysFlag":0,"writeQueueNums":4}}}}`),
 			wantDV:      remoting.DataVersion{Counter: 3, Timestamp: 17},
-			wantTopics:  map[string]*remoting.TopicConfig{"T": {Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4, TopicFilterType: "SINGLE_TAG", TopicName: "T"}},
+			wantTopics:  map[string]*topicgroup.TopicConfig{"T": {Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4, TopicFilterType: "SINGLE_TAG", TopicName: "T"}},
 			wantFilters: []string{},
 		},
 		{
 			name:        "json with fastjson bare keys elsewhere (J5 static topic mapping)",
 			body:        []byte(`{"filterServerList":["f:1"],"topicConfigSerializeWrapper":{"dataVersion":{"counter":1,"timestamp":2},"topicConfigTable":{},"topicQueueMappingDetailMap":{"T":{"hostedQueues":{0:[{"bname":"x"}]}}}}}`),
 			wantDV:      remoting.DataVersion{Counter: 1, Timestamp: 2},
-			wantTopics:  map[string]*remoting.TopicConfig{},
+			wantTopics:  map[string]*topicgroup.TopicConfig{},
 			wantFilters: []string{"f:1"},
 		},
 		{
@@ -64,7 +65,7 @@ func TestDecodeRegisterBody(t *testing.T) {
 			compressed: true,
 			body:       compressBody(t, `{"counter":9,"timestamp":100}`, []string{"T 4 8 6 SINGLE_TAG", "%RETRY%g 1 1 6 MULTI_TAG"}, `[]`, nil),
 			wantDV:     remoting.DataVersion{Counter: 9, Timestamp: 100},
-			wantTopics: map[string]*remoting.TopicConfig{
+			wantTopics: map[string]*topicgroup.TopicConfig{
 				"T":        {TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG"},
 				"%RETRY%g": {TopicName: "%RETRY%g", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "MULTI_TAG"},
 			},
@@ -75,7 +76,7 @@ func TestDecodeRegisterBody(t *testing.T) {
 			compressed:  true,
 			body:        compressBody(t, `{"counter":2,"stateVersion":0,"timestamp":5}`, []string{`T 4 4 6 SINGLE_TAG {"+a":"b c"}`}, `["fs:1"]`, j5Trailer),
 			wantDV:      remoting.DataVersion{Counter: 2, Timestamp: 5},
-			wantTopics:  map[string]*remoting.TopicConfig{"T": {TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+			wantTopics:  map[string]*topicgroup.TopicConfig{"T": {TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
 			wantFilters: []string{"fs:1"},
 		},
 		{
@@ -83,7 +84,7 @@ func TestDecodeRegisterBody(t *testing.T) {
 			compressed:  true,
 			body:        compressBody(t, `{"counter":2,"timestamp":5}`, nil, `nope`, nil),
 			wantDV:      remoting.DataVersion{Counter: 2, Timestamp: 5},
-			wantTopics:  map[string]*remoting.TopicConfig{},
+			wantTopics:  map[string]*topicgroup.TopicConfig{},
 			wantFilters: []string{},
 		},
 		{name: "bad json", body: []byte(`{"topicConfigSerializeWrapper":`), wantErr: true},

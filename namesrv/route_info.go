@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // MasterID is the brokerId of a broker group's master (MixAll.MASTER_ID).
@@ -180,7 +181,7 @@ func (m *RouteInfoManager) RegisterBroker(r BrokerRegistration) RegisterResult {
 	return res
 }
 
-func (m *RouteInfoManager) updateQueueDataLocked(topic, brokerName string, tc *remoting.TopicConfig) {
+func (m *RouteInfoManager) updateQueueDataLocked(topic, brokerName string, tc *topicgroup.TopicConfig) {
 	qd := &remoting.QueueData{
 		BrokerName:     brokerName,
 		Perm:           tc.Perm,
@@ -520,13 +521,13 @@ func (m *RouteInfoManager) RegisterTopic(topic string, queueDatas []*remoting.Qu
 // WipeWritePerm clears the write bit of every queue data of the broker group
 // and returns how many topics it touched (WIPE_WRITE_PERM_OF_BROKER).
 func (m *RouteInfoManager) WipeWritePerm(brokerName string) int {
-	return m.changePerm(brokerName, func(p int32) int32 { return p &^ remoting.PermWrite })
+	return m.changePerm(brokerName, func(p int32) int32 { return p &^ topicgroup.PermWrite })
 }
 
 // AddWritePerm sets every queue data of the broker group to read|write and
 // returns how many topics it touched (ADD_WRITE_PERM_OF_BROKER).
 func (m *RouteInfoManager) AddWritePerm(brokerName string) int {
-	return m.changePerm(brokerName, func(int32) int32 { return remoting.PermRead | remoting.PermWrite })
+	return m.changePerm(brokerName, func(int32) int32 { return topicgroup.PermRead | topicgroup.PermWrite })
 }
 
 func (m *RouteInfoManager) changePerm(brokerName string, f func(int32) int32) int {

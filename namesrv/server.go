@@ -158,6 +158,9 @@ func (s *Server) ScanNotActiveBroker() {
 // ConnClosed implements remoting.ConnObserver: brokers registered over the
 // closed connection leave the route table at once.
 func (s *Server) ConnClosed(c *remoting.Conn) {
+	if x := s.opts.Controller; x != nil {
+		x.ConnClosed(c)
+	}
 	if _, ok := s.brokerConns.LoadAndDelete(c.ID()); !ok {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 func startServer(t *testing.T, edit func(*Options)) *Server {
@@ -36,7 +37,7 @@ func startServer(t *testing.T, edit func(*Options)) *Server {
 	return s
 }
 
-func registerBody(counter int64, tcs ...*remoting.TopicConfig) []byte {
+func registerBody(counter int64, tcs ...*topicgroup.TopicConfig) []byte {
 	return remoting.MarshalBody(remoting.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: *topics(counter, tcs...)})
 }
 

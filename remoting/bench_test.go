@@ -78,3 +78,20 @@ func BenchmarkReadFrameBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeSendHeader decodes SEND_MESSAGE_V2's header as the broker
+// does for every send: "raw" from a binary header left unparsed
+// (RawExtCodes), "map" from extFields (a JSON header).
+func BenchmarkDecodeSendHeader(b *testing.B) {
+	raw, mapped, _ := sendHeaderCommands(b)
+	for name, c := range map[string]*Command{"raw": raw, "map": mapped} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := DecodeHeader[SendMessageRequestHeaderV2](c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 func TestFlexInt64(t *testing.T) {
@@ -81,25 +83,7 @@ func TestMarshalBodyIsCompactAndSorted(t *testing.T) {
 	if body != want {
 		t.Fatalf("MarshalBody = %s, want %s", body, want)
 	}
-	if strings.ContainsAny(string(MarshalBody(NewSubscriptionGroupConfig("G"))), " \n") {
+	if strings.ContainsAny(string(MarshalBody(topicgroup.NewSubscriptionGroupConfig("G"))), " \n") {
 		t.Fatal("MarshalBody wrote whitespace")
-	}
-}
-
-// PermString is PermName.perm2String: one letter per bit, '-' where unset,
-// and the priority bit not shown.
-func TestPermString(t *testing.T) {
-	for perm, want := range map[int32]string{
-		0:                                  "---",
-		PermRead:                           "R--",
-		PermWrite:                          "-W-",
-		PermInherit:                        "--X",
-		PermRead | PermWrite:               "RW-",
-		PermRead | PermWrite | PermInherit: "RWX",
-		PermPriority | PermRead:            "R--",
-	} {
-		if got := PermString(perm); got != want {
-			t.Errorf("PermString(%d) = %q, want %q", perm, got, want)
-		}
 	}
 }

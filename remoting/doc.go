@@ -62,7 +62,14 @@
 // written in the request's serialize type. Responses may leave in any order:
 // peers match them by opaque. Requests with flag bit 1 (oneway) get no reply.
 // When every worker is busy the server answers SYSTEM_BUSY (2) with the remark
-// "[OVERLOAD]system busy, start flow control for a while".
+// "[OVERLOAD]system busy, start flow control for a while". Codes on a lane
+// (lanes.go: the stock broker's send, pull, heartbeat and end-transaction
+// executors) wait for one of the lane's workers in a FIFO instead, timed
+// from when the event loop decoded them, and get [OVERLOAD] only past the
+// lane's capacity; the owner expires waiters that waited too long. A
+// Handler that is a Rejecter refuses requests before they are served or
+// queued, with SYSTEM_BUSY "[REJECTREQUEST]system busy, start flow control
+// for a while".
 //
 // # Custom headers
 //

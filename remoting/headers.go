@@ -27,10 +27,22 @@ type headerDecoder[T any] interface {
 	decodeHeader(h *Header)
 }
 
+// fastHeaderDecoder is a typed header that decodes itself without the
+// generic path's allocations (the header and its reader escape through the
+// call of decodeHeader on a type parameter): the send-path headers
+// (headers_send.go), decoded on the event loop for every message. The
+// method is called on a nil receiver and returns the header by value.
+type fastHeaderDecoder[T any] interface {
+	decodeFast(c *Command) (T, error)
+}
+
 // DecodeHeader decodes c's custom header fields into a T. The error is the
 // first field that is missing or does not parse; answer it with
 // ErrorResponse (SYSTEM_ERROR and the stock remark).
 func DecodeHeader[T any, P headerDecoder[T]](c *Command) (T, error) {
+	if f, ok := any(P(nil)).(fastHeaderDecoder[T]); ok {
+		return f.decodeFast(c)
+	}
 	var v T
 	h := c.Header()
 	P(&v).decodeHeader(h)

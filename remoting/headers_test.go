@@ -31,6 +31,12 @@ func decodeAs[T any, P headerDecoder[T]]() headerDecode {
 // allHeaders is every typed header; TestAllHeadersListed keeps it complete.
 var allHeaders = []headerDecode{
 	decodeAs[PutKVConfigRequestHeader](), decodeAs[KVConfigRequestHeader](),
+	// the controller's (headers_controller.go)
+	decodeAs[BrokerHeartbeatRequestHeader](), decodeAs[AlterSyncStateSetRequestHeader](),
+	decodeAs[ElectMasterRequestHeader](), decodeAs[ElectMasterResponseHeader](), decodeAs[BrokerNameRequestHeader](),
+	decodeAs[GetMetaDataResponseHeader](), decodeAs[CleanControllerBrokerDataRequestHeader](),
+	decodeAs[BrokerSetRequestHeader](), decodeAs[ApplyBrokerIDRequestHeader](),
+	decodeAs[RegisterBrokerToControllerRequestHeader](), decodeAs[ControllerReplyHeader](),
 	decodeAs[UserRequestHeader](), decodeAs[ListUsersRequestHeader](), decodeAs[AclRequestHeader](),
 	decodeAs[DeleteAclRequestHeader](), decodeAs[ListAclsRequestHeader](),
 	decodeAs[GetKVListByNamespaceRequestHeader](), decodeAs[RegisterBrokerRequestHeader](),
@@ -67,6 +73,8 @@ var allHeaders = []headerDecode{
 	decodeAs[PollingInfoResponseHeader](), decodeAs[GetEarliestMsgStoretimeResponseHeader](),
 	decodeAs[PopMessageResponseHeader](), decodeAs[NotifyConsumerIdsChangedRequestHeader](),
 	decodeAs[CheckTransactionStateRequestHeader](),
+	decodeAs[SendMessageRequestHeader](), decodeAs[SendMessageRequestHeaderV2](),
+	decodeAs[ConsumerSendMsgBackRequestHeader](),
 }
 
 // TestAllHeadersListed: every type with a decodeHeader method in

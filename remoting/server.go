@@ -42,6 +42,19 @@ type InlineHandler interface {
 	ServeInline(c *Conn, req *Command) (resp *Command, handled bool)
 }
 
+// Rejecter is optionally implemented by a Handler that refuses some
+// requests before they are served or queued (stock
+// NettyRequestProcessor.rejectRequest: the send processor while the page
+// cache is busy). RejectRequest runs on the event loop for every request
+// and must be cheap; a true result answers SYSTEM_BUSY [REJECTREQUEST].
+type Rejecter interface {
+	RejectRequest(req *Command) bool
+}
+
+// RejectRequestRemark is the stock answer to a request its processor
+// rejects (NettyRemotingAbstract.processRequestCommand).
+const RejectRequestRemark = "[REJECTREQUEST]system busy, start flow control for a while"
+
 // ConnObserver is optionally implemented by a Handler that tracks connections.
 // ConnClosed runs once per connection on a goroutine of its own, possibly while
 // requests of that connection are still being served.
@@ -55,6 +68,9 @@ type ServerOptions struct {
 	Addrs []string
 	// Workers bounds concurrently running requests; past it a request gets SYSTEM_BUSY.
 	Workers int
+	// Lanes give some request codes their own bounded workers and a FIFO
+	// of timed waiters (lanes.go); other pooled codes take any worker.
+	Lanes []Lane
 	// EventLoops is the number of gnet event loops (0 = 1).
 	EventLoops int
 	// RawExtCodes are request codes whose binary-header custom fields are
@@ -86,8 +102,11 @@ type ServerOptions struct {
 	TLSMode TLSMode
 	TLS     *tls.Config
 	// Clock times the idle timeout (nil: the wall clock).
-	Clock  clock.Clock
-	Logger zerolog.Logger
+	Clock clock.Clock
+	// LaneClock stamps the requests that wait in a lane (nil: Clock); the
+	// owner that expires them passes times of the same clock.
+	LaneClock clock.Clock
+	Logger    zerolog.Logger
 	// Refusals rate-limits the per-connection warnings (a closed
 	// connection, refused at accept, a broken frame or TLS handshake): a
 	// client reconnecting in a loop would otherwise write a line per try.
@@ -103,6 +122,9 @@ type Server struct {
 	handler Handler
 	pool    *ants.Pool
 	inline  InlineHandler
+	reject  Rejecter
+	lanes   []*lane         // ServerOptions.Lanes
+	laneOf  map[int32]*lane // by request code
 	rawExt  func(code int32) bool
 	lend    func(code int32) bool // LentBodyCodes
 	log     zerolog.Logger
@@ -119,9 +141,12 @@ type Server struct {
 	listen, bound []string
 
 	clock       clock.Clock
-	maxInflight int64        // the budget's limit; <= 0: no limit
-	inflight    *Budget      // holds every open connection's partial-frame buffer (and what else shares it)
-	open        atomic.Int64 // connections admitted and not yet closed
+	maxInflight int64   // the budget's limit; <= 0: no limit
+	inflight    *Budget // holds every open connection's partial-frame buffer (and what else shares it)
+	// waitingBytes are the bodies of the requests waiting in lanes,
+	// bounded by maxInflight (lanes.go).
+	waitingBytes atomic.Int64
+	open         atomic.Int64 // connections admitted and not yet closed
 	// now is the server clock (unix ns) as of the last idle sweep: the
 	// event loops stamp Conn.lastFrame with it instead of reading a clock.
 	now      atomic.Int64
@@ -164,6 +189,9 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	if opts.LaneClock == nil {
+		opts.LaneClock = opts.Clock
+	}
 	budget := opts.Budget
 	if budget == nil {
 		budget = NewBudget(opts.MaxInflightBytes)
@@ -174,6 +202,11 @@ func NewServer(h Handler, opts ServerOptions) (*Server, error) {
 	s := &Server{opts: opts, handler: h, pool: pool, log: opts.Logger, refusals: opts.Refusals, booted: make(chan struct{}), done: make(chan error, 1),
 		clock: opts.Clock, maxInflight: budget.Max(), inflight: budget, quit: make(chan struct{}), idleDone: make(chan struct{})}
 	s.inline, _ = h.(InlineHandler)
+	s.reject, _ = h.(Rejecter)
+	if s.lanes, s.laneOf, err = newLanes(opts.Lanes); err != nil {
+		pool.Release()
+		return nil, err
+	}
 	s.rawExt = codeSet(opts.RawExtCodes)
 	s.lend = codeSet(opts.LentBodyCodes)
 	return s, nil
@@ -411,15 +444,22 @@ func (s *Server) dispatch(c *Conn, cmd *Command) {
 		c.deliver(cmd)
 		return
 	}
+	if s.reject != nil && s.reject.RejectRequest(cmd) {
+		if !cmd.IsOneway() {
+			c.WriteResponse(NewResponse(cmd, SystemBusy, RejectRequestRemark))
+		}
+		cmd.release()
+		return
+	}
 	if s.inline != nil && s.serveInline(c, cmd) {
 		return
 	}
-	err := s.pool.Submit(func() { s.serve(c, cmd) })
-	if err != nil {
-		if !cmd.IsOneway() {
-			c.WriteResponse(NewResponse(cmd, SystemBusy, "[OVERLOAD]system busy, start flow control for a while"))
-		}
-		cmd.release()
+	if l := s.laneOf[cmd.Code]; l != nil {
+		s.enqueue(l, c, cmd)
+		return
+	}
+	if s.pool.Submit(func() { s.serve(c, cmd) }) != nil {
+		refuseOverload(c, cmd)
 	}
 }
 

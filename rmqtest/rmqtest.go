@@ -20,7 +20,7 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/namesrv"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Server is a name server and a broker running in the test's process. A
@@ -312,9 +312,9 @@ func (s *Server) BrokerVIPAddr() string { return s.b.VIPAddr() }
 // a topic without a route).
 func (s *Server) CreateTopic(topic string, queues int) {
 	s.t.Helper()
-	s.b.Topics().Update(&remoting.TopicConfig{
+	s.b.Topics().Update(&topicgroup.TopicConfig{
 		TopicName: topic, ReadQueueNums: int32(queues), WriteQueueNums: int32(queues),
-		Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG",
+		Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: "SINGLE_TAG",
 	})
 	deadline := time.Now().Add(s.settle)
 	for s.ns.Routes().TopicRoute(topic) == nil {

@@ -23,6 +23,9 @@ type DispatchRequest struct {
 	// Props is the record's properties text (look keys up with message.Props.Get).
 	Props   message.Props
 	SysFlag int32
+	// multi marks the unit of a queue the record names in
+	// INNER_MULTI_DISPATCH rather than its own (lmq.go).
+	multi bool
 }
 
 // dispatchBatch bounds how many records are parsed under one commitlog read lock.
@@ -85,6 +88,11 @@ func (s *Store) dispatch(d *pendingDispatch) error {
 		d.TagsCode = s.opts.TagsCode(d.Topic, d.Props, d.StoreTimestamp)
 	} else {
 		d.TagsCode = message.TagsHash(d.Props.Get(message.PropTags))
+	}
+	if s.opts.EnableMultiDispatch && hasUnit(d.SysFlag) {
+		if err := s.dispatchMulti(d); err != nil {
+			return err
+		}
 	}
 	k := queueKey{d.Topic, d.QueueID}
 	if len(s.deferred) > 0 {
@@ -152,6 +160,11 @@ func (s *Store) putUnit(d *DispatchRequest, createFile bool) (*consumeQueue, err
 			s.stats.dispatchErrors.Add(1)
 			s.log.Error().Err(err).Str("topic", d.Topic).Int32("queueId", d.QueueID).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: no consume queue")
 			return nil, nil
+		}
+		if d.multi {
+			if err := s.checkMultiUnit(q, d); err != nil {
+				return q, err
+			}
 		}
 		err = q.put(d.QueueOffset, d.PhysicalOffset, d.Size, d.TagsCode, createFile)
 		switch {

@@ -37,11 +37,12 @@ import (
 // tried again every dispatchRetryInterval. Open's recovery pass, which runs
 // before the creator, creates files in place.
 
-// maxDeferred bounds the records waiting for files: past it the dispatcher
-// waits for the creations, as it did before there was a creator (a queue
-// taking 100 000 msg/s while its file takes seconds to create would
-// otherwise hold them all in memory).
-var maxDeferred = 1 << 16 // a variable for tests
+// defaultMaxDeferred bounds the records waiting for files (a store's
+// Options.maxDeferred, lowered by tests): past it the dispatcher waits for
+// the creations, as it did before there was a creator (a queue taking
+// 100 000 msg/s while its file takes seconds to create would otherwise
+// hold them all in memory).
+const defaultMaxDeferred = 1 << 16
 
 // deferral is a queue's records waiting for its file.
 type deferral struct {
@@ -174,7 +175,7 @@ func (s *Store) resolveDeferred() (failing error) {
 	if s.creator == nil {
 		return nil
 	}
-	if s.deferredRecs >= maxDeferred {
+	if s.deferredRecs >= s.opts.maxDeferred {
 		s.creator.waitIdle()
 	}
 	for _, r := range s.creator.results() {
@@ -202,8 +203,12 @@ func (s *Store) resolveDeferred() (failing error) {
 		n := 0
 		for ; n < len(df.recs); n++ {
 			d := &df.recs[n]
+			skipped := false
 			if hasUnit(d.SysFlag) {
 				q, err := s.putUnit(&d.DispatchRequest, false)
+				if err == errMultiSkipped {
+					skipped, err = true, nil
+				}
 				if err == errNoFile {
 					// The first file, one after a roll, or a retry.
 					df.q, df.start = q, q.fileStart(d.QueueOffset)
@@ -217,7 +222,7 @@ func (s *Store) resolveDeferred() (failing error) {
 				}
 			}
 			df.err = nil
-			if s.opts.OnDispatch != nil {
+			if s.opts.OnDispatch != nil && !skipped {
 				s.opts.OnDispatch(d.DispatchRequest)
 			}
 			resolved = true
@@ -241,8 +246,8 @@ func (s *Store) resolveDeferred() (failing error) {
 // there was a creator, instead of holding every record behind in memory.
 // at is the commitlog offset of the record that failed.
 func (s *Store) dispatchBounded(d *pendingDispatch) (at int64, err error) {
-	if s.deferredRecs >= maxDeferred {
-		if err := s.resolveDeferred(); err != nil && s.deferredRecs >= maxDeferred {
+	if s.deferredRecs >= s.opts.maxDeferred {
+		if err := s.resolveDeferred(); err != nil && s.deferredRecs >= s.opts.maxDeferred {
 			return s.oldestDeferred(), err
 		}
 	}

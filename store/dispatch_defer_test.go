@@ -104,14 +104,6 @@ func holdDispatchAtNEW(o *Options) (open func()) {
 	return func() { close(gate) }
 }
 
-// lowerMaxDeferred sets maxDeferred to n for the test, restored after the
-// store's Close.
-func lowerMaxDeferred(t *testing.T, n int) {
-	old := maxDeferred
-	t.Cleanup(func() { maxDeferred = old })
-	maxDeferred = n
-}
-
 // A new queue's first file is created while the dispatcher goes on: records
 // of other queues behind the first record of the new queue are dispatched
 // (units written, OnDispatch called) while the creation stalls; the new
@@ -312,8 +304,8 @@ func TestStallAtTheEndLiftsOnceEverythingIsDispatched(t *testing.T) {
 // The records waiting for files are bounded: past maxDeferred the
 // dispatcher waits for the creation instead of reading on.
 func TestDeferredRecordsAreBounded(t *testing.T) {
-	lowerMaxDeferred(t, 4)
 	o := testOptions(t.TempDir())
+	o.maxDeferred = 4
 	inj := faultFS(&o)
 	s := openStore(t, o)
 	mustPut(t, s, testMessage("OLD", 0, 0))
@@ -342,8 +334,8 @@ func TestDeferredRecordsAreBounded(t *testing.T) {
 // dispatcher stops reading on (and stalls) rather than holding every
 // record behind in memory; it resumes once the file can be created.
 func TestDeferredRecordsAreBoundedWhileCreationFails(t *testing.T) {
-	lowerMaxDeferred(t, 4)
 	o := testOptions(t.TempDir())
+	o.maxDeferred = 4
 	// The dispatcher waits at NEW's first record until everything below
 	// is stored: once it fails to create NEW's file, puts are refused.
 	openGate := holdDispatchAtNEW(&o)

@@ -39,6 +39,10 @@ var (
 	// wait for the disk (the next commitlog file not created yet, or the
 	// warm-up zeroing the range); nothing was stored. PutMessage would wait.
 	ErrWouldBlock = errors.New("store: put would wait for the disk")
+	// ErrOSPageCacheBusy: the put holding the put lock has held it past
+	// the page-cache-busy timeout, so this put was refused before waiting
+	// for it (Java PutMessageStatus.OS_PAGECACHE_BUSY; pagecache_busy.go).
+	ErrOSPageCacheBusy = errors.New("store: page cache busy")
 	// ErrLocked: another process holds the store directory's lock file.
 	ErrLocked = errors.New("store: directory is locked by another process")
 )

@@ -2,9 +2,10 @@ package store
 
 import (
 	"errors"
-	"golang.org/x/sys/unix"
 	"io"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 const (

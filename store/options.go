@@ -77,6 +77,12 @@ type Options struct {
 	// before answering PutFlushDiskTimeout.
 	SyncFlushTimeout time.Duration
 	MaxMessageSize   int // largest body in bytes
+	// Multi-dispatch and light message queues (lmq.go; 4.9.8
+	// MessageStoreConfig enableMultiDispatch, enableLmq,
+	// maxLmqConsumeQueueNum).
+	EnableMultiDispatch   bool
+	EnableLmq             bool
+	MaxLmqConsumeQueueNum int
 	// StoreHost is written as STOREHOST in every record and is part of every
 	// message id: the broker's registered address. It must be IPv4 (or unset).
 	StoreHost netip.AddrPort
@@ -107,6 +113,10 @@ type Options struct {
 	// The group-commit pacing alone stays on the wall clock: it measures
 	// the cost of syncs, not a period anyone waits for.
 	Clock clock.Clock
+	// OSPageCacheBusyTimeout is osPageCacheBusyTimeOutMills: a put that
+	// finds the put lock held for longer is refused with
+	// ErrOSPageCacheBusy (pagecache_busy.go). 0 never refuses.
+	OSPageCacheBusyTimeout time.Duration
 	// BeforeSegmentCreate, when set (a failpoint for tests), runs on the
 	// allocator goroutine before it creates the commitlog file starting at
 	// the given offset; while it blocks, that file stays unready.
@@ -140,6 +150,9 @@ type Options struct {
 	// noOwnDispatch (tests only) leaves every record to the dispatcher
 	// goroutine (dispatch_own.go): for a dispatchFault that blocks.
 	noOwnDispatch bool
+	// maxDeferred (tests only; 0: defaultMaxDeferred) bounds the records
+	// waiting for files (dispatch_defer.go).
+	maxDeferred int
 	// afterReplicaCopy, when set (tests only), runs in AppendReplicated
 	// after the bytes are copied in, before any is published: a crash there.
 	afterReplicaCopy func()
@@ -152,6 +165,9 @@ func (o Options) normalized() (Options, error) {
 		errs = append(errs, errors.New("store: Dir is empty"))
 	}
 	o.FS = OrOS(o.FS)
+	if o.maxDeferred <= 0 {
+		o.maxDeferred = defaultMaxDeferred
+	}
 	if o.MappedFileSizeCommitLog == 0 {
 		o.MappedFileSizeCommitLog = DefaultMappedFileSizeCommitLog
 	}
@@ -183,6 +199,9 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.MaxLmqConsumeQueueNum <= 0 {
+		o.MaxLmqConsumeQueueNum = DefaultMaxLmqConsumeQueueNum
 	}
 	if o.StoreHost.IsValid() && message.HostIsV6(o.StoreHost) {
 		errs = append(errs, fmt.Errorf("%w: StoreHost %s", ErrHostNotIPv4, o.StoreHost))

@@ -2,8 +2,9 @@ package store
 
 import (
 	"errors"
-	"golang.org/x/sys/unix"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // preallocate reserves disk blocks for the whole file so that writes through

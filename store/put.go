@@ -42,6 +42,8 @@ func PutStatusName(res *PutResult, err error) string {
 		return "MESSAGE_ILLEGAL"
 	case errors.Is(err, ErrPropertiesTooLarge):
 		return "PROPERTIES_SIZE_EXCEEDED"
+	case errors.Is(err, ErrLmqQueueNumExceeded):
+		return "LMQ_CONSUME_QUEUE_NUM_EXCEEDED"
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotWritable), errors.Is(err, ErrWouldBlock), errors.Is(err, ErrDiskFull), errors.Is(err, ErrSlave):
 		// Java refuses puts on a full disk as not writeable (checkStoreStatus).
 		return "SERVICE_NOT_AVAILABLE"
@@ -193,6 +195,18 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	if int64(total)+blankRecordLength > s.cl.fileSize {
 		return nil, fmt.Errorf("%w: %d record bytes do not fit in a %d-byte commitlog file", ErrMessageTooLarge, total, s.cl.fileSize)
 	}
+	// A message naming queues in INNER_MULTI_DISPATCH gets their offsets
+	// under the lock (lmq.go); a batch is not wrapped, as in Java.
+	var multi *multiPlan
+	var plainProps string
+	if !batch {
+		if multi = s.planMulti(fields[0].Properties, fields[0].QueueID); multi != nil {
+			if s.lmqRefused() {
+				return nil, ErrLmqQueueNumExceeded
+			}
+			plainProps = fields[0].Properties
+		}
+	}
 	// Prepared and rollback records are stored but never consumed: they take
 	// queue offset 0 and do not advance the queue.
 	tt := message.TransactionType(msgs[0].SysFlag)
@@ -202,6 +216,13 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 	var queueOffset, phy, storeTS int64
 	var err error
 	for {
+		// Stock checkStoreStatus: while the current holder of the lock
+		// has stalled past the page-cache-busy timeout, refuse instead of
+		// queueing behind it.
+		if s.IsOSPageCacheBusy() {
+			s.stats.putFailures.Add(1)
+			return nil, ErrOSPageCacheBusy
+		}
 		s.putMu.Lock()
 		if s.closed.Load() {
 			s.putMu.Unlock()
@@ -211,9 +232,20 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		if counted {
 			queueOffset = s.queueOffsets[key]
 		}
+		if multi != nil {
+			// The offsets change the record's length: it is sized again.
+			fields[0].Properties = s.wrapLocked(multi, plainProps)
+			total = fields[0].Size()
+			if err := s.multiFits(len(fields[0].Properties), total); err != nil {
+				s.putMu.Unlock()
+				return nil, err
+			}
+		}
 		// Store timestamps come from the clock under the lock, so they follow
 		// commitlog order as closely as the clock allows.
-		storeTS = s.opts.Clock.Now().UnixMilli()
+		locked := s.opts.Clock.Now()
+		s.busy.lockedSince.Store(locked.UnixNano())
+		storeTS = locked.UnixMilli()
 		phy, err = s.cl.appendLocked(total, s.directAppend(), func(b []byte, at int64) {
 			off := 0
 			for i := range fields {
@@ -230,7 +262,11 @@ func (s *Store) put(msgs []*message.Message, batch, inline bool) (*PutResult, er
 		})
 		if err == nil && counted {
 			s.queueOffsets[key] = queueOffset + int64(len(fields))
+			if multi != nil {
+				s.advanceLocked(multi)
+			}
 		}
+		s.busy.lockedSince.Store(0)
 		s.putMu.Unlock()
 		if err == nil || inline || !errors.Is(err, ErrWouldBlock) {
 			break

@@ -56,6 +56,12 @@ type Store struct {
 	// putMu serialises appends; queue offsets are assigned under it.
 	putMu        sync.Mutex
 	queueOffsets map[queueKey]int64 // next queue offset per queue
+	// lmqQueues counts the consume queues of LMQ topics (lmq.go).
+	lmqQueues atomic.Int64
+	// multiSkips counts multi-dispatch units past their queue's end.
+	multiSkips atomic.Int64
+	// busy times the holder of putMu (pagecache_busy.go).
+	busy pageCacheBusy
 	// replPending holds replicated bytes of a record not complete yet,
 	// from commitlog offset replBase (replica.go).
 	replPending []byte
@@ -155,6 +161,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.stats.times.init(s.bootTime)
 	s.ret.Store(&s.opts.Retention)
+	s.SetOSPageCacheBusyTimeout(o.OSPageCacheBusyTimeout)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -302,6 +309,7 @@ func (s *Store) loadQueues() error {
 				s.cqs[t.Name()] = make(map[int32]*consumeQueue)
 			}
 			s.cqs[t.Name()][int32(id)] = q
+			s.countLmqQueue(t.Name(), 1)
 		}
 	}
 	return nil
@@ -329,6 +337,7 @@ func (s *Store) queueFor(topic string, queueID int32, create bool) (*consumeQueu
 		s.cqs[topic] = make(map[int32]*consumeQueue)
 	}
 	s.cqs[topic][queueID] = q
+	s.countLmqQueue(topic, 1)
 	return q, nil
 }
 
@@ -400,6 +409,7 @@ func (s *Store) DeleteTopics(topics ...string) {
 	for _, t := range topics {
 		for _, q := range s.cqs[t] {
 			doomed = append(doomed, q)
+			s.countLmqQueue(t, -1)
 		}
 		delete(s.cqs, t)
 	}

@@ -108,6 +108,9 @@ type Options struct {
 	// failpoint, when set (tests), is called at each named durability step;
 	// an error simulates the death of the process at that point.
 	failpoint func(name string) error
+	// verifyTailBytes (tests; 0: defaultVerifyTailBytes) is how much of the
+	// TimerLog below the checkpoint open checks unit by unit (recover.go).
+	verifyTailBytes int64
 }
 
 // blankSlots is the free part of the ring kept between the read cursor and
@@ -120,6 +123,9 @@ func (o Options) normalized() (Options, error) {
 		errs = append(errs, errors.New("timer: Dir is empty"))
 	}
 	o.FS = store.OrOS(o.FS)
+	if o.verifyTailBytes <= 0 {
+		o.verifyTailBytes = defaultVerifyTailBytes
+	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("timer: Store is nil"))
 	}

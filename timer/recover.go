@@ -32,7 +32,7 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 			flushPos = t.tl.first()
 			rebuild = true
 		}
-		tlEnd = t.tl.scan(verifyFrom(t.tl, flushPos), func(pos int64, _ unit) bool { return pos < flushPos })
+		tlEnd = t.tl.scan(verifyFrom(t.tl, flushPos, t.opts.verifyTailBytes), func(pos int64, _ unit) bool { return pos < flushPos })
 		if tlEnd < flushPos {
 			t.log.Error().Int64("flushPos", flushPos).Int64("intactEnd", tlEnd).Msg("timer: timer log lost units the checkpoint covers, rebuilding the wheel")
 			rebuild = true
@@ -105,7 +105,8 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 	return nil
 }
 
-// verifyTailBytes bounds the TimerLog checked unit by unit at open, below the
+// defaultVerifyTailBytes bounds the TimerLog checked unit by unit at open
+// (the timer store's Options.verifyTailBytes, lowered by tests), below the
 // checkpoint's flushPos. Everything below flushPos was synced before the
 // checkpoint was written, so a crash cannot tear it; the check finds a file
 // cut short or damaged near the durable end. Checking all of it would cost
@@ -113,18 +114,18 @@ func (t *TimerStore) recover(ck checkpoint, ok, wheelFresh bool) error {
 // start, and a unit damaged further back is still caught when it is read:
 // repairWheel checks each live slot's first and last units, and the dequeue
 // skips and counts a unit that fails its CRC.
-var verifyTailBytes int64 = 4 << 20 // a variable for tests
+const defaultVerifyTailBytes = 4 << 20
 
 // verifyFrom is the unit boundary where the open-time check of the units
-// below flushPos starts: verifyTailBytes before it, within its segment
+// below flushPos starts: tail bytes before it, within its segment
 // (units never span segments and fillers only end them, so unit boundaries
 // are the segment start plus multiples of unitSize).
-func verifyFrom(tl *timerLog, flushPos int64) int64 {
+func verifyFrom(tl *timerLog, flushPos, tail int64) int64 {
 	s := tl.segFor(flushPos - 1)
 	if s == nil {
 		return tl.first()
 	}
-	from := flushPos - verifyTailBytes
+	from := flushPos - tail
 	if from <= s.start {
 		return s.start
 	}

@@ -331,10 +331,8 @@ func TestTimerLogSegmentsCleaned(t *testing.T) {
 // slot is found by the wheel check, the wheel is rebuilt around the damaged
 // unit (skipped and counted), and every other timer is still delivered once.
 func TestCorruptUnitBelowVerifiedTail(t *testing.T) {
-	defer func(v int64) { verifyTailBytes = v }(verifyTailBytes)
-	verifyTailBytes = 2 * unitSize
-
-	e := newEnv(t, func(o *Options) { o.MappedFileSizeTimerLog = 30 * unitSize })
+	const verifyTailBytes = 2 * unitSize
+	e := newEnv(t, func(o *Options) { o.MappedFileSizeTimerLog, o.verifyTailBytes = 30*unitSize, verifyTailBytes })
 	start := e.nowMs()
 	var sent []*message.Message
 	due := map[string]int64{}

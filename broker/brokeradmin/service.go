@@ -9,14 +9,15 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Topics is the part of the broker's topic table the admin requests use.
 type Topics interface {
-	Get(topic string) *remoting.TopicConfig
+	Get(topic string) *topicgroup.TopicConfig
 	IsSystemTopic(topic string) bool
 	// Update creates or replaces a topic and announces it to the name servers.
-	Update(tc *remoting.TopicConfig)
+	Update(tc *topicgroup.TopicConfig)
 	// Delete removes a topic's config; false if there was none.
 	Delete(topic string) bool
 	Snapshot() remoting.TopicConfigSerializeWrapper

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // brokerVersionDesc is MQVersion.getVersionDesc of remoting.Version.
@@ -43,7 +44,7 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	// or refused modification is a SYSTEM_ERROR with the stock message, a
 	// MIXED type without enableMixedMessageType an INVALID_PARAMETER; an
 	// update without attributes keeps the topic's.
-	mod, err := parseAttributeModification(attributes)
+	mod, err := topicgroup.ParseAttributeModification(attributes)
 	if err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}
@@ -55,7 +56,7 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 	if old != nil {
 		current = old.Attributes
 	}
-	attrs, err := alterAttributes(old == nil, current, mod)
+	attrs, err := topicgroup.AlterAttributes(old == nil, current, mod)
 	if err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
 	}
@@ -63,7 +64,7 @@ func (s *Service) processUpdateAndCreateTopic(c *remoting.Conn, req *remoting.Co
 		Int32("perm", perm).Str("attributes", attributes).Msg("update and create topic")
 	// Like stock, the order flag is not taken from the request: it follows the
 	// name server's ORDER_TOPIC_CONFIG at the next periodic registration.
-	s.topics.Update(&remoting.TopicConfig{
+	s.topics.Update(&topicgroup.TopicConfig{
 		TopicName: topic, ReadQueueNums: readQueues, WriteQueueNums: writeQueues, Perm: perm,
 		TopicFilterType: filterType, TopicSysFlag: sysFlag, Attributes: attrs,
 	})

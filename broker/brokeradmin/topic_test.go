@@ -10,6 +10,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 func TestUpdateAndCreateTopic(t *testing.T) {
@@ -51,7 +52,7 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 		t.Fatalf("GET_ALL_TOPIC_CONFIG: %d %v", resp.Code, err)
 	}
 	got := w.TopicConfigTable["AdminT"]
-	want := remoting.TopicConfig{TopicName: "AdminT", ReadQueueNums: 5, WriteQueueNums: 5, Perm: 4, TopicFilterType: "SINGLE_TAG"}
+	want := topicgroup.TopicConfig{TopicName: "AdminT", ReadQueueNums: 5, WriteQueueNums: 5, Perm: 4, TopicFilterType: "SINGLE_TAG"}
 	if got == nil || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("AdminT = %+v, want %+v", got, want)
 	}
@@ -66,7 +67,7 @@ func TestUpdateAndCreateTopic(t *testing.T) {
 
 	t.Run("get topic config", func(t *testing.T) {
 		resp := tb.Invoke(remoting.GetTopicConfig, map[string]string{"topic": "AdminT"}, nil)
-		var tc remoting.TopicConfig
+		var tc topicgroup.TopicConfig
 		if err := remoting.UnmarshalBody(resp.Body, &tc); err != nil || !reflect.DeepEqual(tc, want) {
 			t.Fatalf("got %+v (%v), want %+v", tc, err, want)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/rmqio/rmq/message"
@@ -24,10 +23,6 @@ const (
 
 // defaultClientCallTimeout bounds a forwarded call (Broker2Client.callClient).
 const defaultClientCallTimeout = 10 * time.Second
-
-// clientCallTimeout overrides defaultClientCallTimeout when positive (tests);
-// atomic because handlers read it concurrently.
-var clientCallTimeout atomic.Int64
 
 func (s *Service) getConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	hd, err := remoting.DecodeHeader[remoting.GetConsumerRunningInfoRequestHeader](req)
@@ -74,7 +69,7 @@ func (s *Service) callConsumer(req *remoting.Command, body []byte, group, client
 		ext[k] = v
 	}
 	call := remoting.NewRequest(req.Code, ext, body)
-	timeout := time.Duration(clientCallTimeout.Load())
+	timeout := time.Duration(s.callTimeout.Load())
 	if timeout <= 0 {
 		timeout = defaultClientCallTimeout
 	}

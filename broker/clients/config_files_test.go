@@ -13,6 +13,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 func TestConsumerOffsetManagerPersistence(t *testing.T) {
@@ -170,7 +171,7 @@ func TestSubscriptionGroupManagerDefaults(t *testing.T) {
 				}
 				return
 			}
-			want := remoting.NewSubscriptionGroupConfig(tc.group)
+			want := topicgroup.NewSubscriptionGroupConfig(tc.group)
 			if cfg == nil || !reflect.DeepEqual(cfg, want) {
 				t.Fatalf("FindOrCreate(%q) = %+v, want %+v", tc.group, cfg, want)
 			}
@@ -191,12 +192,12 @@ func TestSubscriptionGroupManagerPersistence(t *testing.T) {
 	start := m.DataVersion()
 	clk.Advance(time.Second)
 	m.FindOrCreate("auto")
-	custom := remoting.NewSubscriptionGroupConfig("custom")
+	custom := topicgroup.NewSubscriptionGroupConfig("custom")
 	custom.RetryMaxTimes, custom.NotifyConsumerIdsChangedEnable, custom.ConsumeEnable = 3, false, false
 	if err := m.Update(custom); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Update(&remoting.SubscriptionGroupConfig{}); !errors.Is(err, ErrEmptyGroupName) {
+	if err := m.Update(&topicgroup.SubscriptionGroupConfig{}); !errors.Is(err, ErrEmptyGroupName) {
 		t.Fatalf("nameless update: err = %v", err)
 	}
 	m.FindOrCreate("doomed")
@@ -245,7 +246,7 @@ func TestSubscriptionGroupConfigDecodeKeepsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := remoting.NewSubscriptionGroupConfig("G")
+	want := topicgroup.NewSubscriptionGroupConfig("G")
 	want.RetryMaxTimes, want.ConsumeEnable = 5, false
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("decoded %+v, want %+v", cfg, want)

@@ -13,6 +13,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // clientTestEnv is the client service (over a topic table of its own),
@@ -42,7 +43,7 @@ func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	log := zerolog.Nop()
 	clk := clock.NewManual(clientTestEpoch)
 	dir := t.TempDir()
-	topics := &clTopics{table: make(map[string]*remoting.TopicConfig)}
+	topics := &clTopics{table: make(map[string]*topicgroup.TopicConfig)}
 	var st *store.Store
 	if o.store {
 		st = storetest.TempStore(t, dir, func(so *store.Options) { so.Clock = clk })
@@ -83,11 +84,11 @@ func (e *clientTestEnv) ConnClosed(c *remoting.Conn) { e.s.ConnClosed(c) }
 // it created.
 type clTopics struct {
 	mu      sync.Mutex
-	table   map[string]*remoting.TopicConfig
+	table   map[string]*topicgroup.TopicConfig
 	created int
 }
 
-func (tt *clTopics) Get(topic string) *remoting.TopicConfig {
+func (tt *clTopics) Get(topic string) *topicgroup.TopicConfig {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if tc := tt.table[topic]; tc != nil {
@@ -97,18 +98,18 @@ func (tt *clTopics) Get(topic string) *remoting.TopicConfig {
 	return nil
 }
 
-func (tt *clTopics) CreateRetryTopic(group string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
+func (tt *clTopics) CreateRetryTopic(group string, queueNums, perm int32) (*topicgroup.TopicConfig, bool) {
 	return tt.create(message.RetryTopicPrefix+group, queueNums, perm)
 }
 
-func (tt *clTopics) create(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
+func (tt *clTopics) create(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if tc := tt.table[topic]; tc != nil {
 		cp := *tc
 		return &cp, false
 	}
-	tc := &remoting.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}
+	tc := &topicgroup.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}
 	tt.table[topic] = tc
 	tt.created++
 	cp := *tc

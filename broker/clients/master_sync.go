@@ -5,6 +5,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // What a SLAVE broker copies from its master (4.9.8 SlaveSynchronize): the
@@ -49,7 +50,7 @@ func (m *SubscriptionGroupManager) ReplaceFromMaster(body []byte) (bool, error) 
 	if err := fastjson.Unmarshal(body, &f); err != nil {
 		return false, err
 	}
-	table := make(map[string]*remoting.SubscriptionGroupConfig, len(f.SubscriptionGroupTable))
+	table := make(map[string]*topicgroup.SubscriptionGroupConfig, len(f.SubscriptionGroupTable))
 	for name, raw := range f.SubscriptionGroupTable {
 		cfg, err := decodeSubscriptionGroupConfig(raw)
 		if err != nil {

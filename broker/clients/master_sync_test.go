@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestPutAllFromMasterJavaBody: a Java master's GET_ALL_CONSUMER_OFFSET body
@@ -64,7 +65,7 @@ func TestReplaceFromMasterByDataVersion(t *testing.T) {
 	if m.DataVersion() != (remoting.DataVersion{Counter: 7, Timestamp: 1700000000000}) {
 		t.Fatalf("version %+v", m.DataVersion())
 	}
-	if err := m.Update(remoting.NewSubscriptionGroupConfig("LocalG")); err != nil {
+	if err := m.Update(topicgroup.NewSubscriptionGroupConfig("LocalG")); err != nil {
 		t.Fatal(err)
 	}
 	// Update moved the version on: the same body replaces again.

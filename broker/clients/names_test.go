@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Names that cannot be a group: the remark is Validators.checkGroup's.
@@ -42,7 +43,7 @@ func TestUpdateAndCreateSubscriptionGroupRefusesInvalidNames(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
 	c := env.client("admin")
 	for _, bg := range badGroups {
-		cfg := remoting.NewSubscriptionGroupConfig(bg.group)
+		cfg := topicgroup.NewSubscriptionGroupConfig(bg.group)
 		clExpectCode(t, c.invoke(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg)), remoting.SystemError, bg.remark)
 		clExpectCode(t, c.invoke(remoting.GetSubscriptionGroupConfig, map[string]string{"group": bg.group}, nil), remoting.SystemError, bg.remark)
 		if env.s.SubGroups.Find(bg.group) != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // decodeOffsetTable reads a Map<MessageQueue, Long> body field.
@@ -31,7 +32,7 @@ func decodeOffsetTable(t *testing.T, body []byte) map[int32]int64 {
 
 func TestResetOffsetByTime(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, store: true})
-	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 2, topicgroup.PermRead|topicgroup.PermWrite)
 	env.put("T", 0, 3) // stored at epoch
 	env.clk.Advance(10 * time.Second)
 	env.put("T", 0, 2) // stored at epoch+10s
@@ -95,7 +96,7 @@ func TestResetOffsetByTime(t *testing.T) {
 
 func TestGetConsumerStatus(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, store: true})
-	env.topics.create("T", 1, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 1, topicgroup.PermRead|topicgroup.PermWrite)
 	admin := env.client("admin")
 	ask := func(clientAddr string) *remoting.Command {
 		return admin.invoke(remoting.InvokeBrokerToGetConsumerStatus, map[string]string{"topic": "T", "group": "G", "clientAddr": clientAddr}, nil)
@@ -126,7 +127,7 @@ func TestGetConsumerStatus(t *testing.T) {
 
 func TestQueryConsumeTimeSpan(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{store: true})
-	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 2, topicgroup.PermRead|topicgroup.PermWrite)
 	env.put("T", 0, 2) // epoch
 	env.clk.Advance(5 * time.Second)
 	env.put("T", 0, 1) // epoch+5s
@@ -176,8 +177,8 @@ func TestQueryCorrectionOffset(t *testing.T) {
 
 func TestCloneGroupOffset(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
-	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
-	env.topics.create("U", 1, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 2, topicgroup.PermRead|topicgroup.PermWrite)
+	env.topics.create("U", 1, topicgroup.PermRead|topicgroup.PermWrite)
 	env.s.Offsets.Commit("src", "T", 0, 5)
 	env.s.Offsets.Commit("src", "T", 1, 6)
 	env.s.Offsets.Commit("src", "U", 0, 7)
@@ -205,7 +206,7 @@ func TestCloneGroupOffset(t *testing.T) {
 
 func TestQueryConsumeQueue(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true, store: true})
-	env.topics.create("T", 1, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 1, topicgroup.PermRead|topicgroup.PermWrite)
 	res := env.put("T", 0, 3)
 	admin := env.client("admin")
 	q := func(ext map[string]string) *remoting.Command {

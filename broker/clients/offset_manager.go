@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/store"
 )
 
@@ -25,6 +26,10 @@ type ConsumerOffsetManager struct {
 	path string
 	fs   store.FS // Options.FS (nil: the real file system)
 	log  zerolog.Logger
+	// Lmq keeps one offset per topic for a %LMQ% group, whatever queue id
+	// it names (LmqConsumerOffsetManager's topic@group key); set once
+	// before the broker serves.
+	Lmq bool
 
 	mu      sync.RWMutex
 	table   map[string]map[int32]int64
@@ -77,6 +82,7 @@ func splitOffsetKey(key string) (topic, group string, ok bool) {
 
 // Commit records offset as group's next offset to consume in the queue.
 func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offset int64) {
+	queueID = m.lmqQueue(group, queueID)
 	key := offsetKey(group, topic)
 	m.mu.Lock()
 	q := m.table[key]
@@ -97,8 +103,17 @@ func (m *ConsumerOffsetManager) Commit(group, topic string, queueID int32, offse
 func (m *ConsumerOffsetManager) Query(group, topic string, queueID int32) (int64, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	off, ok := m.table[offsetKey(group, topic)][queueID]
+	off, ok := m.table[offsetKey(group, topic)][m.lmqQueue(group, queueID)]
 	return off, ok
+}
+
+// lmqQueue is the queue id an offset of group is kept under: 0 for an LMQ
+// group with Lmq on.
+func (m *ConsumerOffsetManager) lmqQueue(group string, queueID int32) int32 {
+	if m.Lmq && message.IsLmq(group) {
+		return 0
+	}
+	return queueID
 }
 
 // QueryAll returns a copy of group's offsets of every queue of topic (nil if none).

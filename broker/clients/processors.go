@@ -3,6 +3,7 @@ package clients
 import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // message.RetryTopicPrefix names a group's retry topic: %RETRY%<group>.
@@ -100,7 +101,7 @@ func (s *Service) ensureRetryTopic(group string, queueNums int32) {
 		s.refusals.Warn(&s.log, "retry_topic_not_created", 0).Str("group", group).Err(err).Msg("retry topic not created")
 		return
 	}
-	if _, created := s.topics.CreateRetryTopic(group, queueNums, remoting.PermRead|remoting.PermWrite); created {
+	if _, created := s.topics.CreateRetryTopic(group, queueNums, topicgroup.PermRead|topicgroup.PermWrite); created {
 		s.log.Info().Str("topic", message.RetryTopicPrefix+group).Msg("retry topic created")
 	}
 }

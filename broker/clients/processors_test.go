@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 func decodeBody[T any](t *testing.T, resp *remoting.Command) *T {
@@ -44,7 +45,7 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 		t.Fatal("group config not auto-created")
 	}
 	retry := env.topics.Get("%RETRY%G")
-	if retry == nil || retry.ReadQueueNums != 1 || retry.WriteQueueNums != 1 || retry.Perm != remoting.PermRead|remoting.PermWrite {
+	if retry == nil || retry.ReadQueueNums != 1 || retry.WriteQueueNums != 1 || retry.Perm != topicgroup.PermRead|topicgroup.PermWrite {
 		t.Fatalf("retry topic = %+v, want 1 queue, perm 6", retry)
 	}
 	if env.topics.created != 1 {
@@ -129,7 +130,7 @@ func TestHeartbeatWithoutGroupConfig(t *testing.T) {
 func TestNotifyDisabledByGroupConfig(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
 	quiet := env.client("admin")
-	cfg := remoting.NewSubscriptionGroupConfig("quiet")
+	cfg := topicgroup.NewSubscriptionGroupConfig("quiet")
 	cfg.NotifyConsumerIdsChangedEnable = false
 	clExpectCode(t, quiet.invoke(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg)), remoting.Success, "")
 
@@ -165,7 +166,7 @@ func TestNotifyDisabledByBroker(t *testing.T) {
 // ConsumerManager.doChannelCloseEvent (only the broker's flag gates it).
 func TestNotifyOnCloseIgnoresGroupFlag(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
-	cfg := remoting.NewSubscriptionGroupConfig("quiet")
+	cfg := topicgroup.NewSubscriptionGroupConfig("quiet")
 	cfg.NotifyConsumerIdsChangedEnable = false
 	clExpectCode(t, env.client("admin").invoke(remoting.UpdateAndCreateSubscriptionGroup, nil, remoting.MarshalBody(cfg)), remoting.Success, "")
 	a, b := env.client("A"), env.client("B")
@@ -330,7 +331,7 @@ func TestSubscriptionGroupAdmin(t *testing.T) {
 	resp := admin.invoke(remoting.GetAllSubscriptionGroupConfig, nil, nil)
 	clExpectCode(t, resp, remoting.Success, "")
 	w := decodeBody[remoting.SubscriptionGroupWrapper](t, resp)
-	want := remoting.NewSubscriptionGroupConfig("G")
+	want := topicgroup.NewSubscriptionGroupConfig("G")
 	want.RetryMaxTimes = 3
 	if !reflect.DeepEqual(w.SubscriptionGroupTable["G"], want) || w.SubscriptionGroupTable["TOOLS_CONSUMER"] == nil {
 		t.Fatalf("all groups = %s", resp.Body)
@@ -421,8 +422,7 @@ func TestConsumerCallForwarding(t *testing.T) {
 	consumer.mu.Lock()
 	consumer.answer = func(*remoting.Command) *remoting.Command { return nil } // never replies
 	consumer.mu.Unlock()
-	saved := clientCallTimeout.Swap(int64(200 * time.Millisecond))
-	t.Cleanup(func() { clientCallTimeout.Store(saved) })
+	env.s.callTimeout.Store(int64(200 * time.Millisecond))
 	if resp := ask("A"); resp.Code != codeConsumeMsgTimeout {
 		t.Fatalf("silent client: code %d %q, want %d", resp.Code, resp.Remark, codeConsumeMsgTimeout)
 	}
@@ -535,7 +535,7 @@ func TestGetSubscriptionGroupConfig(t *testing.T) {
 			if tc.wantCode != remoting.Success {
 				return
 			}
-			if got := decodeBody[remoting.SubscriptionGroupConfig](t, resp); !reflect.DeepEqual(got, remoting.NewSubscriptionGroupConfig(tc.ext["group"])) {
+			if got := decodeBody[topicgroup.SubscriptionGroupConfig](t, resp); !reflect.DeepEqual(got, topicgroup.NewSubscriptionGroupConfig(tc.ext["group"])) {
 				t.Fatalf("config = %s", resp.Body)
 			}
 		})

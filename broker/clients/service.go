@@ -2,6 +2,7 @@ package clients
 
 import (
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -9,15 +10,16 @@ import (
 	"github.com/rmqio/rmq/internal/ratelog"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Topics is the part of the broker's topic table the client requests use.
 type Topics interface {
 	// Get returns a copy of topic's config, nil if there is none.
-	Get(topic string) *remoting.TopicConfig
+	Get(topic string) *topicgroup.TopicConfig
 	// CreateRetryTopic creates %RETRY%<group> unless it exists, and announces
 	// a new topic to the name servers.
-	CreateRetryTopic(group string, queueNums, perm int32) (*remoting.TopicConfig, bool)
+	CreateRetryTopic(group string, queueNums, perm int32) (*topicgroup.TopicConfig, bool)
 }
 
 // Options configures a Service.
@@ -71,6 +73,9 @@ type Service struct {
 	clock      clock.Clock
 	log        zerolog.Logger
 	refusals   *ratelog.Limiter
+	// callTimeout overrides defaultClientCallTimeout when positive (tests);
+	// atomic because handlers read it concurrently.
+	callTimeout atomic.Int64
 }
 
 // Offset and group file names under Options.ConfigDir.

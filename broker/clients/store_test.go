@@ -11,6 +11,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // withStore opens a small real store for the env's broker.
@@ -43,8 +44,8 @@ func (e *clientTestEnv) put(topic string, queueID int32, n int) []*store.PutResu
 func TestGetConsumeStats(t *testing.T) {
 	env := newClientTestEnv(t, clientTestOptions{autoCreateGroups: true})
 	env.withStore()
-	env.topics.create("T", 2, remoting.PermRead|remoting.PermWrite)
-	env.topics.create("U", 1, remoting.PermRead|remoting.PermWrite)
+	env.topics.create("T", 2, topicgroup.PermRead|topicgroup.PermWrite)
+	env.topics.create("U", 1, topicgroup.PermRead|topicgroup.PermWrite)
 	env.put("T", 0, 3)
 	env.clk.Advance(time.Second)
 	env.put("U", 0, 1)

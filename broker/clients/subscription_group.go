@@ -13,6 +13,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Consumer groups every stock broker knows from the start (J4
@@ -42,9 +43,12 @@ type SubscriptionGroupManager struct {
 	autoCreate bool
 	log        zerolog.Logger
 	clock      clock.Clock
+	// Lmq answers every %LMQ% group with the defaults, never stored
+	// (LmqSubscriptionGroupManager); set once before the broker serves.
+	Lmq bool
 
 	mu      sync.RWMutex
-	table   map[string]*remoting.SubscriptionGroupConfig
+	table   map[string]*topicgroup.SubscriptionGroupConfig
 	version remoting.DataVersion
 
 	persistMu sync.Mutex
@@ -56,11 +60,11 @@ type SubscriptionGroupManager struct {
 func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logger, clk clock.Clock) (*SubscriptionGroupManager, error) {
 	m := &SubscriptionGroupManager{
 		path: path, autoCreate: autoCreate, log: log, clock: orReal(clk),
-		table: make(map[string]*remoting.SubscriptionGroupConfig),
+		table: make(map[string]*topicgroup.SubscriptionGroupConfig),
 	}
 	m.version.Timestamp = m.clock.Now().UnixMilli()
 	for _, g := range builtinSubscriptionGroups {
-		m.table[g] = remoting.NewSubscriptionGroupConfig(g)
+		m.table[g] = topicgroup.NewSubscriptionGroupConfig(g)
 	}
 	err := loadConfigFile(path, func(b []byte) error {
 		var f struct {
@@ -70,7 +74,7 @@ func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logge
 		if err := json.Unmarshal(b, &f); err != nil {
 			return err
 		}
-		loaded := make(map[string]*remoting.SubscriptionGroupConfig, len(f.SubscriptionGroupTable))
+		loaded := make(map[string]*topicgroup.SubscriptionGroupConfig, len(f.SubscriptionGroupTable))
 		for name, raw := range f.SubscriptionGroupTable {
 			cfg, err := decodeSubscriptionGroupConfig(raw)
 			if err != nil {
@@ -101,11 +105,11 @@ func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logge
 // decodeSubscriptionGroupConfig decodes over the stock defaults, so fields a
 // client leaves out keep Java's field initialisers (consumeEnable true, ...).
 // A JSON null decodes to nil.
-func decodeSubscriptionGroupConfig(b []byte) (*remoting.SubscriptionGroupConfig, error) {
+func decodeSubscriptionGroupConfig(b []byte) (*topicgroup.SubscriptionGroupConfig, error) {
 	if t := strings.TrimSpace(string(b)); t == "" || t == "null" {
 		return nil, nil
 	}
-	cfg := remoting.NewSubscriptionGroupConfig("")
+	cfg := topicgroup.NewSubscriptionGroupConfig("")
 	if err := json.Unmarshal(b, cfg); err != nil {
 		return nil, err
 	}
@@ -113,7 +117,10 @@ func decodeSubscriptionGroupConfig(b []byte) (*remoting.SubscriptionGroupConfig,
 }
 
 // Find returns group's config or nil, never creating it. Do not modify the result.
-func (m *SubscriptionGroupManager) Find(group string) *remoting.SubscriptionGroupConfig {
+func (m *SubscriptionGroupManager) Find(group string) *topicgroup.SubscriptionGroupConfig {
+	if m.Lmq && message.IsLmq(group) {
+		return topicgroup.NewSubscriptionGroupConfig(group)
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.table[group]
@@ -122,7 +129,7 @@ func (m *SubscriptionGroupManager) Find(group string) *remoting.SubscriptionGrou
 // FindOrCreate returns group's config, creating it with the defaults (and
 // persisting) when auto-creation is on or the group is a system group; nil
 // otherwise. Do not modify the result.
-func (m *SubscriptionGroupManager) FindOrCreate(group string) *remoting.SubscriptionGroupConfig {
+func (m *SubscriptionGroupManager) FindOrCreate(group string) *topicgroup.SubscriptionGroupConfig {
 	if cfg := m.Find(group); cfg != nil {
 		return cfg
 	}
@@ -133,7 +140,7 @@ func (m *SubscriptionGroupManager) FindOrCreate(group string) *remoting.Subscrip
 	cfg := m.table[group]
 	created := cfg == nil
 	if created {
-		cfg = remoting.NewSubscriptionGroupConfig(group)
+		cfg = topicgroup.NewSubscriptionGroupConfig(group)
 		m.table[group] = cfg
 		m.nextVersionLocked()
 	}
@@ -146,7 +153,7 @@ func (m *SubscriptionGroupManager) FindOrCreate(group string) *remoting.Subscrip
 }
 
 // Update creates or replaces a config (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP) and persists.
-func (m *SubscriptionGroupManager) Update(cfg *remoting.SubscriptionGroupConfig) error {
+func (m *SubscriptionGroupManager) Update(cfg *topicgroup.SubscriptionGroupConfig) error {
 	if cfg.GroupName == "" {
 		return ErrEmptyGroupName
 	}
@@ -204,7 +211,7 @@ func (m *SubscriptionGroupManager) Wrapper() *remoting.SubscriptionGroupWrapper 
 	defer m.mu.RUnlock()
 	w := &remoting.SubscriptionGroupWrapper{
 		DataVersion:            m.version,
-		SubscriptionGroupTable: make(map[string]*remoting.SubscriptionGroupConfig, len(m.table)),
+		SubscriptionGroupTable: make(map[string]*topicgroup.SubscriptionGroupConfig, len(m.table)),
 	}
 	for k, v := range m.table {
 		w.SubscriptionGroupTable[k] = v

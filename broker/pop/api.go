@@ -11,6 +11,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // refuse is a refusal with its stock response code and remark.
@@ -81,12 +82,12 @@ func (s *Service) brokerIP() string { return s.opts.StoreHost.Addr().String() }
 
 // checkRead validates a read of topic/queueID by group as stock's pop,
 // notification and polling-info processors do (queueId -1: every queue).
-func (s *Service) checkRead(group, topic string, qid int32, remote string, verb string) (*remoting.TopicConfig, error) {
+func (s *Service) checkRead(group, topic string, qid int32, remote string, verb string) (*topicgroup.TopicConfig, error) {
 	tc := s.opts.Topics.Get(topic)
 	if tc == nil {
 		return nil, refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please! %s", topic, faqTopic)
 	}
-	if tc.Perm&remoting.PermRead == 0 {
+	if tc.Perm&topicgroup.PermRead == 0 {
 		return nil, refuse(remoting.NoPermission, "the topic[%s] %s message is forbidden", topic, verb)
 	}
 	if qid >= tc.ReadQueueNums || qid < -1 {

@@ -8,20 +8,20 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/storetest"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 type fakeTopics struct{}
 
-func (fakeTopics) Get(string) *remoting.TopicConfig { return nil }
-func (fakeTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
-	return &remoting.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}, true
+func (fakeTopics) Get(string) *topicgroup.TopicConfig { return nil }
+func (fakeTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool) {
+	return &topicgroup.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}, true
 }
 
 type fakeGroups struct{}
 
-func (fakeGroups) FindOrCreate(group string) *remoting.SubscriptionGroupConfig {
-	return &remoting.SubscriptionGroupConfig{GroupName: group}
+func (fakeGroups) FindOrCreate(group string) *topicgroup.SubscriptionGroupConfig {
+	return &topicgroup.SubscriptionGroupConfig{GroupName: group}
 }
 
 // persistCounter reports each Persist, which the service's persist timer

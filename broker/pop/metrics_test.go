@@ -2,6 +2,7 @@ package pop_test
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,21 +12,21 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/storetest"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // noRetryTopics serves topic T and refuses to create the POP retry topic,
 // so that a due revive fails and stays due.
 type noRetryTopics struct{ fakeTopics }
 
-func (noRetryTopics) Get(topic string) *remoting.TopicConfig {
+func (noRetryTopics) Get(topic string) *topicgroup.TopicConfig {
 	if topic == "T" {
-		return &remoting.TopicConfig{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: remoting.PermRead | remoting.PermWrite}
+		return &topicgroup.TopicConfig{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: topicgroup.PermRead | topicgroup.PermWrite}
 	}
 	return nil
 }
 
-func (t noRetryTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
+func (t noRetryTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool) {
 	if strings.HasPrefix(topic, message.RetryTopicPrefix) {
 		return nil, false
 	}
@@ -35,8 +36,8 @@ func (t noRetryTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*
 // consumingGroups finds groups that may consume.
 type consumingGroups struct{}
 
-func (consumingGroups) FindOrCreate(group string) *remoting.SubscriptionGroupConfig {
-	return &remoting.SubscriptionGroupConfig{GroupName: group, ConsumeEnable: true, RetryMaxTimes: 16}
+func (consumingGroups) FindOrCreate(group string) *topicgroup.SubscriptionGroupConfig {
+	return &topicgroup.SubscriptionGroupConfig{GroupName: group, ConsumeEnable: true, RetryMaxTimes: 16}
 }
 
 type popCall struct {
@@ -108,5 +109,33 @@ func TestPopMetrics(t *testing.T) {
 	clk.Advance(5 * time.Second) // due at popTime+1 s: 4 s ago
 	if s := svc.Stats(); s.ReviveBehindMs != 4000 || s.Checkpoints != 1 {
 		t.Fatalf("stats with a revive 4 s overdue %+v", s)
+	}
+}
+
+// TestPopScanTimes: every pass of the service over its checkpoints (the
+// revive log read and the due revives) is timed into the 5.3.3 buckets of
+// rocketmq_pop_buffer_scan_time_consume_milliseconds; on a manual clock
+// that does not move a pass takes 0 ms.
+func TestPopScanTimes(t *testing.T) {
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	st := storetest.TempStore(t, t.TempDir(), nil)
+	svc, err := pop.New(pop.Options{
+		Store: st, Put: st.PutMessage, Topics: noRetryTopics{}, Groups: consumingGroups{}, Offsets: persistCounter{},
+		ClusterName: "C", BrokerName: "B", StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), ConfigDir: t.TempDir(),
+		TimerEnabled: true, MaxInvisible: time.Hour, PersistInterval: time.Hour, Clock: clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := svc.ScanTimes(); s.Count != 0 || !slices.Equal(s.Bounds, []int64{1, 10, 100, 1000, 2000, 3000}) {
+		t.Fatalf("before any pass: %+v", s)
+	}
+	svc.Start()
+	defer svc.Stop()
+	svc.Notify(pop.ReviveTopic("C"), 0)
+	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return svc.ScanTimes().Count >= 1 }, "a pass")
+	s := svc.ScanTimes()
+	if s.Sum != 0 || s.Cumulative[0] != s.Count {
+		t.Fatalf("passes on a still clock: %+v, want all in the 1 ms bucket, sum 0", s)
 	}
 }

@@ -18,9 +18,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/internal/clock"
+	"github.com/rmqio/rmq/internal/histo"
 	"github.com/rmqio/rmq/message"
-	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Defaults (BrokerConfig of 5.3.3 where stock has the setting).
@@ -37,18 +38,18 @@ const (
 	readBatch = 256
 	// reviveOffsetFile keeps the replay start (config/popReviveOffset.json).
 	reviveOffsetFile = "popReviveOffset.json"
-	permReadWrite    = remoting.PermRead | remoting.PermWrite
+	permReadWrite    = topicgroup.PermRead | topicgroup.PermWrite
 )
 
 // Topics is the part of the broker's topic table the service uses.
 type Topics interface {
-	Get(topic string) *remoting.TopicConfig
-	CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool)
+	Get(topic string) *topicgroup.TopicConfig
+	CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool)
 }
 
 // Groups finds (or auto-creates) subscription groups.
 type Groups interface {
-	FindOrCreate(group string) *remoting.SubscriptionGroupConfig
+	FindOrCreate(group string) *topicgroup.SubscriptionGroupConfig
 }
 
 // Offsets are the consumer offsets (consumerOffset.json).
@@ -151,6 +152,10 @@ type Service struct {
 	// (ReviveIn).
 	reviveIn map[ReviveInKey]int64
 
+	// scans times each pass of run over the revive log and the due
+	// checkpoints (ScanTimes).
+	scans *histo.Histogram
+
 	polls *pollTable
 	modes *ModeManager
 
@@ -186,6 +191,7 @@ func New(opts Options) (*Service, error) {
 		opts: opts, log: opts.Logger, clock: opts.Clock, msgClock: opts.MessageClock, reviveTopic: ReviveTopic(opts.ClusterName),
 		queues: make(map[queueKey]*queueState), cks: make(map[ckKey]*checkpoint),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		scans: histo.New(ScanTimeBoundsMs...),
 	}
 	s.polls = newPollTable(s)
 	var err error
@@ -270,12 +276,27 @@ func (s *Service) run() {
 			}
 			next = s.clock.Now().Add(s.opts.PersistInterval)
 		}
+		begin := s.clock.Now()
 		s.mu.Lock()
 		s.readRevive(false)
 		s.reviveDue()
 		s.mu.Unlock()
+		s.scans.Observe(s.clock.Now().Sub(begin).Milliseconds())
 	}
 }
+
+// ScanTimeBoundsMs are the buckets of
+// rocketmq_pop_buffer_scan_time_consume_milliseconds (5.3.3
+// PopMetricsManager: 1 ms to 3 s).
+var ScanTimeBoundsMs = []int64{1, 10, 100, 1000, 2000, 3000}
+
+// ScanTimes are the durations (ms) of the passes over the pop service's
+// buffered state: each reads the revive log's new records and revives the
+// due checkpoints, under the service lock. It is what 5.3.3 times as its
+// PopBufferMergeService scan (rocketmq_pop_buffer_scan_time_consume): the
+// periodic pass over the checkpoints held in memory, which rmq holds all of
+// (acks are applied to them as they arrive, not merged by the pass).
+func (s *Service) ScanTimes() histo.Snapshot { return s.scans.Snapshot() }
 
 // readRevive reads the revive queue from readPos to its end. While
 // replaying every record applies; live, the writers have already applied

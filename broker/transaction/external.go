@@ -42,11 +42,11 @@ func (s *Service) checkExternal(c Check) bool {
 
 // End commits (commit true) or rolls back the half message of group at
 // commitLogOffset, whose half queue offset is tranStateTableOffset, as
-// END_TRANSACTION does. It returns the remoting code and remark of the
-// outcome (remoting.Success when done or already done).
-func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64, commit, fromCheck bool, msgID string) (int32, string) {
+// END_TRANSACTION does. It returns nil when done or already done, and
+// otherwise the *remoting.Refusal END_TRANSACTION would answer.
+func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64, commit, fromCheck bool, msgID string) error {
 	if s.slave {
-		return remoting.SlaveNotAvailable, txRemarkSlave
+		return remoting.Refuse(remoting.SlaveNotAvailable, txRemarkSlave)
 	}
 	eh := endTxHeader{group: group, tranOff: tranStateTableOffset, phyOff: commitLogOffset,
 		decision: message.TransactionRollbackType, fromCheck: fromCheck, msgID: msgID}
@@ -56,6 +56,7 @@ func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64,
 	code, remark := s.end(&eh)
 	if code != remoting.Success {
 		s.refusals.Warn(&s.log, "end_transaction_refused", code).Str("group", group).Str("msgId", msgID).Str("refusal", remark).Msg("transaction: end transaction refused")
+		return remoting.Refuse(code, remark)
 	}
-	return code, remark
+	return nil
 }

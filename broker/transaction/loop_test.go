@@ -8,6 +8,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/storetest"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // The check loop's timer fires at its slot even when the clock moved between
@@ -46,8 +47,8 @@ func TestCheckTimerMadeWhileTheClockMovesFiresOnTime(t *testing.T) {
 
 type noTopics struct{}
 
-func (noTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool) {
-	return &remoting.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}, true
+func (noTopics) CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool) {
+	return &topicgroup.TopicConfig{TopicName: topic, ReadQueueNums: queueNums, WriteQueueNums: queueNums, Perm: perm}, true
 }
 
 type noProducers struct{}

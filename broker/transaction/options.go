@@ -13,6 +13,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Stock defaults of the check settings (BrokerConfig).
@@ -25,7 +26,7 @@ const (
 // Topics is the part of the broker's topic table the service uses: it
 // creates the half topic and TRANS_CHECK_MAX_TIME_TOPIC on first use.
 type Topics interface {
-	CreateSystemTopic(topic string, queueNums, perm int32) (*remoting.TopicConfig, bool)
+	CreateSystemTopic(topic string, queueNums, perm int32) (*topicgroup.TopicConfig, bool)
 }
 
 // Offsets keeps the walk's progress as consumer offsets of CID_RMQ_SYS_TRANS.

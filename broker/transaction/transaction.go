@@ -97,6 +97,7 @@ import (
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // Topics, groups and property keys of the transaction path (TopicValidator,
@@ -123,7 +124,7 @@ const (
 var ErrTransactionService = errors.New("broker: transaction service")
 
 // permReadWrite is the perm of the system topics the service creates.
-const permReadWrite = remoting.PermRead | remoting.PermWrite
+const permReadWrite = topicgroup.PermRead | topicgroup.PermWrite
 
 // Service holds the decided set and runs the check loop.
 type Service struct {

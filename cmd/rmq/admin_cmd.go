@@ -15,6 +15,7 @@ import (
 	"github.com/rmqio/rmq/admin"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // `rmq admin` mirrors mqadmin: the stock subcommand names and one-letter
@@ -185,6 +186,7 @@ func adminCommand() *cli.Command {
 	cmd.Subcommands = append(cmd.Subcommands, retentionAdminCommands()...)
 	cmd.Subcommands = append(cmd.Subcommands, adminFastForward())
 	cmd.Subcommands = append(cmd.Subcommands, adminAuthCommands()...)
+	cmd.Subcommands = append(cmd.Subcommands, adminControllerCommands()...)
 	return cmd
 }
 
@@ -216,7 +218,7 @@ func adminUpdateTopic() *cli.Command {
 		if spec.WriteQueueNums, err = optInt32(c, "writeQueueNums", 8); err != nil {
 			return err
 		}
-		if spec.Perm, err = optInt32(c, "perm", remoting.PermRead|remoting.PermWrite); err != nil {
+		if spec.Perm, err = optInt32(c, "perm", topicgroup.PermRead|topicgroup.PermWrite); err != nil {
 			return err
 		}
 		res, err := r.a.UpdateTopic(r.ctx, spec, addr, cluster)
@@ -363,7 +365,7 @@ func adminUpdateSubGroup() *cli.Command {
 		if err != nil {
 			return err
 		}
-		cfg := remoting.NewSubscriptionGroupConfig(strings.TrimSpace(c.String("groupName")))
+		cfg := topicgroup.NewSubscriptionGroupConfig(strings.TrimSpace(c.String("groupName")))
 		// mqadmin starts from these two off, unlike the broker's defaults.
 		cfg.ConsumeBroadcastEnable = false
 		cfg.ConsumeFromMinEnable = false
@@ -383,7 +385,7 @@ func adminUpdateSubGroup() *cli.Command {
 			return err
 		}
 		if c.IsSet("groupRetryPolicy") { // 5.x -p: the policy as JSON, sent in the body
-			p := &remoting.GroupRetryPolicy{}
+			p := &topicgroup.GroupRetryPolicy{}
 			if err := json.Unmarshal([]byte(strings.TrimSpace(c.String("groupRetryPolicy"))), p); err != nil {
 				return fmt.Errorf("groupRetryPolicy: %w", err)
 			}

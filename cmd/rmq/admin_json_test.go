@@ -37,7 +37,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 51 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 55 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -180,6 +180,11 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 	for _, tt := range tests {
 		seen[tt.args[0]] = true
 	}
+	// The controller subcommands need a controller (getBrokerEpoch a broker in
+	// controller mode): TestAdminControllerJSON runs their --json cases.
+	for _, name := range controllerJSONCases {
+		seen[name] = true
+	}
 	for _, tt := range tests {
 		ok := t.Run(tt.name, func(t *testing.T) {
 			if tt.before != nil {
@@ -226,7 +231,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 51 {
-		t.Errorf("%d subcommands covered, want 51: %v", len(seen), seen)
+	if len(seen) != 55 {
+		t.Errorf("%d subcommands covered, want 55: %v", len(seen), seen)
 	}
 }

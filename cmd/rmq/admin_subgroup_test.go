@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // updateSubGroup -o and -p set consumeMessageOrderly and groupRetryPolicy
@@ -25,7 +25,7 @@ func TestAdminUpdateSubGroupOrderly(t *testing.T) {
 	}
 	subs := tc.Broker.Broker.Clients().SubGroups
 	if g := subs.Find("OrderlyG"); g == nil || !g.ConsumeMessageOrderly || g.GroupRetryPolicy == nil || g.GroupRetryPolicy.Type != "EXPONENTIAL" ||
-		g.GroupRetryPolicy.Exponential == nil || *g.GroupRetryPolicy.Exponential != (remoting.ExponentialRetryPolicy{Initial: 2000, Max: 60000, Multiplier: 3}) {
+		g.GroupRetryPolicy.Exponential == nil || *g.GroupRetryPolicy.Exponential != (topicgroup.ExponentialRetryPolicy{Initial: 2000, Max: 60000, Multiplier: 3}) {
 		t.Fatalf("OrderlyG stored as %+v", g)
 	}
 	if g := subs.Find("PlainG"); g == nil || g.ConsumeMessageOrderly || g.GroupRetryPolicy != nil {

@@ -236,6 +236,9 @@ func (a *action) namesrv(c *cli.Context) error {
 		return nil
 	}
 	nsOpts.Logger = log.With().Str("component", "namesrv").Logger()
+	if _, err := namesrvController(nsOpts, f.configFile, log); err != nil {
+		return err
+	}
 	s := &servers{stdout: a.stdout, log: log}
 	return s.run(a.ctx, a.stopSignals, nsOpts, nil)
 }

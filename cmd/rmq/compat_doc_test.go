@@ -6,10 +6,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/controller"
 	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/namesrv"
@@ -113,9 +115,26 @@ func defaultCell(k conf.KeyInfo) string {
 		return "(empty)"
 	case k.Key == "storePathRootDir" && k.Default == broker.DefaultStoreDir():
 		return "`~/store`"
+	case strings.Contains(stockJavaDefaults()[k.Key], "availableProcessors"):
+		return "as stock (by CPU count)" // the generator's CPU count is no one else's
 	}
 	return "`" + k.Default + "`"
 }
+
+// stockJavaDefaults maps each stock key of stockKeysFile to its Java default.
+var stockJavaDefaults = sync.OnceValue(func() map[string]string {
+	b, err := os.ReadFile(stockKeysFile)
+	if err != nil {
+		panic(err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if c := strings.Split(line, "\t"); len(c) == 4 && !strings.HasPrefix(line, "#") {
+			m[c[0]] = c[3]
+		}
+	}
+	return m
+})
 
 // cell keeps a note on one table row.
 func cell(s string) string {
@@ -126,15 +145,19 @@ func cell(s string) string {
 // determines, by marker name.
 func generatedSections(t *testing.T) map[string]string {
 	brokerCodes, namesrvCodes := servedCodes(t)
-	checkNotes(t, brokerCodes, namesrvCodes)
+	ctlCodes := controllerCodes(t)
+	checkNotes(t, brokerCodes, append(namesrvCodes, ctlCodes...))
 	bs := defaultBrokerSettings()
 	nsOpts, nsLogs := namesrv.DefaultOptions(), defaultLogSettings()
+	ctlOpts, ctlLogs := controller.DefaultOptions(), defaultLogSettings()
 	return map[string]string{
-		"broker-codes":  fmt.Sprintf("%d codes.\n\n", len(brokerCodes)) + codeTable(t, brokerCodes),
-		"namesrv-codes": fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
-		"broker-keys":   keyTable(bs.confSources()...),
-		"namesrv-keys":  keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
-		"stock-keys":    stockKeyRows(t),
+		"controller-codes": fmt.Sprintf("%d codes.\n\n", len(ctlCodes)) + codeTable(t, ctlCodes),
+		"controller-keys":  keyTable(controllerConfSources(&ctlOpts, &ctlLogs)...),
+		"broker-codes":     fmt.Sprintf("%d codes.\n\n", len(brokerCodes)) + codeTable(t, brokerCodes),
+		"namesrv-codes":    fmt.Sprintf("%d codes.\n\n", len(namesrvCodes)) + codeTable(t, namesrvCodes),
+		"broker-keys":      keyTable(bs.confSources()...),
+		"namesrv-keys":     keyTable(namesrvConfSources(&nsOpts, &nsLogs)...),
+		"stock-keys":       stockKeyRows(t),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/conf"
+	"github.com/rmqio/rmq/controller"
 	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/namesrv"
 )
@@ -153,8 +154,11 @@ type namesrvFlags struct {
 }
 
 // namesrvConfSources are the structs the name server's config keys bind to.
+// The controller keys of enableControllerInNamesrv are known here (so a
+// stock namesrv.conf loads without warnings); namesrvController reads them.
 func namesrvConfSources(opts *namesrv.Options, logs *logSettings) []any {
-	return []any{opts, logs}
+	ctl := controller.DefaultConfig()
+	return []any{opts, logs, &ctl}
 }
 
 // loadNamesrvSettings applies stock defaults, the config file, then flags.

@@ -145,10 +145,10 @@ func TestLogFileRotationKeepsBackups(t *testing.T) {
 // TestLogKeysFromConfigFile: logFormat in the -c file applies; the flag
 // overrides it.
 func TestLogKeysFromConfigFile(t *testing.T) {
-	cfg := writeFile(t, "broker.conf", "logFormat=json\nlogLevel=debug\nbrokerRole=SLAVE\n")
+	cfg := writeFile(t, "broker.conf", "logFormat=json\nlogLevel=debug\nbrokerRole=BACKUP\n")
 	code, _, errOut := runCLI(t, "broker", "-c", cfg, "-n", "127.0.0.1:9876", "--store-dir", t.TempDir())
 	if code == 0 {
-		t.Fatal("a SLAVE broker started")
+		t.Fatal("a broker with brokerRole=BACKUP started")
 	}
 	first, _, _ := strings.Cut(errOut, "\n")
 	var m map[string]any

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/controller"
 	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/metrics"
 	"github.com/rmqio/rmq/namesrv"
@@ -43,6 +44,7 @@ func grpcOptions(bs *brokerSettings, log zerolog.Logger) *grpcapi.Options {
 func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.Options, bOpts *broker.Options) error {
 	tuneRuntime(os.Getenv, s.log, bOpts != nil, serverMemoryLimitFor(s.memoryLimitKey))
 	var ns *namesrv.Server
+	var ctl *controller.Controller // enableControllerInNamesrv
 	if nsOpts != nil {
 		var err error
 		if ns, err = namesrv.New(*nsOpts); err != nil {
@@ -51,6 +53,15 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 		if err := ns.Start(); err != nil {
 			return err
 		}
+		if c, ok := nsOpts.Controller.(*controller.Controller); ok {
+			c.SetAddr(ns.Addr())
+			if err := c.Start(); err != nil {
+				ns.Shutdown()
+				return err
+			}
+			ctl = c
+			defer ctl.Shutdown()
+		}
 	}
 	// Stock NamesrvStartup line; scripts grep for "boot success". In
 	// standalone it waits for the broker: a start that then fails must not
@@ -58,6 +69,9 @@ func (s *servers) run(ctx context.Context, stopSignals func(), nsOpts *namesrv.O
 	nsReady := "The Name Server boot success. serializeType=JSON"
 	if ns != nil && bOpts == nil {
 		fmt.Fprintln(s.stdout, nsReady)
+	}
+	if ctl != nil {
+		fmt.Fprintln(s.stdout, "The ControllerManager boot success. serializeType=JSON") // as NamesrvStartup, after the name server's
 	}
 
 	var b *broker.Broker

@@ -91,6 +91,9 @@ var honouredKeyNotes = map[string]string{
 	"flushIntervalCommitLog":            "flush period",
 	"cleanResourceInterval":             "cleanup period",
 	"maxMessageSize":                    "send size check",
+	"enableLmq":                         "`%LMQ%` topics and groups without config, LMQ queue ids 0, one offset per LMQ group and topic (broker/lmq.go)",
+	"enableMultiDispatch":               "`INNER_MULTI_DISPATCH` messages also put in each named queue, offsets in `INNER_MULTI_QUEUE_OFFSET` (store/lmq.go)",
+	"maxLmqConsumeQueueNum":             "past it LMQ pulls fail as stock and multi-dispatch sends are refused (`LMQ_CONSUME_QUEUE_NUM_EXCEEDED`)",
 	"storePathCommitLog":                "commitlog directory (one path; a `,` list is refused)",
 	"deleteWhen":                        "cleanup hours",
 	"diskMaxUsedSpaceRatio":             "cleanup threshold, clamped 10–95 where used (a value outside warns at start)",
@@ -126,6 +129,23 @@ var honouredKeyNotes = map[string]string{
 	"defaultQueryMaxNum":                "maxNum of a query by unique key",
 	"listenPort":                        "remoting port (VIP −2); a change is advertised, nothing re-binds",
 	"serverChannelMaxIdleTimeSeconds":   "idle connection timeout",
+
+	// Back-pressure (broker/fastfail.go): the send, pull, heartbeat and
+	// end-transaction lanes and the queue sweep.
+	"brokerFastFailureEnable":          "sweeps the lanes every 10 ms: SYSTEM_BUSY `[TIMEOUT_CLEAN_QUEUE]`/`[PCBUSY_CLEAN_QUEUE]` to waiters",
+	"waitTimeMillsInSendQueue":         "a pooled send that waited this long for a send-lane worker gets SYSTEM_BUSY `[TIMEOUT_CLEAN_QUEUE]`",
+	"waitTimeMillsInPullQueue":         "the same for the pull lane",
+	"waitTimeMillsInHeartbeatQueue":    "the same for the heartbeat lane",
+	"waitTimeMillsInTransactionQueue":  "the same for the end-transaction lane",
+	"osPageCacheBusyTimeOutMills":      "put lock held longer = page cache busy: sends get `[REJECTREQUEST]` (2) or `[PC_SYNCHRONIZED]` (1)",
+	"sendMessageThreadPoolNums":        "workers of the send lane (pooled sends; inline sends need none)",
+	"pullMessageThreadPoolNums":        "workers of the pull lane (pooled pulls)",
+	"heartbeatThreadPoolNums":          "workers of the heartbeat lane",
+	"endTransactionThreadPoolNums":     "workers of the end-transaction lane",
+	"sendThreadPoolQueueCapacity":      "sends waiting in the send lane; past it SYSTEM_BUSY `[OVERLOAD]`",
+	"pullThreadPoolQueueCapacity":      "the same for the pull lane",
+	"heartbeatThreadPoolQueueCapacity": "the same for the heartbeat lane",
+	"endTransactionPoolQueueCapacity":  "the same for the end-transaction lane",
 }
 
 // stockKeyRows renders the stock-keys section.

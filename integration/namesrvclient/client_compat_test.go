@@ -15,6 +15,7 @@ import (
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 // TestStockGoAdminClient drives the name server with the stock Go client. Its
@@ -128,10 +129,10 @@ func startServer(t *testing.T) *namesrv.Server {
 
 // registerBody is a REGISTER_BROKER body with the given topics at data
 // version counter.
-func registerBody(counter int64, tcs ...*remoting.TopicConfig) []byte {
+func registerBody(counter int64, tcs ...*topicgroup.TopicConfig) []byte {
 	w := remoting.TopicConfigSerializeWrapper{
 		DataVersion:      remoting.DataVersion{Counter: counter, Timestamp: 1700000000000 + counter},
-		TopicConfigTable: map[string]*remoting.TopicConfig{},
+		TopicConfigTable: map[string]*topicgroup.TopicConfig{},
 	}
 	for _, tc := range tcs {
 		w.TopicConfigTable[tc.TopicName] = tc
@@ -147,6 +148,6 @@ func registerExt(cluster, name, addr string, id int64) map[string]string {
 	}
 }
 
-func tc(name string, queues, perm int32) *remoting.TopicConfig {
-	return &remoting.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
+func tc(name string, queues, perm int32) *topicgroup.TopicConfig {
+	return &topicgroup.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
 }

@@ -27,13 +27,6 @@ import (
 var headerReadAllowed = map[string]string{
 	// The package that defines Command, the codec and the typed headers.
 	"remoting/": "the typed headers and their decoder",
-	// The send path's headers (SEND_MESSAGE/V2/batch, reply,
-	// CONSUMER_SEND_MSG_BACK) are not typed yet: the V2 header is read in
-	// one pass over its letters (parseSendHeader, a measured fast path);
-	// typing them is the next step of issue 43.
-	"broker/send_processor.go":     "send path, not typed yet",
-	"broker/sendback_processor.go": "send path, not typed yet",
-	"broker/reply.go":              "send path, not typed yet",
 	// The ACL validator reads the SessionCredentials fields (AccessKey,
 	// Signature) that any request may carry, whatever its code, as
 	// PlainAccessValidator.parse does; they are no request code's header.

@@ -269,18 +269,25 @@ func modulePath(t *testing.T, gomod string) string {
 	return ""
 }
 
-// TestLayering checks every package's non-test imports against README.md:
-// the packages of rmq's module and of the repository's nested modules.
-func TestLayering(t *testing.T) {
-	root, module := moduleRoot(t)
+// readLayering is the module's root, its path and README.md's layering
+// block.
+func readLayering(t *testing.T) (root, module string, rules []rule) {
+	t.Helper()
+	root, module = moduleRoot(t)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := parseLayering(readme)
-	if err != nil {
+	if rules, err = parseLayering(readme); err != nil {
 		t.Fatal(err)
 	}
+	return root, module, rules
+}
+
+// TestLayering checks every package's non-test imports against README.md:
+// the packages of rmq's module and of the repository's nested modules.
+func TestLayering(t *testing.T) {
+	root, module, rules := readLayering(t)
 	rel := func(importPath string) (string, bool) {
 		if importPath == module {
 			return ".", true

@@ -30,7 +30,7 @@ import (
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/grpcapi"
 	"github.com/rmqio/rmq/internal/clock"
-	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/topicgroup"
 )
 
 func main() {
@@ -136,8 +136,8 @@ func serve(b *broker.Broker, clk *clock.Manual, args []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		b.Topics().Update(&remoting.TopicConfig{TopicName: args[1], ReadQueueNums: int32(n), WriteQueueNums: int32(n),
-			Perm: remoting.PermRead | remoting.PermWrite, TopicFilterType: "SINGLE_TAG"})
+		b.Topics().Update(&topicgroup.TopicConfig{TopicName: args[1], ReadQueueNums: int32(n), WriteQueueNums: int32(n),
+			Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: "SINGLE_TAG"})
 		return "", nil
 	case "offset":
 		q, err := num(2)
@@ -178,7 +178,7 @@ func serve(b *broker.Broker, clk *clock.Manual, args []string) (string, error) {
 		if len(args) < 2 {
 			return "", fmt.Errorf("orderly: missing group")
 		}
-		g := remoting.NewSubscriptionGroupConfig(args[1])
+		g := topicgroup.NewSubscriptionGroupConfig(args[1])
 		g.ConsumeMessageOrderly = true
 		return "", b.Clients().SubGroups.Update(g)
 	}

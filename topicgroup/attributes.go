@@ -1,4 +1,4 @@
-package brokeradmin
+package topicgroup
 
 import (
 	"errors"
@@ -34,15 +34,15 @@ var topicAttributes = map[string]topicAttribute{
 	}},
 }
 
-// The errors of parseAttributeModification and alterAttributes carry the
+// The errors of ParseAttributeModification and AlterAttributes carry the
 // stock RuntimeException messages of AttributeParser / AttributeUtil, which
 // UPDATE_AND_CREATE_TOPIC answers as the remark of a SYSTEM_ERROR.
 
-// parseAttributeModification reads the attributes header of
+// ParseAttributeModification reads the attributes header of
 // UPDATE_AND_CREATE_TOPIC (AttributeParser.parseToMap): comma-separated
 // "+key=value" (add or alter) and "-key" (delete) items, keys kept with
 // their sign.
-func parseAttributeModification(s string) (map[string]string, error) {
+func ParseAttributeModification(s string) (map[string]string, error) {
 	out := map[string]string{}
 	if s == "" {
 		return out, nil
@@ -65,11 +65,11 @@ func parseAttributeModification(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// alterAttributes applies a parsed modification to a topic's current
+// AlterAttributes applies a parsed modification to a topic's current
 // attributes (AttributeUtil.alterCurrentAttributes): a new topic takes only
 // "+" items; an existing one adds, alters and deletes; every key must be
 // known, a changed one changeable, a value valid. current is not modified.
-func alterAttributes(create bool, current, mod map[string]string) (map[string]string, error) {
+func AlterAttributes(create bool, current, mod map[string]string) (map[string]string, error) {
 	out := maps.Clone(current)
 	if out == nil {
 		out = map[string]string{}
