@@ -190,7 +190,7 @@ func New(opts Options) (*Broker, error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave(),
+		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted,
 	})
 	if err != nil {
 		_ = b.sched.Stop()
