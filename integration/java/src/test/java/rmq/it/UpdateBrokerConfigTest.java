@@ -42,8 +42,8 @@ class UpdateBrokerConfigTest {
         skip("the restarted broker would not load the existing mapped files (file size or index layout)",
             "mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "mappedFileSizeConsumeQueueExt", "maxHashSlotNum",
             "maxIndexNum");
-        skip("the restarted broker would register as another broker or not at all", "brokerName", "brokerClusterName",
-            "brokerId", "brokerRole", "namesrvAddr", "brokerIP1", "brokerIP2", "useTLS");
+        skip("the restarted broker would not register (a slave needs a master's brokerId rules, another name server, "
+            + "TLS to a plain name server)", "brokerRole", "namesrvAddr", "useTLS");
         skip("the restarted broker would switch to DLedger", "enableDLegerCommitLog");
         skip("the restarted broker would refuse the test's unsigned admin requests", "aclEnable");
         skip("the restarted Java broker would reserve transientStorePoolSize of direct memory", "transientStorePoolEnable");
@@ -95,6 +95,8 @@ class UpdateBrokerConfigTest {
             default:
                 return switch (k.name()) {
                     case "deleteWhen" -> "05";
+                    case "brokerIP1" -> "127.0.0.2"; // loopback too: both brokers listen on every address
+                    case "brokerIP2" -> "127.0.0.3";
                     case "flushDiskType" -> "SYNC_FLUSH";
                     case "haMasterAddress" -> "127.0.0.1:10912";
                     case "messageDelayLevel" -> "1s 5s 10s";
