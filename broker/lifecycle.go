@@ -61,6 +61,13 @@ func New(opts Options) (*Broker, error) {
 		opts.ListenHost = "0.0.0.0"
 	}
 	opts.FS = opts.putStallFS() // testPutStallMillis (fastfail.go)
+	// The stock broker's ConsumerFilterManager overwrites
+	// bitMapLengthConsumeQueueExt at start with the bit count of the bloom
+	// filter the two bloom keys shape, so GET_BROKER_CONFIG reports that,
+	// whatever the file says (an update shows until the next start).
+	if m, ok := clients.BloomBits(opts.MaxErrorRateOfBloomFilter, opts.ExpectConsumerNumUseFilter); ok {
+		opts.BitMapLengthConsumeQueueExt = m
+	}
 	b := &Broker{
 		opts:     opts,
 		log:      componentLog(opts.Logger, "broker"),
