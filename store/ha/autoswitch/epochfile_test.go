@@ -116,6 +116,10 @@ func TestJavaWrittenFile(t *testing.T) {
 	}
 }
 
+// The accepted cases, and the two refused ones Java loads or throws on
+// (out of order: Java loads a TreeMap with crossed ends; a bad number:
+// Java throws NumberFormatException), were read by the 5.3.3 jar too
+// (testdata/java-5.3.3/Read.java.txt) with the same entries.
 func TestParseEpochFile(t *testing.T) {
 	for _, c := range []struct {
 		name, in string
@@ -142,6 +146,7 @@ func TestParseEpochFile(t *testing.T) {
 		{"negative count", "-1\n0\n", nil, false},
 		{"count above limit", "40000\n0\n", nil, false},
 		{"spaces", " 1\n0\n1-0\n", nil, false},
+		{"plus signs (Integer.parseInt takes them)", "+1\n0\n+7-+7000\n", ents(7, 7000), true},
 	} {
 		got, err := ParseEpochFile([]byte(c.in))
 		if (err == nil) != c.ok || (c.ok && !reflect.DeepEqual(got, c.want)) {

@@ -242,6 +242,9 @@ func TestMasterDecoderRefuses(t *testing.T) {
 }
 
 // TestPlanTruncate follows doTruncate (AutoSwitchHAClient.java:435-476).
+// The 5.3.3 jar's EpochFileCache gives the same points for these tables
+// (testdata/java-5.3.3/Plan.java.txt: 2304, 8192, 1024, 2048, -1, -1) and
+// for TestFindConsistentPoint's (150, 200, 180, 100, -1).
 func TestPlanTruncate(t *testing.T) {
 	for _, c := range []struct {
 		name      string
