@@ -38,6 +38,13 @@
 // tables, each bounded by its side's max offset, and no common point is
 // ErrNoConsistentPoint (the handshake fails and the slave retries).
 //
+// The master's transfer steps (transfer.go). TransferStart picks where a
+// slave's stream starts from its first report; a TransferCursor cuts the
+// commitlog into chunks that never cross an epoch boundary and builds each
+// chunk's header (and heartbeats), as AutoSwitchHAConnection's
+// WriteSocketService does, including its habit of naming the next epoch
+// in the chunk that closes the current one.
+//
 // # What the broker wiring will need
 //
 //   - Controller registration (codes 1001-1013) to learn the broker id,
@@ -68,7 +75,9 @@
 //   - On the slave: send the handshake, run PlanTruncate on the master's
 //     table, truncate the commitlog and TruncateSuffixByOffset to the
 //     plan's offset, enter TRANSFER; on each chunk check the offset equals
-//     its max offset, Append(epoch, epochStart) when the epoch changes,
+//     its max offset, Append(epoch, epochStart) when the epoch changes
+//     (ErrEpochOrder for an entry it already holds is expected and ignored,
+//     as stock ignores appendEntry's false),
 //     append the body, take the confirm offset and report its new max.
 //     A frame whose state differs from the slave's closes the connection.
 //   - Commitlog cleanup: TruncatePrefixByOffset(min offset) when old files
