@@ -424,3 +424,46 @@ func FuzzParseEpochFile(f *testing.F) {
 		}
 	})
 }
+
+// TestConcurrentUse appends while readers query the table (run with
+// -race): every reader sees a table in order, never a half-made one.
+func TestConcurrentUse(t *testing.T) {
+	f, err := OpenEpochFile(nil, filepath.Join(t.TempDir(), "epochFileCheckpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for r := 0; r < 2; r++ {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := NewEpochTable(f.Entries()); err != nil {
+					errs <- err
+					return
+				}
+				f.FindEpochByOffset(500)
+				f.LastEpoch()
+			}
+		}()
+	}
+	for i := int32(1); i <= 30; i++ {
+		if err := f.Append(i, int64(i)*100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for r := 0; r < 2; r++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.Len() != 30 {
+		t.Fatalf("len %d", f.Len())
+	}
+}

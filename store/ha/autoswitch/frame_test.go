@@ -261,6 +261,10 @@ func TestPlanTruncate(t *testing.T) {
 		{"same epoch, other start", ents(1, 0, 5, 0x900), 0x1000, goldenHS, TruncatePlan{true, 0x800}, nil},
 		{"master starts later", ents(1, 0), 0x100, MasterHandshake{MaxOffset: 0x900, LastEpoch: 6, Entries: ents(6, 0x800)}, TruncatePlan{}, ErrNoConsistentPoint},
 		{"master table empty", ents(1, 0), 0x100, MasterHandshake{MaxOffset: 0, LastEpoch: -1}, TruncatePlan{}, ErrNoConsistentPoint},
+		// The commitlog lost the tail of the last epoch (the epoch file
+		// kept it): Java's point is the master's end, 5000 (Plan.java.txt
+		// "lostTail"), above the slave's 900; rmq cuts at 900.
+		{"commitlog below its last epoch's start", ents(1, 0, 2, 1000), 900, MasterHandshake{MaxOffset: 5000, LastEpoch: 2, Entries: ents(1, 0, 2, 1000)}, TruncatePlan{true, 900}, nil},
 		{"master table out of order", ents(1, 0), 0x100, MasterHandshake{MaxOffset: 9, Entries: ents(5, 10, 2, 20)}, TruncatePlan{}, ErrFrame},
 	} {
 		got, err := PlanTruncate(c.local, c.localMax, c.master)
@@ -332,6 +336,46 @@ func FuzzMasterDecoder(f *testing.F) {
 		}
 		if c := cap(split.buf); c > TransferHeaderSize+MaxTransferBody {
 			t.Fatalf("buffer cap %d", c)
+		}
+	})
+}
+
+// FuzzPlanTruncate: for any pair of tables the plan is a point both sides
+// can cut at (within the slave's log) or
+// ErrNoConsistentPoint, never a panic.
+func FuzzPlanTruncate(f *testing.F) {
+	f.Add([]byte{1, 0, 5, 8}, []byte{1, 0, 5, 8}, int64(9), int64(20))
+	f.Add([]byte{2, 1}, []byte{1, 0, 3, 5}, int64(9), int64(20))
+	f.Fuzz(func(t *testing.T, l, m []byte, localMax, masterMax int64) {
+		table := func(b []byte) []EpochEntry {
+			var out []EpochEntry
+			var epoch, start int64
+			for i := 0; i+1 < len(b) && len(out) < 50; i += 2 {
+				epoch += int64(b[i]%4) + 1
+				start += int64(b[i+1] % 8)
+				if len(out) > 0 && start == out[len(out)-1].StartOffset {
+					start++
+				}
+				out = append(out, EpochEntry{Epoch: int32(epoch), StartOffset: start})
+			}
+			return out
+		}
+		local, master := table(l), table(m)
+		plan, err := PlanTruncate(local, localMax, MasterHandshake{MaxOffset: masterMax, Entries: master})
+		if len(local) == 0 {
+			if err != nil || plan.Truncate {
+				t.Fatalf("empty local: %+v %v", plan, err)
+			}
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, ErrNoConsistentPoint) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		if plan.Offset < 0 || plan.Offset > localMax {
+			t.Fatalf("point %d outside the slave's log [0, %d]", plan.Offset, localMax)
 		}
 	})
 }

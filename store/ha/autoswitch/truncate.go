@@ -25,7 +25,7 @@ type TruncatePlan struct {
 // :435-476) as a pure function of the slave's epoch table and commitlog
 // max offset and the master's handshake: both tables' last entries are
 // bounded by their max offsets, and the cut is their consistent point
-// (FindConsistentPoint). A master table out of order is an ErrFrame (Java
+// (FindConsistentPoint), at most the local max offset (see below). A master table out of order is an ErrFrame (Java
 // would sort it by epoch in a TreeMap; no stock master sends one).
 func PlanTruncate(local []EpochEntry, localMaxOffset int64, master MasterHandshake) (TruncatePlan, error) {
 	if len(local) == 0 {
@@ -41,7 +41,15 @@ func PlanTruncate(local []EpochEntry, localMaxOffset int64, master MasterHandsha
 		return TruncatePlan{}, err
 	}
 	l.SetLastEndOffset(localMaxOffset)
-	point := l.FindConsistentPoint(m)
+	// The point is never above the slave's own max offset. Stock can
+	// return more: when a crash lost the commitlog tail after the epoch
+	// file gained an entry, the slave's max is below its last epoch's
+	// start, SetLastEndOffset leaves that entry open, and the point
+	// becomes the master's end; the stock slave then waits to report
+	// until it passes an offset it never reaches. Cut at its max instead
+	// (TruncateSuffixByOffset drops the empty epoch, which the next chunk
+	// header appends again).
+	point := min(l.FindConsistentPoint(m), localMaxOffset)
 	if point < 0 {
 		return TruncatePlan{}, fmt.Errorf("%w: local %v, master %v", ErrNoConsistentPoint, local, master.Entries)
 	}
