@@ -23,7 +23,10 @@ func unhex(t testing.TB, s string) []byte {
 // ByteBuffer puts): sendHandshakeHeader (AutoSwitchHAClient.java:290-306),
 // reportSlaveOffset (:322-329), buildHandshakeBuffer
 // (AutoSwitchHAConnection.java:476-504), buildTransferHeaderBuffer
-// (:519-553). State ordinals: HANDSHAKE=1, TRANSFER=2.
+// (:519-553). State ordinals: HANDSHAKE=1, TRANSFER=2. The sizes and
+// ordinals were also read from the 5.3.3 jar's constants
+// (testdata/java-5.3.3/Sizes.java.txt printed 16, 12, 20, 36, 12 and
+// READY=0 .. SHUTDOWN=4).
 const (
 	goldenSlaveHandshake = "00000001 0001 0000 0000000000000002"
 	goldenSlaveReport    = "00000002 0000000000001000"
