@@ -121,6 +121,15 @@ func TestJavaWrittenFile(t *testing.T) {
 // Java throws NumberFormatException), were read by the 5.3.3 jar too
 // (testdata/java-5.3.3/Read.java.txt) with the same entries.
 func TestParseEpochFile(t *testing.T) {
+	// The file a live 5.3.3 master in controller mode wrote on its first
+	// election (integration/java/autoswitch-java-master.sh).
+	live, err := os.ReadFile("testdata/java-5.3.3/epoch-live-master")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := ParseEpochFile(live); err != nil || !reflect.DeepEqual(e, ents(1, 0)) || !bytes.Equal(FormatEpochFile(e), live) {
+		t.Fatalf("live master file %q: %v %v", live, e, err)
+	}
 	for _, c := range []struct {
 		name, in string
 		want     []EpochEntry // nil with ok=false: refused

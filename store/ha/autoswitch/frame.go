@@ -100,7 +100,9 @@ func AppendSlaveReport(b []byte, maxOffset int64) []byte {
 type MasterHandshake struct {
 	MaxOffset int64
 	LastEpoch int32 // -1 for an empty table
-	Entries   []EpochEntry
+	// Entries carry Epoch and StartOffset; EndOffset is not on the wire
+	// (decoded as 0: NewEpochTable derives it).
+	Entries []EpochEntry
 }
 
 // AppendMasterHandshake appends h's frame to b; the state field is
