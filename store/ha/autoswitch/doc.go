@@ -45,6 +45,12 @@
 // WriteSocketService does, including its habit of naming the next epoch
 // in the chunk that closes the current one.
 //
+// Checked against Java: testdata/java-5.3.3 holds epoch files written by
+// the 5.3.3 jar and by a live 5.3.3 master, and the small Java programs
+// that cross-checked parsing, consistent points and frame sizes; and
+// integration/java/autoswitch-java-master.sh runs TestJavaMaster, which
+// replicates a live Java 5.3.3 master's commitlog with these frames.
+//
 // # What the broker wiring will need
 //
 //   - Controller registration (codes 1001-1013) to learn the broker id,
