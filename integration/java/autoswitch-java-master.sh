@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # AutoSwitch interop (store/ha/autoswitch): a Java 5.3.3 broker in controller mode (stock name server and stock
-# controller 5.3.3, one broker set) is elected master; stock mqadmin sends it one message; then
+# controller 5.3.3, one broker set) is elected master; stock mqadmin sends it a message; the broker is killed
+# (-9) and restarted, elected again with epoch 2, and sent a second message; then
 # store/ha/autoswitch's TestJavaMaster connects to its HA port as a new slave with this package's frames
 # (handshake, report 0), decodes the master's epoch table and the transfer frames, checks their epochs against
-# the table, and replicates the master's whole commitlog (which must hold the message). The master's
+# the chunks TransferCursor predicts (cut at the epoch boundary), and replicates the master's whole commitlog
+# (which must hold both messages). The master's
 # epochFileCheckpoint is printed (testdata/java-5.3.3/epoch-live-master is one).
 # Nothing is wired into the rmq broker yet; this proves the frames against a real master.
 #
@@ -51,11 +53,23 @@ rocketmqHome=$H
 mappedFileSizeCommitLog=67108864
 autoCreateTopicEnable=true
 C
+send() { # send BODY: stock mqadmin sendMessage until SEND_OK (the master may still be taking over)
+  local end=$((SECONDS+90))
+  until ROCKETMQ_HOME="$H" timeout 60 java -Xmx128m -Duser.home="$H" -cp "$LIB/*" org.apache.rocketmq.tools.command.MQAdminStartup \
+      sendMessage -n 127.0.0.1:$NP -t AswTopic -p "$1" > $WORK/send.out 2>&1 && grep -q SEND_OK $WORK/send.out; do
+    (( SECONDS < end )) || { echo "send failed"; tail $WORK/send.out; exit 1; }; sleep 1; done
+  grep SEND_OK $WORK/send.out | head -1
+}
 jr $WORK/b.out org.apache.rocketmq.broker.BrokerStartup -c $WORK/b.conf
 waitf $WORK/b.out 'boot success'
-end=$((SECONDS+60))
-until ROCKETMQ_HOME="$H" timeout 60 java -Xmx128m -Duser.home="$H" -cp "$LIB/*" org.apache.rocketmq.tools.command.MQAdminStartup sendMessage -n 127.0.0.1:$NP -t AswTopic -p rmq-autoswitch-interop-body > $WORK/send.out 2>&1 && grep -q SEND_OK $WORK/send.out; do
-  (( SECONDS < end )) || { echo send failed; cat $WORK/send.out | tail; exit 1; }; sleep 1; done
-grep -E "SEND_OK|Offset" $WORK/send.out | head -3
+send rmq-autoswitch-epoch-one
+# kill -9 and restart: the controller elects it again with the next epoch, and it appends (epoch, max offset).
+BPID=${PIDS[-1]}; kill -9 $BPID; wait $BPID 2>/dev/null || true
+jr $WORK/b2.out org.apache.rocketmq.broker.BrokerStartup -c $WORK/b.conf
+waitf $WORK/b2.out 'boot success'
+end=$((SECONDS+90))
+until [[ "$(head -1 $WORK/store/epochFileCheckpoint 2>/dev/null)" == 2 ]]; do
+  (( SECONDS < end )) || { echo "no second epoch"; cat $WORK/store/epochFileCheckpoint; exit 1; }; sleep 0.5; done
+send rmq-autoswitch-epoch-two
 cat $WORK/store/epochFileCheckpoint; echo ---
-cd "$ROOT" && RMQ_AUTOSWITCH_JAVA_MASTER=127.0.0.1:$((BP+1)) RMQ_AUTOSWITCH_JAVA_BODY=rmq-autoswitch-interop-body go test -count=1 -run TestJavaMaster -v ./store/ha/autoswitch
+cd "$ROOT" && RMQ_AUTOSWITCH_JAVA_MASTER=127.0.0.1:$((BP+1)) RMQ_AUTOSWITCH_JAVA_BODY="rmq-autoswitch-epoch-one rmq-autoswitch-epoch-two" go test -count=1 -run TestJavaMaster -v ./store/ha/autoswitch

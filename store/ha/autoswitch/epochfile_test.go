@@ -121,14 +121,20 @@ func TestJavaWrittenFile(t *testing.T) {
 // Java throws NumberFormatException), were read by the 5.3.3 jar too
 // (testdata/java-5.3.3/Read.java.txt) with the same entries.
 func TestParseEpochFile(t *testing.T) {
-	// The file a live 5.3.3 master in controller mode wrote on its first
-	// election (integration/java/autoswitch-java-master.sh).
-	live, err := os.ReadFile("testdata/java-5.3.3/epoch-live-master")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err := ParseEpochFile(live); err != nil || !reflect.DeepEqual(e, ents(1, 0)) || !bytes.Equal(FormatEpochFile(e), live) {
-		t.Fatalf("live master file %q: %v %v", live, e, err)
+	// The files a live 5.3.3 master in controller mode wrote on its first
+	// election and after a kill -9 and re-election
+	// (integration/java/autoswitch-java-master.sh).
+	for name, want := range map[string][]EpochEntry{
+		"epoch-live-master":           ents(1, 0),
+		"epoch-live-master-restarted": ents(1, 0, 5, 261),
+	} {
+		live, err := os.ReadFile("testdata/java-5.3.3/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, err := ParseEpochFile(live); err != nil || !reflect.DeepEqual(e, want) || !bytes.Equal(FormatEpochFile(e), live) {
+			t.Fatalf("%s %q: %v %v", name, live, e, err)
+		}
 	}
 	for _, c := range []struct {
 		name, in string
