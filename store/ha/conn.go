@@ -18,8 +18,12 @@ type conn struct {
 	req      atomic.Int64 // the first value (slaveRequestOffset); -1 before it
 	ack      atomic.Int64 // the last value (slaveAckOffset); -1 before the first
 	lastRead atomic.Int64 // clock UnixNano of the last bytes read
-	reqSet   chan struct{}
-	reqOnce  sync.Once
+	// from is where the next chunk starts (nextTransferFromWhere), -1
+	// until the slave's request offset arrived.
+	from    atomic.Int64
+	sent    byteRate
+	reqSet  chan struct{}
+	reqOnce sync.Once
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -30,6 +34,7 @@ func newConn(m *Master, nc net.Conn) *conn {
 	c := &conn{m: m, nc: nc, addr: nc.RemoteAddr().String(), reqSet: make(chan struct{})}
 	c.req.Store(-1)
 	c.ack.Store(-1)
+	c.from.Store(-1)
 	c.lastRead.Store(m.cfg.Clock.Now().UnixNano())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
@@ -113,6 +118,7 @@ func (c *conn) writeLoop() {
 		max := c.m.src.MaxPhyOffset()
 		next = max - max%c.m.src.CommitLogFileSize()
 	}
+	c.from.Store(next)
 	c.m.log.Info().Str("slave", c.addr).Int64("from", next).Int64("requestOffset", c.req.Load()).Msg("ha: transfer starts")
 	buf := make([]byte, headerSize+cfg.TransferBatchSize)
 	lastWrite := cfg.Clock.Now()
@@ -131,7 +137,9 @@ func (c *conn) writeLoop() {
 				return
 			}
 			next += int64(n)
+			c.from.Store(next)
 			lastWrite = cfg.Clock.Now()
+			c.sent.add(lastWrite, n)
 			continue
 		}
 		if err != nil && next < c.m.src.MaxPhyOffset() && !missing {
