@@ -49,6 +49,8 @@ COPY --from=build /out/rmq /src/rmq
 COPY docker/layout.sh /src/layout.sh
 COPY scripts/mqnamesrv scripts/mqbroker scripts/mqadmin scripts/mqshutdown scripts/rmqenv.sh /src/scripts/
 COPY conf/broker.conf conf/namesrv.conf /src/conf/
+COPY conf/2m-2s-sync/ /src/conf/2m-2s-sync/
+COPY conf/2m-2s-async/ /src/conf/2m-2s-async/
 COPY docker/rootfs/ /src/rootfs/
 RUN sh /src/layout.sh /src /out "$ROCKETMQ_VERSION"
 

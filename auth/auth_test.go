@@ -262,6 +262,10 @@ func TestRemotingAuthorization(t *testing.T) {
 	wantDenied(t, check("1.1.1.1:1", remoting.ClockFastForward, map[string]string{"durationMs": "1"}, nil), "Cluster:DefaultCluster")
 	// Unannotated codes are not authorized.
 	ok(check("1.1.1.1:1", remoting.GetBrokerConfig, map[string]string{"x": "y"}, nil))
+	// GET_BROKER_HA_STATUS has no header in 5.3.3 (no @RocketMQAction):
+	// any authenticated user may read it, as on stock.
+	ok(check("1.1.1.1:1", remoting.GetBrokerHaStatus, nil, nil))
+	ok(check("1.1.1.1:1", remoting.GetBrokerHaStatus, map[string]string{"x": "y"}, nil))
 }
 
 // The 5.3.3 batch and group admin codes as their headers' annotations map

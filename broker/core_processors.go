@@ -31,5 +31,7 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
 		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,
 		remoting.CleanUnusedTopic:             b.processCleanUnusedTopic,
+
+		remoting.GetBrokerHaStatus: b.processGetBrokerHAStatus, // ha_status.go
 	}
 }

@@ -276,7 +276,8 @@ func TestRootDockerfileCrossCompiles(t *testing.T) {
 	if !strings.HasPrefix(layout.from.args, "--platform=$BUILDPLATFORM busybox:") {
 		t.Errorf("rootfs stage: FROM %s, want the build platform's busybox", layout.from.args)
 	}
-	for _, want := range []string{"--from=busybox /bin/busybox /src/busybox", "--from=build /out/rmq /src/rmq", "docker/layout.sh /src/layout.sh"} {
+	for _, want := range []string{"--from=busybox /bin/busybox /src/busybox", "--from=build /out/rmq /src/rmq", "docker/layout.sh /src/layout.sh",
+		"conf/2m-2s-sync/ /src/conf/2m-2s-sync/", "conf/2m-2s-async/ /src/conf/2m-2s-async/"} {
 		if !layout.has("COPY", want) {
 			t.Errorf("rootfs stage: no COPY %s", want)
 		}
@@ -327,6 +328,10 @@ func TestRootDockerfileCrossCompiles(t *testing.T) {
 	}
 }
 
+// pairConfDirs are the stock distribution's master/slave config
+// directories the image ships under $ROCKETMQ_HOME/conf.
+var pairConfDirs = []string{"2m-2s-sync", "2m-2s-async"}
+
 // TestLayout runs layout.sh as the rootfs stages do, with a stand-in
 // busybox on PATH that lists a few applets, and checks the tree: the stock
 // paths lead to the same files as /home/rocketmq/rmq.
@@ -367,6 +372,13 @@ func TestLayout(t *testing.T) {
 	}
 	if err := os.CopyFS(filepath.Join(src, "rootfs"), os.DirFS("rootfs")); err != nil {
 		t.Fatal(err)
+	}
+	// The stock distribution's pair configs, as the Dockerfiles and image.sh
+	// stage them.
+	for _, d := range pairConfDirs {
+		if err := os.CopyFS(filepath.Join(src, "conf", d), os.DirFS(filepath.Join("..", "conf", d))); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	version := parseDockerfile(t, offlineDockerfile).argDefault(t, "ROCKETMQ_VERSION")
@@ -416,6 +428,20 @@ func TestLayout(t *testing.T) {
 	for _, f := range []string{"bin/rmqenv.sh", "conf/broker.conf", "conf/namesrv.conf"} {
 		if _, err := os.Stat(filepath.Join(rocketmqHome, f)); err != nil {
 			t.Errorf("${ROCKETMQ_HOME}/%s: %v", f, err)
+		}
+	}
+	// $ROCKETMQ_HOME/conf/2m-2s-{sync,async}/broker-{a,b}[-s].properties,
+	// as stock's distribution has them, byte for byte the repository's.
+	for _, d := range pairConfDirs {
+		for _, f := range []string{"broker-a.properties", "broker-a-s.properties", "broker-b.properties", "broker-b-s.properties"} {
+			want, err := os.ReadFile(filepath.Join("..", "conf", d, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(rocketmqHome, "conf", d, f))
+			if err != nil || string(got) != string(want) {
+				t.Errorf("${ROCKETMQ_HOME}/conf/%s/%s: %v, want conf/%s/%s's bytes", d, f, err, d, f)
+			}
 		}
 	}
 	for _, d := range []string{"store", "logs"} {

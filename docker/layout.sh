@@ -11,7 +11,8 @@
 #   busybox   a static busybox built for the image's platform
 #   rmq       the static rmq binary built for it
 #   scripts/  mqnamesrv, mqbroker, mqadmin, mqshutdown, rmqenv.sh
-#   conf/     broker.conf, namesrv.conf
+#   conf/     broker.conf, namesrv.conf, 2m-2s-sync/ and 2m-2s-async/
+#             (the stock distribution's pair configs, broker-{a,b}[-s].properties)
 #   rootfs/   etc/passwd and etc/group with the rocketmq user (uid 3000)
 #
 # OUT gets two trees:
@@ -20,7 +21,9 @@
 #   home/     copied to /home/ owned by rocketmq (3000:3000), as the stock
 #             image chowns its ROCKETMQ_HOME and the user's home:
 #     rocketmq/rmq/bin            rmq and the scripts; the working directory
-#     rocketmq/rmq/conf           broker.conf, namesrv.conf
+#     rocketmq/rmq/conf           broker.conf, namesrv.conf, 2m-2s-sync/, 2m-2s-async/
+#                                 (so $ROCKETMQ_HOME/conf/2m-2s-sync/broker-a.properties
+#                                 is where stock has it)
 #     rocketmq/rmq/bin/store      -> /home/rocketmq/store (for ./store configs)
 #     rocketmq/store, logs        the store (a volume) and the logs
 #     rocketmq/rocketmq-<VERSION> -> rmq, for each VERSION given and for 4.9.8
@@ -71,6 +74,15 @@ chmod 0755 "$home/rmq/bin/rmq" "$home/rmq/bin/mqnamesrv" "$home/rmq/bin/mqbroker
 	"$home/rmq/bin/mqadmin" "$home/rmq/bin/mqshutdown"
 chmod 0644 "$home/rmq/bin/rmqenv.sh"
 cp "$src/conf/broker.conf" "$src/conf/namesrv.conf" "$home/rmq/conf/"
+for d in 2m-2s-sync 2m-2s-async; do
+	[ -f "$src/conf/$d/broker-a.properties" ] || {
+		echo "layout.sh: $src/conf/$d has no broker-a.properties" >&2
+		exit 1
+	}
+	mkdir -p "$home/rmq/conf/$d"
+	cp "$src/conf/$d/"*.properties "$home/rmq/conf/$d/"
+	chmod 0644 "$home/rmq/conf/$d/"*.properties
+done
 ln -s /home/rocketmq/store "$home/rmq/bin/store"
 for v in 4.9.8 5.3.3 "$@"; do
 	case $v in

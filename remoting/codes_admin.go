@@ -14,4 +14,6 @@ const (
 	UpdateNamesrvConfig          int32 = 318
 	GetNamesrvConfig             int32 = 319
 	ResumeCheckHalfMessage       int32 = 323
+	// GetBrokerHaStatus is 5.3.3's GET_BROKER_HA_STATUS (RequestCode.java:238).
+	GetBrokerHaStatus int32 = 907
 )

@@ -174,7 +174,7 @@ func adminCommand() *cli.Command {
 		Action: dispatchAction("rmq admin"),
 		Subcommands: append([]*cli.Command{
 			adminUpdateTopic(), adminDeleteTopic(), adminTopicList(), adminTopicRoute(), adminTopicStatus(),
-			adminClusterList(), adminBrokerStatus(),
+			adminClusterList(), adminBrokerStatus(), adminHAStatus(),
 			adminUpdateSubGroup(), adminDeleteSubGroup(), adminConsumerProgress(), adminConsumerConnection(),
 			adminQueryMsgByID(), adminQueryMsgByKey(), adminSendMessage(), adminConsumeMessage(), adminPrintMsg(),
 			adminGetBrokerConfig(), adminUpdateBrokerConfig(),
@@ -347,6 +347,44 @@ func adminBrokerStatus() *cli.Command {
 			return perr
 		}
 		return err
+	})
+}
+
+// adminHAStatus is 5.3.3 mqadmin haStatus: GET_BROKER_HA_STATUS of a
+// broker (-b) or of each master of a cluster (-c), printed as
+// HAStatusSubCommand does; -i prints again every this many seconds.
+func adminHAStatus() *cli.Command {
+	return adminSub("haStatus", "Fetch ha runtime status data.", []cli.Flag{
+		brokerFlag("which broker to fetch"),
+		clusterFlag("which cluster"),
+		&cli.StringFlag{Name: "interval", Aliases: []string{"i"}, Usage: "the interval(second) of get info"},
+	}, func(r *adminRun) error {
+		addr, cluster, err := brokerOrCluster(r.c)
+		if err != nil {
+			return err
+		}
+		interval, err := optInt64(r.c, "interval", 0)
+		if err != nil {
+			return err
+		}
+		for {
+			sts, err := r.a.HAStatuses(r.ctx, addr, cluster)
+			if perr := r.emit(sts, func(w io.Writer) {
+				for _, st := range sts {
+					admin.PrintHAStatus(w, st)
+				}
+			}); perr != nil {
+				return perr
+			}
+			if interval <= 0 || err != nil {
+				return err
+			}
+			select {
+			case <-r.ctx.Done():
+				return nil
+			case <-time.After(time.Duration(interval) * time.Second):
+			}
+		}
 	})
 }
 

@@ -101,6 +101,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "clusterList", args: []string{"clusterList"}, contains: []string{"DefaultCluster", c.broker}},
 		{name: "clusterList -m", args: []string{"clusterList", "-m"}, contains: []string{"DefaultCluster", "broker-a"}},
 		{name: "brokerStatus", args: []string{"brokerStatus", "-b", c.broker}, contains: []string{"brokerVersionDesc", "V4_9_8"}},
+		{name: "haStatus", args: []string{"haStatus", "-b", c.broker}, contains: []string{c.broker, `"master": true`, `"haConnectionInfo": []`}},
 		{name: "brokerStatus of a cluster", args: []string{"brokerStatus", "-c", "DefaultCluster"}, contains: []string{c.broker, "brokerVersionDesc"}},
 		{name: "getBrokerConfig", args: []string{"getBrokerConfig", "-b", c.broker}, contains: []string{"brokerName", "broker-a"}},
 		{name: "getBrokerConfig of a cluster", args: []string{"getBrokerConfig", "-c", "DefaultCluster"}, contains: []string{c.broker, "brokerClusterName"}},
@@ -236,7 +237,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 60 {
-		t.Errorf("%d subcommands covered, want 60: %v", len(seen), seen)
+	if len(seen) != 61 {
+		t.Errorf("%d subcommands covered, want 61: %v", len(seen), seen)
 	}
 }

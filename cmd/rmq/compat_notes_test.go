@@ -355,6 +355,11 @@ var codeNotes = map[int32]codeNote{
 		does:  "served (5.x POP): the mode table as `messageRequestMode.json` holds it",
 		tests: "`broker/pop/mode_test.go`",
 	},
+	907: { // GET_BROKER_HA_STATUS
+		does:  "served: HARuntimeInfo as the classic DefaultHAService fills it: on a master each slave connection's addr, slaveAckOffset, diff, inSync, transferredByteInSecond, transferFromWhere; on a slave masterAddr, maxOffset, lastReadTimestamp, lastWriteTimestamp, transferredByteInSecond; needs no ACL 2.0 action (no header), as stock",
+		diff:  "masterFlushOffset is 0 on a slave (stock's classic slave serves its checkpoint's value, 0 unless the broker once ran in controller mode)",
+		tests: "`broker/ha_status_test.go`, `store/ha/stats_test.go`, `auth/auth_test.go`",
+	},
 	200050: { // POP_MESSAGE
 		does:  "served (5.x POP, long polling; see below)",
 		tests: "`broker/pop/pop_test.go`; Java: `Client5PopTest`",

@@ -150,6 +150,17 @@ func TestComposeStyleBrokerConf(t *testing.T) {
 		}
 	}
 
+	// The stock distribution's pair configs ship where stock has them
+	// ($ROCKETMQ_HOME/conf/2m-2s-{sync,async}; docker/layout.sh).
+	for p, want := range map[string]string{
+		"$ROCKETMQ_HOME/conf/2m-2s-sync/broker-a-s.properties": "brokerRole=SLAVE",
+		"$ROCKETMQ_HOME/conf/2m-2s-async/broker-b.properties":  "brokerRole=ASYNC_MASTER",
+	} {
+		if code, out := exec("cat " + p); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("cat %s: exit %d, want %q:\n%s", p, code, want, out)
+		}
+	}
+
 	// The gRPC port answers an HTTP/2 connection preface (plaintext, which
 	// shares the port with TLS) with a SETTINGS frame through its mapping.
 	host, err := c.Host(ctx)

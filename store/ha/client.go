@@ -80,13 +80,24 @@ type Client struct {
 
 	connected atomic.Bool
 	reported  atomic.Int64
+	// lastRead and lastWrite are 5.x DefaultHAClient's lastReadTimestamp
+	// and lastWriteTimestamp (clock Unix ms): set when the client is made,
+	// lastRead on connecting and on every read and 0 once a session ends,
+	// lastWrite on every report.
+	lastRead  atomic.Int64
+	lastWrite atomic.Int64
+	received  byteRate
 }
 
 // NewClient returns a slave client writing to sink; Start runs it.
 func NewClient(sink Sink, cfg ClientConfig) *Client {
 	cfg.normalize()
-	return &Client{sink: sink, cfg: cfg, log: cfg.Logger,
+	c := &Client{sink: sink, cfg: cfg, log: cfg.Logger,
 		changed: make(chan struct{}, 1), stop: make(chan struct{})}
+	now := cfg.Clock.Now().UnixMilli()
+	c.lastRead.Store(now)
+	c.lastWrite.Store(now)
+	return c
 }
 
 // Start runs the client until Close; it connects once a master address is
@@ -137,12 +148,19 @@ type ClientStats struct {
 	Connected      bool
 	ReportedOffset int64 // the last offset reported to the master
 	Sessions       int64 // connections made since Start
+	// LastReadTimestamp, LastWriteTimestamp (Unix ms) and
+	// TransferredByteInSecond are 5.x HAClientRuntimeInfo's figures.
+	LastReadTimestamp       int64
+	LastWriteTimestamp      int64
+	TransferredByteInSecond int64
 }
 
 // Stats reads the slave side's state.
 func (c *Client) Stats() ClientStats {
 	return ClientStats{MasterAddr: c.MasterAddr(), Connected: c.connected.Load(),
-		ReportedOffset: c.reported.Load(), Sessions: c.sessions.Load()}
+		ReportedOffset: c.reported.Load(), Sessions: c.sessions.Load(),
+		LastReadTimestamp: c.lastRead.Load(), LastWriteTimestamp: c.lastWrite.Load(),
+		TransferredByteInSecond: c.received.perSecond(c.cfg.Clock.Now())}
 }
 
 // Close stops the client and closes its connection.
@@ -220,8 +238,10 @@ func (c *Client) session(addr string) error {
 	c.mu.Unlock()
 	c.sessions.Add(1)
 	c.connected.Store(true)
+	c.lastRead.Store(c.cfg.Clock.Now().UnixMilli())
 	defer func() {
 		c.connected.Store(false)
+		c.lastRead.Store(0)
 		c.mu.Lock()
 		c.nc = nil
 		c.mu.Unlock()
@@ -256,7 +276,9 @@ func (c *Client) session(addr string) error {
 		if err != nil {
 			return err
 		}
-		lastRead.Store(c.cfg.Clock.Now().UnixNano())
+		now := c.cfg.Clock.Now()
+		lastRead.Store(now.UnixNano())
+		c.lastRead.Store(now.UnixMilli())
 		local := c.sink.ReplicaEnd()
 		if local != 0 && local != off {
 			c.log.Error().Int64("slave", local).Int64("master", off).Msg(errOffsetMismatch.Error())
@@ -269,7 +291,10 @@ func (c *Client) session(addr string) error {
 		if err != nil {
 			return err
 		}
-		lastRead.Store(c.cfg.Clock.Now().UnixNano())
+		now = c.cfg.Clock.Now()
+		lastRead.Store(now.UnixNano())
+		c.lastRead.Store(now.UnixMilli())
+		c.received.add(now, int(size))
 		end, err := c.sink.AppendReplicated(off, body)
 		if err != nil {
 			c.log.Error().Err(err).Int64("offset", off).Int("bytes", len(body)).Msg("ha: cannot append the master's bytes")
@@ -319,5 +344,6 @@ func (c *Client) report(nc net.Conn, off int64) error {
 		return err
 	}
 	c.reported.Store(off)
+	c.lastWrite.Store(c.cfg.Clock.Now().UnixMilli())
 	return nil
 }

@@ -16,11 +16,16 @@ type conn struct {
 	addr string
 
 	req      atomic.Int64 // the first value (slaveRequestOffset); -1 before it
-	from     atomic.Int64 // where the stream starts, fixed when req arrives
 	ack      atomic.Int64 // the last value (slaveAckOffset); -1 before the first
 	lastRead atomic.Int64 // clock UnixNano of the last bytes read
-	reqSet   chan struct{}
-	reqOnce  sync.Once
+	// from is where the next chunk starts (nextTransferFromWhere): -1
+	// until the slave's request offset arrives, then the start onOffset
+	// resolves at once (a new slave's 0 is the newest file), then each
+	// chunk's end.
+	from    atomic.Int64
+	sent    byteRate
+	reqSet  chan struct{}
+	reqOnce sync.Once
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -31,6 +36,7 @@ func newConn(m *Master, nc net.Conn) *conn {
 	c := &conn{m: m, nc: nc, addr: nc.RemoteAddr().String(), reqSet: make(chan struct{})}
 	c.req.Store(-1)
 	c.ack.Store(-1)
+	c.from.Store(-1)
 	c.lastRead.Store(m.cfg.Clock.Now().UnixNano())
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
@@ -139,7 +145,9 @@ func (c *conn) writeLoop() {
 				return
 			}
 			next += int64(n)
+			c.from.Store(next)
 			lastWrite = cfg.Clock.Now()
+			c.sent.add(lastWrite, n)
 			continue
 		}
 		if err != nil && next < c.m.src.MaxPhyOffset() && !missing {

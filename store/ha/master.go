@@ -197,6 +197,15 @@ func (m *Master) WaitReplicated(end int64, fn func(ok bool)) {
 type SlaveStat struct {
 	Addr      string
 	AckOffset int64 // its last report; -1 before the first
+	// InSync: MasterMaxOffset - AckOffset is below FallBehindMax (5.x
+	// DefaultHAService.isInSyncSlave, haMaxGapNotInSync).
+	InSync bool
+	// TransferFromWhere is where the next chunk to it starts
+	// (nextTransferFromWhere), -1 before its request offset.
+	TransferFromWhere int64
+	// TransferredByteInSecond is the commitlog bytes sent to it in the
+	// last whole second (FlowMonitor).
+	TransferredByteInSecond int64
 }
 
 // MasterStats is what tooling shows of the master side.
@@ -210,9 +219,13 @@ type MasterStats struct {
 // Stats reads the master side's counters.
 func (m *Master) Stats() MasterStats {
 	st := MasterStats{Push2SlaveMaxOffset: m.push.Load(), MasterMaxOffset: m.src.MaxPhyOffset()}
+	now := m.cfg.Clock.Now()
 	m.mu.Lock()
 	for c := range m.conns {
-		st.Slaves = append(st.Slaves, SlaveStat{Addr: c.addr, AckOffset: c.ack.Load()})
+		ack := c.ack.Load()
+		st.Slaves = append(st.Slaves, SlaveStat{Addr: c.addr, AckOffset: ack,
+			InSync: st.MasterMaxOffset-ack < m.cfg.FallBehindMax, TransferFromWhere: c.from.Load(),
+			TransferredByteInSecond: c.sent.perSecond(now)})
 	}
 	m.mu.Unlock()
 	st.Connections = len(st.Slaves)

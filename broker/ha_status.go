@@ -1,0 +1,47 @@
+package broker
+
+import "github.com/rmqio/rmq/remoting"
+
+// processGetBrokerHAStatus serves 5.3.3's GET_BROKER_HA_STATUS (no request
+// header; AdminBrokerProcessor.getBrokerHaStatus) with HARuntimeInfo as
+// the classic DefaultHAService.getRuntimeInfo fills it:
+//
+//   - a master: masterCommitLogMaxOffset, and per connected slave its
+//     address, last ack (-1 before the first), diff = max - ack (not
+//     clamped, as stock), inSync (diff below haMaxGapNotInSync), the bytes
+//     sent in the last second and where the next chunk starts; the client
+//     part stays empty (zeros, masterAddr null).
+//   - a slave: the HA master address, its commitlog max offset, the last
+//     read (0 while disconnected) and report times and the bytes received
+//     in the last second. masterFlushOffset is 0: only the controller mode
+//     sets it, a classic slave serves its checkpoint's 0.
+//
+// A broker with neither (not started) answers SYSTEM_ERROR with stock's
+// remark for a store without an HA service.
+func (b *Broker) processGetBrokerHAStatus(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	info := remoting.HARuntimeInfo{HAConnectionInfo: []remoting.HAConnectionRuntimeInfo{}}
+	if st, ok := b.HAMasterStats(); ok {
+		info.Master = true
+		info.MasterCommitLogMaxOffset = st.MasterMaxOffset
+		for _, sl := range st.Slaves {
+			if sl.InSync {
+				info.InSyncSlaveNums++
+			}
+			info.HAConnectionInfo = append(info.HAConnectionInfo, remoting.HAConnectionRuntimeInfo{
+				Addr: sl.Addr, SlaveAckOffset: sl.AckOffset, Diff: st.MasterMaxOffset - sl.AckOffset,
+				InSync: sl.InSync, TransferredByteInSecond: sl.TransferredByteInSecond, TransferFromWhere: sl.TransferFromWhere,
+			})
+		}
+	} else if st, ok := b.HAClientStats(); ok {
+		info.HAClientRuntimeInfo = remoting.HAClientRuntimeInfo{
+			MasterAddr: st.MasterAddr, MaxOffset: b.store.MaxPhyOffset(),
+			LastReadTimestamp: st.LastReadTimestamp, LastWriteTimestamp: st.LastWriteTimestamp,
+			TransferredByteInSecond: st.TransferredByteInSecond,
+		}
+	} else {
+		return remoting.NewResponse(req, remoting.SystemError, "Can not get HARuntimeInfo, may be duplicationEnable is true")
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = remoting.MarshalBody(&info)
+	return resp
+}
