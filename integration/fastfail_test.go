@@ -40,6 +40,7 @@ func TestGoProducerSeesSystemBusyAsStock(t *testing.T) {
 	c := testbroker.StartCluster(t, func(o *broker.Options) {
 		o.FlushDiskType = "SYNC_FLUSH"
 		o.SendMessageThreadPoolNums = 1
+		o.BrokerFastFailureEnable = true        // testbroker turns it off
 		o.OsPageCacheBusyTimeOutMills = 600_000 // not busy until the test lowers it
 		o.FS = store.NewErrorFS(inj)
 	})

@@ -19,7 +19,10 @@
 // t.TempDir() with small files (8 MiB commitlog segments, small consume
 // queue, timer log and index files), and returns once the broker has
 // registered with the name server. Everything else is the stock broker
-// configuration; WithBrokerConfig and WithNamesrvConfig take broker.conf and
+// configuration, except the stock fast failure (brokerFastFailureEnable),
+// which is off: on a loaded CI runner it would answer SYSTEM_BUSY to a send
+// the scheduler kept waiting 200 ms (turn it on to test a client's overload
+// path); WithBrokerConfig and WithNamesrvConfig take broker.conf and
 // namesrv.conf keys through the same binding as the files, so every key
 // works and an unknown key or a bad value fails the test (Run returns it).
 // Topics are created

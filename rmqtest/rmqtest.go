@@ -237,6 +237,11 @@ func brokerDefaults(dir string) broker.Options {
 	o.MaxHashSlotNum = 1 << 14
 	o.MaxIndexNum = 1 << 16
 	o.SmallStore = true // no fallocate: the disk holds what was written
+	// No stock fast failure: a test server on a loaded CI runner would
+	// answer SYSTEM_BUSY whenever the scheduler kept a pooled send waiting
+	// 200 ms. A test of a client's overload path turns it on with
+	// WithBrokerConfig(map[string]string{"brokerFastFailureEnable": "true"}).
+	o.BrokerFastFailureEnable = false
 	return o
 }
 

@@ -23,7 +23,11 @@ type Broker struct {
 }
 
 // Options are broker.DefaultOptions with small store files under
-// t.TempDir(), free 127.0.0.1 ports and no name server; mutate adjusts them.
+// t.TempDir(), free 127.0.0.1 ports and no name server, and without the
+// stock fast failure (brokerFastFailureEnable): on a loaded 2-core runner a
+// pooled send can sit 200 ms behind a topic creation, and a test of
+// something else would see SYSTEM_BUSY. Tests of back-pressure turn it on
+// (or use a manual clock); mutate adjusts them.
 func Options(t testing.TB, mutate func(*broker.Options)) broker.Options {
 	t.Helper()
 	o := broker.DefaultOptions()
@@ -35,6 +39,7 @@ func Options(t testing.TB, mutate func(*broker.Options)) broker.Options {
 	o.MappedFileSizeConsumeQueue = 20 * 1024
 	o.MaxMessageSize = 64 << 10
 	o.Logger = testlog.New(t)
+	o.BrokerFastFailureEnable = false
 	if mutate != nil {
 		mutate(&o)
 	}
