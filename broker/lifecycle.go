@@ -48,16 +48,16 @@ var ErrOptions = errors.New("broker: invalid options")
 // reaches the Broker only once New has attached the finished value. Until
 // then it gives the answers that need no service: retention keeps every
 // file and moves nothing, and only held pulls are woken (there are none
-// before Start); each service reads its queues when it starts. No callback ever sees a half-built Broker, and each
-// service is held once (Broker.services), with no shadow copy for the
-// dispatcher to read.
+// before Start); each service reads its queues when it starts. No
+// callback ever sees a half-built Broker, and each service is held once
+// (Broker.services), with no shadow copy for the dispatcher to read.
 //
 // The stages, each with its inputs and output:
 //
 //	completeOptions(opts)               -> opts with defaults, the IPv4 of brokerIP1
 //	newShell(opts, ip)                  -> *Broker without store or services:
-//	                                       identity, ports (ListenPort 0), ACL,
-//	                                       auth, topic table, delay levels
+//	                                       identity, ports bound (ListenPort 0),
+//	                                       ACL, auth, topic table, delay levels
 //	newStoreEvents(pullHold, levels)    -> the store's callbacks
 //	openStore(opts, host, events)       -> *store.Store (recovered, dispatching)
 //	b.openServices(store)               -> services (clients, schedule,
