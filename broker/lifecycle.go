@@ -24,17 +24,6 @@ import (
 	"github.com/rmqio/rmq/timer"
 )
 
-// Background periods of the stock broker.
-const (
-	// statsSampleInterval feeds the put/get rates of GET_BROKER_RUNTIME_INFO.
-	statsSampleInterval = time.Second
-	// drainTimeout bounds how long Shutdown waits for running requests.
-	drainTimeout = 10 * time.Second
-)
-
-// ErrOptions wraps invalid broker options.
-var ErrOptions = errors.New("broker: invalid options")
-
 // How a broker is assembled.
 //
 // The store starts working inside store.Open: recovery re-dispatches the
@@ -73,6 +62,17 @@ var ErrOptions = errors.New("broker: invalid options")
 // timer, transaction and POP services: from then on the dispatcher wakes
 // them and retention protects and moves what they hold (a SLAVE runs none
 // of them, role.go).
+
+// Background periods of the stock broker.
+const (
+	// statsSampleInterval feeds the put/get rates of GET_BROKER_RUNTIME_INFO.
+	statsSampleInterval = time.Second
+	// drainTimeout bounds how long Shutdown waits for running requests.
+	drainTimeout = 10 * time.Second
+)
+
+// ErrOptions wraps invalid broker options.
+var ErrOptions = errors.New("broker: invalid options")
 
 // New validates opts, opens the store under StorePathRootDir (running its
 // recovery), loads the topic, offset and group files from <root>/config and
