@@ -168,7 +168,10 @@ type ClusterBroker struct {
 	OutTotalYesterday       int64   `json:"outTotalYest"`
 	InTotalToday            int64   `json:"inTotalToday"`
 	OutTotalToday           int64   `json:"outTotalToday"`
-	Error                   string  `json:"error,omitempty"`
+	// Role and LagBytes: see Replication.
+	Role     string `json:"role"`
+	LagBytes int64  `json:"replicationLagBytes"`
+	Error    string `json:"error,omitempty"`
 }
 
 // ClusterList is the result of clusterList.
@@ -186,7 +189,8 @@ func (a *Admin) ClusterList(ctx context.Context) (*ClusterList, error) {
 	}
 	out := &ClusterList{Brokers: []ClusterBroker{}}
 	var errs []error
-	for _, m := range ms {
+	tables := make([]map[string]string, len(ms))
+	for i, m := range ms {
 		row := ClusterBroker{BrokerMember: m}
 		kv, err := a.BrokerRuntimeInfo(ctx, m.Addr)
 		if err != nil {
@@ -194,10 +198,85 @@ func (a *Admin) ClusterList(ctx context.Context) (*ClusterList, error) {
 			errs = append(errs, err)
 		} else {
 			a.fillClusterRow(&row, kv)
+			tables[i] = kv
 		}
 		out.Brokers = append(out.Brokers, row)
 	}
+	for i, r := range Replication(ms, tables) {
+		out.Brokers[i].Role, out.Brokers[i].LagBytes = r.Role, r.LagBytes
+	}
 	return out, errors.Join(errs...)
+}
+
+// Roles as clusterList names them: the broker's own brokerRole when its
+// runtime table has one (rmq's), else what the route tells, MASTER for
+// brokerId 0 (MixAll.MASTER_ID) and SLAVE for the others: a Java broker's
+// table does not say whether it replicates synchronously.
+const (
+	RoleMaster = "MASTER"
+	RoleSlave  = "SLAVE"
+)
+
+// ReplicaState is one member's role and replication lag.
+type ReplicaState struct {
+	Role string
+	// LagBytes is, on a slave, the commitlog bytes its master has and it
+	// has not (the master's commitLogMaxOffset minus its own); on a
+	// master, the largest of its slaves'. -1 when unknown: a master
+	// without slaves, or a table missing.
+	LagBytes int64
+}
+
+// Replication derives each member's role and lag from the runtime tables
+// (tables[i] is ms[i]'s, nil when it did not answer). It reads only
+// commitLogMaxOffset, which every stock broker reports, so it measures Java
+// pairs as it measures rmq ones; the slave's copy is byte-identical, so the
+// offset difference is the bytes still to replicate.
+func Replication(ms []BrokerMember, tables []map[string]string) []ReplicaState {
+	type group struct{ cluster, name string }
+	maxOff := func(i int) int64 {
+		if tables[i] == nil {
+			return -1
+		}
+		n, err := strconv.ParseInt(tables[i]["commitLogMaxOffset"], 10, 64)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	masters := map[group]int{}
+	for i, m := range ms {
+		if m.BrokerID == 0 {
+			masters[group{m.Cluster, m.BrokerName}] = i
+		}
+	}
+	out := make([]ReplicaState, len(ms))
+	for i, m := range ms {
+		out[i] = ReplicaState{Role: RoleMaster, LagBytes: -1}
+		if m.BrokerID != 0 {
+			out[i].Role = RoleSlave
+		}
+		if tables[i] != nil && tables[i]["brokerRole"] != "" {
+			out[i].Role = tables[i]["brokerRole"]
+		}
+	}
+	for i, m := range ms {
+		if m.BrokerID == 0 {
+			continue
+		}
+		mi, ok := masters[group{m.Cluster, m.BrokerName}]
+		if !ok {
+			continue
+		}
+		mo, so := maxOff(mi), maxOff(i)
+		if mo < 0 || so < 0 {
+			continue
+		}
+		lag := max(mo-so, 0)
+		out[i].LagBytes = lag
+		out[mi].LagBytes = max(out[mi].LagBytes, lag)
+	}
+	return out
 }
 
 func (a *Admin) fillClusterRow(row *ClusterBroker, kv map[string]string) {
@@ -246,6 +325,20 @@ func (l *ClusterList) Print(w io.Writer, more bool) {
 			fmt.Sprintf("%9.2f(%s,%sms)", b.InTPS, b.SendQueueSize, b.SendQueueHeadWaitMillis),
 			fmt.Sprintf("%9.2f(%s,%sms)", b.OutTPS, b.PullQueueSize, b.PullQueueHeadWaitMillis),
 			b.PageCacheLockMillis, fmt.Sprintf("%2.2f", b.Hours), fmt.Sprintf("%.4f", b.DiskRatio))
+	}
+}
+
+// PrintReplication writes each member's role and replication lag (rmq's
+// clusterList --replication; stock mqadmin has no such table).
+func (l *ClusterList) PrintReplication(w io.Writer) {
+	const f = "%-16s  %-22s  %-4s  %-22s %-13s %16s\n"
+	fmt.Fprintf(w, f, "#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Role", "#Lag(bytes)")
+	for _, b := range l.Brokers {
+		lag := "-"
+		if b.LagBytes >= 0 {
+			lag = strconv.FormatInt(b.LagBytes, 10)
+		}
+		fmt.Fprintf(w, f, b.Cluster, b.BrokerName, strconv.FormatInt(b.BrokerID, 10), b.Addr, b.Role, lag)
 	}
 }
 

@@ -264,6 +264,38 @@ func TestRemotingAuthorization(t *testing.T) {
 	ok(check("1.1.1.1:1", remoting.GetBrokerConfig, map[string]string{"x": "y"}, nil))
 }
 
+// The 5.3.3 batch and group admin codes as their headers' annotations map
+// them: 343 Get on the group, 345 Get on the group and the topic, 353
+// Update on both; 18 and 225 name no resource, so a signed request is only
+// authenticated.
+func TestRemotingAuthorizationGroupAdminCodes(t *testing.T) {
+	s := newService(t)
+	putAcl(t, s, "u",
+		EntryInfo{Resource: "Group:cg", Actions: []string{"Get"}, Decision: "Allow"},
+		EntryInfo{Resource: "Topic:orders", Actions: []string{"Get"}, Decision: "Allow"},
+	)
+	check := func(code int32, ext map[string]string) error {
+		return s.Check("1.1.1.1:1", signed(code, ext, nil, "u", "secret"))
+	}
+	if err := check(remoting.QueryTopicsByConsumer, map[string]string{"group": "cg"}); err != nil {
+		t.Fatal(err)
+	}
+	wantDenied(t, check(remoting.QueryTopicsByConsumer, map[string]string{"group": "other"}), "Group:other from 1.1.1.1, no matched policies.")
+	if err := check(remoting.QuerySubscriptionByConsumer, map[string]string{"group": "cg", "topic": "orders"}); err != nil {
+		t.Fatal(err)
+	}
+	wantDenied(t, check(remoting.QuerySubscriptionByConsumer, map[string]string{"group": "cg", "topic": "other"}), "Topic:other")
+	wantDenied(t, check(remoting.UpdateAndGetGroupForbidden, map[string]string{"group": "cg", "topic": "orders"}), "Group:cg from 1.1.1.1, no matched policies.")
+	for _, code := range []int32{remoting.UpdateAndCreateTopicList, remoting.UpdateAndCreateSubscriptionGroupList} {
+		if err := check(code, nil); err != nil {
+			t.Fatalf("code %d: %v", code, err)
+		}
+		if err := s.Check("1.1.1.1:1", signed(code, nil, nil, "u", "wrong")); err == nil {
+			t.Fatalf("code %d with a wrong secret authenticated", code)
+		}
+	}
+}
+
 func call(s *Service, code int32, ext map[string]string, body any, ak, sk string) *remoting.Command {
 	var raw []byte
 	if body != nil {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -198,27 +197,8 @@ func (f *fakeHASlave) report(off int64) {
 // A slave that stops acking: FLUSH_SLAVE_TIMEOUT after slaveTimeout of the
 // broker's clock, not before; many waiting sends are released by one ack.
 func TestSyncMasterSlaveTimeoutAndGroupAck(t *testing.T) {
-	clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	m := startBroker(t, func(o *Options) { o.BrokerRole = "SYNC_MASTER"; o.Clock = clk })
-	f := dialHA(t, m.HAAddr())
-	f.report(m.Store().MaxPhyOffset())
-	testutil.WaitFor(t, coreTestTimeout, func() bool { st, _ := m.HAMasterStats(); return st.Connections == 1 }, "the fake slave")
-
-	done := make(chan *remoting.Command, 1)
-	go func() { done <- rawSend(m, "HaTimeout", "", 0) }()
-	testutil.WaitFor(t, coreTestTimeout, func() bool { return m.Store().MaxPhyOffset() > 0 }, "the put")
-	advanced := time.Duration(0)
-	var resp *remoting.Command
-	testutil.WaitFor(t, coreTestTimeout, func() bool {
-		select {
-		case resp = <-done:
-			return true
-		default:
-		}
-		clk.Advance(250 * time.Millisecond)
-		advanced += 250 * time.Millisecond
-		return false
-	}, "the FLUSH_SLAVE_TIMEOUT answer")
+	m, clk, f := stuckSlaveMaster(t)
+	resp, advanced := answeredAfterSlaveTimeout(t, m, clk, func() *remoting.Command { return rawSend(m, "HaTimeout", "", 0) })
 	if resp.Code != remoting.FlushSlaveTimeout || resp.ExtFields["msgId"] == "" {
 		t.Fatalf("code %d ext %v, want %d", resp.Code, resp.ExtFields, remoting.FlushSlaveTimeout)
 	}

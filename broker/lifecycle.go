@@ -292,6 +292,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		Topics: b.topics, Store: st, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
 		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
 		NotifyEnabled: func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
+		BrokerAddr:    b.Addr,
 	})
 	if err != nil {
 		return s, err
@@ -313,7 +314,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave(),
+		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted,
 	})
 	if err != nil {
 		return s, err

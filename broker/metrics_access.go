@@ -70,9 +70,29 @@ func (b *Broker) timedServe(d *brokerstats.Detail, h HandlerFunc, c *remoting.Co
 	// 5.x times topic and group creates apart (AdminBrokerProcessor:
 	// topicCreateExecuteTime, consumerGroupCreateExecuteTime), over the
 	// whole request, by outcome and, for a topic, whether the topic named
-	// is a system topic. (rmq does not serve the _LIST forms 5.x also
-	// times.)
+	// is a system topic. The _LIST forms are timed as stock times them: a
+	// body that does not decode is not (it fails before the timed block);
+	// the topic list's is_system is TopicValidator.isSystemTopic of the
+	// names joined as "a;b;", so only a first topic with the system prefix
+	// sets it.
 	switch req.Code {
+	case remoting.UpdateAndCreateTopicList:
+		if raw, err := remoting.DecodeListBody(req.Body, "topicConfigList", len(req.Body)); err == nil {
+			var names strings.Builder
+			for _, r := range raw {
+				var tc struct {
+					TopicName string `json:"topicName"`
+				}
+				_ = remoting.UnmarshalBody(r, &tc)
+				names.WriteString(tc.TopicName + ";")
+			}
+			sys := b.topics.IsSystemTopic(names.String())
+			d.TopicCreate.Observe(brokerstats.CreateKey{Success: resp.Code == remoting.Success, System: sys}, took.Milliseconds())
+		}
+	case remoting.UpdateAndCreateSubscriptionGroupList:
+		if _, err := remoting.DecodeListBody(req.Body, "groupConfigList", len(req.Body)); err == nil {
+			d.GroupCreate.Observe(brokerstats.CreateKey{Success: resp.Code == remoting.Success}, took.Milliseconds())
+		}
 	case remoting.UpdateAndCreateTopic:
 		// Only the topic matters here; the processor has answered a bad header.
 		hd, _ := remoting.DecodeHeader[remoting.CreateTopicRequestHeader](req)
@@ -154,4 +174,54 @@ func (b *Broker) runtimeInfoExtras(t map[string]string) {
 	t["getFoundTps"] = b.bstats.Runtime.Text(0)
 	t["getMissTps"] = b.bstats.Runtime.Text(1)
 	t["getTotalTps"] = b.bstats.Runtime.Text(2)
+	b.haRuntimeInfo(t)
+}
+
+// Replication keys of GET_BROKER_RUNTIME_INFO. Stock 4.9.8 and 5.3.3 put
+// none in the table (the HA offsets show only as commitLogMaxOffset, and
+// 4.9.8 logs slaveFallBehindMuch once a minute, printMasterAndSlaveDiff);
+// 5.x serves them apart, as HARuntimeInfo (GET_BROKER_HA_STATUS). rmq adds
+// them to the table, so that mqadmin brokerStatus, rmq admin and the
+// console show a pair's state from one request, under the names of the
+// stock figures they are:
+//
+//	brokerRole, brokerId              both (the BrokerConfig keys; brokerActive is 5.3.3's)
+//	haConnectionCount                 master: connected slaves (HAService.connectionCount)
+//	haPush2SlaveMaxOffset             master: the highest offset a slave acked (push2SlaveMaxOffset)
+//	haSlaveFallBehindMuch             master: commitLogMaxOffset - haPush2SlaveMaxOffset (DefaultMessageStore.slaveFallBehindMuch)
+//	haSlaveAckOffset_<addr>           master: one slave's last ack (HAConnectionRuntimeInfo.slaveAckOffset, -1 before the first)
+//	haSlaveDiff_<addr>                master: commitLogMaxOffset - that ack (HAConnectionRuntimeInfo.diff)
+//	haMasterAddress, haMasterConnected, haReportedOffset
+//	                                  slave: the HA address followed, whether connected, the offset last reported to it
+//
+// Per-slave keys carry the address as the stock per-path keys do
+// (commitLogDiskRatio_<path>).
+func (b *Broker) haRuntimeInfo(t map[string]string) {
+	// 5.3.3's key (isSpecialServiceRunning: the delay, transaction-check
+	// and revive services run), which its mqadmin clusterList prints as
+	// #ACTIVATED: a master runs them, a slave does not (role.go).
+	t["brokerActive"] = strconv.FormatBool(!b.opts.isSlave())
+	t["brokerRole"] = b.opts.BrokerRole
+	t["brokerId"] = strconv.FormatInt(b.opts.BrokerID, 10)
+	if st, ok := b.HAMasterStats(); ok {
+		t["haConnectionCount"] = strconv.Itoa(st.Connections)
+		t["haPush2SlaveMaxOffset"] = strconv.FormatInt(st.Push2SlaveMaxOffset, 10)
+		t["haSlaveFallBehindMuch"] = strconv.FormatInt(st.MasterMaxOffset-st.Push2SlaveMaxOffset, 10)
+		for _, sl := range st.Slaves {
+			t["haSlaveAckOffset_"+sl.Addr] = strconv.FormatInt(sl.AckOffset, 10)
+			t["haSlaveDiff_"+sl.Addr] = strconv.FormatInt(SlaveLag(st.MasterMaxOffset, sl.AckOffset), 10)
+		}
+	}
+	if st, ok := b.HAClientStats(); ok {
+		t["haMasterAddress"] = st.MasterAddr
+		t["haMasterConnected"] = strconv.FormatBool(st.Connected)
+		t["haReportedOffset"] = strconv.FormatInt(st.ReportedOffset, 10)
+	}
+}
+
+// SlaveLag is how many commitlog bytes a slave that acked ack lacks of a
+// master at masterMax: all of them before its first ack (-1), never less
+// than 0 (a slave that restarted with a longer commitlog acks past it).
+func SlaveLag(masterMax, ack int64) int64 {
+	return max(masterMax-max(ack, 0), 0)
 }

@@ -26,8 +26,16 @@ func TestCreateExecutionTimes(t *testing.T) {
 	want[brokerstats.CreateKey{Success: ok(tb.invoke(remoting.UpdateAndCreateTopic, brokertest.CreateTopicExt("Made2", 2, 2, "SINGLE_TAG"), nil))}]++
 	want[brokerstats.CreateKey{Success: ok(tb.invoke(remoting.UpdateAndCreateTopic, brokertest.CreateTopicExt("bad topic!", 2, 2, "SINGLE_TAG"), nil))}]++
 	want[brokerstats.CreateKey{System: true, Success: ok(tb.invoke(remoting.UpdateAndCreateTopic, brokertest.CreateTopicExt("SCHEDULE_TOPIC_XXXX", 2, 2, "SINGLE_TAG"), nil))}]++
-	if want[brokerstats.CreateKey{Success: true}] != 2 || want[brokerstats.CreateKey{}] != 1 {
-		t.Fatalf("creates answered %v, want two successes and one failure of ordinary topics", want)
+	// The list forms: a good list, a refused one, and one whose first topic has the system prefix (the
+	// joined names count as a system topic, as in stock); a body that does not decode is not timed.
+	want[brokerstats.CreateKey{Success: ok(tb.invoke(remoting.UpdateAndCreateTopicList, nil, []byte(`{"topicConfigList":[{"topicName":"L1"},{"topicName":"L2"}]}`)))}]++
+	want[brokerstats.CreateKey{Success: ok(tb.invoke(remoting.UpdateAndCreateTopicList, nil, []byte(`{"topicConfigList":[{"topicName":"bad topic!"}]}`)))}]++
+	want[brokerstats.CreateKey{System: true, Success: ok(tb.invoke(remoting.UpdateAndCreateTopicList, nil, []byte(`{"topicConfigList":[{"topicName":"rmq_sys_x"}]}`)))}]++
+	if r := tb.invoke(remoting.UpdateAndCreateTopicList, nil, []byte(`{`)); r.Code == remoting.Success {
+		t.Fatal("a broken topic list was accepted")
+	}
+	if want[brokerstats.CreateKey{Success: true}] != 3 || want[brokerstats.CreateKey{}] != 2 || want[brokerstats.CreateKey{System: true}] != 2 {
+		t.Fatalf("creates answered %v", want)
 	}
 	got := map[brokerstats.CreateKey]uint64{}
 	d.TopicCreate.Each(func(k brokerstats.CreateKey, h *histo.Histogram) {
@@ -52,9 +60,16 @@ func TestCreateExecutionTimes(t *testing.T) {
 	if fail.Code == remoting.Success {
 		t.Fatal("a broken group body was accepted")
 	}
+	if r := tb.invoke(remoting.UpdateAndCreateSubscriptionGroupList, nil, []byte(`{"groupConfigList":[{"groupName":"G2"}]}`)); r.Code != remoting.Success {
+		t.Fatalf("group list create: %d %s", r.Code, r.Remark)
+	}
+	if r := tb.invoke(remoting.UpdateAndCreateSubscriptionGroupList, nil, []byte(`{"groupConfigList":[{"groupName":"bad group!"}]}`)); r.Code == remoting.Success {
+		t.Fatal("a bad group name was accepted")
+	}
+	tb.invoke(remoting.UpdateAndCreateSubscriptionGroupList, nil, []byte(`[`)) // not timed
 	groups := map[brokerstats.CreateKey]uint64{}
 	d.GroupCreate.Each(func(k brokerstats.CreateKey, h *histo.Histogram) { groups[k] = h.Snapshot().Count })
-	if len(groups) != 2 || groups[brokerstats.CreateKey{Success: true}] != 1 || groups[brokerstats.CreateKey{}] != 1 {
+	if len(groups) != 2 || groups[brokerstats.CreateKey{Success: true}] != 2 || groups[brokerstats.CreateKey{}] != 2 {
 		t.Errorf("group creates %v", groups)
 	}
 }

@@ -139,6 +139,13 @@ func (b *Broker) pullFilterFor(ph *pullHeader) (*pullFilter, int32, string) {
 			}
 		}
 	} else {
+		// UPDATE_AND_GET_GROUP_FORBIDDEN's read ban applies, as in J5
+		// PullMessageProcessor, only to pulls without the subscription flag,
+		// once the group is online.
+		if b.clients.SubGroups.Forbidden(ph.ConsumerGroup, ph.Topic, clients.PermReadIndex) &&
+			b.clients.Consumers.SubscriptionCount(ph.ConsumerGroup) > 0 {
+			return nil, remoting.NoPermission, "the consumer group[" + ph.ConsumerGroup + "] is forbidden for topic[" + ph.Topic + "]"
+		}
 		sub := b.clients.Consumers.FindSubscription(ph.ConsumerGroup, ph.Topic)
 		if sub == nil {
 			return nil, remoting.SubscriptionNotExist, "the consumer's subscription not exist" + faqSuggestion

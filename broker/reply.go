@@ -111,6 +111,11 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 			RawProperties: sh.Properties, SysFlag: sh.SysFlag &^ msgSysFlagHostV6Mask,
 			BornTimestamp: sh.BornTimestamp, BornHost: bornHost, ReconsumeTimes: sh.ReconsumeTimes,
 		}
+		// The answer waits for the flush and the slave as a send's does
+		// (4.9.8 stores the reply with a synchronous putMessage), from
+		// their callbacks; their outcome does not change it.
+		flush, replica := b.storedPutWaits(req, !noWaitText(sh.Properties))
+		m.SkipFlushWait = true
 		res, err := b.putText(m, false)
 		if err != nil {
 			// Rate-limited like every refusal of a full disk, under the
@@ -122,6 +127,7 @@ func (b *Broker) processReply(c *remoting.Conn, req *remoting.Command) *remoting
 		code := resp.Code // the push's answer stands
 		setSendReply(resp, res, queueID)
 		resp.Code = code
+		return b.answerWhenStored(c, resp, res.PhysicalOffset+int64(res.WroteBytes), flush, replica)
 	}
 	return resp
 }

@@ -107,9 +107,7 @@ func (b *Broker) plainProperties(sh *remoting.SendMessageRequestHeader) (p plain
 			}
 		}
 	}
-	if v, ok := message.Props(sh.Properties).Lookup(message.PropWait); ok {
-		p.skipWait = !strings.EqualFold(v, "true")
-	}
+	p.skipWait = noWaitText(sh.Properties)
 	if !p.wheel && p.level == 0 {
 		p.text = message.EditProperties(sh.Properties, []string{message.PropWait}, [2]string{message.PropCluster, b.opts.BrokerClusterName})
 	}
@@ -136,6 +134,12 @@ func hookProperties(text string) bool {
 // fsync (absent means wait, as stock).
 func noWait(props map[string]string) bool {
 	v, ok := props[message.PropWait]
+	return ok && !strings.EqualFold(v, "true")
+}
+
+// noWaitText is noWait on a properties text.
+func noWaitText(text string) bool {
+	v, ok := message.Props(text).Lookup(message.PropWait)
 	return ok && !strings.EqualFold(v, "true")
 }
 
@@ -441,19 +445,61 @@ func (b *Broker) mapMessage(req *remoting.Command, sh *remoting.SendMessageReque
 // known at once is returned as the answer. The pending reply counts as
 // work in flight, so a shutdown waits for it.
 func (b *Broker) answerAfterStore(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica bool) *remoting.Command {
+	return b.answerAfterWaits(c, resp, end, flush, replica, true)
+}
+
+// answerWhenStored is answerAfterStore for the puts whose answer does not
+// report how the waits ended: 4.9.8's END_TRANSACTION commit
+// (sendFinalMessage) and stored SEND_REPLY_MESSAGE (handlePutMessageResult)
+// count FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE as
+// stored. Their synchronous putMessage still returns only when the flush
+// and the slave's ack (or the timeouts) come, so resp goes out unchanged
+// then; at once when nothing is waited for.
+func (b *Broker) answerWhenStored(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica bool) *remoting.Command {
+	if !flush && !replica {
+		return resp
+	}
+	return b.answerAfterWaits(c, resp, end, flush, replica, false)
+}
+
+// answerAfterWaits is both: outcome sets the response code from the waits.
+func (b *Broker) answerAfterWaits(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica, outcome bool) *remoting.Command {
 	if !flush && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
-		resp.Code = remoting.SlaveNotAvailable
+		if outcome {
+			resp.Code = remoting.SlaveNotAvailable
+		}
 		return resp
 	}
 	b.inflight.Add(1) // inside the handler's own unit of work, so never after shutdown began
 	b.afterPut(end, flush, replica, func(code int32) {
 		defer b.inflight.Done()
-		if code != remoting.Success {
+		if outcome && code != remoting.Success {
 			resp.Code = code
 		}
 		_ = c.WriteResponse(resp)
 	})
 	return nil
+}
+
+// answerCommitted is transaction.Options.AnswerCommitted: a two-way
+// END_TRANSACTION is answered once its commit is flushed and replicated
+// (EndTransactionProcessor.sendFinalMessage), SUCCESS whatever the waits
+// end with.
+func (b *Broker) answerCommitted(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command {
+	flush, replica := b.storedPutWaits(req, !noWait(m.Properties))
+	return b.answerWhenStored(c, resp, res.PhysicalOffset+int64(res.WroteBytes), flush, replica)
+}
+
+// storedPutWaits is what a two-way request's stored message m waits for
+// before its answer, as 4.9.8's putMessage: the flush under SYNC_FLUSH
+// and a slave's ack on a SYNC_MASTER, neither when m says WAIT=false
+// (isWaitStoreMsgOK). m must be put with SkipFlushWait, the wait being
+// answerWhenStored's.
+func (b *Broker) storedPutWaits(req *remoting.Command, wait bool) (flush, replica bool) {
+	if req.IsOneway() || !wait {
+		return false, false
+	}
+	return b.opts.FlushDiskType == "SYNC_FLUSH", b.opts.isSyncMaster()
 }
 
 // checkSendFrom is AbstractSendMessageProcessor.msgCheck, the authorize

@@ -109,6 +109,11 @@ func (b *Broker) processConsumerSendMsgBack(c *remoting.Conn, req *remoting.Comm
 		Topic: topic, QueueID: queueID, Flag: orig.Flag, Body: orig.Body, Properties: props,
 		SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost,
 		ReconsumeTimes: orig.ReconsumeTimes + 1,
+		// 4.9.8 marks the message WAIT=false (setWaitStoreMsgOK(false)
+		// before copying its properties): the put waits neither for a
+		// SYNC_FLUSH fsync nor for a SYNC_MASTER's slave, and the answer
+		// is SUCCESS once it is in the commitlog.
+		SkipFlushWait: true,
 	}
 	if _, err := b.putMessage(m); err != nil {
 		if pe := remoting.AsRefusal(err); pe != nil {

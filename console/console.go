@@ -111,10 +111,14 @@ type brokerView struct {
 	DispatchBehind      int64
 }
 
+// brokerRow is one broker of the cluster table: Role and Lag as rmq admin
+// clusterList --replication shows them (admin.Replication); Lag is "-"
+// where unknown or not replicated.
 type brokerRow struct {
 	Cluster, Name string
 	ID            int64
 	Addr          string
+	Role, Lag     string
 }
 
 type topicRow struct {
@@ -254,39 +258,50 @@ func (c *Console) build(ctx context.Context) *view {
 	return v
 }
 
-// cluster reads the name server's cluster table; without name servers the
-// broker is the whole cluster.
+// cluster reads the name server's cluster table and every member's runtime
+// table (for role and replication lag); without name servers the broker is
+// the whole cluster. A member that does not answer keeps its row, with the
+// role its brokerId tells and no lag, and is named above the table.
 func (c *Console) cluster(ctx context.Context, v *view) {
 	if c.adm == nil {
-		v.Brokers = []brokerRow{{Cluster: v.Cluster, Name: v.Broker.Name, Addr: v.Broker.Addr}}
+		row := brokerRow{Cluster: v.Cluster, Name: v.Broker.Name, ID: c.b.Options().BrokerID, Addr: v.Broker.Addr}
+		row.Role, row.Lag = c.localReplication()
+		v.Brokers = []brokerRow{row}
 		return
 	}
-	ci, err := c.adm.ClusterInfo(ctx)
+	l, err := c.adm.ClusterList(ctx)
 	if err != nil {
 		v.ClusterErr = err.Error()
+	}
+	if l == nil {
 		return
 	}
-	for cluster, names := range ci.ClusterAddrTable {
-		for _, n := range names {
-			bd := ci.BrokerAddrTable[n]
-			if bd == nil {
-				continue
-			}
-			for id, addr := range bd.BrokerAddrs {
-				v.Brokers = append(v.Brokers, brokerRow{Cluster: cluster, Name: n, ID: id, Addr: addr})
-			}
+	// ClusterList orders by cluster, broker name and id.
+	for _, b := range l.Brokers {
+		v.Brokers = append(v.Brokers, brokerRow{Cluster: b.Cluster, Name: b.BrokerName, ID: b.BrokerID, Addr: b.Addr,
+			Role: b.Role, Lag: lagText(b.LagBytes)})
+	}
+}
+
+// localReplication is this broker's role and lag without a name server: a
+// master's largest slave lag (its HA service knows every ack), "-" on a
+// slave, which cannot know its master's end.
+func (c *Console) localReplication() (role, lag string) {
+	role = c.b.Options().BrokerRole
+	lagBytes := int64(-1)
+	if st, ok := c.b.HAMasterStats(); ok {
+		for _, sl := range st.Slaves {
+			lagBytes = max(lagBytes, broker.SlaveLag(st.MasterMaxOffset, sl.AckOffset))
 		}
 	}
-	sort.Slice(v.Brokers, func(i, j int) bool {
-		a, b := v.Brokers[i], v.Brokers[j]
-		if a.Cluster != b.Cluster {
-			return a.Cluster < b.Cluster
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.ID < b.ID
-	})
+	return role, lagText(lagBytes)
+}
+
+func lagText(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // timerChart lays out one bar per due-time bucket.

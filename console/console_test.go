@@ -108,6 +108,7 @@ func checkConsole(t *testing.T, f *consoleFixture, page string) {
 		"a timer due within 1 h":         `<title>≤ 1h: 1</title>`,
 		"a timer due within 6 h":         `<title>≤ 6h: 1</title>`,
 		"the SVG chart":                  `<svg id="timer-chart"`,
+		"its role, no slave":             `<td class="role">ASYNC_MASTER</td><td class="n replag">-</td>`,
 	} {
 		if !regexp.MustCompile(re).MatchString(page) {
 			t.Errorf("page lacks %s (%s)", what, re)
@@ -267,5 +268,51 @@ func TestConsoleBehindACL(t *testing.T) {
 		if got := get(tc.path, tc.user, tc.pass); got != tc.want {
 			t.Errorf("GET %s as %q: %d, want %d", tc.path, tc.user, got, tc.want)
 		}
+	}
+}
+
+// A replicated pair: the master's console lists both brokers of broker-a
+// with their roles, the slave's lag once it caught up (0) and the master's
+// (its slave's), read from both runtime tables.
+func TestConsoleShowsRolesAndLag(t *testing.T) {
+	tc := testbroker.StartCluster(t, func(o *broker.Options) { o.BrokerRole = "SYNC_MASTER" })
+	m := tc.Broker
+	s := testbroker.Start(t, testbroker.Options(t, func(o *broker.Options) {
+		o.NamesrvAddr = tc.NamesrvAddr()
+		o.BrokerRole = "SLAVE"
+		o.BrokerID = 1
+		o.ListenPort = testutil.FreePortPair(t, m.Opts.ListenPort)
+	}))
+	testutil.WaitFor(t, 10*time.Second, func() bool { st, _ := m.Broker.HAMasterStats(); return st.Connections == 1 }, "the slave to connect")
+	for i := range 3 {
+		if r := m.Client.Send(brokertest.Send{Topic: "ConsoleHA", Body: []byte("replicated"), QueueID: 0}); r.Code != remoting.Success {
+			t.Fatalf("send %d: %d %q", i, r.Code, r.Remark)
+		}
+	}
+	c := New(m.Broker, nil)
+	t.Cleanup(c.Close)
+	srv, err := metrics.Start(m.Broker, metrics.Options{Addr: "127.0.0.1:0", Routes: c.Routes, Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	row := func(id int, addr, role, lag string) *regexp.Regexp {
+		return regexp.MustCompile(`<td>DefaultCluster</td><td>broker-a</td><td class="n">` + fmt.Sprint(id) + `</td><td>` +
+			regexp.QuoteMeta(addr) + `</td><td class="role">` + role + `</td><td class="n replag">` + lag + `</td>`)
+	}
+	var page string
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		page = fetch(t, "http://"+srv.Addr()+"/")
+		return row(1, s.Broker.Addr(), "SLAVE", "0").MatchString(page)
+	}, "the slave's row")
+	if !row(0, m.Broker.Addr(), "SYNC_MASTER", "0").MatchString(page) {
+		t.Fatalf("the master's row is missing:\n%s", page)
+	}
+	// The slave gone: its row stays while the name server routes it, without
+	// a lag, and the page names the broker that did not answer.
+	s.Stop()
+	page = fetch(t, "http://"+srv.Addr()+"/")
+	if row(1, s.Broker.Addr(), "SLAVE", "0").MatchString(page) {
+		t.Fatalf("a stopped slave still shows a lag:\n%s", page)
 	}
 }

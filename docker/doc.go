@@ -1,10 +1,13 @@
 // Package docker holds the container image's files: docker/Dockerfile (the
 // offline build, make image), docker/layout.sh (the image's file tree, run by
-// both Dockerfiles), image.sh, the CI helpers and a compose example.
+// both Dockerfiles), image.sh, the CI helpers and compose examples
+// (compose/compose.yaml: two masters; compose/2m-2s.yaml: two masters with
+// a slave each).
 //
 // The Go package holds only tests of the packaging files, which nothing on
 // this machine can build for real (the root Dockerfile needs a registry,
 // goreleaser is not installed by the project): dockerfile_test.go parses
 // both Dockerfiles and runs layout.sh, release_test.go parses
-// .goreleaser.yaml.
+// .goreleaser.yaml. compose/2m-2s.yaml and its node files are checked by
+// cmd/rmq's TestCompose2m2s, which loads them with rmq broker -c's loader.
 package docker

@@ -59,6 +59,22 @@ var sdk5Programs = map[string]sdk5Program{
 	}},
 }
 
+// runtime returns the interpreter and the SDK's install directory, or skips
+// the test when integration/sdk5/run.sh has not installed the SDK or the
+// interpreter is missing.
+func (prog sdk5Program) runtime(t *testing.T, sdk string) (tool, deps string) {
+	t.Helper()
+	deps = os.Getenv(prog.env)
+	if deps == "" {
+		t.Skipf("%s is not set: the %s SDK is installed and this test run by integration/sdk5/run.sh (make test-sdk5)", prog.env, sdk)
+	}
+	tool, err := exec.LookPath(prog.tool)
+	if err != nil {
+		t.Skipf("%s SDK: %s is not on PATH", sdk, prog.tool)
+	}
+	return tool, deps
+}
+
 func TestSDK5Python(t *testing.T) { runSDK5(t, "python") }
 
 func TestSDK5Node(t *testing.T) { runSDK5(t, "node") }
@@ -90,14 +106,7 @@ func createTopic(t *testing.T, p *harness.Process, topic string, queues int, att
 func runSDK5(t *testing.T, sdk string) {
 	t.Parallel()
 	prog := sdk5Programs[sdk]
-	deps := os.Getenv(prog.env)
-	if deps == "" {
-		t.Skipf("%s is not set: the %s SDK is installed and this test run by integration/sdk5/run.sh (make test-sdk5)", prog.env, sdk)
-	}
-	tool, err := exec.LookPath(prog.tool)
-	if err != nil {
-		t.Skipf("%s SDK: %s is not on PATH", sdk, prog.tool)
-	}
+	tool, deps := prog.runtime(t, sdk)
 	grpcPort, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)

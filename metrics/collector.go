@@ -106,6 +106,11 @@ var specs = []metricSpec{
 	{nameHalfMessages, "Half messages the transaction check has not passed yet.", nil},
 	{nameTxChecks, "CHECK_TRANSACTION_STATE requests sent to producers.", nil},
 	{nameRefusals, "Requests refused, by reason and response code (their log lines are rate-limited).", []string{labelReason, labelResponseCode}},
+	{nameHASlaves, "Master: slaves connected to the HA service.", nil},
+	{nameHASlaveLag, "Master: commitlog bytes a slave has not acked yet, by slave address (all of them before its first ack).", []string{labelSlave}},
+	{nameHAFallBehind, "Master: commitlog bytes past the highest slave ack (slaveFallBehindMuch; a SYNC_MASTER refuses sends past haSlaveFallbehindMax).", nil},
+	{nameHAMasterConnected, "Slave: 1 while connected to its master's HA service.", nil},
+	{nameHAReplicated, "Slave: the commitlog offset it last reported to its master (what it holds).", nil},
 }
 
 // Pulls and pops share the two traffic-out series with different label
@@ -181,6 +186,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectStore(&e)
 	c.collectDelay(&e)
 	c.collectTimer(&e)
+	c.collectHA(&e)
 	e.gauge(nameTargetInfo, 1)
 	e.gauge(nameScopeInfo, 1, scopeName)
 	e.gauge(nameBrokerPermission, float64(c.b.Permission()))
@@ -490,4 +496,29 @@ func (c *collector) collectTimer(e *emitter) {
 		e.gauge(nameTimerMessageSnapshot, float64(n), storeLabelValues[0], storeLabelValues[1], bound)
 	}
 	e.histogram(nameDeliveryLateness, t.Deliveries().Lateness.Snapshot(), "timer")
+}
+
+// collectHA serves the replication series of the side the broker runs: a
+// master's HA service or a slave's client. The classic protocol never tells
+// a slave where the master's commitlog ends (the master streams from the
+// slave's offset and its heartbeats carry only that), so the bytes a slave
+// lacks are the master's rmq_ha_slave_lag_bytes{slave=...}; the slave
+// serves its connection and its replicated offset. 5.3.3 exports no HA
+// series.
+func (c *collector) collectHA(e *emitter) {
+	if st, ok := c.b.HAMasterStats(); ok {
+		e.gauge(nameHASlaves, float64(st.Connections))
+		e.gauge(nameHAFallBehind, float64(max(st.MasterMaxOffset-st.Push2SlaveMaxOffset, 0)))
+		for _, sl := range st.Slaves {
+			e.gauge(nameHASlaveLag, float64(broker.SlaveLag(st.MasterMaxOffset, sl.AckOffset)), sl.Addr)
+		}
+	}
+	if st, ok := c.b.HAClientStats(); ok {
+		connected := 0.0
+		if st.Connected {
+			connected = 1
+		}
+		e.gauge(nameHAMasterConnected, connected)
+		e.gauge(nameHAReplicated, float64(max(st.ReportedOffset, 0)))
+	}
 }

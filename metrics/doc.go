@@ -72,6 +72,18 @@
 //     (timerMessageSetLatency). rmq's pop revive triggers are timer
 //     messages too, so they show under the revive topic.
 //
+// Replication (collectHA; 5.3.3 exports no HA series): a master serves
+// rmq_ha_slave_connections (HAService.connectionCount),
+// rmq_ha_slave_lag_bytes{slave} (its commitlog end minus each slave's last
+// ack, the whole log before the first) and rmq_ha_fall_behind_bytes (past
+// the highest ack: 4.9.8's slaveFallBehindMuch, what a SYNC_MASTER checks
+// against haSlaveFallbehindMax); a slave rmq_ha_master_connected and
+// rmq_ha_replicated_offset_bytes. A slave cannot serve its own lag: the
+// classic protocol never tells it where the master's commitlog ends, so its
+// lag is its master's rmq_ha_slave_lag_bytes{slave="<its address>"} (the
+// address the master sees, host and ephemeral port); rmq admin clusterList
+// and the console show it per broker from both runtime tables.
+//
 // Checked against Java: make java-oracle runs integration/java/metrics-oracle.sh
 // (a Java 5.3.3 broker with metricsExporterType=PROM, the traffic of
 // traffic_test.go, a scrape diffed with rmq's); its scrape is

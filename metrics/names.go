@@ -77,6 +77,11 @@ const (
 	nameHalfMessages       = "rmq_transaction_half_messages"
 	nameTxChecks           = "rmq_transaction_checks_total"
 	nameRefusals           = "rmq_refusals_total"
+	nameHASlaves           = "rmq_ha_slave_connections"
+	nameHASlaveLag         = "rmq_ha_slave_lag_bytes"
+	nameHAFallBehind       = "rmq_ha_fall_behind_bytes"
+	nameHAMasterConnected  = "rmq_ha_master_connected"
+	nameHAReplicated       = "rmq_ha_replicated_offset_bytes"
 
 	// Labels (BrokerMetricsConstant, RemotingMetricsConstant,
 	// DefaultStoreMetricsConstant).
@@ -114,4 +119,5 @@ const (
 	labelDelay  = "delay"
 	labelKind   = "kind"
 	labelReason = "reason"
+	labelSlave  = "slave"
 )

@@ -181,7 +181,11 @@ type GroupList struct {
 
 // SubscriptionGroupWrapper is the GET_ALL_SUBSCRIPTIONGROUP_CONFIG body.
 type SubscriptionGroupWrapper struct {
-	DataVersion            DataVersion                                    `json:"dataVersion"`
+	DataVersion DataVersion `json:"dataVersion"`
+	// ForbiddenTable (5.x) is group -> topic -> forbidden permission bits
+	// (UPDATE_AND_GET_GROUP_FORBIDDEN); absent while empty, as a 4.x broker
+	// writes the file.
+	ForbiddenTable         map[string]map[string]int32                    `json:"forbiddenTable,omitempty"`
 	SubscriptionGroupTable map[string]*topicgroup.SubscriptionGroupConfig `json:"subscriptionGroupTable"`
 }
 

@@ -70,8 +70,14 @@ const (
 	AddWritePermOfBroker             int32 = 327
 	GetTopicConfig                   int32 = 351
 	GetSubscriptionGroupConfig       int32 = 352
-	LitePullMessage                  int32 = 361
-	RecallMessage                    int32 = 370
+	// The 5.3.3 batch and group admin codes (AdminBrokerProcessor).
+	UpdateAndCreateTopicList             int32 = 18
+	UpdateAndCreateSubscriptionGroupList int32 = 225
+	QueryTopicsByConsumer                int32 = 343
+	QuerySubscriptionByConsumer          int32 = 345
+	UpdateAndGetGroupForbidden           int32 = 353
+	LitePullMessage                      int32 = 361
+	RecallMessage                        int32 = 370
 	// ACL 2.0 (5.3.3 RequestCode.AUTH_*; package auth).
 	AuthCreateUser int32 = 3001
 	AuthUpdateUser int32 = 3002

@@ -62,7 +62,8 @@
 // # Writing, dispatch and flush
 //
 // Puts take one mutex, assign queue offsets from an in-memory table (rebuilt
-// from the consume queues at Open), take the store timestamp, copy the record
+// from the consume queues at Open, and moved on by replicated records as by
+// puts: replica.go's followReplicated), take the store timestamp, copy the record
 // into the mapping (under SYNC_FLUSH: pwrite it; readers still read the
 // mapping, the page cache being one) and publish the new end. The dispatch
 // goroutine, woken by every put, parses the new records, writes their

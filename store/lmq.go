@@ -178,23 +178,15 @@ func (s *Store) advanceLocked(p *multiPlan) {
 // be written; the caller retries the whole record, whose units written
 // already are then skipped as replays.
 func (s *Store) dispatchMulti(d *pendingDispatch) error {
-	props := string(d.Props)
-	if !strings.Contains(props, multiOffsetMarker) || !strings.Contains(props, multiDispatchMarker) {
-		return nil
-	}
-	dv, ov := d.Props.Get(message.PropInnerMultiDispatch), d.Props.Get(message.PropInnerMultiQueueOffset)
-	if isBlank(dv) || isBlank(ov) {
-		return nil
-	}
-	names, offs := javaSplit(dv, message.MultiDispatchSeparator), javaSplit(ov, message.MultiDispatchSeparator)
-	if len(names) != len(offs) {
+	names, offs, mismatch := multiTargets(d.Props)
+	if mismatch {
 		s.stats.dispatchErrors.Add(1)
 		s.log.Warn().Str("topic", d.Topic).Int64("phyOffset", d.PhysicalOffset).Msg("dispatch: INNER_MULTI_DISPATCH and INNER_MULTI_QUEUE_OFFSET differ in length; not multi-dispatched")
 		return nil
 	}
 	for i, name := range names {
-		off, err := strconv.ParseInt(offs[i], 10, 64)
-		if err != nil || off < 0 || !validMultiName(name) {
+		off, ok := multiOffset(name, offs[i])
+		if !ok {
 			continue
 		}
 		x := *d
@@ -224,6 +216,32 @@ func (s *Store) dispatchMulti(d *pendingDispatch) error {
 		}
 	}
 	return nil
+}
+
+// multiTargets reads a record's INNER_MULTI_DISPATCH names and their
+// INNER_MULTI_QUEUE_OFFSET offsets, none when either is absent or blank;
+// mismatch when the two lists differ in length (then none either).
+func multiTargets(props message.Props) (names, offs []string, mismatch bool) {
+	text := string(props)
+	if !strings.Contains(text, multiOffsetMarker) || !strings.Contains(text, multiDispatchMarker) {
+		return nil, nil, false
+	}
+	dv, ov := props.Get(message.PropInnerMultiDispatch), props.Get(message.PropInnerMultiQueueOffset)
+	if isBlank(dv) || isBlank(ov) {
+		return nil, nil, false
+	}
+	names, offs = javaSplit(dv, message.MultiDispatchSeparator), javaSplit(ov, message.MultiDispatchSeparator)
+	if len(names) != len(offs) {
+		return nil, nil, true
+	}
+	return names, offs, false
+}
+
+// multiOffset is the queue offset off (text) of the unit for name, ok when
+// such a unit may be written.
+func multiOffset(name, off string) (int64, bool) {
+	v, err := strconv.ParseInt(off, 10, 64)
+	return v, err == nil && v >= 0 && validMultiName(name)
 }
 
 // checkMultiUnit lets a multi-dispatch unit be written only at q's next

@@ -199,6 +199,7 @@ func (s *Store) publishReplicated() error {
 	if s.opts.afterReplicaCopy != nil {
 		s.opts.afterReplicaCopy()
 	}
+	s.followReplicated(p)
 	c.maxOffset.Store(base + int64(n))
 	rest := copy(s.replPending, s.replPending[n:])
 	s.replPending = s.replPending[:rest]
@@ -244,4 +245,48 @@ func publishable(p []byte, base, fileSize int64) int {
 		i += int(size)
 	}
 	return i
+}
+
+// followReplicated moves the next queue offsets past the records in p
+// (complete records and fillers being published), as the master's puts
+// moved its own: each queue's next offset follows the replicated records,
+// and those of the queues a record names in INNER_MULTI_DISPATCH follow
+// their recorded offsets. Recovery rebuilds the table from the consume
+// queues, so without this a slave's table stayed empty until a restart;
+// a store that takes puts after replication (SetSlave(false): a slave
+// promoted in place) would have given its first message of every queue
+// offset 0 again. Prepared and rollback records get no unit and move no
+// offset (hasUnit); what does not parse is left, as the dispatcher skips
+// it. Store.putMu is held.
+func (s *Store) followReplicated(p []byte) {
+	be := binary.BigEndian
+	if s.replNames == nil {
+		s.replNames = make(topicNames)
+	}
+	for i := 0; len(p)-i >= 8; {
+		if be.Uint32(p[i+message.PosMagic:]) == BlankMagicCode {
+			return
+		}
+		l, err := message.ParseLayout(p[i:])
+		if err != nil {
+			return
+		}
+		rec := p[i : i+l.Total]
+		i += l.Total
+		if !hasUnit(l.SysFlag) {
+			continue
+		}
+		k := queueKey{s.replNames.get(rec[l.TopicPos : l.TopicPos+l.TopicLen]), int32(be.Uint32(rec[message.PosQueueID:]))}
+		s.queueOffsets[k] = max(s.queueOffsets[k], int64(be.Uint64(rec[message.PosQueueOffset:]))+1)
+		if !s.opts.EnableMultiDispatch {
+			continue
+		}
+		names, offs, _ := multiTargets(l.Props(rec))
+		for j, name := range names {
+			if off, ok := multiOffset(name, offs[j]); ok {
+				mk := s.multiKey(name, k.queueID)
+				s.queueOffsets[mk] = max(s.queueOffsets[mk], off+1)
+			}
+		}
+	}
 }

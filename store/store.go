@@ -66,6 +66,7 @@ type Store struct {
 	// from commitlog offset replBase (replica.go).
 	replPending []byte
 	replBase    int64
+	replNames   topicNames // topic strings of replicated records (followReplicated)
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue

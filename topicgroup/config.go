@@ -81,6 +81,17 @@ type CustomizedRetryPolicy struct {
 	Next []int64 `json:"next"`
 }
 
+// NewTopicConfig returns a topic config with the Java TopicConfig field
+// initialisers (16 queues each way, read-write, SINGLE_TAG): what a config
+// in a JSON list (UPDATE_AND_CREATE_TOPIC_LIST, mqadmin updateTopicList's
+// file) has for the fields it leaves out.
+func NewTopicConfig(topic string) *TopicConfig {
+	return &TopicConfig{
+		TopicName: topic, ReadQueueNums: 16, WriteQueueNums: 16, Perm: PermRead | PermWrite,
+		TopicFilterType: "SINGLE_TAG",
+	}
+}
+
 // NewSubscriptionGroupConfig returns a group config with the J4 defaults.
 func NewSubscriptionGroupConfig(group string) *SubscriptionGroupConfig {
 	return &SubscriptionGroupConfig{

@@ -206,6 +206,7 @@ func TestParseOnly(t *testing.T) {
 		{in: "", want: nil},
 		{in: "1, 3,7", want: []string{"1", "3", "7"}},
 		{in: "a,B, g,e", want: []string{"a", "b", "g", "e"}},
+		{in: "l,1", want: []string{"l", "1"}},
 		{in: "8", wantErr: true},
 		{in: "f", wantErr: true},
 		{in: "x", wantErr: true},

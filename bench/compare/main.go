@@ -69,7 +69,7 @@ type config struct {
 }
 
 // workloads are the names -only accepts, in run order.
-var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g", "h", "i", "j", "k"}
+var workloads = []string{"1", "2", "3", "4", "5", "6", "7", "a", "b", "c", "d", "e", "g", "h", "i", "j", "k", "l"}
 
 func (c *config) has(w string) bool { return len(c.only) == 0 || c.only[w] }
 
@@ -114,7 +114,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.cacheDir, "jars", filepath.Join(home, ".cache", "rmq-bench-compare"), "Java jar cache (one rocketmq-<version>/lib per version)")
 	fs.StringVar(&c.java4, "java4", "4.9.7", "Java broker for the 4.x workloads (1-4, a-d, startup)")
 	fs.StringVar(&c.java5, "java5", "5.3.3", "Java broker for the timer workloads (5-7, e) and proxy for the gRPC workload (k)")
-	only := fs.String("only", "", "comma-separated workloads to run (default all: "+strings.Join(workloads, ",")+")")
+	only := fs.String("only", "", "comma-separated workloads to run (default all but l: "+strings.Join(workloads[:len(workloads)-1], ",")+"; l, the replicated pairs, runs only when named)")
 	fs.BoolVar(&c.noJava, "no-java", false, "run rmq only (no comparison; for profiling the driver)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "length of workloads 1-3")
 	fs.DurationVar(&c.warmup, "warmup", 60*time.Second, "saturating warm-up before workloads 1 and 2 (JIT; also before g, j, k and the reply load): after 8 s Java's broker still spent ~20 % more CPU per message than after 60 s")
@@ -297,6 +297,12 @@ func run(ctx context.Context, cfg *config, w io.Writer) error {
 				return err
 			}
 		}
+		// Workload l (replicated pairs, ha.go) runs only when named in -only.
+		if cfg.only["l"] {
+			if err := r.haPhase(ctx, delayTargets); err != nil {
+				return err
+			}
+		}
 		r.endRun(i, cfg.runs)
 	}
 	r.aggregateRuns()
@@ -384,6 +390,7 @@ func (r *runner) rows(rmq, j4, j5, jp *target) []row {
 	}
 	r.extraRows(rmq, j4, j5, get, same, val)
 	r.issueRows(rmq, j4, get, same, val)
+	r.haRows(j4, same)
 	r.grpcRows(jp, same)
 	return out
 }

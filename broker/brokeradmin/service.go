@@ -108,12 +108,13 @@ func New(o Options) *Service {
 // Processors maps the request codes the service serves.
 func (s *Service) Processors() map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command {
 	return map[int32]func(*remoting.Conn, *remoting.Command) *remoting.Command{
-		remoting.UpdateAndCreateTopic: s.processUpdateAndCreateTopic,
-		remoting.DeleteTopicInBroker:  s.processDeleteTopic,
-		remoting.GetAllTopicConfig:    s.processGetAllTopicConfig,
-		remoting.GetTopicConfig:       s.processGetTopicConfig,
-		remoting.GetBrokerRuntimeInfo: s.processGetBrokerRuntimeInfo,
-		remoting.GetTopicStatsInfo:    s.processGetTopicStatsInfo,
-		remoting.QueryMessage:         s.processQueryMessage,
+		remoting.UpdateAndCreateTopic:     s.processUpdateAndCreateTopic,
+		remoting.UpdateAndCreateTopicList: s.processUpdateAndCreateTopicList,
+		remoting.DeleteTopicInBroker:      s.processDeleteTopic,
+		remoting.GetAllTopicConfig:        s.processGetAllTopicConfig,
+		remoting.GetTopicConfig:           s.processGetTopicConfig,
+		remoting.GetBrokerRuntimeInfo:     s.processGetBrokerRuntimeInfo,
+		remoting.GetTopicStatsInfo:        s.processGetTopicStatsInfo,
+		remoting.QueryMessage:             s.processQueryMessage,
 	}
 }

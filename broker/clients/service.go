@@ -49,6 +49,9 @@ type Options struct {
 	// (a filter that does not compile, a group whose retry topic cannot
 	// exist); nil makes one.
 	Refusals *ratelog.Limiter
+	// BrokerAddr is the address the broker registers (ip:port), which
+	// QUERY_TOPICS_BY_CONSUMER reports; nil: "".
+	BrokerAddr func() string
 	// FS carries the writes of consumerOffset.json, subscriptionGroup.json
 	// and consumerFilter.json (store/vfs.go); nil is the real file system.
 	FS store.FS
@@ -66,6 +69,7 @@ type Service struct {
 
 	propertyFilter func() bool
 	notifyEnabled  func() bool
+	brokerAddr     func() string
 
 	topics     Topics
 	store      *store.Store
@@ -90,6 +94,10 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
 		propertyFilter: o.PropertyFilterEnabled, notifyEnabled: o.NotifyEnabled, refusals: o.Refusals,
+	}
+	s.brokerAddr = o.BrokerAddr
+	if s.brokerAddr == nil {
+		s.brokerAddr = func() string { return "" }
 	}
 	if s.notifyEnabled == nil {
 		s.notifyEnabled = func() bool { return true }

@@ -50,6 +50,10 @@ type SubscriptionGroupManager struct {
 	mu      sync.RWMutex
 	table   map[string]*topicgroup.SubscriptionGroupConfig
 	version remoting.DataVersion
+	// forbidden is group -> topic -> permission bits refused to the group on
+	// the topic (J5 SubscriptionGroupManager.forbiddenTable). Inner maps are
+	// replaced, never modified in place.
+	forbidden map[string]map[string]int32
 
 	persistMu sync.Mutex
 }
@@ -68,8 +72,9 @@ func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logge
 	}
 	err := loadConfigFile(path, func(b []byte) error {
 		var f struct {
-			DataVersion            *remoting.DataVersion      `json:"dataVersion"`
-			SubscriptionGroupTable map[string]json.RawMessage `json:"subscriptionGroupTable"`
+			DataVersion            *remoting.DataVersion       `json:"dataVersion"`
+			ForbiddenTable         map[string]map[string]int32 `json:"forbiddenTable"`
+			SubscriptionGroupTable map[string]json.RawMessage  `json:"subscriptionGroupTable"`
 		}
 		if err := json.Unmarshal(b, &f); err != nil {
 			return err
@@ -91,6 +96,7 @@ func NewSubscriptionGroupManager(path string, autoCreate bool, log zerolog.Logge
 		for name, cfg := range loaded {
 			m.table[name] = cfg
 		}
+		m.forbidden = f.ForbiddenTable
 		if f.DataVersion != nil {
 			m.version = *f.DataVersion
 		}
@@ -170,6 +176,76 @@ func (m *SubscriptionGroupManager) Update(cfg *topicgroup.SubscriptionGroupConfi
 	return m.Persist()
 }
 
+// UpdateList creates or replaces several configs
+// (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST) and persists once. Every name
+// is checked before any config changes, so a bad one changes nothing.
+func (m *SubscriptionGroupManager) UpdateList(cfgs []*topicgroup.SubscriptionGroupConfig) error {
+	for _, cfg := range cfgs {
+		if cfg.GroupName == "" {
+			return ErrEmptyGroupName
+		}
+		if err := message.ValidateGroup(cfg.GroupName); err != nil {
+			return err
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	for _, cfg := range cfgs {
+		cp := *cfg
+		m.table[cp.GroupName] = &cp
+		m.nextVersionLocked()
+	}
+	m.mu.Unlock()
+	m.log.Info().Int("groups", len(cfgs)).Msg("subscription groups updated (list)")
+	return m.Persist()
+}
+
+// Forbidden reports whether the permission bit index (topicgroup.PermRead's
+// index 2 for reads) is forbidden to group on topic.
+func (m *SubscriptionGroupManager) Forbidden(group, topic string, index uint) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	bit := int32(1) << index
+	v := m.forbidden[group][topic]
+	return v > 0 && v&bit == bit
+}
+
+// SetForbidden sets (forbid) or clears the permission bit index of group on
+// topic and persists (J5 SubscriptionGroupManager.updateForbidden). As
+// stock's updateForbiddenValue, a value that drops to 0 removes the whole
+// group's entry, every topic of it, in memory only: no new data version and
+// no write until the next change persists the table.
+func (m *SubscriptionGroupManager) SetForbidden(group, topic string, index uint, forbid bool) error {
+	m.mu.Lock()
+	v := max(m.forbidden[group][topic], 0)
+	if forbid {
+		v |= int32(1) << index
+	} else {
+		v &^= int32(1) << index
+	}
+	if v <= 0 {
+		delete(m.forbidden, group)
+		m.mu.Unlock()
+		m.log.Info().Str("group", group).Str("topic", topic).Msg("group forbidden cleared")
+		return nil
+	}
+	topics := make(map[string]int32, len(m.forbidden[group])+1)
+	for t, bits := range m.forbidden[group] {
+		topics[t] = bits
+	}
+	topics[topic] = v
+	if m.forbidden == nil {
+		m.forbidden = make(map[string]map[string]int32)
+	}
+	m.forbidden[group] = topics
+	m.nextVersionLocked()
+	m.mu.Unlock()
+	m.log.Info().Str("group", group).Str("topic", topic).Int32("forbidden", v).Msg("group forbidden set")
+	return m.Persist()
+}
+
 // Delete removes group's config and persists; false if there was none.
 func (m *SubscriptionGroupManager) Delete(group string) (bool, error) {
 	m.mu.Lock()
@@ -212,6 +288,12 @@ func (m *SubscriptionGroupManager) Wrapper() *remoting.SubscriptionGroupWrapper 
 	w := &remoting.SubscriptionGroupWrapper{
 		DataVersion:            m.version,
 		SubscriptionGroupTable: make(map[string]*topicgroup.SubscriptionGroupConfig, len(m.table)),
+	}
+	if len(m.forbidden) > 0 {
+		w.ForbiddenTable = make(map[string]map[string]int32, len(m.forbidden))
+		for g, topics := range m.forbidden {
+			w.ForbiddenTable[g] = topics
+		}
 	}
 	for k, v := range m.table {
 		w.SubscriptionGroupTable[k] = v

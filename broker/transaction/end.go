@@ -71,7 +71,7 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 		s.refusals.Warn(&log, "end_transaction_unknown", 0).Msg("transaction: producer reports the transaction still unknown")
 		return nil
 	}
-	code, remark := s.end(&eh)
+	code, remark, commit := s.end(&eh)
 	if code != remoting.Success {
 		s.refusals.Warn(&log, "end_transaction_refused", code).Str("refusal", remark).Int32("decision", eh.decision).Msg("transaction: end transaction refused")
 	} else if eh.fromCheck || eh.decision == message.TransactionRollbackType {
@@ -80,16 +80,25 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 	resp := remoting.NewResponse(req, code, remark)
 	if code == remoting.Success {
 		resp.Remark = ""
+		if commit != nil && s.answer != nil {
+			return s.answer(c, req, resp, commit.m, commit.res)
+		}
 	}
 	return resp
 }
 
+// committed is the message a commit stored and where.
+type committed struct {
+	m   *message.Message
+	res *store.PutResult
+}
+
 // end applies a commit or rollback to the half message eh names, once per
 // chain (EndTransactionProcessor.processRequest).
-func (s *Service) end(eh *endTxHeader) (int32, string) {
+func (s *Service) end(eh *endTxHeader) (int32, string, *committed) {
 	half, code, remark := s.preparedMessage(eh)
 	if code != remoting.Success {
-		return code, remark
+		return code, remark, nil
 	}
 	origin := txOrigin(half)
 
@@ -97,30 +106,33 @@ func (s *Service) end(eh *endTxHeader) (int32, string) {
 	defer s.mu.Unlock()
 	if s.decided[origin] != nil {
 		s.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: already decided, end transaction ignored")
-		return remoting.Success, ""
+		return remoting.Success, "", nil
 	}
 	if !s.pending(origin, half.QueueOffset) {
 		// Decided and released since, or discarded: answered as stock
 		// answers, without storing anything.
 		s.log.Debug().Int64("origin", origin).Int64("halfOffset", half.QueueOffset).Msg("transaction: half message already finished, end transaction ignored")
-		return remoting.Success, ""
+		return remoting.Success, "", nil
 	}
+	var commit *committed
 	if eh.decision == message.TransactionCommitType {
 		m, err := txCommitMessage(half)
 		if err != nil {
-			return remoting.SystemError, err.Error()
+			return remoting.SystemError, err.Error(), nil
 		}
-		if _, err := s.put(m); err != nil {
+		res, err := s.put(m)
+		if err != nil {
 			code, remark := s.finalPutFailure(err)
-			return code, remark
+			return code, remark, nil
 		}
+		commit = &committed{m: m, res: res}
 	}
 	s.putOp(half)
 	now := s.clock.Now().UnixMilli()
 	s.decided[origin] = &txDecision{atMs: now, fence: -1}
 	delete(s.copies, origin)
 	s.ends.record(half.Properties[message.PropRealTopic], eh.decision == message.TransactionCommitType, now-half.BornTimestamp)
-	return remoting.Success, ""
+	return remoting.Success, "", commit
 }
 
 // preparedMessage looks up the half message at commitLogOffset and checks it

@@ -53,7 +53,7 @@ func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64,
 	if commit {
 		eh.decision = message.TransactionCommitType
 	}
-	code, remark := s.end(&eh)
+	code, remark, _ := s.end(&eh)
 	if code != remoting.Success {
 		s.refusals.Warn(&s.log, "end_transaction_refused", code).Str("group", group).Str("msgId", msgID).Str("refusal", remark).Msg("transaction: end transaction refused")
 		return remoting.Refuse(code, remark)

@@ -69,6 +69,12 @@ type Options struct {
 	// Refusals rate-limits the warnings a producer's END_TRANSACTION
 	// requests can repeat; nil makes one.
 	Refusals *ratelog.Limiter
+	// AnswerCommitted answers a two-way END_TRANSACTION whose commit put m
+	// as res: resp now, or nil when the broker writes resp on c later,
+	// once the commit is flushed and replicated as 4.9.8's synchronous
+	// putMessage waits (the answer stays SUCCESS whatever the waits end
+	// with). nil answers at once.
+	AnswerCommitted func(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
 
 	// failpoint, when set (tests), is called at each named durability
 	// step; an error simulates the death of the process there: the pass

@@ -139,6 +139,7 @@ type Service struct {
 	log            zerolog.Logger
 	refusals       *ratelog.Limiter
 	slave          bool // Options.Slave
+	answer         func(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
 
 	timeout  time.Duration // transactionTimeOut
 	interval time.Duration // transactionCheckInterval
@@ -207,7 +208,7 @@ func New(o Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		store: o.Store, put: o.Put, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
+		store: o.Store, put: o.Put, answer: o.AnswerCommitted, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
 		refusals: o.Refusals, slave: o.Slave,
 		timeout:   o.Timeout,

@@ -187,6 +187,7 @@ func adminCommand() *cli.Command {
 	cmd.Subcommands = append(cmd.Subcommands, adminFastForward())
 	cmd.Subcommands = append(cmd.Subcommands, adminAuthCommands()...)
 	cmd.Subcommands = append(cmd.Subcommands, adminControllerCommands()...)
+	cmd.Subcommands = append(cmd.Subcommands, adminGroup5Commands()...)
 	return cmd
 }
 
@@ -296,6 +297,7 @@ func adminClusterList() *cli.Command {
 	return adminSub("clusterList", "List all of clusters", []cli.Flag{
 		&cli.BoolFlag{Name: "moreStats", Aliases: []string{"m"}, Usage: "Print more stats"},
 		&cli.StringFlag{Name: "interval", Aliases: []string{"i"}, Usage: "print again every this many seconds, until interrupted"},
+		&cli.BoolFlag{Name: "replication", Usage: "print each broker's role and replication lag in bytes instead (rmq only)"},
 	}, func(r *adminRun) error {
 		interval, err := optInt64(r.c, "interval", 0)
 		if err != nil {
@@ -305,7 +307,11 @@ func adminClusterList() *cli.Command {
 		for {
 			l, err := r.a.ClusterList(ctx)
 			if l != nil {
-				if perr := r.emit(l, func(w io.Writer) { l.Print(w, r.c.Bool("moreStats")) }); perr != nil {
+				out := func(w io.Writer) { l.Print(w, r.c.Bool("moreStats")) }
+				if r.c.Bool("replication") {
+					out = l.PrintReplication
+				}
+				if perr := r.emit(l, out); perr != nil {
 					return perr
 				}
 			}

@@ -37,7 +37,7 @@ func jsonValues(out string) ([]any, error) {
 	}
 }
 
-// TestAdminJSONEverySubcommand runs each of the 55 admin subcommands with
+// TestAdminJSONEverySubcommand runs each of the 60 admin subcommands with
 // --json against the in-process broker: the output must be JSON only, hold
 // at least one non-empty value, and carry what names the request.
 func TestAdminJSONEverySubcommand(t *testing.T) {
@@ -118,6 +118,11 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 		{name: "consumerProgress -g", args: []string{"consumerProgress", "-g", "JsonG"}, contains: []string{"JsonT", "broker-a"}},
 		{name: "consumerProgress -g -s true", args: []string{"consumerProgress", "-g", "JsonG", "-s", "true"}, contains: []string{"JsonT", "127.0.0.1"}},
 		{name: "consumerProgress of every group", args: []string{"consumerProgress"}, contains: []string{"JsonG"}},
+		{name: "updateTopicList", args: []string{"updateTopicList", "-b", c.broker, "-f", writeFile(t, "topics.json", `[{"topicName":"JsonL"}]`)}, contains: []string{"JsonL", c.broker}},
+		{name: "updateSubGroupList", args: []string{"updateSubGroupList", "-c", "DefaultCluster", "-f", writeFile(t, "groups.json", `[{"groupName":"JsonLG"}]`)}, contains: []string{"JsonLG", c.broker}},
+		{name: "queryTopicsByConsumer", args: []string{"queryTopicsByConsumer", "-g", "JsonG"}, contains: []string{"JsonT"}},
+		{name: "querySubscription", args: []string{"querySubscription", "-g", "JsonG", "-t", "JsonT"}, contains: []string{`"topic": "JsonT"`}},
+		{name: "updateGroupForbidden", args: []string{"updateGroupForbidden", "-b", c.broker, "-g", "JsonG", "-t", "JsonT"}, contains: []string{`"readable": true`}},
 		{
 			name: "resetOffsetByTime",
 			before: func(t *testing.T) {
@@ -231,7 +236,7 @@ func TestAdminJSONEverySubcommand(t *testing.T) {
 			t.Errorf("admin subcommand %s has no --json case", name)
 		}
 	}
-	if len(seen) != 55 {
-		t.Errorf("%d subcommands covered, want 55: %v", len(seen), seen)
+	if len(seen) != 60 {
+		t.Errorf("%d subcommands covered, want 60: %v", len(seen), seen)
 	}
 }

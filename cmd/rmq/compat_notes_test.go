@@ -47,7 +47,8 @@ var codeNotes = map[int32]codeNote{
 		tests: "`broker/runtime_config_test.go`, `broker/config_update_all_test.go`",
 	},
 	28: { // GET_BROKER_RUNTIME_INFO
-		tests: "`broker/timer_test.go`, `admin/admin_test.go`; Java: `MQAdminTest`",
+		diff:  "rmq adds its replication state, which stock keeps out of the table (4.9.8 logs slaveFallBehindMuch, 5.x serves GET_BROKER_HA_STATUS): `brokerRole`, `brokerId`, on a master `haConnectionCount`, `haPush2SlaveMaxOffset`, `haSlaveFallBehindMuch`, `haSlaveAckOffset_<addr>`, `haSlaveDiff_<addr>`, on a slave `haMasterAddress`, `haMasterConnected`, `haReportedOffset`; and 5.3.3's `brokerActive` (false on a slave)",
+		tests: "`broker/timer_test.go`, `broker/ha_runtime_test.go`, `admin/admin_test.go`; Java: `MQAdminTest`",
 	},
 	29: { // SEARCH_OFFSET_BY_TIMESTAMP
 		tests: "`broker/query_core_test.go`",
@@ -301,6 +302,30 @@ var codeNotes = map[int32]codeNote{
 	217: { // REGISTER_TOPIC_IN_NAMESRV
 		does:  "served (a 5.x code)",
 		tests: "`namesrv/server_test.go`",
+	},
+	18: { // UPDATE_AND_CREATE_TOPIC_LIST
+		does:  "served (a 5.x code): each config of `topicConfigList` over the Java field initialisers, checked in order as 5.3.3 checks UPDATE_AND_CREATE_TOPIC (INVALID_PARAMETER for a bad name, a system topic, MIXED); a config equal to the topic's current one answers SUCCESS at once, the later ones unapplied, as stock",
+		diff:  "A refused attribute modification changes no topic (Java has applied the configs before it in memory); bodies over 4 MiB and unknown `topicFilterType`s are refused with SYSTEM_ERROR",
+		tests: "`broker/brokeradmin/topic_list_test.go`, `cmd/rmq/admin_group5_test.go`; Java: `Admin5Test` (mqadmin 5.3.3 `updateTopicList`)",
+	},
+	225: { // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST
+		does:  "served (a 5.x code): every config of `groupConfigList` over the stock defaults, persisted once; an empty list is SUCCESS",
+		diff:  "A group name that is not valid refuses the whole list (stock checks none); bodies over 4 MiB are refused with SYSTEM_ERROR",
+		tests: "`broker/clients/admin_group5_test.go`, `cmd/rmq/admin_group5_test.go`; Java: `Admin5Test` (mqadmin 5.3.3 `updateSubGroupList`)",
+	},
+	343: { // QUERY_TOPICS_BY_CONSUMER
+		does:  "served (a 5.x code): `TopicList` of the topics the group has offsets for (retry topic and offline history included) and the broker address",
+		tests: "`broker/clients/admin_group5_test.go`, `cmd/rmq/admin_group5_test.go`; Java: `Admin5Test` (DefaultMQAdminExt.queryTopicsByConsumer)",
+	},
+	345: { // QUERY_SUBSCRIPTION_BY_CONSUMER
+		does:  "served (a 5.x code): `{group, topic, subscriptionData}` from the online consumers' heartbeats; none is SUCCESS without `subscriptionData`",
+		diff:  "Subscriptions only POP or pulls with a subscription carried (stock's compensation table) are not found",
+		tests: "`broker/clients/admin_group5_test.go`, `cmd/rmq/admin_group5_test.go`; Java: `Admin5Test` (DefaultMQAdminExt.querySubscription)",
+	},
+	353: { // UPDATE_AND_GET_GROUP_FORBIDDEN
+		does:  "served (a 5.x code): sets or clears the group's read bit on the topic (persisted in `subscriptionGroup.json` `forbiddenTable`; clearing the last bit drops the group's entry, as stock), answers `GroupForbidden`; a pull without the subscription flag of an online group is then refused NO_PERMISSION `the consumer group[g] is forbidden for topic[t]`",
+		diff:  "The pull refusal carries no `forbiddenType` response field",
+		tests: "`broker/clients/admin_group5_test.go`, `cmd/rmq/admin_group5_test.go` (`TestPullRefusedWhileGroupForbidden`); Java: `Admin5Test` (DefaultMQAdminExt.updateAndGetGroupReadForbidden)",
 	},
 	351: { // GET_TOPIC_CONFIG
 		does:  "served (a 5.x code): one topic's config with its attributes",

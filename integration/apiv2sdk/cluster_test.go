@@ -19,7 +19,6 @@ import (
 	"github.com/rmqio/rmq/internal/sdklog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
-	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/topicgroup"
 )
 
@@ -68,7 +67,7 @@ func startTwoBrokers(t *testing.T, topic string, queues int32) (a, b *clusterBro
 		}
 		cb := &clusterBroker{b: tb, srv: srv}
 		t.Cleanup(cb.stop)
-		tb.Topics().Update(&remoting.TopicConfig{TopicName: topic, ReadQueueNums: queues, WriteQueueNums: queues, Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: "SINGLE_TAG"})
+		tb.Topics().Update(&topicgroup.TopicConfig{TopicName: topic, ReadQueueNums: queues, WriteQueueNums: queues, Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: "SINGLE_TAG"})
 		return cb
 	}
 	a, b = start("sdk-a", "127.0.0.1"), start("sdk-b", "127.0.0.2")

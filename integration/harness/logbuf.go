@@ -12,7 +12,7 @@ type logBuffer struct {
 	mu    sync.Mutex
 	lines []string
 	// watch is the readiness watcher of the current run; it sees stdout lines.
-	watch *readyWatch
+	watch lineWatcher
 }
 
 func (b *logBuffer) add(line string, stdout bool) {
@@ -25,7 +25,10 @@ func (b *logBuffer) add(line string, stdout bool) {
 	}
 }
 
-func (b *logBuffer) setWatch(w *readyWatch) {
+// lineWatcher sees every stdout line of the current run.
+type lineWatcher interface{ see(line string) }
+
+func (b *logBuffer) setWatch(w lineWatcher) {
 	b.mu.Lock()
 	b.watch = w
 	b.mu.Unlock()

@@ -48,8 +48,20 @@ type Config struct {
 // Process is a running (or stopped) `rmq standalone`. Its methods are safe for
 // concurrent use, but starting and stopping are meant to be driven by one test.
 type Process struct {
-	cfg  Config
-	logs *logBuffer
+	cfg Config
+	*child
+}
+
+// child is the run control every process of the harness shares (rmq
+// standalone, and the brokers and name servers of an HA pair): one
+// operating-system process at a time, its output kept across restarts.
+type child struct {
+	what        string // "rmq", "java broker": the subject of error messages
+	logs        *logBuffer
+	stopTimeout time.Duration
+	// cleanExit tells a clean exit after SIGTERM (rmq: status 0; a JVM:
+	// 143, its shutdown hooks having run).
+	cleanExit func(*os.ProcessState) bool
 
 	mu  sync.Mutex
 	cur *run
@@ -88,7 +100,8 @@ func Launch(cfg Config) (*Process, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = 30 * time.Second
 	}
-	p := &Process{cfg: cfg, logs: &logBuffer{}}
+	p := &Process{cfg: cfg, child: &child{what: "rmq", logs: &logBuffer{}, stopTimeout: cfg.StopTimeout,
+		cleanExit: func(s *os.ProcessState) bool { return s.Success() }}}
 	if err := p.start(); err != nil {
 		return nil, err
 	}
@@ -142,13 +155,13 @@ func (p *Process) BrokerPort() int { return p.cfg.BrokerPort }
 func (p *Process) StoreDir() string { return filepath.Join(p.cfg.WorkDir, "store") }
 
 // Logs returns everything the process printed, across restarts.
-func (p *Process) Logs() string { return p.logs.since(0) }
+func (p *child) Logs() string { return p.logs.since(0) }
 
 // LogMark and LogsSince select the output printed after a point in time.
-func (p *Process) LogMark() int              { return p.logs.mark() }
-func (p *Process) LogsSince(mark int) string { return p.logs.since(mark) }
+func (p *child) LogMark() int              { return p.logs.mark() }
+func (p *child) LogsSince(mark int) string { return p.logs.since(mark) }
 
-func (p *Process) tail() string {
+func (p *child) tail() string {
 	all := p.Logs()
 	lines := strings.Split(all, "\n")
 	if len(lines) > logTailLines {
@@ -204,6 +217,14 @@ func (p *Process) start() error {
 	}, p.cfg.Args...)
 	cmd := exec.Command(p.cfg.Bin, args...)
 	cmd.Dir = p.cfg.WorkDir
+	watch := newReadyWatch()
+	return p.launch(cmd, watch, watch.ready, p.cfg.ReadyTimeout)
+}
+
+// launch starts cmd as the new run and waits until ready is closed (watch
+// sees its stdout lines), the process exits, or timeout passes (it is then
+// killed).
+func (p *child) launch(cmd *exec.Cmd, watch lineWatcher, ready <-chan struct{}, timeout time.Duration) error {
 	cmd.SysProcAttr = procAttr()
 	r := &run{
 		cmd:    cmd,
@@ -212,12 +233,11 @@ func (p *Process) start() error {
 		err:    &stream{buf: p.logs},
 	}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.err
-	watch := newReadyWatch()
 	p.logs.setWatch(watch)
-	p.logs.add(fmt.Sprintf("harness: start %s %s", p.cfg.Bin, strings.Join(args, " ")), false)
+	p.logs.add(fmt.Sprintf("harness: start %s", strings.Join(cmd.Args, " ")), false)
 
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("harness: start rmq: %w", err)
+		return fmt.Errorf("harness: start %s: %w", p.what, err)
 	}
 	p.mu.Lock()
 	p.cur = r
@@ -227,20 +247,20 @@ func (p *Process) start() error {
 		r.state = cmd.ProcessState
 		r.stdout.flush()
 		r.err.flush()
-		p.logs.add(fmt.Sprintf("harness: rmq exited: %v", r.state), false)
+		p.logs.add(fmt.Sprintf("harness: %s exited: %v", p.what, r.state), false)
 		close(r.exited)
 	}()
 
-	timer := time.NewTimer(p.cfg.ReadyTimeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case <-watch.ready:
+	case <-ready:
 		return nil
 	case <-r.exited:
-		return fmt.Errorf("%w (%v); output:\n%s", ErrExitedEarly, r.state, p.tail())
+		return fmt.Errorf("%w (%s, %v); output:\n%s", ErrExitedEarly, p.what, r.state, p.tail())
 	case <-timer.C:
 		p.Close()
-		return fmt.Errorf("%w (%v); output:\n%s", ErrNotReady, p.cfg.ReadyTimeout, p.tail())
+		return fmt.Errorf("%w (%s, %v); output:\n%s", ErrNotReady, p.what, timeout, p.tail())
 	}
 }
 
@@ -253,20 +273,20 @@ func (r *run) done() bool {
 	}
 }
 
-func (p *Process) current() *run {
+func (p *child) current() *run {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cur
 }
 
 // Running reports whether the current run has not exited.
-func (p *Process) Running() bool {
+func (p *child) Running() bool {
 	r := p.current()
 	return r != nil && !r.done()
 }
 
 // Pid is the operating-system id of the current run.
-func (p *Process) Pid() int {
+func (p *child) Pid() int {
 	if r := p.current(); r != nil && r.cmd.Process != nil {
 		return r.cmd.Process.Pid
 	}
@@ -275,7 +295,7 @@ func (p *Process) Pid() int {
 
 // Stop sends SIGTERM and waits for the exit. It fails when the process does
 // not exit within StopTimeout (it is then killed) or exits with a non-zero status.
-func (p *Process) Stop() error {
+func (p *child) Stop() error {
 	r := p.current()
 	if r == nil || r.done() {
 		return ErrNotRunning
@@ -285,18 +305,18 @@ func (p *Process) Stop() error {
 	}
 	select {
 	case <-r.exited:
-	case <-time.After(p.cfg.StopTimeout):
+	case <-time.After(p.stopTimeout):
 		p.Close()
-		return fmt.Errorf("%w within %v; output:\n%s", ErrStopTimeout, p.cfg.StopTimeout, p.tail())
+		return fmt.Errorf("%w (%s) within %v; output:\n%s", ErrStopTimeout, p.what, p.stopTimeout, p.tail())
 	}
-	if !r.state.Success() {
-		return fmt.Errorf("%w: %v; output:\n%s", ErrUncleanExit, r.state, p.tail())
+	if !p.cleanExit(r.state) {
+		return fmt.Errorf("%w (%s): %v; output:\n%s", ErrUncleanExit, p.what, r.state, p.tail())
 	}
 	return nil
 }
 
 // Kill sends SIGKILL and waits for the exit: a crash.
-func (p *Process) Kill() error {
+func (p *child) Kill() error {
 	r := p.current()
 	if r == nil || r.done() {
 		return ErrNotRunning
@@ -319,7 +339,7 @@ func (p *Process) Restart() error {
 
 // ExitCode is the exit status of the last run (-1 while running or when a
 // signal ended it).
-func (p *Process) ExitCode() int {
+func (p *child) ExitCode() int {
 	r := p.current()
 	if r == nil || !r.done() {
 		return -1
@@ -328,7 +348,7 @@ func (p *Process) ExitCode() int {
 }
 
 // Close kills the process if it is still running. It is idempotent.
-func (p *Process) Close() {
+func (p *child) Close() {
 	r := p.current()
 	if r == nil || r.done() {
 		return

@@ -11,9 +11,9 @@
 # never for a 4.x Java oracle). A second broker for the restart test is started by the tests through a launcher
 # script this file writes. The broker under test must exit 0 on SIGTERM at the end.
 #
-# Oracle comparison (--oracle): tests of the client4 profile write what the broker answered, normalized (volatile
-# fields masked; the rules are in src/test/java/rmq/it/OracleOutput.java), to target/oracle-outputs/<broker>/
-# client4-<headers>/<Class>.<test>.txt. After the suite against the Java broker, run.sh starts rmq on fresh ports,
+# Oracle comparison (--oracle): tests of the client4 profile (and, against ORACLE_VERSION=5.3.3, of the admin5
+# profile: mqadmin 5.3.3) write what the broker answered, normalized (volatile fields masked; the rules are in
+# src/test/java/rmq/it/OracleOutput.java), to target/oracle-outputs/<broker>/<profile>-<headers>/<Class>.<test>.txt. After the suite against the Java broker, run.sh starts rmq on fresh ports,
 # runs the classes that wrote there (client4, same header types) and diffs the two trees; a difference fails the run.
 #
 # With a Docker daemon (docker/available.sh), run.sh (rmq mode) also builds the image (docker/image.sh, tag
@@ -37,7 +37,10 @@ ORACLE_VERSION="${ORACLE_VERSION:-4.9.8}"
 # first header type only.
 # grpc5 (the 5.x gRPC SDK against rmq's gRPC endpoint) runs once, not per header type, and not against the
 # Java oracle (which runs no proxy).
-CLIENTS="${RMQ_JAVA_CLIENTS:-client4 client5 grpc5}"
+# admin5 (mqadmin 5.3.3: the 5.x admin codes and ACL 2.0) runs once, under the first header type; against a Java
+# oracle only when it is 5.x, and then alone (ORACLE_VERSION=5.3.3: the 4.x suites are not meant for a 5.x broker).
+CLIENTS="${RMQ_JAVA_CLIENTS:-client4 client5 grpc5 admin5}"
+if [[ "$MODE" == java && -z "${RMQ_JAVA_CLIENTS:-}" && "$ORACLE_VERSION" == 5.* ]]; then CLIENTS=admin5; fi
 TYPES="${RMQ_JAVA_TYPES:-JSON ROCKETMQ}"
 # RMQ_JAVA_TESTS, when set, is surefire's -Dtest (e.g. "AdminCollectorsTest,OffsetAdminTest").
 
@@ -371,16 +374,16 @@ container_suite() {
 ORACLE_OUTPUTS="$HERE/target/oracle-outputs"
 
 # After the suite against the Java broker: the same oracle-writing classes against rmq, then a diff of what both
-# answered (see the header). Returns 1 on any difference, or when the Java side wrote nothing.
+# answered (see the header). Each record directory is <profile>-<headers> (client4-JSON, admin5-JSON, ...): the
+# classes that wrote into it run again under that profile and header type. Returns 1 on any difference, or when the
+# Java side wrote nothing.
 oracle_compare() {
   local java_dir="$ORACLE_OUTPUTS/$BROKER_KIND" rmq_dir="$ORACLE_OUTPUTS/rmq" runs classes run failed=0
-  runs="$(cd "$java_dir" 2>/dev/null && ls -d client4-* 2>/dev/null || true)"
-  classes="$(cd "$java_dir" 2>/dev/null && ls client4-*/ 2>/dev/null | sed -n 's/^\([A-Za-z0-9]*\)\..*\.txt$/\1/p' | sort -u | paste -sd, -)"
-  if [[ -z "$runs" || -z "$classes" ]]; then
+  runs="$(cd "$java_dir" 2>/dev/null && ls -d *-* 2>/dev/null || true)"
+  if [[ -z "$runs" ]]; then
     log "oracle comparison: the suite against $BROKER_KIND wrote nothing under $java_dir"
     return 1
   fi
-  log "oracle comparison: running $classes against rmq"
   if [[ -z "${RMQ_BIN:-}" ]]; then
     log "building bin/rmq"
     (cd "$ROOT" && go build -o bin/rmq ./cmd/rmq)
@@ -391,7 +394,9 @@ oracle_compare() {
   pick_ports
   start_rmq "$WORK/rmq-store"
   for run in $runs; do
-    RMQ_JAVA_TESTS="$classes" run_suite client4 "${run#client4-}" || failed=1
+    classes="$(cd "$java_dir/$run" && ls | sed -n 's/^\([A-Za-z0-9]*\)\..*\.txt$/\1/p' | sort -u | paste -sd, -)"
+    log "oracle comparison: running $classes ($run) against rmq"
+    RMQ_JAVA_TESTS="$classes" run_suite "${run%-*}" "${run##*-}" || failed=1
   done
   stop_broker || failed=1
   MODE=java BROKER_KIND="$kind"
@@ -437,6 +442,11 @@ main() {
   for client in $CLIENTS; do
     if [[ "$client" == grpc5 ]]; then
       [[ "$MODE" == rmq ]] || continue
+      run_suite "$client" "$(set -- $TYPES; echo "$1")" || failed=1
+      continue
+    fi
+    if [[ "$client" == admin5 ]]; then
+      [[ "$MODE" == rmq || "$ORACLE_VERSION" == 5.* ]] || continue
       run_suite "$client" "$(set -- $TYPES; echo "$1")" || failed=1
       continue
     fi

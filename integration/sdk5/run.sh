@@ -8,7 +8,11 @@
 # grpcServerPort (producer: normal, FIFO, delay, transaction commit/rollback/check-back, checked with a 4.x
 # consumer; SimpleConsumer: receive, ack, change of invisible duration and redelivery, checked by the program),
 # and TestSDK5PythonClock (integration/sdk5_clock_test.go): python/clock.py sends a 2-hour timer message,
-# runs `rmq admin fastForward` against a broker with clockControlEnable=true and receives it within seconds.
+# runs `rmq admin fastForward` against a broker with clockControlEnable=true and receives it within seconds;
+# and TestSDK5PythonAuth / TestSDK5NodeAuth (integration/sdk5_auth_test.go): python/auth.py and node/auth.js sign
+# with ACL 2.0 users (Credentials / sessionCredentials) against a broker with authenticationEnabled and
+# authorizationEnabled: an allowed send and receive, and a Deny policy, a wrong secret and no credentials refused
+# with the stock UNAUTHORIZED (40100) and reason.
 # An SDK whose runtime (python3, node and npm) is missing is skipped with a message saying so.
 set -euo pipefail
 
@@ -42,14 +46,14 @@ RUN=""
 if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
   install_python
   export RMQ_SDK5_PYTHON="$HERE/python/.deps"
-  RUN="TestSDK5Python|TestSDK5PythonClock"
+  RUN="TestSDK5Python|TestSDK5PythonClock|TestSDK5PythonAuth"
 else
   log "Python SDK SKIPPED: python3 with pip is not on PATH"
 fi
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   install_node
   export RMQ_SDK5_NODE="$HERE/node/node_modules"
-  RUN="${RUN:+$RUN|}TestSDK5Node"
+  RUN="${RUN:+$RUN|}TestSDK5Node|TestSDK5NodeAuth"
 else
   log "Node.js SDK SKIPPED: node or npm is not on PATH"
 fi

@@ -16,6 +16,7 @@ type conn struct {
 	addr string
 
 	req      atomic.Int64 // the first value (slaveRequestOffset); -1 before it
+	from     atomic.Int64 // where the stream starts, fixed when req arrives
 	ack      atomic.Int64 // the last value (slaveAckOffset); -1 before the first
 	lastRead atomic.Int64 // clock UnixNano of the last bytes read
 	reqSet   chan struct{}
@@ -75,6 +76,16 @@ func (c *conn) readLoop() {
 // onOffset takes one value from the slave; false closes the connection.
 func (c *conn) onOffset(v int64) bool {
 	if c.req.Load() < 0 {
+		// The start point is fixed when the request arrives, not when the
+		// writer gets to it: a new slave (0) that asked while the master's
+		// newest file was its first must get that file whole, even if puts
+		// roll the commitlog into the next file before the writer runs.
+		start := v
+		if v == 0 {
+			max := c.m.src.MaxPhyOffset()
+			start = max - max%c.m.src.CommitLogFileSize()
+		}
+		c.from.Store(start)
 		c.req.Store(v)
 		c.reqOnce.Do(func() { close(c.reqSet) })
 		c.m.log.Info().Str("slave", c.addr).Int64("requestOffset", v).Msg("ha: slave request offset")
@@ -107,12 +118,9 @@ func (c *conn) writeLoop() {
 		return
 	}
 	cfg := &c.m.cfg
-	next := c.req.Load()
-	if next == 0 {
-		// A new slave starts at the master's newest file, not its history.
-		max := c.m.src.MaxPhyOffset()
-		next = max - max%c.m.src.CommitLogFileSize()
-	}
+	// A new slave (0) starts at the master's newest file, not its history
+	// (onOffset resolved it).
+	next := c.from.Load()
 	c.m.log.Info().Str("slave", c.addr).Int64("from", next).Int64("requestOffset", c.req.Load()).Msg("ha: transfer starts")
 	buf := make([]byte, headerSize+cfg.TransferBatchSize)
 	lastWrite := cfg.Clock.Now()

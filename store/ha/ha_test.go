@@ -88,7 +88,25 @@ func newPair(t *testing.T) *pair {
 	p.sst = openStore(t, p.sdir, "127.0.0.1:10921")
 	p.startClient()
 	t.Cleanup(p.close)
+	p.requested()
 	return p
+}
+
+// requested waits until the master holds the slave's first report, which
+// fixes where its stream starts. An empty slave reports 0 and gets the
+// master's newest file from that moment: a test that puts before this
+// could roll the master into its next file first, and the slave would
+// rightly start there, without the history the test compares.
+func (p *pair) requested() {
+	p.t.Helper()
+	testutil.WaitFor(p.t, testWait, func() bool {
+		for _, s := range p.master.Stats().Slaves {
+			if s.AckOffset >= 0 {
+				return true
+			}
+		}
+		return false
+	}, "the master to receive the slave's request offset")
 }
 
 func (p *pair) startMaster() {
@@ -142,8 +160,12 @@ func (p *pair) caughtUp() {
 	}, fmt.Sprintf("the slave to reach %d (has %d)", want, p.sst.MaxPhyOffset()))
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
-	if err := p.sst.WaitDispatched(ctx, want); err != nil {
-		p.t.Fatal(err)
+	// Both sides: the master's queues are built by its own dispatcher,
+	// which a loaded machine can leave behind the replication.
+	for _, s := range []*store.Store{p.mst, p.sst} {
+		if err := s.WaitDispatched(ctx, want); err != nil {
+			p.t.Fatal(err)
+		}
 	}
 }
 

@@ -55,6 +55,7 @@ func TestNewSlaveStartsAtMastersNewestFile(t *testing.T) {
 	p.startMaster()
 	p.sst = openStore(t, p.sdir, "127.0.0.1:10921")
 	p.startClient()
+	p.requested()
 	put(t, p.mst, 400, 5)
 	p.caughtUp()
 	max := p.mst.MaxPhyOffset()

@@ -16,10 +16,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.tools.command.MQAdminStartup;
 
 /**
- * Runs stock mqadmin subcommands (rocketmq-tools 4.9.8, {@code MQAdminStartup}) against the broker under test.
+ * Runs stock mqadmin subcommands (rocketmq-tools 4.9.8, or 5.3.3 in the admin5 profile, {@code MQAdminStartup})
+ * against the broker under test.
  *
  * <p>{@link #run} calls {@code MQAdminStartup.main0} in this JVM with System.out and System.err captured: a JVM per
  * command would cost seconds each. main0 never calls System.exit on a parsed command line (it catches every
@@ -120,6 +122,14 @@ final class MQAdmin {
     }
 
     static Output run(String... args) {
+        return runHook(null, args);
+    }
+
+    /**
+     * {@link #run} with every request of the command signed by hook (mqadmin's own rpcHook argument of
+     * {@code main0}; null: the tools.yml credentials if that file exists, as the real tool does).
+     */
+    static Output runHook(RPCHook hook, String... args) {
         home();
         List<String> all = withNamesrv(args);
         synchronized (LOCK) {
@@ -131,7 +141,7 @@ final class MQAdmin {
                  PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
                 System.setOut(o);
                 System.setErr(e);
-                MQAdminStartup.main0(all.toArray(new String[0]), null);
+                MQAdminStartup.main0(all.toArray(new String[0]), hook);
             } finally {
                 System.setOut(oldOut);
                 System.setErr(oldErr);

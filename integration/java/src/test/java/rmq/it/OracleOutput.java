@@ -87,12 +87,12 @@ final class OracleOutput {
     }
 
     /**
-     * Writes a test's record (masked) for this run. The writers are tests of the client4 profile (the one with
-     * mqadmin), the profile the comparison runs.
+     * Writes a test's record (masked) for this run, under the run's profile (client4: mqadmin 4.9.8 against the 4.x
+     * oracle; admin5: mqadmin 5.3.3 against the 5.3.3 oracle), the profile the comparison runs again against rmq.
      */
     static void write(Class<?> testClass, String test, String text) {
         Path dir = Path.of(System.getProperty("rmq.oracleOutputs", "target/oracle-outputs"), Clients.brokerKind(),
-            "client4-" + Clients.serializeType());
+            System.getProperty("rmq.client", "client4") + "-" + Clients.serializeType());
         try {
             Files.createDirectories(dir);
             Files.writeString(dir.resolve(testClass.getSimpleName() + "." + test + ".txt"), mask(text),
