@@ -196,6 +196,11 @@ java-oracle:
 controller-oracle:
 	bash integration/java/controller-oracle.sh
 
+# store/ha/autoswitch's frames against a live Java 5.3.3 master in controller mode (library code, not yet in the broker).
+.PHONY: autoswitch-interop
+autoswitch-interop:
+	bash integration/java/autoswitch-java-master.sh
+
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
 # 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the
 # loopback ceiling (g) and rmq with metrics on vs off (j), one broker at a time on loopback; prints the table and rewrites the generated section

@@ -129,6 +129,13 @@ func completeOptions(opts Options) (Options, netip.Addr, error) {
 		opts.ListenHost = "0.0.0.0"
 	}
 	opts.FS = opts.putStallFS() // testPutStallMillis (fastfail.go)
+	// The stock broker's ConsumerFilterManager overwrites
+	// bitMapLengthConsumeQueueExt at start with the bit count of the bloom
+	// filter the two bloom keys shape, so GET_BROKER_CONFIG reports that,
+	// whatever the file says (an update shows until the next start).
+	if m, ok := clients.BloomBits(opts.MaxErrorRateOfBloomFilter, opts.ExpectConsumerNumUseFilter); ok {
+		opts.BitMapLengthConsumeQueueExt = m
+	}
 	return opts, ip, nil
 }
 

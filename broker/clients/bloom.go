@@ -35,6 +35,17 @@ func bloomShape(f, n int) (k, m int) {
 	return k, m
 }
 
+// BloomBits is the bit count (m) of the stock BloomFilter.createByFn(f, n)
+// for an error rate of f percent and n expected entries, and false where
+// createByFn refuses the arguments (f outside [1, 100), n below 1).
+func BloomBits(f, n int) (int, bool) {
+	if f < 1 || f >= 100 || n < 1 {
+		return 0, false
+	}
+	_, m := bloomShape(f, n)
+	return m, true
+}
+
 // bloomGenerate is BloomFilter.generate(str) (calcBitPositions): Guava's
 // murmur3_128 of the UTF-8 text, asLong, split into two int hashes.
 func bloomGenerate(str string, k, m int) bloomFilterData {

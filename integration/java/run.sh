@@ -165,8 +165,11 @@ start_rmq() {
   cat >"$WORK/broker-launcher.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail
+# RMQ_BROKER_KEEP_CONF: a restart keeps the config file as the broker left it (updateBrokerConfig persists there).
+if [[ -z "\${RMQ_BROKER_KEEP_CONF:-}" || ! -e "\$4.conf" ]]; then
 printf 'brokerName=%s\nbrokerClusterName=%s\nbrokerIP1=127.0.0.1\nsmallStore=true\ngrpcServerPort=0\n' "\$1" "\$2" >"\$4.conf"
 if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTRA_CONF" >>"\$4.conf"; fi
+fi
 exec "$RMQ_BIN" broker -c "\$4.conf" -n "\$5" --store-dir "\$4" --listen-port "\$3"
 EOF
   chmod +x "$WORK/broker-launcher.sh"
@@ -246,6 +249,8 @@ start_java() {
   cat >"$WORK/broker-launcher.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail
+# RMQ_BROKER_KEEP_CONF: a restart keeps the config file as the broker left it (updateBrokerConfig persists there).
+if [[ -z "\${RMQ_BROKER_KEEP_CONF:-}" || ! -e "\$4.conf" ]]; then
 cat >"\$4.conf" <<CONF
 brokerClusterName=\$2
 brokerName=\$1
@@ -265,6 +270,7 @@ enablePropertyFilter=true
 filterSupportRetry=true
 CONF
 if [[ -n "\${RMQ_BROKER_EXTRA_CONF:-}" ]]; then printf '%s\n' "\$RMQ_BROKER_EXTRA_CONF" >>"\$4.conf"; fi
+fi
 mkdir -p "\$4"
 export ROCKETMQ_HOME="$PEER_HOME"
 exec java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=256m ${JAVA_OPENS[*]} \${RMQ_BROKER_JVM_PROPS:-} \
