@@ -23,7 +23,6 @@ import (
 	"github.com/rmqio/rmq/schedule"
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/store/ha"
-	"github.com/rmqio/rmq/timer"
 	"github.com/rmqio/rmq/topicgroup"
 )
 
@@ -59,8 +58,8 @@ type Broker struct {
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager
 	pullHold *PullRequestHoldService
-	// dispatchWakes gathers onDispatch's wake-ups for onDispatchBatch.
-	dispatchWakes dispatchWakes
+	// events receives the store's callbacks (lifecycle.go).
+	events *storeEvents
 	// putHooks see every message before it is stored (putMessage); they are
 	// installed before Start and never change afterwards.
 	putHooks []putHook
@@ -68,16 +67,13 @@ type Broker struct {
 	// describes; a send with none of those keys then skips the hooks and
 	// the properties map (plainProperties). Another hook disables that.
 	keyedHooks int
-	levels     schedule.Levels   // messageDelayLevel
-	sched      *schedule.Service // delivers delay-level messages
-	// schedLive is sched, set just before it starts: the store's dispatcher, which
-	// runs from Open on, reads it to wake the level that got a message.
-	schedLive atomic.Pointer[schedule.Service]
-	timers    *timer.TimerStore // 5.x timer messages (timer.go)
-	// timersLive is timers, set just before it starts (read by the store's dispatcher).
-	timersLive atomic.Pointer[timer.TimerStore]
-	stats      brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
-	bstats     *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
+	levels     schedule.Levels // messageDelayLevel
+	// deliveryStarted is set by Start on a master just before the delay,
+	// timer, transaction and POP services start: from then on the store's
+	// dispatcher wakes them and retention keeps and moves what they hold.
+	deliveryStarted atomic.Bool
+	stats           brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
+	bstats          *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
 	// refusals rate-limits the log lines of refused requests (a full disk
 	// refuses every send of a retrying client) and counts them by reason
 	// for the metrics endpoint; a background loop (Start) flushes its
@@ -89,19 +85,12 @@ type Broker struct {
 	// registeredAll is true after a registration every name server accepted
 	// (metrics_access.go: Ready).
 	registeredAll atomic.Bool
-	// retentionReady is set once clients and services exist: until then
-	// protectedOffset keeps every file (retention.go).
-	retentionReady atomic.Bool
 
-	// The other concerns, one package each (doc.go).
-	clients *clients.Service     // heartbeats, groups, offsets, locks
-	tx      *transaction.Service // half messages, END_TRANSACTION, check-back
+	// The other concerns, one package each (doc.go), built on the store
+	// (lifecycle.go: openServices).
+	services
 	// requesters maps request senders' client ids to their connections (reply.go).
 	requesters requesterTable
-	admin      *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
-	// pop serves POP consumption; popLive is it once created (read by the store's dispatcher).
-	pop     *pop.Service
-	popLive atomic.Pointer[pop.Service]
 
 	handlers map[int32]HandlerFunc
 	// acl checks every request before dispatch; nil when aclEnable is false (acl.go).

@@ -76,12 +76,3 @@ func checkBatch(msgs []*message.Message) error {
 	}
 	return nil
 }
-
-// tagsCode is the consume-queue tagsCode: the deliver time for schedule-topic
-// messages, the tag hash for the rest.
-func (b *Broker) tagsCode(topic string, props message.Props, storeMs int64) int64 {
-	if code, ok := b.levels.TagsCode(topic, props, storeMs); ok {
-		return code
-	}
-	return message.TagsHash(props.Get(message.PropTags))
-}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/rmqio/rmq/acl"
@@ -23,6 +24,45 @@ import (
 	"github.com/rmqio/rmq/timer"
 )
 
+// How a broker is assembled.
+//
+// The store starts working inside store.Open: recovery re-dispatches the
+// commitlog's tail (OnDispatch, OnDispatchBatch, TagsCode), and its cleanup
+// goroutine may ask what it must keep (Retention.ProtectedOffset) or move
+// (Retention.Evacuate) before Open returns. The services that answer those
+// questions (delay levels, timers, transactions, POP, consumer offsets) are
+// built on the store, so they cannot exist yet. The store's callbacks are
+// therefore bound to storeEvents, a forwarder made before the store from
+// what does exist then (the pull hold service and the delay levels); it
+// reaches the Broker only once New has attached the finished value. Until
+// then it gives the answers that need no service: retention keeps every
+// file and moves nothing, and only held pulls are woken (there are none
+// before Start); each service reads its queues when it starts. No
+// callback ever sees a half-built Broker, and each service is held once
+// (Broker.services), with no shadow copy for the dispatcher to read.
+//
+// The stages, each with its inputs and output:
+//
+//	completeOptions(opts)               -> opts with defaults, the IPv4 of brokerIP1
+//	newShell(opts, ip)                  -> *Broker without store or services:
+//	                                       identity, ports bound (ListenPort 0),
+//	                                       ACL, auth, topic table, delay levels
+//	newStoreEvents(pullHold, levels)    -> the store's callbacks
+//	openStore(opts, host, events)       -> *store.Store (recovered, dispatching)
+//	b.openServices(store)               -> services (clients, schedule,
+//	                                       transactions, timers, admin, POP)
+//	b.installProcessors()               -> put hooks, request handlers
+//	events.attach(b)                    -> the store's callbacks reach b
+//
+// Services also get Broker methods for work that runs when requests are
+// served or messages delivered (Put, EnsureDLQ, OnPopped, runtime
+// settings); no constructor calls them, and nothing is served before Start.
+//
+// Start then sets deliveryStarted on a master before it starts the delay,
+// timer, transaction and POP services: from then on the dispatcher wakes
+// them and retention protects and moves what they hold (a SLAVE runs none
+// of them, role.go).
+
 // Background periods of the stock broker.
 const (
 	// statsSampleInterval feeds the put/get rates of GET_BROKER_RUNTIME_INFO.
@@ -36,16 +76,44 @@ var ErrOptions = errors.New("broker: invalid options")
 
 // New validates opts, opens the store under StorePathRootDir (running its
 // recovery), loads the topic, offset and group files from <root>/config and
-// wires the request handlers. Nothing listens until Start.
+// wires the request handlers, in the stages above. Nothing listens until
+// Start.
 func New(opts Options) (*Broker, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	opts, ip, err := completeOptions(opts)
+	if err != nil {
+		return nil, err
 	}
-	// A host name is resolved once, as stock builds its STOREHOST
-	// (Kubernetes, Testcontainers); it is registered verbatim.
+	b, err := newShell(opts, ip)
+	if err != nil {
+		return nil, err
+	}
+	events := newStoreEvents(b.pullHold, b.levels)
+	st, err := openStore(b.opts, b.host, events)
+	if err != nil {
+		return b.abandon(fmt.Errorf("broker: open store: %w", err))
+	}
+	b.store, b.events = st, events
+	b.initRole()
+	svc, err := b.openServices(st)
+	if err != nil {
+		return b.abandon(errors.Join(err, st.Close()))
+	}
+	b.services = svc
+	b.installProcessors()
+	events.attach(b)
+	return b, nil
+}
+
+// completeOptions validates opts and fills the defaults New applies. A host
+// name in brokerIP1 is resolved once, as stock builds its STOREHOST
+// (Kubernetes, Testcontainers); it is registered verbatim.
+func completeOptions(opts Options) (Options, netip.Addr, error) {
+	if err := opts.Validate(); err != nil {
+		return opts, netip.Addr{}, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
 	ip, err := resolveIPv4(opts.BrokerIP1)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		return opts, netip.Addr{}, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -68,6 +136,17 @@ func New(opts Options) (*Broker, error) {
 	if m, ok := clients.BloomBits(opts.MaxErrorRateOfBloomFilter, opts.ExpectConsumerNumUseFilter); ok {
 		opts.BitMapLengthConsumeQueueExt = m
 	}
+	return opts, ip, nil
+}
+
+// configDir is <root>/config: topics, groups, offsets, delay offsets.
+func (o *Options) configDir() string { return filepath.Join(o.StorePathRootDir, "config") }
+
+// newShell is the Broker without store or services: its identity (ports
+// bound now with ListenPort 0, behind a gate closed until Start), the pull
+// hold service, ACL, auth, the topic table and the delay levels. On error
+// it releases what it bound.
+func newShell(opts Options, ip netip.Addr) (*Broker, error) {
 	b := &Broker{
 		opts:     opts,
 		log:      componentLog(opts.Logger, "broker"),
@@ -92,26 +171,22 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.vipAddr = joinHostPort(opts.BrokerIP1, vipPort)
 	b.host = netip.AddrPortFrom(ip.Unmap(), uint16(b.opts.ListenPort))
-	fail := func(err error) (*Broker, error) {
-		if b.server != nil {
-			b.server.Stop()
-		}
-		return nil, err
-	}
-	// The hold service exists before the store: recovery may already dispatch.
+	// Held pulls are woken by the store's dispatcher (storeEvents), which
+	// runs from Open on, so the hold service exists before the store.
 	b.pullHold = newPullRequestHoldService(b.clock, b.log, b.wakePull)
 
-	configDir := filepath.Join(opts.StorePathRootDir, "config")
+	configDir := opts.configDir()
 	if err := os.MkdirAll(configDir, 0o755); err != nil {
-		return fail(fmt.Errorf("broker: create %s: %w", configDir, err))
+		return b.abandon(fmt.Errorf("broker: create %s: %w", configDir, err))
 	}
+	var err error
 	if opts.AclEnable {
 		if b.acl, err = acl.Open(aclFilePath(opts), b.clock); err != nil {
-			return nil, fmt.Errorf("broker: %w", err)
+			return b.abandon(fmt.Errorf("broker: %w", err))
 		}
 	}
 	if b.auth, err = openAuth(opts, configDir); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+		return b.abandon(fmt.Errorf("broker: %w", err))
 	}
 	b.topics, err = newTopicConfigManager(filepath.Join(configDir, topicConfigFileName), topicConfigDefaults{
 		clusterName: opts.BrokerClusterName, brokerName: opts.BrokerName,
@@ -120,13 +195,27 @@ func New(opts Options) (*Broker, error) {
 		clusterTopic: opts.ClusterTopicEnable, brokerTopic: opts.BrokerTopicEnable,
 	}, b.clock, b.log)
 	if err != nil {
-		return fail(err)
+		return b.abandon(err)
 	}
-	b.topics.onChange = b.registerAsync
+	b.topics.onChange = b.registerAsync // a topic changes by request, after Start
 	if b.levels, err = schedule.ParseLevels(opts.MessageDelayLevel); err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrOptions, err))
+		return b.abandon(fmt.Errorf("%w: %w", ErrOptions, err))
 	}
+	return b, nil
+}
 
+// abandon releases a Broker New gives up on (the ports bound at New) and
+// returns err; the caller has closed what it opened after the shell.
+func (b *Broker) abandon(err error) (*Broker, error) {
+	if b.server != nil {
+		b.server.Stop()
+	}
+	return nil, err
+}
+
+// openStore opens the message store under opts' directories, its callbacks
+// bound to events (which exist before it: recovery dispatches during Open).
+func openStore(opts Options, host netip.AddrPort, events *storeEvents) (*store.Store, error) {
 	flush := store.AsyncFlush
 	if opts.FlushDiskType == "SYNC_FLUSH" {
 		flush = store.SyncFlush
@@ -140,117 +229,167 @@ func New(opts Options) (*Broker, error) {
 		FlushInterval:              time.Duration(opts.FlushIntervalCommitLog) * time.Millisecond,
 		SyncFlushTimeout:           time.Duration(opts.SyncFlushTimeout) * time.Millisecond,
 		MaxMessageSize:             opts.MaxMessageSize,
-		StoreHost:                  b.host,
-		OnDispatch:                 b.onDispatch,
-		OnDispatchBatch:            b.onDispatchBatch,
-		TagsCode:                   b.tagsCode,
+		StoreHost:                  host,
+		OnDispatch:                 events.onDispatch,
+		OnDispatchBatch:            events.onDispatchBatch,
+		TagsCode:                   events.tagsCode,
 		Index: store.IndexOptions{
 			Disabled: !opts.MessageIndexEnable, HashSlotNum: opts.MaxHashSlotNum, MaxIndexNum: opts.MaxIndexNum,
 		},
-		Clock:         b.msgClock,
+		Clock:         opts.MessageClock,
 		Logger:        opts.Logger, // the store adds its own component
 		NoPreallocate: opts.SmallStore,
 		PageCacheKeep: opts.CommitLogPageCacheKeep,
 		Retention:     opts.retentionOptions(),
 		FS:            opts.FS,
 	}
-	so.Retention.ProtectedOffset = b.protectedOffset
-	so.Retention.Evacuate = b.evacuate
+	so.Retention.ProtectedOffset = events.protectedOffset
+	so.Retention.Evacuate = events.evacuate
 	opts.lmqStoreOptions(&so)
 	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
-	b.store, err = store.Open(so)
-	if err != nil {
-		return fail(fmt.Errorf("broker: open store: %w", err))
-	}
-	closeStore := func(err error) (*Broker, error) {
-		return fail(errors.Join(err, b.store.Close()))
-	}
-	b.initRole()
+	return store.Open(so)
+}
 
-	b.clients, err = clients.New(clients.Options{
+// services are the concerns built on the store, one package each (doc.go).
+// The Broker embeds them: each is held once.
+type services struct {
+	clients *clients.Service     // heartbeats, groups, offsets, locks
+	sched   *schedule.Service    // delivers delay-level messages
+	tx      *transaction.Service // half messages, END_TRANSACTION, check-back
+	timers  *timer.TimerStore    // 5.x timer messages (timer.go); nil unless timerWheelEnable
+	admin   *brokeradmin.Service // topic admin, runtime info, QUERY_MESSAGE
+	pop     *pop.Service         // POP consumption
+}
+
+// abort stops the services that have started goroutines at construction,
+// for a New that fails after them.
+func (s *services) abort() {
+	if s.pop != nil {
+		_ = s.pop.Stop()
+	}
+	if s.tx != nil {
+		s.tx.Stop()
+	}
+	if s.timers != nil {
+		_ = s.timers.Stop()
+	}
+	if s.sched != nil {
+		_ = s.sched.Stop()
+	}
+}
+
+// openServices builds the services on st and the shell (options, topic
+// table, clocks, stats). The Broker methods they get (Put, EnsureDLQ,
+// OnPopped, runtime settings) run only once requests are served or messages
+// delivered, after New. On error it stops what it started; the caller
+// closes the store.
+func (b *Broker) openServices(st *store.Store) (s services, err error) {
+	opts := &b.opts
+	configDir := opts.configDir()
+	defer func() {
+		if err != nil {
+			s.abort()
+		}
+	}()
+	s.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
-		Topics: b.topics, Store: b.store, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
+		Topics: b.topics, Store: st, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
 		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
 		NotifyEnabled: func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
 		BrokerAddr:    b.Addr,
 	})
 	if err != nil {
-		return closeStore(err)
+		return s, err
 	}
-	b.enableLmq()
-	b.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: scheduleStore(b.store, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
-		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),
+	enableLmq(opts, b.topics, s.clients)
+	s.sched, err = schedule.New(schedule.Options{
+		Levels: b.levels, Store: scheduleStore(st, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(opts.Logger, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 	})
 	if err != nil {
-		return closeStore(err)
+		return s, err
 	}
-	b.tx, err = transaction.New(transaction.Options{
-		Store: b.store, Put: b.putMessage, Topics: b.topics, Offsets: b.clients.Offsets, Producers: b.clients.Producers,
+	s.tx, err = transaction.New(transaction.Options{
+		Store: st, Put: b.putMessage, Topics: b.topics, Offsets: s.clients.Offsets, Producers: s.clients.Producers,
 		StoreHost: b.host, MaxMessageSize: opts.MaxMessageSize,
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
-		Clock:         b.msgClock, Logger: componentLog(b.opts.Logger, "transaction"), Refusals: b.refusals,
+		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
 		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted,
 	})
 	if err != nil {
-		_ = b.sched.Stop()
-		return closeStore(err)
+		return s, err
 	}
-	// Transactions first: a half message is not delayed (its DELAY applies
-	// when the commit re-stores it).
 	if opts.TimerWheelEnable {
-		b.timers, err = timer.Open(timer.Options{
+		s.timers, err = timer.Open(timer.Options{
 			Dir: opts.StorePathRootDir, PrecisionMs: opts.TimerPrecisionMs, MaxDelaySec: opts.TimerMaxDelaySec,
-			RollWindow:             timerRollWindow(&opts),
+			RollWindow:             timerRollWindow(opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  timerStore(b.store, b.bstats), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
+			Store:                  timerStore(st, b.bstats), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(opts.Logger, "timer"),
 			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 		})
 		if err != nil {
-			_ = b.sched.Stop()
-			return closeStore(fmt.Errorf("broker: open timer store: %w", err))
+			return s, fmt.Errorf("broker: open timer store: %w", err)
 		}
 	}
-	b.admin = brokeradmin.New(brokeradmin.Options{
-		Store: b.store, Topics: b.topics, Offsets: offsetsAndStats{b.clients.Offsets, b.bstats}, Stats: &b.stats,
+	s.admin = brokeradmin.New(brokeradmin.Options{
+		Store: st, Topics: b.topics, Offsets: offsetsAndStats{s.clients.Offsets, b.bstats}, Stats: &b.stats,
 		TimerInfo:  b.runtimeInfoExtras,
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 		EnableMixedMessageType: opts.EnableMixedMessageType,
 		DefaultQueryMaxNum:     func() int { return b.runtime().DefaultQueryMaxNum },
 	})
-	b.putHooks = append(b.putHooks, b.rejectTransactionHook, transaction.Hook, b.delayHook, b.timerHook)
-	// hookProperties names every property these act on.
-	b.keyedHooks = len(b.putHooks)
-	b.pop, err = pop.New(pop.Options{
-		Store: b.store, Put: b.putMessage, Topics: b.topics, Groups: b.clients.SubGroups, Offsets: b.clients.Offsets,
-		ClientIDs: b.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
+	s.pop, err = pop.New(pop.Options{
+		Store: st, Put: b.putMessage, Topics: b.topics, Groups: s.clients.SubGroups, Offsets: s.clients.Offsets,
+		ClientIDs: s.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
 		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
 		OnPopped: b.recordPop,
 		FS:       opts.FS,
 	})
 	if err != nil {
-		b.tx.Stop()
-		_ = b.sched.Stop()
-		if b.timers != nil {
-			_ = b.timers.Stop()
-		}
-		return closeStore(fmt.Errorf("broker: pop service: %w", err))
+		return s, fmt.Errorf("broker: pop service: %w", err)
 	}
-	b.popLive.Store(b.pop)
-	b.registerHandlers()
-	// From here on the store's cleanup may ask what is pending.
-	b.retentionReady.Store(true)
-	return b, nil
+	return s, nil
 }
+
+// installProcessors installs the put hooks and the request handlers over
+// the services.
+func (b *Broker) installProcessors() {
+	// Transactions first: a half message is not delayed (its DELAY applies
+	// when the commit re-stores it).
+	b.putHooks = append(b.putHooks, b.rejectTransactionHook, transaction.Hook, b.delayHook, b.timerHook)
+	// hookProperties names every property these act on.
+	b.keyedHooks = len(b.putHooks)
+	b.registerHandlers()
+}
+
+// storeEvents receives the store's callbacks (store.Options.OnDispatch,
+// OnDispatchBatch, TagsCode, Retention.ProtectedOffset and Evacuate). It is
+// made before the store (the stages above) and reaches the Broker once New
+// has attached the finished value.
+type storeEvents struct {
+	levels   schedule.Levels
+	pullHold *PullRequestHoldService
+	// wakes is what onDispatch gathered since the last batch end.
+	wakes dispatchWakes
+	// broker is the assembled Broker (attach); nil while New runs.
+	broker atomic.Pointer[Broker]
+}
+
+func newStoreEvents(pullHold *PullRequestHoldService, levels schedule.Levels) *storeEvents {
+	return &storeEvents{levels: levels, pullHold: pullHold}
+}
+
+// attach hands the store's callbacks the finished Broker (New's last step).
+func (e *storeEvents) attach(b *Broker) { e.broker.Store(b) }
 
 // onDispatch runs in the store's dispatcher (store.Options.OnDispatch: its
 // goroutine, or a put's, an event loop's among them) for every message that
@@ -258,21 +397,24 @@ func New(opts Options) (*Broker, error) {
 // the queue, the schedule level, the timer enqueue. onDispatchBatch wakes
 // them once the dispatcher's batch is in the consume queues, so a pull woken
 // by the first of several records that arrived together reads all of them,
-// and a service is signalled once per batch, not once per message.
-func (b *Broker) onDispatch(d store.DispatchRequest) {
-	w := &b.dispatchWakes
-	if hs := b.pullHold; hs != nil {
+// and a service is signalled once per batch, not once per message. Before
+// the Broker is attached (recovery during Open) there is no service to wake:
+// each reads its queues when it starts.
+func (e *storeEvents) onDispatch(d store.DispatchRequest) {
+	w := &e.wakes
+	if hs := e.pullHold; hs != nil {
 		w.pulls = hs.collect(d.Topic, d.QueueID, d.QueueOffset+1, d.TagsCode, d.Props, w.pulls)
 	}
-	if p := b.popLive.Load(); p != nil {
-		p.Notify(d.Topic, d.QueueID)
+	b := e.broker.Load()
+	if b != nil {
+		b.pop.Notify(d.Topic, d.QueueID)
 	}
 	switch d.Topic {
 	case message.TopicSchedule:
 		if d.QueueID >= 0 && d.QueueID < 64 {
 			w.levels |= 1 << d.QueueID
-		} else if s := b.schedLive.Load(); s != nil {
-			s.Notify(d.QueueID) // not a level: Notify ignores it
+		} else if b != nil && b.deliveryStarted.Load() {
+			b.sched.Notify(d.QueueID) // not a level: Notify ignores it
 		}
 	case message.TopicWheelTimer:
 		w.timer = true
@@ -290,28 +432,56 @@ type dispatchWakes struct {
 
 // onDispatchBatch runs in the store's dispatcher after a batch of
 // onDispatch calls and does the wake-ups they gathered.
-func (b *Broker) onDispatchBatch() {
-	w := &b.dispatchWakes
+func (e *storeEvents) onDispatchBatch() {
+	w := &e.wakes
 	if len(w.pulls) > 0 {
-		b.pullHold.wakeAll(w.pulls)
+		e.pullHold.wakeAll(w.pulls)
 		clear(w.pulls)
 		w.pulls = w.pulls[:0]
 	}
+	b := e.broker.Load()
+	delivering := b != nil && b.deliveryStarted.Load()
 	if w.levels != 0 {
-		if s := b.schedLive.Load(); s != nil {
+		if delivering {
 			for q := int32(0); q < 64; q++ {
 				if w.levels&(1<<q) != 0 {
-					s.Notify(q)
+					b.sched.Notify(q)
 				}
 			}
 		}
 		w.levels = 0
 	}
 	if w.timer {
-		if t := b.timersLive.Load(); t != nil {
-			t.Notify()
+		if delivering && b.timers != nil {
+			b.timers.Notify()
 		}
 		w.timer = false
+	}
+}
+
+// tagsCode is the consume-queue tagsCode: the deliver time for schedule-topic
+// messages, the tag hash for the rest.
+func (e *storeEvents) tagsCode(topic string, props message.Props, storeMs int64) int64 {
+	if code, ok := e.levels.TagsCode(topic, props, storeMs); ok {
+		return code
+	}
+	return message.TagsHash(props.Get(message.PropTags))
+}
+
+// protectedOffset is store.RetentionOptions.ProtectedOffset: what the
+// Broker keeps (retention.go); every file before it is attached.
+func (e *storeEvents) protectedOffset(forced bool) int64 {
+	if b := e.broker.Load(); b != nil {
+		return b.protectedOffset(forced)
+	}
+	return 0
+}
+
+// evacuate is store.RetentionOptions.Evacuate: the Broker's (retention.go),
+// nothing before it is attached.
+func (e *storeEvents) evacuate(below int64) {
+	if b := e.broker.Load(); b != nil {
+		b.evacuate(below)
 	}
 }
 
@@ -344,9 +514,9 @@ func (b *Broker) Start() error {
 		return err
 	}
 	b.pullHold.start()
-	// The live pointers are published before the services start: the store
+	// deliveryStarted is set before the services start: the store
 	// dispatches from Open on, and a delayed or timer message dispatched
-	// between a service's first idle read and the publication would get no
+	// between a service's first idle read and the flag would get no
 	// wake-up. Notify only fills a one-slot buffer, so an early one is at most
 	// one extra read of the queue.
 	//
@@ -360,10 +530,9 @@ func (b *Broker) Start() error {
 	if b.opts.isSlave() {
 		b.startRole()
 	} else {
-		b.schedLive.Store(b.sched)
+		b.deliveryStarted.Store(true)
 		b.sched.Start()
 		if b.timers != nil {
-			b.timersLive.Store(b.timers)
 			b.timers.Start()
 		}
 		b.tx.Start()

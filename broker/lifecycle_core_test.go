@@ -127,7 +127,7 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 // TestProcessorCodesDisjoint: a request code served by two processor sets
 // would silently lose one handler in registerHandlers.
 func TestProcessorCodesDisjoint(t *testing.T) {
-	b := &Broker{clients: &clients.Service{}, tx: &transaction.Service{}, admin: &brokeradmin.Service{}}
+	b := &Broker{services: services{clients: &clients.Service{}, tx: &transaction.Service{}, admin: &brokeradmin.Service{}}}
 	sets := map[string]map[int32]HandlerFunc{"core": b.coreProcessors(), "clients": {}, "transaction": {}, "admin": {}, "retention": {}, "clock": b.clockProcessors()}
 	for code, h := range b.clients.Processors() {
 		sets["clients"][code] = h

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/rmqio/rmq/broker/clients"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/topicgroup"
@@ -55,11 +56,11 @@ func (o *Options) lmqStoreOptions(so *store.Options) {
 }
 
 // enableLmq switches the managers to their LMQ behaviour (before serving).
-func (b *Broker) enableLmq() {
-	if !b.opts.EnableLmq {
+func enableLmq(opts *Options, topics *TopicConfigManager, cs *clients.Service) {
+	if !opts.EnableLmq {
 		return
 	}
-	b.topics.lmq = true
-	b.clients.SubGroups.Lmq = true
-	b.clients.Offsets.Lmq = true
+	topics.lmq = true
+	cs.SubGroups.Lmq = true
+	cs.Offsets.Lmq = true
 }

@@ -170,7 +170,7 @@ func TestPullHoldDropConnAndShutdown(t *testing.T) {
 // batch ends, once each, so the re-run pull reads the whole batch.
 func TestPullHoldWakesOncePerDispatchBatch(t *testing.T) {
 	h := newHoldHarness(t)
-	b := &Broker{pullHold: h.s}
+	b := newStoreEvents(h.s, nil)
 	h.park("p", nil, "T", 5, time.Minute)
 	h.park("q", nil, "T", 6, time.Minute)
 	h.park("other queue", nil, "Other", 0, time.Minute)
@@ -186,7 +186,7 @@ func TestPullHoldWakesOncePerDispatchBatch(t *testing.T) {
 	b.onDispatch(store.DispatchRequest{Topic: "T", QueueID: 0, QueueOffset: 8})
 	b.onDispatchBatch()
 	h.expectNone()
-	if n := len(b.dispatchWakes.pulls); n != 0 {
+	if n := len(b.wakes.pulls); n != 0 {
 		t.Fatalf("%d pulls left gathered after the batch", n)
 	}
 }

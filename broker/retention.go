@@ -51,9 +51,6 @@ import (
 // any step leaves the original readable (a duplicate delivery or check) or
 // a copy, never neither.
 func (b *Broker) protectedOffset(forced bool) int64 {
-	if !b.retentionReady.Load() {
-		return 0
-	}
 	st := b.store
 	low := int64(math.MaxInt64)
 	keep := func(topic string, qid int32, off int64) {
@@ -67,13 +64,16 @@ func (b *Broker) protectedOffset(forced bool) int64 {
 			low = phy
 		}
 	}
-	if s := b.schedLive.Load(); s != nil {
-		offs := s.Offsets()
+	// The delay levels and timers are protected once they deliver (Start,
+	// on a master).
+	delivering := b.deliveryStarted.Load()
+	if delivering {
+		offs := b.sched.Offsets()
 		for _, qid := range st.QueueIDs(message.TopicSchedule) {
 			keep(message.TopicSchedule, qid, offs[int(qid)+1])
 		}
 	}
-	if t := b.timersLive.Load(); t != nil {
+	if t := b.timers; delivering && t != nil {
 		if phy, ok := t.RetainFrom(b.timerUnitAt); ok && phy < low {
 			low = phy
 		}
@@ -116,12 +116,11 @@ func (b *Broker) timerUnitAt(off int64) (int64, bool) {
 // copies are timer messages, stored at the commitlog's end. A holder whose
 // put fails (the disk past its reserve) keeps the file for this round.
 func (b *Broker) evacuate(below int64) {
-	if !b.retentionReady.Load() || b.schedLive.Load() == nil {
-		return // not started: nothing delivers yet
+	if !b.deliveryStarted.Load() {
+		return // not started (or a SLAVE): nothing delivers
 	}
 	log := b.log.With().Int64("below", below).Logger()
-	t := b.timersLive.Load()
-	if t != nil {
+	if t := b.timers; t != nil {
 		if n, err := t.Evacuate(below, b.timerUnitAt); err != nil {
 			log.Warn().Err(err).Int("restored", n).Msg("retention: pending timers not all re-stored; their file is kept")
 		} else if n > 0 {
@@ -131,7 +130,7 @@ func (b *Broker) evacuate(below int64) {
 			_, err := b.store.PutMessage(timer.FromDelayLevel(ext, props, dueMs))
 			return err
 		}
-		if n, err := b.schedLive.Load().Evacuate(below, restore); err != nil {
+		if n, err := b.sched.Evacuate(below, restore); err != nil {
 			log.Warn().Err(err).Int("restored", n).Msg("retention: pending delay-level messages not all re-stored; their file is kept")
 		} else if n > 0 {
 			log.Info().Int("restored", n).Msg("retention: pending delay-level messages re-stored as timers ahead of a file deleted for space")

@@ -217,7 +217,7 @@ func TestSlaveRunsNoDeliveryServices(t *testing.T) {
 		slave.mustSend(sendArgs{topic: "TxT", body: []byte("h"), props: coreProps("TRAN_MSG", "true", "PGROUP", "PG"), sysFlag: message.TransactionPreparedType})
 	})
 	checking := func(tb *testBroker) bool { _, ok := tb.tx.NextCheck(); return ok }
-	if slave.schedLive.Load() != nil || slave.timersLive.Load() != nil || checking(slave) {
+	if slave.deliveryStarted.Load() || checking(slave) {
 		t.Fatal("a delivery service runs on the slave")
 	}
 	clk.Advance(time.Minute)
