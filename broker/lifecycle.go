@@ -174,7 +174,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.enableLmq()
 	b.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: scheduleStore(b.store, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		Levels: b.levels, Store: scheduleStore(b), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(b.opts.Logger, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
@@ -203,7 +203,7 @@ func New(opts Options) (*Broker, error) {
 			RollWindow:             timerRollWindow(&opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  timerStore(b.store, b.bstats), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
+			Store:                  timerStore(b), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(b.opts.Logger, "timer"),
 			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 		})
 		if err != nil {
@@ -351,6 +351,7 @@ func (b *Broker) Start() error {
 	// Instead it copies its master's metadata (role.go).
 	if b.opts.isSlave() {
 		b.startRole()
+		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
 		b.schedLive.Store(b.sched)
 		b.sched.Start()
@@ -380,6 +381,9 @@ func (b *Broker) Start() error {
 		b.registerAll(true)
 		b.bg.Add(1)
 		go b.registerLoop()
+		if !b.opts.isSlave() {
+			b.startActingMaster() // the heartbeat
+		}
 	}
 	b.log.Info().Str("addr", b.Addr()).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
 	return nil

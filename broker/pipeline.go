@@ -7,7 +7,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
@@ -165,10 +164,12 @@ func setSendReply(resp *remoting.Command, res *store.PutResult, queueID int32) {
 type deliveryStore struct {
 	*store.Store
 	record func(topic string, msgs, bytes int)
+	// put is the escape bridge (acting_master.go escapePut).
+	put func(m *message.Message) (*store.PutResult, error)
 }
 
 func (s deliveryStore) PutMessage(m *message.Message) (*store.PutResult, error) {
-	res, err := s.Store.PutMessage(m)
+	res, err := s.put(m)
 	if err == nil && m.Topic != message.TopicWheelTimer && !strings.HasPrefix(m.Topic, message.DLQTopicPrefix) {
 		s.record(m.Topic, res.Count, res.WroteBytes)
 	}
@@ -176,10 +177,10 @@ func (s deliveryStore) PutMessage(m *message.Message) (*store.PutResult, error) 
 }
 
 // scheduleStore and timerStore are the delivery stores of the two services.
-func scheduleStore(s *store.Store, stats *brokerstats.Manager) deliveryStore {
-	return deliveryStore{s, stats.RecordScheduleDelivery}
+func scheduleStore(b *Broker) deliveryStore {
+	return deliveryStore{b.store, b.bstats.RecordScheduleDelivery, b.escapePut}
 }
 
-func timerStore(s *store.Store, stats *brokerstats.Manager) deliveryStore {
-	return deliveryStore{s, stats.RecordTimerDelivery}
+func timerStore(b *Broker) deliveryStore {
+	return deliveryStore{b.store, b.bstats.RecordTimerDelivery, b.escapePut}
 }
