@@ -34,7 +34,10 @@ import (
 //     back (least id 0) it holds them again. Their state is its own
 //     (delayOffset.json, copied from the master while it was alive; its
 //     timer checkpoint), so what the master delivered after the last copy
-//     is delivered again: duplicates, never a loss or an early delivery.
+//     is delivered again, and the returning master delivers again what
+//     the slave escaped: duplicates, never a loss or an early delivery.
+//     Transaction check and POP revive are not switched: they stay off on
+//     a slave (a half message waits for its master).
 //   - The slave's store refuses puts, so what the services deliver goes
 //     through the escape bridge (EscapeBridge.putMessage): with
 //     enableRemoteEscape, sent to the master of another broker group of

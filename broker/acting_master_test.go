@@ -118,3 +118,46 @@ func acting0(rd *remoting.TopicRouteData, brokerName string) string {
 	}
 	return ""
 }
+
+// Without notifyMinBrokerIdChanged the slave learns the change from its
+// member polls (901); without enableRemoteEscape what falls due is not
+// delivered anywhere and stays pending (stock SERVICE_NOT_AVAILABLE): its
+// delay offset does not move.
+func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
+	ns := startNamesrvWith(t, nil)
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	acting := func(o *Options) {
+		o.NamesrvAddr = ns.Addr()
+		o.BrokerName = "am-c"
+		o.MessageClock = clk
+		o.SmallStore = true
+		o.EnableSlaveActingMaster = true
+		o.BrokerHeartbeatInterval = 50
+		o.SyncBrokerMemberGroupPeriod = 50
+	}
+	master := startBroker(t, acting)
+	slave := startBroker(t, func(o *Options) {
+		acting(o)
+		o.BrokerRole, o.BrokerID = RoleSlave, 1
+		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
+	})
+	createTopic(t, master, "AMC", 1)
+	slave.SetHAMasterAddress(master.HAAddr())
+	master.mustSend(sendArgs{topic: "AMC", body: []byte("d"), props: coreProps("DELAY", "1")}) // 1 s
+	maxPhy := master.Store().MaxPhyOffset()
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.Store().MaxPhyOffset() >= maxPhy }, "the slave to replicate")
+
+	master.stop()
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.SpecialServicesRunning() }, "the slave to act as master from its member polls")
+	clk.Advance(2 * time.Second)
+	time.Sleep(200 * time.Millisecond) // the level tries (and is refused) meanwhile
+	if st := slave.sched.Stats(); st.Delivered != 0 || st.ToDLQ != 0 || st.DeadLettered != 0 {
+		t.Fatalf("schedule stats %+v without a place to deliver", st)
+	}
+	if off := slave.sched.Offsets()[1]; off != 0 {
+		t.Fatalf("delay offset of level 1 moved to %d without a place to deliver", off)
+	}
+	if n := len(slave.messagesOn("AMC", 0)); n != 0 {
+		t.Fatalf("%d messages on the slave's own queue", n)
+	}
+}
