@@ -54,6 +54,7 @@ type Broker struct {
 	haClient    *ha.Client
 	haPortBound atomic.Int32
 	nsCli       *remoting.Client // to the name servers
+	am          actingMaster     // slave-acting-master state (acting_master.go)
 
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager

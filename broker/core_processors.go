@@ -28,6 +28,8 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.GetBrokerConfig:    b.processGetBrokerConfig,
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
 
+		remoting.NotifyMinBrokerIDChange: b.processNotifyMinBrokerIDChange,
+
 		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
 		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,
 		remoting.CleanUnusedTopic:             b.processCleanUnusedTopic,

@@ -306,7 +306,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	}
 	enableLmq(opts, b.topics, s.clients)
 	s.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: scheduleStore(st, b.bstats), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		Levels: b.levels, Store: scheduleStore(st, b.bstats, b.escapePut), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(opts.Logger, "schedule"),
 		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
@@ -332,7 +332,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 			RollWindow:             timerRollWindow(opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  timerStore(st, b.bstats), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(opts.Logger, "timer"),
+			Store:                  timerStore(st, b.bstats, b.escapePut), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(opts.Logger, "timer"),
 			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 		})
 		if err != nil {
@@ -529,6 +529,7 @@ func (b *Broker) Start() error {
 	// Instead it copies its master's metadata (role.go).
 	if b.opts.isSlave() {
 		b.startRole()
+		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
 		b.deliveryStarted.Store(true)
 		b.sched.Start()
@@ -557,6 +558,9 @@ func (b *Broker) Start() error {
 		b.registerAll(true)
 		b.bg.Add(1)
 		go b.registerLoop()
+		if !b.opts.isSlave() {
+			b.startActingMaster() // the heartbeat
+		}
 	}
 	b.log.Info().Str("addr", b.Addr()).Str("brokerName", b.opts.BrokerName).Str("namesrv", b.opts.NamesrvAddr).Msg("broker started")
 	return nil

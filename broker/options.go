@@ -163,6 +163,8 @@ type Options struct {
 	HaMasterAddress string `conf:"haMasterAddress"`
 	// HAConfig holds the replication keys (broker/ha.go, store/ha).
 	HAConfig
+	// ActingMasterConfig holds the slave-acting-master keys (acting_master.go).
+	ActingMasterConfig
 	// StorePathCommitLog is the commitlog directory (stock
 	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
 	// moved from a Java broker with a separate commitlog directory opens
@@ -349,6 +351,7 @@ func DefaultOptions() Options {
 		},
 		BrokerRole:                      "ASYNC_MASTER",
 		HAConfig:                        defaultHAConfig(),
+		ActingMasterConfig:              defaultActingMasterConfig(),
 		ClusterTopicEnable:              true,
 		BrokerTopicEnable:               true,
 		FlushConsumerOffsetInterval:     5000,
@@ -579,6 +582,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("brokerRole %q is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", o.BrokerRole))
 	}
 	errs = append(errs, o.HAConfig.validate()...)
+	errs = append(errs, o.ActingMasterConfig.validate()...)
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}

@@ -78,15 +78,26 @@ func (b *Broker) registerBody(rc *runtimeConfig, w remoting.TopicConfigSerialize
 // The HA address is brokerIP2 and the HA port the broker listens on
 // (haServerAddr: listenPort+1 at start as 4.9.8's haListenPort), which a
 // runtime listenPort does not move.
+//
+// In acting-master mode it carries enableActingMaster and the broker's
+// own expiry (brokerNotActiveTimeoutMillis), as a 5.3.3 broker; otherwise
+// neither, as 4.9.8 (a name server then never takes the broker for a prime
+// slave).
 func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]string {
-	return (&remoting.RegisterBrokerRequestHeader{
+	h := &remoting.RegisterBrokerRequestHeader{
 		BrokerName:   b.opts.BrokerName,
 		BrokerAddr:   rc.addr(),
 		ClusterName:  b.opts.BrokerClusterName,
 		HAServerAddr: b.haServerAddr(rc),
 		BrokerID:     b.opts.BrokerID,
 		BodyCrc32:    int64(crc32.ChecksumIEEE(body) & 0x7FFFFFFF),
-	}).Fields()
+	}
+	if b.opts.EnableSlaveActingMaster {
+		on := true
+		h.EnableActingMaster = &on
+		h.HeartbeatTimeoutMillis = b.opts.BrokerNotActiveTimeoutMillis
+	}
+	return h.Fields()
 }
 
 // registerAll registers every topic with every name server in parallel and

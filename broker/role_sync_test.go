@@ -22,10 +22,19 @@ import (
 // startRoleNamesrv runs a name server on a free loopback port.
 func startRoleNamesrv(t *testing.T) *namesrv.Server {
 	t.Helper()
+	return startNamesrvWith(t, nil)
+}
+
+// startNamesrvWith is startRoleNamesrv with edit applied to the options.
+func startNamesrvWith(t *testing.T, edit func(*namesrv.Options)) *namesrv.Server {
+	t.Helper()
 	o := namesrv.DefaultOptions()
 	o.ListenHost = "127.0.0.1"
 	o.ListenPort = testutil.FreePort(t)
 	o.Logger = testlog.New(t)
+	if edit != nil {
+		edit(&o)
+	}
 	ns, err := namesrv.New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,14 @@ type Options struct {
 	// process (5.3.3 NamesrvConfig): `rmq namesrv` builds it from the
 	// controller keys of the same file and passes it as Controller.
 	EnableControllerInNamesrv bool `conf:"enableControllerInNamesrv"`
+	// SupportActingMaster lists, in routes, the slave of least id of a
+	// slave-acting-master group without a master as its read-only master
+	// (5.3.3 NamesrvConfig supportActingMaster; acting_master.go).
+	SupportActingMaster bool `conf:"supportActingMaster"`
+	// NotifyMinBrokerIDChanged sends NOTIFY_MIN_BROKER_ID_CHANGE to the
+	// brokers of a group whose least broker id changed (5.3.3
+	// notifyMinBrokerIdChanged).
+	NotifyMinBrokerIDChanged bool `conf:"notifyMinBrokerIdChanged"`
 	// Controller, when set, serves the request codes it claims on the name
 	// server's port (brokers in controller mode then name that address in
 	// controllerAddr) and hears of closed connections.

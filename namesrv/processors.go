@@ -55,6 +55,8 @@ func (s *Server) processors() map[int32]handlerFunc {
 		remoting.GetHasUnitSubUnunitTopicList: unitTopics,
 		remoting.UpdateNamesrvConfig:          func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.updateNamesrvConfig(req) },
 		remoting.GetNamesrvConfig:             func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getNamesrvConfig(req) },
+		remoting.GetBrokerMemberGroup:         func(_ *remoting.Conn, req *remoting.Command) *remoting.Command { return s.getBrokerMemberGroup(req) },
+		remoting.BrokerHeartbeat:              s.brokerHeartbeat,
 	}
 }
 
@@ -191,7 +193,9 @@ func (s *Server) registerBroker(c *remoting.Conn, req *remoting.Command) *remoti
 		reg.ConnID = c.ID()
 		s.brokerConns.Store(c.ID(), c)
 	}
+	reg.EnableActingMaster = hd.EnableActingMaster
 	res := s.routes.RegisterBroker(reg)
+	s.notifyMinBrokerIDChanges()
 	if c != nil && c.Closed() {
 		// The connection closed while we registered; its ConnClosed may have
 		// run before the broker was recorded, so remove it here.
@@ -209,6 +213,7 @@ func (s *Server) unregisterBroker(req *remoting.Command) *remoting.Command {
 		return systemError(req, err)
 	}
 	s.routes.UnregisterBroker(hd.ClusterName, hd.BrokerAddr, hd.BrokerName, hd.BrokerID)
+	s.notifyMinBrokerIDChanges()
 	return ok(req, nil)
 }
 

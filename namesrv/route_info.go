@@ -35,6 +35,8 @@ type BrokerRegistration struct {
 	ConnID uint64
 	// Timeout overrides the expiry time for this broker when > 0 (J5 heartbeatTimeoutMillis).
 	Timeout time.Duration
+	// EnableActingMaster is 5.x's enableActingMaster (nil from a 4.x broker).
+	EnableActingMaster *bool
 }
 
 // RegisterResult is what a registrant is told: for a slave whose master is
@@ -80,6 +82,12 @@ type RouteInfoManager struct {
 	clusterAddrTable  map[string]map[string]struct{}            // cluster → brokerNames
 	brokerLiveTable   map[string]*brokerLive                    // brokerAddr → liveness
 	filterServerTable map[string][]string                       // brokerAddr → filter servers
+
+	actingMaster map[string]bool // brokerName → its brokers registered enableActingMaster (BrokerData.enableActingMaster)
+	// supportActingMaster and notifyMinID are the name server's
+	// supportActingMaster and notifyMinBrokerIdChanged (acting_master.go).
+	supportActingMaster, notifyMinID bool
+	minIDChanges                     []MinBrokerIDChange // waiting for TakeMinBrokerIDChanges
 }
 
 // NewRouteInfoManager returns an empty route table reading time from now.
@@ -95,6 +103,7 @@ func NewRouteInfoManager(now func() time.Time, log zerolog.Logger) *RouteInfoMan
 		clusterAddrTable:  make(map[string]map[string]struct{}),
 		brokerLiveTable:   make(map[string]*brokerLive),
 		filterServerTable: make(map[string][]string),
+		actingMaster:      make(map[string]bool),
 	}
 }
 
@@ -121,6 +130,8 @@ func (m *RouteInfoManager) RegisterBroker(r BrokerRegistration) RegisterResult {
 		bd = &remoting.BrokerData{Cluster: r.ClusterName, BrokerName: r.BrokerName, BrokerAddrs: make(map[int64]string)}
 		m.brokerAddrTable[r.BrokerName] = bd
 	}
+	m.actingMaster[r.BrokerName] = r.EnableActingMaster != nil && *r.EnableActingMaster
+	prevMin, hadAny := minID(bd.BrokerAddrs)
 	// A slave promoted to master re-registers its address under id 0: the
 	// address must not stay under its old id as well.
 	for id, addr := range bd.BrokerAddrs {
@@ -136,7 +147,13 @@ func (m *RouteInfoManager) RegisterBroker(r BrokerRegistration) RegisterResult {
 	}
 	registerFirst = registerFirst || !had
 
-	if r.BrokerID == MasterID && (registerFirst || m.topicConfigChangedLocked(r.BrokerAddr, topics.DataVersion)) {
+	// A prime slave (5.x, the live member of least id when the master is
+	// gone) writes the group's queue data too; in acting-master mode
+	// without write permission, which the route then shows as a read-only
+	// master (RouteInfoManager.registerBroker).
+	curMin, _ := minID(bd.BrokerAddrs)
+	primeSlave := r.EnableActingMaster != nil && r.BrokerID != MasterID && r.BrokerID == curMin
+	if (r.BrokerID == MasterID || primeSlave) && (registerFirst || m.topicConfigChangedLocked(r.BrokerAddr, topics.DataVersion)) {
 		for name, tc := range topics.TopicConfigTable {
 			if tc == nil {
 				continue
@@ -144,6 +161,11 @@ func (m *RouteInfoManager) RegisterBroker(r BrokerRegistration) RegisterResult {
 			topic := tc.TopicName
 			if topic == "" {
 				topic = name
+			}
+			if primeSlave && m.actingMaster[r.BrokerName] {
+				c := *tc
+				c.Perm &^= topicgroup.PermWrite
+				tc = &c
 			}
 			m.updateQueueDataLocked(topic, r.BrokerName, tc)
 		}
@@ -167,6 +189,12 @@ func (m *RouteInfoManager) RegisterBroker(r BrokerRegistration) RegisterResult {
 		} else {
 			m.filterServerTable[r.BrokerAddr] = slices.Clone(r.FilterServerList)
 		}
+	}
+
+	if hadAny && r.BrokerID < prevMin {
+		// A member of lower id (the master coming back) joined: the others
+		// are told, with its HA address.
+		m.minIDChangedLocked(r.BrokerName, "", r.HAServerAddr)
 	}
 
 	var res RegisterResult
@@ -248,8 +276,18 @@ func (m *RouteInfoManager) UnregisterBroker(clusterName, brokerAddr, brokerName 
 	if bd == nil {
 		return
 	}
-	delete(bd.BrokerAddrs, brokerID)
+	wasMin := false
+	if id, ok := minID(bd.BrokerAddrs); ok && id == brokerID {
+		wasMin = true
+	}
+	// As stock: every id of the address goes (removeIf by value).
+	for id, addr := range bd.BrokerAddrs {
+		if addr == brokerAddr {
+			delete(bd.BrokerAddrs, id)
+		}
+	}
 	if len(bd.BrokerAddrs) > 0 {
+		m.groupReducedLocked(brokerName, brokerAddr, wasMin)
 		return
 	}
 	delete(m.brokerAddrTable, brokerName)
@@ -279,15 +317,20 @@ func (m *RouteInfoManager) removeBrokerAddrLocked(brokerAddr string) {
 	delete(m.brokerLiveTable, brokerAddr)
 	delete(m.filterServerTable, brokerAddr)
 	for name, bd := range m.brokerAddrTable {
-		found := false
+		found, wasMin := false, false
+		minBefore, _ := minID(bd.BrokerAddrs)
 		for id, addr := range bd.BrokerAddrs {
 			if addr == brokerAddr {
 				delete(bd.BrokerAddrs, id)
 				found = true
+				wasMin = wasMin || id == minBefore
 			}
 		}
 		if !found {
 			continue
+		}
+		if len(bd.BrokerAddrs) > 0 {
+			m.groupReducedLocked(name, brokerAddr, wasMin)
 		}
 		if len(bd.BrokerAddrs) == 0 {
 			delete(m.brokerAddrTable, name)
@@ -384,6 +427,9 @@ func (m *RouteInfoManager) TopicRoute(topic string) *remoting.TopicRouteData {
 	}
 	if len(rd.BrokerDatas) == 0 {
 		return nil
+	}
+	if m.supportActingMaster {
+		actingMasterRoute(topic, rd, m.actingMaster)
 	}
 	return rd
 }

@@ -24,6 +24,9 @@ type Server struct {
 	// handlers is the dispatch table (processors.go), fixed by New.
 	handlers map[int32]handlerFunc
 
+	// notifier sends NOTIFY_MIN_BROKER_ID_CHANGE (acting_master.go).
+	notifier *remoting.Client
+
 	brokerConns sync.Map     // connection id → *remoting.Conn that registered a broker
 	port        atomic.Int32 // the bound port, once started
 
@@ -56,6 +59,10 @@ func New(opts Options) (*Server, error) {
 		stop:   make(chan struct{}),
 	}
 	s.handlers = s.processors()
+	s.routes.SetActingMaster(opts.SupportActingMaster, opts.NotifyMinBrokerIDChanged)
+	if opts.NotifyMinBrokerIDChanged {
+		s.notifier = remoting.NewClient(remoting.ClientOptions{})
+	}
 	listen := net.JoinHostPort(opts.ListenHost, strconv.Itoa(opts.ListenPort))
 	so := remoting.ServerOptions{Addrs: []string{listen}, Logger: opts.Logger}
 	opts.ServerConfig.Apply(&so)
@@ -107,6 +114,9 @@ func (s *Server) Shutdown() {
 	if started {
 		s.srv.Stop()
 	}
+	if s.notifier != nil {
+		s.notifier.Close()
+	}
 	s.log.Info().Msg("name server stopped")
 }
 
@@ -153,6 +163,7 @@ func (s *Server) ScanNotActiveBroker() {
 			v.(*remoting.Conn).Close()
 		}
 	}
+	s.notifyMinBrokerIDChanges()
 }
 
 // ConnClosed implements remoting.ConnObserver: brokers registered over the
@@ -167,4 +178,5 @@ func (s *Server) ConnClosed(c *remoting.Conn) {
 	if gone := s.routes.ConnClosed(c.ID()); len(gone) > 0 {
 		s.log.Info().Strs("brokers", gone).Str("remote", c.RemoteAddr()).Msg("broker connection closed, routes removed")
 	}
+	s.notifyMinBrokerIDChanges()
 }

@@ -213,6 +213,9 @@ func (r *RegisterBrokerRequestHeader) Fields() map[string]string {
 	if r.HeartbeatTimeoutMillis > 0 {
 		m["heartbeatTimeoutMillis"] = i64(r.HeartbeatTimeoutMillis)
 	}
+	if r.EnableActingMaster != nil {
+		m["enableActingMaster"] = strconv.FormatBool(*r.EnableActingMaster)
+	}
 	return m
 }
 

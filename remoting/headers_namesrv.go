@@ -33,6 +33,9 @@ type RegisterBrokerRequestHeader struct {
 	Compressed                                        bool
 	BodyCrc32                                         int64
 	HeartbeatTimeoutMillis                            int64
+	// EnableActingMaster is 5.x's Boolean: nil from a 4.x broker, which
+	// the name server then never treats as a prime slave.
+	EnableActingMaster *bool
 }
 
 func (r *RegisterBrokerRequestHeader) decodeHeader(h *Header) {
@@ -44,6 +47,7 @@ func (r *RegisterBrokerRequestHeader) decodeHeader(h *Header) {
 	r.Compressed = h.Bool("compressed")
 	r.BodyCrc32 = h.Int64("bodyCrc32", false, 0)
 	r.HeartbeatTimeoutMillis = h.Int64("heartbeatTimeoutMillis", false, 0)
+	r.EnableActingMaster = optBool(h, "enableActingMaster")
 }
 
 // BrokerIdentityRequestHeader is UNREGISTER_BROKER's and

@@ -87,6 +87,9 @@ type Service struct {
 	// evacuation (Evacuate), the two writers of its offset.
 	levelMu []sync.Mutex
 	stop    chan struct{}
+	// paused holds every level's delivery (SetActive): a slave acting as
+	// master delivers only while its group has no master.
+	paused  atomic.Bool
 	wg      sync.WaitGroup
 	started bool
 
@@ -204,6 +207,23 @@ func New(opts Options) (*Service, error) {
 		}
 	}
 	return s, nil
+}
+
+// SetActive resumes (true) or holds (false) the delivery of every level; a
+// Service starts active. Holding waits for the deliveries in progress:
+// when it returns, nothing more is delivered until SetActive(true). The
+// offsets are kept (and may be replaced meanwhile, ReplaceOffsets); a
+// resumed level reads its queue from them.
+func (s *Service) SetActive(on bool) {
+	s.paused.Store(!on)
+	for level := 1; level <= len(s.opts.Levels); level++ {
+		if on {
+			s.Notify(int32(level - 1))
+			continue
+		}
+		s.levelMu[level].Lock()
+		s.levelMu[level].Unlock() //nolint:staticcheck // a barrier: the delivery in progress ends first
+	}
 }
 
 // Start runs one delivery goroutine per level and the offset persister.
@@ -404,6 +424,17 @@ func (s *Service) runLevel(level int) {
 	for {
 		now := s.opts.Clock.Now()
 		s.levelMu[level].Lock()
+		if s.paused.Load() {
+			// Read under the level's lock: SetActive(false) takes it after
+			// the flag, so no delivery starts once it returned.
+			s.levelMu[level].Unlock()
+			select {
+			case <-s.notify[level]: // SetActive(true) signals every level
+			case <-s.stop:
+				return
+			}
+			continue
+		}
 		next, idle, err := s.deliverDue(level, now)
 		s.levelMu[level].Unlock()
 		var t clock.Timer

@@ -500,3 +500,28 @@ func TestNextDueRacingARound(t *testing.T) {
 		t.Fatalf("%d delivered, want 1", got)
 	}
 }
+
+// SetActive(false) holds every level, due messages included, until
+// SetActive(true), which delivers them at once; the offsets stay.
+func TestSetActiveHoldsAndResumesDelivery(t *testing.T) {
+	clk := clock.NewManual(t0)
+	h := newHarness(t, t.TempDir(), clk)
+	defer h.close()
+	h.svc.SetActive(false)
+	h.svc.Start()
+	h.putDelayed("Held", 1, "x") // 1 s
+	clk.Advance(2 * time.Second)
+	time.Sleep(50 * time.Millisecond) // a held level, were it not, delivers meanwhile
+	if n := len(h.delivered("Held")); n != 0 || h.svc.Offsets()[1] != 0 {
+		t.Fatalf("held service delivered %d (offset %d)", n, h.svc.Offsets()[1])
+	}
+	h.svc.SetActive(true)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(h.delivered("Held")) == 1 }, "the delivery after SetActive(true)")
+	h.svc.SetActive(false)
+	h.putDelayed("Held", 1, "y")
+	clk.Advance(2 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if n := len(h.delivered("Held")); n != 1 {
+		t.Fatalf("held again, delivered %d", n)
+	}
+}

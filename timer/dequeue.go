@@ -142,10 +142,33 @@ func (t *TimerStore) setReadTime(rt int64) {
 	}
 }
 
+// SetDequeue resumes (true) or holds (false) the delivery of due timers
+// (5.3.3 TimerMessageStore.setShouldRunningDequeue); the enqueue goes on,
+// so the wheel keeps up with the timer topic. Holding waits for the batch
+// in progress. A TimerStore starts delivering.
+func (t *TimerStore) SetDequeue(on bool) {
+	t.deqPaused.Store(!on)
+	if on {
+		signal(t.deqWake)
+		return
+	}
+	t.deqMu.Lock()
+	t.deqMu.Unlock() //nolint:staticcheck // a barrier: the batch in progress ends first
+}
+
 func (t *TimerStore) runDequeue() {
 	defer t.wg.Done()
 	for !t.stopping() {
+		t.deqMu.Lock()
+		if t.deqPaused.Load() {
+			t.deqMu.Unlock()
+			if !t.waitUntil(math.MaxInt64, t.deqWake) {
+				return
+			}
+			continue
+		}
 		wakeAt, busy := t.dequeueStep()
+		t.deqMu.Unlock()
 		if t.dead.Load() {
 			return
 		}

@@ -28,6 +28,10 @@ type TimerStore struct {
 	p    int64 // precision (ms)
 	span int64 // ring span (ms)
 	roll int64 // roll window (ms)
+	// deqPaused holds the dequeue (SetDequeue); deqMu is held around each
+	// dequeue step, so that holding waits for the one in progress.
+	deqPaused atomic.Bool
+	deqMu     sync.Mutex
 
 	delPath string
 	ckf     *checkpointFile

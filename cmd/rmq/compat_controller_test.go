@@ -28,9 +28,9 @@ const ctlTests = "`controller/cluster_test.go`, `controller/failover_test.go`, `
 
 var controllerCodeNotes = map[int32]codeNote{
 	904: { // BROKER_HEARTBEAT
-		does:  "served by every node (its own live table, never replicated): refreshes the broker's liveness, epoch, max offset and election priority",
-		diff:  "a connection that closes makes the brokers that heartbeat over it inactive at once (stock drops the first one it finds)",
-		tests: ctlTests,
+		does:  "controller: served by every node (its own live table, never replicated): refreshes the broker's liveness, epoch, max offset and election priority. Name server: one without brokerId (slave-acting-master) renews the broker's registration; one with brokerId goes to the controller of `enableControllerInNamesrv`",
+		diff:  "a connection that closes makes the brokers that heartbeat over it inactive at once (stock drops the first one it finds); a stock name server with a controller hands every 904 to the controller, which refuses one without brokerId",
+		tests: ctlTests + "; `namesrv/acting_master_test.go`",
 	},
 	1001: {does: "served on the leader: the stock checks in the stock order (2013, 2002, 2000, 2001, 2003, 2006), then through the Raft log", tests: ctlTests},
 	1002: {

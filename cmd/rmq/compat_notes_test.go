@@ -351,6 +351,15 @@ var codeNotes = map[int32]codeNote{
 		does:  "served (5.x POP): kept in `config/messageRequestMode.json`",
 		tests: "`broker/pop/mode_test.go`",
 	},
+	901: { // GET_BROKER_MEMBER_GROUP
+		does:  "served (slave-acting-master): the group's live members",
+		tests: "`namesrv/acting_master_test.go`, `broker/acting_master_test.go`",
+	},
+	905: { // NOTIFY_MIN_BROKER_ID_CHANGE
+		does:  "served (slave-acting-master, `enableSlaveActingMaster`): the slave of least id runs delay levels and timers, sent to another group's master with `enableRemoteEscape`; sent by the name server with `notifyMinBrokerIdChanged`",
+		diff:  "transaction check and POP revive are not switched (they stay off on a slave)",
+		tests: "`broker/acting_master_test.go`, `namesrv/acting_master_test.go`",
+	},
 	402: { // GET_ALL_MESSAGE_REQUEST_MODE
 		does:  "served (5.x POP): the mode table as `messageRequestMode.json` holds it",
 		tests: "`broker/pop/mode_test.go`",
