@@ -230,12 +230,18 @@ func TestTimerRecallRealBroker(t *testing.T) {
 	waitTimerStatus(t, c, "1 delete marker", func(s admin.TimerStatus) bool { return s.Other["timerDeleteMarkers"] == "1" })
 	timerStatus(t, timerStatusGolden(1, 0, 1, 0))
 
-	// A message due in 3 s, recalled at once, is never delivered: when its
+	// A message due in 8 s, recalled at once, is never delivered: when its
 	// time has passed only the first message is pending, its marker is gone
-	// and TimerT holds nothing.
-	soon := sendTimer(t, c, mask, "soon", "--delayTimeSec", "3")
+	// and TimerT holds nothing. (With 3 s, a loaded 2-core runner sometimes
+	// took longer than that from the send to the recall, so the message was
+	// delivered before its marker existed and the test timed out.)
+	sentAt := time.Now()
+	soon := sendTimer(t, c, mask, "soon", "--delayTimeSec", "8")
 	waitTimerStatus(t, c, "2 pending", func(s admin.TimerStatus) bool { return s.Pending == 2 && s.EnqueueBehind == 0 })
 	recallGolden(t, c, mask, soon)
+	if late := time.Since(sentAt); late >= 8*time.Second {
+		t.Fatalf("the recall was answered %v after the send, past the message's time: the machine is too slow for this test's margin", late)
+	}
 	waitTimerStatus(t, c, "2 delete markers", func(s admin.TimerStatus) bool { return s.Other["timerDeleteMarkers"] == "2" })
 	waitTimerStatus(t, c, "the recalled message's time passed", func(s admin.TimerStatus) bool {
 		return s.Pending == 1 && s.Other["timerDeleteMarkers"] == "1"
