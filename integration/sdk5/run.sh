@@ -12,7 +12,8 @@
 # and TestSDK5PythonAuth / TestSDK5NodeAuth (integration/sdk5_auth_test.go): python/auth.py and node/auth.js sign
 # with ACL 2.0 users (Credentials / sessionCredentials) against a broker with authenticationEnabled and
 # authorizationEnabled: an allowed send and receive, and a Deny policy, a wrong secret and no credentials refused
-# with the stock UNAUTHORIZED (40100) and reason.
+# with the stock UNAUTHORIZED (40100) and reason; deny over allow, source IPs, and a user disabled at run time
+# refused on its producer's next send.
 # An SDK whose runtime (python3, node and npm) is missing is skipped with a message saying so.
 set -euo pipefail
 

@@ -9,7 +9,11 @@
 //
 // One JSON object a line on stdout for each case: {case, ok, error}: "allowed" (a signed send), "denied" (a send
 // to the denied topic), "wrong" (a wrong secret), "none" (no credentials), "received" (the consumer user receives
-// and acks the allowed message). The Go test judges them. Each case is bounded (CASE_DEADLINE_MS).
+// and acks the allowed message), "deny_over_allow" and "tie_allow" (SDK5_DOVER to the denied and the allowed topic),
+// "ip_out" and "ip_in" (SDK5_IPOUT, SDK5_IPIN: policies whose source IPs exclude and include 127.0.0.1),
+// "before_disable" and "disabled" (two sends of one SDK5_DISABLE producer; between them the program reads a line
+// from stdin, written once the test has disabled the user). Every user has X and X_SECRET. The Go test judges
+// them. Each case is bounded (CASE_DEADLINE_MS).
 
 const { Producer, SimpleConsumer } = require('rocketmq-client-nodejs');
 
@@ -40,6 +44,41 @@ async function send(env, c, creds, topic) {
       await producer.send({ topic, keys: [ 'sdk5auth' ], body: Buffer.from('auth') });
     })(), CASE_DEADLINE_MS, c);
     emit(c, true);
+  } catch (e) {
+    emit(c, false, `${e && e.name} ${e && e.code} ${e && e.message}`);
+  } finally {
+    await producer.shutdown().catch(() => {});
+  }
+}
+
+function stdinLine() {
+  return new Promise(resolve => {
+    process.stdin.once('data', () => {
+      process.stdin.pause();
+      resolve();
+    });
+    process.stdin.resume();
+  });
+}
+
+async function sendDisabled(env) {
+  const topic = env.SDK5_TOPIC_ALLOWED;
+  const producer = new Producer({ endpoints: env.RMQ_ENDPOINT, sessionCredentials: credentials(env.SDK5_DISABLE, env.SDK5_DISABLE_SECRET),
+    requestTimeout: 10000 });
+  let c = 'before_disable';
+  try {
+    await bounded(producer.startup(), CASE_DEADLINE_MS, c);
+    for (c of [ 'before_disable', 'disabled' ]) {
+      if (c === 'disabled') {
+        await bounded(stdinLine(), CASE_DEADLINE_MS, 'the test disabling the user');
+      }
+      try {
+        await bounded(producer.send({ topic, body: Buffer.from('auth') }), CASE_DEADLINE_MS, c);
+        emit(c, true);
+      } catch (e) {
+        emit(c, false, `${e && e.name} ${e && e.code} ${e && e.message}`);
+      }
+    }
   } catch (e) {
     emit(c, false, `${e && e.name} ${e && e.code} ${e && e.message}`);
   } finally {
@@ -84,6 +123,12 @@ async function main() {
   await send(env, 'wrong', credentials(env.SDK5_PRODUCER, 'not-the-secret'), env.SDK5_TOPIC_ALLOWED);
   await send(env, 'none', undefined, env.SDK5_TOPIC_ALLOWED);
   await receive(env);
+  const dover = credentials(env.SDK5_DOVER, env.SDK5_DOVER_SECRET);
+  await send(env, 'deny_over_allow', dover, env.SDK5_TOPIC_DENIED);
+  await send(env, 'tie_allow', dover, env.SDK5_TOPIC_ALLOWED);
+  await send(env, 'ip_out', credentials(env.SDK5_IPOUT, env.SDK5_IPOUT_SECRET), env.SDK5_TOPIC_ALLOWED);
+  await send(env, 'ip_in', credentials(env.SDK5_IPIN, env.SDK5_IPIN_SECRET), env.SDK5_TOPIC_ALLOWED);
+  await sendDisabled(env);
 }
 
 main().then(() => process.exit(0), e => {

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * rmq's gRPC endpoint (a second broker with authenticationEnabled, authorizationEnabled and a grpcServerPort):
  * an allowed send and receive, and a send to a topic of a Deny policy, a wrong secret and no credentials refused
  * with the stock UNAUTHORIZED status (the 5.3.3 proxy's answer, UnauthorizedException in the SDK, response-code
- * 40100) and the stock reason; a consumer group outside the user's policies cannot start.
+ * 40100) and the stock reason; a consumer group outside the user's policies cannot start. Then deny over allow,
+ * source IPs and a user disabled at run time (denyOverAllowSourceIpsAndDisabled).
  */
 class Grpc5AuthTest {
     private static final ClientServiceProvider PROVIDER = ClientServiceProvider.loadService();
@@ -140,6 +141,72 @@ class Grpc5AuthTest {
                 }
             });
             assertTrue(chain(e).contains("FAILED") || e instanceof ClientException, () -> chain(e));
+        } finally {
+            b.stop();
+            BrokerProcess.deleteTree(dir);
+        }
+    }
+
+    private static String send(Producer p, String topic) throws ClientException {
+        return p.send(PROVIDER.newMessageBuilder().setTopic(topic).setBody("x".getBytes(StandardCharsets.UTF_8)).build()).getMessageId().toString();
+    }
+
+    /**
+     * Deny over allow: g5dover has an Any-type Allow ("*"), a Deny of Topic:* and an Allow of one topic. On another
+     * topic the typed Deny sorts before the Any-type Allow and wins. On the allowed topic the literal Allow and the
+     * any-pattern Deny tie in 5.3.3's comparePolicyEntries, whose decision tie-break sorts a Deny after an Allow, so
+     * the Allow decides (auth.compareEntries; Admin5Test compares the entry order with Java 5.3.3): the send is
+     * accepted. Source IPs: g5ipout's only Allow lists 10.0.0.0/8 and the SDK connects from 127.0.0.1, g5ipin's
+     * lists 127.0.0.0/8. Disabled at run time: one producer of g5dis sends, the user is disabled (updateUser, code
+     * 3002), and the same producer's next send is refused.
+     */
+    @Test
+    void denyOverAllowSourceIpsAndDisabled() throws Exception {
+        assumeTrue(BrokerProcess.launcher() != null, "rmq.brokerLauncher is not set (run.sh sets it)");
+        String topic = Clients.unique("g5b");
+        String other = Clients.unique("g5o");
+        int grpcPort = freePort();
+        String endpoint = "127.0.0.1:" + grpcPort;
+        Path dir = Files.createTempDirectory("rmq-it-grpc5auth2");
+        BrokerProcess b = new BrokerProcess(Clients.unique("g5auth2_b"), Clients.unique("G5Auth2Cluster"), dir.resolve("store"));
+        b.env.put("RMQ_BROKER_EXTRA_CONF", Auth2Admin.brokerConf(SUPER, SUPER_PW) + "\ngrpcServerPort=" + grpcPort);
+        b.start();
+        try (Auth2Admin admin = new Auth2Admin(b.addr(), SUPER, SUPER_PW)) {
+            admin.createTopic(topic, 1);
+            admin.createTopic(other, 1);
+            for (String u : List.of("g5dover", "g5ipout", "g5ipin", "g5dis")) {
+                admin.createUser(u, u + "pw");
+            }
+            admin.createAcl("User:g5dover", List.of("*"), List.of("Pub"), List.of(), "Allow");
+            admin.createAcl("User:g5dover", List.of("Topic:*"), List.of("Pub"), List.of(), "Deny");
+            admin.createAcl("User:g5dover", List.of("Topic:" + topic), List.of("Pub"), List.of(), "Allow");
+            admin.createAcl("User:g5ipout", List.of("Topic:" + topic), List.of("Pub"), List.of("10.0.0.0/8"), "Allow");
+            admin.createAcl("User:g5ipin", List.of("Topic:" + topic), List.of("Pub"), List.of("127.0.0.0/8"), "Allow");
+            admin.createAcl("User:g5dis", List.of("Topic:" + topic), List.of("Pub"), List.of(), "Allow");
+
+            String deny = refusedSend(config(endpoint, "g5dover", "g5doverpw"), other);
+            assertTrue(deny.contains("User:g5dover has no permission to access Topic:" + other + " from 127.0.0.1, the decision is deny."), deny);
+            try (Producer p = PROVIDER.newProducerBuilder().setClientConfiguration(config(endpoint, "g5dover", "g5doverpw")).setTopics(topic).build()) {
+                assertNotNull(send(p, topic));
+            }
+
+            String ipOut = refusedSend(config(endpoint, "g5ipout", "g5ipoutpw"), topic);
+            assertTrue(ipOut.contains("User:g5ipout has no permission to access Topic:" + topic + " from 127.0.0.1, no matched policies."), ipOut);
+            try (Producer p = PROVIDER.newProducerBuilder().setClientConfiguration(config(endpoint, "g5ipin", "g5ipinpw")).setTopics(topic).build()) {
+                assertNotNull(send(p, topic));
+            }
+
+            try (Producer p = PROVIDER.newProducerBuilder().setClientConfiguration(config(endpoint, "g5dis", "g5dispw")).setTopics(topic).build()) {
+                assertNotNull(send(p, topic));
+                admin.setUserStatus("g5dis", "disable");
+                Throwable e = assertThrows(Throwable.class, () -> send(p, topic));
+                Throwable t = e;
+                while (t != null && !(t instanceof UnauthorizedException)) {
+                    t = t.getCause();
+                }
+                assertNotNull(t, () -> "send after the disable: no UnauthorizedException in" + chain(e));
+                assertTrue(t.getMessage().contains("response-code=40100") && t.getMessage().contains("User:g5dis is disabled."), t::toString);
+            }
         } finally {
             b.stop();
             BrokerProcess.deleteTree(dir);
