@@ -4,19 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/rmqio/rmq/internal/testutil"
 )
 
 // ErrNoPorts is returned when no free port set was found.
 var ErrNoPorts = errors.New("harness: no free ports found")
 
-// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago,
+// below the ephemeral range (testutil.PickPort): a port the kernel hands out
+// for :0 may be taken by any outgoing connection before the server binds it.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("harness: pick a port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return testutil.PickPort()
 }
 
 // FreePorts returns a name server port NP and a broker port BP such that NP,

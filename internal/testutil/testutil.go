@@ -30,6 +30,16 @@ const pollInterval = 5 * time.Millisecond
 // range are never given to outgoing connections.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	p, err := PickPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// PickPort is FreePort for code without a testing.TB (the integration
+// module's harness).
+func PickPort() (int, error) {
 	low := ephemeralLow()
 	for range 1000 {
 		p := freePortBase + rand.IntN(low-freePortBase)
@@ -38,10 +48,9 @@ func FreePort(t testing.TB) int {
 			continue
 		}
 		l.Close()
-		return p
+		return p, nil
 	}
-	t.Fatalf("testutil: no free port in %d..%d", freePortBase, low-1)
-	return 0
+	return 0, fmt.Errorf("testutil: no free port in %d..%d", freePortBase, low-1)
 }
 
 // freePortBase is the lowest port FreePort picks: above the well-known and
