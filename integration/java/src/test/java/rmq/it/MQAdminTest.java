@@ -440,6 +440,11 @@ class MQAdminTest {
         MQAdmin.run("updateBrokerConfig", "-b", brokerAddr, "-k", key, "-v", "17").assertOk();
         assertTrue(MQAdmin.run("getBrokerConfig", "-b", brokerAddr).assertOk().out().contains(key + " ".repeat(50 - key.length()) + "=  17"));
         MQAdmin.run("updateBrokerConfig", "-b", brokerAddr, "-k", key, "-v", "16").assertOk();
+        // The black list came with 4.9.8 (AdminBrokerProcessor.configBlackList); the 4.9.7 broker run.sh falls back
+        // on when Central has no 4.9.8 broker updates brokerConfigPath like any other key.
+        if (Clients.brokerKind().equals("java-4.9.7")) {
+            return;
+        }
         MQAdmin.Output out = MQAdmin.run("updateBrokerConfig", "-b", brokerAddr, "-k", "brokerConfigPath", "-v", "/tmp/x");
         assertTrue(out.err().contains("Can not update config in black list."), out::toString);
     }

@@ -180,6 +180,11 @@ class SqlFilterTest {
         DefaultMQProducer producer = Clients.startProducer();
         try {
             sendToQueue0(producer, new Message(topic, "create".getBytes(StandardCharsets.UTF_8)));
+            // The client checks a SQL92 expression with a broker only when it knows the topic's route
+            // (MQClientInstance.checkClientInBroker skips a topic without a broker address), so start() fails only
+            // once the auto-created topic is on the name server; the Java broker registers it asynchronously.
+            Await.until("a name-server route for " + topic, Clients.DEADLINE, () -> DelayTest.routed(producer, topic),
+                () -> "no route");
         } finally {
             producer.shutdown();
         }

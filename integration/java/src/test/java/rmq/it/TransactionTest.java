@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -150,7 +149,11 @@ class TransactionTest {
                 () -> assertEquals("TxTag", got.getTags()),
                 () -> assertArrayEquals("tx body commit".getBytes(StandardCharsets.UTF_8), got.getBody()),
                 () -> assertEquals(committed.getMsgId(), got.getMsgId(), "msgId is the UNIQ_KEY of the send"),
-                () -> assertNull(got.getProperty(MessageConst.PROPERTY_TRANSACTION_PREPARED), "TRAN_MSG removed"),
+                // Known difference, not yet resolved: the 4.9.x broker builds the committed message's stored
+                // properties string before it clears TRAN_MSG (EndTransactionProcessor.endMessageTransaction, then
+                // clearProperty on the map only), so the consumer still sees TRAN_MSG=true; rmq drops it.
+                () -> assertEquals(Clients.againstJava4Broker() ? "true" : null,
+                    got.getProperty(MessageConst.PROPERTY_TRANSACTION_PREPARED), "TRAN_MSG on the committed message"),
                 () -> assertEquals(1, count(inbox, "commit"), "commit delivered once"),
                 () -> assertEquals(1, count(inbox, "unknown"), "checked message delivered once"),
                 () -> assertEquals(0, count(inbox, "rollback"), "rollback never delivered"),
