@@ -156,7 +156,11 @@ type Service struct {
 	// (see pending).
 	copies map[int64]int64
 	ops    []txOpEntry // op entries from opOffset up to opRead, in order
-	opRead int64       // next op queue offset not yet read into ops
+	// unanswered holds the half messages whose SEND answer waits for the
+	// flush or a slave (Hold): commitlog offset → 0 while it waits, then
+	// the time (unix ms) the answer went out (Answered). See heldBack.
+	unanswered map[int64]int64
+	opRead     int64 // next op queue offset not yet read into ops
 
 	// walkMu serialises check passes and lets stop wait for one in flight.
 	walkMu sync.Mutex
@@ -211,14 +215,15 @@ func New(o Options) (*Service, error) {
 		store: o.Store, put: o.Put, answer: o.AnswerCommitted, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
 		refusals: o.Refusals, slave: o.Slave,
-		timeout:   o.Timeout,
-		interval:  o.CheckInterval,
-		checkMax:  o.CheckMax,
-		ends:      newEnds(),
-		decided:   make(map[int64]*txDecision),
-		copies:    make(map[int64]int64),
-		stop:      make(chan struct{}),
-		failpoint: o.failpoint,
+		timeout:    o.Timeout,
+		interval:   o.CheckInterval,
+		checkMax:   o.CheckMax,
+		ends:       newEnds(),
+		decided:    make(map[int64]*txDecision),
+		copies:     make(map[int64]int64),
+		unanswered: make(map[int64]int64),
+		stop:       make(chan struct{}),
+		failpoint:  o.failpoint,
 	}
 	if s.refusals == nil {
 		s.refusals = ratelog.New(o.Logger, o.Clock, 0)
