@@ -98,18 +98,26 @@ func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
 	if p.evacuateBelow > 0 && m.PhysicalOffset >= p.evacuateBelow {
 		return false
 	}
-	held := s.heldBack(m.PhysicalOffset, p.nowMs)
+	answeredAt, held := s.heldBack(m.PhysicalOffset, p.nowMs)
 	origin := txOrigin(m)
 	if s.isDecided(origin) {
 		if held {
-			s.mu.Lock()
-			delete(s.unanswered, m.PhysicalOffset)
-			s.mu.Unlock()
+			s.moveHold(m.PhysicalOffset, -1, 0)
 		}
 		return true
 	}
 	if held {
-		return false // checked by a later pass
+		if p.evacuateBelow == 0 || answeredAt == 0 {
+			return false // checked by a later pass; a wait ends within syncFlushTimeout
+		}
+		// Evacuating an answered half: moved ahead unchecked, its copy
+		// keeps the hold.
+		cp, err := s.putBack(m, origin, m.Properties[message.PropTransactionCheckTimes], p)
+		if err != nil {
+			return false
+		}
+		s.moveHold(m.PhysicalOffset, cp.PhysicalOffset, answeredAt)
+		return !s.fp("evacuate:after-put")
 	}
 	times, discard := txNextCheckTimes(m.Properties[message.PropTransactionCheckTimes], s.checkMax)
 	ref := m.BornTimestamp
@@ -357,18 +365,30 @@ func (s *Service) Answered(phy int64) {
 }
 
 // heldBack tells whether the walk must stop at the half message at phy
-// (Hold); once it may pass, the entry goes: the walk passes a record once,
-// and copies are new records, never held.
-func (s *Service) heldBack(phy, nowMs int64) bool {
+// (Hold), with the time its answer went out (0: not yet). Once it may
+// pass, the entry goes: the walk passes a record once, and copies are new
+// records, held only when an evacuation moves a held one (moveHold).
+func (s *Service) heldBack(phy, nowMs int64) (answeredAt int64, held bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at, ok := s.unanswered[phy]
 	if !ok {
-		return false
+		return 0, false
 	}
 	if at == 0 || nowMs-at < s.timeout.Milliseconds() {
-		return true
+		return at, true
 	}
 	delete(s.unanswered, phy)
-	return false
+	return 0, false
+}
+
+// moveHold ends the hold of the record at phy and, when to >= 0, holds the
+// copy at to as answered at answeredAt.
+func (s *Service) moveHold(phy, to, answeredAt int64) {
+	s.mu.Lock()
+	delete(s.unanswered, phy)
+	if to >= 0 {
+		s.unanswered[to] = answeredAt
+	}
+	s.mu.Unlock()
 }
