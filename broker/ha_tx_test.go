@@ -42,7 +42,21 @@ func (r *recordingChecker) take() []transaction.Check {
 // sends once SEND_OK arrives would store nothing: an acknowledged message
 // lost (soak-ha with a Java slave lost 14 this way). Once answered, the
 // half is checked no sooner than transactionTimeOut after the answer.
+// Both front ends: SEND_MESSAGE and the gRPC endpoint's Put.
 func TestSyncMasterHalfNotCheckedBeforeItsAnswer(t *testing.T) {
+	for _, grpc := range []bool{false, true} {
+		t.Run("grpc="+strconv.FormatBool(grpc), func(t *testing.T) { halfNotCheckedBeforeItsAnswer(t, grpc) })
+	}
+}
+
+// halfAnswer is a half send's outcome: its offsets and whether it is SEND_OK.
+type halfAnswer struct {
+	q, phy int64
+	ok     bool
+	desc   string
+}
+
+func halfNotCheckedBeforeItsAnswer(t *testing.T, grpc bool) {
 	clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	m := startBroker(t, func(o *Options) {
 		o.BrokerRole = "SYNC_MASTER"
@@ -78,11 +92,33 @@ func TestSyncMasterHalfNotCheckedBeforeItsAnswer(t *testing.T) {
 		return len(got)
 	}
 
+	base := int64(0)
+	if grpc {
+		// Put does not create topics: a plain send (not waiting) does.
+		if r := m.send(sendArgs{topic: "HaTxHeld", body: []byte("plain"), props: coreProps("WAIT", "false")}); r.Code != remoting.Success {
+			t.Fatalf("plain send: code %d", r.Code)
+		}
+		base = 1
+	}
 	before := m.Store().MaxPhyOffset()
-	answer := make(chan *remoting.Command, 1)
+	answer := make(chan halfAnswer, 1)
 	go func() {
-		answer <- m.send(sendArgs{topic: "HaTxHeld", body: []byte("half"), sysFlag: int32(message.TransactionPreparedType),
+		if grpc {
+			r, err := m.Put(PutRequest{Topic: "HaTxHeld", QueueID: 0, Body: []byte("half"), SysFlag: int32(message.TransactionPreparedType),
+				Properties: map[string]string{"TRAN_MSG": "true", "PGROUP": "PG", "UNIQ_KEY": "TXH"}, BornTimestamp: clk.Now().UnixMilli()})
+			if err != nil {
+				answer <- halfAnswer{desc: err.Error()}
+				return
+			}
+			answer <- halfAnswer{q: r.QueueOffset, phy: r.PhysicalOffset, ok: r.code == remoting.Success, desc: strconv.Itoa(int(r.code))}
+			return
+		}
+		r := m.send(sendArgs{topic: "HaTxHeld", body: []byte("half"), sysFlag: int32(message.TransactionPreparedType),
 			props: coreProps("TRAN_MSG", "true", "PGROUP", "PG", "UNIQ_KEY", "TXH")})
+		a := halfAnswer{ok: r.Code == remoting.Success, desc: strconv.Itoa(int(r.Code)) + " " + r.Remark}
+		_, a.phy, _ = message.DecodeMessageID(r.ExtFields["msgId"])
+		a.q, _ = strconv.ParseInt(r.ExtFields["queueOffset"], 10, 64)
+		answer <- a
 	}()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return m.Store().MaxPhyOffset() > before }, "the half put")
 	m.waitDispatched()
@@ -93,34 +129,27 @@ func TestSyncMasterHalfNotCheckedBeforeItsAnswer(t *testing.T) {
 	}
 	select {
 	case r := <-answer:
-		t.Fatalf("half answered (code %d) before the slave's ack", r.Code)
+		t.Fatalf("half answered (%s) before the slave's ack", r.desc)
 	default:
 	}
 
 	f.report(m.Store().MaxPhyOffset())
-	var half *remoting.Command
+	var half halfAnswer
 	select {
 	case half = <-answer:
 	case <-time.After(coreTestTimeout):
 		t.Fatal("no half answer after the slave's ack")
 	}
-	if half.Code != remoting.Success {
-		t.Fatalf("half: code %d %q", half.Code, half.Remark)
-	}
-	_, phy, err := message.DecodeMessageID(half.ExtFields["msgId"])
-	if err != nil {
-		t.Fatal(err)
+	if !half.ok {
+		t.Fatalf("half: %s", half.desc)
 	}
 	// SEND_OK: the producer runs its transaction and commits.
-	q, err := strconv.ParseInt(half.ExtFields["queueOffset"], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, phy := half.q, half.phy
 	if err := m.Transactions().End("PG", q, phy, true, false, "TXH"); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	m.waitDispatched()
-	if n := m.Store().MaxOffsetInQueue("HaTxHeld", 0); n != 1 {
+	if n := m.Store().MaxOffsetInQueue("HaTxHeld", 0) - base; n != 1 {
 		t.Fatalf("%d committed messages on the real topic, want 1 (the commit of an acknowledged half was dropped)", n)
 	}
 	passes(2)
