@@ -61,6 +61,11 @@ package transaction
 //   - a half message's age is measured from its born timestamp, or from its
 //     store timestamp when the producer's clock is ahead (stock checks a message
 //     born "in the future" at once);
+//   - a half message whose SEND answer still waits for the flush or a slave
+//     (SYNC_FLUSH, SYNC_MASTER) is not checked, nor within
+//     transactionTimeOut of its answer (Hold): stock may check it first, and
+//     a producer that rolls back what it has not begun then loses the
+//     commit it sends after SEND_OK (decisions apply once per chain);
 //   - immunity copies (CHECK_IMMUNITY_TIME_IN_SECONDS) do not count as checks;
 //   - check copies keep the flag and reconsumeTimes (stock's renewHalfMessageInner
 //     drops both, so a message committed from a check loses its flag);
