@@ -125,7 +125,12 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	}
 	flush, replica := syncFlush, b.opts.isSyncMaster() && wait
 	if flush || replica {
-		// This goroutine is the gRPC handler's: it may wait.
+		// This goroutine is the gRPC handler's: it may wait. A half
+		// message is held from the checks meanwhile (send_processor.go).
+		if reply.TransactionID != "" && b.tx != nil {
+			b.tx.Hold(res.PhysicalOffset)
+			defer b.tx.Answered(res.PhysicalOffset)
+		}
 		done := make(chan int32, 1)
 		b.afterPut(res.PhysicalOffset+int64(res.WroteBytes), flush, replica, func(code int32) { done <- code })
 		if code := <-done; code != remoting.Success {

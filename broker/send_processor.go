@@ -281,6 +281,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	// written from the HA service's callback in the same way.
 	syncMaster := b.opts.isSyncMaster() && !req.IsOneway()
 	awaitFlush, awaitReplica := false, false
+	half := false // a transaction half message (its answer Holds it from the checks)
 
 	if plain == nil && !sh.Batch {
 		if p, ok := b.plainProperties(sh); ok {
@@ -335,6 +336,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 		}
 		if id := transaction.IDFor(m, res); id != "" {
 			resp.SetExt("transactionId", id)
+			half = true
 		}
 		if req.Code != remoting.SendBatchMessage {
 			if h := b.recallHandle(m); h != "" {
@@ -345,7 +347,15 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 
 	setSendReply(resp, res, queueID)
 	if awaitFlush || awaitReplica {
-		return b.answerAfterStore(c, resp, res.PhysicalOffset+int64(res.WroteBytes), awaitFlush, awaitReplica)
+		var answered func()
+		if half && b.tx != nil {
+			// The check walk leaves the half alone until its answer is
+			// out (transaction.Service.Hold).
+			phy := res.PhysicalOffset
+			b.tx.Hold(phy)
+			answered = func() { b.tx.Answered(phy) }
+		}
+		return b.answerAfterStore(c, resp, res.PhysicalOffset+int64(res.WroteBytes), awaitFlush, awaitReplica, answered)
 	}
 	return resp
 }
@@ -444,8 +454,9 @@ func (b *Broker) mapMessage(req *remoting.Command, sh *remoting.SendMessageReque
 // and returns nil (the reply is written later); a SLAVE_NOT_AVAILABLE
 // known at once is returned as the answer. The pending reply counts as
 // work in flight, so a shutdown waits for it.
-func (b *Broker) answerAfterStore(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica bool) *remoting.Command {
-	return b.answerAfterWaits(c, resp, end, flush, replica, true)
+// answered, when set, runs as the answer goes out.
+func (b *Broker) answerAfterStore(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica bool, answered func()) *remoting.Command {
+	return b.answerAfterWaits(c, resp, end, flush, replica, true, answered)
 }
 
 // answerWhenStored is answerAfterStore for the puts whose answer does not
@@ -459,14 +470,17 @@ func (b *Broker) answerWhenStored(c *remoting.Conn, resp *remoting.Command, end 
 	if !flush && !replica {
 		return resp
 	}
-	return b.answerAfterWaits(c, resp, end, flush, replica, false)
+	return b.answerAfterWaits(c, resp, end, flush, replica, false, nil)
 }
 
 // answerAfterWaits is both: outcome sets the response code from the waits.
-func (b *Broker) answerAfterWaits(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica, outcome bool) *remoting.Command {
+func (b *Broker) answerAfterWaits(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica, outcome bool, answered func()) *remoting.Command {
 	if !flush && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
 		if outcome {
 			resp.Code = remoting.SlaveNotAvailable
+		}
+		if answered != nil {
+			answered()
 		}
 		return resp
 	}
@@ -475,6 +489,9 @@ func (b *Broker) answerAfterWaits(c *remoting.Conn, resp *remoting.Command, end 
 		defer b.inflight.Done()
 		if outcome && code != remoting.Success {
 			resp.Code = code
+		}
+		if answered != nil {
+			answered()
 		}
 		_ = c.WriteResponse(resp)
 	})

@@ -98,9 +98,26 @@ func (s *Service) examine(m *message.MessageExt, p *txPass) bool {
 	if p.evacuateBelow > 0 && m.PhysicalOffset >= p.evacuateBelow {
 		return false
 	}
+	answeredAt, held := s.heldBack(m.PhysicalOffset, p.nowMs)
 	origin := txOrigin(m)
 	if s.isDecided(origin) {
+		if held {
+			s.moveHold(m.PhysicalOffset, -1, 0)
+		}
 		return true
+	}
+	if held {
+		if p.evacuateBelow == 0 || answeredAt == 0 {
+			return false // checked by a later pass; a wait ends within syncFlushTimeout
+		}
+		// Evacuating an answered half: moved ahead unchecked, its copy
+		// keeps the hold.
+		cp, err := s.putBack(m, origin, m.Properties[message.PropTransactionCheckTimes], p)
+		if err != nil {
+			return false
+		}
+		s.moveHold(m.PhysicalOffset, cp.PhysicalOffset, answeredAt)
+		return !s.fp("evacuate:after-put")
 	}
 	times, discard := txNextCheckTimes(m.Properties[message.PropTransactionCheckTimes], s.checkMax)
 	ref := m.BornTimestamp
@@ -318,4 +335,60 @@ func (s *Service) release(next int64, p *txPass, unfenced []*txDecision) {
 	if committed, ok := s.offsets.Query(txSysGroup, message.TopicTransOpHalf, txHalfQueueID); !ok || committed != opNext {
 		s.offsets.Commit(txSysGroup, message.TopicTransOpHalf, txHalfQueueID, opNext)
 	}
+}
+
+// Hold marks the half message stored at commitlog offset phy as not yet
+// answered: its SEND answer waits for the flush or a slave's ack (a
+// SYNC_MASTER waits up to syncFlushTimeout, longer than a short
+// transactionTimeOut, e.g. while a slave reconnects after a restart). The
+// producer runs its local transaction only once it has SEND_OK, so a check
+// now would ask about a transaction that has not begun: a producer that
+// answers ROLLBACK for one it does not know (as it may) decides the chain,
+// and the COMMIT it sends after SEND_OK then finds the chain decided and
+// stores nothing: an acknowledged message lost. The walk therefore stops
+// at a held message until Answered, and until transactionTimeOut has
+// passed since the answer, the time the producer had to end it.
+func (s *Service) Hold(phy int64) {
+	s.mu.Lock()
+	s.unanswered[phy] = 0
+	s.mu.Unlock()
+}
+
+// Answered ends Hold: the answer of the half message at phy went out now.
+func (s *Service) Answered(phy int64) {
+	now := max(s.clock.Now().UnixMilli(), 1)
+	s.mu.Lock()
+	if _, ok := s.unanswered[phy]; ok {
+		s.unanswered[phy] = now
+	}
+	s.mu.Unlock()
+}
+
+// heldBack tells whether the walk must stop at the half message at phy
+// (Hold), with the time its answer went out (0: not yet). Once it may
+// pass, the entry goes: the walk passes a record once, and copies are new
+// records, held only when an evacuation moves a held one (moveHold).
+func (s *Service) heldBack(phy, nowMs int64) (answeredAt int64, held bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.unanswered[phy]
+	if !ok {
+		return 0, false
+	}
+	if at == 0 || nowMs-at < s.timeout.Milliseconds() {
+		return at, true
+	}
+	delete(s.unanswered, phy)
+	return 0, false
+}
+
+// moveHold ends the hold of the record at phy and, when to >= 0, holds the
+// copy at to as answered at answeredAt.
+func (s *Service) moveHold(phy, to, answeredAt int64) {
+	s.mu.Lock()
+	delete(s.unanswered, phy)
+	if to >= 0 {
+		s.unanswered[to] = answeredAt
+	}
+	s.mu.Unlock()
 }

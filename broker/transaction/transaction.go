@@ -61,6 +61,11 @@ package transaction
 //   - a half message's age is measured from its born timestamp, or from its
 //     store timestamp when the producer's clock is ahead (stock checks a message
 //     born "in the future" at once);
+//   - a half message whose SEND answer still waits for the flush or a slave
+//     (SYNC_FLUSH, SYNC_MASTER) is not checked, nor within
+//     transactionTimeOut of its answer (Hold): stock may check it first, and
+//     a producer that rolls back what it has not begun then loses the
+//     commit it sends after SEND_OK (decisions apply once per chain);
 //   - immunity copies (CHECK_IMMUNITY_TIME_IN_SECONDS) do not count as checks;
 //   - check copies keep the flag and reconsumeTimes (stock's renewHalfMessageInner
 //     drops both, so a message committed from a check loses its flag);
@@ -156,7 +161,11 @@ type Service struct {
 	// (see pending).
 	copies map[int64]int64
 	ops    []txOpEntry // op entries from opOffset up to opRead, in order
-	opRead int64       // next op queue offset not yet read into ops
+	// unanswered holds the half messages whose SEND answer waits for the
+	// flush or a slave (Hold): commitlog offset → 0 while it waits, then
+	// the time (unix ms) the answer went out (Answered). See heldBack.
+	unanswered map[int64]int64
+	opRead     int64 // next op queue offset not yet read into ops
 
 	// walkMu serialises check passes and lets stop wait for one in flight.
 	walkMu sync.Mutex
@@ -211,14 +220,15 @@ func New(o Options) (*Service, error) {
 		store: o.Store, put: o.Put, answer: o.AnswerCommitted, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
 		refusals: o.Refusals, slave: o.Slave,
-		timeout:   o.Timeout,
-		interval:  o.CheckInterval,
-		checkMax:  o.CheckMax,
-		ends:      newEnds(),
-		decided:   make(map[int64]*txDecision),
-		copies:    make(map[int64]int64),
-		stop:      make(chan struct{}),
-		failpoint: o.failpoint,
+		timeout:    o.Timeout,
+		interval:   o.CheckInterval,
+		checkMax:   o.CheckMax,
+		ends:       newEnds(),
+		decided:    make(map[int64]*txDecision),
+		copies:     make(map[int64]int64),
+		unanswered: make(map[int64]int64),
+		stop:       make(chan struct{}),
+		failpoint:  o.failpoint,
 	}
 	if s.refusals == nil {
 		s.refusals = ratelog.New(o.Logger, o.Clock, 0)
