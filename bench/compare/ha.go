@@ -299,12 +299,17 @@ func (r *runner) haLag(ctx context.Context, t *target) error {
 	sq.Addr = p.slaveAddr()
 
 	// acks[i] is when offset base+i was acknowledged; the poller reads them.
-	base, err := p.c.adm.MaxOffset(ctx, q)
-	if err != nil {
-		return err
-	}
+	// base is the first send's own offset: the queue's max offset read
+	// before it can still lag a probe waitSlaveFollows stored (dispatch
+	// is asynchronous), which made the first send's offset base+1.
 	n := int(r.cfg.e2eRate * r.cfg.duration.Seconds())
 	acks := make([]atomic.Int64, n) // unix ns; 0: not acknowledged (yet)
+	body := make([]byte, 1024)
+	code, base, err := haSend(ctx, cl, q, body)
+	if err != nil || code != remoting.Success {
+		return fmt.Errorf("compare: lag send 0: code %d: %v", code, err)
+	}
+	acks[0].Store(time.Now().UnixNano())
 	lag := &bench.Histogram{}
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	polled := make(chan error, 1)
@@ -330,11 +335,10 @@ func (r *runner) haLag(ctx context.Context, t *target) error {
 		}
 	}()
 
-	body := make([]byte, 1024)
 	interval := time.Duration(float64(time.Second) / r.cfg.e2eRate)
 	sendStart := time.Now()
 	var failed int64
-	for i := 0; i < n && ctx.Err() == nil; i++ {
+	for i := 1; i < n && ctx.Err() == nil; i++ {
 		if wait := time.Until(sendStart.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
