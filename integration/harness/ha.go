@@ -142,6 +142,11 @@ type PairConfig struct {
 	Master, Slave       NodeSpec
 	// Conf are extra broker.conf lines of both brokers (before each one's own).
 	Conf []string
+	// NamesrvAddr, when set, is a running name server (another pair's) the
+	// brokers register with instead of one of their own: a second broker
+	// group of the same cluster. NoSlave starts the master alone.
+	NamesrvAddr string
+	NoSlave     bool
 	// ReadyTimeout bounds each boot (90 s when zero: a JVM on a busy 2-core
 	// machine); StopTimeout each SIGTERM exit (30 s when zero).
 	ReadyTimeout, StopTimeout time.Duration
@@ -269,14 +274,16 @@ func LaunchPair(cfg PairConfig) (*Pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Namesrv = p.node("namesrv", ImplRMQ, np)
-	p.Namesrv.argv = []string{cfg.RMQBin, "namesrv", "--listen-port", strconv.Itoa(np)}
-	p.Namesrv.match = func(l string) bool { return strings.Contains(l, NamesrvReadyMarker) }
-	if err := p.Namesrv.start(); err != nil {
-		return p, err
+	if cfg.NamesrvAddr == "" {
+		p.Namesrv = p.node("namesrv", ImplRMQ, np)
+		p.Namesrv.argv = []string{cfg.RMQBin, "namesrv", "--listen-port", strconv.Itoa(np)}
+		p.Namesrv.match = func(l string) bool { return strings.Contains(l, NamesrvReadyMarker) }
+		if err := p.Namesrv.start(); err != nil {
+			return p, err
+		}
 	}
 	p.Master, err = p.broker("master", mp, 0, cfg.Master)
-	if err != nil {
+	if err != nil || cfg.NoSlave {
 		return p, err
 	}
 	// FreePorts skips ports in use, so the slave's three ports are clear of
@@ -327,7 +334,7 @@ func (p *Pair) broker(name string, port, id int, spec NodeSpec) (*Node, error) {
 		"brokerId=" + strconv.Itoa(id),
 		"brokerRole=" + n.Role,
 		"flushDiskType=ASYNC_FLUSH",
-		"namesrvAddr=" + p.Namesrv.Addr(),
+		"namesrvAddr=" + p.NamesrvAddr(),
 		"listenPort=" + strconv.Itoa(port),
 		"haListenPort=" + strconv.Itoa(port+1),
 		"brokerIP1=127.0.0.1",
@@ -399,7 +406,12 @@ func (p *Pair) Nodes() []*Node {
 }
 
 // NamesrvAddr is the name server address clients use.
-func (p *Pair) NamesrvAddr() string { return p.Namesrv.Addr() }
+func (p *Pair) NamesrvAddr() string {
+	if p.Namesrv == nil {
+		return p.cfg.NamesrvAddr
+	}
+	return p.Namesrv.Addr()
+}
 
 // BrokerName is the brokerName both brokers share.
 func (p *Pair) BrokerName() string { return p.cfg.BrokerName }
