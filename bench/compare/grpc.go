@@ -100,7 +100,10 @@ func (r *runner) grpcWorkloads(ctx context.Context, t *target) error {
 	}
 	c := &cluster{t: t, dir: dir, flush: asyncFlush, grpcPort: gp}
 	if !t.proxy {
-		c.extra = []string{"grpcServerPort=" + strconv.Itoa(gp)}
+		// The stock check of a message's kind against its topic's
+		// message.type is off, as in the Java peer's proxyConfig: the
+		// topics are made without attributes and the timers are DELAY.
+		c.extra = []string{"grpcServerPort=" + strconv.Itoa(gp), "enableTopicMessageTypeCheck=false"}
 	}
 	c, boot, err := startClusterOf(ctx, c)
 	if err != nil {

@@ -21,7 +21,9 @@ const grpcShutdown = 3
 // the topic message type check off, and a short gRPC shutdown. That check (ProducerProcessor,
 // DefaultTopicMessageTypeValidator) refuses a NORMAL or DELAY message on a
 // topic whose message.type attribute differs, and the topics here are made
-// with updateTopic without attributes; rmq has no such check.
+// with updateTopic without attributes. rmq's gRPC endpoint has the same
+// check, on by default as stock, and workload k turns it off the same way
+// (grpcWorkloads).
 func proxyConfig(nsPort, grpcPort, remotingPort int) ([]byte, error) {
 	return json.MarshalIndent(map[string]any{
 		"rocketMQClusterName":         benchCluster,
