@@ -506,3 +506,62 @@ func TestMasterRefusesBadSlaves(t *testing.T) {
 	bad := binary.BigEndian.AppendUint32(nil, uint32(StateSuspend))
 	closed(append(bad, make([]byte, 12)...))
 }
+
+// FuzzSlaveSession feeds a master→slave stream to the slave's frame
+// handling over a store holding a tail of its own: whatever the bytes, it
+// never panics, appends only at its end, keeps its epoch table ordered and
+// its confirm offset within its end, and stops at the first refusal.
+func FuzzSlaveSession(f *testing.F) {
+	hs, _ := AppendMasterHandshake(nil, MasterHandshake{MaxOffset: 300, LastEpoch: 2,
+		Entries: []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 100}}})
+	ok := hs
+	ok, _ = AppendTransferHeader(ok, TransferHeader{BodySize: 4, Offset: 100, Epoch: 2, EpochStartOffset: 100, ConfirmOffset: 102})
+	ok = append(ok, "abcd"...)
+	ok, _ = AppendTransferHeader(ok, TransferHeader{Offset: 104, Epoch: 2, EpochStartOffset: 100, ConfirmOffset: 104})
+	f.Add(ok, uint8(7))
+	f.Add(hs, uint8(1))
+	f.Add(ok[MasterHandshakeHeaderSize+24:], uint8(3)) // transfer before the handshake
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		st := newFakeStore(1 << 12)
+		st.put(randBytes(150, 1)) // 100 bytes of epoch 1, 50 of an epoch 3 the master lacks
+		table, _ := NewEpochTable([]EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 3, StartOffset: 100}})
+		s := NewService(st, table, Config{})
+		a, b := net.Pipe()
+		defer a.Close()
+		go func() {
+			buf := make([]byte, 512)
+			for {
+				if _, err := b.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		defer b.Close()
+		ss := &slaveSession{c: newSlaveClient(s), nc: a, epoch: -1}
+		var d MasterDecoder
+		var frames []MasterFrame
+		step := int(chunk%64) + 1
+		for pos := 0; pos < len(data); pos += step {
+			var err error
+			frames, err = d.Feed(frames[:0], data[pos:min(pos+step, len(data))])
+			for i := range frames {
+				before := st.MaxPhyOffset()
+				if ferr := ss.onFrame(&frames[i]); ferr != nil {
+					return
+				}
+				if frames[i].State == StateTransfer && st.MaxPhyOffset() != before+int64(len(frames[i].Body)) {
+					t.Fatalf("appended %d bytes at %d, end %d", len(frames[i].Body), before, st.MaxPhyOffset())
+				}
+				if c := s.slaveConfirm.Load(); c > st.MaxPhyOffset() {
+					t.Fatalf("confirm %d above the end %d", c, st.MaxPhyOffset())
+				}
+				if _, err := NewEpochTable(table.Entries()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+}
