@@ -115,6 +115,9 @@ func (f *fakeStore) AppendReplicated(off int64, b []byte) (int64, error) {
 func (f *fakeStore) TruncateTo(off int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if off >= f.base+int64(len(f.data)) {
+		return nil // nothing to cut (the master's end-of-log call)
+	}
 	f.truncs = append(f.truncs, off)
 	if off < f.base {
 		return errFakeOffset
@@ -124,6 +127,8 @@ func (f *fakeStore) TruncateTo(off int64) error {
 	}
 	return nil
 }
+
+func (f *fakeStore) ConfirmOffset() int64 { return f.gateValue() }
 
 func (f *fakeStore) SetConfirmOffset(off int64) {
 	f.mu.Lock()

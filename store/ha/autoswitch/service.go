@@ -39,8 +39,10 @@ type Store interface {
 	// off, a record boundary.
 	TruncateTo(off int64) error
 	// SetConfirmOffset gates what consumers see at off; -1 removes the
-	// gate.
+	// gate. ConfirmOffset is the gate in force (-1: none), which a
+	// restarted store reloads.
 	SetConfirmOffset(off int64)
+	ConfirmOffset() int64
 }
 
 // Config is the service's settings (5.3.3 MessageStoreConfig keys).
@@ -277,6 +279,12 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 		w.Close()
 	}
 
+	// truncateInvalidMsg: this store's commitlog never holds a torn
+	// replicated record, only its pending bytes, which TruncateTo at the
+	// end drops (store.TruncateTo).
+	if err := s.st.TruncateTo(s.st.MaxPhyOffset()); err != nil {
+		return fmt.Errorf("autoswitch: dropping incomplete replicated bytes: %w", err)
+	}
 	s.pushGate(-1)
 	end := s.st.MaxPhyOffset()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -312,9 +320,10 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 // ChangeToSlave makes the service a slave of the master of masterEpoch
 // (changeToSlave, :164-196): it refuses an epoch below the last, fails the
 // SYNC waiters, drops the connections and follows masterHAAddr (set later
-// with SetMasterHAAddr when ""). The store's gate is put at the commitlog
-// end: what is there stays visible, what the master sends becomes visible
-// as the master confirms it.
+// with SetMasterHAAddr when ""). A store with no gate (a former master)
+// is gated at its commitlog end: what is there stays visible, what the
+// master sends becomes visible as the master confirms it; a store with a
+// gate (a restarted slave) keeps it, so it serves no more than it did.
 func (s *Service) ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrokerID int64) error {
 	if last := s.epochs.LastEpoch(); masterEpoch < last {
 		return fmt.Errorf("%w: %d < %d", ErrEpochFenced, masterEpoch, last)
@@ -340,7 +349,10 @@ func (s *Service) ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrok
 	c, addr := s.client, s.masterAddr
 	s.mu.Unlock()
 	s.gated.Store(false)
-	gate := s.st.MaxPhyOffset()
+	gate := s.st.ConfirmOffset()
+	if gate < 0 {
+		gate = s.st.MaxPhyOffset()
+	}
 	s.slaveConfirm.Store(gate)
 	s.pushGate(gate)
 	closeAll(conns)
