@@ -565,3 +565,26 @@ func FuzzSlaveSession(f *testing.F) {
 		}
 	})
 }
+
+// A new slave whose first chunk closes an epoch (the master names the next
+// epoch in it) still records that epoch, from the master's handshake
+// table: its table ends as the master's.
+func TestNewSlaveGetsEveryEpoch(t *testing.T) {
+	mst, sst := newFakeStore(1<<20), newFakeStore(1<<20)
+	m := node(t, mst, t.TempDir(), func(c *Config) { c.TransferBatchSize = 32 << 10 })
+	if err := m.ChangeToMaster(1); err != nil {
+		t.Fatal(err)
+	}
+	mst.put(randBytes(3000, 15))
+	if err := m.ChangeToMaster(2); err != nil {
+		t.Fatal(err)
+	}
+	mst.put(randBytes(1000, 16))
+	sl := node(t, sst, t.TempDir(), nil)
+	if err := sl.ChangeToSlave(m.Addr().String(), 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, mst, sst)
+	want := []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 3000}}
+	testutil.WaitFor(t, testWait, func() bool { return slices.Equal(entriesOf(sl.Epochs()), want) }, "the slave's epochs")
+}

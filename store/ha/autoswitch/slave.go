@@ -186,7 +186,8 @@ type slaveSession struct {
 	c         *slaveClient
 	nc        net.Conn
 	handshook bool
-	epoch     int32 // currentReceivedEpoch
+	epoch     int32      // currentReceivedEpoch
+	master    *EpochFile // the master's table from its handshake
 }
 
 func (ss *slaveSession) onFrame(f *MasterFrame) error {
@@ -213,6 +214,8 @@ func (ss *slaveSession) onFrame(f *MasterFrame) error {
 				return err
 			}
 		}
+		// PlanTruncate accepted the table: it is in order.
+		ss.master, _ = NewEpochTable(f.Handshake.Entries)
 		ss.handshook = true
 		c.connected.Store(true)
 		s.log.Info().Int64("masterMax", f.Handshake.MaxOffset).Int32("masterEpoch", f.Handshake.LastEpoch).
@@ -228,6 +231,20 @@ func (ss *slaveSession) onFrame(f *MasterFrame) error {
 		return errOffsetMismatch
 	}
 	if h.Epoch != ss.epoch {
+		// A master names the next epoch in the chunk that closes the
+		// current one (TransferCursor.Chunk), so a chunk below its
+		// epoch's start holds bytes of an earlier epoch: that epoch is
+		// taken from the master's handshake table first. A stock slave
+		// does not, and a new replica whose first chunk closes an epoch
+		// never records it (its table then lacks the epoch its first
+		// bytes were written in, and as master it could not serve them).
+		if h.Offset < h.EpochStartOffset && ss.master != nil {
+			if e, ok := ss.master.FindEpochByOffset(h.Offset); ok && e.Epoch < h.Epoch {
+				if err := s.epochs.Append(e.Epoch, e.StartOffset); err != nil && !errors.Is(err, ErrEpochOrder) {
+					return err
+				}
+			}
+		}
 		// ErrEpochOrder is an entry the table holds already (stock
 		// ignores appendEntry's false).
 		if err := s.epochs.Append(h.Epoch, h.EpochStartOffset); err != nil && !errors.Is(err, ErrEpochOrder) {
