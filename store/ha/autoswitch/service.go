@@ -225,18 +225,9 @@ func (s *Service) Close() {
 		s.ln.Close()
 	}
 	s.mu.Lock()
-	conns := s.takeConnsLocked()
-	c, w := s.client, s.waiters
-	s.client, s.waiters = nil, nil
-	s.role = RoleNone
+	release := s.leaveLocked(RoleNone)
 	s.mu.Unlock()
-	closeAll(conns)
-	if c != nil {
-		c.close()
-	}
-	if w != nil {
-		w.Close()
-	}
+	release()
 	s.wg.Wait()
 }
 
@@ -258,26 +249,12 @@ func (s *Service) SetLocalBrokerID(id int64) {
 // (epoch, commitlog end) durably. The broker takes writes only after it
 // returns nil.
 func (s *Service) ChangeToMaster(epoch int32) error {
-	if last := s.epochs.LastEpoch(); epoch < last {
-		return fmt.Errorf("%w: %d < %d", ErrEpochFenced, epoch, last)
+	// RoleNone until the end: connections arriving meanwhile are refused.
+	release, err := s.switchRole(epoch, RoleNone, nil)
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return errors.New("autoswitch: service closed")
-	}
-	conns := s.takeConnsLocked()
-	c, w := s.client, s.waiters
-	s.client, s.waiters = nil, nil
-	s.role = RoleNone // connections arriving now are refused until the end
-	s.mu.Unlock()
-	closeAll(conns)
-	if c != nil {
-		c.close()
-	}
-	if w != nil {
-		w.Close()
-	}
+	release()
 
 	// truncateInvalidMsg: this store's commitlog never holds a torn
 	// replicated record, only its pending bytes, which TruncateTo at the
@@ -288,7 +265,7 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 	s.pushGate(-1)
 	end := s.st.MaxPhyOffset()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err := s.st.WaitDispatched(ctx, end)
+	err = s.st.WaitDispatched(ctx, end)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("autoswitch: waiting for the dispatch to %d: %w", end, err)
@@ -325,29 +302,23 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 // master sends becomes visible as the master confirms it; a store with a
 // gate (a restarted slave) keeps it, so it serves no more than it did.
 func (s *Service) ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrokerID int64) error {
-	if last := s.epochs.LastEpoch(); masterEpoch < last {
-		return fmt.Errorf("%w: %d < %d", ErrEpochFenced, masterEpoch, last)
+	var c *slaveClient
+	var addr string
+	release, err := s.switchRole(masterEpoch, RoleSlave, func() {
+		s.localID = selfBrokerID
+		s.proposed = nil
+		if masterHAAddr != "" {
+			s.masterAddr = masterHAAddr
+		}
+		if s.client == nil {
+			s.client = newSlaveClient(s)
+			s.client.start()
+		}
+		c, addr = s.client, s.masterAddr
+	})
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return errors.New("autoswitch: service closed")
-	}
-	conns := s.takeConnsLocked()
-	w := s.waiters
-	s.waiters = nil
-	s.role = RoleSlave
-	s.localID = selfBrokerID
-	s.proposed = nil
-	if masterHAAddr != "" {
-		s.masterAddr = masterHAAddr
-	}
-	if s.client == nil {
-		s.client = newSlaveClient(s)
-		s.client.start()
-	}
-	c, addr := s.client, s.masterAddr
-	s.mu.Unlock()
 	s.gated.Store(false)
 	gate := s.st.ConfirmOffset()
 	if gate < 0 {
@@ -355,10 +326,7 @@ func (s *Service) ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrok
 	}
 	s.slaveConfirm.Store(gate)
 	s.pushGate(gate)
-	closeAll(conns)
-	if w != nil {
-		w.Close()
-	}
+	release()
 	c.setAddr(addr)
 	s.log.Info().Str("master", addr).Int32("epoch", masterEpoch).Int64("brokerId", selfBrokerID).Msg("autoswitch: changed to slave")
 	return nil
@@ -777,6 +745,49 @@ func (s *Service) wakeWriters() {
 	close(s.wake)
 	s.wake = make(chan struct{})
 	s.wakeMu.Unlock()
+}
+
+// switchRole refuses an epoch below the epoch file's last, then, under
+// mu, leaves the current role for role and runs edit; the returned
+// release closes what was left (connections, waiters, and the slave
+// client unless role is RoleSlave) once mu is released.
+func (s *Service) switchRole(epoch int32, role Role, edit func()) (func(), error) {
+	if last := s.epochs.LastEpoch(); epoch < last {
+		return nil, fmt.Errorf("%w: %d < %d", ErrEpochFenced, epoch, last)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, errors.New("autoswitch: service closed")
+	}
+	release := s.leaveLocked(role)
+	if edit != nil {
+		edit()
+	}
+	return release, nil
+}
+
+// leaveLocked sets role and takes the connections, the waiters (which
+// fail) and, unless role is RoleSlave, the slave client, returning their
+// closing.
+func (s *Service) leaveLocked(role Role) func() {
+	conns := s.takeConnsLocked()
+	w := s.waiters
+	s.waiters = nil
+	var c *slaveClient
+	if role != RoleSlave {
+		c, s.client = s.client, nil
+	}
+	s.role = role
+	return func() {
+		closeAll(conns)
+		if c != nil {
+			c.close()
+		}
+		if w != nil {
+			w.Close()
+		}
+	}
 }
 
 func (s *Service) takeConnsLocked() []*masterConn {

@@ -100,13 +100,14 @@ func TestReplicateAcrossEpochAndFileRoll(t *testing.T) {
 		t.Fatalf("master confirm %d gate %d", m.ConfirmOffset(), mst.gateValue())
 	}
 	testutil.WaitFor(t, testWait, func() bool { return sst.gateValue() == 6000 && sl.ConfirmOffset() == 6000 }, "the slave's gate")
-	st := m.Stats()
-	if st.Role != RoleMaster || len(st.Slaves) != 1 || st.Slaves[0].BrokerID != 2 || st.Slaves[0].AckOffset != 6000 {
-		t.Fatalf("master stats %+v", st)
-	}
-	if ss := sl.Stats(); ss.Role != RoleSlave || !ss.Connected || ss.ReportedOffset != 6000 || ss.SlaveSessions < 2 {
-		t.Fatalf("slave stats %+v", ss)
-	}
+	testutil.WaitFor(t, testWait, func() bool {
+		st := m.Stats()
+		return st.Role == RoleMaster && len(st.Slaves) == 1 && st.Slaves[0].BrokerID == 2 && st.Slaves[0].AckOffset == 6000
+	}, "the master's stats to show the slave's ack")
+	testutil.WaitFor(t, testWait, func() bool {
+		ss := sl.Stats()
+		return ss.Role == RoleSlave && ss.Connected && ss.ReportedOffset == 6000 && ss.SlaveSessions >= 2
+	}, "the slave's stats")
 }
 
 // A slave whose tail was written under an epoch the new master does not
