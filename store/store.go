@@ -77,6 +77,7 @@ type Store struct {
 	// truncPending is the offset of a cut TruncateTo could not complete
 	// (truncate.go), -1 otherwise.
 	truncPending atomic.Int64
+	truncOldEnd  int64 // the commitlog end before that cut; putMu guards it
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
