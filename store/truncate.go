@@ -456,11 +456,19 @@ func (s *Store) truncateCommitLog(off, end int64) error {
 			return errTruncateFault
 		}
 	}
-	errs = append(errs, s.removeSegmentsAfter(f.start))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := s.removeSegmentsAfter(f.start); err != nil {
+		return err
+	}
+	if err := syncDir(s.opts.FS, c.dir); err != nil {
+		return err
+	}
 	if c.alloc != nil {
 		c.alloc.request(f.end())
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // removeSegmentsAfter deletes every commitlog file on disk that starts

@@ -232,3 +232,70 @@ func TestKill9DuringTruncate(t *testing.T) {
 		})
 	}
 }
+
+// An I/O error at each step of TruncateTo, injected through the store's
+// FS (Options.FS, an ErrorFS): before the marker the store is unchanged
+// and takes puts; after it puts are refused until the cut, tried again
+// once the disk is well, completes; Close and Open keep it.
+func TestTruncateIOErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		at   string // the step from which the rule applies
+		rule func(dir string) Rule
+	}{
+		{"marker rename", "truncate:before-marker", func(string) Rule { return Rule{Op: OpRename} }},
+		{"queue msync", "truncate:after-marker", func(string) Rule { return Rule{Op: OpMsync, Path: "/" + consumeQueueDir + "/"} }},
+		{"key index msync", "truncate:after-queues", func(string) Rule { return Rule{Op: OpMsync, Path: "/" + indexDir + "/"} }},
+		{"log msync", "truncate:after-index", func(string) Rule { return Rule{Op: OpMsync, Path: "/" + commitLogDir + "/"} }},
+		{"log dir sync", "truncate:removed-file", func(dir string) Rule {
+			return Rule{Op: OpSync, Path: filepath.Join(dir, commitLogDir), Exact: true}
+		}},
+		{"ckpt sync", "truncate:after-commitlog", func(string) Rule { return Rule{Op: OpSync, Path: "/" + checkpointName} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, off := truncCrashFixture(t)
+			o := f.o
+			inj := &Injector{}
+			o.FS = NewErrorFS(inj)
+			added := false
+			o.truncateFault = func(step string) bool {
+				if step == tc.at && !added {
+					added = true
+					inj.Add(tc.rule(o.Dir))
+				}
+				return false
+			}
+			s := openStore(t, o)
+			err := s.TruncateTo(off)
+			if !errors.Is(err, ErrInjected) {
+				t.Fatalf("TruncateTo = %v, want the injected error", err)
+			}
+			_, perr := s.PutMessage(testMessage("T", 0, 9999))
+			if tc.at == "truncate:before-marker" {
+				if perr != nil || s.MaxPhyOffset() <= off {
+					t.Fatalf("a cut that failed before its marker changed the store: put %v, end %d", perr, s.MaxPhyOffset())
+				}
+			} else if !errors.Is(perr, ErrNotWritable) {
+				t.Fatalf("put after an incomplete cut: %v", perr)
+			}
+			inj.Clear()
+			if err := s.TruncateTo(off); err != nil {
+				t.Fatalf("TruncateTo with the disk well again: %v", err)
+			}
+			f.checkCut(t, s, off, 3)
+			f.checkContinues(t, s, off, 3)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			o.truncateFault = nil
+			s = openStore(t, o)
+			if s.MaxPhyOffset() <= off {
+				t.Fatalf("end %d after reopen", s.MaxPhyOffset())
+			}
+			for q := int32(0); q < 3; q++ {
+				checkQueue(t, s, "T", q, f.below(q, off)+1)
+			}
+		})
+	}
+}

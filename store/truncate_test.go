@@ -292,3 +292,24 @@ func TestTruncateToQueueFilesAndIndex(t *testing.T) {
 		t.Fatalf("queue 0 files after the cut: %v %v", starts, err)
 	}
 }
+
+// FuzzParseTruncateMarker: any bytes are either refused or a marker that
+// encodes back to exactly them.
+func FuzzParseTruncateMarker(f *testing.F) {
+	f.Add(encodeTruncateMarker(0))
+	f.Add(encodeTruncateMarker(123456789))
+	f.Add([]byte("RMQTRUNC"))
+	f.Add(append(encodeTruncateMarker(7), 0))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		off, err := parseTruncateMarker(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		if off < 0 || string(encodeTruncateMarker(off)) != string(b) {
+			t.Fatalf("%x parsed as %d", b, off)
+		}
+	})
+}
