@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -355,22 +356,12 @@ func (s *Store) truncateQueues(off int64) error {
 			dirs[q.dir] = struct{}{}
 		}
 	}
-	for _, d := range slices.Sorted(mapKeys(dirs)) {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		if err := syncDir(s.opts.FS, d); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func mapKeys(m map[string]struct{}) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // truncateCommitLog is step 5 at run time: end is the old commitlog end
