@@ -33,8 +33,9 @@ import (
 // the gate again, records that no gate had allowed. So the gate is saved in
 // <Dir>/confirm (a slot file: the value, CRC, two slots written
 // alternately), as stock saves it in the checkpoint
-// (StoreCheckpoint.confirmPhyOffset), and Open starts gated at the saved
-// value, capped at the recovered end: recovery (the scan after a crash
+// (StoreCheckpoint.confirmPhyOffset), and Open, with
+// Options.RestoreConfirmOffset (controller mode), starts gated at the
+// saved value, capped at the recovered end: recovery (the scan after a crash
 // included) dispatches only the records that end at or below it, and the
 // queue offsets of the rest are taken from the records as for any record
 // not dispatched. The file is written only once a gate was set; a gate
