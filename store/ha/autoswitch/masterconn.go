@@ -242,7 +242,9 @@ func (c *masterConn) writeLoop() {
 					lastWrite = s.cfg.Clock.Now()
 					sent = true
 				}
-			} else {
+			} else if cur.Next >= s.st.MaxPhyOffset() {
+				// Nothing left to send (not an offset the commitlog no
+				// longer holds, which this slave never gets past).
 				s.markCaughtUp(c)
 			}
 		}

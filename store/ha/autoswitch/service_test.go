@@ -589,3 +589,36 @@ func TestNewSlaveGetsEveryEpoch(t *testing.T) {
 	want := []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 3000}}
 	testutil.WaitFor(t, testWait, func() bool { return slices.Equal(entriesOf(sl.Epochs()), want) }, "the slave's epochs")
 }
+
+// A slave asking for an offset the master's commitlog no longer holds
+// (cleaned files) never gets past it: the writer must not count it as
+// caught up, and the check proposes it out of the sync state set.
+func TestSlaveBelowMinOffsetIsNotCaughtUp(t *testing.T) {
+	clk := manualClock()
+	var props proposals
+	mst := newFakeStore(4096)
+	mst.base = 4096 // the first file was deleted
+	mst.put(randBytes(1000, 17))
+	dir := t.TempDir()
+	ef, _ := OpenEpochFile(nil, filepath.Join(dir, "epochFileCheckpoint"))
+	if err := ef.Append(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	m := node(t, mst, dir, func(c *Config) {
+		c.Clock, c.LocalBrokerID, c.OnSyncStateSetChange = clk, 1, props.add
+		c.HousekeepingInterval = time.Hour
+		c.CheckSyncStateSetInterval = time.Hour // only the test's own check
+	})
+	if err := m.ChangeToMaster(2); err != nil {
+		t.Fatal(err)
+	}
+	m.SetSyncStateSet([]int64{1, 2}, 1)
+	r := dialRaw(t, m.Addr().String(), 2, 0)
+	r.drain()
+	r.report(100)
+	testutil.WaitFor(t, testWait, func() bool { s := m.Stats(); return len(s.Slaves) == 1 && s.Slaves[0].TransferFrom == 100 }, "the transfer start")
+	clk.Advance(16 * time.Second)
+	time.Sleep(300 * time.Millisecond) // the writer loops every 100 ms
+	m.CheckSyncStateSet()
+	props.wait(t, []int64{1})
+}
