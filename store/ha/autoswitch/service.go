@@ -74,8 +74,10 @@ type Config struct {
 	AsyncLearner     bool
 	// SlaveTimeout (slaveTimeout, 3 s) is WaitReplicated's deadline.
 	SlaveTimeout time.Duration
-	// FallBehindMax (haMaxGapNotInSync, 256 MiB) bounds IsSlaveOK's lag.
-	FallBehindMax int64
+	// InSyncReplicas (inSyncReplicas, 1): without AllAckInSyncStateSet a
+	// SYNC send waits for InSyncReplicas-1 slaves' acks, none (released
+	// at once) when it is 1 or less (CommitLog.handleHA, :1317-1332).
+	InSyncReplicas int
 	// ReconnectDelay is the slave's pause before connecting again (5 s);
 	// DialTimeout bounds a connection attempt (3 s).
 	ReconnectDelay time.Duration
@@ -110,8 +112,8 @@ func (c *Config) normalize() {
 		c.TransferBatchSize = 32 << 10
 	}
 	c.TransferBatchSize = min(c.TransferBatchSize, MaxTransferBody)
-	if c.FallBehindMax <= 0 {
-		c.FallBehindMax = 256 << 20
+	if c.InSyncReplicas <= 0 {
+		c.InSyncReplicas = 1
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -393,7 +395,8 @@ func (s *Service) confirmLocked() int64 {
 
 // WaitReplicated calls fn(true) once the slaves acked end — every member
 // of the sync state set but the master with AllAckInSyncStateSet (at once
-// when the set is the master alone), any slave otherwise — or fn(false)
+// when the set is the master alone), InSyncReplicas-1 slaves otherwise (at
+// once for InSyncReplicas <= 1) — or fn(false)
 // SlaveTimeout after the call, at a role change or at Close. fn runs on
 // the goroutine of the ack, of the expiry or of the caller and must not
 // block. No goroutine or poll exists per call.
@@ -409,20 +412,15 @@ func (s *Service) WaitReplicated(end int64, fn func(ok bool)) {
 	s.wakeWriters()
 }
 
-// IsSlaveOK is true on a master with a connected slave (not an async
-// learner) whose ack is less than FallBehindMax behind end.
+// IsSlaveOK is true on a master: 5.3.3 never answers a SYNC send with
+// SLAVE_NOT_AVAILABLE (CommitLog has no isSlaveOK any more); in
+// controller mode the only refusal is IN_SYNC_REPLICAS_NOT_ENOUGH, by
+// the sync state set's size, which the broker checks, and a send then
+// waits (WaitReplicated) and ends PUT_OK or FLUSH_SLAVE_TIMEOUT.
 func (s *Service) IsSlaveOK(end int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.role != RoleMaster {
-		return false
-	}
-	for c := range s.conns {
-		if ack := c.ack.Load(); c.handshook && !c.asyncLearner && ack >= 0 && end-ack < s.cfg.FallBehindMax {
-			return true
-		}
-	}
-	return false
+	return s.role == RoleMaster
 }
 
 // SlaveStat is one slave connection on the master.
@@ -531,9 +529,19 @@ func (s *Service) refreshLocked() func() {
 				}
 			}
 		}
+	} else if k := s.cfg.InSyncReplicas - 1; k <= 0 {
+		rel = math.MaxInt64 // handleHA: needAckNums <= 1 is PUT_OK at once
 	} else {
+		// GroupTransferService: ackNums counts the master and every
+		// connection that acked; the release point is the k-th highest
+		// ack.
+		acks := make([]int64, 0, len(s.conns))
 		for c := range s.conns {
-			rel = max(rel, c.ack.Load())
+			acks = append(acks, c.ack.Load())
+		}
+		if len(acks) >= k {
+			slices.Sort(acks)
+			rel = acks[len(acks)-k]
 		}
 	}
 	s.ackSeq++
