@@ -64,7 +64,9 @@
 // allAckInSyncStateSet and more than one accepted member, else the end),
 // pushed to the store's gate (-1 when off), and the SYNC release point for
 // store/ha's Waiters (every member but the master with
-// allAckInSyncStateSet, any slave otherwise). CheckSyncStateSet, every
+// allAckInSyncStateSet, else inSyncReplicas counting the master, at once
+// for 1; IsSlaveOK never refuses a master's send: 5.3.3 has no
+// SLAVE_NOT_AVAILABLE). CheckSyncStateSet, every
 // checkSyncStateSetPeriod on the injected clock, proposes out members not
 // caught up for haMaxTimeSlaveNotCatchup or never seen, and a member's
 // disconnect proposes it out. Proposals only go to OnSyncStateSetChange;
