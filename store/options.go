@@ -83,6 +83,11 @@ type Options struct {
 	EnableMultiDispatch   bool
 	EnableLmq             bool
 	MaxLmqConsumeQueueNum int
+	// RestoreConfirmOffset makes Open start gated at the confirm offset
+	// saved before (confirm.go): a broker in controller mode sets it. Off
+	// (the default), a saved gate is ignored, so a broker that left
+	// controller mode, which never sets a gate, is never held back by one.
+	RestoreConfirmOffset bool
 	// StoreHost is written as STOREHOST in every record and is part of every
 	// message id: the broker's registered address. It must be IPv4 (or unset).
 	StoreHost netip.AddrPort
@@ -156,6 +161,10 @@ type Options struct {
 	// afterReplicaCopy, when set (tests only), runs in AppendReplicated
 	// after the bytes are copied in, before any is published: a crash there.
 	afterReplicaCopy func()
+	// truncateFault, when set (tests only), is asked at each step of
+	// TruncateTo (truncate.go) and stops the cut there when it says so,
+	// as a crash would.
+	truncateFault func(step string) bool
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.

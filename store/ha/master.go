@@ -85,7 +85,7 @@ type Master struct {
 
 	ln     net.Listener
 	push   atomic.Int64 // push2SlaveMaxOffset: the highest ack of any slave; never goes down
-	group  *groupWaiters
+	group  *Waiters
 	closed atomic.Bool
 	wg     sync.WaitGroup
 
@@ -99,7 +99,7 @@ func NewMaster(src Source, cfg MasterConfig) *Master {
 	cfg.normalize()
 	m := &Master{src: src, cfg: cfg, log: cfg.Logger,
 		conns: make(map[*conn]struct{})}
-	m.group = newGroupWaiters(cfg.Clock, cfg.SlaveTimeout)
+	m.group = NewWaiters(cfg.Clock, cfg.SlaveTimeout)
 	return m
 }
 
@@ -121,32 +121,44 @@ func (m *Master) Addr() net.Addr { return m.ln.Addr() }
 
 func (m *Master) accept() {
 	defer m.wg.Done()
-	for {
-		nc, err := m.ln.Accept()
-		if err != nil {
-			if m.closed.Load() {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			m.log.Warn().Err(err).Msg("ha: accept failed")
-			time.Sleep(100 * time.Millisecond) // pacing only (EMFILE)
-			continue
-		}
+	AcceptLoop(m.ln, m.closed.Load, m.log, func(nc net.Conn) bool {
 		c := newConn(m, nc)
 		m.mu.Lock()
 		if m.closed.Load() {
 			m.mu.Unlock()
 			nc.Close()
-			return
+			return false
 		}
 		m.conns[c] = struct{}{}
 		m.nconn.Store(int32(len(m.conns)))
 		m.mu.Unlock()
 		m.log.Info().Str("slave", c.addr).Msg("ha: slave connected")
 		c.start()
+		return true
+	})
+}
+
+// AcceptLoop accepts on ln until closed reports the owner closed (the
+// listener's error then ends it) or take returns false; a failed accept
+// is logged and retried after a pause (EMFILE). Both HA services use it.
+func AcceptLoop(ln net.Listener, closed func() bool, log zerolog.Logger, take func(net.Conn) bool) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if closed() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			log.Warn().Err(err).Msg("ha: accept failed")
+			time.Sleep(100 * time.Millisecond) // pacing only (EMFILE)
+			continue
+		}
+		if !take(nc) {
+			return
+		}
 	}
 }
 
@@ -170,7 +182,7 @@ func (m *Master) notifyAck(ack int64) {
 			break
 		}
 	}
-	m.group.ack(ack)
+	m.group.Ack(ack)
 }
 
 // Push2SlaveMaxOffset is the highest offset any slave acked.
@@ -190,7 +202,7 @@ func (m *Master) IsSlaveOK(putEnd int64) bool {
 // the ack, of the expiry or of the caller (acked already), and must not
 // block.
 func (m *Master) WaitReplicated(end int64, fn func(ok bool)) {
-	m.group.add(end, fn)
+	m.group.Add(end, fn)
 }
 
 // SlaveStat is one connected slave.
@@ -261,6 +273,6 @@ func (m *Master) Close() error {
 		c.close()
 	}
 	m.wg.Wait()
-	m.group.close()
+	m.group.Close()
 	return err
 }
