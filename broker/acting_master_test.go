@@ -120,10 +120,18 @@ func acting0(rd *remoting.TopicRouteData, brokerName string) string {
 }
 
 // Without notifyMinBrokerIdChanged the slave learns the change from its
-// member polls (901); without enableRemoteEscape what falls due is not
+// member polls (901, or with compatibleWithOldNameSrv the route of its
+// group's member topic); without enableRemoteEscape what falls due is not
 // delivered anywhere and stays pending (stock SERVICE_NOT_AVAILABLE): its
-// delay offset does not move.
+// delay offset does not move. When the master is back the polls learn it
+// without its HA address, which the slave asks the master for (906).
 func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
+	for _, compat := range []bool{true, false} {
+		t.Run("compatible="+strconv.FormatBool(compat), func(t *testing.T) { testActingByMemberSync(t, compat) })
+	}
+}
+
+func testActingByMemberSync(t *testing.T, compat bool) {
 	ns := startNamesrvWith(t, nil)
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	acting := func(o *Options) {
@@ -132,6 +140,7 @@ func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
 		o.MessageClock = clk
 		o.SmallStore = true
 		o.EnableSlaveActingMaster = true
+		o.CompatibleWithOldNameSrv = compat
 		o.BrokerHeartbeatInterval = 50
 		o.SyncBrokerMemberGroupPeriod = 50
 	}
@@ -160,4 +169,12 @@ func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
 	if n := len(slave.messagesOn("AMC", 0)); n != 0 {
 		t.Fatalf("%d messages on the slave's own queue", n)
 	}
+
+	// The master comes back; the polls carry no HA address: 906 asks it.
+	slave.setHAMasterAddr("")
+	back := startBrokerWith(t, master.opts, nil)
+	want := back.haServerAddr(back.runtime())
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
+		return !slave.SpecialServicesRunning() && slave.MinBrokerIDInGroup() == 0 && slave.HAMasterAddr() == want
+	}, "the slave to stop acting and follow the master's HA address from 906")
 }

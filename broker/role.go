@@ -105,6 +105,7 @@ func (b *Broker) setHAMasterAddr(addr string) {
 // initRole applies the role at New: a slave's store refuses puts, and a
 // pinned master address is recorded (startRole hands it to the HA client).
 func (b *Broker) initRole() {
+	b.am.initMaxOffset = b.store.MaxPhyOffset()
 	if !b.opts.isSlave() {
 		return
 	}
