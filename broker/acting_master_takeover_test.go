@@ -158,6 +158,13 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	endTx(t, master, q, p, txRollback, false)
 	replicated(t, master, slave)
 	prod := connectTxProducer(t, other, "PGA")
+	// While the master is alive the slave's check is held: a pass slot
+	// goes by without a pass.
+	clk.Advance(interval)
+	time.Sleep(50 * time.Millisecond)
+	if st := slave.tx.Stats(); st.Passes != 0 || st.Escaped != 0 || slave.tx.Active() {
+		t.Fatalf("a slave's check ran while its master is alive: %+v", st)
+	}
 
 	master.stop()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.SpecialServicesRunning() && slave.tx.Active() }, "the slave to act as master")
@@ -178,8 +185,7 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	}
 
 	// am-u checks it only once transactionTimeOut from its born time has
-	// passed: not at its pass 20 s after the birth.
-	clk.Advance(interval)
+	// passed: not at its pass 20 s after the birth (the escape's).
 	time.Sleep(50 * time.Millisecond)
 	if n := len(prod.received()); n != 0 {
 		t.Fatalf("%d checks %v after the birth, within transactionTimeOut %v", n, clk.Now().Sub(born), timeout)

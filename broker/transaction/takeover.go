@@ -42,7 +42,7 @@ import (
 // SetActive holds (false) or resumes (true) the check passes. Holding
 // waits for a pass in flight; resuming reads the op records and check
 // copies written since (by this broker or, on a slave, replicated from its
-// master). A service is active from New.
+// master). A service is active from New, held on a slave's store.
 func (s *Service) SetActive(on bool) {
 	s.walkMu.Lock()
 	defer s.walkMu.Unlock()
