@@ -118,14 +118,16 @@ const (
 	txRollback int32 = 12 // MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 )
 
-// The master of an acting-master pair goes with three half messages
-// stored: one committed, one rolled back, one undecided. The slave takes
-// the transaction check over from its replicated store: it escapes only
-// the undecided one, as a prepared message, to the other group's master,
-// which checks it once its transactionTimeOut from the born time has
-// passed (not before); the producer's COMMIT makes it consumable there.
-// The decided two are never walked again. When the master is back the
-// slave holds the check: later passes escape nothing more.
+// The master of an acting-master pair goes with half messages stored: one
+// committed, one rolled back, one it checked (its check copy is in the
+// replica too) and one younger than transactionTimeOut. The slave takes the
+// transaction check over from its replicated store: it escapes each
+// undecided chain once (the checked one by its latest copy), as a prepared
+// message, to the other group's master, which checks each once its
+// transactionTimeOut from the born time has passed (not before); the
+// producer's COMMIT makes them consumable there, once each. The decided two
+// are never walked again. When the master is back the slave holds the
+// check: later passes escape nothing more.
 func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	const interval, timeout = 10 * time.Second, 30 * time.Second
@@ -150,62 +152,79 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 		}
 		return r.ExtFields["queueOffset"], strconv.FormatInt(phy, 10)
 	}
-	born := clk.Now()
 	half("TX-OPEN")
 	q, p := half("TX-COMMITTED")
 	endTx(t, master, q, p, txCommit, false)
 	q, p = half("TX-ROLLED-BACK")
 	endTx(t, master, q, p, txRollback, false)
+	// Three pass slots with the master alive: its third checks TX-OPEN
+	// (no producer is connected to it: the check copy stays unanswered);
+	// the slave's check is held, no pass runs there.
+	for i := int64(1); i <= 3; i++ {
+		clk.Advance(interval)
+		testutil.WaitFor(t, coreTestTimeout, func() bool { return master.tx.Stats().Passes >= i }, "the master's check pass")
+	}
+	lateBorn := clk.Now()
+	half("TX-LATE")
 	replicated(t, master, slave)
-	prod := connectTxProducer(t, other, "PGA")
-	// While the master is alive the slave's check is held: a pass slot
-	// goes by without a pass.
-	clk.Advance(interval)
-	time.Sleep(50 * time.Millisecond)
 	if st := slave.tx.Stats(); st.Passes != 0 || st.Escaped != 0 || slave.tx.Active() {
 		t.Fatalf("a slave's check ran while its master is alive: %+v", st)
 	}
+	prod := connectTxProducer(t, other, "PGA")
 
 	master.stop()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.SpecialServicesRunning() && slave.tx.Active() }, "the slave to act as master")
 
-	// The slave's pass escapes the undecided half message only.
+	// The slave's pass escapes the two undecided chains, once each.
 	passes := slave.tx.Stats().Passes
 	clk.Advance(interval)
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.tx.Stats().Passes > passes }, "a check pass on the acting master")
-	if st := slave.tx.Stats(); st.Escaped != 1 || st.Checks != 0 {
-		t.Fatalf("acting master's check: %+v, want 1 escaped, no check of its own", st)
+	if st := slave.tx.Stats(); st.Escaped != 2 || st.Checks != 0 {
+		t.Fatalf("acting master's check: %+v, want 2 escaped, no check of its own", st)
 	}
 	halves := uniqs(other, message.TopicTransHalf, 1)
-	if len(halves) != 1 || halves["TX-OPEN"] != 1 {
-		t.Fatalf("half messages on am-u: %v, want TX-OPEN once", halves)
+	if len(halves) != 2 || halves["TX-OPEN"] != 1 || halves["TX-LATE"] != 1 {
+		t.Fatalf("half messages on am-u: %v, want TX-OPEN and TX-LATE once", halves)
 	}
 	if got := uniqs(other, "AMX", 2); len(got) != 0 {
 		t.Fatalf("on AMX at am-u before any decision: %v", got)
 	}
 
-	// am-u checks it only once transactionTimeOut from its born time has
-	// passed: not at its pass 20 s after the birth (the escape's).
-	time.Sleep(50 * time.Millisecond)
-	if n := len(prod.received()); n != 0 {
-		t.Fatalf("%d checks %v after the birth, within transactionTimeOut %v", n, clk.Now().Sub(born), timeout)
+	// checked finds am-u's checks about uniq.
+	checked := func(uniq string) []*remoting.Command {
+		var out []*remoting.Command
+		for _, c := range prod.received() {
+			if ext, _ := message.DecodeRecord(c.Body); ext != nil && ext.Properties[message.PropUniqKey] == uniq && ext.Topic == "AMX" {
+				out = append(out, c)
+			}
+		}
+		return out
 	}
+	commit := func(uniq string) {
+		t.Helper()
+		c := checked(uniq)[0]
+		endTx(t, other, c.ExtFields["tranStateTableOffset"], c.ExtFields["commitLogOffset"], txCommit, true)
+		testutil.WaitFor(t, coreTestTimeout, func() bool { return uniqs(other, "AMX", 2)[uniq] == 1 }, uniq+" committed on am-u")
+	}
+	// TX-OPEN is past its timeout: checked by am-u's next pass. TX-LATE,
+	// 20 s old then, is not.
 	clk.Advance(interval)
-	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(prod.received()) == 1 }, "am-u's check of the escaped half message")
-	check := prod.received()[0]
-	if ext, _ := message.DecodeRecord(check.Body); ext == nil || ext.Properties[message.PropUniqKey] != "TX-OPEN" || ext.Topic != "AMX" {
-		t.Fatalf("check about %v", ext)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(checked("TX-OPEN")) > 0 }, "am-u's check of TX-OPEN")
+	time.Sleep(50 * time.Millisecond)
+	if n := len(checked("TX-LATE")); n != 0 {
+		t.Fatalf("TX-LATE checked %v after its birth, within transactionTimeOut %v", clk.Now().Sub(lateBorn), timeout)
 	}
-	endTx(t, other, check.ExtFields["tranStateTableOffset"], check.ExtFields["commitLogOffset"], txCommit, true)
-	testutil.WaitFor(t, coreTestTimeout, func() bool { return uniqs(other, "AMX", 2)["TX-OPEN"] == 1 }, "the committed message on am-u")
-	if got := uniqs(other, "AMX", 2); len(got) != 1 {
+	commit("TX-OPEN")
+	clk.Advance(interval)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(checked("TX-LATE")) > 0 }, "am-u's check of TX-LATE at its timeout")
+	commit("TX-LATE")
+	if got := uniqs(other, "AMX", 2); len(got) != 2 || got["TX-OPEN"] != 1 || got["TX-LATE"] != 1 {
 		t.Fatalf("on AMX at am-u: %v", got)
 	}
 
 	// The master comes back: the slave holds its check.
-	back := startBrokerWith(t, master.opts, nil)
+	startBrokerWith(t, master.opts, nil)
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return !slave.SpecialServicesRunning() && !slave.tx.Active() }, "the slave to stop acting")
-	_ = back
 	before := slave.tx.Stats()
 	clk.Advance(3 * interval)
 	time.Sleep(50 * time.Millisecond)
