@@ -366,6 +366,12 @@ func (b *Broker) startSpecialServicesHeld() {
 	if b.timers != nil {
 		b.timers.SetDequeue(false)
 	}
+	b.startSpecialServices()
+}
+
+// startSpecialServices starts the loops of the delay, timer, transaction
+// and POP services, after deliveryStarted (lifecycle.go Start says why).
+func (b *Broker) startSpecialServices() {
 	b.deliveryStarted.Store(true)
 	b.sched.Start()
 	if b.timers != nil {

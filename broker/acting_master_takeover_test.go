@@ -2,47 +2,64 @@ package broker
 
 import (
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
 )
 
-// actingTrio starts a name server that tells brokers of min-id changes, a
-// master and its slave (group name) in acting-master mode with remote
-// escape, and the master of a second group (other), all on clk.
-func actingTrio(t *testing.T, name, other string, clk clock.Clock, mutate func(*Options)) (master, slave, second *testBroker) {
-	t.Helper()
-	ns := startActingNamesrv(t)
-	acting := func(group string) func(*Options) {
-		return func(o *Options) {
-			o.NamesrvAddr = ns.Addr()
-			o.BrokerName = group
-			o.MessageClock = clk
-			o.SmallStore = true
-			o.EnableSlaveActingMaster = true
-			o.EnableRemoteEscape = true
-			o.BrokerHeartbeatInterval = 50
-			o.SyncBrokerMemberGroupPeriod = 50
-			if mutate != nil {
-				mutate(o)
-			}
+// actingOptions are the options of a broker of group in acting-master
+// mode on the name server at ns, fast polls, its message clock clk; more
+// adjusts them further.
+func actingOptions(ns, group string, clk clock.Clock, more func(*Options)) func(*Options) {
+	return func(o *Options) {
+		o.NamesrvAddr = ns
+		o.BrokerName = group
+		o.MessageClock = clk
+		o.SmallStore = true
+		o.EnableSlaveActingMaster = true
+		o.BrokerHeartbeatInterval = 50
+		o.SyncBrokerMemberGroupPeriod = 50
+		if more != nil {
+			more(o)
 		}
 	}
-	master = startBroker(t, acting(name))
+}
+
+// startActingPair starts a master with opts and its slave (id 1),
+// replicating from it.
+func startActingPair(t *testing.T, opts func(*Options)) (master, slave *testBroker) {
+	t.Helper()
+	master = startBroker(t, opts)
 	slave = startBroker(t, func(o *Options) {
-		acting(name)(o)
+		opts(o)
 		o.BrokerRole, o.BrokerID = RoleSlave, 1
 		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
 		o.haReconnectDelay = 20 * time.Millisecond
 	})
-	second = startBroker(t, acting(other))
 	slave.SetHAMasterAddress(master.HAAddr())
+	return master, slave
+}
+
+// actingTrio starts, on the name server ns, a master and its slave (group
+// name) in acting-master mode with remote escape, and the master of a
+// second group (other), all on clk.
+func actingTrio(t *testing.T, ns *namesrv.Server, name, other string, clk clock.Clock, mutate func(*Options)) (master, slave, second *testBroker) {
+	t.Helper()
+	escape := func(o *Options) {
+		o.EnableRemoteEscape = true
+		if mutate != nil {
+			mutate(o)
+		}
+	}
+	master, slave = startActingPair(t, actingOptions(ns.Addr(), name, clk, escape))
+	second = startBroker(t, actingOptions(ns.Addr(), other, clk, escape))
 	return master, slave, second
 }
 
@@ -53,40 +70,6 @@ func replicated(t *testing.T, master, slave *testBroker) {
 	maxPhy := master.Store().MaxPhyOffset()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.Store().MaxPhyOffset() >= maxPhy }, "the slave to replicate")
 	slave.waitDispatched()
-}
-
-// txCheckProducer is a connection that heartbeats as a producer of group
-// and records the CHECK_TRANSACTION_STATE requests it gets.
-type txCheckProducer struct {
-	cl     *remoting.Client
-	mu     sync.Mutex
-	checks []*remoting.Command
-}
-
-func connectTxProducer(t *testing.T, tb *testBroker, group string) *txCheckProducer {
-	t.Helper()
-	p := &txCheckProducer{}
-	p.cl = remoting.NewClient(remoting.ClientOptions{OnRequest: func(_ string, req *remoting.Command) *remoting.Command {
-		if req.Code == remoting.CheckTransactionState {
-			p.mu.Lock()
-			p.checks = append(p.checks, req)
-			p.mu.Unlock()
-		}
-		return nil
-	}})
-	t.Cleanup(p.cl.Close)
-	hb := remoting.HeartbeatData{ClientID: "tx-" + group, ProducerDataSet: []*remoting.ProducerData{{GroupName: group}}}
-	resp, err := p.cl.InvokeTimeout(tb.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), coreTestTimeout)
-	if err != nil || resp.Code != remoting.Success {
-		t.Fatalf("producer heartbeat: %v %v", err, resp)
-	}
-	return p
-}
-
-func (p *txCheckProducer) received() []*remoting.Command {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]*remoting.Command(nil), p.checks...)
 }
 
 // endTx sends END_TRANSACTION for the half message a send answered or a
@@ -131,7 +114,7 @@ const (
 func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	const interval, timeout = 10 * time.Second, 30 * time.Second
-	master, slave, other := actingTrio(t, "am-t", "am-u", clk, func(o *Options) {
+	master, slave, other := actingTrio(t, startActingNamesrv(t), "am-t", "am-u", clk, func(o *Options) {
 		o.TransactionCheckInterval, o.TransactionTimeOut = interval.Milliseconds(), timeout.Milliseconds()
 	})
 	for _, tb := range []*testBroker{master, other} {
@@ -170,7 +153,7 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	if st := slave.tx.Stats(); st.Passes != 0 || st.Escaped != 0 || slave.tx.Active() {
 		t.Fatalf("a slave's check ran while its master is alive: %+v", st)
 	}
-	prod := connectTxProducer(t, other, "PGA")
+	prod := brokertest.ConnectTxProducer(t, other.Addr(), "PGA", "acting")
 
 	master.stop()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.SpecialServicesRunning() && slave.tx.Active() }, "the slave to act as master")
@@ -193,7 +176,7 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	// checked finds am-u's checks about uniq.
 	checked := func(uniq string) []*remoting.Command {
 		var out []*remoting.Command
-		for _, c := range prod.received() {
+		for _, c := range prod.Received() {
 			if ext, _ := message.DecodeRecord(c.Body); ext != nil && ext.Properties[message.PropUniqKey] == uniq && ext.Topic == "AMX" {
 				out = append(out, c)
 			}
@@ -243,7 +226,7 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 func TestSlaveActingMasterTakesOverPopRevive(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	const invisible = 60 * time.Second
-	master, slave, other := actingTrio(t, "am-p", "am-q", clk, nil)
+	master, slave, other := actingTrio(t, startActingNamesrv(t), "am-p", "am-q", clk, nil)
 	retry := pop.RetryTopic("AMP", "PCG")
 	createTopic(t, master, "AMP", 1)
 	for _, topic := range []string{"AMP", retry} {

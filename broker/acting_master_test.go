@@ -27,30 +27,10 @@ func startActingNamesrv(t *testing.T) *namesrv.Server {
 func TestSlaveActingMasterTakesOverDelayAndTimer(t *testing.T) {
 	ns := startActingNamesrv(t)
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	acting := func(name string) func(*Options) {
-		return func(o *Options) {
-			o.NamesrvAddr = ns.Addr()
-			o.BrokerName = name
-			o.MessageClock = clk
-			o.SmallStore = true
-			o.EnableSlaveActingMaster = true
-			o.EnableRemoteEscape = true
-			o.BrokerHeartbeatInterval = 50
-			o.SyncBrokerMemberGroupPeriod = 50
-		}
-	}
-	master := startBroker(t, acting("am-a"))
-	slave := startBroker(t, func(o *Options) {
-		acting("am-a")(o)
-		o.BrokerRole, o.BrokerID = RoleSlave, 1
-		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
-		o.haReconnectDelay = 20 * time.Millisecond
-	})
-	other := startBroker(t, acting("am-b"))
+	master, slave, other := actingTrio(t, ns, "am-a", "am-b", clk, nil)
 	for _, tb := range []*testBroker{master, other} {
 		createTopic(t, tb, "AMT", 2)
 	}
-	slave.SetHAMasterAddress(master.HAAddr())
 	if slave.SpecialServicesRunning() {
 		t.Fatal("a slave runs the special services while its master is alive")
 	}
@@ -134,24 +114,8 @@ func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
 func testActingByMemberSync(t *testing.T, compat bool) {
 	ns := startNamesrvWith(t, nil)
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	acting := func(o *Options) {
-		o.NamesrvAddr = ns.Addr()
-		o.BrokerName = "am-c"
-		o.MessageClock = clk
-		o.SmallStore = true
-		o.EnableSlaveActingMaster = true
-		o.CompatibleWithOldNameSrv = compat
-		o.BrokerHeartbeatInterval = 50
-		o.SyncBrokerMemberGroupPeriod = 50
-	}
-	master := startBroker(t, acting)
-	slave := startBroker(t, func(o *Options) {
-		acting(o)
-		o.BrokerRole, o.BrokerID = RoleSlave, 1
-		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
-	})
+	master, slave := startActingPair(t, actingOptions(ns.Addr(), "am-c", clk, func(o *Options) { o.CompatibleWithOldNameSrv = compat }))
 	createTopic(t, master, "AMC", 1)
-	slave.SetHAMasterAddress(master.HAAddr())
 	master.mustSend(sendArgs{topic: "AMC", body: []byte("d"), props: coreProps("DELAY", "1")}) // 1 s
 	maxPhy := master.Store().MaxPhyOffset()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.Store().MaxPhyOffset() >= maxPhy }, "the slave to replicate")

@@ -531,13 +531,7 @@ func (b *Broker) Start() error {
 		b.startRole()
 		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
-		b.deliveryStarted.Store(true)
-		b.sched.Start()
-		if b.timers != nil {
-			b.timers.Start()
-		}
-		b.tx.Start()
-		b.pop.Start()
+		b.startSpecialServices()
 	}
 
 	if b.acl != nil {
