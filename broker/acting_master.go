@@ -390,7 +390,10 @@ func (b *Broker) startSpecialServices() {
 // flight has ended. Switching to the current state does nothing. Callers:
 // the acting-master transitions (updateMinBroker) and controller-mode role
 // changes. On a store that refuses puts (a slave's) the services write
-// through the escape bridge (escapePut).
+// through the escape bridge (escapePut); on a writable one, locally. A role
+// change that makes the store writable does so before switching on (the
+// check would otherwise escape what it can now decide), and one that makes
+// it a slave's switches off first.
 func (b *Broker) setSpecialServices(on bool) {
 	b.am.special.Lock()
 	defer b.am.special.Unlock()
