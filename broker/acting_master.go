@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
@@ -29,27 +30,46 @@ import (
 //     notifyMinBrokerIdChanged also tells it at once
 //     (NOTIFY_MIN_BROKER_ID_CHANGE, 905).
 //   - A slave whose id is the group's least (the master expired) runs the
-//     special services: delay-level delivery and timer dequeue, from its
-//     replicated store (changeSpecialServiceStatus); when the master is
-//     back (least id 0) it holds them again. Their state is its own
-//     (delayOffset.json, copied from the master while it was alive; its
-//     timer checkpoint), so what the master delivered after the last copy
+//     special services (setSpecialServices, stock
+//     changeSpecialServiceStatus): delay-level delivery, timer dequeue,
+//     the transaction check and POP revive, from its replicated store;
+//     when the master is back (least id 0) it holds them again. Their
+//     state is its own (delayOffset.json and the check's progress, copied
+//     from the master while it was alive; its timer checkpoint; the revive
+//     log it followed), so what the master delivered after the last copy
 //     is delivered again, and the returning master delivers again what
-//     the slave escaped: duplicates, never a loss or an early delivery.
-//     Transaction check and POP revive are not switched: they stay off on
-//     a slave (a half message waits for its master).
+//     the slave escaped: duplicates, never a loss or an early delivery
+//     (broker/transaction/takeover.go, broker/pop/takeover.go).
 //   - The slave's store refuses puts, so what the services deliver goes
 //     through the escape bridge (EscapeBridge.putMessage): with
 //     enableRemoteEscape, sent to the master of another broker group of
 //     the topic; without it, refused (SERVICE_NOT_AVAILABLE), and the
-//     service retries later with its offset kept.
+//     service retries later with its offset kept. The transaction check
+//     escapes each undecided half message as a prepared message (the
+//     receiving master checks it); a revive trigger the timer store
+//     delivers goes to the local POP service, which escapes the revived
+//     message.
 //   - Consumers commit offsets to the slave as to any slave
 //     (UPDATE_CONSUMER_OFFSET is stored, role.go).
 //
-// rmq speaks 901/904 to the name server, as a 5.3.3 broker with
-// compatibleWithOldNameSrv=false; stock's default (true) reads the
-// members from the route of rmq_sys_SYNC_BROKER_MEMBER_<brokerName>
-// instead, which rmq does not create.
+// With compatibleWithOldNameSrv (true, as stock) the broker speaks to the
+// name server only in 4.x codes: its heartbeat is QUERY_DATA_VERSION (322,
+// BrokerOuterAPI.sendHeartbeatViaDataVersion: the topic table's
+// dataVersion, which renews the registration when it is unchanged) and
+// its group's members are the broker addresses of its group in the route
+// of rmq_sys_SYNC_BROKER_MEMBER_<brokerName> (getBrokerMemberGroup-
+// Compatible), a topic every broker creates (perm INHERIT, 1/1 queues,
+// TopicConfigManager) and whose route the name server never rewrites.
+// Set to false, it sends BROKER_HEARTBEAT (904) and GET_BROKER_MEMBER_GROUP
+// (901), which only a 5.x name server serves.
+//
+// A slave that learns its master is back without its HA address (the
+// member polls; a 905 without haBrokerAddr) asks the master for it with
+// EXCHANGE_BROKER_HA_INFO (906, BrokerController.onMasterOnline,
+// retrieveBrokerHaInfo); every broker serves 906 (processExchangeBrokerHAInfo).
+// 5.3.3's other use of 906, a master with totalReplicas > 1 telling its
+// slaves its HA address before it registers (BrokerPreOnlineService), has
+// no counterpart: rmq has no pre-online phase.
 
 // ActingMasterConfig holds the slave-acting-master keys (5.3.3 BrokerConfig).
 type ActingMasterConfig struct {
@@ -64,10 +84,14 @@ type ActingMasterConfig struct {
 	BrokerNotActiveTimeoutMillis int64 `conf:"brokerNotActiveTimeoutMillis"`
 	// SyncBrokerMemberGroupPeriod is the 901 period (ms).
 	SyncBrokerMemberGroupPeriod int `conf:"syncBrokerMemberGroupPeriod"`
+	// CompatibleWithOldNameSrv heartbeats with QUERY_DATA_VERSION and reads
+	// the group's members from a system topic's route instead of 904/901.
+	CompatibleWithOldNameSrv bool `conf:"compatibleWithOldNameSrv"`
 }
 
 func defaultActingMasterConfig() ActingMasterConfig {
-	return ActingMasterConfig{BrokerHeartbeatInterval: 1000, BrokerNotActiveTimeoutMillis: 10000, SyncBrokerMemberGroupPeriod: 1000}
+	return ActingMasterConfig{BrokerHeartbeatInterval: 1000, BrokerNotActiveTimeoutMillis: 10000, SyncBrokerMemberGroupPeriod: 1000,
+		CompatibleWithOldNameSrv: true}
 }
 
 func (c *ActingMasterConfig) validate() []error {
@@ -84,20 +108,27 @@ type actingMaster struct {
 	mu       sync.Mutex
 	minID    int64
 	minAddr  string
-	running  bool          // the special services run
 	escapeRR atomic.Uint32 // rotates the escape's queue choice
+	// initMaxOffset is the commitlog's end at New (getBrokerInitMaxOffset),
+	// the masterFlushOffset a master answers 906 with.
+	initMaxOffset int64
+
+	// special orders the switches of the special services; running is
+	// whether they run (setSpecialServices).
+	special sync.Mutex
+	running bool
 }
 
 // actingMasterOn reports whether this broker is a slave in acting-master
 // mode (only a slave follows the group's least id).
 func (b *Broker) actingMasterOn() bool { return b.opts.EnableSlaveActingMaster && b.opts.isSlave() }
 
-// SpecialServicesRunning reports whether delay-level delivery and timer
-// dequeue run (isSpecialServiceRunning); MinBrokerIDInGroup is the least
-// id of the group as last learnt.
+// SpecialServicesRunning reports whether delay-level delivery, timer
+// dequeue, the transaction check and POP revive run
+// (isSpecialServiceRunning).
 func (b *Broker) SpecialServicesRunning() bool {
-	b.am.mu.Lock()
-	defer b.am.mu.Unlock()
+	b.am.special.Lock()
+	defer b.am.special.Unlock()
 	return b.am.running
 }
 
@@ -116,17 +147,7 @@ func (b *Broker) startActingMaster() {
 		return
 	}
 	if b.opts.isSlave() {
-		// Started but held: deliveryStarted lets the dispatcher and
-		// retention treat them as running (lifecycle.go), as on a master.
-		b.sched.SetActive(false)
-		if b.timers != nil {
-			b.timers.SetDequeue(false)
-		}
-		b.deliveryStarted.Store(true)
-		b.sched.Start()
-		if b.timers != nil {
-			b.timers.Start()
-		}
+		b.startSpecialServicesHeld()
 	}
 	if len(b.opts.NamesrvAddrs()) == 0 {
 		return
@@ -141,11 +162,24 @@ func (b *Broker) startActingMaster() {
 
 // sendHeartbeat sends BROKER_HEARTBEAT, oneway and without a brokerId (as
 // BrokerOuterAPI.sendHeartbeat: a name server hosting a controller tells
-// it from a controller-mode heartbeat by that), to every name server.
+// it from a controller-mode heartbeat by that), to every name server; with
+// compatibleWithOldNameSrv, QUERY_DATA_VERSION with the topic table's
+// dataVersion instead (sendHeartbeatViaDataVersion).
 func (b *Broker) sendHeartbeat() {
-	h := remoting.BrokerHeartbeatRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerAddr: b.runtime().addr(), BrokerName: b.opts.BrokerName}
+	addr := b.runtime().addr()
+	req := func() *remoting.Command {
+		h := remoting.BrokerHeartbeatRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerAddr: addr, BrokerName: b.opts.BrokerName}
+		return remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)
+	}
+	if b.opts.CompatibleWithOldNameSrv {
+		dv := b.topics.DataVersion()
+		req = func() *remoting.Command {
+			h := remoting.BrokerIdentityRequestHeader{BrokerName: b.opts.BrokerName, BrokerAddr: addr, ClusterName: b.opts.BrokerClusterName, BrokerID: b.opts.BrokerID}
+			return remoting.NewRequest(remoting.QueryDataVersion, h.Fields(), remoting.MarshalBody(&dv))
+		}
+	}
 	for _, ns := range b.opts.NamesrvAddrs() {
-		if err := b.nsCli.Oneway(ns, remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)); err != nil {
+		if err := b.nsCli.Oneway(ns, req()); err != nil {
 			if e := b.refusals.Warn(&b.log, "acting-master heartbeat", remoting.BrokerHeartbeat); e != nil {
 				e.Err(err).Str("namesrv", ns).Msg("broker heartbeat not sent")
 			}
@@ -157,17 +191,11 @@ func (b *Broker) sendHeartbeat() {
 // server that answers and follows its least id (syncBrokerMemberGroup,
 // updateMinBroker).
 func (b *Broker) syncBrokerMemberGroup() {
-	h := remoting.GetBrokerMemberGroupRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerName: b.opts.BrokerName}
 	for _, ns := range b.opts.NamesrvAddrs() {
-		resp, err := b.nsCli.InvokeTimeout(ns, remoting.NewRequest(remoting.GetBrokerMemberGroup, h.Fields(), nil), slaveSyncTimeout)
-		if err != nil || resp.Code != remoting.Success {
+		addrs := b.brokerMemberGroup(ns)
+		if len(addrs) == 0 {
 			continue
 		}
-		body, err := remoting.DecodeGetBrokerMemberGroupResponseBody(resp.Body)
-		if err != nil || body.BrokerMemberGroup == nil || len(body.BrokerMemberGroup.BrokerAddrs) == 0 {
-			continue
-		}
-		addrs := body.BrokerMemberGroup.BrokerAddrs
 		id := slices.Min(slices.Collect(maps.Keys(addrs)))
 		b.am.mu.Lock()
 		offline := ""
@@ -178,6 +206,42 @@ func (b *Broker) syncBrokerMemberGroup() {
 		b.updateMinBroker(id, addrs[id], offline, "")
 		return
 	}
+}
+
+// brokerMemberGroup asks the name server ns for the addresses of the
+// group's live members: GET_BROKER_MEMBER_GROUP, or with
+// compatibleWithOldNameSrv the group's brokers in the route of its
+// rmq_sys_SYNC_BROKER_MEMBER_ topic (getBrokerMemberGroupCompatible). nil
+// when ns does not answer or knows none.
+func (b *Broker) brokerMemberGroup(ns string) map[int64]string {
+	if b.opts.CompatibleWithOldNameSrv {
+		topic := topicgroup.SyncBrokerMemberTopicPrefix + b.opts.BrokerName
+		h := remoting.GetRouteInfoRequestHeader{Topic: topic}
+		resp, err := b.nsCli.InvokeTimeout(ns, remoting.NewRequest(remoting.GetRouteinfoByTopic, h.Fields(), nil), slaveSyncTimeout)
+		if err != nil || resp.Code != remoting.Success {
+			return nil
+		}
+		var rd remoting.TopicRouteData
+		if err := fastjson.Unmarshal(resp.Body, &rd); err != nil {
+			return nil
+		}
+		for _, bd := range rd.BrokerDatas {
+			if bd != nil && bd.BrokerName == b.opts.BrokerName && bd.Cluster == b.opts.BrokerClusterName {
+				return bd.BrokerAddrs
+			}
+		}
+		return nil
+	}
+	h := remoting.GetBrokerMemberGroupRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerName: b.opts.BrokerName}
+	resp, err := b.nsCli.InvokeTimeout(ns, remoting.NewRequest(remoting.GetBrokerMemberGroup, h.Fields(), nil), slaveSyncTimeout)
+	if err != nil || resp.Code != remoting.Success {
+		return nil
+	}
+	body, err := remoting.DecodeGetBrokerMemberGroupResponseBody(resp.Body)
+	if err != nil || body.BrokerMemberGroup == nil {
+		return nil
+	}
+	return body.BrokerMemberGroup.BrokerAddrs
 }
 
 // processNotifyMinBrokerIDChange serves NOTIFY_MIN_BROKER_ID_CHANGE (905,
@@ -201,14 +265,23 @@ func (b *Broker) updateMinBroker(id int64, addr, offline, haAddr string) {
 	if !b.actingMasterOn() {
 		return
 	}
+	if b.followMinBroker(id, addr, offline, haAddr) {
+		b.retrieveMasterHAInfo(addr)
+	}
+}
+
+// followMinBroker is updateMinBroker under the group lock; it reports
+// whether the master came back without its HA address, which is then
+// asked for (onMasterOnline) once the lock is released.
+func (b *Broker) followMinBroker(id int64, addr, offline, haAddr string) (askHA bool) {
 	b.am.mu.Lock()
 	defer b.am.mu.Unlock()
 	if id == b.am.minID {
-		return
+		return false
 	}
 	b.log.Info().Int64("from", b.am.minID).Int64("to", id).Str("minBrokerAddr", addr).Str("offline", offline).Msg("min broker id in group changed")
 	b.am.minID, b.am.minAddr = id, addr
-	b.setSpecialServicesLocked(id == b.opts.BrokerID)
+	b.setSpecialServices(id == b.opts.BrokerID)
 	if offline != "" && offline == b.MasterAddr() {
 		none := ""
 		b.masterAddr.Store(&none)
@@ -221,22 +294,120 @@ func (b *Broker) updateMinBroker(id int64, addr, offline, haAddr string) {
 		if haAddr != "" && !b.haPinned() {
 			b.setHAMasterAddr(haAddr)
 		}
+		return haAddr == "" && !b.haPinned()
 	}
+	return false
+}
+
+// retrieveMasterHAInfo asks the master at addr for its HA address with
+// EXCHANGE_BROKER_HA_INFO (906, a request without masterHaAddress;
+// BrokerOuterAPI.retrieveBrokerHaInfo) and follows it.
+func (b *Broker) retrieveMasterHAInfo(addr string) {
+	resp, err := b.nsCli.InvokeTimeout(addr, remoting.NewRequest(remoting.ExchangeBrokerHAInfo, nil, nil), slaveSyncTimeout)
+	if err == nil && resp.Code != remoting.Success {
+		err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
+	}
+	var h remoting.ExchangeHAInfoHeader
+	if err == nil {
+		h, err = remoting.DecodeHeader[remoting.ExchangeHAInfoHeader](resp)
+	}
+	if err != nil {
+		b.log.Warn().Err(err).Str("master", addr).Msg("retrieve the master's HA info failed")
+		return
+	}
+	if h.MasterHAAddress != "" && !b.haPinned() {
+		b.setHAMasterAddr(h.MasterHAAddress)
+	}
+}
+
+// processExchangeBrokerHAInfo serves EXCHANGE_BROKER_HA_INFO (906,
+// AdminBrokerProcessor.updateBrokerHaInfo). A request with masterHaAddress
+// sets a slave's master (its HA address unless haMasterAddress pins it,
+// and masterAddress); one without it is answered by a master with its HA
+// address, its listen address and the commitlog's end at its start, and by
+// a slave with no fields. Always SUCCESS, as stock.
+func (b *Broker) processExchangeBrokerHAInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := remoting.DecodeHeader[remoting.ExchangeHAInfoHeader](req)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	switch {
+	case h.MasterHAAddress != "":
+		if b.opts.isSlave() { // a master has no HA client to point
+			if !b.haPinned() {
+				b.setHAMasterAddr(h.MasterHAAddress)
+			}
+			if h.MasterAddress != "" {
+				b.masterAddr.Store(&h.MasterAddress)
+			}
+		}
+	case b.opts.BrokerID == namesrvMasterID:
+		rc := b.runtime()
+		off := b.am.initMaxOffset
+		for k, v := range (&remoting.ExchangeHAInfoHeader{MasterHAAddress: b.haServerAddr(rc), MasterFlushOffset: &off, MasterAddress: rc.addr()}).Fields() {
+			resp.SetExt(k, v)
+		}
+	}
+	return resp
 }
 
 // namesrvMasterID is MixAll.MASTER_ID.
 const namesrvMasterID = 0
 
-func (b *Broker) setSpecialServicesLocked(on bool) {
+// startSpecialServicesHeld starts, on a slave at Start, the special
+// services held (setSpecialServices(true) lets them run): their loops
+// follow the replicated store from then on. deliveryStarted lets the
+// dispatcher and retention treat them as running (lifecycle.go), as on a
+// master. The transaction check and POP revive are held from New on a
+// slave's store.
+func (b *Broker) startSpecialServicesHeld() {
+	b.sched.SetActive(false)
+	if b.timers != nil {
+		b.timers.SetDequeue(false)
+	}
+	b.startSpecialServices()
+}
+
+// startSpecialServices starts the loops of the delay, timer, transaction
+// and POP services, after deliveryStarted (lifecycle.go Start says why).
+func (b *Broker) startSpecialServices() {
+	b.deliveryStarted.Store(true)
+	b.sched.Start()
+	if b.timers != nil {
+		b.timers.Start()
+	}
+	b.tx.Start()
+	b.pop.Start()
+}
+
+// setSpecialServices is the one switch of the master-only services (5.3.3
+// changeSpecialServiceStatus): delay-level delivery, timer dequeue, the
+// transaction check and POP revive run (on) or are held (off), together.
+// The services must have been started (Start on a master,
+// startSpecialServicesHeld on a slave); the switch only holds or resumes
+// them, each from its persisted progress, and returns once a pass in
+// flight has ended. Switching to the current state does nothing. Callers:
+// the acting-master transitions (updateMinBroker) and controller-mode role
+// changes. On a store that refuses puts (a slave's) the services write
+// through the escape bridge (escapePut); on a writable one, locally. A role
+// change that makes the store writable does so before switching on (the
+// check would otherwise escape what it can now decide), and one that makes
+// it a slave's switches off first.
+func (b *Broker) setSpecialServices(on bool) {
+	b.am.special.Lock()
+	defer b.am.special.Unlock()
 	if b.am.running == on {
 		return
 	}
 	b.am.running = on
-	b.log.Info().Bool("running", on).Msg("special services (delay levels, timers) switched")
+	b.log.Info().Bool("running", on).Msg("special services (delay levels, timers, transaction check, POP revive) switched")
 	b.sched.SetActive(on)
 	if b.timers != nil {
 		b.timers.SetDequeue(on)
 	}
+	b.tx.SetActive(on)
+	b.pop.SetActive(on)
 }
 
 // errNoEscape is the escape bridge's refusal without remote escape
@@ -245,10 +416,15 @@ var errNoEscape = fmt.Errorf("%w: acting master without enableRemoteEscape", sto
 
 // escapePut is the put of the delivery services (EscapeBridge.putMessage):
 // into the local store on a master, to another group's master from an
-// acting master with enableRemoteEscape, refused otherwise.
+// acting master with enableRemoteEscape, refused otherwise. A POP revive
+// trigger the timer store delivers on an acting master is the local POP
+// service's (pop.Service.Trigger), never another group's.
 func (b *Broker) escapePut(m *message.Message) (*store.PutResult, error) {
 	if !b.opts.isSlave() {
 		return b.store.PutMessage(m)
+	}
+	if b.pop.Trigger(m) {
+		return &store.PutResult{Status: store.PutOK, Count: 1}, nil
 	}
 	if !b.opts.EnableSlaveActingMaster || !b.opts.EnableRemoteEscape {
 		return nil, errNoEscape

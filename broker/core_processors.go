@@ -29,6 +29,7 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
 
 		remoting.NotifyMinBrokerIDChange: b.processNotifyMinBrokerIDChange,
+		remoting.ExchangeBrokerHAInfo:    b.processExchangeBrokerHAInfo,
 
 		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
 		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,

@@ -107,6 +107,7 @@ func (b *Broker) startHA() error {
 			Logger:               componentLog(o.Logger, "ha"),
 		})
 		b.haClient.Start()
+		b.haReady.Store(true)
 		return nil
 	}
 	port := o.haPort()
@@ -156,9 +157,10 @@ func (b *Broker) haServerAddr(rc *runtimeConfig) string {
 }
 
 // SetHAMasterAddress points a SLAVE's HA client at its master's HA
-// address (host:port; "" for none). It does nothing on a master.
+// address (host:port; "" for none). It does nothing on a master, nor
+// before startHA (startRole then applies HAMasterAddr).
 func (b *Broker) SetHAMasterAddress(addr string) {
-	if b.haClient != nil {
+	if b.haReady.Load() && b.haClient != nil {
 		b.haClient.SetMasterAddr(addr)
 	}
 }

@@ -321,7 +321,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted,
+		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted, Escape: b.escapePut,
 	})
 	if err != nil {
 		return s, err
@@ -351,8 +351,8 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		ClientIDs: s.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
 		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
-		OnPopped: b.recordPop,
-		FS:       opts.FS,
+		OnPopped: b.recordPop, Escape: b.escapePut,
+		FS: opts.FS,
 	})
 	if err != nil {
 		return s, fmt.Errorf("broker: pop service: %w", err)
@@ -531,13 +531,7 @@ func (b *Broker) Start() error {
 		b.startRole()
 		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
-		b.deliveryStarted.Store(true)
-		b.sched.Start()
-		if b.timers != nil {
-			b.timers.Start()
-		}
-		b.tx.Start()
-		b.pop.Start()
+		b.startSpecialServices()
 	}
 
 	if b.acl != nil {

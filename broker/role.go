@@ -27,7 +27,9 @@ import (
 //     round overwrites the keys the master has.
 //   - runs no delay-level delivery, timer dequeue, transaction check or POP
 //     revive (lifecycle.go Start); their state is loaded and kept, so that
-//     the same store started as a master resumes them.
+//     the same store started as a master resumes them. In acting-master
+//     mode they are started held and run while the slave acts as master
+//     (acting_master.go setSpecialServices).
 //   - learns its master from every registration (noteRegistered) and copies
 //     the master's topics, consumer offsets, delay offsets and subscription
 //     groups every 10 s (slaveSyncLoop, as 4.9.8 SlaveSynchronize).
@@ -105,6 +107,7 @@ func (b *Broker) setHAMasterAddr(addr string) {
 // initRole applies the role at New: a slave's store refuses puts, and a
 // pinned master address is recorded (startRole hands it to the HA client).
 func (b *Broker) initRole() {
+	b.am.initMaxOffset = b.store.MaxPhyOffset()
 	if !b.opts.isSlave() {
 		return
 	}
