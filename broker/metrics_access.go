@@ -104,9 +104,11 @@ func (b *Broker) timedServe(d *brokerstats.Detail, h HandlerFunc, c *remoting.Co
 	return resp
 }
 
-// recordPop counts a pop for the metrics endpoint (pop.Options.OnPopped).
-func (b *Broker) recordPop(topic, group string, retry bool, msgs, bytes int) {
-	if d := b.bstats.Detail(); d != nil {
+// popMetrics counts a pop for the metrics endpoint (pop.PopCounter).
+type popMetrics struct{ stats *brokerstats.Manager }
+
+func (p popMetrics) CountPop(topic, group string, retry bool, msgs, bytes int) {
+	if d := p.stats.Detail(); d != nil {
 		d.RecordPop(topic, group, retry, msgs, bytes)
 	}
 }
@@ -164,6 +166,12 @@ func (b *Broker) sampleRuntimeRates(now time.Time) {
 	found, _ := strconv.ParseInt(info["getMessageTimesTotalFound"], 10, 64)
 	b.bstats.Runtime.Sample(now, found, total-found, total)
 }
+
+// runtimeExtras is the broker's part of GET_BROKER_RUNTIME_INFO
+// (brokeradmin.RuntimeExtras).
+type runtimeExtras struct{ b *Broker }
+
+func (r runtimeExtras) AddRuntimeInfo(t map[string]string) { r.b.runtimeInfoExtras(t) }
 
 // runtimeInfoExtras adds to GET_BROKER_RUNTIME_INFO the timer figures and
 // the stock StoreStatsService get rates ("%.2f %.2f %.2f" over 10 s, 1 min

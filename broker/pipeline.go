@@ -165,12 +165,17 @@ func setSendReply(resp *remoting.Command, res *store.PutResult, queueID int32) {
 type deliveryStore struct {
 	*store.Store
 	record func(topic string, msgs, bytes int)
-	// put is the escape bridge (acting_master.go escapePut).
-	put func(m *message.Message) (*store.PutResult, error)
+	escape escaper
+}
+
+// escaper is the escape bridge (acting_master.go escapePut): the store on
+// a master, another group's master for an acting slave.
+type escaper interface {
+	escapePut(m *message.Message) (*store.PutResult, error)
 }
 
 func (s deliveryStore) PutMessage(m *message.Message) (*store.PutResult, error) {
-	res, err := s.put(m)
+	res, err := s.escape.escapePut(m)
 	if err == nil && m.Topic != message.TopicWheelTimer && !strings.HasPrefix(m.Topic, message.DLQTopicPrefix) {
 		s.record(m.Topic, res.Count, res.WroteBytes)
 	}
@@ -178,12 +183,25 @@ func (s deliveryStore) PutMessage(m *message.Message) (*store.PutResult, error) 
 }
 
 // scheduleStore and timerStore are the delivery stores of the two services.
-// put is the escape bridge (Broker.escapePut), which runs only once
-// messages are delivered, after New.
-func scheduleStore(s *store.Store, stats *brokerstats.Manager, put func(*message.Message) (*store.PutResult, error)) deliveryStore {
-	return deliveryStore{s, stats.RecordScheduleDelivery, put}
+// escape (the Broker) runs only once messages are delivered, after New.
+func scheduleStore(s *store.Store, stats *brokerstats.Manager, escape escaper) deliveryStore {
+	return deliveryStore{s, stats.RecordScheduleDelivery, escape}
 }
 
-func timerStore(s *store.Store, stats *brokerstats.Manager, put func(*message.Message) (*store.PutResult, error)) deliveryStore {
-	return deliveryStore{s, stats.RecordTimerDelivery, put}
+func timerStore(s *store.Store, stats *brokerstats.Manager, escape escaper) deliveryStore {
+	return deliveryStore{s, stats.RecordTimerDelivery, escape}
+}
+
+// sendPath is the send path as the transaction and POP services use it
+// (transaction.Putter and CommitAnswerer, pop.Putter): a commit and a
+// revive trigger are put through the put hooks, as a send would be, and a
+// commit is answered once its waits end, as a send's.
+type sendPath struct{ b *Broker }
+
+func (p sendPath) PutMessage(m *message.Message) (*store.PutResult, error) {
+	return p.b.putMessage(m)
+}
+
+func (p sendPath) AnswerCommitted(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command {
+	return p.b.answerCommitted(c, req, resp, m, res)
 }

@@ -13,10 +13,13 @@ import (
 	"github.com/rmqio/rmq/topicgroup"
 )
 
-// ensureDLQ creates a group's DLQ topic as a send-back would, for the delay
-// and timer services moving aside a retry message the store refuses.
-func (b *Broker) ensureDLQ(topic string) bool {
-	tc, _ := b.topics.CreateSystemTopic(topic, dlqQueueNums, dlqPerm)
+// dlqTopics creates a group's DLQ topic as a send-back would, for the delay
+// and timer services moving aside a retry message the store refuses
+// (schedule.DLQTopics, timer.DLQTopics).
+type dlqTopics struct{ topics *TopicConfigManager }
+
+func (d dlqTopics) EnsureDLQ(topic string) bool {
+	tc, _ := d.topics.CreateSystemTopic(topic, dlqQueueNums, dlqPerm)
 	return tc != nil
 }
 

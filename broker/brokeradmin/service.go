@@ -42,15 +42,22 @@ func (st *Stats) Sample(now time.Time) {
 	st.rates.sample(now, st.PutMsgs.Load(), st.GetMsgs.Load())
 }
 
+// RuntimeExtras adds what GET_BROKER_RUNTIME_INFO reports beyond the store
+// and the topic table (the timer store's keys, the request lanes, the get
+// rates, replication) to the table t.
+type RuntimeExtras interface {
+	AddRuntimeInfo(t map[string]string)
+}
+
 // Options wires a Service to the store and to the broker's tables.
 type Options struct {
 	Store   *store.Store
 	Topics  Topics
 	Offsets Offsets
 	Stats   *Stats
-	// TimerInfo adds the timer store's keys to a runtime-info table (nil:
+	// Extras adds the broker's other keys to a runtime-info table (nil:
 	// none).
-	TimerInfo func(t map[string]string)
+	Extras RuntimeExtras
 	// BrokerName is written into the message queues of GET_TOPIC_STATS_INFO.
 	BrokerName string
 	// StoreDir is storePathRootDir, whose disk the runtime info reports.
@@ -73,7 +80,7 @@ type Service struct {
 	topics     Topics
 	offsets    Offsets
 	stats      *Stats
-	timerInfo  func(map[string]string)
+	extras     func(map[string]string)
 	brokerName string
 	storeDir   string
 	allowMixed bool
@@ -87,7 +94,7 @@ type Service struct {
 func New(o Options) *Service {
 	s := &Service{
 		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats,
-		timerInfo: o.TimerInfo, brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
+		brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
 		allowMixed: o.EnableMixedMessageType, defaultQueryMaxNum: o.DefaultQueryMaxNum,
 	}
 	if s.defaultQueryMaxNum == nil {
@@ -99,8 +106,9 @@ func New(o Options) *Service {
 	if s.stats == nil {
 		s.stats = &Stats{}
 	}
-	if s.timerInfo == nil {
-		s.timerInfo = func(map[string]string) {}
+	s.extras = func(map[string]string) {}
+	if o.Extras != nil {
+		s.extras = o.Extras.AddRuntimeInfo
 	}
 	return s
 }

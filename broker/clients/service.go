@@ -22,6 +22,12 @@ type Topics interface {
 	CreateRetryTopic(group string, queueNums, perm int32) (*topicgroup.TopicConfig, bool)
 }
 
+// Advertiser is the broker as it advertises itself: Addr is the ip:port it
+// registers now (UPDATE_BROKER_CONFIG may change it while it runs).
+type Advertiser interface {
+	Addr() string
+}
+
 // Options configures a Service.
 type Options struct {
 	// ConfigDir holds consumerOffset.json and subscriptionGroup.json; empty
@@ -49,9 +55,9 @@ type Options struct {
 	// (a filter that does not compile, a group whose retry topic cannot
 	// exist); nil makes one.
 	Refusals *ratelog.Limiter
-	// BrokerAddr is the address the broker registers (ip:port), which
+	// Broker tells the address the broker registers, which
 	// QUERY_TOPICS_BY_CONSUMER reports; nil: "".
-	BrokerAddr func() string
+	Broker Advertiser
 	// FS carries the writes of consumerOffset.json, subscriptionGroup.json
 	// and consumerFilter.json (store/vfs.go); nil is the real file system.
 	FS store.FS
@@ -95,9 +101,9 @@ func New(o Options) (*Service, error) {
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
 		propertyFilter: o.PropertyFilterEnabled, notifyEnabled: o.NotifyEnabled, refusals: o.Refusals,
 	}
-	s.brokerAddr = o.BrokerAddr
-	if s.brokerAddr == nil {
-		s.brokerAddr = func() string { return "" }
+	s.brokerAddr = func() string { return "" }
+	if o.Broker != nil {
+		s.brokerAddr = o.Broker.Addr
 	}
 	if s.notifyEnabled == nil {
 		s.notifyEnabled = func() bool { return true }
