@@ -57,7 +57,7 @@ type Broker struct {
 	// msgClock is Options.MessageClock: store timestamps, delay levels,
 	// timers and transaction check-backs run on it.
 	msgClock clock.Clock
-	// clockCtl moves msgClock ahead on request (clock_control.go).
+	// clockCtl moves msgClock ahead on request (delivery.go).
 	clockCtl clockControl
 	vipAddr  string     // brokerIP1:VIP port
 	gate     *startGate // with ListenPort 0: the handler of the ports New bound
@@ -72,7 +72,7 @@ type Broker struct {
 	nsCli       *remoting.Client // to the name servers
 	am          actingMaster     // slave-acting-master state (acting_master.go)
 
-	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
+	// core: topics, send, pull, long polling, registration (topics.go, send.go, pull.go, register.go)
 	topics   *TopicConfigManager
 	pullHold *PullRequestHoldService
 	// events receives the store's callbacks (lifecycle.go).
@@ -90,7 +90,7 @@ type Broker struct {
 	// dispatcher wakes them and retention keeps and moves what they hold.
 	deliveryStarted atomic.Bool
 	stats           brokeradmin.Stats    // GET_BROKER_RUNTIME_INFO counters
-	bstats          *brokerstats.Manager // per-topic and per-group stats (stats_processors.go)
+	bstats          *brokerstats.Manager // per-topic and per-group stats
 	// refusals rate-limits the log lines of refused requests (a full disk
 	// refuses every send of a retrying client) and counts them by reason
 	// for the metrics endpoint; a background loop (Start) flushes its
@@ -100,19 +100,19 @@ type Broker struct {
 	masterAddr   atomic.Pointer[string]
 	haMasterAddr atomic.Pointer[string]
 	// registeredAll is true after a registration every name server accepted
-	// (metrics_access.go: Ready).
+	// (Ready).
 	registeredAll atomic.Bool
 
 	// The other concerns, one package each (doc.go), built on the store
 	// (lifecycle.go: openServices).
 	services
-	// requesters maps request senders' client ids to their connections (reply.go).
+	// requesters maps request senders' client ids to their connections (send.go).
 	requesters requesterTable
 
 	handlers map[int32]HandlerFunc
-	// acl checks every request before dispatch; nil when aclEnable is false (acl.go).
+	// acl checks every request before dispatch; nil when aclEnable is false.
 	acl *acl.Manager
-	// auth is ACL 2.0; nil unless configured (auth.go).
+	// auth is ACL 2.0; nil unless configured.
 	auth *auth.Service
 	// budget is serverMaxInflightBytes, shared by the remoting server and
 	// the gRPC endpoint (InflightBudget).

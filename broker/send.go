@@ -360,7 +360,7 @@ func noWaitText(text string) bool {
 // SYSTEM_ERROR.
 type putHook func(m *message.Message) error
 
-// putMessage is the route and put stages of the map mode (pipeline.go):
+// putMessage is the route and put stages of the map mode:
 // the put hooks, then the store, then accountPut. Every producer-facing
 // write that carries a map goes through it, so the hooks apply in one place.
 func (b *Broker) putMessage(m *message.Message) (*store.PutResult, error) {
@@ -399,7 +399,7 @@ func (b *Broker) putMessages(msgs []*message.Message) (*store.PutResult, error) 
 }
 
 // processSend serves SEND_MESSAGE(_V2) and SEND_BATCH_MESSAGE (replies:
-// reply.go).
+// processReply below).
 func (b *Broker) processSend(c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	sh, err := parseSendHeader(req)
 	if err != nil {
@@ -731,7 +731,7 @@ func (b *Broker) storedPutWaits(req *remoting.Command, wait bool) (flush, replic
 }
 
 // checkSendFrom is AbstractSendMessageProcessor.msgCheck, the authorize
-// stage of admitSend (pipeline.go): permissions, topic validity,
+// stage of admitSend: permissions, topic validity,
 // auto-creation and the queue id bound, for a producer at address from,
 // logged as client. It returns the topic's config and remoting.Success, or
 // another response code and its remark.
@@ -1409,7 +1409,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	flush, replica := syncFlush, b.opts.isSyncMaster() && wait
 	if flush || replica {
 		// This goroutine is the gRPC handler's: it may wait. A half
-		// message is held from the checks meanwhile (send_processor.go).
+		// message is held from the checks meanwhile.
 		if reply.TransactionID != "" && b.tx != nil {
 			b.tx.Hold(res.PhysicalOffset)
 			defer b.tx.Answered(res.PhysicalOffset)

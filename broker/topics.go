@@ -79,7 +79,7 @@ type TopicConfigManager struct {
 	log        zerolog.Logger
 	// onChange asks for a registration with the name servers; it must not block.
 	onChange func()
-	// lmq serves every %LMQ% topic a synthetic config (lmq.go); set once
+	// lmq serves every %LMQ% topic a synthetic config; set once
 	// before the broker serves.
 	lmq bool
 
@@ -300,7 +300,7 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 	def := m.table[defaultTopic]
 	if def == nil || def.Perm&topicgroup.PermInherit == 0 || (defaultTopic == message.TopicAutoCreateKey && !m.autoCreate) {
 		m.mu.Unlock()
-		// The caller's refusal line says so, rate-limited (send_processor.go).
+		// The caller's refusal line says so, rate-limited (send.go).
 		return nil, false
 	}
 	n := min(clientQueueNums, def.WriteQueueNums)
