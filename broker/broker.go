@@ -21,6 +21,7 @@ import (
 	"github.com/rmqio/rmq/broker/brokeradmin"
 	"github.com/rmqio/rmq/broker/brokerstats"
 	"github.com/rmqio/rmq/broker/clients"
+	"github.com/rmqio/rmq/broker/clockctl"
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/clock"
@@ -58,7 +59,7 @@ type Broker struct {
 	// timers and transaction check-backs run on it.
 	msgClock clock.Clock
 	// clockCtl moves msgClock ahead on request (delivery.go).
-	clockCtl clockControl
+	clockCtl clockctl.Control
 	vipAddr  string     // brokerIP1:VIP port
 	gate     *startGate // with ListenPort 0: the handler of the ports New bound
 

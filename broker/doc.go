@@ -18,7 +18,7 @@
 //	topics.go          the topic table (topics.json), LMQ, name-server routes
 //	timer.go           timer messages at the send side, RECALL_MESSAGE
 //	delivery.go        for the delay/timer/transaction/POP services: NextDue,
-//	                   clock control (CLOCK_FAST_FORWARD), commitlog retention
+//	                   clock control (broker/clockctl's target), retention
 //	lifecycle.go       New (in stages), Start, Shutdown, the store's callbacks
 //	options.go         Options and their broker.conf keys
 //	runtime_config.go  GET/UPDATE_BROKER_CONFIG, the live options
@@ -41,6 +41,8 @@
 //	broker/pop           POP consumption (POP/ACK/CHANGE_INVISIBLE, revive)
 //	broker/brokeradmin   topic admin, runtime info, QUERY_MESSAGE
 //	broker/brokerstats   per-topic and per-group stats and metrics figures
+//	broker/clockctl      clock control: the message clock stepped ahead through
+//	                     every due time (FastForward, CLOCK_FAST_FORWARD)
 //
 // Handlers: coreProcessors (broker.go) plus each subpackage's
 // Service.Processors, merged by registerHandlers; a code belongs to one set.
