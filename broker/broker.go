@@ -43,6 +43,8 @@ import (
 //	stats requests  VIEW_BROKER_STATS_DATA, GET_BROKER_CONSUME_STATS, …
 //	accessors       what the metrics endpoint, the console and tests read
 
+// ----- Dispatch -----
+
 // HandlerFunc serves one request code. It returns the response, or nil when
 // the request is parked (long polling) or needs no reply.
 type HandlerFunc func(c *remoting.Conn, req *remoting.Command) *remoting.Command
@@ -681,6 +683,16 @@ func (b *Broker) sampleRuntimeRates(now time.Time) {
 	found, _ := strconv.ParseInt(info["getMessageTimesTotalFound"], 10, 64)
 	b.bstats.Runtime.Sample(now, found, total-found, total)
 }
+
+// liveSettings are the live options (runtime_config.go) as the services
+// read them per request (clients.LiveSettings, brokeradmin.LiveSettings).
+type liveSettings struct{ b *Broker }
+
+func (s liveSettings) PropertyFilterEnabled() bool { return s.b.runtime().EnablePropertyFilter }
+func (s liveSettings) NotifyConsumerIdsChanged() bool {
+	return s.b.runtime().NotifyConsumerIdsChangedEnable
+}
+func (s liveSettings) DefaultQueryMaxNum() int { return s.b.runtime().DefaultQueryMaxNum }
 
 // runtimeExtras is the broker's part of GET_BROKER_RUNTIME_INFO
 // (brokeradmin.RuntimeExtras).

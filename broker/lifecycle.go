@@ -284,10 +284,10 @@ func (s *services) abort() {
 // openServices builds the services on st and the shell (options, topic
 // table, clocks, stats). Each service declares the small interface it
 // consumes; the broker passes an adapter of the part that serves it
-// (dlqTopics, popMetrics: the shell's tables; sendPath, runtimeExtras, the
-// escape bridge of the delivery stores: the Broker, used only once requests
-// are served or messages delivered, after New). On error it stops what it started; the caller
-// closes the store.
+// (dlqTopics, popMetrics: the shell's tables; liveSettings, sendPath,
+// runtimeExtras, the escape bridge of the delivery stores: the Broker, used
+// only once requests are served or messages delivered, after New). On
+// error it stops what it started; the caller closes the store.
 func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	opts := &b.opts
 	configDir := opts.configDir()
@@ -299,9 +299,8 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	s.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: st, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
-		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
-		NotifyEnabled: func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
-		Broker:        b,
+		Settings: liveSettings{b}, FS: opts.FS,
+		Broker: b,
 	})
 	if err != nil {
 		return s, err
@@ -346,7 +345,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		Extras:     runtimeExtras{b},
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 		EnableMixedMessageType: opts.EnableMixedMessageType,
-		DefaultQueryMaxNum:     func() int { return b.runtime().DefaultQueryMaxNum },
+		Settings:               liveSettings{b},
 	})
 	s.pop, err = pop.New(pop.Options{
 		Store: st, Put: sendPath{b}, Topics: b.topics, Groups: s.clients.SubGroups, Offsets: s.clients.Offsets,

@@ -49,6 +49,14 @@ type RuntimeExtras interface {
 	AddRuntimeInfo(t map[string]string)
 }
 
+// LiveSettings are the broker settings the admin requests read as they
+// stand now (UPDATE_BROKER_CONFIG may change them while the broker runs).
+type LiveSettings interface {
+	// DefaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum: the
+	// result size of a unique-key query, whatever maxNum the client sent.
+	DefaultQueryMaxNum() int
+}
+
 // Options wires a Service to the store and to the broker's tables.
 type Options struct {
 	Store   *store.Store
@@ -65,12 +73,11 @@ type Options struct {
 	// EnableMixedMessageType lets UPDATE_AND_CREATE_TOPIC set
 	// message.type=MIXED (BrokerConfig enableMixedMessageType).
 	EnableMixedMessageType bool
-	// DefaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum, read per
-	// request: the result size of a unique-key query, whatever maxNum the
-	// client sent (nil: the stock 32).
-	DefaultQueryMaxNum func() int
-	Clock              clock.Clock // nil: the wall clock
-	Logger             zerolog.Logger
+	// Settings are the broker settings read per request (LiveSettings);
+	// nil: the stock defaults.
+	Settings LiveSettings
+	Clock    clock.Clock // nil: the wall clock
+	Logger   zerolog.Logger
 }
 
 // Service serves the admin requests about topics, the broker's runtime and
@@ -84,7 +91,7 @@ type Service struct {
 	brokerName string
 	storeDir   string
 	allowMixed bool
-	// defaultQueryMaxNum: Options.DefaultQueryMaxNum.
+	// defaultQueryMaxNum: Options.Settings' (the stock 32 without).
 	defaultQueryMaxNum func() int
 	clock              clock.Clock
 	log                zerolog.Logger
@@ -95,10 +102,11 @@ func New(o Options) *Service {
 	s := &Service{
 		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats,
 		brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
-		allowMixed: o.EnableMixedMessageType, defaultQueryMaxNum: o.DefaultQueryMaxNum,
+		allowMixed: o.EnableMixedMessageType,
 	}
-	if s.defaultQueryMaxNum == nil {
-		s.defaultQueryMaxNum = func() int { return 32 }
+	s.defaultQueryMaxNum = func() int { return 32 }
+	if o.Settings != nil {
+		s.defaultQueryMaxNum = o.Settings.DefaultQueryMaxNum
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

@@ -28,6 +28,17 @@ type Advertiser interface {
 	Addr() string
 }
 
+// LiveSettings are the broker settings the client requests read as they
+// stand now (UPDATE_BROKER_CONFIG may change them while the broker runs).
+type LiveSettings interface {
+	// PropertyFilterEnabled is enablePropertyFilter.
+	PropertyFilterEnabled() bool
+	// NotifyConsumerIdsChanged is notifyConsumerIdsChangedEnable: off, no
+	// NOTIFY_CONSUMER_IDS_CHANGED is sent for any group (stock
+	// DefaultConsumerIdsChangeListener).
+	NotifyConsumerIdsChanged() bool
+}
+
 // Options configures a Service.
 type Options struct {
 	// ConfigDir holds consumerOffset.json and subscriptionGroup.json; empty
@@ -42,15 +53,11 @@ type Options struct {
 	// Store answers consume stats and CONSUME_MESSAGE_DIRECTLY lookups; nil
 	// serves neither (tests of the managers alone).
 	Store *store.Store
-	// PropertyFilterEnabled reports enablePropertyFilter as it stands now
-	// (it may change at run time); nil: never enabled.
-	PropertyFilterEnabled func() bool
-	// NotifyEnabled reports the broker's notifyConsumerIdsChangedEnable as
-	// it stands now: off, no NOTIFY_CONSUMER_IDS_CHANGED is sent for any
-	// group (stock DefaultConsumerIdsChangeListener); nil: always on.
-	NotifyEnabled func() bool
-	Clock         clock.Clock // nil: the wall clock
-	Logger        zerolog.Logger
+	// Settings are the broker settings read per request (LiveSettings);
+	// nil: the property filter off, notifications on.
+	Settings LiveSettings
+	Clock    clock.Clock // nil: the wall clock
+	Logger   zerolog.Logger
 	// Refusals rate-limits the warnings a client's requests can repeat
 	// (a filter that does not compile, a group whose retry topic cannot
 	// exist); nil makes one.
@@ -99,20 +106,20 @@ const (
 func New(o Options) (*Service, error) {
 	s := &Service{
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
-		propertyFilter: o.PropertyFilterEnabled, notifyEnabled: o.NotifyEnabled, refusals: o.Refusals,
+		refusals: o.Refusals,
 	}
 	s.brokerAddr = func() string { return "" }
 	if o.Broker != nil {
 		s.brokerAddr = o.Broker.Addr
 	}
-	if s.notifyEnabled == nil {
-		s.notifyEnabled = func() bool { return true }
+	s.notifyEnabled = func() bool { return true }
+	s.propertyFilter = func() bool { return false }
+	if o.Settings != nil {
+		s.notifyEnabled = o.Settings.NotifyConsumerIdsChanged
+		s.propertyFilter = o.Settings.PropertyFilterEnabled
 	}
 	if s.refusals == nil {
 		s.refusals = ratelog.New(o.Logger, s.clock, 0)
-	}
-	if s.propertyFilter == nil {
-		s.propertyFilter = func() bool { return false }
 	}
 	s.Consumers = NewConsumerManager(s.log, s.clock)
 	s.Producers = NewProducerManager(s.clock)
