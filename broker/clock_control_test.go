@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqio/rmq/broker/clockctl"
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/message"
@@ -41,8 +42,8 @@ func TestClockFastForwardRefusedWhenOff(t *testing.T) {
 	if resp.Code != remoting.NoPermission || !strings.Contains(resp.Remark, "clockControlEnable=true") {
 		t.Fatalf("answer %d %q, want NO_PERMISSION naming clockControlEnable=true", resp.Code, resp.Remark)
 	}
-	if _, err := tb.FastForward(context.Background(), time.Hour, time.Second); !errors.Is(err, ErrClockFixed) {
-		t.Fatalf("FastForward = %v, want ErrClockFixed", err)
+	if _, err := tb.FastForward(context.Background(), time.Hour, time.Second); !errors.Is(err, clockctl.ErrClockFixed) {
+		t.Fatalf("FastForward = %v, want clockctl.ErrClockFixed", err)
 	}
 	tb.mustSend(sendArgs{topic: "Off", body: []byte("m")})
 	if got := tb.messagesOn("Off", 0); len(got) != 1 || time.Since(time.UnixMilli(got[0].StoreTimestamp)).Abs() > time.Minute {
@@ -63,7 +64,7 @@ func TestClockFastForwardBadHeader(t *testing.T) {
 		{nil, remoting.SystemError, "durationMs"},
 		{map[string]string{"durationMs": "x"}, remoting.SystemError, "durationMs"},
 		{map[string]string{"durationMs": "-1"}, remoting.InvalidParameter, "durationMs -1 is illegal"},
-		{map[string]string{"durationMs": strconv.FormatInt(MaxFastForward.Milliseconds()+1, 10)}, remoting.InvalidParameter, "is illegal"},
+		{map[string]string{"durationMs": strconv.FormatInt(clockctl.MaxFastForward.Milliseconds()+1, 10)}, remoting.InvalidParameter, "is illegal"},
 		{map[string]string{"durationMs": "1000", "timeoutMs": "0"}, remoting.InvalidParameter, "timeoutMs 0 is illegal"},
 		{map[string]string{"durationMs": "1000", "timeoutMs": "600000"}, remoting.InvalidParameter, "timeoutMs 600000 is illegal"},
 	} {
@@ -203,7 +204,7 @@ func TestClockFastForwardSettleTimeout(t *testing.T) {
 	}
 	// The Go entry point gives the same as an error.
 	_, err := tb.FastForward(context.Background(), time.Minute, 100*time.Millisecond)
-	var se *SettleError
+	var se *clockctl.SettleError
 	if !errors.As(err, &se) || se.Cause != "timeout" || !strings.Contains(se.Report, "dispatch") {
 		t.Fatalf("FastForward = %v, want a SettleError for the dispatch", err)
 	}

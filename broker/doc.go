@@ -2,33 +2,60 @@
 // message store (package store), served by package remoting on ListenPort and
 // the VIP port ListenPort-2.
 //
-// # Packages
+// # Where things are
 //
-// This package is the core and the wiring: the Broker type, Options,
-// New/Start/Shutdown, the handler table, send (and the put hooks), pull and
-// long polling, the topic table, delay levels and timer messages at the send
-// side, offset/time queries, GET/UPDATE_BROKER_CONFIG and registration with
-// the name servers. Each other concern is a subpackage it imports; they never
-// import broker (each declares the small interface it needs and the core
-// satisfies it) nor one another:
+// This package is the core and the wiring. Each file is one concern; the
+// long ones open with a map of their parts:
+//
+//	doc.go             this map, the request paths, the pull body, registration
+//	broker.go          the Broker, dispatch (ServeRemoting), the core's handler
+//	                   table, access control (plain ACL, ACL 2.0), the stats
+//	                   requests, accessors for metrics and the console
+//	send.go            every way a message enters the store: the send pipeline,
+//	                   SEND_MESSAGE(_V2)/batch, delay levels, send-back,
+//	                   request-reply, Put for grpcapi
+//	pull.go            PULL_MESSAGE, its filter, long polling, offset queries
+//	topics.go          the topic table (topics.json), LMQ, name-server routes
+//	timer.go           timer messages at the send side, RECALL_MESSAGE
+//	delivery.go        for the delay/timer/transaction/POP services: NextDue,
+//	                   clock control (broker/clockctl's target), retention
+//	lifecycle.go       New (in stages), Start, Shutdown, the store's callbacks
+//	options.go         Options and their broker.conf keys
+//	runtime_config.go  GET/UPDATE_BROKER_CONFIG, the live options
+//	stock_keys.go      stock keys accepted, kept and printed
+//	register.go        registration with the name servers
+//	role.go            master and slave roles, what a slave syncs
+//	ha.go, ha_status.go     replication (HA service, GET_BROKER_HA_STATUS)
+//	acting_master.go   slave-acting-master and the escape bridge
+//	fastfail.go        back-pressure (BrokerFastFailure, busy page cache)
+//	admin_codes.go     admin requests the core answers
+//	served_codes.go    the codes the broker serves
+//
+// Each other concern is a subpackage it imports; they never import broker
+// (each declares the small interface it needs, and the core passes a value
+// serving it: lifecycle.go openServices) nor one another:
 //
 //	broker/clients       heartbeats, producer/consumer groups, consumer offsets,
 //	                     subscription groups, queue locks and their requests
 //	broker/transaction   half messages, END_TRANSACTION, check-back
+//	broker/pop           POP consumption (POP/ACK/CHANGE_INVISIBLE, revive)
 //	broker/brokeradmin   topic admin, runtime info, QUERY_MESSAGE
+//	broker/brokerstats   per-topic and per-group stats and metrics figures
+//	broker/clockctl      clock control: the message clock stepped ahead through
+//	                     every due time (FastForward, CLOCK_FAST_FORWARD)
 //
-// Handlers: coreProcessors (core_processors.go) plus each subpackage's
+// Handlers: coreProcessors (broker.go) plus each subpackage's
 // Service.Processors, merged by registerHandlers; a code belongs to one set.
 //
 // # Request paths
 //
-//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE: the send pipeline (pipeline.go)
+//	SEND_MESSAGE(_V2) / SEND_BATCH_MESSAGE: the send pipeline (send.go)
 //	  header (V2 letters → V1 names) ─► admitSend (msgCheck: topic name,
 //	  perms, auto-create from TBW102, queue id; size, message type) ─►
 //	  %RETRY% limit → %DLQ% ─► putMessage (hooks) or the text mode ─► store
 //	  ─► accountPut ─► msgId(s), queueId, queueOffset, MSG_REGION, TRACE_ON
 //
-//	SEND_REPLY_MESSAGE(_V2) (reply.go)
+//	SEND_REPLY_MESSAGE(_V2) (send.go)
 //	  header ─► admitSend ─► PUSH_REPLY_MESSAGE_TO_CLIENT to REPLY_TO_CLIENT's
 //	  connection ─► store (storeReplyMessageEnable) ─► SUCCESS / SYSTEM_ERROR
 //

@@ -282,10 +282,12 @@ func (s *services) abort() {
 }
 
 // openServices builds the services on st and the shell (options, topic
-// table, clocks, stats). The Broker methods they get (Put, EnsureDLQ,
-// OnPopped, runtime settings) run only once requests are served or messages
-// delivered, after New. On error it stops what it started; the caller
-// closes the store.
+// table, clocks, stats). Each service declares the small interface it
+// consumes; the broker passes an adapter of the part that serves it
+// (dlqTopics, popMetrics: the shell's tables; liveSettings, sendPath,
+// runtimeExtras, the escape bridge of the delivery stores: the Broker, used
+// only once requests are served or messages delivered, after New). On
+// error it stops what it started; the caller closes the store.
 func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	opts := &b.opts
 	configDir := opts.configDir()
@@ -297,31 +299,30 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	s.clients, err = clients.New(clients.Options{
 		ConfigDir: configDir, AutoCreateSubscriptionGroup: opts.AutoCreateSubscriptionGroup, BrokerName: opts.BrokerName,
 		Topics: b.topics, Store: st, Clock: b.clock, Logger: b.log, Refusals: b.refusals,
-		PropertyFilterEnabled: func() bool { return b.runtime().EnablePropertyFilter }, FS: opts.FS,
-		NotifyEnabled: func() bool { return b.runtime().NotifyConsumerIdsChangedEnable },
-		BrokerAddr:    b.Addr,
+		Settings: liveSettings{b}, FS: opts.FS,
+		Broker: b,
 	})
 	if err != nil {
 		return s, err
 	}
 	enableLmq(opts, b.topics, s.clients)
 	s.sched, err = schedule.New(schedule.Options{
-		Levels: b.levels, Store: scheduleStore(st, b.bstats, b.escapePut), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
+		Levels: b.levels, Store: scheduleStore(st, b.bstats, b), OffsetPath: filepath.Join(configDir, "delayOffset.json"), Clock: b.msgClock,
 		PersistInterval: time.Duration(opts.FlushDelayOffsetInterval) * time.Millisecond, Logger: componentLog(opts.Logger, "schedule"),
-		EnsureDLQ: b.ensureDLQ, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
+		DLQTopics: dlqTopics{b.topics}, SyncCommits: opts.FlushDiskType == "SYNC_FLUSH",
 		Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 	})
 	if err != nil {
 		return s, err
 	}
 	s.tx, err = transaction.New(transaction.Options{
-		Store: st, Put: b.putMessage, Topics: b.topics, Offsets: s.clients.Offsets, Producers: s.clients.Producers,
+		Store: st, Put: sendPath{b}, Topics: b.topics, Offsets: s.clients.Offsets, Producers: s.clients.Producers,
 		StoreHost: b.host, MaxMessageSize: opts.MaxMessageSize,
 		Timeout:       time.Duration(opts.TransactionTimeOut) * time.Millisecond,
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted, Escape: b.escapePut,
+		Slave: opts.isSlave(), AnswerCommitted: sendPath{b}, Escape: escapeBridge{b},
 	})
 	if err != nil {
 		return s, err
@@ -332,8 +333,8 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 			RollWindow:             timerRollWindow(opts),
 			MappedFileSizeTimerLog: opts.MappedFileSizeTimerLog,
 			FlushInterval:          time.Duration(opts.TimerFlushIntervalMs) * time.Millisecond,
-			Store:                  timerStore(st, b.bstats, b.escapePut), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(opts.Logger, "timer"),
-			EnsureDLQ: b.ensureDLQ, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
+			Store:                  timerStore(st, b.bstats, b), BrokerName: opts.BrokerName, Clock: b.msgClock, Logger: componentLog(opts.Logger, "timer"),
+			DLQTopics: dlqTopics{b.topics}, Coalesce: time.Duration(opts.DeliverCoalesceMs) * time.Millisecond, FS: opts.FS,
 		})
 		if err != nil {
 			return s, fmt.Errorf("broker: open timer store: %w", err)
@@ -341,17 +342,17 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	}
 	s.admin = brokeradmin.New(brokeradmin.Options{
 		Store: st, Topics: b.topics, Offsets: offsetsAndStats{s.clients.Offsets, b.bstats}, Stats: &b.stats,
-		TimerInfo:  b.runtimeInfoExtras,
+		Extras:     runtimeExtras{b},
 		BrokerName: opts.BrokerName, StoreDir: opts.StorePathRootDir, Clock: b.clock, Logger: b.log,
 		EnableMixedMessageType: opts.EnableMixedMessageType,
-		DefaultQueryMaxNum:     func() int { return b.runtime().DefaultQueryMaxNum },
+		Settings:               liveSettings{b},
 	})
 	s.pop, err = pop.New(pop.Options{
-		Store: st, Put: b.putMessage, Topics: b.topics, Groups: s.clients.SubGroups, Offsets: s.clients.Offsets,
-		ClientIDs: s.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
+		Store: st, Put: sendPath{b}, Topics: b.topics, Groups: s.clients.SubGroups, Offsets: s.clients.Offsets,
+		ClientIDs: s.clients.Consumers, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
 		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
-		OnPopped: b.recordPop, Escape: b.escapePut,
+		OnPopped: popMetrics{b.bstats}, Escape: escapeBridge{b},
 		FS: opts.FS,
 	})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzTextModeMatchesMapMode is what keeps the send pipeline's two route
-// modes (pipeline.go) equal: for any properties text and sysFlag the text
+// modes (send.go) equal: for any properties text and sysFlag the text
 // mode takes (plainProperties: no hook, or only the delay or the timer
 // hook, decided on the text), it stores what the map mode stores after the
 // put hooks: the same topic, queue, sysFlag and properties, and the hooks

@@ -18,7 +18,7 @@ import (
 )
 
 // TestSendPipelineFrontEnds feeds the same sends to every front end of the
-// send pipeline (broker/pipeline.go) and asserts one outcome: stored on the
+// send pipeline (broker/send.go) and asserts one outcome: stored on the
 // same topic, or refused with the same remoting code (through the gRPC
 // code table, refusalCodes, for SendMessage). Where a front end answers
 // before the pipeline as its stock counterpart does (the 5.x proxy's own

@@ -80,7 +80,7 @@
 // writes a request header for a sender and Encode a response header into a
 // reply. Code outside this package never reads a field by name
 // (internal/archtest TestNoLiteralHeaderReads); the send path's headers
-// (broker/send_processor.go) are the exception until they move here.
+// (broker/send.go) are the exception until they move here.
 //
 // # Connections
 //

@@ -134,7 +134,7 @@ type GetConsumeStatsInBrokerHeader struct{ IsOrder bool }
 func (r *GetConsumeStatsInBrokerHeader) decodeHeader(h *Header) { r.IsOrder = h.Bool("isOrder") }
 
 // FastForwardRequestHeader is rmq's clock fast-forward request
-// (broker/clock_control.go); TimeoutMs is nil when absent or empty, so the
+// (broker/delivery.go); TimeoutMs is nil when absent or empty, so the
 // broker applies its default.
 type FastForwardRequestHeader struct {
 	DurationMs int64

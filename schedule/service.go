@@ -27,6 +27,12 @@ type Store interface {
 	MaxOffsetInQueue(topic string, queueID int32) int64
 }
 
+// DLQTopics registers a group's DLQ topic (a send-back would create it)
+// before the service moves a retry message the store refuses there.
+type DLQTopics interface {
+	EnsureDLQ(topic string) bool
+}
+
 // Options configures the Service.
 type Options struct {
 	Levels     Levels
@@ -52,9 +58,9 @@ type Options struct {
 	// next to the directory of OffsetPath's directory (the store root when
 	// OffsetPath is <root>/config/delayOffset.json).
 	DeadLetterPath string
-	// EnsureDLQ, when set, registers a DLQ topic before a refused retry
+	// DLQTopics, when set, registers a DLQ topic before a refused retry
 	// message is moved there (the broker's topic table).
-	EnsureDLQ func(topic string) bool
+	DLQTopics DLQTopics
 	Logger    zerolog.Logger
 	// FS carries every write and sync of delayOffset.json and the
 	// dead-letter log (store/vfs.go); nil is the real file system. The
@@ -151,8 +157,11 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, log: opts.Logger, stop: make(chan struct{}), offsets: map[int]int64{}, w: offsetWriter{fs: opts.FS, path: opts.OffsetPath}}
 	s.diverter = &store.Diverter{
-		Source: "schedule", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
+		Source: "schedule", Put: opts.Store.PutMessage, Path: opts.DeadLetterPath,
 		Logger: opts.Logger, Clock: opts.Clock, FS: opts.FS,
+	}
+	if opts.DLQTopics != nil {
+		s.diverter.EnsureDLQ = opts.DLQTopics.EnsureDLQ
 	}
 	s.obs = newDeliveries()
 	s.notify = make([]chan struct{}, len(opts.Levels)+1)

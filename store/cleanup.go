@@ -361,7 +361,7 @@ func (s *Store) cleanRound() int {
 // file expired) a file kept only for pending messages is evacuated first
 // (RetentionOptions.Evacuate) and the protected offset asked again: the
 // disk keeps taking writes without losing a pending delay, timer or half
-// message (broker/retention.go).
+// message (broker/delivery.go).
 func (s *Store) deleteExpiredCommitLog(now time.Time, force, spaceFull bool) int {
 	r := s.retention()
 	protected := int64(1<<63 - 1)

@@ -27,6 +27,12 @@ type Store interface {
 	MaxPhyOffset() int64
 }
 
+// DLQTopics registers a group's DLQ topic (a send-back would create it)
+// before the timer store moves a retry message the store refuses there.
+type DLQTopics interface {
+	EnsureDLQ(topic string) bool
+}
+
 // Defaults applied by Open to zero-valued options.
 const (
 	// DefaultPrecisionMs is the slot width. Delivery does not wait for the end
@@ -95,9 +101,9 @@ type Options struct {
 	// that have no DLQ (store.Diverter); empty means
 	// <Dir>/deadletter/timer.log.
 	DeadLetterPath string
-	// EnsureDLQ, when set, registers a DLQ topic before a refused retry
+	// DLQTopics, when set, registers a DLQ topic before a refused retry
 	// message is moved there (the broker's topic table).
-	EnsureDLQ func(topic string) bool
+	DLQTopics DLQTopics
 	Clock     clock.Clock    // nil means the wall clock
 	Logger    zerolog.Logger // the zero Logger is silent
 	// FS carries every file operation of the timer log, wheel, checkpoint,

@@ -143,8 +143,11 @@ func Open(opts Options) (*TimerStore, error) {
 		stop:       make(chan struct{}),
 	}
 	t.diverter = &store.Diverter{
-		Source: "timer", Put: opts.Store.PutMessage, EnsureDLQ: opts.EnsureDLQ, Path: opts.DeadLetterPath,
+		Source: "timer", Put: opts.Store.PutMessage, Path: opts.DeadLetterPath,
 		Logger: opts.Logger, Clock: opts.Clock, FS: opts.FS,
+	}
+	if opts.DLQTopics != nil {
+		t.diverter.EnsureDLQ = opts.DLQTopics.EnsureDLQ
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "config"), 0o755); err != nil {
 		return nil, err

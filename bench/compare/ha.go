@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,26 +178,54 @@ func (r *runner) haPhase(ctx context.Context, targets []*target) error {
 	return nil
 }
 
+// haTopic is a started pair of role with topicHA created, the slave
+// following, a client and topicHA's queues on the master.
+type haTopic struct {
+	pair   *haPair
+	cl     *remoting.Client
+	queues []admin.QueueAddr
+	dir    string
+}
+
+func (h *haTopic) close() {
+	h.cl.Close()
+	h.pair.close()
+	os.RemoveAll(h.dir)
+}
+
+// startHATopic starts the pair of role for t under the work directory
+// (ha-sync or ha-async), creates topicHA and waits until the slave follows:
+// the setup both halves of workload l share.
+func (r *runner) startHATopic(ctx context.Context, t *target, role string) (*haTopic, error) {
+	dir := filepath.Join(r.cfg.workDir, slug(t.name)+"-ha-"+strings.ToLower(strings.TrimSuffix(role, "_MASTER")))
+	p, err := startHAPair(ctx, t, dir, role)
+	if err != nil {
+		return nil, err
+	}
+	h := &haTopic{pair: p, cl: remoting.NewClient(remoting.ClientOptions{SerializeType: serialize}), dir: dir}
+	if err := p.c.createTopic(ctx, topicHA); err != nil {
+		h.close()
+		return nil, err
+	}
+	if err := p.waitSlaveFollows(ctx, h.cl); err != nil {
+		h.close()
+		return nil, err
+	}
+	if h.queues, err = p.c.route(ctx, topicHA); err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
 // haSync is the SYNC_MASTER half of workload l.
 func (r *runner) haSync(ctx context.Context, t *target) error {
-	dir := filepath.Join(r.cfg.workDir, slug(t.name)+"-ha-sync")
-	p, err := startHAPair(ctx, t, dir, "SYNC_MASTER")
+	h, err := r.startHATopic(ctx, t, "SYNC_MASTER")
 	if err != nil {
 		return err
 	}
-	defer func() { p.close(); os.RemoveAll(dir) }()
-	if err := p.c.createTopic(ctx, topicHA); err != nil {
-		return err
-	}
-	cl := remoting.NewClient(remoting.ClientOptions{SerializeType: serialize})
-	defer cl.Close()
-	if err := p.waitSlaveFollows(ctx, cl); err != nil {
-		return err
-	}
-	queues, err := p.c.route(ctx, topicHA)
-	if err != nil {
-		return err
-	}
+	defer h.close()
+	p, cl, queues := h.pair, h.cl, h.queues
 	if _, err := haSaturate(ctx, cl, queues, r.cfg.inFlight(), r.cfg.warmup, nil); err != nil {
 		return err
 	}
@@ -276,24 +305,12 @@ func haSaturate(ctx context.Context, cl *remoting.Client, queues []admin.QueueAd
 
 // haLag is the ASYNC_MASTER half of workload l: replication lag.
 func (r *runner) haLag(ctx context.Context, t *target) error {
-	dir := filepath.Join(r.cfg.workDir, slug(t.name)+"-ha-async")
-	p, err := startHAPair(ctx, t, dir, "ASYNC_MASTER")
+	h, err := r.startHATopic(ctx, t, "ASYNC_MASTER")
 	if err != nil {
 		return err
 	}
-	defer func() { p.close(); os.RemoveAll(dir) }()
-	if err := p.c.createTopic(ctx, topicHA); err != nil {
-		return err
-	}
-	cl := remoting.NewClient(remoting.ClientOptions{SerializeType: serialize})
-	defer cl.Close()
-	if err := p.waitSlaveFollows(ctx, cl); err != nil {
-		return err
-	}
-	queues, err := p.c.route(ctx, topicHA)
-	if err != nil {
-		return err
-	}
+	defer h.close()
+	p, cl, queues := h.pair, h.cl, h.queues
 	q := queues[0]
 	sq := q
 	sq.Addr = p.slaveAddr()

@@ -42,15 +42,30 @@ func (st *Stats) Sample(now time.Time) {
 	st.rates.sample(now, st.PutMsgs.Load(), st.GetMsgs.Load())
 }
 
+// RuntimeExtras adds what GET_BROKER_RUNTIME_INFO reports beyond the store
+// and the topic table (the timer store's keys, the request lanes, the get
+// rates, replication) to the table t.
+type RuntimeExtras interface {
+	AddRuntimeInfo(t map[string]string)
+}
+
+// LiveSettings are the broker settings the admin requests read as they
+// stand now (UPDATE_BROKER_CONFIG may change them while the broker runs).
+type LiveSettings interface {
+	// DefaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum: the
+	// result size of a unique-key query, whatever maxNum the client sent.
+	DefaultQueryMaxNum() int
+}
+
 // Options wires a Service to the store and to the broker's tables.
 type Options struct {
 	Store   *store.Store
 	Topics  Topics
 	Offsets Offsets
 	Stats   *Stats
-	// TimerInfo adds the timer store's keys to a runtime-info table (nil:
+	// Extras adds the broker's other keys to a runtime-info table (nil:
 	// none).
-	TimerInfo func(t map[string]string)
+	Extras RuntimeExtras
 	// BrokerName is written into the message queues of GET_TOPIC_STATS_INFO.
 	BrokerName string
 	// StoreDir is storePathRootDir, whose disk the runtime info reports.
@@ -58,12 +73,11 @@ type Options struct {
 	// EnableMixedMessageType lets UPDATE_AND_CREATE_TOPIC set
 	// message.type=MIXED (BrokerConfig enableMixedMessageType).
 	EnableMixedMessageType bool
-	// DefaultQueryMaxNum is MessageStoreConfig.defaultQueryMaxNum, read per
-	// request: the result size of a unique-key query, whatever maxNum the
-	// client sent (nil: the stock 32).
-	DefaultQueryMaxNum func() int
-	Clock              clock.Clock // nil: the wall clock
-	Logger             zerolog.Logger
+	// Settings are the broker settings read per request (LiveSettings);
+	// nil: the stock defaults.
+	Settings LiveSettings
+	Clock    clock.Clock // nil: the wall clock
+	Logger   zerolog.Logger
 }
 
 // Service serves the admin requests about topics, the broker's runtime and
@@ -73,11 +87,11 @@ type Service struct {
 	topics     Topics
 	offsets    Offsets
 	stats      *Stats
-	timerInfo  func(map[string]string)
+	extras     func(map[string]string)
 	brokerName string
 	storeDir   string
 	allowMixed bool
-	// defaultQueryMaxNum: Options.DefaultQueryMaxNum.
+	// defaultQueryMaxNum: Options.Settings' (the stock 32 without).
 	defaultQueryMaxNum func() int
 	clock              clock.Clock
 	log                zerolog.Logger
@@ -87,11 +101,12 @@ type Service struct {
 func New(o Options) *Service {
 	s := &Service{
 		store: o.Store, topics: o.Topics, offsets: o.Offsets, stats: o.Stats,
-		timerInfo: o.TimerInfo, brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
-		allowMixed: o.EnableMixedMessageType, defaultQueryMaxNum: o.DefaultQueryMaxNum,
+		brokerName: o.BrokerName, storeDir: o.StoreDir, clock: o.Clock, log: o.Logger,
+		allowMixed: o.EnableMixedMessageType,
 	}
-	if s.defaultQueryMaxNum == nil {
-		s.defaultQueryMaxNum = func() int { return 32 }
+	s.defaultQueryMaxNum = func() int { return 32 }
+	if o.Settings != nil {
+		s.defaultQueryMaxNum = o.Settings.DefaultQueryMaxNum
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}
@@ -99,8 +114,9 @@ func New(o Options) *Service {
 	if s.stats == nil {
 		s.stats = &Stats{}
 	}
-	if s.timerInfo == nil {
-		s.timerInfo = func(map[string]string) {}
+	s.extras = func(map[string]string) {}
+	if o.Extras != nil {
+		s.extras = o.Extras.AddRuntimeInfo
 	}
 	return s
 }

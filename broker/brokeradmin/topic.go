@@ -184,7 +184,7 @@ func (s *Service) processGetBrokerRuntimeInfo(_ *remoting.Conn, req *remoting.Co
 	t["pullThreadPoolQueueCapacity"] = "100000"
 	t["queryThreadPoolQueueCapacity"] = "20000"
 	t["EndTransactionThreadPoolQueueCapacity"] = "100000"
-	s.timerInfo(t)
+	s.extras(t)
 	t["dispatchBehindBytes"] = strconv.FormatInt(s.store.DispatchBehind(), 10)
 	t["earliestMessageTimeStamp"] = strconv.FormatInt(s.earliestMessageTime(), 10)
 	t["commitLogMaxOffset"] = strconv.FormatInt(s.store.MaxPhyOffset(), 10)

@@ -14,5 +14,5 @@
 // due (every 10 s, 10 min and hour).
 //
 // brokerstats imports only internal/fastjson (body.go); the broker serves the requests
-// (broker/stats_processors.go).
+// (broker/broker.go).
 package brokerstats

@@ -34,9 +34,16 @@ type clientTestOptions struct {
 	// running service, which a handler that touches nothing else but the
 	// store reads without a happens-before edge).
 	store bool
-	// notify is Options.NotifyEnabled (nil: always on).
+	// notify is Options.Settings' NotifyConsumerIdsChanged (nil: always on).
 	notify func() bool
 }
+
+// notifySettings are LiveSettings whose notifications follow a func and
+// whose property filter is off.
+type notifySettings func() bool
+
+func (n notifySettings) PropertyFilterEnabled() bool    { return false }
+func (n notifySettings) NotifyConsumerIdsChanged() bool { return n() }
 
 func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	t.Helper()
@@ -48,9 +55,13 @@ func newClientTestEnv(t *testing.T, o clientTestOptions) *clientTestEnv {
 	if o.store {
 		st = storetest.TempStore(t, dir, func(so *store.Options) { so.Clock = clk })
 	}
+	var settings LiveSettings
+	if o.notify != nil {
+		settings = notifySettings(o.notify)
+	}
 	s, err := New(Options{
 		ConfigDir: dir, AutoCreateSubscriptionGroup: o.autoCreateGroups, BrokerName: "broker-a",
-		Topics: topics, Clock: clk, Logger: log, Store: st, NotifyEnabled: o.notify,
+		Topics: topics, Clock: clk, Logger: log, Store: st, Settings: settings,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,23 @@ type Topics interface {
 	CreateRetryTopic(group string, queueNums, perm int32) (*topicgroup.TopicConfig, bool)
 }
 
+// Advertiser is the broker as it advertises itself: Addr is the ip:port it
+// registers now (UPDATE_BROKER_CONFIG may change it while it runs).
+type Advertiser interface {
+	Addr() string
+}
+
+// LiveSettings are the broker settings the client requests read as they
+// stand now (UPDATE_BROKER_CONFIG may change them while the broker runs).
+type LiveSettings interface {
+	// PropertyFilterEnabled is enablePropertyFilter.
+	PropertyFilterEnabled() bool
+	// NotifyConsumerIdsChanged is notifyConsumerIdsChangedEnable: off, no
+	// NOTIFY_CONSUMER_IDS_CHANGED is sent for any group (stock
+	// DefaultConsumerIdsChangeListener).
+	NotifyConsumerIdsChanged() bool
+}
+
 // Options configures a Service.
 type Options struct {
 	// ConfigDir holds consumerOffset.json and subscriptionGroup.json; empty
@@ -36,22 +53,18 @@ type Options struct {
 	// Store answers consume stats and CONSUME_MESSAGE_DIRECTLY lookups; nil
 	// serves neither (tests of the managers alone).
 	Store *store.Store
-	// PropertyFilterEnabled reports enablePropertyFilter as it stands now
-	// (it may change at run time); nil: never enabled.
-	PropertyFilterEnabled func() bool
-	// NotifyEnabled reports the broker's notifyConsumerIdsChangedEnable as
-	// it stands now: off, no NOTIFY_CONSUMER_IDS_CHANGED is sent for any
-	// group (stock DefaultConsumerIdsChangeListener); nil: always on.
-	NotifyEnabled func() bool
-	Clock         clock.Clock // nil: the wall clock
-	Logger        zerolog.Logger
+	// Settings are the broker settings read per request (LiveSettings);
+	// nil: the property filter off, notifications on.
+	Settings LiveSettings
+	Clock    clock.Clock // nil: the wall clock
+	Logger   zerolog.Logger
 	// Refusals rate-limits the warnings a client's requests can repeat
 	// (a filter that does not compile, a group whose retry topic cannot
 	// exist); nil makes one.
 	Refusals *ratelog.Limiter
-	// BrokerAddr is the address the broker registers (ip:port), which
+	// Broker tells the address the broker registers, which
 	// QUERY_TOPICS_BY_CONSUMER reports; nil: "".
-	BrokerAddr func() string
+	Broker Advertiser
 	// FS carries the writes of consumerOffset.json, subscriptionGroup.json
 	// and consumerFilter.json (store/vfs.go); nil is the real file system.
 	FS store.FS
@@ -93,20 +106,20 @@ const (
 func New(o Options) (*Service, error) {
 	s := &Service{
 		topics: o.Topics, store: o.Store, brokerName: o.BrokerName, clock: orReal(o.Clock), log: o.Logger,
-		propertyFilter: o.PropertyFilterEnabled, notifyEnabled: o.NotifyEnabled, refusals: o.Refusals,
+		refusals: o.Refusals,
 	}
-	s.brokerAddr = o.BrokerAddr
-	if s.brokerAddr == nil {
-		s.brokerAddr = func() string { return "" }
+	s.brokerAddr = func() string { return "" }
+	if o.Broker != nil {
+		s.brokerAddr = o.Broker.Addr
 	}
-	if s.notifyEnabled == nil {
-		s.notifyEnabled = func() bool { return true }
+	s.notifyEnabled = func() bool { return true }
+	s.propertyFilter = func() bool { return false }
+	if o.Settings != nil {
+		s.notifyEnabled = o.Settings.NotifyConsumerIdsChanged
+		s.propertyFilter = o.Settings.PropertyFilterEnabled
 	}
 	if s.refusals == nil {
 		s.refusals = ratelog.New(o.Logger, s.clock, 0)
-	}
-	if s.propertyFilter == nil {
-		s.propertyFilter = func() bool { return false }
 	}
 	s.Consumers = NewConsumerManager(s.log, s.clock)
 	s.Producers = NewProducerManager(s.clock)

@@ -308,7 +308,7 @@ func (s *Service) popQueue(req *PopRequest, res *PopResult, info *popInfo, topic
 		for _, raw := range get.Messages {
 			n += len(raw)
 		}
-		s.opts.OnPopped(req.Topic, req.Group, retry, len(exts), n)
+		s.opts.OnPopped.CountPop(req.Topic, req.Group, retry, len(exts), n)
 	}
 	flag := retryFlag(topic)
 	offs := make([]string, len(exts))

@@ -49,7 +49,7 @@ func TestPersistTimerMadeWhileTheClockMovesFiresOnTime(t *testing.T) {
 	st := storetest.TempStore(t, t.TempDir(), nil)
 	persisted := persistCounter{ch: make(chan struct{}, 1)}
 	svc, err := pop.New(pop.Options{
-		Store: st, Put: st.PutMessage, Topics: fakeTopics{}, Groups: fakeGroups{}, Offsets: persisted,
+		Store: st, Put: st, Topics: fakeTopics{}, Groups: fakeGroups{}, Offsets: persisted,
 		ClusterName: "C", BrokerName: "B", ConfigDir: t.TempDir(), PersistInterval: interval, Clock: clk,
 	})
 	if err != nil {

@@ -46,6 +46,13 @@ type popCall struct {
 	msgs, bytes  int
 }
 
+// popCalls records the pops the service counts (pop.PopCounter).
+type popCalls []popCall
+
+func (c *popCalls) CountPop(topic, group string, retry bool, msgs, bytes int) {
+	*c = append(*c, popCall{topic, group, retry, msgs, bytes})
+}
+
 // TestPopMetrics: a pop is reported to OnPopped with its messages and
 // stored bytes; ck and ack records are counted by group, topic, type and
 // put status (5.x rocketmq_pop_revive_in_message_total); Checkpoints are
@@ -55,14 +62,12 @@ func TestPopMetrics(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	st := storetest.TempStore(t, t.TempDir(), nil)
 	host := netip.MustParseAddrPort("127.0.0.1:10911")
-	var calls []popCall
+	calls := &popCalls{}
 	svc, err := pop.New(pop.Options{
-		Store: st, Put: st.PutMessage, Topics: noRetryTopics{}, Groups: consumingGroups{}, Offsets: persistCounter{},
+		Store: st, Put: st, Topics: noRetryTopics{}, Groups: consumingGroups{}, Offsets: persistCounter{},
 		ClusterName: "C", BrokerName: "B", StoreHost: host, ConfigDir: t.TempDir(), TimerEnabled: true,
 		MaxInvisible: time.Hour, PersistInterval: time.Hour, Clock: clk,
-		OnPopped: func(topic, group string, retry bool, msgs, bytes int) {
-			calls = append(calls, popCall{topic, group, retry, msgs, bytes})
-		},
+		OnPopped: calls,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +88,8 @@ func TestPopMetrics(t *testing.T) {
 	for _, m := range res.Messages {
 		bytes += len(m.Record)
 	}
-	if len(calls) != 1 || calls[0] != (popCall{"T", "G", false, 3, bytes}) {
-		t.Fatalf("OnPopped calls %+v, want one of 3 messages and %d bytes", calls, bytes)
+	if len(*calls) != 1 || (*calls)[0] != (popCall{"T", "G", false, 3, bytes}) {
+		t.Fatalf("OnPopped calls %+v, want one of 3 messages and %d bytes", *calls, bytes)
 	}
 	if err := svc.Ack("G", "T", res.Messages[0].Handle); err != nil {
 		t.Fatal(err)
@@ -120,7 +125,7 @@ func TestPopScanTimes(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	st := storetest.TempStore(t, t.TempDir(), nil)
 	svc, err := pop.New(pop.Options{
-		Store: st, Put: st.PutMessage, Topics: noRetryTopics{}, Groups: consumingGroups{}, Offsets: persistCounter{},
+		Store: st, Put: st, Topics: noRetryTopics{}, Groups: consumingGroups{}, Offsets: persistCounter{},
 		ClusterName: "C", BrokerName: "B", StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), ConfigDir: t.TempDir(),
 		TimerEnabled: true, MaxInvisible: time.Hour, PersistInterval: time.Hour, Clock: clk,
 	})

@@ -180,7 +180,7 @@ func (s *Service) processQueryAssignment(_ *remoting.Conn, req *remoting.Command
 	default:
 		cids := []string(nil)
 		if s.opts.ClientIDs != nil {
-			cids = s.opts.ClientIDs(body.ConsumerGroup)
+			cids = s.opts.ClientIDs.ClientIDs(body.ConsumerGroup)
 		}
 		if !contains(cids, body.ClientID) {
 			cids = append(cids, body.ClientID)

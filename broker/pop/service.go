@@ -59,12 +59,30 @@ type Offsets interface {
 	Persist() error
 }
 
+// Putter stores a message through the broker's put hooks: the revive
+// trigger carries TIMER_DELIVER_MS and goes to the timer store
+// (*store.Store, without hooks, does for tests).
+type Putter interface {
+	PutMessage(m *message.Message) (*store.PutResult, error)
+}
+
+// Consumers lists the clients of a consumer group (QUERY_ASSIGNMENT).
+type Consumers interface {
+	ClientIDs(group string) []string
+}
+
+// PopCounter is told of every pop of one queue: the request topic, the
+// group, whether the queue was the POP retry topic, and the messages and
+// their stored bytes (the metrics' messages out). It runs under the
+// service lock: it must only count.
+type PopCounter interface {
+	CountPop(topic, group string, retry bool, msgs, bytes int)
+}
+
 // Options wires a Service to the store and the broker's tables.
 type Options struct {
-	Store *store.Store
-	// Put stores a message through the broker's put hooks: the revive
-	// trigger carries TIMER_DELIVER_MS and goes to the timer store.
-	Put     func(m *message.Message) (*store.PutResult, error)
+	Store   *store.Store
+	Put     Putter
 	Topics  Topics
 	Groups  Groups
 	Offsets Offsets
@@ -82,8 +100,9 @@ type Options struct {
 	// MaxInvisible bounds invisibleTime (the timer store's max delay).
 	MaxInvisible    time.Duration
 	PersistInterval time.Duration
-	// ClientIDs lists the clients of a consumer group (QUERY_ASSIGNMENT).
-	ClientIDs func(group string) []string
+	// ClientIDs lists the clients of a consumer group; nil: none but the
+	// asking client.
+	ClientIDs Consumers
 	Clock     clock.Clock
 	// MessageClock is the broker's message timeline (store timestamps, the
 	// timer store): pop times, and so the invisible time's end that the
@@ -94,15 +113,12 @@ type Options struct {
 	// and the client's bornTime check stay on Clock. Nil: Clock.
 	MessageClock clock.Clock
 	Logger       zerolog.Logger
-	// OnPopped, when set, is told of every pop of one queue: the request
-	// topic, the group, whether the queue was the POP retry topic, and the
-	// messages and their stored bytes (the metrics' messages out). It runs
-	// under the service lock: it must only count.
-	OnPopped func(topic, group string, retry bool, msgs, bytes int)
+	// OnPopped, when set, counts every pop (PopCounter).
+	OnPopped PopCounter
 	// Escape stores a revived message while the broker acts as master from
 	// a SLAVE's store (the broker's escape bridge, takeover.go); nil
 	// refuses such a revive, which then stays due.
-	Escape func(m *message.Message) (*store.PutResult, error)
+	Escape Putter
 }
 
 // queueKey is one queue as a group pops it.
@@ -666,7 +682,7 @@ func (s *Service) putRecord(tag string, body any) (int64, error) {
 
 // putTrigger schedules the revive of k at due through the timer store.
 func (s *Service) putTrigger(k ckKey, due int64) error {
-	_, err := s.opts.Put(&message.Message{
+	_, err := s.opts.Put.PutMessage(&message.Message{
 		Topic: s.reviveTopic, QueueID: 0, Body: marshal(triggerRecord{k}),
 		Properties: map[string]string{
 			message.PropTags: tagTrigger, message.PropTimerDeliverMs: strconv.FormatInt(due, 10),

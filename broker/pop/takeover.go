@@ -140,5 +140,5 @@ func (s *Service) putRevived(m *message.Message) (*store.PutResult, error) {
 	if s.opts.Escape == nil {
 		return nil, errNoEscape
 	}
-	return s.opts.Escape(m)
+	return s.opts.Escape.PutMessage(m)
 }

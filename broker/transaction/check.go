@@ -30,7 +30,7 @@ func (s *Service) checkNow() { s.pass(0) }
 // Evacuate re-stores the undecided half messages stored below the
 // commitlog offset below at the end of the half queue and moves the walk's
 // progress past them, so that retention may delete their file when the
-// disk is full (store.RetentionOptions.Evacuate, broker/retention.go). It
+// disk is full (store.RetentionOptions.Evacuate, broker/delivery.go). It
 // is a check pass that does not stop at the first message still within
 // its timeout: stock's walk makes the same copy when it checks a message
 // (putBackHalfMsgQueue), and here one within its timeout or immunity keeps

@@ -81,7 +81,7 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 	if code == remoting.Success {
 		resp.Remark = ""
 		if commit != nil && s.answer != nil {
-			return s.answer(c, req, resp, commit.m, commit.res)
+			return s.answer.AnswerCommitted(c, req, resp, commit.m, commit.res)
 		}
 	}
 	return resp
@@ -120,7 +120,7 @@ func (s *Service) end(eh *endTxHeader) (int32, string, *committed) {
 		if err != nil {
 			return remoting.SystemError, err.Error(), nil
 		}
-		res, err := s.put(m)
+		res, err := s.put.PutMessage(m)
 		if err != nil {
 			code, remark := s.finalPutFailure(err)
 			return code, remark, nil

@@ -68,7 +68,7 @@ func TestEvacuateCrashYieldsDuplicatesNeverLoss(t *testing.T) {
 			offsets := memOffsets{}
 			hits := 0
 			open := func(fp func(string) error) *Service {
-				s, err := New(Options{Store: st, Put: st.PutMessage, Topics: noTopics{}, Offsets: offsets, Producers: noProducers{},
+				s, err := New(Options{Store: st, Put: st, Topics: noTopics{}, Offsets: offsets, Producers: noProducers{},
 					Timeout: 30 * time.Second, CheckInterval: time.Hour, Clock: clk, failpoint: fp})
 				if err != nil {
 					t.Fatal(err)

@@ -22,7 +22,7 @@ func TestCheckTimerMadeWhileTheClockMovesFiresOnTime(t *testing.T) {
 	clk := clock.NewSlipping(time.UnixMilli(1_700_000_000_000))
 	st := storetest.TempStore(t, t.TempDir(), nil)
 	s, err := New(Options{
-		Store: st, Put: st.PutMessage, Topics: noTopics{}, Offsets: memOffsets{}, Producers: noProducers{},
+		Store: st, Put: st, Topics: noTopics{}, Offsets: memOffsets{}, Producers: noProducers{},
 		CheckInterval: interval, Clock: clk,
 	})
 	if err != nil {

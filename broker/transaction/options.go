@@ -40,12 +40,26 @@ type Producers interface {
 	AvailableConn(group string) *remoting.Conn
 }
 
+// Putter stores a committed message through the broker's put hooks, as a
+// send would, so a DELAY or TIMER_* it carries applies now
+// (*store.Store, without hooks, does for tests).
+type Putter interface {
+	PutMessage(m *message.Message) (*store.PutResult, error)
+}
+
+// CommitAnswerer answers a two-way END_TRANSACTION whose commit put m as
+// res: resp now, or nil when the broker writes resp on c later, once the
+// commit is flushed and replicated as 4.9.8's synchronous putMessage waits
+// (the answer stays SUCCESS whatever the waits end with).
+type CommitAnswerer interface {
+	AnswerCommitted(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
+}
+
 // Options wires a Service to the store and to the broker's tables.
 type Options struct {
 	Store *store.Store
-	// Put stores a committed message through the broker's put hooks, as a
-	// send would, so a DELAY or TIMER_* it carries applies now.
-	Put       func(m *message.Message) (*store.PutResult, error)
+	// Put stores a committed message (Putter).
+	Put       Putter
 	Topics    Topics
 	Offsets   Offsets
 	Producers Producers
@@ -69,18 +83,15 @@ type Options struct {
 	// Refusals rate-limits the warnings a producer's END_TRANSACTION
 	// requests can repeat; nil makes one.
 	Refusals *ratelog.Limiter
-	// AnswerCommitted answers a two-way END_TRANSACTION whose commit put m
-	// as res: resp now, or nil when the broker writes resp on c later,
-	// once the commit is flushed and replicated as 4.9.8's synchronous
-	// putMessage waits (the answer stays SUCCESS whatever the waits end
-	// with). nil answers at once.
-	AnswerCommitted func(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
+	// AnswerCommitted answers a committed END_TRANSACTION (CommitAnswerer);
+	// nil answers at once.
+	AnswerCommitted CommitAnswerer
 
 	// Escape sends an undecided half message away while the broker acts
 	// as master from a SLAVE's store (slave-acting-master; the broker's
 	// escape bridge: to another group's master with enableRemoteEscape,
 	// refused otherwise). nil: the walk on a slave store stops at once.
-	Escape func(m *message.Message) (*store.PutResult, error)
+	Escape Putter
 
 	// failpoint, when set (tests), is called at each named durability
 	// step; an error simulates the death of the process there: the pass

@@ -78,7 +78,7 @@ func (s *Service) escapeHalf(m *message.MessageExt) bool {
 	if s.escape == nil {
 		return false
 	}
-	if _, err := s.escape(preparedFromHalf(m)); err != nil {
+	if _, err := s.escape.PutMessage(preparedFromHalf(m)); err != nil {
 		if e := s.refusals.Warn(&s.log, "transaction_escape_failed", 0); e != nil {
 			e.Err(err).Str("msgId", m.Properties[message.PropUniqKey]).Int64("halfOffset", m.QueueOffset).
 				Msg("transaction: escaping a half message failed; tried again at the next pass")

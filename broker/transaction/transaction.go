@@ -134,7 +134,7 @@ const permReadWrite = topicgroup.PermRead | topicgroup.PermWrite
 // Service holds the decided set and runs the check loop.
 type Service struct {
 	store          *store.Store
-	put            func(m *message.Message) (*store.PutResult, error)
+	put            Putter
 	topics         Topics
 	offsets        Offsets
 	producers      Producers
@@ -144,8 +144,8 @@ type Service struct {
 	log            zerolog.Logger
 	refusals       *ratelog.Limiter
 	slave          bool // Options.Slave
-	answer         func(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
-	escape         func(m *message.Message) (*store.PutResult, error) // Options.Escape
+	answer         CommitAnswerer
+	escape         Putter // Options.Escape
 
 	timeout  time.Duration // transactionTimeOut
 	interval time.Duration // transactionCheckInterval

@@ -16,26 +16,7 @@ import (
 // and electMaster against a one-node rmq controller holding a broker set
 // of two, and checks mqadmin's output lines.
 func TestAdminControllerCommands(t *testing.T) {
-	raftAddr := testutil.FreeAddr(t)
-	o := controller.DefaultOptions()
-	o.Group, o.Peers, o.SelfID = "group1", "n0-"+raftAddr, "n0"
-	o.ListenHost, o.ListenPort = "127.0.0.1", testutil.FreePort(t)
-	o.RaftTimeout = 300 * time.Millisecond
-	o.NotifyBrokerRoleChanged = false
-	o.Logger = testlog.New(t)
-	ctl, err := controller.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ctl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Shutdown)
-	addr := ctl.Addr()
-	waitControllerLeader(t, addr)
-
-	cli := remoting.NewClient(remoting.ClientOptions{})
-	defer cli.Close()
+	addr, raftAddr, cli := startControllerGroup(t, 2)
 	call := func(code int32, f map[string]string, body []byte) *remoting.Command {
 		t.Helper()
 		r, err := cli.InvokeTimeout(addr, remoting.NewRequest(code, f, body), 5*time.Second)
@@ -43,12 +24,6 @@ func TestAdminControllerCommands(t *testing.T) {
 			t.Fatalf("code %d: %v %v", code, r, err)
 		}
 		return r
-	}
-	for id := int64(1); id <= 2; id++ {
-		baddr := fmt.Sprintf("127.0.0.1:%d", 40000+id)
-		call(remoting.ControllerApplyBrokerID, (&remoting.ApplyBrokerIDRequestHeader{ClusterName: "c1", BrokerName: "a", AppliedBrokerID: &id, RegisterCheckCode: baddr + ";1"}).Fields(), nil)
-		call(remoting.ControllerRegisterBroker, (&remoting.RegisterBrokerToControllerRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerID: &id, BrokerAddress: baddr}).Fields(), nil)
-		call(remoting.BrokerHeartbeat, (&remoting.BrokerHeartbeatRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerAddr: baddr, BrokerID: &id}).Fields(), nil)
 	}
 	call(remoting.ControllerElectMaster, (&remoting.ElectMasterRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerID: 1}).Fields(), nil)
 	one, epoch := int64(1), int32(1)
@@ -88,6 +63,49 @@ func TestAdminControllerCommands(t *testing.T) {
 	}
 }
 
+// startControllerGroup starts a one-node rmq controller (group group1,
+// node n0) with brokers 1..n of broker set "a" in cluster c1 (at
+// 127.0.0.1:40001, 40002, …) applied, registered and heartbeating, and
+// returns the controller's address, its raft peer address and the client
+// that registered the brokers (open until the test ends: the controller
+// counts a broker alive while the connection of its heartbeats is).
+func startControllerGroup(t *testing.T, n int64) (addr, raftAddr string, cli *remoting.Client) {
+	t.Helper()
+	raftAddr = testutil.FreeAddr(t)
+	o := controller.DefaultOptions()
+	o.Group, o.Peers, o.SelfID = "group1", "n0-"+raftAddr, "n0"
+	o.ListenHost, o.ListenPort = "127.0.0.1", testutil.FreePort(t)
+	o.RaftTimeout = 300 * time.Millisecond
+	o.NotifyBrokerRoleChanged = false
+	o.Logger = testlog.New(t)
+	ctl, err := controller.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Shutdown)
+	addr = ctl.Addr()
+	waitControllerLeader(t, addr)
+
+	cli = remoting.NewClient(remoting.ClientOptions{})
+	t.Cleanup(cli.Close)
+	for id := int64(1); id <= n; id++ {
+		baddr := fmt.Sprintf("127.0.0.1:%d", 40000+id)
+		for _, req := range []*remoting.Command{
+			remoting.NewRequest(remoting.ControllerApplyBrokerID, (&remoting.ApplyBrokerIDRequestHeader{ClusterName: "c1", BrokerName: "a", AppliedBrokerID: &id, RegisterCheckCode: baddr + ";1"}).Fields(), nil),
+			remoting.NewRequest(remoting.ControllerRegisterBroker, (&remoting.RegisterBrokerToControllerRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerID: &id, BrokerAddress: baddr}).Fields(), nil),
+			remoting.NewRequest(remoting.BrokerHeartbeat, (&remoting.BrokerHeartbeatRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerAddr: baddr, BrokerID: &id}).Fields(), nil),
+		} {
+			if r, err := cli.InvokeTimeout(addr, req, 5*time.Second); err != nil || r.Code != remoting.Success {
+				t.Fatalf("code %d: %v %v", req.Code, r, err)
+			}
+		}
+	}
+	return addr, raftAddr, cli
+}
+
 // controllerJSONCases are the subcommands TestAdminControllerJSON covers
 // for TestAdminJSONEverySubcommand.
 var controllerJSONCases = []string{"getControllerMetaData", "getSyncStateSet", "electMaster", "getBrokerEpoch"}
@@ -112,35 +130,7 @@ func (p *epochPeer) ServeRemoting(_ *remoting.Conn, req *remoting.Command) *remo
 // TestAdminControllerJSON: the controller subcommands' --json output is
 // JSON with what names the answer.
 func TestAdminControllerJSON(t *testing.T) {
-	raftAddr := testutil.FreeAddr(t)
-	o := controller.DefaultOptions()
-	o.Group, o.Peers, o.SelfID = "group1", "n0-"+raftAddr, "n0"
-	o.ListenHost, o.ListenPort = "127.0.0.1", testutil.FreePort(t)
-	o.RaftTimeout = 300 * time.Millisecond
-	o.NotifyBrokerRoleChanged = false
-	o.Logger = testlog.New(t)
-	ctl, err := controller.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ctl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Shutdown)
-	addr := ctl.Addr()
-	waitControllerLeader(t, addr)
-	cli := remoting.NewClient(remoting.ClientOptions{})
-	defer cli.Close()
-	id := int64(1)
-	for _, req := range []*remoting.Command{
-		remoting.NewRequest(remoting.ControllerApplyBrokerID, (&remoting.ApplyBrokerIDRequestHeader{ClusterName: "c1", BrokerName: "a", AppliedBrokerID: &id, RegisterCheckCode: "127.0.0.1:40001;1"}).Fields(), nil),
-		remoting.NewRequest(remoting.ControllerRegisterBroker, (&remoting.RegisterBrokerToControllerRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerID: &id, BrokerAddress: "127.0.0.1:40001"}).Fields(), nil),
-		remoting.NewRequest(remoting.BrokerHeartbeat, (&remoting.BrokerHeartbeatRequestHeader{ClusterName: "c1", BrokerName: "a", BrokerAddr: "127.0.0.1:40001", BrokerID: &id}).Fields(), nil),
-	} {
-		if r, err := cli.InvokeTimeout(addr, req, 5*time.Second); err != nil || r.Code != remoting.Success {
-			t.Fatalf("code %d: %v %v", req.Code, r, err)
-		}
-	}
+	addr, _, _ := startControllerGroup(t, 1)
 	peer := &epochPeer{}
 	srv, err := remoting.NewServer(peer, remoting.ServerOptions{Addrs: []string{testutil.FreeAddr(t)}, Logger: testlog.New(t)})
 	if err != nil {

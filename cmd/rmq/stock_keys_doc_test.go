@@ -91,7 +91,7 @@ var honouredKeyNotes = map[string]string{
 	"flushIntervalCommitLog":            "flush period",
 	"cleanResourceInterval":             "cleanup period",
 	"maxMessageSize":                    "send size check",
-	"enableLmq":                         "`%LMQ%` topics and groups without config, LMQ queue ids 0, one offset per LMQ group and topic (broker/lmq.go)",
+	"enableLmq":                         "`%LMQ%` topics and groups without config, LMQ queue ids 0, one offset per LMQ group and topic (broker/topics.go)",
 	"enableMultiDispatch":               "`INNER_MULTI_DISPATCH` messages also put in each named queue, offsets in `INNER_MULTI_QUEUE_OFFSET` (store/lmq.go)",
 	"maxLmqConsumeQueueNum":             "past it LMQ pulls fail as stock and multi-dispatch sends are refused (`LMQ_CONSUME_QUEUE_NUM_EXCEEDED`)",
 	"storePathCommitLog":                "commitlog directory (one path; a `,` list is refused)",

@@ -63,7 +63,7 @@ func soakConf(java bool) []string {
 }
 
 // Delays of the soak: delay levels 1..3 and timers between 4 and 12 s.
-// Pending messages keep their commitlog files (broker/retention.go), so the
+// Pending messages keep their commitlog files (broker/delivery.go), so the
 // longest delay times the write rate must stay well inside the cap.
 const (
 	soakLevels   = "4s 8s 12s"

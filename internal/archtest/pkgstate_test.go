@@ -22,7 +22,7 @@ var instanceStateDirs = []string{"broker", "store", "timer", "schedule", "namesr
 var packageStateAllowed = map[string]string{
 	// The machine's RAM, read once from /proc/meminfo: a fact of the host,
 	// the same for every broker, which no broker changes.
-	"broker/query_processor.go:physMemOnce": "host fact, read once",
+	"broker/pull.go:physMemOnce": "host fact, read once",
 }
 
 // sharedStateTypes are the types whose package-level variables are shared

@@ -1,4 +1,24 @@
-package broker
+// Package clockctl moves a broker's message clock (broker
+// Options.MessageClock) ahead on request, so that a test skips the wait for
+// a 30-minute delay level or a 2-hour timer. Go tests do it in-process
+// (rmqtest.FastForward, broker.FastForward); tests in other languages send
+// CLOCK_FAST_FORWARD (remoting.ClockFastForward, `rmq admin fastForward`,
+// mqadmin fastForward) to a broker started with clockControlEnable=true.
+// Both run Control.FastForward's steps, so a jump behaves the same from
+// either side.
+//
+// The message clock is then a clock.Offset: the wall clock plus an offset
+// that only grows. A jump does not just add to the offset: what falls due
+// inside it (delay levels, timer messages, POP invisible time through the
+// timer store, transaction check passes) must be delivered in due order and
+// never before its time on that clock, and a jump straight to the end would
+// fire all of it at the end's time. So the clock steps from one due time to
+// the next (Due.NextDue), and at each it waits until the broker has stored
+// and dispatched what is due there before it moves on.
+//
+// The package knows the broker only as a Target: its message clock, its
+// Due (what the delayed-delivery services wait for) and its stop channel.
+package clockctl
 
 import (
 	"context"
@@ -7,29 +27,33 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/remoting"
 )
 
-// Clock control: the message clock (Options.MessageClock) moved ahead on
-// request, so that a test skips the wait for a 30-minute delay level or a
-// 2-hour timer. Go tests do it in-process (rmqtest.FastForward); tests in
-// other languages send CLOCK_FAST_FORWARD (remoting.ClockFastForward,
-// `rmq admin fastForward`, mqadmin fastForward) to a broker started with
-// clockControlEnable=true. Both run FastForward below, so a jump behaves
-// the same from either side.
-//
-// The message clock is then a clock.Offset: the wall clock plus an offset
-// that only grows. A jump does not just add to the offset: what falls due
-// inside it (delay levels, timer messages, POP invisible time through the
-// timer store, transaction check passes) must be delivered in due order and
-// never before its time on that clock, and a jump straight to the end would
-// fire all of it at the end's time. So the clock steps from one due time to
-// the next (NextDue), and at each it waits until the broker has stored and
-// dispatched what is due there before it moves on.
+// Due is where a broker's delayed delivery stands on its message clock.
+type Due interface {
+	// NextDue is busy while something due at the clock's now is not done
+	// yet; else it is the earliest time something falls due (ok false:
+	// nothing is waiting).
+	NextDue() (next time.Time, ok, busy bool)
+	// DueReport says what NextDue waits for, for a jump that gave up.
+	DueReport() string
+}
 
-// clockControl is the broker's state of clock control.
-type clockControl struct {
+// Target is the broker a jump moves.
+type Target struct {
+	// Clock is the message clock; only a *clock.Offset can move.
+	Clock clock.Clock
+	Due   Due
+	// Stop is closed when the broker shuts down: a wait ends.
+	Stop <-chan struct{}
+}
+
+// Control is a broker's state of clock control; the zero value is ready.
+type Control struct {
 	// mu makes jumps one at a time: two interleaved steppers would each
 	// move the clock past what the other still waits for.
 	mu sync.Mutex
@@ -71,31 +95,31 @@ func (e *SettleError) Error() string {
 		e.At.Format(time.RFC3339Nano), e.Waited.Round(time.Millisecond), e.Cause, e.Report)
 }
 
-// FastForward moves the message clock d ahead, stepping through every due
-// time inside the jump as the comment above explains, and returns the
+// FastForward moves t's message clock d ahead, stepping through every due
+// time inside the jump as the package comment explains, and returns the
 // message clock's time once everything due by now+d is stored on its topic
 // and dispatched to its consume queue. settle (> 0) bounds the real-time
 // wait at each step, ctx the whole jump; past either it returns a
 // *SettleError. It returns ErrClockFixed when the clock cannot move.
 // Jumps run one at a time; a second one waits for the first.
-func (b *Broker) FastForward(ctx context.Context, d, settle time.Duration) (time.Time, error) {
-	off, ok := b.msgClock.(*clock.Offset)
+func (c *Control) FastForward(ctx context.Context, t Target, d, settle time.Duration) (time.Time, error) {
+	off, ok := t.Clock.(*clock.Offset)
 	if !ok {
 		return time.Time{}, ErrClockFixed
 	}
 	if d < 0 {
 		return off.Now(), fmt.Errorf("broker: fast-forward by %v: the clock only moves ahead", d)
 	}
-	b.clockCtl.mu.Lock()
-	defer b.clockCtl.mu.Unlock()
-	return b.fastForward(ctx, off, d, settle)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fastForward(ctx, t, off, d, settle)
 }
 
-// fastForward is FastForward with clockCtl.mu held.
-func (b *Broker) fastForward(ctx context.Context, off *clock.Offset, d, settle time.Duration) (time.Time, error) {
+// fastForward is FastForward with mu held.
+func fastForward(ctx context.Context, t Target, off *clock.Offset, d, settle time.Duration) (time.Time, error) {
 	target := off.Now().Add(d)
 	for {
-		next, ok, err := b.WaitSettled(ctx, settle)
+		next, ok, err := WaitSettled(ctx, t, settle)
 		if err != nil {
 			return off.Now(), err
 		}
@@ -105,7 +129,7 @@ func (b *Broker) fastForward(ctx context.Context, off *clock.Offset, d, settle t
 		off.Advance(next.Sub(off.Now()))
 	}
 	off.Advance(target.Sub(off.Now()))
-	_, _, err := b.WaitSettled(ctx, settle)
+	_, _, err := WaitSettled(ctx, t, settle)
 	return off.Now(), err
 }
 
@@ -113,17 +137,17 @@ func (b *Broker) fastForward(ctx context.Context, off *clock.Offset, d, settle t
 // message clock's now is left undelivered (NextDue not busy), and returns
 // NextDue's next due time. settle (> 0) and ctx bound the wait in real time
 // (a *SettleError past them), and so does the broker's shutdown.
-func (b *Broker) WaitSettled(ctx context.Context, settle time.Duration) (time.Time, bool, error) {
+func WaitSettled(ctx context.Context, t Target, settle time.Duration) (time.Time, bool, error) {
 	start := time.Now()
 	var deadline <-chan time.Time
 	if settle > 0 {
-		t := time.NewTimer(settle)
-		defer t.Stop()
-		deadline = t.C
+		tm := time.NewTimer(settle)
+		defer tm.Stop()
+		deadline = tm.C
 	}
 	var poll *time.Timer
 	for {
-		next, ok, busy := b.NextDue()
+		next, ok, busy := t.Due.NextDue()
 		if !busy {
 			return next, ok, nil
 		}
@@ -144,36 +168,18 @@ func (b *Broker) WaitSettled(ctx context.Context, settle time.Duration) (time.Ti
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				cause = "timeout"
 			}
-		case <-b.stop:
+		case <-t.Stop:
 			cause = "shutdown"
 		}
-		return time.Time{}, false, &SettleError{At: b.msgClock.Now(), Waited: time.Since(start), Cause: cause, Report: b.DueReport()}
+		return time.Time{}, false, &SettleError{At: t.Clock.Now(), Waited: time.Since(start), Cause: cause, Report: t.Due.DueReport()}
 	}
 }
 
-// clockProcessors are the rmq-only clock requests.
-func (b *Broker) clockProcessors() map[int32]HandlerFunc {
-	return map[int32]HandlerFunc{remoting.ClockFastForward: b.processClockFastForward}
-}
-
-// processClockFastForward serves CLOCK_FAST_FORWARD (remoting.ClockFastForward).
-// Like every request but sends and pulls it runs on the worker pool
-// (ServeRemoting), never on an event loop, and its wait is bounded by
-// timeoutMs. With clockControlEnable off it is NO_PERMISSION, as the stock
-// broker answers a request its configuration does not allow; with the ACL
-// on it also needs an admin account. A jump already running makes it
+// Serve answers a CLOCK_FAST_FORWARD the broker let through (clock
+// control on, the caller an admin where the ACL runs): its header's bounds,
+// then the jump, bounded by timeoutMs. A jump already running makes it
 // SYSTEM_BUSY rather than a second worker waiting behind it.
-func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if !b.opts.ClockControlEnable {
-		return remoting.NewResponse(req, remoting.NoPermission,
-			"clock control is off on this broker: start it with clockControlEnable=true to fast-forward its message clock")
-	}
-	if b.acl != nil {
-		if ak, ok := b.acl.AdminCaller(c.RemoteAddr(), req); !ok {
-			return remoting.NewResponse(req, remoting.NoPermission, fmt.Sprintf(
-				"fast-forward of the broker clock needs an admin account, but accessKey=%q is not one or is not signed", ak))
-		}
-	}
+func (c *Control) Serve(req *remoting.Command, t Target, log zerolog.Logger) *remoting.Command {
 	hd, err := remoting.DecodeHeader[remoting.FastForwardRequestHeader](req)
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
@@ -190,22 +196,22 @@ func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command
 		return remoting.NewResponse(req, remoting.InvalidParameter,
 			fmt.Sprintf("timeoutMs %d is illegal, it must be in [1, %d]", timeoutMs, MaxFastForwardTimeout.Milliseconds()))
 	}
-	off, ok := b.msgClock.(*clock.Offset)
+	off, ok := t.Clock.(*clock.Offset)
 	if !ok {
 		return remoting.NewResponse(req, remoting.SystemError, ErrClockFixed.Error())
 	}
-	if !b.clockCtl.mu.TryLock() {
+	if !c.mu.TryLock() {
 		return remoting.NewResponse(req, remoting.SystemBusy, "another fast-forward of the broker clock is running; retry when it has returned")
 	}
-	defer b.clockCtl.mu.Unlock()
+	defer c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeoutMs)*time.Millisecond)
 	defer cancel()
-	at, err := b.fastForward(ctx, off, time.Duration(ms)*time.Millisecond, 0)
+	at, err := fastForward(ctx, t, off, time.Duration(ms)*time.Millisecond, 0)
 	if err != nil {
-		b.log.Warn().Err(err).Int64("durationMs", ms).Msg("clock control: fast-forward gave up")
+		log.Warn().Err(err).Int64("durationMs", ms).Msg("clock control: fast-forward gave up")
 		return remoting.NewResponse(req, remoting.SystemError, "fast-forward of the broker clock: "+err.Error())
 	}
-	b.log.Info().Int64("durationMs", ms).Time("brokerTime", at).Dur("offset", off.Offset()).Msg("clock control: fast-forwarded")
+	log.Info().Int64("durationMs", ms).Time("brokerTime", at).Dur("offset", off.Offset()).Msg("clock control: fast-forwarded")
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	(&remoting.FastForwardResponseHeader{BrokerTime: at.UnixMilli(), ClockOffsetMs: off.Offset().Milliseconds()}).Encode(resp)
 	return resp

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/broker/clients"
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/fastjson"
@@ -20,6 +22,15 @@ import (
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/topicgroup"
 )
+
+// Topics: the topic table (TopicConfigManager, config/topics.json), the
+// synthetic topics of LMQ, and a topic's route as the name servers know it:
+//
+//	the table   TopicConfigManager: lookups, auto-creation, persistence
+//	LMQ         %LMQ% topics and groups (enableLmq)
+//	routes      NamesrvRoute: GET_ROUTEINFO_BY_TOPIC from the name servers
+
+// ----- The topic table -----
 
 // Topic names and limits of the stock broker (TopicValidator.java, MixAll.java).
 const (
@@ -68,7 +79,7 @@ type TopicConfigManager struct {
 	log        zerolog.Logger
 	// onChange asks for a registration with the name servers; it must not block.
 	onChange func()
-	// lmq serves every %LMQ% topic a synthetic config (lmq.go); set once
+	// lmq serves every %LMQ% topic a synthetic config; set once
 	// before the broker serves.
 	lmq bool
 
@@ -292,7 +303,7 @@ func (m *TopicConfigManager) createFromDefault(topic, defaultTopic string, clien
 	def := m.table[defaultTopic]
 	if def == nil || def.Perm&topicgroup.PermInherit == 0 || (defaultTopic == message.TopicAutoCreateKey && !m.autoCreate) {
 		m.mu.Unlock()
-		// The caller's refusal line says so, rate-limited (send_processor.go).
+		// The caller's refusal line says so, rate-limited (send.go).
 		return nil, false
 	}
 	n := min(clientQueueNums, def.WriteQueueNums)
@@ -598,4 +609,152 @@ func validateTopicName(topic string) string {
 func topicConfigString(tc *topicgroup.TopicConfig) string {
 	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%t]",
 		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, topicgroup.PermString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order)
+}
+
+// ----- LMQ -----
+
+// Light message queues (LMQ) in the broker, as 4.9.8 with enableLmq
+// (BrokerController picks the Lmq* managers):
+//
+//   - every %LMQ% topic has a synthetic config, one read-write queue, never
+//     stored (LmqTopicConfigManager), so a consumer pulls
+//     MessageQueue("%LMQ%a", brokerName, 0) from the broker address with
+//     no topic created and no name-server route, and an update of such a
+//     topic is dropped;
+//   - every %LMQ% group has the default group config, never stored
+//     (LmqSubscriptionGroupManager);
+//   - a %LMQ% group's offset of a topic is one number whatever queue id it
+//     names (LmqConsumerOffsetManager's topic@group key). Java keeps those
+//     offsets in config/lmqConsumerOffset.json (and with LMQ on it moves
+//     the other offsets there too); rmq keeps them in consumerOffset.json
+//     with the others, under queue 0, so switching LMQ off and on loses
+//     nothing;
+//   - the store multi-dispatches (store/lmq.go, with enableMultiDispatch) and
+//     wakes the long polls of each LMQ queue it writes to, through
+//     onDispatch as for any queue (LmqPullRequestHoldService,
+//     notifyMessageArrive4MultiQueue);
+//   - past maxLmqConsumeQueueNum LMQ queues a pull of an LMQ topic gets
+//     SYSTEM_ERROR "store getMessage return null" (getMessage returns null
+//     then), and a send naming LMQ queues the stock
+//     LMQ_CONSUME_QUEUE_NUM_EXCEEDED answer (lmqExceededRemark).
+
+// lmqTopicConfig is LmqTopicConfigManager.simpleLmqTopicConfig.
+func lmqTopicConfig(topic string) topicgroup.TopicConfig {
+	return topicgroup.TopicConfig{
+		TopicName: topic, ReadQueueNums: 1, WriteQueueNums: 1,
+		Perm: topicgroup.PermRead | topicgroup.PermWrite, TopicFilterType: filterTypeSingleTag,
+	}
+}
+
+// lmqExceededRemark is SendMessageProcessor's remark for
+// LMQ_CONSUME_QUEUE_NUM_EXCEEDED (code SYSTEM_ERROR).
+const lmqExceededRemark = "[LMQ_CONSUME_QUEUE_NUM_EXCEEDED]broker config enableLmq and enableMultiDispatch, lmq consumeQueue num exceed maxLmqConsumeQueueNum config num, default limit 2w."
+
+// lmqPullRefused is DefaultMessageStore.getMessage's null for an LMQ topic
+// while the LMQ queues are over their limit.
+func (b *Broker) lmqPullRefused(topic string) bool {
+	return b.opts.EnableLmq && message.IsLmq(topic) && b.store.LmqQueueNumExceeded()
+}
+
+// lmqStoreOptions passes the LMQ keys to the store.
+func (o *Options) lmqStoreOptions(so *store.Options) {
+	so.EnableLmq, so.EnableMultiDispatch, so.MaxLmqConsumeQueueNum = o.EnableLmq, o.EnableMultiDispatch, o.MaxLmqConsumeQueueNum
+}
+
+// enableLmq switches the managers to their LMQ behaviour (before serving).
+func enableLmq(opts *Options, topics *TopicConfigManager, cs *clients.Service) {
+	if !opts.EnableLmq {
+		return
+	}
+	topics.lmq = true
+	cs.SubGroups.Lmq = true
+	cs.Offsets.Lmq = true
+}
+
+// ----- Routes from the name servers -----
+
+// ErrNoRoute is the name servers' TOPIC_NOT_EXIST: no broker routes the
+// topic.
+var ErrNoRoute = errors.New("broker: no topic route info in name server")
+
+// ErrNoNamesrv says the broker has no name server to ask (namesrvAddr is
+// empty).
+var ErrNoNamesrv = errors.New("broker: no name server configured")
+
+// TopicRoute is a topic's route as the name servers know it, in the
+// broker's own terms, so that front ends (grpcapi) need not read the wire
+// body (remoting.TopicRouteData) it is decoded from.
+type TopicRoute struct {
+	Queues  []RouteQueue
+	Brokers []RouteBroker
+}
+
+// RouteQueue is one broker group's queues of the topic (QueueData).
+type RouteQueue struct {
+	BrokerName     string
+	Perm           int32
+	ReadQueueNums  int32
+	WriteQueueNums int32
+	TopicSysFlag   int32
+}
+
+// RouteBroker is one broker group: brokerId to address, 0 the master
+// (BrokerData).
+type RouteBroker struct {
+	Cluster     string
+	BrokerName  string
+	BrokerAddrs map[int64]string
+}
+
+func topicRoute(rd *remoting.TopicRouteData) *TopicRoute {
+	r := &TopicRoute{Queues: make([]RouteQueue, 0, len(rd.QueueDatas)), Brokers: make([]RouteBroker, 0, len(rd.BrokerDatas))}
+	for _, q := range rd.QueueDatas {
+		if q != nil {
+			r.Queues = append(r.Queues, RouteQueue{BrokerName: q.BrokerName, Perm: q.Perm, ReadQueueNums: q.ReadQueueNums, WriteQueueNums: q.WriteQueueNums, TopicSysFlag: q.TopicSysFlag})
+		}
+	}
+	for _, bd := range rd.BrokerDatas {
+		if bd != nil {
+			r.Brokers = append(r.Brokers, RouteBroker{Cluster: bd.Cluster, BrokerName: bd.BrokerName, BrokerAddrs: bd.BrokerAddrs})
+		}
+	}
+	return r
+}
+
+// NamesrvRoute asks the name servers for topic's route
+// (GET_ROUTEINFO_BY_TOPIC), the one after the other until one answers, over
+// the connections the broker registers on. It is what the stock proxy's
+// TopicRouteService loads: the cluster's brokers of the topic, this one and
+// the others. A TOPIC_NOT_EXIST is ErrNoRoute.
+func (b *Broker) NamesrvRoute(ctx context.Context, topic string) (*TopicRoute, error) {
+	addrs := b.opts.NamesrvAddrs()
+	if len(addrs) == 0 {
+		return nil, ErrNoNamesrv
+	}
+	start := int(b.routeNext.Add(1))
+	var last error
+	for i := range addrs {
+		addr := addrs[(start+i)%len(addrs)]
+		req := remoting.NewRequest(remoting.GetRouteinfoByTopic, (&remoting.GetRouteInfoRequestHeader{Topic: topic}).Fields(), nil)
+		resp, err := b.nsCli.Invoke(ctx, addr, req)
+		switch {
+		case err != nil:
+			last = err
+		case resp.Code == remoting.TopicNotExist:
+			return nil, ErrNoRoute
+		case resp.Code != remoting.Success:
+			last = fmt.Errorf("broker: route of %s from %s: code %d, %s", topic, addr, resp.Code, resp.Remark)
+		default:
+			var rd remoting.TopicRouteData
+			if err := fastjson.Unmarshal(resp.Body, &rd); err != nil {
+				last = fmt.Errorf("broker: route of %s from %s: %w", topic, addr, err)
+				continue
+			}
+			return topicRoute(&rd), nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, last
 }

@@ -1,12 +1,164 @@
 package broker
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"time"
 
+	"github.com/rmqio/rmq/broker/clockctl"
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/timer"
 )
+
+// Delivery: what the broker does for the services that deliver later
+// (delay levels, timer messages, transaction checks, POP revive):
+//
+//	next due       NextDue, DueReport: where delayed delivery stands
+//	clock control  FastForward, CLOCK_FAST_FORWARD: the message clock moved
+//	               ahead through every due time (package clockctl)
+//	retention      what commitlog retention keeps for them, and re-stores
+//	               ahead under disk pressure (protectedOffset, evacuate)
+
+// ----- Next due -----
+
+// NextDue tells a driver of Options.MessageClock (package rmqtest) where
+// delayed delivery stands on that clock: busy while a delay level, timer
+// message or transaction check pass due at its now is not done yet, or a
+// stored message is not yet in its consume queue; else the earliest time
+// one of them falls due (ok false: nothing is waiting). It only reads.
+func (b *Broker) NextDue() (next time.Time, ok, busy bool) {
+	next, ok, by := b.nextDue()
+	return next, ok, by != ""
+}
+
+// DueReport says what NextDue waits for, with the figures of the delayed
+// delivery services: for a driver that gave up waiting to explain why.
+func (b *Broker) DueReport() string {
+	next, ok, by := b.nextDue()
+	s := fmt.Sprintf("message clock %s; ", b.msgClock.Now().Format(time.RFC3339Nano))
+	switch {
+	case by != "":
+		s += "busy: " + by
+	case ok:
+		s += "next due " + next.Format(time.RFC3339Nano)
+	default:
+		s += "nothing waiting"
+	}
+	s += fmt.Sprintf("; dispatch behind %d", b.store.DispatchBehind())
+	s += fmt.Sprintf("; schedule %+v, pending %d", b.sched.Stats(), b.sched.Pending())
+	if b.timers != nil {
+		s += fmt.Sprintf("; timers %+v", b.timers.Stats())
+	}
+	return s
+}
+
+// nextDue is NextDue with the name of what it is busy with ("": not busy).
+func (b *Broker) nextDue() (next time.Time, ok bool, busyBy string) {
+	// First: a message stored before this call is in its consume queue, where
+	// the services below look for it.
+	if b.store.DispatchBehind() != 0 {
+		return time.Time{}, false, "dispatch (before)"
+	}
+	earliest := func(at time.Time) {
+		if !ok || at.Before(next) {
+			next, ok = at, true
+		}
+	}
+	if at, has, busy := b.sched.NextDue(); busy {
+		return time.Time{}, false, "delay levels"
+	} else if has {
+		earliest(at)
+	}
+	if b.timers != nil {
+		if at, has, busy := b.timers.NextDue(); busy {
+			return time.Time{}, false, "timer messages"
+		} else if has {
+			earliest(at)
+		}
+	}
+	if at, has := b.tx.NextCheck(); has {
+		if !at.After(b.msgClock.Now()) {
+			return time.Time{}, false, "transaction check"
+		}
+		earliest(at)
+	}
+	// Then: a delivery finished after the checks above is dispatched too.
+	if b.store.DispatchBehind() != 0 {
+		return time.Time{}, false, "dispatch (after)"
+	}
+	// A POP message whose invisible time ended goes back to its retry topic
+	// through the revive reader, which reads the trigger the timer store
+	// delivered: stored before the timer check, so in the revive queue
+	// once the dispatch check above passed. Last, the message it re-put is
+	// dispatched too.
+	if b.pop != nil && b.pop.ReviveBusy() {
+		return time.Time{}, false, "pop revive"
+	}
+	if b.store.DispatchBehind() != 0 {
+		return time.Time{}, false, "dispatch (after pop)"
+	}
+	return next, ok, ""
+}
+
+// ----- Clock control -----
+
+// Clock control (package clockctl): the message clock moved ahead on
+// request, through every due time inside the jump, so that a test skips
+// the wait for a delay level or a timer. The broker is the jump's Target:
+// its message clock, its NextDue and its stop channel.
+
+// clockTarget is the broker as a jump moves it.
+func (b *Broker) clockTarget() clockctl.Target {
+	return clockctl.Target{Clock: b.msgClock, Due: b, Stop: b.stop}
+}
+
+// FastForward moves the message clock d ahead, stepping through every due
+// time inside the jump, and returns the message clock's time once
+// everything due by now+d is stored on its topic and dispatched to its
+// consume queue. settle (> 0) bounds the real-time wait at each step, ctx
+// the whole jump; past either it returns a *clockctl.SettleError. It
+// returns clockctl.ErrClockFixed when the clock cannot move. Jumps run one
+// at a time; a second one waits for the first.
+func (b *Broker) FastForward(ctx context.Context, d, settle time.Duration) (time.Time, error) {
+	return b.clockCtl.FastForward(ctx, b.clockTarget(), d, settle)
+}
+
+// WaitSettled waits, without moving the clock, until nothing due at the
+// message clock's now is left undelivered (NextDue not busy), and returns
+// NextDue's next due time. settle (> 0) and ctx bound the wait in real time
+// (a *clockctl.SettleError past them), and so does the broker's shutdown.
+func (b *Broker) WaitSettled(ctx context.Context, settle time.Duration) (time.Time, bool, error) {
+	return clockctl.WaitSettled(ctx, b.clockTarget(), settle)
+}
+
+// clockProcessors are the rmq-only clock requests.
+func (b *Broker) clockProcessors() map[int32]HandlerFunc {
+	return map[int32]HandlerFunc{remoting.ClockFastForward: b.processClockFastForward}
+}
+
+// processClockFastForward serves CLOCK_FAST_FORWARD (remoting.ClockFastForward).
+// Like every request but sends and pulls it runs on the worker pool
+// (ServeRemoting), never on an event loop, and its wait is bounded by
+// timeoutMs. With clockControlEnable off it is NO_PERMISSION, as the stock
+// broker answers a request its configuration does not allow; with the ACL
+// on it also needs an admin account. The jump is clockctl's (Serve).
+func (b *Broker) processClockFastForward(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if !b.opts.ClockControlEnable {
+		return remoting.NewResponse(req, remoting.NoPermission,
+			"clock control is off on this broker: start it with clockControlEnable=true to fast-forward its message clock")
+	}
+	if b.acl != nil {
+		if ak, ok := b.acl.AdminCaller(c.RemoteAddr(), req); !ok {
+			return remoting.NewResponse(req, remoting.NoPermission, fmt.Sprintf(
+				"fast-forward of the broker clock needs an admin account, but accessKey=%q is not one or is not signed", ak))
+		}
+	}
+	return b.clockCtl.Serve(req, b.clockTarget(), b.log)
+}
+
+// ----- Retention -----
 
 // What commitlog retention must not delete (store.RetentionOptions.
 // ProtectedOffset), and what it re-stores ahead under disk pressure
