@@ -65,6 +65,9 @@ func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props
 	if it.pos >= 0 && !it.roll && due != it.target {
 		return t.skip(it, "record's delivery time does not match the entry")
 	}
+	if t.deliveredByMaster(ext.PhysicalOffset, due) {
+		return prepared{}, false // master.go
+	}
 	p := prepared{it: it, ext: ext, due: due, realTopic: props.Get(message.PropRealTopic), props: props}
 	qid, err := strconv.ParseInt(props.Get(message.PropRealQueueID), 10, 32)
 	if p.realTopic == "" || err != nil || qid < 0 {

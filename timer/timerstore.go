@@ -94,6 +94,7 @@ type TimerStore struct {
 
 	c        counters
 	diverter *store.Diverter
+	ms       masterState // the master's progress copied on a slave (master.go)
 
 	// Evacuation (retention.go): evac maps the TimerLog position of a unit
 	// whose message Evacuate is re-storing (false) or re-stored (true),
@@ -154,6 +155,10 @@ func Open(opts Options) (*TimerStore, error) {
 	if t.ckf, ck, ok, err = openCheckpoint(opts.FS, filepath.Join(opts.Dir, "config", "timercheck")); err != nil {
 		return nil, err
 	}
+	if err := t.openMaster(); err != nil {
+		t.closeFiles()
+		return nil, err
+	}
 	if t.tl, err = openTimerLog(opts.FS, filepath.Join(opts.Dir, "timerlog"), opts.MappedFileSizeTimerLog); err != nil {
 		t.closeFiles()
 		return nil, err
@@ -184,6 +189,9 @@ func Open(opts Options) (*TimerStore, error) {
 
 // Start runs the enqueue, dequeue and flush goroutines.
 func (t *TimerStore) Start() {
+	if !t.deqPaused.Load() {
+		t.adoptPending() // taking over: the newest copy of the master's progress, if replicated
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.started || t.closed {
@@ -301,6 +309,9 @@ func (t *TimerStore) closeFiles() error {
 	}
 	if t.ckf != nil {
 		errs = append(errs, t.ckf.close())
+	}
+	if t.ms.file != nil {
+		errs = append(errs, t.ms.file.Close())
 	}
 	return errors.Join(errs...)
 }
