@@ -66,6 +66,9 @@ func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props
 		return t.skip(it, "record's delivery time does not match the entry")
 	}
 	if t.deliveredByMaster(ext.PhysicalOffset, due) {
+		if it.pos >= 0 {
+			t.timing.add(props.Get(message.PropRealTopic), -1, t.nowMs())
+		}
 		return prepared{}, false // master.go
 	}
 	p := prepared{it: it, ext: ext, due: due, realTopic: props.Get(message.PropRealTopic), props: props}
@@ -143,6 +146,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 	for i := range ps {
 		p := &ps[i]
 		if drop[i] {
+			t.uncount(p)
 			effects++
 			t.c.deleted.Add(1)
 			t.log.Debug().Str("key", p.key).Int64("due", p.due).Msg("timer: recalled message dropped")
@@ -156,6 +160,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		if abort {
 			return i, effects
 		}
+		t.uncount(p)
 		if ok {
 			effects++
 			if p.it.roll {
@@ -167,6 +172,14 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		}
 	}
 	return len(ps), effects
+}
+
+// uncount takes a handled wheel entry out of the timing counts (a bypass
+// delivery never entered them).
+func (t *TimerStore) uncount(p *prepared) {
+	if p.it.pos >= 0 {
+		t.timing.add(p.realTopic, -1, t.nowMs())
+	}
 }
 
 // outMessage builds the message to store for p, and the properties to fall

@@ -158,3 +158,44 @@ func TestMasterCopyActingMaster(t *testing.T) {
 		t.Fatalf("rule %+v", r)
 	}
 }
+
+// The timing counts (GET_TIMER_METRICS) follow the wheel by real topic,
+// survive a restart, and a non-delivering store takes its master's when
+// the data version differs.
+func TestTimingCounts(t *testing.T) {
+	e := newEnv(t, nil)
+	now := e.nowMs()
+	e.sendAt("X", now+1000)
+	e.sendAt("X", now+1000)
+	e.sendAt("Y", now+9000)
+	e.settle()
+	count := func(topic string) int64 { return e.ts().StockMetrics().TimingCount[topic].Count }
+	if count("X") != 2 || count("Y") != 1 {
+		t.Fatalf("counts %+v", e.ts().StockMetrics())
+	}
+	e.advance(2 * time.Second)
+	e.waitCount("X", 2)
+	e.settle()
+	m := e.ts().StockMetrics()
+	if count("X") != 0 || count("Y") != 1 || m.DataVersion.Counter != 5 {
+		t.Fatalf("after delivery %+v", m)
+	}
+	e.restart()
+	if got := e.ts().StockMetrics(); got.DataVersion != m.DataVersion || got.TimingCount["Y"] != m.TimingCount["Y"] {
+		t.Fatalf("restarted %+v, was %+v", got, m)
+	}
+	master := &StockMetrics{DataVersion: DataVersion{Counter: 77}, TimingCount: map[string]TopicCount{"Z": {Count: 4}}}
+	if e.ts().CopyMasterMetrics(master) {
+		t.Fatal("a delivering store took the master's counts")
+	}
+	if err := e.ts().Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ts := openHeld(e)
+	if !ts.CopyMasterMetrics(master) || ts.CopyMasterMetrics(master) {
+		t.Fatal("copy when the version differs, only then")
+	}
+	if got := ts.StockMetrics(); got.DataVersion.Counter != 77 || len(got.TimingCount) != 1 || got.TimingCount["Z"].Count != 4 {
+		t.Fatalf("copied %+v", got)
+	}
+}

@@ -95,6 +95,7 @@ type TimerStore struct {
 	c        counters
 	diverter *store.Diverter
 	ms       masterState // the master's progress copied on a slave (master.go)
+	timing   timing      // timer messages in the wheel by real topic (timing.go)
 
 	// Evacuation (retention.go): evac maps the TimerLog position of a unit
 	// whose message Evacuate is re-storing (false) or re-stored (true),
@@ -155,6 +156,7 @@ func Open(opts Options) (*TimerStore, error) {
 	if t.ckf, ck, ok, err = openCheckpoint(opts.FS, filepath.Join(opts.Dir, "config", "timercheck")); err != nil {
 		return nil, err
 	}
+	t.loadTiming(filepath.Join(opts.Dir, "config", "timermetrics"))
 	if err := t.openMaster(); err != nil {
 		t.closeFiles()
 		return nil, err
