@@ -197,23 +197,24 @@ func (b *Broker) timerRuntimeInfo(t map[string]string) {
 // (timer.StockCheckpoint says how rmq's progress maps onto its fields); with
 // timerWheelEnable=false stock has no checkpoint and answers SYSTEM_ERROR.
 func (b *Broker) processGetTimerCheckPoint(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if b.timers == nil {
-		return remoting.NewResponse(req, remoting.SystemError, "The checkpoint is null")
-	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = b.timers.StockCheckpoint().Encode()
-	return resp
+	return b.timerState(req, "The checkpoint is null", func(t *timer.TimerStore) []byte { return t.StockCheckpoint().Encode() })
 }
 
 // processGetTimerMetrics serves GET_TIMER_METRICS (61) as 5.3.3's
 // getTimerMetrics: TimerMetricsSerializeWrapper's JSON, the timer messages
 // in the wheel by real topic; SYSTEM_ERROR without a timer store.
 func (b *Broker) processGetTimerMetrics(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return b.timerState(req, "The timer message store is null", func(t *timer.TimerStore) []byte { return t.StockMetrics().Encode() })
+}
+
+// timerState answers body of the timer store, or SYSTEM_ERROR with remark
+// without one.
+func (b *Broker) timerState(req *remoting.Command, remark string, body func(*timer.TimerStore) []byte) *remoting.Command {
 	if b.timers == nil {
-		return remoting.NewResponse(req, remoting.SystemError, "The timer message store is null")
+		return remoting.NewResponse(req, remoting.SystemError, remark)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = b.timers.StockMetrics().Encode()
+	resp.Body = body(b.timers)
 	return resp
 }
 

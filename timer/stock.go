@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -108,12 +109,7 @@ func (m *StockMetrics) Encode() []byte {
 	b := []byte(`{"dataVersion":`)
 	b = appendDataVersion(b, m.DataVersion)
 	b = append(b, `,"timingCount":{`...)
-	topics := make([]string, 0, len(m.TimingCount))
-	for t := range m.TimingCount {
-		topics = append(topics, t)
-	}
-	slices.Sort(topics)
-	for i, t := range topics {
+	for i, t := range slices.Sorted(maps.Keys(m.TimingCount)) {
 		if i > 0 {
 			b = append(b, ',')
 		}
