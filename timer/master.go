@@ -38,17 +38,22 @@ import (
 // (where the master stored those deliveries; dropping a record whose
 // delivered copy was not yet replicated would lose it), and the timer queue
 // up to masterTimerQueueOffset. Until then the previous rule stays (stay on
-// the duplicate side). A message the master rolled before lastReadTimeMs but
+// the duplicate side). The rule names the record at masterTimerQueueOffset-1
+// (its end and store time): a commitlog cut back and rewritten below P
+// since (a new master's history) no longer holds it, and the rule is then
+// dropped at Open and at every takeover rather than applied to records the
+// master never saw. A message the master rolled before lastReadTimeMs but
 // due after it is kept here as well as its roll copy: delivered twice.
 
 // masterMagic heads config/timermaster ("RMQTMMS1").
 const masterMagic uint64 = 0x524D51544D4D5331
 
 // masterRule is the adopted master progress: records stored below phy and
-// due before readTimeMs were delivered by the master.
+// due before readTimeMs were delivered by the master. anchorTs is the store
+// time of the timer-queue record ending at phy (queue offset queueOffset-1).
 type masterRule struct {
-	readTimeMs, queueOffset, phy int64
-	version                      DataVersion
+	readTimeMs, queueOffset, phy, anchorTs int64
+	version                                DataVersion
 }
 
 // masterCopy is the last checkpoint copied from the master and the
@@ -69,18 +74,37 @@ type masterState struct {
 }
 
 func (t *TimerStore) openMaster() error {
-	sf, v, _, ok, err := store.OpenSlotFile(t.opts.FS, filepath.Join(t.opts.Dir, "config", "timermaster"), masterMagic, 6)
+	sf, v, _, ok, err := store.OpenSlotFile(t.opts.FS, filepath.Join(t.opts.Dir, "config", "timermaster"), masterMagic, 7)
 	if err != nil {
 		return err
 	}
 	t.ms.file = sf
 	if ok && v[0] >= 0 && v[1] >= 0 && v[2] >= 0 {
-		r := &masterRule{readTimeMs: v[0], queueOffset: v[1], phy: v[2], version: DataVersion{StateVersion: v[3], Timestamp: v[4], Counter: v[5]}}
+		r := &masterRule{readTimeMs: v[0], queueOffset: v[1], phy: v[2], anchorTs: v[3],
+			version: DataVersion{StateVersion: v[4], Timestamp: v[5], Counter: v[6]}}
 		t.ms.rule.Store(r)
-		t.log.Info().Int64("readTimeMs", r.readTimeMs).Int64("queueOffset", r.queueOffset).Int64("phy", r.phy).
-			Msg("timer: master progress loaded: its deliveries are not repeated")
+		if t.checkRule() {
+			t.log.Info().Int64("readTimeMs", r.readTimeMs).Int64("queueOffset", r.queueOffset).Int64("phy", r.phy).
+				Msg("timer: master progress loaded: its deliveries are not repeated")
+		}
 	}
 	return nil
+}
+
+// checkRule drops the rule when the timer queue no longer holds the record
+// it was adopted at (see above), and reports whether a rule stands.
+func (t *TimerStore) checkRule() bool {
+	r := t.ms.rule.Load()
+	if r == nil {
+		return false
+	}
+	if end, ts, ok := t.queueEnd(r.queueOffset); ok && end == r.phy && ts == r.anchorTs {
+		return true
+	}
+	t.ms.rule.Store(nil)
+	t.log.Warn().Int64("queueOffset", r.queueOffset).Int64("phy", r.phy).
+		Msg("timer: the master progress copied earlier names a record this store no longer holds; not used")
+	return false
 }
 
 // deliveredByMaster reports whether the master this store copied delivered
@@ -133,15 +157,16 @@ func (t *TimerStore) adoptLocked() error {
 	if t.opts.Store.MaxPhyOffset() < c.need || t.opts.Store.MaxOffsetInQueue(message.TopicWheelTimer, 0) < q {
 		return nil // not replicated yet: the previous rule stays
 	}
-	phy, ok := t.queueEnd(q)
+	phy, ts, ok := t.queueEnd(q)
 	if !ok {
 		return nil
 	}
-	r := &masterRule{readTimeMs: c.ck.LastReadTimeMs, queueOffset: q, phy: phy, version: c.ck.DataVersion}
-	if old := t.ms.rule.Load(); old != nil && old.readTimeMs == r.readTimeMs && old.phy == r.phy {
+	r := &masterRule{readTimeMs: c.ck.LastReadTimeMs, queueOffset: q, phy: phy, anchorTs: ts, version: c.ck.DataVersion}
+	if old := t.ms.rule.Load(); old != nil && old.readTimeMs == r.readTimeMs && old.phy == r.phy && old.anchorTs == r.anchorTs {
 		return nil
 	}
-	if err := t.ms.file.Write([]int64{r.readTimeMs, r.queueOffset, r.phy, r.version.StateVersion, r.version.Timestamp, r.version.Counter}); err != nil {
+	if err := t.ms.file.Write([]int64{r.readTimeMs, r.queueOffset, r.phy, r.anchorTs,
+		r.version.StateVersion, r.version.Timestamp, r.version.Counter}); err != nil {
 		return fmt.Errorf("timer: master progress: %w", err)
 	}
 	t.ms.rule.Store(r)
@@ -149,22 +174,23 @@ func (t *TimerStore) adoptLocked() error {
 }
 
 // queueEnd is the commitlog position just past the timer-queue record at
-// offset q-1 (0 for q = 0): the records below it are those at offsets < q.
-// It fails when that record cannot be read (a queue whose start has passed
-// q-1 included: the rule is then not adopted, the safe side).
-func (t *TimerStore) queueEnd(q int64) (int64, bool) {
+// offset q-1 (0 for q = 0), and that record's store time: the records below
+// it are those at offsets < q. It fails when that record cannot be read (a
+// queue whose start has passed q-1 included: the rule is then not adopted,
+// or dropped; the safe side).
+func (t *TimerStore) queueEnd(q int64) (end, storeTs int64, ok bool) {
 	if q <= 0 {
-		return 0, true
+		return 0, 0, true
 	}
 	res := t.opts.Store.ReadQueue(message.TopicWheelTimer, 0, q-1, 1, maxGetBytes)
 	if res == nil || res.Status != store.Found || len(res.Messages) == 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	ext, err := message.DecodeRecord(res.Messages[0])
 	if err != nil || ext.QueueOffset != q-1 {
-		return 0, false
+		return 0, 0, false
 	}
-	return ext.PhysicalOffset + int64(ext.StoreSize), true
+	return ext.PhysicalOffset + int64(ext.StoreSize), ext.StoreTimestamp, true
 }
 
 // adoptPending adopts the newest copy if it has become adoptable (at a
@@ -175,6 +201,7 @@ func (t *TimerStore) adoptPending() {
 	if err := t.adoptLocked(); err != nil {
 		t.log.Error().Err(err).Msg("timer: master progress not adopted")
 	}
+	t.checkRule()
 }
 
 // StockCheckpoint is this store's 5.3.3 TimerCheckpoint (the

@@ -1,8 +1,11 @@
 package timer
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rmqio/rmq/store"
 )
 
 // slaveEnv is an env whose timer store does not deliver: the timer queue
@@ -198,4 +201,35 @@ func TestTimingCounts(t *testing.T) {
 	if got := ts.StockMetrics(); got.DataVersion.Counter != 77 || len(got.TimingCount) != 1 || got.TimingCount["Z"].Count != 4 {
 		t.Fatalf("copied %+v", got)
 	}
+}
+
+// A kept rule whose anchor record the timer queue no longer holds (a
+// commitlog cut back and rewritten since: another master's history) is
+// dropped at Open: every record is delivered, none skipped for a master
+// that never saw it.
+func TestMasterCopyStaleAnchor(t *testing.T) {
+	e, master := slaveEnv(t)
+	ts := openHeld(e)
+	if err := ts.CopyMaster(master, e.st.MaxPhyOffset()); err != nil {
+		t.Fatal(err)
+	}
+	r := *ts.ms.rule.Load()
+	if err := ts.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sf, _, _, ok, err := store.OpenSlotFile(nil, filepath.Join(e.dir, "config", "timermaster"), masterMagic, 7)
+	if err != nil || !ok {
+		t.Fatalf("timermaster: %v %v", ok, err)
+	}
+	if err := sf.Write([]int64{r.readTimeMs, r.queueOffset, r.phy, r.anchorTs + 1, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	sf.Close()
+	ts = openHeld(e)
+	if ts.ms.rule.Load() != nil {
+		t.Fatal("stale rule kept")
+	}
+	e.advance(10 * time.Second)
+	ts.Start()
+	deliveredOnce(e, []string{"A", "B", "C", "D"}, nil)
 }
