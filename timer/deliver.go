@@ -143,10 +143,12 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 			last = i
 		}
 	}
+	now := t.nowMs() // of the timing counts' changes
+
 	for i := range ps {
 		p := &ps[i]
 		if drop[i] {
-			t.uncount(p)
+			t.uncount(p, now)
 			effects++
 			t.c.deleted.Add(1)
 			t.log.Debug().Str("key", p.key).Int64("due", p.due).Msg("timer: recalled message dropped")
@@ -160,7 +162,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		if abort {
 			return i, effects
 		}
-		t.uncount(p)
+		t.uncount(p, now)
 		if ok {
 			effects++
 			if p.it.roll {
@@ -176,9 +178,9 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 
 // uncount takes a handled wheel entry out of the timing counts (a bypass
 // delivery never entered them).
-func (t *TimerStore) uncount(p *prepared) {
+func (t *TimerStore) uncount(p *prepared, nowMs int64) {
 	if p.it.pos >= 0 {
-		t.timing.add(p.realTopic, -1, t.nowMs())
+		t.timing.add(p.realTopic, -1, nowMs)
 	}
 }
 
