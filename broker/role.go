@@ -190,12 +190,11 @@ func (b *Broker) syncAll() {
 	if master == "" || master == b.runtime().addr() {
 		return
 	}
-	type step struct {
+	for _, s := range []struct {
 		code  int32
 		what  string
 		apply func([]byte) error
-	}
-	steps := []step{
+	}{
 		{remoting.GetAllTopicConfig, "topic config", b.syncTopicConfig},
 		{remoting.GetAllConsumerOffset, "consumer offsets", b.syncConsumerOffsets},
 		{remoting.GetAllDelayOffset, "delay offsets", b.syncDelayOffsets},
@@ -203,11 +202,11 @@ func (b *Broker) syncAll() {
 		// 5.3.3 adds the POP request modes; a 4.x master does not know the
 		// code, which then means it has none.
 		{remoting.GetAllMessageRequestMode, "message request modes", b.pop.Modes().ReplaceFromMaster},
-	}
-	if b.timers != nil {
-		steps = append(steps, step{remoting.GetTimerMetrics, "timer metrics", b.syncTimerMetrics})
-	}
-	for _, s := range steps {
+		{remoting.GetTimerMetrics, "timer metrics", b.syncTimerMetrics}, // with timerWheelEnable
+	} {
+		if s.code == remoting.GetTimerMetrics && b.timers == nil {
+			continue
+		}
 		body, code, err := b.callMaster(master, s.code)
 		if code == remoting.RequestCodeNotSupported && (s.code == remoting.GetAllMessageRequestMode || s.code == remoting.GetTimerMetrics) {
 			continue

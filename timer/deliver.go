@@ -143,12 +143,13 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 			last = i
 		}
 	}
-	now := t.nowMs() // of the timing counts' changes
+	out := uncounter{t: t, now: t.nowMs()}
+	defer out.flush()
 
 	for i := range ps {
 		p := &ps[i]
 		if drop[i] {
-			t.uncount(p, now)
+			out.add(p)
 			effects++
 			t.c.deleted.Add(1)
 			t.log.Debug().Str("key", p.key).Int64("due", p.due).Msg("timer: recalled message dropped")
@@ -162,7 +163,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		if abort {
 			return i, effects
 		}
-		t.uncount(p, now)
+		out.add(p)
 		if ok {
 			effects++
 			if p.it.roll {
@@ -176,11 +177,30 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 	return len(ps), effects
 }
 
-// uncount takes a handled wheel entry out of the timing counts (a bypass
-// delivery never entered them).
-func (t *TimerStore) uncount(p *prepared, nowMs int64) {
-	if p.it.pos >= 0 {
-		t.timing.add(p.realTopic, -1, nowMs)
+// uncounter takes the handled wheel entries of a batch out of the timing
+// counts (a bypass delivery never entered them), one change per run of
+// entries of one topic (a flood is mostly one).
+type uncounter struct {
+	t      *TimerStore
+	topic  string
+	n, now int64
+}
+
+func (u *uncounter) add(p *prepared) {
+	if p.it.pos < 0 {
+		return
+	}
+	if p.realTopic != u.topic {
+		u.flush()
+		u.topic = p.realTopic
+	}
+	u.n++
+}
+
+func (u *uncounter) flush() {
+	if u.n > 0 {
+		u.t.timing.add(u.topic, -u.n, u.now)
+		u.n = 0
 	}
 }
 

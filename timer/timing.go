@@ -14,7 +14,8 @@ import (
 // its entry is delivered, rolled, dropped by a recall or as delivered by the
 // master; a message delivered without entering the wheel is not counted, as
 // stock skips TIMER_ENQUEUE_MS = MaxInt64), with a data version bumped at
-// every change. It is what GET_TIMER_METRICS (61) answers and what a slave
+// every change (a delivery batch's decrements of one topic are one change;
+// stock bumps per message: only a change matters to a slave). It is what GET_TIMER_METRICS (61) answers and what a slave
 // copies from its master when the versions differ. It is kept in
 // config/timermetrics in the stock JSON at each flush that finds it
 // changed; a crash loses the changes since (stock's file drifts alike).
