@@ -173,10 +173,15 @@ func TestTimerMessagesSurviveRestart(t *testing.T) {
 // does not deliver again the timer its master delivered.
 func TestSlaveCopiesMasterTimerState(t *testing.T) {
 	m, s := haPair(t, RoleAsyncMaster, nil)
-	due := time.Now().Add(200 * time.Millisecond).UnixMilli()
+	// Due far enough ahead that a loaded machine still stores it on the
+	// wheel topic (a time already past is delivered at once).
+	due := time.Now().Add(2 * time.Second).UnixMilli()
 	m.mustSend(sendArgs{topic: "TA", body: []byte("a"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due, 10))})
 	m.mustSend(sendArgs{topic: "TB", body: []byte("b"), props: coreProps(message.PropTimerDelaySec, "3600")})
-	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(m.messagesOn("TA", 0)) == 1 }, "the master's delivery")
+	if n := len(m.messagesOn(message.TopicWheelTimer, 0)); n != 2 {
+		t.Fatalf("the wheel topic holds %d", n)
+	}
+	testutil.WaitFor(t, 2*coreTestTimeout, func() bool { return len(m.messagesOn("TA", 0)) == 1 }, "the master's delivery")
 	checkpointOf := func(tb *testBroker) timer.StockCheckpoint {
 		t.Helper()
 		r := tb.invoke(remoting.GetTimerCheckPoint, nil, nil)
@@ -189,15 +194,20 @@ func TestSlaveCopiesMasterTimerState(t *testing.T) {
 		}
 		return c
 	}
-	// Its read time passes A's slot, and a flush makes that the checkpoint.
+	// Its read time passes A's slot and it has read both, and a flush makes
+	// that the checkpoint.
 	var mc timer.StockCheckpoint
-	testutil.WaitFor(t, coreTestTimeout, func() bool {
+	for deadline := time.Now().Add(4 * coreTestTimeout); ; time.Sleep(20 * time.Millisecond) {
 		if err := m.timers.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		mc = checkpointOf(m)
-		return mc.LastReadTimeMs > due
-	}, "the master's checkpoint past A")
+		if mc = checkpointOf(m); mc.LastReadTimeMs > due && mc.MasterTimerQueueOffset == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the master's checkpoint %+v is not past A (due %d) and B; stats %+v", mc, due, m.timers.Stats())
+		}
+	}
 	if mc.MasterTimerQueueOffset != 2 || mc.LastTimerQueueOffset != 2 || mc.LastReadTimeMs <= due {
 		t.Fatalf("master answers %+v", mc)
 	}
