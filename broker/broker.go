@@ -333,6 +333,9 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.CleanUnusedTopic:             b.processCleanUnusedTopic,
 
 		remoting.GetBrokerHaStatus: b.processGetBrokerHAStatus, // ha_status.go
+
+		remoting.GetTimerCheckPoint: b.processGetTimerCheckPoint, // timer.go
+		remoting.GetTimerMetrics:    b.processGetTimerMetrics,
 	}
 }
 

@@ -38,15 +38,17 @@ import (
 // (GET_ALL_MESSAGE_REQUEST_MODE 402), which rmq copies too (a 4.x master
 // answers REQUEST_CODE_NOT_SUPPORTED: nothing to copy).
 //
-// Not copied: 5.x timer state. 5.3.3 also syncs, with timerWheelEnable, the
-// timer metrics (GET_TIMER_METRICS 61), and the timer checkpoint
-// (GET_TIMER_CHECK_POINT 60) only in controller mode (ReplicasManager). rmq's timer checkpoint is
-// its own (timer/doc.go: config/timercheck, "RMQTMCK1"), not 5.x's
-// TimerCheckpoint, and rmq serves neither 60 nor 61 (a Java 5.x slave of an
-// rmq master logs the refusal and syncs the rest). A slave started as
-// master re-reads the replicated timer topic from its own checkpoint, so
-// timers the old master delivered after that point are delivered again
-// (duplicates, never a loss or an early delivery).
+// With timerWheelEnable, the 5.x timer state is copied too, as 5.3.3:
+// the timer metrics (GET_TIMER_METRICS 61) in syncAll, when their data
+// version differs, and the timer checkpoint (GET_TIMER_CHECK_POINT 60)
+// every 3 s (syncTimerCheckpoint, timer.go); a 4.x master answers
+// REQUEST_CODE_NOT_SUPPORTED to both (no timers: nothing to copy). The
+// copied checkpoint is what the slave answers to 60, and once the slave
+// holds the master's commitlog up to where the master stood when it was
+// read, a slave that takes over (started as master, or acting master) does
+// not deliver again the timers the master had read and delivered
+// (timer/master.go); what the master delivered after the last copy is
+// delivered again (duplicates, never a loss or an early delivery).
 const (
 	RoleAsyncMaster = "ASYNC_MASTER"
 	RoleSyncMaster  = "SYNC_MASTER"
@@ -129,6 +131,10 @@ func (b *Broker) startRole() {
 	}
 	b.bg.Add(1)
 	go b.slaveSyncLoop()
+	if b.timers != nil {
+		b.bg.Add(1)
+		go b.every(timerCheckpointSyncPeriod, b.syncTimerCheckpoint)
+	}
 }
 
 // noteRegistered takes what a registration answered, as
@@ -179,7 +185,7 @@ func (b *Broker) slaveSyncLoop() {
 }
 
 // syncAll copies the master's topics, consumer offsets, delay offsets,
-// subscription groups and POP request modes, each on its own (one failing does not stop the
+// subscription groups, POP request modes and timer metrics, each on its own (one failing does not stop the
 // others), as SlaveSynchronize.syncAll. Nothing is copied while no master is
 // known, or from this broker's own address.
 func (b *Broker) syncAll() {
@@ -199,9 +205,13 @@ func (b *Broker) syncAll() {
 		// 5.3.3 adds the POP request modes; a 4.x master does not know the
 		// code, which then means it has none.
 		{remoting.GetAllMessageRequestMode, "message request modes", b.pop.Modes().ReplaceFromMaster},
+		{remoting.GetTimerMetrics, "timer metrics", b.syncTimerMetrics}, // with timerWheelEnable
 	} {
+		if s.code == remoting.GetTimerMetrics && b.timers == nil {
+			continue
+		}
 		body, code, err := b.callMaster(master, s.code)
-		if code == remoting.RequestCodeNotSupported && s.code == remoting.GetAllMessageRequestMode {
+		if code == remoting.RequestCodeNotSupported && (s.code == remoting.GetAllMessageRequestMode || s.code == remoting.GetTimerMetrics) {
 			continue
 		}
 		if err == nil {

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/rmqio/rmq/broker/transaction"
+	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/timer"
@@ -188,4 +190,96 @@ func (b *Broker) timerRuntimeInfo(t map[string]string) {
 	t["timerDeleteMarkers"] = strconv.Itoa(s.DeleteMarkers)
 	t["timerDelivered"] = strconv.FormatInt(s.Delivered, 10)
 	t["timerSkipped"] = strconv.FormatInt(s.Skipped, 10)
+}
+
+// processGetTimerCheckPoint serves GET_TIMER_CHECK_POINT (60) as 5.3.3's
+// AdminBrokerProcessor.getTimerCheckPoint: TimerCheckpoint's 56 bytes
+// (timer.StockCheckpoint says how rmq's progress maps onto its fields); with
+// timerWheelEnable=false stock has no checkpoint and answers SYSTEM_ERROR.
+func (b *Broker) processGetTimerCheckPoint(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return b.timerState(req, "The checkpoint is null", func(t *timer.TimerStore) []byte { return t.StockCheckpoint().Encode() })
+}
+
+// processGetTimerMetrics serves GET_TIMER_METRICS (61) as 5.3.3's
+// getTimerMetrics: TimerMetricsSerializeWrapper's JSON, the timer messages
+// in the wheel by real topic; SYSTEM_ERROR without a timer store.
+func (b *Broker) processGetTimerMetrics(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return b.timerState(req, "The timer message store is null", func(t *timer.TimerStore) []byte { return t.StockMetrics().Encode() })
+}
+
+// timerState answers body of the timer store, or SYSTEM_ERROR with remark
+// without one.
+func (b *Broker) timerState(req *remoting.Command, remark string, body func(*timer.TimerStore) []byte) *remoting.Command {
+	if b.timers == nil {
+		return remoting.NewResponse(req, remoting.SystemError, remark)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body(b.timers)
+	return resp
+}
+
+// timerCheckpointSyncPeriod is how often a slave copies its master's timer
+// checkpoint (5.3.3 BrokerController: every 3 s, "latency-sensitive", beside
+// the slower syncAll).
+const timerCheckpointSyncPeriod = 3 * time.Second
+
+// syncTimerCheckpoint copies the master's timer checkpoint
+// (SlaveSynchronize.syncTimerCheckPoint) into the timer store, with the
+// master's commitlog max offset read after it (GET_BROKER_RUNTIME_INFO
+// commitLogMaxOffset): the copy is used only once this store holds the
+// deliveries it speaks for (timer/master.go). A 4.x master does not know
+// the code: it has no timers, nothing to copy.
+func (b *Broker) syncTimerCheckpoint() {
+	master := b.MasterAddr()
+	if b.timers == nil || master == "" || master == b.runtime().addr() {
+		return
+	}
+	body, code, err := b.callMaster(master, remoting.GetTimerCheckPoint)
+	if code == remoting.RequestCodeNotSupported {
+		return
+	}
+	var ck timer.StockCheckpoint
+	if err == nil {
+		ck, err = timer.DecodeStockCheckpoint(body)
+	}
+	var maxPhy int64
+	if err == nil {
+		maxPhy, err = b.masterMaxPhyOffset(master)
+	}
+	if err == nil {
+		err = b.timers.CopyMaster(ck, maxPhy)
+	}
+	if err != nil {
+		b.refusals.Warn(&b.log, "slave_sync_failed", remoting.SystemError).Err(err).Str("master", master).
+			Str("what", "timer checkpoint").Msg("slave synchronize failed")
+	}
+}
+
+// masterMaxPhyOffset is the master's commitLogMaxOffset (runtime info).
+func (b *Broker) masterMaxPhyOffset(master string) (int64, error) {
+	body, _, err := b.callMaster(master, remoting.GetBrokerRuntimeInfo)
+	if err != nil {
+		return 0, err
+	}
+	var kv remoting.KVTable
+	if err := fastjson.Unmarshal(body, &kv); err != nil {
+		return 0, fmt.Errorf("master runtime info: %w", err)
+	}
+	n, err := strconv.ParseInt(kv.Table["commitLogMaxOffset"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("master runtime info: commitLogMaxOffset: %w", err)
+	}
+	return n, nil
+}
+
+// syncTimerMetrics takes the master's timer metrics when their data version
+// differs (SlaveSynchronize.syncTimerMetrics, in syncAll with
+// timerWheelEnable).
+func (b *Broker) syncTimerMetrics(body []byte) error {
+	m, err := timer.DecodeStockMetrics(body)
+	if err != nil {
+		return err
+	}
+	b.timers.CopyMasterMetrics(m)
+	return nil
 }

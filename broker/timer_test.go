@@ -2,12 +2,14 @@ package broker
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/timer"
 )
 
 func TestTimerMessageDeliveredAtItsTimeNeverEarly(t *testing.T) {
@@ -163,4 +165,101 @@ func TestTimerMessagesSurviveRestart(t *testing.T) {
 	tb = tb.restart()
 	clk.Advance(20 * time.Second)
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(tb.messagesOn("TR", 0)) == 5 }, "delivery after restart")
+}
+
+// GET_TIMER_CHECK_POINT and GET_TIMER_METRICS answer the timer store's
+// state in the 5.3.3 forms; a slave copies both from its master
+// (SlaveSynchronize), answers the master's progress, and started as master
+// does not deliver again the timer its master delivered.
+func TestSlaveCopiesMasterTimerState(t *testing.T) {
+	m, s := haPair(t, RoleAsyncMaster, nil)
+	// Due far enough ahead that a loaded machine still stores it on the
+	// wheel topic (a time already past is delivered at once).
+	due := time.Now().Add(2 * time.Second).UnixMilli()
+	m.mustSend(sendArgs{topic: "TA", body: []byte("a"), props: coreProps(message.PropTimerDeliverMs, strconv.FormatInt(due, 10))})
+	m.mustSend(sendArgs{topic: "TB", body: []byte("b"), props: coreProps(message.PropTimerDelaySec, "3600")})
+	if n := len(m.messagesOn(message.TopicWheelTimer, 0)); n != 2 {
+		t.Fatalf("the wheel topic holds %d", n)
+	}
+	testutil.WaitFor(t, 2*coreTestTimeout, func() bool { return len(m.messagesOn("TA", 0)) == 1 }, "the master's delivery")
+	checkpointOf := func(tb *testBroker) timer.StockCheckpoint {
+		t.Helper()
+		r := tb.invoke(remoting.GetTimerCheckPoint, nil, nil)
+		if r.Code != remoting.Success {
+			t.Fatalf("GET_TIMER_CHECK_POINT: %d %q", r.Code, r.Remark)
+		}
+		c, err := timer.DecodeStockCheckpoint(r.Body)
+		if err != nil || len(r.Body) != timer.StockCheckpointSize {
+			t.Fatalf("body %x: %v", r.Body, err)
+		}
+		return c
+	}
+	// Its read time passes A's slot and it has read both, and a flush makes
+	// that the checkpoint.
+	var mc timer.StockCheckpoint
+	for deadline := time.Now().Add(4 * coreTestTimeout); ; time.Sleep(20 * time.Millisecond) {
+		if err := m.timers.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if mc = checkpointOf(m); mc.LastReadTimeMs > due && mc.MasterTimerQueueOffset == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the master's checkpoint %+v is not past A (due %d) and B; stats %+v", mc, due, m.timers.Stats())
+		}
+	}
+	if mc.MasterTimerQueueOffset != 2 || mc.LastTimerQueueOffset != 2 || mc.LastReadTimeMs <= due {
+		t.Fatalf("master answers %+v", mc)
+	}
+	metrics := func(tb *testBroker) string {
+		t.Helper()
+		r := tb.invoke(remoting.GetTimerMetrics, nil, nil)
+		if r.Code != remoting.Success {
+			t.Fatalf("GET_TIMER_METRICS: %d %q", r.Code, r.Remark)
+		}
+		return string(r.Body)
+	}
+	if got := metrics(m); !strings.Contains(got, `"TB":{"count":1,`) || !strings.Contains(got, `"TA":{"count":0,`) {
+		t.Fatalf("master metrics %s", got)
+	}
+
+	maxPhy := m.Store().MaxPhyOffset()
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return s.Store().MaxPhyOffset() >= maxPhy }, "replication")
+	addr := m.Addr()
+	s.masterAddr.Store(&addr)
+	s.syncTimerCheckpoint()
+	s.syncAll()
+	if sc := checkpointOf(s); sc.LastReadTimeMs != mc.LastReadTimeMs || sc.MasterTimerQueueOffset != mc.MasterTimerQueueOffset || sc.DataVersion != mc.DataVersion {
+		t.Fatalf("slave answers %+v, master %+v", sc, mc)
+	}
+	if got, want := metrics(s), metrics(m); got != want {
+		t.Fatalf("slave metrics %s, master %s", got, want)
+	}
+
+	// The slave's store started as master: TA is not delivered again, TB waits.
+	s.stop()
+	o := s.opts
+	o.BrokerRole, o.BrokerID = RoleAsyncMaster, 0
+	nm := startBrokerWith(t, o, nil)
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
+		st := nm.timers.Stats()
+		return st.EnqueueBehind == 0 && st.Pending == 1 && st.ReadTimeMs > due
+	}, "the new master's timer store to pass A")
+	if n := len(nm.messagesOn("TA", 0)); n != 1 {
+		t.Fatalf("TA stored %d times on the new master", n)
+	}
+	if st := nm.timers.Stats(); st.MasterDelivered != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Without a timer store (timerWheelEnable=false) both codes answer as 5.3.3.
+func TestTimerStateCodesDisabled(t *testing.T) {
+	tb := startBroker(t, func(o *Options) { o.TimerWheelEnable = false })
+	if r := tb.invoke(remoting.GetTimerCheckPoint, nil, nil); r.Code != remoting.SystemError || r.Remark != "The checkpoint is null" {
+		t.Fatalf("60: %d %q", r.Code, r.Remark)
+	}
+	if r := tb.invoke(remoting.GetTimerMetrics, nil, nil); r.Code != remoting.SystemError || r.Remark != "The timer message store is null" {
+		t.Fatalf("61: %d %q", r.Code, r.Remark)
+	}
 }

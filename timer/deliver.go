@@ -65,6 +65,12 @@ func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props
 	if it.pos >= 0 && !it.roll && due != it.target {
 		return t.skip(it, "record's delivery time does not match the entry")
 	}
+	if t.deliveredByMaster(ext.PhysicalOffset, due) {
+		if it.pos >= 0 {
+			t.timing.add(props.Get(message.PropRealTopic), -1, t.nowMs())
+		}
+		return prepared{}, false // master.go
+	}
 	p := prepared{it: it, ext: ext, due: due, realTopic: props.Get(message.PropRealTopic), props: props}
 	qid, err := strconv.ParseInt(props.Get(message.PropRealQueueID), 10, 32)
 	if p.realTopic == "" || err != nil || qid < 0 {
@@ -137,9 +143,13 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 			last = i
 		}
 	}
+	out := uncounter{t: t, now: t.nowMs()}
+	defer out.flush()
+
 	for i := range ps {
 		p := &ps[i]
 		if drop[i] {
+			out.add(p)
 			effects++
 			t.c.deleted.Add(1)
 			t.log.Debug().Str("key", p.key).Int64("due", p.due).Msg("timer: recalled message dropped")
@@ -153,6 +163,7 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		if abort {
 			return i, effects
 		}
+		out.add(p)
 		if ok {
 			effects++
 			if p.it.roll {
@@ -164,6 +175,33 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		}
 	}
 	return len(ps), effects
+}
+
+// uncounter takes the handled wheel entries of a batch out of the timing
+// counts (a bypass delivery never entered them), one change per run of
+// entries of one topic (a flood is mostly one).
+type uncounter struct {
+	t      *TimerStore
+	topic  string
+	n, now int64
+}
+
+func (u *uncounter) add(p *prepared) {
+	if p.it.pos < 0 {
+		return
+	}
+	if p.realTopic != u.topic {
+		u.flush()
+		u.topic = p.realTopic
+	}
+	u.n++
+}
+
+func (u *uncounter) flush() {
+	if u.n > 0 {
+		u.t.timing.add(u.topic, -u.n, u.now)
+		u.n = 0
+	}
 }
 
 // outMessage builds the message to store for p, and the properties to fall

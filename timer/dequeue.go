@@ -147,6 +147,9 @@ func (t *TimerStore) setReadTime(rt int64) {
 // so the wheel keeps up with the timer topic. Holding waits for the batch
 // in progress. A TimerStore starts delivering.
 func (t *TimerStore) SetDequeue(on bool) {
+	if on && t.deqPaused.Load() {
+		t.adoptPending() // taking over: the newest copy of the master's progress, if replicated
+	}
 	t.deqPaused.Store(!on)
 	if on {
 		signal(t.deqWake)

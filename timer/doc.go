@@ -131,6 +131,16 @@
 // Stats.DeadLettered). The wheel never waits on such a message; transient
 // failures are retried every RetryInterval.
 //
+// # On a slave: the master's progress
+//
+// A slave's timer store is written by replication only. It copies its
+// master's 5.3.3 TimerCheckpoint (GET_TIMER_CHECK_POINT, stock.go) every
+// 3 s and, once it holds what that covers, keeps in config/timermaster the
+// rule "a timer-queue record stored below the master's queue position and
+// due before its read time was delivered by the master", applied wherever
+// a taken-over store meets such a record (master.go). The per-topic counts
+// of GET_TIMER_METRICS are kept in config/timermetrics (timing.go).
+//
 // # Recall
 //
 // Recall stores a delete marker on the timer topic (TIMER_DEL_UNIQKEY =

@@ -250,6 +250,7 @@ func (t *TimerStore) link(target int64, magic int32, w int64, r *record) error {
 	s.num++
 	t.wh.put(st, s)
 	t.liveNum++
+	t.timing.add(r.props.Get(message.PropRealTopic), 1, w)
 	if target < t.deqWakeAt {
 		signal(t.deqWake)
 	}

@@ -85,6 +85,10 @@ func (t *TimerStore) flush() error {
 	if t.fp("flush:after-deletes") {
 		return errCrashed
 	}
+	if err := t.flushTiming(); err != nil {
+		// Only figures: the progress is checkpointed all the same.
+		t.log.Warn().Err(err).Msg("timer: writing the timer metrics failed")
+	}
 	if c.sameProgress(t.ckf.last) && !delChanged && ww.empty() {
 		// The durable checkpoint already holds this progress.
 		t.mu.Lock()

@@ -41,6 +41,9 @@ type Stats struct {
 	Markers    int64 // delete markers read
 	Skipped    int64 // corrupt, stale or undeliverable entries skipped
 	PutRetries int64 // transient store failures retried
+	// MasterDelivered counts entries dropped because the master this
+	// store copied had delivered them (master.go).
+	MasterDelivered int64
 	// AppendFailures counts TimerLog appends that failed (a full disk); the
 	// message stays in the timer queue and is read again.
 	AppendFailures int64
@@ -64,6 +67,7 @@ func (t *TimerStore) Stats() Stats {
 		Bypassed: t.c.bypassed.Load(), Deleted: t.c.deleted.Load(), Markers: t.c.markers.Load(),
 		Skipped: t.c.skipped.Load(), PutRetries: t.c.putRetries.Load(), AppendFailures: t.c.appendFailures.Load(),
 		ToDLQ: t.c.toDLQ.Load(), DeadLettered: t.c.deadLettered.Load(), Evacuated: t.c.evacuated.Load(),
+		MasterDelivered: t.ms.drops.Load(),
 	}
 	if t.tl != nil {
 		st.TimerLogEnd = t.tl.end

@@ -94,6 +94,8 @@ type TimerStore struct {
 
 	c        counters
 	diverter *store.Diverter
+	ms       masterState // the master's progress copied on a slave (master.go)
+	timing   timing      // timer messages in the wheel by real topic (timing.go)
 
 	// Evacuation (retention.go): evac maps the TimerLog position of a unit
 	// whose message Evacuate is re-storing (false) or re-stored (true),
@@ -157,6 +159,11 @@ func Open(opts Options) (*TimerStore, error) {
 	if t.ckf, ck, ok, err = openCheckpoint(opts.FS, filepath.Join(opts.Dir, "config", "timercheck")); err != nil {
 		return nil, err
 	}
+	t.loadTiming(filepath.Join(opts.Dir, "config", "timermetrics"))
+	if err := t.openMaster(); err != nil {
+		t.closeFiles()
+		return nil, err
+	}
 	if t.tl, err = openTimerLog(opts.FS, filepath.Join(opts.Dir, "timerlog"), opts.MappedFileSizeTimerLog); err != nil {
 		t.closeFiles()
 		return nil, err
@@ -187,6 +194,9 @@ func Open(opts Options) (*TimerStore, error) {
 
 // Start runs the enqueue, dequeue and flush goroutines.
 func (t *TimerStore) Start() {
+	if !t.deqPaused.Load() {
+		t.adoptPending() // taking over: the newest copy of the master's progress, if replicated
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.started || t.closed {
@@ -304,6 +314,9 @@ func (t *TimerStore) closeFiles() error {
 	}
 	if t.ckf != nil {
 		errs = append(errs, t.ckf.close())
+	}
+	if t.ms.file != nil {
+		errs = append(errs, t.ms.file.Close())
 	}
 	return errors.Join(errs...)
 }

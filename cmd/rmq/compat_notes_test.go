@@ -99,6 +99,14 @@ var codeNotes = map[int32]codeNote{
 		diff:  "Expressions past the parser's limits (65 536 bytes, 256 levels) are refused with a remark naming the limit",
 		tests: "`broker/clients/processors_test.go`, `broker/filter_limits_test.go`, `broker/pull_sql_test.go`; Go integration: `TestSQL92BadExpression`; Java: `SqlFilterTest`",
 	},
+	60: { // GET_TIMER_CHECK_POINT
+		does:  "served (a 5.x code): TimerCheckpoint's 56 bytes from the timer store's durable checkpoint (read time, timer-log flush position, timer-queue offset as both queue offsets, data version 0/time written/sequence); a slave answers its master's copied read time, queue offset and version; SYSTEM_ERROR `The checkpoint is null` with `timerWheelEnable=false`. A slave copies it every 3 s and, once replicated that far, does not deliver again on taking over what the master had delivered",
+		tests: "`timer/stock_test.go`, `timer/master_test.go`, `broker/timer_test.go`; Go integration: `integration/ha` `TestTimerStateMixedPairs`",
+	},
+	61: { // GET_TIMER_METRICS
+		does:  "served (a 5.x code): TimerMetricsSerializeWrapper JSON, the timer messages in the wheel by real topic with a data version; a slave copies it in SlaveSynchronize when the version differs; SYSTEM_ERROR `The timer message store is null` with `timerWheelEnable=false`",
+		tests: "`timer/stock_test.go`, `timer/master_test.go`, `broker/timer_test.go`; Go integration: `integration/ha` `TestTimerStateMixedPairs`",
+	},
 	50: { // UPDATE_AND_CREATE_ACL_CONFIG
 		does:  "served (`aclEnable=true`): creates or updates the account in `plain_acl.yml` (kept fields the header leaves out, account moved last, `dataVersion` bumped), file replaced atomically; refused: UPDATE_AND_CREATE_ACL_CONFIG_FAILED (209) with the stock message",
 		diff:  "With ACL off stock answers 209 with a null remark (a NullPointerException), rmq with a sentence",
