@@ -1,6 +1,7 @@
 package replicas_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -281,6 +282,20 @@ func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
 	}, "a master with a sync state set of three")
 	master, _ := live()
 	epoch1 := role(master).MasterEpoch
+	// haStatus (907) as AutoSwitchHAService answers it, and the epoch
+	// table (1007) over the wire.
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		resp := master.b.Invoke(remoting.GetBrokerHaStatus, nil, nil)
+		var info remoting.HARuntimeInfo
+		return resp.Code == remoting.Success && json.Unmarshal(resp.Body, &info) == nil &&
+			info.Master && info.InSyncSlaveNums == 2 && len(info.HAConnectionInfo) == 2
+	}, "haStatus: master with two in-sync slaves")
+	resp := master.b.Invoke(remoting.GetBrokerEpochCache, nil, nil)
+	var cache remoting.EpochEntryCache
+	if resp.Code != remoting.Success || json.Unmarshal(resp.Body, &cache) != nil || len(cache.EpochList) != 1 ||
+		cache.EpochList[0].Epoch != epoch1 || cache.BrokerID != 0 || cache.BrokerName != "bs" {
+		t.Fatalf("epoch cache: %d %s", resp.Code, resp.Body)
+	}
 	const n = 50
 	var acked int
 	for i := range n {
