@@ -338,11 +338,35 @@ func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
 	if code := send(newMaster, "after"); code != remoting.Success {
 		t.Fatalf("send to the new master: code %d", code)
 	}
+	// Before it rejoins, the old master's store gets messages nobody else
+	// has (as a crash leaves a master's unreplicated tail): started alone,
+	// outside controller mode, with no name server.
+	alone := testbroker.Start(t, testbroker.Options(t, func(o *broker.Options) {
+		o.BrokerName, o.BrokerClusterName = "bs", "c"
+		o.StorePathRootDir, o.ListenPort = dir, port
+	}))
+	for i := range 5 {
+		if code := alone.Send(brokertest.Send{Topic: "TopicTest", Body: []byte(fmt.Sprintf("lost%d", i))}).Code; code != remoting.Success {
+			t.Fatalf("tail send %d: code %d", i, code)
+		}
+	}
+	tail := alone.Store().MaxPhyOffset()
+	alone.Stop()
+	if tail <= end {
+		t.Fatalf("the tail did not grow the old master's store: %d <= %d", tail, end)
+	}
 	back := startMemberHA(t, ctl.Addr(), ns.Addr(), dir, port, false)
 	testutil.WaitFor(t, 30*time.Second, func() bool {
 		r := role(back)
 		return !r.Master && r.MasterEpoch == role(newMaster).MasterEpoch &&
 			back.b.Store().MaxPhyOffset() == newMaster.b.Store().MaxPhyOffset()
-	}, "the old master to rejoin as slave and catch up")
+	}, "the old master to rejoin as slave, cut its tail and catch up")
+	// Its commitlog is now the new master's byte for byte from the cut.
+	a, b := make([]byte, 256), make([]byte, 256)
+	na, _ := back.b.Store().ReadCommitLog(end, a)
+	nb, _ := newMaster.b.Store().ReadCommitLog(end, b)
+	if na == 0 || na != nb || string(a[:na]) != string(b[:nb]) {
+		t.Fatalf("after the cut at %d the old master holds other bytes than the new master (%d vs %d)", end, na, nb)
+	}
 	t.Logf("sent %d acknowledged; new master end %d", acked, newMaster.b.Store().MaxPhyOffset())
 }
