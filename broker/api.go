@@ -104,6 +104,9 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
+	if r := b.inSyncRefusal(wait); r != nil {
+		return nil, r
+	}
 	queueID, sysFlag := a.queueID, a.sysFlag
 	props[message.PropCluster] = b.opts.BrokerClusterName
 	syncFlush := b.opts.FlushDiskType == "SYNC_FLUSH"

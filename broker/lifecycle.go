@@ -371,11 +371,6 @@ func (b *Broker) installProcessors() {
 	b.putHooks = append(b.putHooks, b.rejectTransactionHook, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these act on.
 	b.keyedHooks = len(b.putHooks)
-	if b.ctl != nil {
-		// Not a property hook: it turns the plain fast path off, in
-		// controller mode only.
-		b.putHooks = append(b.putHooks, b.inSyncReplicasHook)
-	}
 	b.registerHandlers()
 }
 

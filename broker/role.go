@@ -8,7 +8,6 @@ import (
 
 	"github.com/rmqio/rmq/broker/replicas"
 	"github.com/rmqio/rmq/internal/fastjson"
-	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/topicgroup"
 )
@@ -481,12 +480,13 @@ func (c *ctlBroker) RegisterNameServers() {
 // slaveLearnTries bounds those registrations; the periodic one goes on.
 const slaveLearnTries = 30
 
-// inSyncReplicasHook refuses, on a controller-mode master, a send that
-// waits for replication while the sync state set is smaller than
-// minInSyncReplicas (CommitLog.asyncPutMessage: IN_SYNC_REPLICAS_NOT_ENOUGH,
-// answered SYSTEM_ERROR "in-sync replicas not enough").
-func (b *Broker) inSyncReplicasHook(m *message.Message) error {
-	if !b.ctl.master.Load() || noWait(m.Properties) {
+// inSyncRefusal refuses, on a controller-mode master, a send that waits
+// for replication (WAIT not false) while the sync state set is smaller
+// than minInSyncReplicas (CommitLog.asyncPutMessage: IN_SYNC_REPLICAS_NOT_
+// ENOUGH, answered SYSTEM_ERROR "in-sync replicas not enough"); nil
+// otherwise. As stock, a oneway send is refused too (and not stored).
+func (b *Broker) inSyncRefusal(wait bool) *remoting.Refusal {
+	if b.ctl == nil || !wait || !b.ctl.master.Load() {
 		return nil
 	}
 	if set, _ := b.ctl.ha.SyncStateSet(); len(set) < b.opts.MinInSyncReplicas {

@@ -293,6 +293,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	switch {
 	case sh.Batch:
 		msgs, skipWait, refusal := b.batchMessages(sh, req.Body, &a, bornHost, deferFlush)
+		if refusal == nil {
+			refusal = b.inSyncRefusal(!skipWait) // role.go, controller mode
+		}
 		if refusal != nil {
 			return fail(refusal.Code, refusal.Remark)
 		}
@@ -302,6 +305,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 		}
 	case plain != nil:
 		// m stays on this goroutine's stack: the store copies it.
+		if r := b.inSyncRefusal(!plain.skipWait); r != nil {
+			return fail(r.Code, r.Remark)
+		}
 		var mv message.Message
 		m := &mv
 		b.textMessage(m, sh, req.Body, &a, bornHost, plain)
@@ -326,6 +332,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 			return fail(refusal.Code, refusal.Remark)
 		}
 		skipWait := m.SkipFlushWait
+		if r := b.inSyncRefusal(!skipWait); r != nil {
+			return fail(r.Code, r.Remark)
+		}
 		m.SkipFlushWait = skipWait || deferFlush
 		awaitFlush, awaitReplica = deferFlush && !skipWait, syncMaster && !skipWait
 		// The reply names the queue the producer addressed (or the DLQ), not

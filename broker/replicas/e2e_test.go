@@ -136,6 +136,7 @@ func startMemberHA(t *testing.T, ctlAddr, nsAddr, dir string, port int, stub boo
 		if !stub {
 			return
 		}
+		o.MinInSyncReplicas = 2
 		o.ControllerHA = func(_ *store.Store, _ *broker.Options, on func([]int64)) (replicas.Service, error) {
 			m.ha.propose = on
 			return m.ha, nil
@@ -210,6 +211,16 @@ func TestThreeBrokersUnderTheRmqController(t *testing.T) {
 		return g != nil && len(g.BrokerAddrs) == 3 && g.BrokerAddrs[0] == master.b.Broker.Addr()
 	}, "the name server to route the set")
 
+	// minInSyncReplicas=2 and a sync state set of the master alone: a
+	// send that waits is refused as stock (IN_SYNC_REPLICAS_NOT_ENOUGH);
+	// one that does not wait (WAIT=false) is stored.
+	if resp := master.b.Send(brokertest.Send{Topic: "TopicTest", Body: []byte("early")}); resp.Code != remoting.SystemError ||
+		resp.Remark != "in-sync replicas not enough" {
+		t.Fatalf("send below minInSyncReplicas: code %d %q", resp.Code, resp.Remark)
+	}
+	if resp := master.b.Send(brokertest.Send{Topic: "TopicTest", Body: []byte("nowait"), Props: brokertest.Props("WAIT", "false")}); resp.Code != remoting.Success {
+		t.Fatalf("WAIT=false send below minInSyncReplicas: code %d %q", resp.Code, resp.Remark)
+	}
 	// The HA service proposes all three: the controller takes it.
 	master.ha.propose([]int64{1, 2, 3})
 	testutil.WaitFor(t, 10*time.Second, func() bool {
@@ -238,7 +249,12 @@ func TestThreeBrokersUnderTheRmqController(t *testing.T) {
 		return m != nil && role(m).MasterEpoch > epoch1
 	}, "a new master")
 	t.Logf("stop -> new master: %v", time.Since(start))
-	newMaster, _ := masterOf()
+	newMaster, rest := masterOf()
+	newMaster.ha.propose([]int64{role(newMaster).ControllerID, role(rest[0]).ControllerID})
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		set, _ := newMaster.ha.SyncStateSet()
+		return len(set) == 2
+	}, "the new master's sync state set of two")
 	if code := send(newMaster, "after"); code != remoting.Success {
 		t.Fatalf("send to the new master: code %d", code)
 	}
