@@ -202,10 +202,15 @@ controller-oracle:
 controller-mixed:
 	CONTROLLER_ORACLE_PHASES="stock stock-mixed rmq-mixed" bash integration/java/controller-oracle.sh
 
-# store/ha/autoswitch's frames against a live Java 5.3.3 master in controller mode (library code, not yet in the broker).
+# store/ha/autoswitch against a live Java 5.3.3 master in controller mode: its frames, then its Service as an rmq slave.
 .PHONY: autoswitch-interop
 autoswitch-interop:
 	bash integration/java/autoswitch-java-master.sh
+
+# A Java 5.3.3 slave of an rmq master in controller mode (needs the broker wiring: RMQ_BIN, default bin/rmq).
+.PHONY: autoswitch-interop-slave
+autoswitch-interop-slave: build
+	RMQ_BIN=$${RMQ_BIN:-$(CURDIR)/bin/rmq} bash integration/java/autoswitch-java-slave.sh
 
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
 # 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the

@@ -137,10 +137,13 @@ func (w *warmer) pause() {
 	w.mu.Unlock()
 }
 
-// resume ends a pause and wakes the warmer.
-func (w *warmer) resume() {
+// resume ends a pause and wakes the warmer, which starts again from at,
+// the writer's position after a cut: nothing above it is reserved any
+// more, nor zeroed in files that still exist.
+func (w *warmer) resume(at int64) {
 	w.mu.Lock()
 	w.paused = false
+	w.reserved, w.done = at, at
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:

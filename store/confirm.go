@@ -33,8 +33,9 @@ import (
 // the gate again, records that no gate had allowed. So the gate is saved in
 // <Dir>/confirm (a slot file: the value, CRC, two slots written
 // alternately), as stock saves it in the checkpoint
-// (StoreCheckpoint.confirmPhyOffset), and Open starts gated at the saved
-// value, capped at the recovered end: recovery (the scan after a crash
+// (StoreCheckpoint.confirmPhyOffset), and Open, with
+// Options.RestoreConfirmOffset (controller mode), starts gated at the
+// saved value, capped at the recovered end: recovery (the scan after a crash
 // included) dispatches only the records that end at or below it, and the
 // queue offsets of the rest are taken from the records as for any record
 // not dispatched. The file is written only once a gate was set; a gate
@@ -59,17 +60,27 @@ func (s *Store) SetConfirmOffset(off int64) {
 	if off < 0 {
 		off = -1
 	}
-	old := s.confirm.Swap(off)
+	old := s.confirm.Load()
 	if old == off {
 		return
 	}
 	if off < 0 || old >= 0 && off > old {
+		// Raised: saved with the next checkpoint (a saved gate below the
+		// one in force only holds back more after a crash).
+		s.confirm.Store(off)
 		s.wakeDispatcher()
 		return
 	}
-	if err := s.saveConfirm(); err != nil {
+	// Set from none, or lowered: saved before it holds, so that a crash
+	// never finds a saved gate above one that was in force; the
+	// checkpoint's save, under the same lock, never writes the old one
+	// after it.
+	s.confirmMu.Lock()
+	defer s.confirmMu.Unlock()
+	if err := s.saveConfirmLocked(off); err != nil {
 		s.log.Error().Err(err).Int64("confirmOffset", off).Msg("store: cannot save the confirm offset")
 	}
+	s.confirm.Store(off)
 }
 
 // ConfirmOffset is the gate SetConfirmOffset set; -1 when there is none.
@@ -91,7 +102,11 @@ func (s *Store) dispatchLimit() int64 {
 func (s *Store) saveConfirm() error {
 	s.confirmMu.Lock()
 	defer s.confirmMu.Unlock()
-	g := s.confirm.Load()
+	return s.saveConfirmLocked(s.confirm.Load())
+}
+
+// saveConfirmLocked saves g; confirmMu is held.
+func (s *Store) saveConfirmLocked(g int64) error {
 	if s.confirmSF == nil {
 		if g < 0 {
 			// Nothing to keep: a store without the file is ungated.

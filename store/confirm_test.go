@@ -106,6 +106,7 @@ func TestConfirmOffsetGateSurvivesRestart(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			o := testOptions(t.TempDir())
+			o.RestoreConfirmOffset = true
 			s := openStore(t, o)
 			var puts []*PutResult
 			for i := 0; i < 40; i++ {
@@ -127,7 +128,9 @@ func TestConfirmOffsetGateSurvivesRestart(t *testing.T) {
 				dir = c.Dir
 			}
 			s.Close()
-			r := openStore(t, testOptions(dir))
+			ro := o
+			ro.Dir = dir
+			r := openStore(t, ro)
 			if g := r.ConfirmOffset(); g != gate {
 				t.Fatalf("gate after reopen %d, want %d", g, gate)
 			}
@@ -157,4 +160,21 @@ func TestConfirmOffsetFileOnlyWhenGated(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(o.Dir, confirmName)); err == nil {
 		t.Fatal("confirm file created without a gate")
 	}
+}
+
+// Without RestoreConfirmOffset (a broker not in controller mode) a saved
+// gate holds nothing back.
+func TestConfirmOffsetIgnoredWithoutRestore(t *testing.T) {
+	o := testOptions(t.TempDir())
+	s := openStore(t, o)
+	mustPut(t, s, testMessage("G", 0, 0))
+	s.SetConfirmOffset(s.MaxPhyOffset())
+	mustPut(t, s, testMessage("G", 0, 1))
+	s.Close()
+	r := openStore(t, o)
+	if g := r.ConfirmOffset(); g != -1 {
+		t.Fatalf("gate %d without RestoreConfirmOffset", g)
+	}
+	waitDispatched(t, r)
+	checkQueue(t, r, "G", 0, 2)
 }

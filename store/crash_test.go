@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(replicaCrashChildEnv); dir != "" {
 		os.Exit(runReplicaCrashChild(dir))
 	}
+	if arg := os.Getenv(truncateCrashChildEnv); arg != "" {
+		os.Exit(runTruncateCrashChild(arg))
+	}
 	os.Exit(m.Run())
 }
 

@@ -8,6 +8,8 @@
 //	commitlog/<20-digit start offset>                    MappedFileSizeCommitLog bytes each
 //	consumequeue/<topic>/<queueId>/<20-digit start byte>  MappedFileSizeConsumeQueue bytes each
 //	checkpoint                                           durable progress (below)
+//	confirm                                              the confirm offset gate, once one was set (confirm.go)
+//	truncate                                             a commitlog cut in progress (truncate.go)
 //	abort                                                present while open; left behind by a crash
 //	lock                                                 flock'ed by the owning process
 //	config/                                              broker JSON files (WriteFileAtomic)
@@ -164,6 +166,12 @@
 // complete yet in memory and writes and publishes whole records only, so
 // the dispatcher, the flushers and recovery treat replicated records as
 // their own and a crash never leaves a torn replicated record (replica.go).
+//
+// In controller mode (5.3.3) a slave is cut back to where it agrees with
+// a new master with TruncateTo, which announces the cut in the truncate
+// marker first and is completed by Open after a crash (truncate.go), and
+// what consumers see is bounded by the confirm offset (SetConfirmOffset):
+// the dispatcher stops before a record ending past it (confirm.go).
 //
 // # Clock
 //

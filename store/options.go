@@ -83,6 +83,11 @@ type Options struct {
 	EnableMultiDispatch   bool
 	EnableLmq             bool
 	MaxLmqConsumeQueueNum int
+	// RestoreConfirmOffset makes Open start gated at the confirm offset
+	// saved before (confirm.go): a broker in controller mode sets it. Off
+	// (the default), a saved gate is ignored, so a broker that left
+	// controller mode, which never sets a gate, is never held back by one.
+	RestoreConfirmOffset bool
 	// StoreHost is written as STOREHOST in every record and is part of every
 	// message id: the broker's registered address. It must be IPv4 (or unset).
 	StoreHost netip.AddrPort

@@ -77,6 +77,7 @@ type Store struct {
 	// truncPending is the offset of a cut TruncateTo could not complete
 	// (truncate.go), -1 otherwise.
 	truncPending atomic.Int64
+	truncOldEnd  int64 // the commitlog end before that cut; putMu guards it
 
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
@@ -207,11 +208,13 @@ func Open(opts Options) (*Store, error) {
 	if err := s.loadQueues(); err != nil {
 		return nil, err
 	}
-	gate, err := s.loadConfirm()
-	if err != nil {
-		return nil, err
+	if o.RestoreConfirmOffset {
+		gate, err := s.loadConfirm()
+		if err != nil {
+			return nil, err
+		}
+		s.confirm.Store(gate)
 	}
-	s.confirm.Store(gate)
 	// A cut TruncateTo announced and did not finish is completed first
 	// (truncate.go): recovery then starts below it and ends at it.
 	cutAt, cut, err := readTruncateMarker(o.Dir)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,9 +205,12 @@ func (s *Store) TruncateTo(off int64) error {
 	if err := WriteFileAtomic(s.opts.FS, filepath.Join(s.opts.Dir, truncateMarkerName), encodeTruncateMarker(off)); err != nil {
 		return fmt.Errorf("store: truncate to %d: write marker: %w", off, err)
 	}
+	if redo < 0 {
+		s.truncOldEnd = end
+	}
 	s.truncPending.Store(off)
 	s.cutInMemory(off)
-	if err := s.cutDurably(off, end); err != nil {
+	if err := s.cutDurably(off, max(end, s.truncOldEnd)); err != nil {
 		s.stallDispatch(off, fmt.Errorf("%w: the commitlog cut to %d is incomplete (%v): TruncateTo again or restart", ErrNotWritable, off, err))
 		return fmt.Errorf("store: truncate to %d: %w", off, err)
 	}
@@ -352,22 +356,12 @@ func (s *Store) truncateQueues(off int64) error {
 			dirs[q.dir] = struct{}{}
 		}
 	}
-	for _, d := range slices.Sorted(mapKeys(dirs)) {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		if err := syncDir(s.opts.FS, d); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func mapKeys(m map[string]struct{}) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // truncateCommitLog is step 5 at run time: end is the old commitlog end
@@ -394,15 +388,29 @@ func (s *Store) truncateCommitLog(off, end int64) error {
 			return err
 		}
 	}
-	if keep == len(files) {
-		return nil
+	if s.fault("truncate:after-zero") {
+		return errTruncateFault
 	}
 	// The warmer zeroes ahead in listed files through their descriptors,
 	// and the allocator has created (or is creating) the file after the
-	// newest: both keep away while files go.
+	// newest: both keep away while files go. The warmer then starts again
+	// from the cut, the writer's position.
 	if c.warm != nil {
 		c.warm.pause()
-		defer c.warm.resume()
+		defer c.warm.resume(off)
+	}
+	if keep == len(files) {
+		// Only the segment the allocator holds after the newest stays
+		// past it (a file an earlier attempt failed to remove does not).
+		after := f.start
+		if a := c.alloc; a != nil {
+			a.mu.Lock()
+			if a.cur != nil && a.cur.start == f.end() {
+				after = f.end()
+			}
+			a.mu.Unlock()
+		}
+		return s.removeSegmentsAfter(after)
 	}
 	var ahead *mappedFile
 	if a := c.alloc; a != nil {
@@ -435,12 +443,50 @@ func (s *Store) truncateCommitLog(off, end int64) error {
 		if err := d.remove(); err != nil {
 			errs = append(errs, err)
 		}
+		if s.fault("truncate:removed-file") {
+			return errTruncateFault
+		}
 	}
-	errs = append(errs, syncDir(s.opts.FS, c.dir))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := s.removeSegmentsAfter(f.start); err != nil {
+		return err
+	}
+	if err := syncDir(s.opts.FS, c.dir); err != nil {
+		return err
+	}
 	if c.alloc != nil {
 		c.alloc.request(f.end())
 	}
-	return errors.Join(errs...)
+	return nil
+}
+
+// removeSegmentsAfter deletes every commitlog file on disk that starts
+// after start, listed or not (a removal an earlier attempt did not finish:
+// recovery's scan would take the records of a file left behind for valid),
+// newest first, then fsyncs the directory.
+func (s *Store) removeSegmentsAfter(start int64) error {
+	dir := s.cl.dir
+	starts, err := listSegments(dir)
+	if err != nil {
+		return err
+	}
+	slices.Reverse(starts)
+	removed := false
+	for _, st := range starts {
+		if st <= start {
+			break
+		}
+		if err := os.Remove(filepath.Join(dir, segmentName(st))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		removed = true
+	}
+	if !removed {
+		return nil
+	}
+	return syncDir(s.opts.FS, dir)
 }
 
 // completeTruncation is Open's part for a cut announced by a marker: step

@@ -121,32 +121,44 @@ func (m *Master) Addr() net.Addr { return m.ln.Addr() }
 
 func (m *Master) accept() {
 	defer m.wg.Done()
-	for {
-		nc, err := m.ln.Accept()
-		if err != nil {
-			if m.closed.Load() {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			m.log.Warn().Err(err).Msg("ha: accept failed")
-			time.Sleep(100 * time.Millisecond) // pacing only (EMFILE)
-			continue
-		}
+	AcceptLoop(m.ln, m.closed.Load, m.log, func(nc net.Conn) bool {
 		c := newConn(m, nc)
 		m.mu.Lock()
 		if m.closed.Load() {
 			m.mu.Unlock()
 			nc.Close()
-			return
+			return false
 		}
 		m.conns[c] = struct{}{}
 		m.nconn.Store(int32(len(m.conns)))
 		m.mu.Unlock()
 		m.log.Info().Str("slave", c.addr).Msg("ha: slave connected")
 		c.start()
+		return true
+	})
+}
+
+// AcceptLoop accepts on ln until closed reports the owner closed (the
+// listener's error then ends it) or take returns false; a failed accept
+// is logged and retried after a pause (EMFILE). Both HA services use it.
+func AcceptLoop(ln net.Listener, closed func() bool, log zerolog.Logger, take func(net.Conn) bool) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if closed() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			log.Warn().Err(err).Msg("ha: accept failed")
+			time.Sleep(100 * time.Millisecond) // pacing only (EMFILE)
+			continue
+		}
+		if !take(nc) {
+			return
+		}
 	}
 }
 

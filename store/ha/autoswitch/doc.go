@@ -1,9 +1,11 @@
-// Package autoswitch holds the two foundations of 5.3.3 controller-mode
-// replication (AutoSwitchHAService, store/ha/autoswitch in
-// rocketmq-all-5.3.3) as library code, byte-compatible with the Java
-// broker so that rmq and Java 5.3.3 brokers can be members of one group.
-// Nothing here is wired into the broker yet; store/ha keeps the classic
-// master/slave protocol of 4.x and non-controller 5.x.
+// Package autoswitch is 5.3.3 controller-mode replication
+// (AutoSwitchHAService, store/ha/autoswitch in rocketmq-all-5.3.3),
+// byte-compatible with the Java broker so that rmq and Java 5.3.3 brokers
+// can be members of one group: the epoch file, the frames, the pure
+// truncation and transfer steps, and the runtime Service over them. The
+// broker wiring (controller registration, role changes, 1001/1007) is the
+// broker's, not this package's; store/ha keeps the classic master/slave
+// protocol of 4.x and non-controller 5.x (and the SYNC waiters both use).
 //
 // # What is built
 //
@@ -45,47 +47,62 @@
 // WriteSocketService does, including its habit of naming the next epoch
 // in the chunk that closes the current one.
 //
+// The runtime (service.go, masterconn.go, slave.go). Service listens on
+// the HA port in every role. As master (ChangeToMaster: refuse an epoch
+// below the last, drop connections and the slave client, drop pending
+// replicated bytes with TruncateTo at the end, remove the store's gate and
+// wait for the dispatch, drop epoch entries at or above the epoch or
+// starting at or after the end, Append(epoch, end) durably) each
+// connection has a reader (SlaveDecoder: the handshake's broker id and
+// flags, the reports as acks) and a writer (the epoch table for each
+// handshake, TransferStart on the first report, TransferCursor chunks with
+// the confirm offset, heartbeats, housekeeping). The writer copies one
+// batch out of the store, then writes: no lock is held across a socket.
+// Acks move the catch-up times, may propose an expansion of the sync
+// state set (ack >= confirm offset and >= the current epoch's start), and
+// recompute the confirm offset (minimum ack over the set with
+// allAckInSyncStateSet and more than one accepted member, else the end),
+// pushed to the store's gate (-1 when off), and the SYNC release point for
+// store/ha's Waiters (every member but the master with
+// allAckInSyncStateSet, else inSyncReplicas counting the master, at once
+// for 1; IsSlaveOK never refuses a master's send: 5.3.3 has no
+// SLAVE_NOT_AVAILABLE). CheckSyncStateSet, every
+// checkSyncStateSetPeriod on the injected clock, proposes out members not
+// caught up for haMaxTimeSlaveNotCatchup or never seen, and a member's
+// disconnect proposes it out. Proposals only go to OnSyncStateSetChange;
+// the set changes when the broker calls SetSyncStateSet with what the
+// controller accepted (meanwhile the union counts, as stock's
+// isSynchronizingSyncStateSet). As slave (ChangeToSlave, SetMasterHAAddr)
+// a client connects with backoff, sends its handshake, runs PlanTruncate
+// on the master's table, TruncateTo and TruncateSuffixByOffset, reports,
+// then appends chunks (a mismatched offset closes), records new epochs
+// (and, for a chunk below its header's epoch start, the master's epoch
+// holding it, which a stock slave misses when its first chunk closes an
+// epoch), gates its store at min(confirm offset, end) and reports its end
+// on change and on the heartbeat interval. A restarted slave keeps the gate
+// its store reloaded.
+//
 // Checked against Java: testdata/java-5.3.3 holds epoch files written by
 // the 5.3.3 jar and by a live 5.3.3 master, and the small Java programs
 // that cross-checked parsing, consistent points and frame sizes; and
 // integration/java/autoswitch-java-master.sh runs TestJavaMaster, which
-// replicates a live Java 5.3.3 master's commitlog with these frames.
+// replicates a live Java 5.3.3 master's commitlog with these frames, and
+// TestJavaMasterService, the Service as an rmq slave (real store) of that
+// master.
 //
-// # What the broker wiring will need
+// # What the broker wiring needs
 //
-//   - Controller registration (codes 1001-1013) to learn the broker id,
-//     the role, the master epoch and the sync state set, and the master's
-//     HA address from the name server register result.
-//   - changeToMaster(epoch): refuse an epoch below LastEpoch, drop the HA
-//     connections, truncate undispatched commitlog data, then
-//     Append(epoch, commitlog max offset) before accepting writes
-//     (AutoSwitchHAService.java:115-162). changeToSlave: stop serving
-//     writes and connect to the new master's HA address.
-//   - On the master, per connection: read SlaveDecoder frames; answer the
-//     handshake with AppendMasterHandshake(Entries(), max offset,
-//     LastEpoch()); on the first report pick the start (0 means the
-//     commitlog's min offset, or the last file with isSyncFromLastFile);
-//     send chunks that never cross an epoch boundary (FindEpochByOffset,
-//     NextEntry), with the epoch and epoch start of the chunk's offset and
-//     a real confirm offset: a Java slave builds its consume queues only up
-//     to the confirm offset it is sent.
-//   - The confirm offset: the minimum ack over the sync state set when
-//     allAckInSyncStateSet and the set has more than one member, else the
-//     max offset (CommitLog.getConfirmOffset, AutoSwitchHAService
-//     computeConfirmOffset); the slave keeps min(sent, its max).
-//   - Sync state set: expand when a slave's ack reaches the confirm offset
-//     and the current epoch's start, shrink when it lags
-//     haMaxTimeSlaveNotCatchup or disconnects, both reported to the
-//     controller with code 1001; refuse sends below minInSyncReplicas with
-//     IN_SYNC_REPLICAS_NOT_ENOUGH.
-//   - On the slave: send the handshake, run PlanTruncate on the master's
-//     table, truncate the commitlog and TruncateSuffixByOffset to the
-//     plan's offset, enter TRANSFER; on each chunk check the offset equals
-//     its max offset, Append(epoch, epochStart) when the epoch changes
-//     (ErrEpochOrder for an entry it already holds is expected and ignored,
-//     as stock ignores appendEntry's false),
-//     append the body, take the confirm offset and report its new max.
-//     A frame whose state differs from the slave's closes the connection.
+//   - Controller registration (codes 1001-1013) to learn the broker id
+//     (SetLocalBrokerID / ChangeToSlave's id), the role, the master epoch
+//     and the sync state set (SetSyncStateSet), and the master's HA
+//     address from the name server register result (SetMasterHAAddr).
+//   - ChangeToMaster before accepting writes (always SYNC_MASTER in
+//     controller mode: WaitReplicated for sends that wait for the store),
+//     ChangeToSlave to stop serving writes.
+//   - OnSyncStateSetChange: report the proposal with ALTER_SYNC_STATE_SET
+//     (1001) and call SetSyncStateSet with the answer; refuse sends below
+//     minInSyncReplicas with IN_SYNC_REPLICAS_NOT_ENOUGH.
+//   - GET_BROKER_EPOCH_CACHE (1007) from Epochs(); haStatus from Stats().
 //   - Commitlog cleanup: TruncatePrefixByOffset(min offset) when old files
-//     are deleted.
+//     are deleted (not done by the Service).
 package autoswitch

@@ -2,12 +2,13 @@ package autoswitch
 
 import (
 	"context"
-	"errors"
 	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rmqio/rmq/store/ha"
 )
 
 // The master's side of a slave connection (AutoSwitchHAConnection): a
@@ -21,26 +22,13 @@ import (
 // handshakes while the service is not a master is closed.
 func (s *Service) accept() {
 	defer s.wg.Done()
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			if s.closed.Load() {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			s.log.Warn().Err(err).Msg("autoswitch: accept failed")
-			time.Sleep(100 * time.Millisecond) // pacing only (EMFILE)
-			continue
-		}
+	ha.AcceptLoop(s.ln, s.closed.Load, s.log, func(nc net.Conn) bool {
 		c := newMasterConn(s, nc)
 		s.mu.Lock()
 		if s.closed.Load() {
 			s.mu.Unlock()
 			nc.Close()
-			return
+			return false
 		}
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
@@ -48,7 +36,8 @@ func (s *Service) accept() {
 		s.wg.Add(2)
 		go c.readLoop()
 		go c.writeLoop()
-	}
+		return true
+	})
 }
 
 type masterConn struct {
@@ -253,7 +242,9 @@ func (c *masterConn) writeLoop() {
 					lastWrite = s.cfg.Clock.Now()
 					sent = true
 				}
-			} else {
+			} else if cur.Next >= s.st.MaxPhyOffset() {
+				// Nothing left to send (not an offset the commitlog no
+				// longer holds, which this slave never gets past).
 				s.markCaughtUp(c)
 			}
 		}

@@ -74,8 +74,10 @@ type Config struct {
 	AsyncLearner     bool
 	// SlaveTimeout (slaveTimeout, 3 s) is WaitReplicated's deadline.
 	SlaveTimeout time.Duration
-	// FallBehindMax (haMaxGapNotInSync, 256 MiB) bounds IsSlaveOK's lag.
-	FallBehindMax int64
+	// InSyncReplicas (inSyncReplicas, 1): without AllAckInSyncStateSet a
+	// SYNC send waits for InSyncReplicas-1 slaves' acks, none (released
+	// at once) when it is 1 or less (CommitLog.handleHA, :1317-1332).
+	InSyncReplicas int
 	// ReconnectDelay is the slave's pause before connecting again (5 s);
 	// DialTimeout bounds a connection attempt (3 s).
 	ReconnectDelay time.Duration
@@ -110,8 +112,8 @@ func (c *Config) normalize() {
 		c.TransferBatchSize = 32 << 10
 	}
 	c.TransferBatchSize = min(c.TransferBatchSize, MaxTransferBody)
-	if c.FallBehindMax <= 0 {
-		c.FallBehindMax = 256 << 20
+	if c.InSyncReplicas <= 0 {
+		c.InSyncReplicas = 1
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -225,18 +227,9 @@ func (s *Service) Close() {
 		s.ln.Close()
 	}
 	s.mu.Lock()
-	conns := s.takeConnsLocked()
-	c, w := s.client, s.waiters
-	s.client, s.waiters = nil, nil
-	s.role = RoleNone
+	release := s.leaveLocked(RoleNone)
 	s.mu.Unlock()
-	closeAll(conns)
-	if c != nil {
-		c.close()
-	}
-	if w != nil {
-		w.Close()
-	}
+	release()
 	s.wg.Wait()
 }
 
@@ -258,26 +251,12 @@ func (s *Service) SetLocalBrokerID(id int64) {
 // (epoch, commitlog end) durably. The broker takes writes only after it
 // returns nil.
 func (s *Service) ChangeToMaster(epoch int32) error {
-	if last := s.epochs.LastEpoch(); epoch < last {
-		return fmt.Errorf("%w: %d < %d", ErrEpochFenced, epoch, last)
+	// RoleNone until the end: connections arriving meanwhile are refused.
+	release, err := s.switchRole(epoch, RoleNone, nil)
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return errors.New("autoswitch: service closed")
-	}
-	conns := s.takeConnsLocked()
-	c, w := s.client, s.waiters
-	s.client, s.waiters = nil, nil
-	s.role = RoleNone // connections arriving now are refused until the end
-	s.mu.Unlock()
-	closeAll(conns)
-	if c != nil {
-		c.close()
-	}
-	if w != nil {
-		w.Close()
-	}
+	release()
 
 	// truncateInvalidMsg: this store's commitlog never holds a torn
 	// replicated record, only its pending bytes, which TruncateTo at the
@@ -288,7 +267,7 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 	s.pushGate(-1)
 	end := s.st.MaxPhyOffset()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err := s.st.WaitDispatched(ctx, end)
+	err = s.st.WaitDispatched(ctx, end)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("autoswitch: waiting for the dispatch to %d: %w", end, err)
@@ -325,29 +304,23 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 // master sends becomes visible as the master confirms it; a store with a
 // gate (a restarted slave) keeps it, so it serves no more than it did.
 func (s *Service) ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrokerID int64) error {
-	if last := s.epochs.LastEpoch(); masterEpoch < last {
-		return fmt.Errorf("%w: %d < %d", ErrEpochFenced, masterEpoch, last)
+	var c *slaveClient
+	var addr string
+	release, err := s.switchRole(masterEpoch, RoleSlave, func() {
+		s.localID = selfBrokerID
+		s.proposed = nil
+		if masterHAAddr != "" {
+			s.masterAddr = masterHAAddr
+		}
+		if s.client == nil {
+			s.client = newSlaveClient(s)
+			s.client.start()
+		}
+		c, addr = s.client, s.masterAddr
+	})
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return errors.New("autoswitch: service closed")
-	}
-	conns := s.takeConnsLocked()
-	w := s.waiters
-	s.waiters = nil
-	s.role = RoleSlave
-	s.localID = selfBrokerID
-	s.proposed = nil
-	if masterHAAddr != "" {
-		s.masterAddr = masterHAAddr
-	}
-	if s.client == nil {
-		s.client = newSlaveClient(s)
-		s.client.start()
-	}
-	c, addr := s.client, s.masterAddr
-	s.mu.Unlock()
 	s.gated.Store(false)
 	gate := s.st.ConfirmOffset()
 	if gate < 0 {
@@ -355,10 +328,7 @@ func (s *Service) ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrok
 	}
 	s.slaveConfirm.Store(gate)
 	s.pushGate(gate)
-	closeAll(conns)
-	if w != nil {
-		w.Close()
-	}
+	release()
 	c.setAddr(addr)
 	s.log.Info().Str("master", addr).Int32("epoch", masterEpoch).Int64("brokerId", selfBrokerID).Msg("autoswitch: changed to slave")
 	return nil
@@ -425,7 +395,8 @@ func (s *Service) confirmLocked() int64 {
 
 // WaitReplicated calls fn(true) once the slaves acked end — every member
 // of the sync state set but the master with AllAckInSyncStateSet (at once
-// when the set is the master alone), any slave otherwise — or fn(false)
+// when the set is the master alone), InSyncReplicas-1 slaves otherwise (at
+// once for InSyncReplicas <= 1) — or fn(false)
 // SlaveTimeout after the call, at a role change or at Close. fn runs on
 // the goroutine of the ack, of the expiry or of the caller and must not
 // block. No goroutine or poll exists per call.
@@ -441,20 +412,15 @@ func (s *Service) WaitReplicated(end int64, fn func(ok bool)) {
 	s.wakeWriters()
 }
 
-// IsSlaveOK is true on a master with a connected slave (not an async
-// learner) whose ack is less than FallBehindMax behind end.
+// IsSlaveOK is true on a master: 5.3.3 never answers a SYNC send with
+// SLAVE_NOT_AVAILABLE (CommitLog has no isSlaveOK any more); in
+// controller mode the only refusal is IN_SYNC_REPLICAS_NOT_ENOUGH, by
+// the sync state set's size, which the broker checks, and a send then
+// waits (WaitReplicated) and ends PUT_OK or FLUSH_SLAVE_TIMEOUT.
 func (s *Service) IsSlaveOK(end int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.role != RoleMaster {
-		return false
-	}
-	for c := range s.conns {
-		if ack := c.ack.Load(); c.handshook && !c.asyncLearner && ack >= 0 && end-ack < s.cfg.FallBehindMax {
-			return true
-		}
-	}
-	return false
+	return s.role == RoleMaster
 }
 
 // SlaveStat is one slave connection on the master.
@@ -563,9 +529,19 @@ func (s *Service) refreshLocked() func() {
 				}
 			}
 		}
+	} else if k := s.cfg.InSyncReplicas - 1; k <= 0 {
+		rel = math.MaxInt64 // handleHA: needAckNums <= 1 is PUT_OK at once
 	} else {
+		// GroupTransferService: ackNums counts the master and every
+		// connection that acked; the release point is the k-th highest
+		// ack.
+		acks := make([]int64, 0, len(s.conns))
 		for c := range s.conns {
-			rel = max(rel, c.ack.Load())
+			acks = append(acks, c.ack.Load())
+		}
+		if len(acks) >= k {
+			slices.Sort(acks)
+			rel = acks[len(acks)-k]
 		}
 	}
 	s.ackSeq++
@@ -777,6 +753,49 @@ func (s *Service) wakeWriters() {
 	close(s.wake)
 	s.wake = make(chan struct{})
 	s.wakeMu.Unlock()
+}
+
+// switchRole refuses an epoch below the epoch file's last, then, under
+// mu, leaves the current role for role and runs edit; the returned
+// release closes what was left (connections, waiters, and the slave
+// client unless role is RoleSlave) once mu is released.
+func (s *Service) switchRole(epoch int32, role Role, edit func()) (func(), error) {
+	if last := s.epochs.LastEpoch(); epoch < last {
+		return nil, fmt.Errorf("%w: %d < %d", ErrEpochFenced, epoch, last)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, errors.New("autoswitch: service closed")
+	}
+	release := s.leaveLocked(role)
+	if edit != nil {
+		edit()
+	}
+	return release, nil
+}
+
+// leaveLocked sets role and takes the connections, the waiters (which
+// fail) and, unless role is RoleSlave, the slave client, returning their
+// closing.
+func (s *Service) leaveLocked(role Role) func() {
+	conns := s.takeConnsLocked()
+	w := s.waiters
+	s.waiters = nil
+	var c *slaveClient
+	if role != RoleSlave {
+		c, s.client = s.client, nil
+	}
+	s.role = role
+	return func() {
+		closeAll(conns)
+		if c != nil {
+			c.close()
+		}
+		if w != nil {
+			w.Close()
+		}
+	}
 }
 
 func (s *Service) takeConnsLocked() []*masterConn {

@@ -100,13 +100,14 @@ func TestReplicateAcrossEpochAndFileRoll(t *testing.T) {
 		t.Fatalf("master confirm %d gate %d", m.ConfirmOffset(), mst.gateValue())
 	}
 	testutil.WaitFor(t, testWait, func() bool { return sst.gateValue() == 6000 && sl.ConfirmOffset() == 6000 }, "the slave's gate")
-	st := m.Stats()
-	if st.Role != RoleMaster || len(st.Slaves) != 1 || st.Slaves[0].BrokerID != 2 || st.Slaves[0].AckOffset != 6000 {
-		t.Fatalf("master stats %+v", st)
-	}
-	if ss := sl.Stats(); ss.Role != RoleSlave || !ss.Connected || ss.ReportedOffset != 6000 || ss.SlaveSessions < 2 {
-		t.Fatalf("slave stats %+v", ss)
-	}
+	testutil.WaitFor(t, testWait, func() bool {
+		st := m.Stats()
+		return st.Role == RoleMaster && len(st.Slaves) == 1 && st.Slaves[0].BrokerID == 2 && st.Slaves[0].AckOffset == 6000
+	}, "the master's stats to show the slave's ack")
+	testutil.WaitFor(t, testWait, func() bool {
+		ss := sl.Stats()
+		return ss.Role == RoleSlave && ss.Connected && ss.ReportedOffset == 6000 && ss.SlaveSessions >= 2
+	}, "the slave's stats")
 }
 
 // A slave whose tail was written under an epoch the new master does not
@@ -366,13 +367,27 @@ func TestSyncStateSetAndWaiters(t *testing.T) {
 	}
 }
 
-// Without allAckInSyncStateSet any slave's ack releases a SYNC send, and
-// IsSlaveOK follows the fall-behind bound.
-func TestWaitReplicatedAnySlave(t *testing.T) {
+// Without allAckInSyncStateSet a SYNC send waits for inSyncReplicas-1
+// slaves' acks (none: released at once for 1, the default), and
+// IsSlaveOK never refuses on a master (5.3.3 has no SLAVE_NOT_AVAILABLE).
+func TestWaitReplicatedInSyncReplicas(t *testing.T) {
 	clk := manualClock()
 	mst := newFakeStore(1 << 20)
+	one := node(t, newFakeStore(1<<20), t.TempDir(), func(c *Config) { c.Clock = clk })
+	if one.IsSlaveOK(0) {
+		t.Fatal("IsSlaveOK before a role")
+	}
+	if err := one.ChangeToMaster(1); err != nil {
+		t.Fatal(err)
+	}
+	var w0 atomic.Int32
+	one.WaitReplicated(1000, func(ok bool) { w0.Store(map[bool]int32{true: 1, false: 2}[ok]) })
+	if w0.Load() != 1 || !one.IsSlaveOK(1000) {
+		t.Fatalf("inSyncReplicas 1: released %d, IsSlaveOK %v", w0.Load(), one.IsSlaveOK(1000))
+	}
+
 	m := node(t, mst, t.TempDir(), func(c *Config) {
-		c.Clock, c.LocalBrokerID, c.FallBehindMax = clk, 1, 1000
+		c.Clock, c.LocalBrokerID, c.InSyncReplicas = clk, 1, 3
 		c.HousekeepingInterval = time.Hour
 	})
 	if err := m.ChangeToMaster(1); err != nil {
@@ -381,17 +396,19 @@ func TestWaitReplicatedAnySlave(t *testing.T) {
 	mst.put(randBytes(3000, 12))
 	var w atomic.Int32
 	m.WaitReplicated(3000, func(ok bool) { w.Store(map[bool]int32{true: 1, false: 2}[ok]) })
-	if m.IsSlaveOK(3000) {
-		t.Fatal("IsSlaveOK with no slave")
+	r1 := dialRaw(t, m.Addr().String(), 5, 0)
+	r1.drain()
+	r1.report(3000)
+	testutil.WaitFor(t, testWait, func() bool { s := m.Stats(); return len(s.Slaves) == 1 && s.Slaves[0].AckOffset == 3000 }, "the first ack")
+	time.Sleep(20 * time.Millisecond)
+	if w.Load() != 0 {
+		t.Fatal("released by one ack of the two inSyncReplicas=3 needs")
 	}
-	r := dialRaw(t, m.Addr().String(), 5, 0)
-	r.drain()
-	r.report(2500)
-	testutil.WaitFor(t, testWait, func() bool { return m.IsSlaveOK(3000) }, "IsSlaveOK")
-	if m.IsSlaveOK(3500) || w.Load() != 0 {
-		t.Fatal("fall-behind bound or early release")
-	}
-	r.report(3000)
+	r2 := dialRaw(t, m.Addr().String(), 6, 0)
+	r2.drain()
+	r2.report(2999)
+	testutil.WaitFor(t, testWait, func() bool { s := m.Stats(); return len(s.Slaves) == 2 }, "the second slave")
+	r2.report(3000)
 	testutil.WaitFor(t, testWait, func() bool { return w.Load() == 1 }, "the release")
 	if m.ConfirmOffset() != 3000 || mst.gateValue() != -1 {
 		t.Fatalf("confirm %d gate %d", m.ConfirmOffset(), mst.gateValue())
@@ -587,4 +604,37 @@ func TestNewSlaveGetsEveryEpoch(t *testing.T) {
 	sameBytes(t, mst, sst)
 	want := []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 3000}}
 	testutil.WaitFor(t, testWait, func() bool { return slices.Equal(entriesOf(sl.Epochs()), want) }, "the slave's epochs")
+}
+
+// A slave asking for an offset the master's commitlog no longer holds
+// (cleaned files) never gets past it: the writer must not count it as
+// caught up, and the check proposes it out of the sync state set.
+func TestSlaveBelowMinOffsetIsNotCaughtUp(t *testing.T) {
+	clk := manualClock()
+	var props proposals
+	mst := newFakeStore(4096)
+	mst.base = 4096 // the first file was deleted
+	mst.put(randBytes(1000, 17))
+	dir := t.TempDir()
+	ef, _ := OpenEpochFile(nil, filepath.Join(dir, "epochFileCheckpoint"))
+	if err := ef.Append(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	m := node(t, mst, dir, func(c *Config) {
+		c.Clock, c.LocalBrokerID, c.OnSyncStateSetChange = clk, 1, props.add
+		c.HousekeepingInterval = time.Hour
+		c.CheckSyncStateSetInterval = time.Hour // only the test's own check
+	})
+	if err := m.ChangeToMaster(2); err != nil {
+		t.Fatal(err)
+	}
+	m.SetSyncStateSet([]int64{1, 2}, 1)
+	r := dialRaw(t, m.Addr().String(), 2, 0)
+	r.drain()
+	r.report(100)
+	testutil.WaitFor(t, testWait, func() bool { s := m.Stats(); return len(s.Slaves) == 1 && s.Slaves[0].TransferFrom == 100 }, "the transfer start")
+	clk.Advance(16 * time.Second)
+	time.Sleep(300 * time.Millisecond) // the writer loops every 100 ms
+	m.CheckSyncStateSet()
+	props.wait(t, []int64{1})
 }

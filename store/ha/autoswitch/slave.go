@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rmqio/rmq/store/ha"
 )
 
 // The slave's side (AutoSwitchHAClient): connect to the master's HA
@@ -20,16 +22,9 @@ import (
 var errOffsetMismatch = errors.New("autoswitch: master pushed offset not equal the slave's end")
 
 type slaveClient struct {
-	s *Service
-
-	mu      sync.Mutex
-	addr    string
-	nc      net.Conn
-	stopped bool
-	changed chan struct{}
-	stop    chan struct{}
-	done    sync.WaitGroup
-	wmu     sync.Mutex // serialises reports
+	s      *Service
+	follow *ha.Follower
+	wmu    sync.Mutex // serialises reports
 
 	connected atomic.Bool
 	reported  atomic.Int64
@@ -38,81 +33,18 @@ type slaveClient struct {
 }
 
 func newSlaveClient(s *Service) *slaveClient {
-	return &slaveClient{s: s, changed: make(chan struct{}, 1), stop: make(chan struct{})}
+	c := &slaveClient{s: s}
+	c.follow = ha.NewFollower(s.cfg.Clock, s.cfg.ReconnectDelay, s.log, c.session)
+	return c
 }
 
-func (c *slaveClient) start() {
-	c.done.Add(1)
-	go c.run()
-}
+func (c *slaveClient) start() { c.follow.Start() }
 
 // setAddr follows addr ("" for none); a change closes the current session
 // and connects at once.
-func (c *slaveClient) setAddr(addr string) {
-	c.mu.Lock()
-	if addr == c.addr {
-		c.mu.Unlock()
-		return
-	}
-	c.addr = addr
-	if c.nc != nil {
-		c.nc.Close()
-	}
-	c.mu.Unlock()
-	select {
-	case c.changed <- struct{}{}:
-	default:
-	}
-}
+func (c *slaveClient) setAddr(addr string) { c.follow.SetAddr(addr) }
 
-func (c *slaveClient) close() {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		return
-	}
-	c.stopped = true
-	close(c.stop)
-	if c.nc != nil {
-		c.nc.Close()
-	}
-	c.mu.Unlock()
-	c.done.Wait()
-}
-
-func (c *slaveClient) run() {
-	defer c.done.Done()
-	log := c.s.log
-	for {
-		c.mu.Lock()
-		addr := c.addr
-		c.mu.Unlock()
-		select {
-		case <-c.changed: // older than this attempt
-		default:
-		}
-		if addr != "" {
-			if err := c.session(addr); err != nil {
-				log.Info().Err(err).Str("master", addr).Dur("retryIn", c.s.cfg.ReconnectDelay).Msg("autoswitch: session with the master ended")
-			}
-			t := c.s.cfg.Clock.NewTimer(c.s.cfg.ReconnectDelay)
-			select {
-			case <-t.C():
-			case <-c.changed:
-			case <-c.stop:
-				t.Stop()
-				return
-			}
-			t.Stop()
-			continue
-		}
-		select {
-		case <-c.changed:
-		case <-c.stop:
-			return
-		}
-	}
-}
+func (c *slaveClient) close() { c.follow.Close() }
 
 // session runs one connection until an error.
 func (c *slaveClient) session(addr string) error {
@@ -121,14 +53,9 @@ func (c *slaveClient) session(addr string) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.stopped || c.addr != addr {
-		c.mu.Unlock()
-		nc.Close()
+	if !c.follow.Attach(addr, nc) {
 		return nil
 	}
-	c.nc = nc
-	c.mu.Unlock()
 	c.sessions.Add(1)
 	c.lastRead.Store(s.cfg.Clock.Now().UnixNano())
 	done := make(chan struct{})
@@ -138,9 +65,7 @@ func (c *slaveClient) session(addr string) error {
 		nc.Close()
 		hb.Wait()
 		c.connected.Store(false)
-		c.mu.Lock()
-		c.nc = nil
-		c.mu.Unlock()
+		c.follow.Detach()
 	}()
 
 	s.mu.Lock()
@@ -217,10 +142,15 @@ func (ss *slaveSession) onFrame(f *MasterFrame) error {
 		// PlanTruncate accepted the table: it is in order.
 		ss.master, _ = NewEpochTable(f.Handshake.Entries)
 		ss.handshook = true
-		c.connected.Store(true)
 		s.log.Info().Int64("masterMax", f.Handshake.MaxOffset).Int32("masterEpoch", f.Handshake.LastEpoch).
 			Int64("offset", st.ReplicaEnd()).Msg("autoswitch: handshake with the master done")
-		return c.report(ss.nc, st.ReplicaEnd())
+		// Heartbeats start after this first report: before it, the last
+		// report is the previous session's, maybe above the cut.
+		if err := c.report(ss.nc, st.ReplicaEnd()); err != nil {
+			return err
+		}
+		c.connected.Store(true)
+		return nil
 	}
 	if !ss.handshook {
 		return fmt.Errorf("%w: transfer before the handshake", ErrFrame)
@@ -289,23 +219,32 @@ func (c *slaveClient) heartbeat(nc net.Conn, done <-chan struct{}) {
 		if !c.connected.Load() {
 			continue // still in HANDSHAKE
 		}
-		if err := c.report(nc, c.reported.Load()); err != nil {
+		if err := c.report(nc, -1); err != nil {
 			nc.Close()
 			return
 		}
 	}
 }
 
-// report sends the slave's end (reportSlaveOffset, :322-329).
+// report sends the slave's end (reportSlaveOffset, :322-329); -1 repeats
+// the last report (a heartbeat), read under wmu so that it never sends an
+// offset older than a report that overtook it.
 func (c *slaveClient) report(nc net.Conn, off int64) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if off < 0 {
+		off = c.reported.Load()
+	}
 	var b [SlaveReportSize]byte
-	if err := c.write(nc, AppendSlaveReport(b[:0], off)); err != nil {
+	_ = nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HousekeepingInterval))
+	if _, err := nc.Write(AppendSlaveReport(b[:0], off)); err != nil {
 		return err
 	}
 	c.reported.Store(off)
 	return nil
 }
 
+// write sends b (the handshake) under wmu.
 func (c *slaveClient) write(nc net.Conn, b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
