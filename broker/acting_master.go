@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
@@ -51,10 +52,24 @@ import (
 //   - Consumers commit offsets to the slave as to any slave
 //     (UPDATE_CONSUMER_OFFSET is stored, role.go).
 //
-// rmq speaks 901/904 to the name server, as a 5.3.3 broker with
-// compatibleWithOldNameSrv=false; stock's default (true) reads the
-// members from the route of rmq_sys_SYNC_BROKER_MEMBER_<brokerName>
-// instead, which rmq does not create.
+// With compatibleWithOldNameSrv (true, as stock) the broker speaks to the
+// name server only in 4.x codes: its heartbeat is QUERY_DATA_VERSION (322,
+// BrokerOuterAPI.sendHeartbeatViaDataVersion: the topic table's
+// dataVersion, which renews the registration when it is unchanged) and
+// its group's members are the broker addresses of its group in the route
+// of rmq_sys_SYNC_BROKER_MEMBER_<brokerName> (getBrokerMemberGroup-
+// Compatible), a topic every broker creates (perm INHERIT, 1/1 queues,
+// TopicConfigManager) and whose route the name server never rewrites.
+// Set to false, it sends BROKER_HEARTBEAT (904) and GET_BROKER_MEMBER_GROUP
+// (901), which only a 5.x name server serves.
+//
+// A slave that learns its master is back without its HA address (the
+// member polls; a 905 without haBrokerAddr) asks the master for it with
+// EXCHANGE_BROKER_HA_INFO (906, BrokerController.onMasterOnline,
+// retrieveBrokerHaInfo); every broker serves 906 (processExchangeBrokerHAInfo).
+// 5.3.3's other use of 906, a master with totalReplicas > 1 telling its
+// slaves its HA address before it registers (BrokerPreOnlineService), has
+// no counterpart: rmq has no pre-online phase.
 
 // ActingMasterConfig holds the slave-acting-master keys (5.3.3 BrokerConfig).
 type ActingMasterConfig struct {
@@ -69,10 +84,14 @@ type ActingMasterConfig struct {
 	BrokerNotActiveTimeoutMillis int64 `conf:"brokerNotActiveTimeoutMillis"`
 	// SyncBrokerMemberGroupPeriod is the 901 period (ms).
 	SyncBrokerMemberGroupPeriod int `conf:"syncBrokerMemberGroupPeriod"`
+	// CompatibleWithOldNameSrv heartbeats with QUERY_DATA_VERSION and reads
+	// the group's members from a system topic's route instead of 904/901.
+	CompatibleWithOldNameSrv bool `conf:"compatibleWithOldNameSrv"`
 }
 
 func defaultActingMasterConfig() ActingMasterConfig {
-	return ActingMasterConfig{BrokerHeartbeatInterval: 1000, BrokerNotActiveTimeoutMillis: 10000, SyncBrokerMemberGroupPeriod: 1000}
+	return ActingMasterConfig{BrokerHeartbeatInterval: 1000, BrokerNotActiveTimeoutMillis: 10000, SyncBrokerMemberGroupPeriod: 1000,
+		CompatibleWithOldNameSrv: true}
 }
 
 func (c *ActingMasterConfig) validate() []error {
@@ -90,6 +109,9 @@ type actingMaster struct {
 	minID    int64
 	minAddr  string
 	escapeRR atomic.Uint32 // rotates the escape's queue choice
+	// initMaxOffset is the commitlog's end at New (getBrokerInitMaxOffset),
+	// the masterFlushOffset a master answers 906 with.
+	initMaxOffset int64
 
 	// special orders the switches of the special services; running is
 	// whether they run (setSpecialServices).
@@ -140,11 +162,24 @@ func (b *Broker) startActingMaster() {
 
 // sendHeartbeat sends BROKER_HEARTBEAT, oneway and without a brokerId (as
 // BrokerOuterAPI.sendHeartbeat: a name server hosting a controller tells
-// it from a controller-mode heartbeat by that), to every name server.
+// it from a controller-mode heartbeat by that), to every name server; with
+// compatibleWithOldNameSrv, QUERY_DATA_VERSION with the topic table's
+// dataVersion instead (sendHeartbeatViaDataVersion).
 func (b *Broker) sendHeartbeat() {
-	h := remoting.BrokerHeartbeatRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerAddr: b.runtime().addr(), BrokerName: b.opts.BrokerName}
+	addr := b.runtime().addr()
+	req := func() *remoting.Command {
+		h := remoting.BrokerHeartbeatRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerAddr: addr, BrokerName: b.opts.BrokerName}
+		return remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)
+	}
+	if b.opts.CompatibleWithOldNameSrv {
+		dv := b.topics.DataVersion()
+		req = func() *remoting.Command {
+			h := remoting.BrokerIdentityRequestHeader{BrokerName: b.opts.BrokerName, BrokerAddr: addr, ClusterName: b.opts.BrokerClusterName, BrokerID: b.opts.BrokerID}
+			return remoting.NewRequest(remoting.QueryDataVersion, h.Fields(), remoting.MarshalBody(&dv))
+		}
+	}
 	for _, ns := range b.opts.NamesrvAddrs() {
-		if err := b.nsCli.Oneway(ns, remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)); err != nil {
+		if err := b.nsCli.Oneway(ns, req()); err != nil {
 			if e := b.refusals.Warn(&b.log, "acting-master heartbeat", remoting.BrokerHeartbeat); e != nil {
 				e.Err(err).Str("namesrv", ns).Msg("broker heartbeat not sent")
 			}
@@ -156,17 +191,11 @@ func (b *Broker) sendHeartbeat() {
 // server that answers and follows its least id (syncBrokerMemberGroup,
 // updateMinBroker).
 func (b *Broker) syncBrokerMemberGroup() {
-	h := remoting.GetBrokerMemberGroupRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerName: b.opts.BrokerName}
 	for _, ns := range b.opts.NamesrvAddrs() {
-		resp, err := b.nsCli.InvokeTimeout(ns, remoting.NewRequest(remoting.GetBrokerMemberGroup, h.Fields(), nil), slaveSyncTimeout)
-		if err != nil || resp.Code != remoting.Success {
+		addrs := b.brokerMemberGroup(ns)
+		if len(addrs) == 0 {
 			continue
 		}
-		body, err := remoting.DecodeGetBrokerMemberGroupResponseBody(resp.Body)
-		if err != nil || body.BrokerMemberGroup == nil || len(body.BrokerMemberGroup.BrokerAddrs) == 0 {
-			continue
-		}
-		addrs := body.BrokerMemberGroup.BrokerAddrs
 		id := slices.Min(slices.Collect(maps.Keys(addrs)))
 		b.am.mu.Lock()
 		offline := ""
@@ -177,6 +206,42 @@ func (b *Broker) syncBrokerMemberGroup() {
 		b.updateMinBroker(id, addrs[id], offline, "")
 		return
 	}
+}
+
+// brokerMemberGroup asks the name server ns for the addresses of the
+// group's live members: GET_BROKER_MEMBER_GROUP, or with
+// compatibleWithOldNameSrv the group's brokers in the route of its
+// rmq_sys_SYNC_BROKER_MEMBER_ topic (getBrokerMemberGroupCompatible). nil
+// when ns does not answer or knows none.
+func (b *Broker) brokerMemberGroup(ns string) map[int64]string {
+	if b.opts.CompatibleWithOldNameSrv {
+		topic := topicgroup.SyncBrokerMemberTopicPrefix + b.opts.BrokerName
+		h := remoting.GetRouteInfoRequestHeader{Topic: topic}
+		resp, err := b.nsCli.InvokeTimeout(ns, remoting.NewRequest(remoting.GetRouteinfoByTopic, h.Fields(), nil), slaveSyncTimeout)
+		if err != nil || resp.Code != remoting.Success {
+			return nil
+		}
+		var rd remoting.TopicRouteData
+		if err := fastjson.Unmarshal(resp.Body, &rd); err != nil {
+			return nil
+		}
+		for _, bd := range rd.BrokerDatas {
+			if bd != nil && bd.BrokerName == b.opts.BrokerName && bd.Cluster == b.opts.BrokerClusterName {
+				return bd.BrokerAddrs
+			}
+		}
+		return nil
+	}
+	h := remoting.GetBrokerMemberGroupRequestHeader{ClusterName: b.opts.BrokerClusterName, BrokerName: b.opts.BrokerName}
+	resp, err := b.nsCli.InvokeTimeout(ns, remoting.NewRequest(remoting.GetBrokerMemberGroup, h.Fields(), nil), slaveSyncTimeout)
+	if err != nil || resp.Code != remoting.Success {
+		return nil
+	}
+	body, err := remoting.DecodeGetBrokerMemberGroupResponseBody(resp.Body)
+	if err != nil || body.BrokerMemberGroup == nil {
+		return nil
+	}
+	return body.BrokerMemberGroup.BrokerAddrs
 }
 
 // processNotifyMinBrokerIDChange serves NOTIFY_MIN_BROKER_ID_CHANGE (905,
@@ -200,10 +265,19 @@ func (b *Broker) updateMinBroker(id int64, addr, offline, haAddr string) {
 	if !b.actingMasterOn() {
 		return
 	}
+	if b.followMinBroker(id, addr, offline, haAddr) {
+		b.retrieveMasterHAInfo(addr)
+	}
+}
+
+// followMinBroker is updateMinBroker under the group lock; it reports
+// whether the master came back without its HA address, which is then
+// asked for (onMasterOnline) once the lock is released.
+func (b *Broker) followMinBroker(id int64, addr, offline, haAddr string) (askHA bool) {
 	b.am.mu.Lock()
 	defer b.am.mu.Unlock()
 	if id == b.am.minID {
-		return
+		return false
 	}
 	b.log.Info().Int64("from", b.am.minID).Int64("to", id).Str("minBrokerAddr", addr).Str("offline", offline).Msg("min broker id in group changed")
 	b.am.minID, b.am.minAddr = id, addr
@@ -220,7 +294,62 @@ func (b *Broker) updateMinBroker(id int64, addr, offline, haAddr string) {
 		if haAddr != "" && !b.haPinned() {
 			b.setHAMasterAddr(haAddr)
 		}
+		return haAddr == "" && !b.haPinned()
 	}
+	return false
+}
+
+// retrieveMasterHAInfo asks the master at addr for its HA address with
+// EXCHANGE_BROKER_HA_INFO (906, a request without masterHaAddress;
+// BrokerOuterAPI.retrieveBrokerHaInfo) and follows it.
+func (b *Broker) retrieveMasterHAInfo(addr string) {
+	resp, err := b.nsCli.InvokeTimeout(addr, remoting.NewRequest(remoting.ExchangeBrokerHAInfo, nil, nil), slaveSyncTimeout)
+	if err == nil && resp.Code != remoting.Success {
+		err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
+	}
+	var h remoting.ExchangeHAInfoHeader
+	if err == nil {
+		h, err = remoting.DecodeHeader[remoting.ExchangeHAInfoHeader](resp)
+	}
+	if err != nil {
+		b.log.Warn().Err(err).Str("master", addr).Msg("retrieve the master's HA info failed")
+		return
+	}
+	if h.MasterHAAddress != "" && !b.haPinned() {
+		b.setHAMasterAddr(h.MasterHAAddress)
+	}
+}
+
+// processExchangeBrokerHAInfo serves EXCHANGE_BROKER_HA_INFO (906,
+// AdminBrokerProcessor.updateBrokerHaInfo). A request with masterHaAddress
+// sets a slave's master (its HA address unless haMasterAddress pins it,
+// and masterAddress); one without it is answered by a master with its HA
+// address, its listen address and the commitlog's end at its start, and by
+// a slave with no fields. Always SUCCESS, as stock.
+func (b *Broker) processExchangeBrokerHAInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := remoting.DecodeHeader[remoting.ExchangeHAInfoHeader](req)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, err.Error())
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	switch {
+	case h.MasterHAAddress != "":
+		if b.opts.isSlave() { // a master has no HA client to point
+			if !b.haPinned() {
+				b.setHAMasterAddr(h.MasterHAAddress)
+			}
+			if h.MasterAddress != "" {
+				b.masterAddr.Store(&h.MasterAddress)
+			}
+		}
+	case b.opts.BrokerID == namesrvMasterID:
+		rc := b.runtime()
+		off := b.am.initMaxOffset
+		for k, v := range (&remoting.ExchangeHAInfoHeader{MasterHAAddress: b.haServerAddr(rc), MasterFlushOffset: &off, MasterAddress: rc.addr()}).Fields() {
+			resp.SetExt(k, v)
+		}
+	}
+	return resp
 }
 
 // namesrvMasterID is MixAll.MASTER_ID.
@@ -237,6 +366,12 @@ func (b *Broker) startSpecialServicesHeld() {
 	if b.timers != nil {
 		b.timers.SetDequeue(false)
 	}
+	b.startSpecialServices()
+}
+
+// startSpecialServices starts the loops of the delay, timer, transaction
+// and POP services, after deliveryStarted (lifecycle.go Start says why).
+func (b *Broker) startSpecialServices() {
 	b.deliveryStarted.Store(true)
 	b.sched.Start()
 	if b.timers != nil {
@@ -255,7 +390,10 @@ func (b *Broker) startSpecialServicesHeld() {
 // flight has ended. Switching to the current state does nothing. Callers:
 // the acting-master transitions (updateMinBroker) and controller-mode role
 // changes. On a store that refuses puts (a slave's) the services write
-// through the escape bridge (escapePut).
+// through the escape bridge (escapePut); on a writable one, locally. A role
+// change that makes the store writable does so before switching on (the
+// check would otherwise escape what it can now decide), and one that makes
+// it a slave's switches off first.
 func (b *Broker) setSpecialServices(on bool) {
 	b.am.special.Lock()
 	defer b.am.special.Unlock()

@@ -2,47 +2,64 @@ package broker
 
 import (
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rmqio/rmq/broker/pop"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
+	"github.com/rmqio/rmq/namesrv"
 	"github.com/rmqio/rmq/remoting"
 )
 
-// actingTrio starts a name server that tells brokers of min-id changes, a
-// master and its slave (group name) in acting-master mode with remote
-// escape, and the master of a second group (other), all on clk.
-func actingTrio(t *testing.T, name, other string, clk clock.Clock, mutate func(*Options)) (master, slave, second *testBroker) {
-	t.Helper()
-	ns := startActingNamesrv(t)
-	acting := func(group string) func(*Options) {
-		return func(o *Options) {
-			o.NamesrvAddr = ns.Addr()
-			o.BrokerName = group
-			o.MessageClock = clk
-			o.SmallStore = true
-			o.EnableSlaveActingMaster = true
-			o.EnableRemoteEscape = true
-			o.BrokerHeartbeatInterval = 50
-			o.SyncBrokerMemberGroupPeriod = 50
-			if mutate != nil {
-				mutate(o)
-			}
+// actingOptions are the options of a broker of group in acting-master
+// mode on the name server at ns, fast polls, its message clock clk; more
+// adjusts them further.
+func actingOptions(ns, group string, clk clock.Clock, more func(*Options)) func(*Options) {
+	return func(o *Options) {
+		o.NamesrvAddr = ns
+		o.BrokerName = group
+		o.MessageClock = clk
+		o.SmallStore = true
+		o.EnableSlaveActingMaster = true
+		o.BrokerHeartbeatInterval = 50
+		o.SyncBrokerMemberGroupPeriod = 50
+		if more != nil {
+			more(o)
 		}
 	}
-	master = startBroker(t, acting(name))
+}
+
+// startActingPair starts a master with opts and its slave (id 1),
+// replicating from it.
+func startActingPair(t *testing.T, opts func(*Options)) (master, slave *testBroker) {
+	t.Helper()
+	master = startBroker(t, opts)
 	slave = startBroker(t, func(o *Options) {
-		acting(name)(o)
+		opts(o)
 		o.BrokerRole, o.BrokerID = RoleSlave, 1
 		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
 		o.haReconnectDelay = 20 * time.Millisecond
 	})
-	second = startBroker(t, acting(other))
 	slave.SetHAMasterAddress(master.HAAddr())
+	return master, slave
+}
+
+// actingTrio starts, on the name server ns, a master and its slave (group
+// name) in acting-master mode with remote escape, and the master of a
+// second group (other), all on clk.
+func actingTrio(t *testing.T, ns *namesrv.Server, name, other string, clk clock.Clock, mutate func(*Options)) (master, slave, second *testBroker) {
+	t.Helper()
+	escape := func(o *Options) {
+		o.EnableRemoteEscape = true
+		if mutate != nil {
+			mutate(o)
+		}
+	}
+	master, slave = startActingPair(t, actingOptions(ns.Addr(), name, clk, escape))
+	second = startBroker(t, actingOptions(ns.Addr(), other, clk, escape))
 	return master, slave, second
 }
 
@@ -53,40 +70,6 @@ func replicated(t *testing.T, master, slave *testBroker) {
 	maxPhy := master.Store().MaxPhyOffset()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.Store().MaxPhyOffset() >= maxPhy }, "the slave to replicate")
 	slave.waitDispatched()
-}
-
-// txCheckProducer is a connection that heartbeats as a producer of group
-// and records the CHECK_TRANSACTION_STATE requests it gets.
-type txCheckProducer struct {
-	cl     *remoting.Client
-	mu     sync.Mutex
-	checks []*remoting.Command
-}
-
-func connectTxProducer(t *testing.T, tb *testBroker, group string) *txCheckProducer {
-	t.Helper()
-	p := &txCheckProducer{}
-	p.cl = remoting.NewClient(remoting.ClientOptions{OnRequest: func(_ string, req *remoting.Command) *remoting.Command {
-		if req.Code == remoting.CheckTransactionState {
-			p.mu.Lock()
-			p.checks = append(p.checks, req)
-			p.mu.Unlock()
-		}
-		return nil
-	}})
-	t.Cleanup(p.cl.Close)
-	hb := remoting.HeartbeatData{ClientID: "tx-" + group, ProducerDataSet: []*remoting.ProducerData{{GroupName: group}}}
-	resp, err := p.cl.InvokeTimeout(tb.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), coreTestTimeout)
-	if err != nil || resp.Code != remoting.Success {
-		t.Fatalf("producer heartbeat: %v %v", err, resp)
-	}
-	return p
-}
-
-func (p *txCheckProducer) received() []*remoting.Command {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]*remoting.Command(nil), p.checks...)
 }
 
 // endTx sends END_TRANSACTION for the half message a send answered or a
@@ -118,18 +101,20 @@ const (
 	txRollback int32 = 12 // MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 )
 
-// The master of an acting-master pair goes with three half messages
-// stored: one committed, one rolled back, one undecided. The slave takes
-// the transaction check over from its replicated store: it escapes only
-// the undecided one, as a prepared message, to the other group's master,
-// which checks it once its transactionTimeOut from the born time has
-// passed (not before); the producer's COMMIT makes it consumable there.
-// The decided two are never walked again. When the master is back the
-// slave holds the check: later passes escape nothing more.
+// The master of an acting-master pair goes with half messages stored: one
+// committed, one rolled back, one it checked (its check copy is in the
+// replica too) and one younger than transactionTimeOut. The slave takes the
+// transaction check over from its replicated store: it escapes each
+// undecided chain once (the checked one by its latest copy), as a prepared
+// message, to the other group's master, which checks each once its
+// transactionTimeOut from the born time has passed (not before); the
+// producer's COMMIT makes them consumable there, once each. The decided two
+// are never walked again. When the master is back the slave holds the
+// check: later passes escape nothing more.
 func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	const interval, timeout = 10 * time.Second, 30 * time.Second
-	master, slave, other := actingTrio(t, "am-t", "am-u", clk, func(o *Options) {
+	master, slave, other := actingTrio(t, startActingNamesrv(t), "am-t", "am-u", clk, func(o *Options) {
 		o.TransactionCheckInterval, o.TransactionTimeOut = interval.Milliseconds(), timeout.Milliseconds()
 	})
 	for _, tb := range []*testBroker{master, other} {
@@ -150,56 +135,79 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 		}
 		return r.ExtFields["queueOffset"], strconv.FormatInt(phy, 10)
 	}
-	born := clk.Now()
 	half("TX-OPEN")
 	q, p := half("TX-COMMITTED")
 	endTx(t, master, q, p, txCommit, false)
 	q, p = half("TX-ROLLED-BACK")
 	endTx(t, master, q, p, txRollback, false)
+	// Three pass slots with the master alive: its third checks TX-OPEN
+	// (no producer is connected to it: the check copy stays unanswered);
+	// the slave's check is held, no pass runs there.
+	for i := int64(1); i <= 3; i++ {
+		clk.Advance(interval)
+		testutil.WaitFor(t, coreTestTimeout, func() bool { return master.tx.Stats().Passes >= i }, "the master's check pass")
+	}
+	lateBorn := clk.Now()
+	half("TX-LATE")
 	replicated(t, master, slave)
-	prod := connectTxProducer(t, other, "PGA")
+	if st := slave.tx.Stats(); st.Passes != 0 || st.Escaped != 0 || slave.tx.Active() {
+		t.Fatalf("a slave's check ran while its master is alive: %+v", st)
+	}
+	prod := brokertest.ConnectTxProducer(t, other.Addr(), "PGA", "acting")
 
 	master.stop()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.SpecialServicesRunning() && slave.tx.Active() }, "the slave to act as master")
 
-	// The slave's pass escapes the undecided half message only.
+	// The slave's pass escapes the two undecided chains, once each.
 	passes := slave.tx.Stats().Passes
 	clk.Advance(interval)
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.tx.Stats().Passes > passes }, "a check pass on the acting master")
-	if st := slave.tx.Stats(); st.Escaped != 1 || st.Checks != 0 {
-		t.Fatalf("acting master's check: %+v, want 1 escaped, no check of its own", st)
+	if st := slave.tx.Stats(); st.Escaped != 2 || st.Checks != 0 {
+		t.Fatalf("acting master's check: %+v, want 2 escaped, no check of its own", st)
 	}
 	halves := uniqs(other, message.TopicTransHalf, 1)
-	if len(halves) != 1 || halves["TX-OPEN"] != 1 {
-		t.Fatalf("half messages on am-u: %v, want TX-OPEN once", halves)
+	if len(halves) != 2 || halves["TX-OPEN"] != 1 || halves["TX-LATE"] != 1 {
+		t.Fatalf("half messages on am-u: %v, want TX-OPEN and TX-LATE once", halves)
 	}
 	if got := uniqs(other, "AMX", 2); len(got) != 0 {
 		t.Fatalf("on AMX at am-u before any decision: %v", got)
 	}
 
-	// am-u checks it only once transactionTimeOut from its born time has
-	// passed: not at its pass 20 s after the birth.
+	// checked finds am-u's checks about uniq.
+	checked := func(uniq string) []*remoting.Command {
+		var out []*remoting.Command
+		for _, c := range prod.Received() {
+			if ext, _ := message.DecodeRecord(c.Body); ext != nil && ext.Properties[message.PropUniqKey] == uniq && ext.Topic == "AMX" {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	commit := func(uniq string) {
+		t.Helper()
+		c := checked(uniq)[0]
+		endTx(t, other, c.ExtFields["tranStateTableOffset"], c.ExtFields["commitLogOffset"], txCommit, true)
+		testutil.WaitFor(t, coreTestTimeout, func() bool { return uniqs(other, "AMX", 2)[uniq] == 1 }, uniq+" committed on am-u")
+	}
+	// TX-OPEN is past its timeout: checked by am-u's next pass. TX-LATE,
+	// 20 s old then, is not.
 	clk.Advance(interval)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(checked("TX-OPEN")) > 0 }, "am-u's check of TX-OPEN")
 	time.Sleep(50 * time.Millisecond)
-	if n := len(prod.received()); n != 0 {
-		t.Fatalf("%d checks %v after the birth, within transactionTimeOut %v", n, clk.Now().Sub(born), timeout)
+	if n := len(checked("TX-LATE")); n != 0 {
+		t.Fatalf("TX-LATE checked %v after its birth, within transactionTimeOut %v", clk.Now().Sub(lateBorn), timeout)
 	}
+	commit("TX-OPEN")
 	clk.Advance(interval)
-	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(prod.received()) == 1 }, "am-u's check of the escaped half message")
-	check := prod.received()[0]
-	if ext, _ := message.DecodeRecord(check.Body); ext == nil || ext.Properties[message.PropUniqKey] != "TX-OPEN" || ext.Topic != "AMX" {
-		t.Fatalf("check about %v", ext)
-	}
-	endTx(t, other, check.ExtFields["tranStateTableOffset"], check.ExtFields["commitLogOffset"], txCommit, true)
-	testutil.WaitFor(t, coreTestTimeout, func() bool { return uniqs(other, "AMX", 2)["TX-OPEN"] == 1 }, "the committed message on am-u")
-	if got := uniqs(other, "AMX", 2); len(got) != 1 {
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(checked("TX-LATE")) > 0 }, "am-u's check of TX-LATE at its timeout")
+	commit("TX-LATE")
+	if got := uniqs(other, "AMX", 2); len(got) != 2 || got["TX-OPEN"] != 1 || got["TX-LATE"] != 1 {
 		t.Fatalf("on AMX at am-u: %v", got)
 	}
 
 	// The master comes back: the slave holds its check.
-	back := startBrokerWith(t, master.opts, nil)
+	startBrokerWith(t, master.opts, nil)
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return !slave.SpecialServicesRunning() && !slave.tx.Active() }, "the slave to stop acting")
-	_ = back
 	before := slave.tx.Stats()
 	clk.Advance(3 * interval)
 	time.Sleep(50 * time.Millisecond)
@@ -218,7 +226,7 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 func TestSlaveActingMasterTakesOverPopRevive(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	const invisible = 60 * time.Second
-	master, slave, other := actingTrio(t, "am-p", "am-q", clk, nil)
+	master, slave, other := actingTrio(t, startActingNamesrv(t), "am-p", "am-q", clk, nil)
 	retry := pop.RetryTopic("AMP", "PCG")
 	createTopic(t, master, "AMP", 1)
 	for _, topic := range []string{"AMP", retry} {

@@ -27,30 +27,10 @@ func startActingNamesrv(t *testing.T) *namesrv.Server {
 func TestSlaveActingMasterTakesOverDelayAndTimer(t *testing.T) {
 	ns := startActingNamesrv(t)
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	acting := func(name string) func(*Options) {
-		return func(o *Options) {
-			o.NamesrvAddr = ns.Addr()
-			o.BrokerName = name
-			o.MessageClock = clk
-			o.SmallStore = true
-			o.EnableSlaveActingMaster = true
-			o.EnableRemoteEscape = true
-			o.BrokerHeartbeatInterval = 50
-			o.SyncBrokerMemberGroupPeriod = 50
-		}
-	}
-	master := startBroker(t, acting("am-a"))
-	slave := startBroker(t, func(o *Options) {
-		acting("am-a")(o)
-		o.BrokerRole, o.BrokerID = RoleSlave, 1
-		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
-		o.haReconnectDelay = 20 * time.Millisecond
-	})
-	other := startBroker(t, acting("am-b"))
+	master, slave, other := actingTrio(t, ns, "am-a", "am-b", clk, nil)
 	for _, tb := range []*testBroker{master, other} {
 		createTopic(t, tb, "AMT", 2)
 	}
-	slave.SetHAMasterAddress(master.HAAddr())
 	if slave.SpecialServicesRunning() {
 		t.Fatal("a slave runs the special services while its master is alive")
 	}
@@ -120,30 +100,28 @@ func acting0(rd *remoting.TopicRouteData, brokerName string) string {
 }
 
 // Without notifyMinBrokerIdChanged the slave learns the change from its
-// member polls (901); without enableRemoteEscape what falls due is not
+// member polls (901, or with compatibleWithOldNameSrv the route of its
+// group's member topic); without enableRemoteEscape what falls due is not
 // delivered anywhere and stays pending (stock SERVICE_NOT_AVAILABLE): its
-// delay offset does not move.
+// delay offset does not move. When the master is back the polls learn it
+// without its HA address, which the slave asks the master for (906).
 func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
+	for _, compat := range []bool{true, false} {
+		t.Run("compatible="+strconv.FormatBool(compat), func(t *testing.T) { testActingByMemberSync(t, compat) })
+	}
+}
+
+func testActingByMemberSync(t *testing.T, compat bool) {
 	ns := startNamesrvWith(t, nil)
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	acting := func(o *Options) {
-		o.NamesrvAddr = ns.Addr()
-		o.BrokerName = "am-c"
-		o.MessageClock = clk
-		o.SmallStore = true
-		o.EnableSlaveActingMaster = true
-		o.BrokerHeartbeatInterval = 50
-		o.SyncBrokerMemberGroupPeriod = 50
-	}
-	master := startBroker(t, acting)
-	slave := startBroker(t, func(o *Options) {
-		acting(o)
-		o.BrokerRole, o.BrokerID = RoleSlave, 1
-		o.ListenPort = testutil.FreePortPair(t, master.opts.ListenPort)
-	})
+	master, slave := startActingPair(t, actingOptions(ns.Addr(), "am-c", clk, func(o *Options) {
+		o.CompatibleWithOldNameSrv = compat
+		o.TransactionCheckInterval = 1000
+	}))
 	createTopic(t, master, "AMC", 1)
-	slave.SetHAMasterAddress(master.HAAddr())
 	master.mustSend(sendArgs{topic: "AMC", body: []byte("d"), props: coreProps("DELAY", "1")}) // 1 s
+	master.mustSend(sendArgs{topic: "AMC", body: []byte("h"), sysFlag: message.TransactionPreparedType,
+		props: coreProps("TRAN_MSG", "true", "PGROUP", "PGC", "UNIQ_KEY", "AMC-H")})
 	maxPhy := master.Store().MaxPhyOffset()
 	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.Store().MaxPhyOffset() >= maxPhy }, "the slave to replicate")
 
@@ -160,4 +138,19 @@ func TestSlaveActingMasterByMemberSyncWithoutEscape(t *testing.T) {
 	if n := len(slave.messagesOn("AMC", 0)); n != 0 {
 		t.Fatalf("%d messages on the slave's own queue", n)
 	}
+	// The undecided half message is refused by the escape bridge too: the
+	// walk stops at it, its progress stays (stock would skip it after 10
+	// tries).
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.tx.Stats().Passes > 0 }, "a check pass on the acting master")
+	if off, _ := slave.clients.Offsets.Query(message.GroupTransCheck, message.TopicTransHalf, 0); off != 0 || slave.tx.Stats().Escaped != 0 {
+		t.Fatalf("half progress %d, %+v without a place to escape to", off, slave.tx.Stats())
+	}
+
+	// The master comes back; the polls carry no HA address: 906 asks it.
+	slave.setHAMasterAddr("")
+	back := startBrokerWith(t, master.opts, nil)
+	want := back.haServerAddr(back.runtime())
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
+		return !slave.SpecialServicesRunning() && slave.MinBrokerIDInGroup() == 0 && slave.HAMasterAddr() == want
+	}, "the slave to stop acting and follow the master's HA address from 906")
 }

@@ -50,8 +50,11 @@ type Broker struct {
 	server *remoting.Server
 	// Replication (ha.go): the HA service of a master or the client of a
 	// SLAVE, set by Start; haPortBound is the HA port the system chose.
-	haMaster    *ha.Master
-	haClient    *ha.Client
+	haMaster *ha.Master
+	haClient *ha.Client
+	// haReady: haClient and haMaster are set (startHA); requests served
+	// before then (the server starts first) must not read them.
+	haReady     atomic.Bool
 	haPortBound atomic.Int32
 	nsCli       *remoting.Client // to the name servers
 	am          actingMaster     // slave-acting-master state (acting_master.go)

@@ -31,6 +31,7 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.NotifyMinBrokerIDChange: b.processNotifyMinBrokerIDChange,
 		remoting.NotifyBrokerRoleChanged: b.processNotifyBrokerRoleChanged, // role.go, controller mode
 		remoting.GetBrokerEpochCache:     b.processGetBrokerEpochCache,
+		remoting.ExchangeBrokerHAInfo:    b.processExchangeBrokerHAInfo,
 
 		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
 		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,

@@ -119,6 +119,7 @@ func (b *Broker) startHA() error {
 			Logger:               componentLog(o.Logger, "ha"),
 		})
 		b.haClient.Start()
+		b.haReady.Store(true)
 		return nil
 	}
 	port := o.haPort()
@@ -171,13 +172,14 @@ func (b *Broker) haServerAddr(rc *runtimeConfig) string {
 }
 
 // SetHAMasterAddress points a SLAVE's HA client at its master's HA
-// address (host:port; "" for none). It does nothing on a master.
+// address (host:port; "" for none). It does nothing on a master, nor
+// before startHA (startRole then applies HAMasterAddr).
 func (b *Broker) SetHAMasterAddress(addr string) {
 	if b.ctl != nil {
 		b.ctl.ha.SetMasterHAAddr(addr)
 		return
 	}
-	if b.haClient != nil {
+	if b.haReady.Load() && b.haClient != nil {
 		b.haClient.SetMasterAddr(addr)
 	}
 }
@@ -282,7 +284,7 @@ func newAutoSwitchHA(st *store.Store, o *Options, onSSS func([]int64)) (replicas
 		SyncFromLastFile:          o.SyncFromLastFile,
 		AsyncLearner:              o.AsyncLearner,
 		SlaveTimeout:              time.Duration(o.SlaveTimeout) * time.Millisecond,
-		FallBehindMax:             o.fallBehindMax(),
+		InSyncReplicas:            o.InSyncReplicas,
 		ReconnectDelay:            o.haReconnectDelay,
 		OnSyncStateSetChange:      onSSS,
 		Clock:                     o.Clock,

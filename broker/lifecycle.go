@@ -249,6 +249,9 @@ func openStore(opts Options, host netip.AddrPort, events *storeEvents) (*store.S
 	so.Retention.ProtectedOffset = events.protectedOffset
 	so.Retention.Evacuate = events.evacuate
 	opts.lmqStoreOptions(&so)
+	// Only a controller-mode store starts gated at its saved confirm
+	// offset (stock reads confirmOffset only in controller mode).
+	so.RestoreConfirmOffset = opts.EnableControllerMode
 	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
@@ -536,13 +539,7 @@ func (b *Broker) Start() error {
 		b.startRole()
 		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
-		b.deliveryStarted.Store(true)
-		b.sched.Start()
-		if b.timers != nil {
-			b.timers.Start()
-		}
-		b.tx.Start()
-		b.pop.Start()
+		b.startSpecialServices()
 	}
 
 	if b.acl != nil {

@@ -29,7 +29,9 @@ import (
 //     round overwrites the keys the master has.
 //   - runs no delay-level delivery, timer dequeue, transaction check or POP
 //     revive (lifecycle.go Start); their state is loaded and kept, so that
-//     the same store started as a master resumes them.
+//     the same store started as a master resumes them. In acting-master
+//     mode they are started held and run while the slave acts as master
+//     (acting_master.go setSpecialServices).
 //   - learns its master from every registration (noteRegistered) and copies
 //     the master's topics, consumer offsets, delay offsets and subscription
 //     groups every 10 s (slaveSyncLoop, as 4.9.8 SlaveSynchronize).
@@ -107,6 +109,7 @@ func (b *Broker) setHAMasterAddr(addr string) {
 // initRole applies the role at New: a slave's store refuses puts, and a
 // pinned master address is recorded (startRole hands it to the HA client).
 func (b *Broker) initRole() {
+	b.am.initMaxOffset = b.store.MaxPhyOffset()
 	if !b.opts.isSlave() {
 		return
 	}
@@ -351,13 +354,6 @@ func (b *Broker) ReplicasRole() (replicas.Role, bool) {
 // service.
 func (b *Broker) newControllerMode() error {
 	if !b.opts.EnableControllerMode {
-		// A store that ran in controller mode may keep a confirm-offset
-		// gate; outside it every written message is visible, as stock
-		// (which reads confirmOffset only in controller mode).
-		if b.store.ConfirmOffset() >= 0 {
-			b.log.Info().Int64("confirmOffset", b.store.ConfirmOffset()).Msg("store opened outside controller mode: confirm offset gate removed")
-			b.store.SetConfirmOffset(-1)
-		}
 		return nil
 	}
 	mk := b.opts.ControllerHA

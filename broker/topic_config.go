@@ -144,6 +144,9 @@ func newTopicConfigManager(path string, d topicConfigDefaults, clk clock.Clock, 
 	add(newTopicConfig(message.ReplyTopic(d.clusterName), 1, permReadWrite))
 	// POP checkpoints and revive triggers (stock: reviveQueueNum queues; rmq uses one).
 	add(newTopicConfig(pop.ReviveTopic(d.clusterName), 1, permReadWrite))
+	// The group's members, read from its route with compatibleWithOldNameSrv
+	// (acting_master.go); stock creates it on every broker, perm INHERIT.
+	add(newTopicConfig(topicgroup.SyncBrokerMemberTopicPrefix+d.brokerName, 1, topicgroup.PermInherit))
 	if d.traceTopic != "" {
 		add(newTopicConfig(d.traceTopic, 1, permReadWrite))
 	}

@@ -27,11 +27,6 @@ import (
 //     supportActingMaster the route lists the slave of least id as id 0,
 //     a read-only master (pickupTopicRouteData).
 
-// syncBrokerMemberPrefix starts the topics a 5.x broker syncs its group
-// through when compatibleWithOldNameSrv (TopicValidator.
-// SYNC_BROKER_MEMBER_GROUP_PREFIX): their routes are never rewritten.
-const syncBrokerMemberPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
-
 // MinBrokerIDChange is one NOTIFY_MIN_BROKER_ID_CHANGE to send: Header to
 // every address of Notify.
 type MinBrokerIDChange struct {
@@ -125,7 +120,7 @@ func (m *RouteInfoManager) MemberGroup(cluster, brokerName string) *remoting.Bro
 // every acting-master group without a master as id 0, where the group's
 // queues are read-only (pickupTopicRouteData with supportActingMaster).
 func actingMasterRoute(topic string, rd *remoting.TopicRouteData, acting map[string]bool) {
-	if strings.HasPrefix(topic, syncBrokerMemberPrefix) {
+	if strings.HasPrefix(topic, topicgroup.SyncBrokerMemberTopicPrefix) { // a group syncs its members through it
 		return
 	}
 	for _, bd := range rd.BrokerDatas {

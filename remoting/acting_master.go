@@ -9,11 +9,44 @@ import (
 // Slave-acting-master (5.3.3, RIP-32; docs/cn/SlaveActingMasterMode.md):
 // the name server answers a group's members (901) and takes the brokers'
 // heartbeats (904, BrokerHeartbeat in codes_controller.go), and tells the
-// brokers of a group when its minimum broker id changed (905).
+// brokers of a group when its minimum broker id changed (905). A slave
+// asks its master for its HA address with EXCHANGE_BROKER_HA_INFO (906),
+// and a master tells a slave its own with it.
 const (
 	GetBrokerMemberGroup    int32 = 901
 	NotifyMinBrokerIDChange int32 = 905
+	ExchangeBrokerHAInfo    int32 = 906
 )
+
+// ExchangeHAInfoHeader is EXCHANGE_BROKER_HA_INFO's request header
+// (ExchangeHAInfoRequestHeader) and its answer's (ExchangeHAInfoResponse-
+// Header): the same three nullable fields. A request without
+// masterHaAddress asks the receiver for its HA info; one with it sets the
+// receiver's master.
+type ExchangeHAInfoHeader struct {
+	MasterHAAddress   string
+	MasterFlushOffset *int64
+	MasterAddress     string
+}
+
+func (r *ExchangeHAInfoHeader) decodeHeader(h *Header) {
+	r.MasterHAAddress = h.Str("masterHaAddress", false)
+	r.MasterFlushOffset = h.OptInt64("masterFlushOffset")
+	r.MasterAddress = h.Str("masterAddress", false)
+}
+
+// Fields returns the header as extFields (null fields left out).
+func (r *ExchangeHAInfoHeader) Fields() map[string]string {
+	m := make(map[string]string, 3)
+	putI64(m, "masterFlushOffset", r.MasterFlushOffset)
+	if r.MasterHAAddress != "" {
+		m["masterHaAddress"] = r.MasterHAAddress
+	}
+	if r.MasterAddress != "" {
+		m["masterAddress"] = r.MasterAddress
+	}
+	return m
+}
 
 // GetBrokerMemberGroupRequestHeader is GET_BROKER_MEMBER_GROUP's.
 type GetBrokerMemberGroupRequestHeader struct {

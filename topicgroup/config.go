@@ -100,3 +100,10 @@ func NewSubscriptionGroupConfig(group string) *SubscriptionGroupConfig {
 		RetryQueueNums: 1, WhichBrokerWhenConsumeSlowly: 1,
 	}
 }
+
+// SyncBrokerMemberTopicPrefix starts the topic every 5.x broker creates for
+// its group, rmq_sys_SYNC_BROKER_MEMBER_<brokerName> (TopicValidator.
+// SYNC_BROKER_MEMBER_GROUP_PREFIX): with compatibleWithOldNameSrv a broker
+// reads its group's members from that topic's route, which a name server
+// never rewrites for an acting master.
+const SyncBrokerMemberTopicPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"

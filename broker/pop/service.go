@@ -166,6 +166,8 @@ type Service struct {
 	// held: revives wait (SetActive(false), takeover.go); a service on a
 	// slave's store starts held.
 	held bool
+	// followed: the last read applied every record (following).
+	followed bool
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -199,7 +201,7 @@ func New(opts Options) (*Service, error) {
 		opts: opts, log: opts.Logger, clock: opts.Clock, msgClock: opts.MessageClock, reviveTopic: ReviveTopic(opts.ClusterName),
 		queues: make(map[queueKey]*queueState), cks: make(map[ckKey]*checkpoint),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		scans: histo.New(ScanTimeBoundsMs...), held: opts.Store.IsSlave(),
+		scans: histo.New(ScanTimeBoundsMs...), held: opts.Store.IsSlave(), followed: opts.Store.IsSlave(),
 	}
 	s.polls = newPollTable(s)
 	var err error
@@ -286,7 +288,7 @@ func (s *Service) run() {
 		}
 		begin := s.clock.Now()
 		s.mu.Lock()
-		s.readRevive(s.following())
+		s.readReviveAs()
 		s.reviveDueOrFollow()
 		s.mu.Unlock()
 		s.scans.Observe(s.clock.Now().Sub(begin).Milliseconds())

@@ -48,7 +48,9 @@ func (s *Service) SetActive(on bool) {
 	}
 	s.held = !on
 	if on {
-		s.readRevive(s.following())
+		// A store just made writable (a controller's election) still has
+		// the old master's records past readPos: applied as a follower.
+		s.readRevive(s.following() || s.followed)
 	}
 	s.mu.Unlock()
 	s.log.Info().Bool("active", on).Msg("pop: revive switched")
@@ -67,6 +69,14 @@ func (s *Service) Active() bool {
 // following reports whether the revive log is written by another broker
 // (the store is a slave's): the reader then applies every record.
 func (s *Service) following() bool { return s.opts.Store.IsSlave() }
+
+// readReviveAs reads the revive log as following says, and notes it
+// (followed) for a resume after the store's role changed. The caller holds
+// mu.
+func (s *Service) readReviveAs() {
+	s.followed = s.following()
+	s.readRevive(s.followed)
+}
 
 // reviveDueOrFollow revives the due checkpoints, or while held only drops
 // the triggers of checkpoints already closed. The caller holds mu.

@@ -47,11 +47,7 @@ type txEnv struct {
 }
 
 // txProducer is a producer connection that records CHECK_TRANSACTION_STATE.
-type txProducer struct {
-	cl     *remoting.Client
-	mu     sync.Mutex
-	checks []*remoting.Command
-}
+type txProducer = brokertest.TxProducer
 
 // startTxBroker starts a broker with transactionTimeOut 6 s, check interval
 // 60 s and 15 checks unless mutate says otherwise.
@@ -79,7 +75,7 @@ func startTxBroker(t *testing.T, mutate func(*broker.Options)) *txEnv {
 // port and clock; the producer reconnects.
 func (e *txEnv) restart() {
 	e.t.Helper()
-	e.prod.cl.Close()
+	e.prod.Cl.Close()
 	e.Broker = e.Broker.Restart()
 	e.prod = e.connectProducer("PG")
 }
@@ -95,29 +91,7 @@ func (e *txEnv) storeHost() netip.AddrPort {
 // connectProducer opens a connection that heartbeats as a producer of group.
 func (e *txEnv) connectProducer(group string) *txProducer {
 	e.t.Helper()
-	p := &txProducer{}
-	p.cl = remoting.NewClient(remoting.ClientOptions{OnRequest: func(_ string, req *remoting.Command) *remoting.Command {
-		if req.Code == remoting.CheckTransactionState {
-			p.mu.Lock()
-			p.checks = append(p.checks, req)
-			p.mu.Unlock()
-		}
-		return nil
-	}})
-	e.t.Cleanup(p.cl.Close)
-	hb := remoting.HeartbeatData{ClientID: "prod-" + group + "-" + strconv.Itoa(int(time.Now().UnixNano()%1e6)),
-		ProducerDataSet: []*remoting.ProducerData{{GroupName: group}}}
-	resp, err := p.cl.InvokeTimeout(e.Broker.Broker.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), testutil.DefaultTimeout)
-	if err != nil || resp.Code != remoting.Success {
-		e.t.Fatalf("producer heartbeat: %v %v", err, resp)
-	}
-	return p
-}
-
-func (p *txProducer) received() []*remoting.Command {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]*remoting.Command(nil), p.checks...)
+	return brokertest.ConnectTxProducer(e.t, e.Broker.Broker.Addr(), group, strconv.Itoa(int(time.Now().UnixNano()%1e6)))
 }
 
 // sendHalf sends a transactional message (born now on the broker clock) and
@@ -201,8 +175,8 @@ func (e *txEnv) pass() {
 // sent exactly n.
 func (e *txEnv) waitChecks(p *txProducer, n int) []*remoting.Command {
 	e.t.Helper()
-	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool { return len(p.received()) >= n }, strconv.Itoa(n)+" checks")
-	got := p.received()
+	testutil.WaitFor(e.t, testutil.DefaultTimeout, func() bool { return len(p.Received()) >= n }, strconv.Itoa(n)+" checks")
+	got := p.Received()
 	if len(got) != n {
 		e.t.Fatalf("received %d checks, want %d", len(got), n)
 	}
@@ -400,7 +374,7 @@ func TestTransactionCheckScheduling(t *testing.T) {
 			ref := e.refOf(resp)
 			for range c.quietPasses {
 				e.pass()
-				if n := len(e.prod.received()); n != 0 {
+				if n := len(e.prod.Received()); n != 0 {
 					t.Fatalf("checked before the timeout (%d)", n)
 				}
 			}
@@ -506,7 +480,7 @@ func TestTransactionLateDecisionAfterCheck(t *testing.T) {
 
 func TestTransactionChecksGoToALiveProducer(t *testing.T) {
 	e := startTxBroker(t, nil)
-	e.prod.cl.Close() // the sending producer died
+	e.prod.Cl.Close() // the sending producer died
 	testutil.WaitFor(t, testutil.DefaultTimeout, func() bool { return e.Clients().Producers.AvailableConn("PG") == nil }, "the producer to be dropped")
 	e.sendHalf("TxP", 0, "U-orphan")
 	e.pass()
@@ -532,7 +506,7 @@ func TestTransactionImmunityDelaysTheFirstCheck(t *testing.T) {
 	e.sendHalf("TxI", 0, "U-imm", "CHECK_IMMUNITY_TIME_IN_SECONDS", "25")
 	e.pass()
 	e.pass()
-	if n := len(e.prod.received()); n != 0 {
+	if n := len(e.prod.Received()); n != 0 {
 		t.Fatalf("checked within the immunity time (%d)", n)
 	}
 	e.pass()
@@ -615,7 +589,7 @@ func TestTransactionRestart(t *testing.T) {
 			if n := len(e.messages("TxRs", 0)); n != 1 {
 				t.Fatalf("%d messages", n)
 			}
-			if n := len(e.prod.received()); n != 0 {
+			if n := len(e.prod.Received()); n != 0 {
 				t.Fatalf("%d checks of a decided message", n)
 			}
 		}},
@@ -629,7 +603,7 @@ func TestTransactionRestart(t *testing.T) {
 			for range 3 {
 				e.pass()
 			}
-			if n := len(e.prod.received()); n != 0 {
+			if n := len(e.prod.Received()); n != 0 {
 				t.Fatalf("%d checks after restart", n)
 			}
 			if n := len(e.messages("TxRs", 0)); n != 1 {

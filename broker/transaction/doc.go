@@ -9,6 +9,7 @@
 //	state.go        the decided set and chain copies, rebuilt from the op queue at New
 //	check.go        one check pass: walk, put back, send the check, discard, release
 //	end.go          END_TRANSACTION and RESUME_CHECK_HALF_MESSAGE
+//	takeover.go     SetActive (hold/resume), the acting master's escape of half messages
 //	options.go      Options, the stock defaults, the interfaces it needs
 //
 // # Request codes (Service.Processors)

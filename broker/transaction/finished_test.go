@@ -86,9 +86,9 @@ func TestTransactionVeryLateEndIsHarmless(t *testing.T) {
 			if n := len(e.messages(message.TopicTransOpHalf, 0)); n != 1 {
 				t.Fatalf("%d op entries, want 1", n)
 			}
-			before := len(e.prod.received())
+			before := len(e.prod.Received())
 			e.pass()
-			if n := len(e.prod.received()); n != before {
+			if n := len(e.prod.Received()); n != before {
 				t.Fatalf("%d checks after the late END_TRANSACTION", n-before)
 			}
 		})
@@ -136,11 +136,11 @@ func TestTransactionPendingDecisionAfterPasses(t *testing.T) {
 			if n := len(e.messages("TxPD", 0)); n != c.want {
 				t.Fatalf("%d messages on the real topic, want %d", n, c.want)
 			}
-			before := len(e.prod.received())
+			before := len(e.prod.Received())
 			for range 3 {
 				e.pass()
 			}
-			if n := len(e.prod.received()); n != before {
+			if n := len(e.prod.Received()); n != before {
 				t.Fatalf("%d checks after the decision", n-before)
 			}
 			if n := len(e.messages("TxPD", 0)); n != c.want {

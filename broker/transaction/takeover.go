@@ -42,7 +42,7 @@ import (
 // SetActive holds (false) or resumes (true) the check passes. Holding
 // waits for a pass in flight; resuming reads the op records and check
 // copies written since (by this broker or, on a slave, replicated from its
-// master). A service is active from New.
+// master). A service is active from New, held on a slave's store.
 func (s *Service) SetActive(on bool) {
 	s.walkMu.Lock()
 	defer s.walkMu.Unlock()
@@ -71,8 +71,9 @@ func (s *Service) escapeHalf(m *message.MessageExt) bool {
 		return false
 	default:
 	}
-	if s.isDecided(txOrigin(m)) {
-		return true
+	origin := txOrigin(m)
+	if s.isDecided(origin) || s.hasLaterCopy(origin, m.QueueOffset) {
+		return true // decided, or a later copy of the chain escapes instead
 	}
 	if s.escape == nil {
 		return false
@@ -88,6 +89,17 @@ func (s *Service) escapeHalf(m *message.MessageExt) bool {
 	s.log.Info().Str("msgId", m.Properties[message.PropUniqKey]).Str("realTopic", m.Properties[message.PropRealTopic]).
 		Int64("halfOffset", m.QueueOffset).Msg("transaction: half message escaped to a live master")
 	return true
+}
+
+// hasLaterCopy reports whether the chain origin has a check copy after
+// queue offset q: the walk reaches it, and only the latest copy escapes
+// (the master's check copies sit past progress a SlaveSynchronize round
+// may not have copied yet).
+func (s *Service) hasLaterCopy(origin, q int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	latest, ok := s.copies[origin]
+	return ok && latest > q
 }
 
 // preparedFromHalf is the prepared message a half message escapes as

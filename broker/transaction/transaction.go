@@ -237,6 +237,9 @@ func New(o Options) (*Service, error) {
 	if s.refusals == nil {
 		s.refusals = ratelog.New(o.Logger, o.Clock, 0)
 	}
+	// A slave's store is written by its master, who checks: held until
+	// the broker acts as master (SetActive, takeover.go).
+	s.held.Store(o.Store.IsSlave())
 	if err := s.load(); err != nil {
 		return nil, err
 	}

@@ -356,9 +356,14 @@ var codeNotes = map[int32]codeNote{
 		tests: "`namesrv/acting_master_test.go`, `broker/acting_master_test.go`",
 	},
 	905: { // NOTIFY_MIN_BROKER_ID_CHANGE
-		does:  "served (slave-acting-master, `enableSlaveActingMaster`): the slave of least id runs delay levels and timers, sent to another group's master with `enableRemoteEscape`; sent by the name server with `notifyMinBrokerIdChanged`",
-		diff:  "transaction check and POP revive are not switched (they stay off on a slave)",
-		tests: "`broker/acting_master_test.go`, `namesrv/acting_master_test.go`",
+		does:  "served (slave-acting-master, `enableSlaveActingMaster`): the slave of least id runs delay levels, timers, the transaction check (undecided half messages escape as prepared messages) and POP revive from its replicated store, what they deliver sent to another group's master with `enableRemoteEscape`; sent by the name server with `notifyMinBrokerIdChanged`",
+		diff:  "a half message or revive the escape bridge refuses waits for the next pass (stock drops a half message after 10 tries)",
+		tests: "`broker/acting_master_test.go`, `broker/acting_master_takeover_test.go`, `namesrv/acting_master_test.go`",
+	},
+	906: { // EXCHANGE_BROKER_HA_INFO
+		does:  "served: a master answers a request without `masterHaAddress` with its HA address, listen address and commitlog end at start; a slave takes one with it as its master. Sent by an acting-master slave that learns its master is back without its HA address (member polls)",
+		diff:  "not sent by a master before it registers (5.3.3 BrokerPreOnlineService with `totalReplicas` > 1: rmq has no pre-online phase)",
+		tests: "`broker/acting_master_compat_test.go`, `broker/acting_master_test.go`",
 	},
 	1007: { // GET_BROKER_EPOCH_CACHE
 		does:  "served in controller mode (`enableControllerMode`): cluster, broker name, brokerId, the HA service's epoch table and the max offset; SYSTEM_ERROR \"this request only for controllerMode \" otherwise, as stock",

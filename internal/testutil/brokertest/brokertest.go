@@ -10,6 +10,7 @@ package brokertest
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,4 +234,42 @@ func Serve(t testing.TB, addr string, h remoting.Handler) {
 		t.Fatalf("brokertest: Start: %v", err)
 	}
 	t.Cleanup(srv.Stop)
+}
+
+// TxProducer is a connection that heartbeats as a producer of a group and
+// records the CHECK_TRANSACTION_STATE requests a broker sends it.
+type TxProducer struct {
+	Cl     *remoting.Client
+	mu     sync.Mutex
+	checks []*remoting.Command
+}
+
+// ConnectTxProducer connects to the broker at addr as a producer of group
+// (one HEART_BEAT); the connection closes with the test. id tells several
+// producers of a group apart.
+func ConnectTxProducer(t testing.TB, addr, group, id string) *TxProducer {
+	t.Helper()
+	p := &TxProducer{}
+	p.Cl = remoting.NewClient(remoting.ClientOptions{OnRequest: func(_ string, req *remoting.Command) *remoting.Command {
+		if req.Code == remoting.CheckTransactionState {
+			p.mu.Lock()
+			p.checks = append(p.checks, req)
+			p.mu.Unlock()
+		}
+		return nil
+	}})
+	t.Cleanup(p.Cl.Close)
+	hb := remoting.HeartbeatData{ClientID: "prod-" + group + "-" + id, ProducerDataSet: []*remoting.ProducerData{{GroupName: group}}}
+	resp, err := p.Cl.InvokeTimeout(addr, remoting.NewRequest(remoting.HeartBeat, nil, remoting.MarshalBody(&hb)), testutil.DefaultTimeout)
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("producer heartbeat: %v %v", err, resp)
+	}
+	return p
+}
+
+// Received returns the checks received so far.
+func (p *TxProducer) Received() []*remoting.Command {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*remoting.Command(nil), p.checks...)
 }
