@@ -196,6 +196,12 @@ java-oracle:
 controller-oracle:
 	bash integration/java/controller-oracle.sh
 
+# Mixed broker sets: an rmq broker in controller mode and a Java 5.3.3 broker in one set, under the stock
+# controller and under `rmq controller` (integration/java/controller-oracle.sh, phases *-mixed). Not part of test.
+.PHONY: controller-mixed
+controller-mixed:
+	CONTROLLER_ORACLE_PHASES="stock stock-mixed rmq-mixed" bash integration/java/controller-oracle.sh
+
 # store/ha/autoswitch against a live Java 5.3.3 master in controller mode: its frames, then its Service as an rmq slave.
 .PHONY: autoswitch-interop
 autoswitch-interop:

@@ -420,7 +420,7 @@ var errNoEscape = fmt.Errorf("%w: acting master without enableRemoteEscape", sto
 // trigger the timer store delivers on an acting master is the local POP
 // service's (pop.Service.Trigger), never another group's.
 func (b *Broker) escapePut(m *message.Message) (*store.PutResult, error) {
-	if !b.opts.isSlave() {
+	if !b.isSlave() {
 		return b.store.PutMessage(m)
 	}
 	if b.pop.Trigger(m) {

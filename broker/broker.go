@@ -77,6 +77,7 @@ type Broker struct {
 	haPortBound atomic.Int32
 	nsCli       *remoting.Client // to the name servers
 	am          actingMaster     // slave-acting-master state (acting_master.go)
+	ctl         *controllerMode  // controller mode (role.go); nil unless enableControllerMode
 
 	// core: topics, send, pull, long polling, registration (topics.go, send.go, pull.go, register.go)
 	topics   *TopicConfigManager
@@ -326,6 +327,8 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
 
 		remoting.NotifyMinBrokerIDChange: b.processNotifyMinBrokerIDChange,
+		remoting.NotifyBrokerRoleChanged: b.processNotifyBrokerRoleChanged, // role.go, controller mode
+		remoting.GetBrokerEpochCache:     b.processGetBrokerEpochCache,
 		remoting.ExchangeBrokerHAInfo:    b.processExchangeBrokerHAInfo,
 
 		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
@@ -742,9 +745,9 @@ func (b *Broker) haRuntimeInfo(t map[string]string) {
 	// 5.3.3's key (isSpecialServiceRunning: the delay, transaction-check
 	// and revive services run), which its mqadmin clusterList prints as
 	// #ACTIVATED: a master runs them, a slave does not (role.go).
-	t["brokerActive"] = strconv.FormatBool(!b.opts.isSlave())
+	t["brokerActive"] = strconv.FormatBool(!b.isSlave())
 	t["brokerRole"] = b.opts.BrokerRole
-	t["brokerId"] = strconv.FormatInt(b.opts.BrokerID, 10)
+	t["brokerId"] = strconv.FormatInt(b.brokerID(), 10)
 	if st, ok := b.HAMasterStats(); ok {
 		t["haConnectionCount"] = strconv.Itoa(st.Connections)
 		t["haPush2SlaveMaxOffset"] = strconv.FormatInt(st.Push2SlaveMaxOffset, 10)

@@ -6,8 +6,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/broker/replicas"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/store/ha"
+	"github.com/rmqio/rmq/store/ha/autoswitch"
 )
 
 // Replication: the HA service of a master (ASYNC_MASTER, SYNC_MASTER) and
@@ -98,6 +101,15 @@ func (o *Options) isSyncMaster() bool { return o.BrokerRole == "SYNC_MASTER" }
 // startHA starts the master's HA service or the slave's client.
 func (b *Broker) startHA() error {
 	o := &b.opts
+	if b.ctl != nil {
+		if err := b.ctl.ha.Start(); err != nil {
+			return fmt.Errorf("broker: HA service: %w", err)
+		}
+		if ta, ok := b.ctl.ha.Addr().(*net.TCPAddr); ok {
+			b.haPortBound.Store(int32(ta.Port))
+		}
+		return nil
+	}
 	if o.isSlave() {
 		b.haClient = ha.NewClient(b.store, ha.ClientConfig{
 			HeartbeatInterval:    time.Duration(o.HaSendHeartbeatInterval) * time.Millisecond,
@@ -137,6 +149,9 @@ func (b *Broker) startHA() error {
 // stopHA closes the HA service or client (after the drain: waiting sends
 // may still get their acks).
 func (b *Broker) stopHA() error {
+	if b.ctl != nil {
+		b.ctl.ha.Close()
+	}
 	if b.haClient != nil {
 		b.haClient.Close()
 	}
@@ -160,6 +175,10 @@ func (b *Broker) haServerAddr(rc *runtimeConfig) string {
 // address (host:port; "" for none). It does nothing on a master, nor
 // before startHA (startRole then applies HAMasterAddr).
 func (b *Broker) SetHAMasterAddress(addr string) {
+	if b.ctl != nil {
+		b.ctl.ha.SetMasterHAAddr(addr)
+		return
+	}
 	if b.haReady.Load() && b.haClient != nil {
 		b.haClient.SetMasterAddr(addr)
 	}
@@ -201,7 +220,8 @@ func (b *Broker) HAAddr() string {
 // service's, and must not block.
 func (b *Broker) afterPut(end int64, flush, replica bool, done func(code int32)) {
 	var replicaCode int32
-	if replica && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
+	rw := b.replicas()
+	if replica && (rw == nil || !rw.IsSlaveOK(end)) {
 		replicaCode, replica = remoting.SlaveNotAvailable, false
 	}
 	if !flush && !replica {
@@ -218,8 +238,74 @@ func (b *Broker) afterPut(end int64, flush, replica bool, done func(code int32))
 		b.store.OnFlushed(end, w.flushed)
 	}
 	if replica {
-		b.haMaster.WaitReplicated(end, w.replicated)
+		rw.WaitReplicated(end, w.replicated)
 	}
+}
+
+// replicaWaiter is the SYNC_MASTER wait of either HA service.
+type replicaWaiter interface {
+	IsSlaveOK(end int64) bool
+	WaitReplicated(end int64, fn func(ok bool))
+}
+
+// replicas is the HA service a SYNC_MASTER send waits on: the AutoSwitch
+// one in controller mode, else the classic master's; nil when none runs.
+func (b *Broker) replicas() replicaWaiter {
+	switch {
+	case b.ctl != nil:
+		return b.ctl.ha
+	case b.haMaster != nil:
+		return b.haMaster
+	}
+	return nil
+}
+
+// newAutoSwitchHA is the controller-mode HA service when Options does not
+// name one: the AutoSwitch service over the store, its epoch table in
+// storePathEpochFile, listening on the HA port (haPort, or one the system
+// picks when the broker's ports are).
+func newAutoSwitchHA(st *store.Store, o *Options, onSSS func([]int64)) (replicas.Service, error) {
+	epochs, err := autoswitch.OpenEpochFile(o.FS, o.EpochFilePath(o.StorePathRootDir))
+	if err != nil {
+		return nil, err
+	}
+	port := o.haPort()
+	if o.ListenPort == 0 && !(o.HaListenPortEnable && o.HaListenPort > 0) {
+		port = 0
+	}
+	s := autoswitch.NewService(st, epochs, autoswitch.Config{
+		ListenAddr:                joinHostPort(o.ListenHost, port),
+		TransferBatchSize:         o.HaTransferBatchSize,
+		HeartbeatInterval:         time.Duration(o.HaSendHeartbeatInterval) * time.Millisecond,
+		HousekeepingInterval:      time.Duration(o.HaHousekeepingInterval) * time.Millisecond,
+		MaxTimeSlaveNotCatchup:    time.Duration(o.HaMaxTimeSlaveNotCatchup) * time.Millisecond,
+		CheckSyncStateSetInterval: time.Duration(o.CheckSyncStateSetPeriod) * time.Millisecond,
+		AllAckInSyncStateSet:      o.AllAckInSyncStateSet,
+		SyncFromLastFile:          o.SyncFromLastFile,
+		AsyncLearner:              o.AsyncLearner,
+		SlaveTimeout:              time.Duration(o.SlaveTimeout) * time.Millisecond,
+		InSyncReplicas:            o.InSyncReplicas,
+		ReconnectDelay:            o.haReconnectDelay,
+		OnSyncStateSetChange:      onSSS,
+		Clock:                     o.Clock,
+		Logger:                    componentLog(o.Logger, "ha"),
+	})
+	return autoSwitchHA{s}, nil
+}
+
+// autoSwitchHA gives the manager the service's epoch table in the terms
+// it declares.
+type autoSwitchHA struct{ *autoswitch.Service }
+
+func (a autoSwitchHA) LastEpoch() int32 { return a.Epochs().LastEpoch() }
+
+func (a autoSwitchHA) EpochEntries() []remoting.EpochEntry {
+	es := a.Epochs().Entries()
+	out := make([]remoting.EpochEntry, len(es))
+	for i, e := range es {
+		out[i] = remoting.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset, EndOffset: e.EndOffset}
+	}
+	return out
 }
 
 // putWait joins a put's flush and replica waits. Each side writes its own

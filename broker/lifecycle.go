@@ -94,6 +94,9 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.store, b.events = st, events
 	b.initRole()
+	if err := b.newControllerMode(); err != nil {
+		return b.abandon(errors.Join(err, st.Close()))
+	}
 	svc, err := b.openServices(st)
 	if err != nil {
 		return b.abandon(errors.Join(err, st.Close()))
@@ -246,6 +249,9 @@ func openStore(opts Options, host netip.AddrPort, events *storeEvents) (*store.S
 	so.Retention.ProtectedOffset = events.protectedOffset
 	so.Retention.Evacuate = events.evacuate
 	opts.lmqStoreOptions(&so)
+	// Only a controller-mode store starts gated at its saved confirm
+	// offset (stock reads confirmOffset only in controller mode).
+	so.RestoreConfirmOffset = opts.EnableControllerMode
 	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
@@ -322,7 +328,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave(), AnswerCommitted: sendPath{b}, Escape: escapeBridge{b},
+		Slave: opts.isSlave() && !opts.EnableControllerMode, AnswerCommitted: sendPath{b}, Escape: escapeBridge{b}, // controller mode: the store refuses a slave's puts
 	})
 	if err != nil {
 		return s, err
@@ -528,7 +534,9 @@ func (b *Broker) Start() error {
 	// changeSpecialServiceStatus): their stores are written by replication,
 	// and their state, loaded at New, stays as it was for a start as master.
 	// Instead it copies its master's metadata (role.go).
-	if b.opts.isSlave() {
+	if b.ctl != nil {
+		b.startControllerMode() // held until the controller names this broker master
+	} else if b.opts.isSlave() {
 		b.startRole()
 		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
@@ -553,7 +561,7 @@ func (b *Broker) Start() error {
 		b.registerAll(true)
 		b.bg.Add(1)
 		go b.registerLoop()
-		if !b.opts.isSlave() {
+		if !b.opts.isSlave() && b.ctl == nil {
 			b.startActingMaster() // the heartbeat
 		}
 	}
@@ -672,6 +680,9 @@ func (b *Broker) Shutdown() error {
 
 func (b *Broker) shutdown() error {
 	var errs []error
+	if b.ctl != nil && b.ctl.rm.Load() != nil {
+		b.ctl.rm.Load().Close() // no role change (and its registration) after this
+	}
 	close(b.stop)
 	b.bg.Wait() // the registration loop must not re-register after the unregister
 	if b.started.Load() && len(b.opts.NamesrvAddrs()) > 0 {

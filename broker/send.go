@@ -499,7 +499,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
 	// On a SYNC_MASTER the answer also waits for a slave's ack (ha.go),
 	// written from the HA service's callback in the same way.
-	syncMaster := b.opts.isSyncMaster() && !req.IsOneway()
+	syncMaster := b.isSyncMaster() && !req.IsOneway()
 	awaitFlush, awaitReplica := false, false
 	half := false // a transaction half message (its answer Holds it from the checks)
 
@@ -513,6 +513,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	switch {
 	case sh.Batch:
 		msgs, skipWait, refusal := b.batchMessages(sh, req.Body, &a, bornHost, deferFlush)
+		if refusal == nil {
+			refusal = b.inSyncRefusal(!skipWait) // role.go, controller mode
+		}
 		if refusal != nil {
 			return fail(refusal.Code, refusal.Remark)
 		}
@@ -522,6 +525,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 		}
 	case plain != nil:
 		// m stays on this goroutine's stack: the store copies it.
+		if r := b.inSyncRefusal(!plain.skipWait); r != nil {
+			return fail(r.Code, r.Remark)
+		}
 		var mv message.Message
 		m := &mv
 		b.textMessage(m, sh, req.Body, &a, bornHost, plain)
@@ -546,6 +552,9 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 			return fail(refusal.Code, refusal.Remark)
 		}
 		skipWait := m.SkipFlushWait
+		if r := b.inSyncRefusal(!skipWait); r != nil {
+			return fail(r.Code, r.Remark)
+		}
 		m.SkipFlushWait = skipWait || deferFlush
 		awaitFlush, awaitReplica = deferFlush && !skipWait, syncMaster && !skipWait
 		// The reply names the queue the producer addressed (or the DLQ), not
@@ -695,7 +704,7 @@ func (b *Broker) answerWhenStored(c *remoting.Conn, resp *remoting.Command, end 
 
 // answerAfterWaits is both: outcome sets the response code from the waits.
 func (b *Broker) answerAfterWaits(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica, outcome bool, answered func()) *remoting.Command {
-	if !flush && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
+	if rw := b.replicas(); !flush && (rw == nil || !rw.IsSlaveOK(end)) {
 		if outcome {
 			resp.Code = remoting.SlaveNotAvailable
 		}
@@ -736,7 +745,7 @@ func (b *Broker) storedPutWaits(req *remoting.Command, wait bool) (flush, replic
 	if req.IsOneway() || !wait {
 		return false, false
 	}
-	return b.opts.FlushDiskType == "SYNC_FLUSH", b.opts.isSyncMaster()
+	return b.opts.FlushDiskType == "SYNC_FLUSH", b.isSyncMaster()
 }
 
 // checkSendFrom is AbstractSendMessageProcessor.msgCheck, the authorize
@@ -1396,6 +1405,9 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
+	if r := b.inSyncRefusal(wait); r != nil {
+		return nil, r
+	}
 	queueID, sysFlag := a.queueID, a.sysFlag
 	props[message.PropCluster] = b.opts.BrokerClusterName
 	syncFlush := b.opts.FlushDiskType == "SYNC_FLUSH"
@@ -1415,7 +1427,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if reply.FlushTimeout {
 		reply.code = remoting.FlushDiskTimeout
 	}
-	flush, replica := syncFlush, b.opts.isSyncMaster() && wait
+	flush, replica := syncFlush, b.isSyncMaster() && wait
 	if flush || replica {
 		// This goroutine is the gRPC handler's: it may wait. A half
 		// message is held from the checks meanwhile.
