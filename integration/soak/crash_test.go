@@ -224,26 +224,7 @@ func TestCrashLoopSoak(t *testing.T) {
 		t.Fatalf("first send: %v", err)
 	}
 
-	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName("soak_cg_"+stamp),
-		consumer.WithInstance("soak_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
-		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			now := time.Now()
-			for _, m := range msgs {
-				led.deliver(m, now)
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Shutdown()
+	startConsumer(t, ns, "soak", stamp, topic, led)
 
 	// Senders run through every cycle: sends while the broker is down fail
 	// and are not acknowledged.
@@ -263,22 +244,7 @@ func TestCrashLoopSoak(t *testing.T) {
 	}
 	stop()
 
-	// Drain: every acknowledged message delivered and every due time passed
-	// (plus time for a late one to show up), at most drainTimeout.
-	drainTimeout := time.Duration(envInt(t, "SOAK_DRAIN_SECONDS", 180)) * time.Second
-	deadline := time.Now().Add(drainTimeout)
-	for {
-		led.mu.Lock()
-		lastDue := led.maxDue
-		led.mu.Unlock()
-		if len(led.missing()) == 0 && time.Now().After(lastDue.Add(5*time.Second)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	drain(t, led)
 
 	led.mu.Lock()
 	defer led.mu.Unlock()
@@ -425,4 +391,47 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// startConsumer starts the soaks' push consumer (group <prefix>_cg_<stamp>,
+// from the first offset) on topic, recording every delivery in led; it is
+// shut down when t ends.
+func startConsumer(t *testing.T, ns primitive.NsResolver, prefix, stamp, topic string, led *ledger) {
+	t.Helper()
+	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName(prefix+"_cg_"+stamp),
+		consumer.WithInstance(prefix+"_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			now := time.Now()
+			for _, m := range msgs {
+				led.deliver(m, now)
+			}
+			return consumer.ConsumeSuccess, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cons.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cons.Shutdown() })
+}
+
+// drain waits until every acknowledged message was delivered and every due
+// time passed (plus time for a late one to show up), at most
+// SOAK_DRAIN_SECONDS (180 s).
+func drain(t *testing.T, led *ledger) {
+	deadline := time.Now().Add(time.Duration(envInt(t, "SOAK_DRAIN_SECONDS", 180)) * time.Second)
+	for {
+		led.mu.Lock()
+		lastDue := led.maxDue
+		led.mu.Unlock()
+		if len(led.missing()) == 0 && time.Now().After(lastDue.Add(5*time.Second)) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

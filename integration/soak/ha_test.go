@@ -12,7 +12,6 @@ import (
 	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
@@ -204,26 +203,7 @@ func TestSoakHA(t *testing.T) {
 		return nil
 	})
 
-	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName("soakha_cg_"+stamp),
-		consumer.WithInstance("soakha_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
-		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			now := time.Now()
-			for _, m := range msgs {
-				led.deliver(m, now)
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Shutdown()
+	startConsumer(t, ns, "soakha", stamp, topic, led)
 
 	check := &slaveCheck{where: map[string]string{}}
 	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, led: led, randDur: randDur, onAck: check.add}
@@ -295,17 +275,7 @@ func TestSoakHA(t *testing.T) {
 		t.Errorf("%d acknowledged sends not readable from the slave at the end: %v", len(bad), head(bad, 10))
 	}
 
-	drainTimeout := time.Duration(envInt(t, "SOAK_DRAIN_SECONDS", 180)) * time.Second
-	deadline := time.Now().Add(drainTimeout)
-	for {
-		led.mu.Lock()
-		lastDue := led.maxDue
-		led.mu.Unlock()
-		if len(led.missing()) == 0 && time.Now().After(lastDue.Add(5*time.Second)) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	drain(t, led)
 
 	lost := led.missing()
 	led.mu.Lock()
