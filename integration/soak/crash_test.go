@@ -301,6 +301,10 @@ type mixedSender struct {
 	// (where the master stored it: the topic, the schedule or timer topic,
 	// or the half topic of a transaction).
 	onAck func(id, offsetMsgID string)
+	// pause, when set, is how long each worker waits between sends: a
+	// soak that times something (the failover soak) keeps the load from
+	// taking the cores the processes it times need.
+	pause time.Duration
 }
 
 // send sends one message of kind k.
@@ -373,6 +377,9 @@ func (s *mixedSender) run(workers int) (stop func()) {
 				default:
 				}
 				s.send(kind(i % int(numKinds)))
+				if s.pause > 0 {
+					time.Sleep(s.pause)
+				}
 			}
 		}()
 	}
