@@ -67,6 +67,11 @@ import (
 // The stock:java variant is the baseline: for each variant whose brokers
 // include rmq, kill -> first send (p50 and max, kills without a controller
 // kill) must be at most half the baseline's measured in the same run.
+//
+// Other knobs: SOAK_FO_PAUSE_MS (20) is each of the four sender workers'
+// pause between sends; SOAK_FO_KEEP=<dir> keeps the stores and logs there;
+// SOAK_SEED repeats a run's random pauses; SOAK_DRAIN_SECONDS bounds the
+// drain (180).
 
 const (
 	foProbeEvery    = 20 * time.Millisecond
