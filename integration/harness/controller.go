@@ -47,37 +47,7 @@ func Java5Lib() (string, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", fmt.Errorf("%w: java is not on PATH", ErrNoJava)
 	}
-	lib := os.Getenv("RMQ_JAVA5_LIB")
-	if lib == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("%w: %v", ErrNoJava, err)
-		}
-		lib = filepath.Join(home, ".cache", "rmq-bench-compare", "rocketmq-"+Java5Version, "lib")
-	}
-	have := func() bool { return hasJar(lib, "rocketmq-broker") && hasJar(lib, "rocketmq-controller") }
-	if have() {
-		return lib, nil
-	}
-	javaFetchMu.Lock()
-	defer javaFetchMu.Unlock()
-	if have() {
-		return lib, nil
-	}
-	if _, err := exec.LookPath("mvn"); err != nil {
-		return "", fmt.Errorf("%w: no 5.3.3 jars in %s and no mvn to fetch them", ErrNoJava, lib)
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("mvn", "-B", "-q", "-f", filepath.Join(root, "integration", "java", "controller-oracle-pom.xml"),
-		"-Dstyle.color=never", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-		"-DincludeScope=runtime", "-DoutputDirectory="+lib)
-	if out, err := cmd.CombinedOutput(); err != nil || !have() {
-		return "", fmt.Errorf("%w: mvn copy-dependencies %s into %s: %v\n%s", ErrNoJava, Java5Version, lib, err, out)
-	}
-	return lib, nil
+	return mavenLib("RMQ_JAVA5_LIB", Java5Version, []string{"rocketmq-broker", "rocketmq-controller"}, "controller-oracle-pom.xml")
 }
 
 // JVM options of the 5.3.3 processes: the opens 5.x needs on JDK 17 (the
@@ -132,14 +102,7 @@ func StartCtlGroup(t testing.TB, cfg CtlGroupConfig) *CtlGroup {
 	}
 	g, err := LaunchCtlGroup(cfg)
 	if g != nil {
-		t.Cleanup(func() {
-			if t.Failed() {
-				for _, n := range g.Nodes() {
-					t.Logf("%s output (%s):\n%s", n.what, n.Dir, n.tail())
-				}
-			}
-			g.Close()
-		})
+		closeAtEnd(t, g.Nodes, g.Close)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -167,13 +167,7 @@ func TestCrashLoopSoak(t *testing.T) {
 	}
 	cycles := envInt(t, "SOAK_CYCLES", 30)
 	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1_000_000)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	var rngMu sync.Mutex
-	randDur := func(lo, hi time.Duration) time.Duration {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-	}
+	randDur := seededDurations(seed)
 	t.Logf("soak: %d kill -9 cycles, seed %d", cycles, seed)
 	rlog.SetLogLevel("fatal")
 
@@ -384,6 +378,18 @@ func (s *mixedSender) run(workers int) (stop func()) {
 		}()
 	}
 	return func() { close(done); wg.Wait() }
+}
+
+// seededDurations returns a random duration in [lo, hi) per call, from
+// seed (SOAK_SEED repeats a run's choices), safe for concurrent use.
+func seededDurations(seed uint64) func(lo, hi time.Duration) time.Duration {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var mu sync.Mutex
+	return func(lo, hi time.Duration) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+	}
 }
 
 func head(s []string, n int) []string {

@@ -3,12 +3,10 @@ package soak
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -329,13 +327,7 @@ func (c *foControl) leaderNode() *harness.Node {
 
 func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foResult) {
 	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1_000_000)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	var rngMu sync.Mutex
-	randDur := func(lo, hi time.Duration) time.Duration {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-	}
+	randDur := seededDurations(seed)
 	nctl := 1
 	if v.controller == harness.ControllerRMQ {
 		nctl = envInt(t, "SOAK_FO_CONTROLLERS", 3)
@@ -563,15 +555,7 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 		res.dups += n - 1
 	}
 	res.failedSends = led.sendErrs
-	if len(lost) > 0 {
-		var at []string
-		check.mu.Lock()
-		for _, id := range head(lost, 20) {
-			at = append(at, id+"@"+check.where[id])
-		}
-		check.mu.Unlock()
-		t.Errorf("lost %d acknowledged messages (id@offset msgId): %v", len(lost), at)
-	}
+	check.reportLost(t, lost)
 	if len(led.early) > 0 {
 		t.Errorf("%d messages delivered early: %v", len(led.early), led.early)
 	}

@@ -3,7 +3,6 @@ package soak
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -93,6 +92,21 @@ func (c *slaveCheck) verify(cl *remoting.Client, slave string, timeout time.Dura
 	return bad
 }
 
+// reportLost fails t with up to 20 lost ids, each with the offset msgId of
+// its acknowledged send (where the master stored it).
+func (c *slaveCheck) reportLost(t *testing.T, lost []string) {
+	if len(lost) == 0 {
+		return
+	}
+	var at []string
+	c.mu.Lock()
+	for _, id := range head(lost, 20) {
+		at = append(at, id+"@"+c.where[id])
+	}
+	c.mu.Unlock()
+	t.Errorf("lost %d acknowledged messages (id@offset msgId of the acknowledged send): %v", len(lost), at)
+}
+
 func readOnSlave(cl *remoting.Client, slave string, s ackedSend) string {
 	b, err := harness.ViewByID(cl, slave, s.offsetMsgID)
 	if err != nil {
@@ -114,13 +128,7 @@ func TestSoakHA(t *testing.T) {
 	}
 	kills := envInt(t, "SOAK_HA_KILLS", 20)
 	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1_000_000)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	var rngMu sync.Mutex
-	randDur := func(lo, hi time.Duration) time.Duration {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-	}
+	randDur := seededDurations(seed)
 	rlog.SetLogLevel("fatal")
 	var err error
 
@@ -294,15 +302,7 @@ func TestSoakHA(t *testing.T) {
 		len(missingOnSlave), len(lost), dups, len(led.early)))
 	fmt.Println(strings.Join(report, "\n"))
 	t.Log(strings.Join(report, "\n"))
-	if len(lost) > 0 {
-		var at []string
-		check.mu.Lock()
-		for _, id := range head(lost, 20) {
-			at = append(at, id+"@"+check.where[id])
-		}
-		check.mu.Unlock()
-		t.Errorf("lost %d acknowledged messages (id@offset msgId of the acknowledged send): %v", len(lost), at)
-	}
+	check.reportLost(t, lost)
 	if len(led.early) > 0 {
 		t.Errorf("%d messages delivered early: %v", len(led.early), led.early)
 	}
