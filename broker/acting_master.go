@@ -247,7 +247,7 @@ var errNoEscape = fmt.Errorf("%w: acting master without enableRemoteEscape", sto
 // into the local store on a master, to another group's master from an
 // acting master with enableRemoteEscape, refused otherwise.
 func (b *Broker) escapePut(m *message.Message) (*store.PutResult, error) {
-	if !b.opts.isSlave() {
+	if !b.isSlave() {
 		return b.store.PutMessage(m)
 	}
 	if !b.opts.EnableSlaveActingMaster || !b.opts.EnableRemoteEscape {

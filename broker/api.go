@@ -123,7 +123,7 @@ func (b *Broker) Put(req PutRequest) (*PutReply, error) {
 	if reply.FlushTimeout {
 		reply.code = remoting.FlushDiskTimeout
 	}
-	flush, replica := syncFlush, b.opts.isSyncMaster() && wait
+	flush, replica := syncFlush, b.isSyncMaster() && wait
 	if flush || replica {
 		// This goroutine is the gRPC handler's: it may wait. A half
 		// message is held from the checks meanwhile (send_processor.go).

@@ -55,6 +55,7 @@ type Broker struct {
 	haPortBound atomic.Int32
 	nsCli       *remoting.Client // to the name servers
 	am          actingMaster     // slave-acting-master state (acting_master.go)
+	ctl         *controllerMode  // controller mode (role.go); nil unless enableControllerMode
 
 	// core: topics, send, pull, long polling, registration (topic_config.go, send_processor.go, pull_*.go, register.go)
 	topics   *TopicConfigManager

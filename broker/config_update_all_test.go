@@ -32,6 +32,10 @@ func updateValue(t *testing.T, key, def string) string {
 		"tls.server.mode":             "enforcing",
 		"metricsExporterType":         "disable",
 		"tls.server.need.client.auth": "optional",
+		// Controller mode needs controllerAddr, which comes later in the
+		// key order: a lone enableControllerMode=true is refused as a file
+		// with it would be at start.
+		"enableControllerMode": "false",
 	}
 	if v, ok := special[key]; ok {
 		return v

@@ -29,6 +29,8 @@ func (b *Broker) coreProcessors() map[int32]HandlerFunc {
 		remoting.UpdateBrokerConfig: b.processUpdateBrokerConfig,
 
 		remoting.NotifyMinBrokerIDChange: b.processNotifyMinBrokerIDChange,
+		remoting.NotifyBrokerRoleChanged: b.processNotifyBrokerRoleChanged, // role.go, controller mode
+		remoting.GetBrokerEpochCache:     b.processGetBrokerEpochCache,
 
 		remoting.GetAllDelayOffset:            b.processGetAllDelayOffset,
 		remoting.GetSystemTopicListFromBroker: b.processGetSystemTopicListFromBroker,

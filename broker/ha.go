@@ -1,12 +1,15 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/broker/replicas"
 	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/store/ha"
 )
 
@@ -98,6 +101,15 @@ func (o *Options) isSyncMaster() bool { return o.BrokerRole == "SYNC_MASTER" }
 // startHA starts the master's HA service or the slave's client.
 func (b *Broker) startHA() error {
 	o := &b.opts
+	if b.ctl != nil {
+		if err := b.ctl.ha.Start(); err != nil {
+			return fmt.Errorf("broker: HA service: %w", err)
+		}
+		if ta, ok := b.ctl.ha.Addr().(*net.TCPAddr); ok {
+			b.haPortBound.Store(int32(ta.Port))
+		}
+		return nil
+	}
 	if o.isSlave() {
 		b.haClient = ha.NewClient(b.store, ha.ClientConfig{
 			HeartbeatInterval:    time.Duration(o.HaSendHeartbeatInterval) * time.Millisecond,
@@ -136,6 +148,9 @@ func (b *Broker) startHA() error {
 // stopHA closes the HA service or client (after the drain: waiting sends
 // may still get their acks).
 func (b *Broker) stopHA() error {
+	if b.ctl != nil {
+		b.ctl.ha.Close()
+	}
 	if b.haClient != nil {
 		b.haClient.Close()
 	}
@@ -158,6 +173,10 @@ func (b *Broker) haServerAddr(rc *runtimeConfig) string {
 // SetHAMasterAddress points a SLAVE's HA client at its master's HA
 // address (host:port; "" for none). It does nothing on a master.
 func (b *Broker) SetHAMasterAddress(addr string) {
+	if b.ctl != nil {
+		b.ctl.ha.SetMasterHAAddr(addr)
+		return
+	}
 	if b.haClient != nil {
 		b.haClient.SetMasterAddr(addr)
 	}
@@ -199,7 +218,8 @@ func (b *Broker) HAAddr() string {
 // service's, and must not block.
 func (b *Broker) afterPut(end int64, flush, replica bool, done func(code int32)) {
 	var replicaCode int32
-	if replica && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
+	rw := b.replicas()
+	if replica && (rw == nil || !rw.IsSlaveOK(end)) {
 		replicaCode, replica = remoting.SlaveNotAvailable, false
 	}
 	if !flush && !replica {
@@ -216,8 +236,32 @@ func (b *Broker) afterPut(end int64, flush, replica bool, done func(code int32))
 		b.store.OnFlushed(end, w.flushed)
 	}
 	if replica {
-		b.haMaster.WaitReplicated(end, w.replicated)
+		rw.WaitReplicated(end, w.replicated)
 	}
+}
+
+// replicaWaiter is the SYNC_MASTER wait of either HA service.
+type replicaWaiter interface {
+	IsSlaveOK(end int64) bool
+	WaitReplicated(end int64, fn func(ok bool))
+}
+
+// replicas is the HA service a SYNC_MASTER send waits on: the AutoSwitch
+// one in controller mode, else the classic master's; nil when none runs.
+func (b *Broker) replicas() replicaWaiter {
+	switch {
+	case b.ctl != nil:
+		return b.ctl.ha
+	case b.haMaster != nil:
+		return b.haMaster
+	}
+	return nil
+}
+
+// newAutoSwitchHA is the controller-mode HA service when Options does not
+// name one.
+func newAutoSwitchHA(*store.Store, *Options, func([]int64)) (replicas.Service, error) {
+	return nil, errors.New("the AutoSwitch HA service (store/ha/autoswitch) is not built into this broker yet")
 }
 
 // putWait joins a put's flush and replica waits. Each side writes its own

@@ -94,6 +94,9 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.store, b.events = st, events
 	b.initRole()
+	if err := b.newControllerMode(); err != nil {
+		return b.abandon(errors.Join(err, st.Close()))
+	}
 	svc, err := b.openServices(st)
 	if err != nil {
 		return b.abandon(errors.Join(err, st.Close()))
@@ -321,7 +324,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave(), AnswerCommitted: b.answerCommitted,
+		Slave: opts.isSlave() && !opts.EnableControllerMode, AnswerCommitted: b.answerCommitted, // controller mode: the store refuses a slave's puts
 	})
 	if err != nil {
 		return s, err
@@ -368,6 +371,11 @@ func (b *Broker) installProcessors() {
 	b.putHooks = append(b.putHooks, b.rejectTransactionHook, transaction.Hook, b.delayHook, b.timerHook)
 	// hookProperties names every property these act on.
 	b.keyedHooks = len(b.putHooks)
+	if b.ctl != nil {
+		// Not a property hook: it turns the plain fast path off, in
+		// controller mode only.
+		b.putHooks = append(b.putHooks, b.inSyncReplicasHook)
+	}
 	b.registerHandlers()
 }
 
@@ -527,7 +535,9 @@ func (b *Broker) Start() error {
 	// changeSpecialServiceStatus): their stores are written by replication,
 	// and their state, loaded at New, stays as it was for a start as master.
 	// Instead it copies its master's metadata (role.go).
-	if b.opts.isSlave() {
+	if b.ctl != nil {
+		b.startControllerMode() // held until the controller names this broker master
+	} else if b.opts.isSlave() {
 		b.startRole()
 		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
@@ -558,7 +568,7 @@ func (b *Broker) Start() error {
 		b.registerAll(true)
 		b.bg.Add(1)
 		go b.registerLoop()
-		if !b.opts.isSlave() {
+		if !b.opts.isSlave() && b.ctl == nil {
 			b.startActingMaster() // the heartbeat
 		}
 	}
@@ -677,6 +687,9 @@ func (b *Broker) Shutdown() error {
 
 func (b *Broker) shutdown() error {
 	var errs []error
+	if b.ctl != nil && b.ctl.rm.Load() != nil {
+		b.ctl.rm.Load().Close() // no role change (and its registration) after this
+	}
 	close(b.stop)
 	b.bg.Wait() // the registration loop must not re-register after the unregister
 	if b.started.Load() && len(b.opts.NamesrvAddrs()) > 0 {

@@ -200,9 +200,9 @@ func (b *Broker) haRuntimeInfo(t map[string]string) {
 	// 5.3.3's key (isSpecialServiceRunning: the delay, transaction-check
 	// and revive services run), which its mqadmin clusterList prints as
 	// #ACTIVATED: a master runs them, a slave does not (role.go).
-	t["brokerActive"] = strconv.FormatBool(!b.opts.isSlave())
+	t["brokerActive"] = strconv.FormatBool(!b.isSlave())
 	t["brokerRole"] = b.opts.BrokerRole
-	t["brokerId"] = strconv.FormatInt(b.opts.BrokerID, 10)
+	t["brokerId"] = strconv.FormatInt(b.brokerID(), 10)
 	if st, ok := b.HAMasterStats(); ok {
 		t["haConnectionCount"] = strconv.Itoa(st.Connections)
 		t["haPush2SlaveMaxOffset"] = strconv.FormatInt(st.Push2SlaveMaxOffset, 10)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/rmqio/rmq/broker/replicas"
 	"github.com/rmqio/rmq/broker/transaction"
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/message"
@@ -165,6 +166,9 @@ type Options struct {
 	HAConfig
 	// ActingMasterConfig holds the slave-acting-master keys (acting_master.go).
 	ActingMasterConfig
+	// Keys are the controller-mode keys (5.3.3 enableControllerMode;
+	// broker/replicas): the role comes from the controller, not brokerRole.
+	replicas.Keys
 	// StorePathCommitLog is the commitlog directory (stock
 	// MessageStoreConfig; empty: <storePathRootDir>/commitlog). A store
 	// moved from a Java broker with a separate commitlog directory opens
@@ -269,6 +273,11 @@ type Options struct {
 	// storeOptions, set by this package's tests only, adjusts the message
 	// store's options before New opens it (e.g. a failpoint hook).
 	storeOptions func(*store.Options)
+	// ControllerHA builds the HA service of controller mode on the opened
+	// store; the service calls onSyncStateSetChange with each sync state
+	// set it proposes. nil is the AutoSwitch service (store/ha/autoswitch).
+	// Tests put a fake here.
+	ControllerHA func(st *store.Store, o *Options, onSyncStateSetChange func([]int64)) (replicas.Service, error) `conf:"-"`
 	// haReconnectDelay (tests only) replaces the HA client's 5 s pause
 	// between connections.
 	haReconnectDelay time.Duration
@@ -352,6 +361,7 @@ func DefaultOptions() Options {
 		BrokerRole:                      "ASYNC_MASTER",
 		HAConfig:                        defaultHAConfig(),
 		ActingMasterConfig:              defaultActingMasterConfig(),
+		Keys:                            replicas.DefaultKeys(),
 		ClusterTopicEnable:              true,
 		BrokerTopicEnable:               true,
 		FlushConsumerOffsetInterval:     5000,
@@ -574,8 +584,9 @@ func (o *Options) Validate() error {
 	case RoleAsyncMaster, RoleSyncMaster:
 	case RoleSlave:
 		// BrokerStartup exits (-3) on a slave id that is not positive; a
-		// master's id is forced to 0 before Validate (cmd/rmq check).
-		if o.BrokerID <= 0 {
+		// master's id is forced to 0 before Validate (cmd/rmq check). In
+		// controller mode the controller gives the id (samples say -1).
+		if o.BrokerID <= 0 && !o.EnableControllerMode {
 			errs = append(errs, fmt.Errorf("brokerId %d: a SLAVE's brokerId must be > 0", o.BrokerID))
 		}
 	default:
@@ -583,6 +594,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.HAConfig.validate()...)
 	errs = append(errs, o.ActingMasterConfig.validate()...)
+	errs = append(errs, o.Keys.Validate(o.EnableDLegerCommitLog)...)
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))
 	}

@@ -350,7 +350,7 @@ func (b *Broker) pull(c *remoting.Conn, req *remoting.Command, ph *pullHeader, p
 	// A slave never stores the offset a pull commits (the Java client
 	// clears the flag for pulls to a slave anyway): its offsets are the
 	// master's, copied by SlaveSynchronize, and UPDATE_CONSUMER_OFFSET's.
-	if allowSuspend && ph.SysFlag&pullFlagCommitOffset != 0 && !b.opts.isSlave() {
+	if allowSuspend && ph.SysFlag&pullFlagCommitOffset != 0 && !b.isSlave() {
 		b.clients.Offsets.Commit(ph.ConsumerGroup, ph.Topic, ph.QueueID, ph.CommitOffset)
 	}
 	return resp
@@ -418,7 +418,7 @@ func (b *Broker) suggestBroker(ph *pullHeader, res *store.GetResult, group *topi
 			rh.SuggestWhichBrokerID = group.WhichBrokerWhenConsumeSlowly
 		}
 	}
-	if !b.opts.isSlave() || rc.OffsetCheckInSlave {
+	if !b.isSlave() || rc.OffsetCheckInSlave {
 		return
 	}
 	switch res.Status {

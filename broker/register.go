@@ -89,7 +89,7 @@ func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]strin
 		BrokerAddr:   rc.addr(),
 		ClusterName:  b.opts.BrokerClusterName,
 		HAServerAddr: b.haServerAddr(rc),
-		BrokerID:     b.opts.BrokerID,
+		BrokerID:     b.brokerID(),
 		BodyCrc32:    int64(crc32.ChecksumIEEE(body) & 0x7FFFFFFF),
 	}
 	if b.opts.EnableSlaveActingMaster {
@@ -106,7 +106,9 @@ func (b *Broker) registerHeader(rc *runtimeConfig, body []byte) map[string]strin
 // which topics are orderly.
 func (b *Broker) registerAll(checkOrder bool) {
 	addrs := b.opts.NamesrvAddrs()
-	if len(addrs) == 0 {
+	if len(addrs) == 0 || b.ctl != nil && b.ctl.fenced.Load() {
+		// Controller mode without a role yet: stock skips registration
+		// while the broker is isolated.
 		return
 	}
 	b.regMu.Lock()
@@ -143,7 +145,7 @@ func (b *Broker) registerAll(checkOrder bool) {
 // sent again with the next increment (and with the periodic registration).
 func (b *Broker) registerIncrement() {
 	addrs := b.opts.NamesrvAddrs()
-	if len(addrs) == 0 {
+	if len(addrs) == 0 || b.ctl != nil && b.ctl.fenced.Load() {
 		return
 	}
 	b.regMu.Lock()
@@ -262,7 +264,7 @@ func (b *Broker) unregisterAll() {
 		go func() {
 			defer wg.Done()
 			req := remoting.NewRequest(remoting.UnregisterBroker, (&remoting.BrokerIdentityRequestHeader{
-				BrokerName: b.opts.BrokerName, BrokerAddr: brokerAddr, ClusterName: b.opts.BrokerClusterName, BrokerID: b.opts.BrokerID,
+				BrokerName: b.opts.BrokerName, BrokerAddr: brokerAddr, ClusterName: b.opts.BrokerClusterName, BrokerID: b.brokerID(),
 			}).Fields(), nil)
 			ctx, cancel := context.WithTimeout(context.Background(), registerTimeout)
 			defer cancel()

@@ -3,9 +3,13 @@ package broker
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/broker/replicas"
 	"github.com/rmqio/rmq/internal/fastjson"
+	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/topicgroup"
 )
@@ -64,12 +68,12 @@ const (
 const haMasterMinLen = 6
 
 // IsSlave reports whether the broker is a SLAVE.
-func (b *Broker) IsSlave() bool { return b.opts.isSlave() }
+func (b *Broker) IsSlave() bool { return b.isSlave() }
 
 // haPinned reports whether haMasterAddress fixes the master's HA address,
 // which registrations then leave alone.
 func (b *Broker) haPinned() bool {
-	return b.opts.isSlave() && len(b.opts.HaMasterAddress) >= haMasterMinLen
+	return b.ctl == nil && b.opts.isSlave() && len(b.opts.HaMasterAddress) >= haMasterMinLen
 }
 
 // MasterAddr is the master's listen address the last registration answered
@@ -144,7 +148,7 @@ func (b *Broker) noteRegistered(res []registerResult) {
 			b.log.Warn().Err(err).Str("namesrv", r.addr).Msg("register broker: bad response header")
 			continue
 		}
-		if !b.opts.isSlave() {
+		if !b.isSlave() {
 			return
 		}
 		if !b.haPinned() && h.HAServerAddr != "" && h.HAServerAddr != b.HAMasterAddr() {
@@ -181,7 +185,7 @@ func (b *Broker) slaveSyncLoop() {
 // known, or from this broker's own address.
 func (b *Broker) syncAll() {
 	master := b.MasterAddr()
-	if master == "" || master == b.runtime().addr() {
+	if master == "" || master == b.runtime().addr() || !b.isSlave() {
 		return
 	}
 	for _, s := range []struct {
@@ -295,4 +299,216 @@ func (m *TopicConfigManager) replaceFromMaster(w remoting.TopicConfigSerializeWr
 	m.mu.Unlock()
 	m.persist(seq)
 	return true
+}
+
+// Controller mode (enableControllerMode, 5.3.3 RIP-44): the broker set's
+// controller, not brokerRole, says who is master. broker/replicas runs the
+// protocol (ReplicasManager); the broker keeps the role it was given there:
+// brokerId 0 and SYNC_MASTER as master, the controller's id and SLAVE
+// otherwise, and fenced (a slave's store, no name-server registration)
+// until the first role is known. The AutoSwitch HA service replicates in
+// place of the classic one.
+type controllerMode struct {
+	rm     atomic.Pointer[replicas.Manager] // set by Start; requests may come first
+	ha     replicas.Service
+	master atomic.Bool
+	id     atomic.Int64 // brokerConfig.brokerId now: the configured one until the controller says
+	fenced atomic.Bool
+	// masterOnly starts the transaction check and POP revive the first
+	// time the broker becomes master (they cannot be held yet).
+	masterOnly sync.Once
+}
+
+// isSlave, isSyncMaster and brokerID are the role now: the configured one,
+// or in controller mode the one the controller gave.
+func (b *Broker) isSlave() bool {
+	if b.ctl != nil {
+		return !b.ctl.master.Load()
+	}
+	return b.opts.isSlave()
+}
+
+func (b *Broker) isSyncMaster() bool {
+	if b.ctl != nil {
+		return b.ctl.master.Load()
+	}
+	return b.opts.isSyncMaster()
+}
+
+func (b *Broker) brokerID() int64 {
+	if b.ctl != nil {
+		return b.ctl.id.Load()
+	}
+	return b.opts.BrokerID
+}
+
+// ReplicasRole is the controller-mode role state, and false when the
+// broker is not in controller mode.
+func (b *Broker) ReplicasRole() (replicas.Role, bool) {
+	if b.ctl == nil || b.ctl.rm.Load() == nil {
+		return replicas.Role{}, false
+	}
+	return b.ctl.rm.Load().Role(), true
+}
+
+// newControllerMode builds the HA service of controller mode (New, after
+// the store opened): Options.ControllerHA when set, else the AutoSwitch
+// service.
+func (b *Broker) newControllerMode() error {
+	if !b.opts.EnableControllerMode {
+		return nil
+	}
+	mk := b.opts.ControllerHA
+	if mk == nil {
+		mk = newAutoSwitchHA
+	}
+	b.ctl = &controllerMode{}
+	ctl := b.ctl
+	svc, err := mk(b.store, &b.opts, func(proposed []int64) {
+		// The manager exists from Start on; a proposal before it is
+		// made again by the service's next check.
+		if rm := ctl.rm.Load(); rm != nil {
+			rm.OnSyncStateSetChange(proposed)
+		}
+	})
+	if err != nil {
+		b.ctl = nil
+		return fmt.Errorf("broker: controller mode: %w", err)
+	}
+	ctl.ha = svc
+	b.ctl.id.Store(b.opts.BrokerID)
+	b.ctl.fenced.Store(true)
+	b.store.SetSlave(true)
+	return nil
+}
+
+// startControllerMode is Start's role part in controller mode: the
+// master-only delivery services start held (as on an acting-master
+// slave), SlaveSynchronize runs while a master is known, and the replicas
+// manager starts finding the controller (after the HA service listens).
+func (b *Broker) startControllerMode() {
+	b.sched.SetActive(false)
+	if b.timers != nil {
+		b.timers.SetDequeue(false)
+	}
+	b.deliveryStarted.Store(true)
+	b.sched.Start()
+	if b.timers != nil {
+		b.timers.Start()
+	}
+	b.bg.Add(1)
+	go b.slaveSyncLoop()
+	o := &b.opts
+	cfg := replicas.Config{
+		ClusterName: o.BrokerClusterName, BrokerName: o.BrokerName, BrokerAddr: b.runtime().addr(),
+		IdentityPath: o.IdentityPath(o.StorePathRootDir), FS: o.FS,
+		HeartbeatInterval: time.Duration(o.BrokerHeartbeatInterval) * time.Millisecond,
+		Clock:             b.clock, Logger: componentLog(o.Logger, "replicas"),
+	}
+	o.ConfigFrom(&cfg)
+	rm := replicas.New(cfg, b.nsCli, b.ctl.ha, (*ctlBroker)(b))
+	b.ctl.rm.Store(rm)
+	rm.Start()
+}
+
+// ctlBroker is the Broker as the replicas manager drives it.
+type ctlBroker Broker
+
+func (c *ctlBroker) MaxPhyOffset() int64 { return c.store.MaxPhyOffset() }
+func (c *ctlBroker) BrokerID() int64     { return (*Broker)(c).brokerID() }
+
+// BecomeMaster runs after the HA service opened the epoch: only now does
+// the store take writes.
+func (c *ctlBroker) BecomeMaster(epoch int32) {
+	b := (*Broker)(c)
+	b.ctl.id.Store(namesrvMasterID)
+	none := ""
+	b.masterAddr.Store(&none)
+	b.ctl.master.Store(true)
+	if !b.ctl.fenced.Load() {
+		b.store.SetSlave(false)
+	}
+	b.setMasterOnlyServices(true)
+	b.log.Info().Int32("epoch", epoch).Msg("controller mode: now master (SYNC_MASTER, brokerId 0)")
+}
+
+// BecomeSlave runs before the HA service follows the new master: the
+// store refuses writes first.
+func (c *ctlBroker) BecomeSlave(id int64, masterAddr string, epoch int32) {
+	b := (*Broker)(c)
+	b.ctl.master.Store(false)
+	b.store.SetSlave(true)
+	b.setMasterOnlyServices(false)
+	b.ctl.id.Store(id)
+	b.masterAddr.Store(&masterAddr)
+	b.log.Info().Int32("epoch", epoch).Int64("brokerId", id).Str("master", masterAddr).Msg("controller mode: now slave")
+}
+
+func (c *ctlBroker) SetFenced(f bool) {
+	b := (*Broker)(c)
+	b.ctl.fenced.Store(f)
+	b.store.SetSlave(f || !b.ctl.master.Load())
+}
+
+// RegisterNameServers registers the new role with every name server, off
+// the manager's goroutine (the manager is closed before Shutdown waits for
+// the background loops).
+func (c *ctlBroker) RegisterNameServers() {
+	b := (*Broker)(c)
+	if len(b.opts.NamesrvAddrs()) == 0 {
+		return
+	}
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		b.registerAll(false)
+	}()
+}
+
+// setMasterOnlyServices switches delay-level delivery and timer dequeue
+// (changeSpecialServiceStatus); the transaction check and POP revive start
+// the first time (they are not switchable yet, and on a slave find their
+// puts refused).
+func (b *Broker) setMasterOnlyServices(on bool) {
+	b.sched.SetActive(on)
+	if b.timers != nil {
+		b.timers.SetDequeue(on)
+	}
+	if on {
+		b.ctl.masterOnly.Do(func() {
+			b.tx.Start()
+			b.pop.Start()
+		})
+	}
+}
+
+// inSyncReplicasHook refuses, on a controller-mode master, a send that
+// waits for replication while the sync state set is smaller than
+// minInSyncReplicas (CommitLog.asyncPutMessage: IN_SYNC_REPLICAS_NOT_ENOUGH,
+// answered SYSTEM_ERROR "in-sync replicas not enough").
+func (b *Broker) inSyncReplicasHook(m *message.Message) error {
+	if !b.ctl.master.Load() || noWait(m.Properties) {
+		return nil
+	}
+	if set, _ := b.ctl.ha.SyncStateSet(); len(set) < b.opts.MinInSyncReplicas {
+		return remoting.Refuse(remoting.SystemError, "in-sync replicas not enough")
+	}
+	return nil
+}
+
+// processNotifyBrokerRoleChanged serves NOTIFY_BROKER_ROLE_CHANGED (1008):
+// SUCCESS without a replicas manager, as stock.
+func (b *Broker) processNotifyBrokerRoleChanged(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if b.ctl == nil || b.ctl.rm.Load() == nil {
+		return remoting.NewResponse(req, remoting.Success, "")
+	}
+	return b.ctl.rm.Load().ServeNotifyRoleChanged(req)
+}
+
+// processGetBrokerEpochCache serves GET_BROKER_EPOCH_CACHE (1007).
+func (b *Broker) processGetBrokerEpochCache(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if b.ctl == nil || b.ctl.rm.Load() == nil {
+		return remoting.NewResponse(req, remoting.SystemError, "this request only for controllerMode ")
+	}
+	return b.ctl.rm.Load().ServeEpochCache(req)
 }

@@ -279,7 +279,7 @@ func (b *Broker) send(c *remoting.Conn, req *remoting.Command, sh *remoting.Send
 	deferFlush := b.opts.FlushDiskType == "SYNC_FLUSH" && !req.IsOneway()
 	// On a SYNC_MASTER the answer also waits for a slave's ack (ha.go),
 	// written from the HA service's callback in the same way.
-	syncMaster := b.opts.isSyncMaster() && !req.IsOneway()
+	syncMaster := b.isSyncMaster() && !req.IsOneway()
 	awaitFlush, awaitReplica := false, false
 	half := false // a transaction half message (its answer Holds it from the checks)
 
@@ -475,7 +475,7 @@ func (b *Broker) answerWhenStored(c *remoting.Conn, resp *remoting.Command, end 
 
 // answerAfterWaits is both: outcome sets the response code from the waits.
 func (b *Broker) answerAfterWaits(c *remoting.Conn, resp *remoting.Command, end int64, flush, replica, outcome bool, answered func()) *remoting.Command {
-	if !flush && (b.haMaster == nil || !b.haMaster.IsSlaveOK(end)) {
+	if rw := b.replicas(); !flush && (rw == nil || !rw.IsSlaveOK(end)) {
 		if outcome {
 			resp.Code = remoting.SlaveNotAvailable
 		}
@@ -516,7 +516,7 @@ func (b *Broker) storedPutWaits(req *remoting.Command, wait bool) (flush, replic
 	if req.IsOneway() || !wait {
 		return false, false
 	}
-	return b.opts.FlushDiskType == "SYNC_FLUSH", b.opts.isSyncMaster()
+	return b.opts.FlushDiskType == "SYNC_FLUSH", b.isSyncMaster()
 }
 
 // checkSendFrom is AbstractSendMessageProcessor.msgCheck, the authorize

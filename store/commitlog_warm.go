@@ -56,6 +56,10 @@ type warmer struct {
 	busyTo   int64
 	failed   bool
 	write    int64 // bytes per zero pwrite, by the last reservation's mode
+	// paused: no chunk is claimed (TruncateTo deletes files); syncing: the
+	// chunk just zeroed is being synced through its file's descriptor.
+	paused  bool
+	syncing bool
 
 	// busyWrite is write when the busy chunk was claimed; only the warmer
 	// goroutine (next, zeroRange) touches it.
@@ -122,6 +126,28 @@ func (w *warmer) waitIdle() {
 	w.mu.Unlock()
 }
 
+// pause waits until no chunk is being zeroed or synced and claims none
+// until resume: the files it would write may be deleted (TruncateTo).
+func (w *warmer) pause() {
+	w.mu.Lock()
+	w.paused = true
+	for w.busyTo != 0 || w.syncing {
+		w.cond.Wait()
+	}
+	w.mu.Unlock()
+}
+
+// resume ends a pause and wakes the warmer.
+func (w *warmer) resume() {
+	w.mu.Lock()
+	w.paused = false
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
 // run zeroes chunk after chunk until ahead bytes beyond the reservations are
 // ready, then sleeps until a reservation eats into them. It stops on stop, or
 // for good on the first I/O error (the writer does not depend on it).
@@ -144,12 +170,15 @@ func (w *warmer) run(stop <-chan struct{}) {
 		// 1 MiB sends at 3 s (workload c).
 		w.mu.Lock()
 		w.busyFrom, w.busyTo = 0, 0
+		w.syncing = true
 		w.cond.Broadcast()
 		w.mu.Unlock()
 		if err == nil {
 			err = f.fs.Fdatasync(f.file)
 		}
 		w.mu.Lock()
+		w.syncing = false
+		w.cond.Broadcast()
 		if err == nil {
 			w.done = max(w.done, to)
 		} else {
@@ -178,7 +207,7 @@ func (w *warmer) run(stop <-chan struct{}) {
 func (w *warmer) next() (*mappedFile, int64, int64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.failed {
+	if w.failed || w.paused {
 		return nil, 0, 0, false
 	}
 	if w.reserved-w.done > w.chunk {

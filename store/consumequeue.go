@@ -352,10 +352,23 @@ func (q *consumeQueue) addFile(start int64) error {
 // truncateAfter drops trailing units that are fillers or point at records
 // ending past phyEnd (the recovered end of the commitlog), zeroing their bytes
 // and deleting files left empty. It reports how many units were dropped.
+// Errors are logged: recovery flushes every queue and writes the checkpoint
+// afterwards.
 func (q *consumeQueue) truncateAfter(phyEnd int64) int64 {
+	dropped, _, err := q.truncateFrom(phyEnd)
+	if err != nil {
+		q.log.Error().Err(err).Msg("truncate consume queue")
+	}
+	return dropped
+}
+
+// truncateFrom is truncateAfter returning its errors: dropped units,
+// whether a file was deleted (its directory is then to be synced), and the
+// first error of a sync or a removal. The dispatcher and the queue flusher
+// must not run (recovery, or TruncateTo holding their locks).
+func (q *consumeQueue) truncateFrom(phyEnd int64) (dropped int64, removed bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var dropped int64
 	for len(q.files) > 0 {
 		f := q.files[len(q.files)-1]
 		w := f.wrote.Load()
@@ -367,10 +380,10 @@ func (q *consumeQueue) truncateAfter(phyEnd int64) int64 {
 			w -= cqUnitSize
 			dropped++
 		}
-		if w < f.wrote.Load() {
-			f.zero(w, f.wrote.Load())
-			if err := f.sync(w, f.wrote.Load()); err != nil {
-				q.log.Error().Err(err).Msg("sync truncated consume queue file")
+		if old := f.wrote.Load(); w < old {
+			f.zero(w, old)
+			if serr := f.sync(w, old); serr != nil && err == nil {
+				err = serr
 			}
 			f.wrote.Store(w)
 			f.flushed = min(f.flushed, w)
@@ -378,15 +391,16 @@ func (q *consumeQueue) truncateAfter(phyEnd int64) int64 {
 		if w > 0 || len(q.files) == 1 {
 			break
 		}
-		if err := f.remove(); err != nil {
-			q.log.Error().Err(err).Str("file", f.path).Msg("remove empty consume queue file")
+		if rerr := f.remove(); rerr != nil && err == nil {
+			err = rerr
 		}
 		q.files = q.files[:len(q.files)-1]
+		removed = true
 	}
 	if q.minLogic > q.endLocked() {
 		q.resetMin()
 	}
-	return dropped
+	return dropped, removed, err
 }
 
 // flush makes written units durable. Files created since the last flush

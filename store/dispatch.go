@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/rmqio/rmq/message"
@@ -286,8 +285,19 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 	s.cursor = max(s.cursor, s.reput.Load())
 	for {
 		deferErr := s.resolveDeferred()
-		from := s.cursor
-		if from >= s.cl.maxOffset.Load() {
+		from, limit := s.cursor, s.dispatchLimit()
+		var batch []pendingDispatch
+		next := from
+		var err error
+		if from < limit {
+			batch, next, err = s.readRecords(from, limit, s.pending[:0], true)
+		}
+		if err == nil && next <= from {
+			// Caught up, or the next record ends past the confirm offset
+			// gate (confirm.go).
+			if batch != nil {
+				s.pending = batch[:0]
+			}
 			s.publishDispatched()
 			if deferErr != nil {
 				s.stallDispatch(s.reput.Load(), deferErr)
@@ -298,7 +308,6 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 			s.signalProgress()
 			return false
 		}
-		batch, next, err := s.readRecords(from, math.MaxInt64, s.pending[:0], true)
 		if err != nil {
 			// from is not inside any file: nothing can be dispatched there.
 			s.log.Error().Err(err).Int64("reput", from).Msg("dispatch: cannot read commitlog")
@@ -361,6 +370,9 @@ func (s *Store) unstallDispatch() {
 	if st := s.dispatchStall.Load(); st != nil && reput <= st.phy && reput < s.cl.maxOffset.Load() {
 		return
 	}
+	if s.truncPending.Load() >= 0 {
+		return // a cut TruncateTo could not complete (truncate.go)
+	}
 	if s.dispatchStalled.Swap(false) {
 		s.log.Warn().Int64("reput", s.reput.Load()).Msg("dispatch: resumed after a stall; puts accepted again")
 	}
@@ -381,6 +393,9 @@ func (s *Store) readRecords(from, to int64, batch []pendingDispatch, report bool
 			if kind == recBlank {
 				p = len(b) // a BLANK runs to the file end, which b reaches
 				break
+			}
+			if kind == recValid && from+int64(p+l.Total) > to {
+				break // it ends past to (the confirm offset gate)
 			}
 			if kind == recBad {
 				q := resync(b, p+1, len(b), from)

@@ -64,6 +64,9 @@ func (s *Store) dispatchOwnLocked(from, to int64) bool {
 	if max(s.cursor, s.reput.Load()) != from {
 		return false
 	}
+	if g := s.confirm.Load(); g >= 0 && to > g {
+		return false // behind the confirm offset gate (confirm.go)
+	}
 	s.cursor = from
 	batch, next, err := s.readRecords(from, to, s.pending[:0], true)
 	ok := err == nil && next == to

@@ -567,3 +567,54 @@ func (s *Store) IndexStats() (files int, failures int64) {
 	defer s.index.mu.RUnlock()
 	return len(s.index.files), s.index.failures
 }
+
+// truncateDurably is TruncateTo's step 4: it drops every entry at or above
+// off (resumeFrom's repair, which Open also runs against the commitlog
+// end), msyncs the newest file left, deletes files left empty and syncs
+// the directory. The dispatcher must not run (TruncateTo holds its lock).
+func (x *indexService) truncateDurably(off int64) error {
+	x.syncs.Wait() // no background flush or populate works on a file that goes
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	removed := false
+	for f := x.last(); f != nil; f = x.last() {
+		if f.empty() || f.endPhyOffset() >= off {
+			if err := GuardFault(func() { f.truncateFrom(off) }); err != nil {
+				return err
+			}
+		} else {
+			break
+		}
+		if !f.empty() {
+			if err := f.mf.sync(0, f.mf.size()); err != nil {
+				return err
+			}
+			break
+		}
+		if err := f.mf.remove(); err != nil {
+			return err
+		}
+		x.files = x.files[:len(x.files)-1]
+		removed = true
+	}
+	if removed {
+		return syncDir(x.fs, x.dir)
+	}
+	return nil
+}
+
+// syncAll msyncs every index file (Open, after the repair of an
+// interrupted truncation, before the marker goes).
+func (x *indexService) syncAll() error {
+	if x == nil {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, f := range x.files {
+		if err := f.mf.sync(0, f.mf.size()); err != nil {
+			return err
+		}
+	}
+	return syncDir(x.fs, x.dir)
+}

@@ -156,6 +156,10 @@ type Options struct {
 	// afterReplicaCopy, when set (tests only), runs in AppendReplicated
 	// after the bytes are copied in, before any is published: a crash there.
 	afterReplicaCopy func()
+	// truncateFault, when set (tests only), is asked at each step of
+	// TruncateTo (truncate.go) and stops the cut there when it says so,
+	// as a crash would.
+	truncateFault func(step string) bool
 }
 
 // normalized returns o with defaults applied, or an error for unusable values.

@@ -56,6 +56,10 @@ func (s *Store) recover(clean bool, ck checkpointData, ckOK bool) error {
 	}
 	cl.maxOffset.Store(end)
 	cl.flushedOffset.Store(end)
+	if g := s.confirm.Load(); g > end {
+		// Stock corrects a confirm offset past the recovered end to it.
+		s.confirm.Store(end)
+	}
 	s.reput.Store(dispatchFrom)
 	// Records the checkpoint says were not dispatched yet go into their queues
 	// before queue offsets are derived from the queues.
@@ -137,6 +141,11 @@ func (s *Store) scanAndRebuild(start int64) (end, dispatched int64, err error) {
 			}
 			var d pendingDispatch
 			parseDispatch(f.data[p:p+l.Total], &l, &d, nil)
+			if g := s.confirm.Load(); stalledAt < 0 && g >= 0 && d.PhysicalOffset+int64(l.Total) > g {
+				// Behind the confirm offset gate (confirm.go): this record
+				// and every later one wait for the gate, undispatched.
+				stalledAt = d.PhysicalOffset
+			}
 			if stalledAt < 0 {
 				if err := s.dispatch(&d); err != nil {
 					// Its unit or keys cannot be written (no space, an I/O

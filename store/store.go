@@ -68,6 +68,16 @@ type Store struct {
 	replBase    int64
 	replNames   topicNames // topic strings of replicated records (followReplicated)
 
+	// confirm is the dispatch gate, -1 for none (confirm.go); confirmMu
+	// guards the confirm file and the value last saved in it.
+	confirm      atomic.Int64
+	confirmMu    sync.Mutex
+	confirmSF    *SlotFile
+	confirmSaved int64
+	// truncPending is the offset of a cut TruncateTo could not complete
+	// (truncate.go), -1 otherwise.
+	truncPending atomic.Int64
+
 	cqMu      sync.RWMutex
 	cqs       map[string]map[int32]*consumeQueue
 	cqFlushMu sync.Mutex // serialises consume-queue flushes and checkpoint writes
@@ -161,6 +171,8 @@ func Open(opts Options) (*Store, error) {
 		cleanWake:     make(chan struct{}, 1),
 	}
 	s.stats.times.init(s.bootTime)
+	s.confirm.Store(-1)
+	s.truncPending.Store(-1)
 	s.ret.Store(&s.opts.Retention)
 	s.SetOSPageCacheBusyTimeout(o.OSPageCacheBusyTimeout)
 	for _, d := range []string{o.Dir, filepath.Join(o.Dir, configDir), filepath.Join(o.Dir, consumeQueueDir)} {
@@ -195,11 +207,43 @@ func Open(opts Options) (*Store, error) {
 	if err := s.loadQueues(); err != nil {
 		return nil, err
 	}
+	gate, err := s.loadConfirm()
+	if err != nil {
+		return nil, err
+	}
+	s.confirm.Store(gate)
+	// A cut TruncateTo announced and did not finish is completed first
+	// (truncate.go): recovery then starts below it and ends at it.
+	cutAt, cut, err := readTruncateMarker(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if cut {
+		if err := s.completeTruncation(cutAt); err != nil {
+			return nil, err
+		}
+		clean = false
+		ck.physicOffset, ck.logicsOffset = min(ck.physicOffset, cutAt), min(ck.logicsOffset, cutAt)
+		if g := s.confirm.Load(); g > cutAt {
+			s.confirm.Store(cutAt)
+		}
+	}
 	if err := s.recover(clean, ck, ckOK); err != nil {
 		return nil, err
 	}
 	if err := s.openIndexAndCatchUp(); err != nil {
 		return nil, err
+	}
+	if cut {
+		if err := s.index.syncAll(); err != nil {
+			return nil, err
+		}
+		if err := s.saveConfirm(); err != nil {
+			return nil, err
+		}
+		if err := s.removeTruncateMarker(); err != nil {
+			return nil, err
+		}
 	}
 	// Files deleted by an earlier cleanup may have left units below the
 	// commitlog's first file in the first consume-queue files.
@@ -505,6 +549,9 @@ func (s *Store) checkpoint(thorough bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.saveConfirm(); err != nil {
+		return err
+	}
 	return s.ckpt.write(s.cl.flushedOffset.Load(), min(logics, pending), s.opts.Clock.Now().UnixMilli())
 }
 
@@ -567,6 +614,7 @@ func (s *Store) releaseAll() error {
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.close())
 	}
+	errs = append(errs, s.closeConfirm())
 	if s.lock != nil {
 		errs = append(errs, s.lock.Close()) // closing the descriptor releases the flock
 	}

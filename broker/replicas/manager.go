@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -370,6 +371,7 @@ type Role struct {
 	SyncStateSet      []int64
 	SyncStateSetEpoch int32
 	ControllerLeader  string
+	ControllerID      int64 // this broker's id in the set (0 before registration)
 }
 
 // Role returns the role state now.
@@ -377,7 +379,7 @@ func (m *Manager) Role() Role {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Role{Master: m.master, MasterID: m.masterID, MasterAddr: m.masterAddr, MasterEpoch: m.masterEpoch,
-		SyncStateSet: slices.Clone(m.sss), SyncStateSetEpoch: m.sssEpoch, ControllerLeader: m.leader}
+		SyncStateSet: slices.Clone(m.sss), SyncStateSetEpoch: m.sssEpoch, ControllerLeader: m.leader, ControllerID: m.controllerID}
 }
 
 func (m *Manager) refreshAddrs() {
@@ -847,4 +849,23 @@ func (m *Manager) ServeEpochCache(req *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = remoting.MarshalBody(&c)
 	return resp
+}
+
+// Service is the whole AutoSwitch HA service as the broker drives it in
+// controller mode (store/ha/autoswitch.Service behind the broker's
+// adapter): the manager's HA, plus its life cycle, the slave's master
+// address and the SYNC_MASTER wait.
+type Service interface {
+	HA
+	Start() error
+	Close()
+	// Addr is the HA listen address (registered as haServerAddr).
+	Addr() net.Addr
+	// SetMasterHAAddr: a slave learns it from the name server's answer.
+	SetMasterHAAddr(addr string)
+	SyncStateSet() ([]int64, int32)
+	// WaitReplicated calls fn once the sync state set (or inSyncReplicas
+	// members) acked up to end, or with false after the slave timeout.
+	WaitReplicated(end int64, fn func(ok bool))
+	IsSlaveOK(end int64) bool
 }

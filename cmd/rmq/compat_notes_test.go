@@ -360,6 +360,15 @@ var codeNotes = map[int32]codeNote{
 		diff:  "transaction check and POP revive are not switched (they stay off on a slave)",
 		tests: "`broker/acting_master_test.go`, `namesrv/acting_master_test.go`",
 	},
+	1007: { // GET_BROKER_EPOCH_CACHE
+		does:  "served in controller mode (`enableControllerMode`): cluster, broker name, brokerId, the HA service's epoch table and the max offset; SYSTEM_ERROR \"this request only for controllerMode \" otherwise, as stock",
+		tests: "`broker/replicas/manager_test.go`",
+	},
+	1008: { // NOTIFY_BROKER_ROLE_CHANGED
+		does:  "served in controller mode: the controller's new master applies when its epoch is higher (broker/replicas); SUCCESS without effect otherwise, as stock",
+		diff:  "answered after the role change, which never waits for a remote call (the name-server registration and the sync state set report follow on their own goroutines)",
+		tests: "`broker/replicas/manager_test.go`, `broker/replicas/e2e_test.go`",
+	},
 	402: { // GET_ALL_MESSAGE_REQUEST_MODE
 		does:  "served (5.x POP): the mode table as `messageRequestMode.json` holds it",
 		tests: "`broker/pop/mode_test.go`",

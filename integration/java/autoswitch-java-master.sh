@@ -7,7 +7,9 @@
 # the chunks TransferCursor predicts (cut at the epoch boundary), and replicates the master's whole commitlog
 # (which must hold both messages). The master's
 # epochFileCheckpoint is printed (testdata/java-5.3.3/epoch-live-master is one).
-# Nothing is wired into the rmq broker yet; this proves the frames against a real master.
+# Then TestJavaMasterService runs the package's Service as an rmq slave (real store) of that Java master: handshake,
+# epoch table, replication, the slave's epoch file equal to the master's table and both messages in its consume
+# queues (let through by the confirm offset the master sends).
 #
 # Jars: integration/java/target/controller-oracle-5.3.3/lib (fetched as controller-oracle.sh does).
 # Bounded: waits have 90 s deadlines; every JVM (-Xmx384m or less) is killed on exit.
@@ -72,4 +74,4 @@ until [[ "$(head -1 $WORK/store/epochFileCheckpoint 2>/dev/null)" == 2 ]]; do
   (( SECONDS < end )) || { echo "no second epoch"; cat $WORK/store/epochFileCheckpoint; exit 1; }; sleep 0.5; done
 send rmq-autoswitch-epoch-two
 cat $WORK/store/epochFileCheckpoint; echo ---
-cd "$ROOT" && RMQ_AUTOSWITCH_JAVA_MASTER=127.0.0.1:$((BP+1)) RMQ_AUTOSWITCH_JAVA_BODY="rmq-autoswitch-epoch-one rmq-autoswitch-epoch-two" go test -count=1 -run TestJavaMaster -v ./store/ha/autoswitch
+cd "$ROOT" && RMQ_AUTOSWITCH_JAVA_MASTER=127.0.0.1:$((BP+1)) RMQ_AUTOSWITCH_JAVA_BODY="rmq-autoswitch-epoch-one rmq-autoswitch-epoch-two" go test -count=1 -run 'TestJavaMaster$|TestJavaMasterService' -v ./store/ha/autoswitch

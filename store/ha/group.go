@@ -8,18 +8,20 @@ import (
 	"github.com/rmqio/rmq/internal/clock"
 )
 
-// groupWaiters is the SYNC_MASTER wait (4.9.8 GroupTransferService): sends
-// waiting until the slaves acked their end. Waiters sit in a heap by end,
+// Waiters is the SYNC_MASTER wait (4.9.8 GroupTransferService; also
+// store/ha/autoswitch's, in controller mode): sends waiting until the
+// slaves acked their end. Waiters sit in a heap by end,
 // so an ack pops exactly the ones it covers, and in a FIFO by deadline
 // (every deadline is registration time + slaveTimeout, so registration
 // order is deadline order), which one goroutine expires. A waiter done by
 // either side is marked done and skipped by the other.
-type groupWaiters struct {
+type Waiters struct {
 	clk     clock.Clock
 	timeout time.Duration
 
 	mu     sync.Mutex
-	acked  int64 // push2SlaveMaxOffset as last seen under mu
+	acked  int64  // push2SlaveMaxOffset as last seen under mu
+	seq    uint64 // the last Set's number
 	byEnd  waiterHeap
 	fifo   []*waiter // deadline order; head at fifoAt
 	fifoAt int
@@ -50,16 +52,16 @@ func (h *waiterHeap) Pop() any {
 	return w
 }
 
-func newGroupWaiters(clk clock.Clock, timeout time.Duration) *groupWaiters {
-	g := &groupWaiters{clk: clk, timeout: timeout, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+func NewWaiters(clk clock.Clock, timeout time.Duration) *Waiters {
+	g := &Waiters{clk: clk, timeout: timeout, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	g.done.Add(1)
 	go g.expireLoop()
 	return g
 }
 
-// add registers fn for end, or runs fn(true) at once when acked covers it
+// Add registers fn for end, or runs fn(true) at once when acked covers it
 // already (fn(false) when closed).
-func (g *groupWaiters) add(end int64, fn func(ok bool)) {
+func (g *Waiters) Add(end int64, fn func(ok bool)) {
 	g.mu.Lock()
 	if g.closed || g.acked >= end {
 		ok := !g.closed
@@ -80,13 +82,36 @@ func (g *groupWaiters) add(end int64, fn func(ok bool)) {
 	}
 }
 
-// ack runs fn(true) for every waiter whose end is at most acked.
-func (g *groupWaiters) ack(acked int64) {
-	var ready []*waiter
+// Ack runs fn(true) for every waiter whose end is at most acked; the
+// acked offset only rises (the classic master's push2SlaveMaxOffset).
+func (g *Waiters) Ack(acked int64) {
 	g.mu.Lock()
 	if acked > g.acked {
 		g.acked = acked
 	}
+	g.release()
+}
+
+// Set makes the acked offset exactly acked, which may lower it, and runs
+// fn(true) for every waiter it covers. Controller mode needs it: the
+// offset there is the minimum ack over the sync state set, which goes down
+// when the set gains a member. Callers compute acked under their own lock
+// and number the calls there (seq, increasing); a call overtaken by a later
+// one on its way here is ignored, so an old value never replaces a newer.
+func (g *Waiters) Set(acked int64, seq uint64) {
+	g.mu.Lock()
+	if seq <= g.seq {
+		g.mu.Unlock()
+		return
+	}
+	g.seq, g.acked = seq, acked
+	g.release()
+}
+
+// release pops the waiters acked covers and runs them once g.mu, which the
+// caller holds, is released.
+func (g *Waiters) release() {
+	var ready []*waiter
 	for len(g.byEnd) > 0 && g.byEnd[0].end <= g.acked {
 		w := heap.Pop(&g.byEnd).(*waiter)
 		if !w.done {
@@ -102,7 +127,7 @@ func (g *groupWaiters) ack(acked int64) {
 
 // expire runs fn(false) for every waiter past its deadline at now and
 // returns the next deadline (zero: none).
-func (g *groupWaiters) expire(now time.Time) time.Time {
+func (g *Waiters) expire(now time.Time) time.Time {
 	var late []*waiter
 	g.mu.Lock()
 	for g.fifoAt < len(g.fifo) {
@@ -141,7 +166,7 @@ func (g *groupWaiters) expire(now time.Time) time.Time {
 	return next
 }
 
-func (g *groupWaiters) expireLoop() {
+func (g *Waiters) expireLoop() {
 	defer g.done.Done()
 	for {
 		next := g.expire(g.clk.Now())
@@ -166,8 +191,8 @@ func (g *groupWaiters) expireLoop() {
 	}
 }
 
-// pending is the number of waiters not yet done.
-func (g *groupWaiters) pending() int {
+// Pending is the number of waiters not yet done.
+func (g *Waiters) Pending() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := 0
@@ -179,8 +204,8 @@ func (g *groupWaiters) pending() int {
 	return n
 }
 
-// close stops the expiry goroutine and runs every waiting fn with false.
-func (g *groupWaiters) close() {
+// Close stops the expiry goroutine and runs every waiting fn with false.
+func (g *Waiters) Close() {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()

@@ -37,7 +37,7 @@ func TestWaitReplicatedManyReleasedByOneAck(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	if g := p.master.group.pending(); g != n {
+	if g := p.master.group.Pending(); g != n {
 		t.Fatalf("%d waiting, want %d", g, n)
 	}
 	f.report(5000) // covers sends 0..499
@@ -75,26 +75,26 @@ func TestWaitReplicatedManyReleasedByOneAck(t *testing.T) {
 // Deadlines follow the clock: a send registered later expires later.
 func TestWaitReplicatedTimesOutAtItsOwnDeadline(t *testing.T) {
 	clk := newClock()
-	g := newGroupWaiters(clk, 3*time.Second)
-	defer g.close()
+	g := NewWaiters(clk, 3*time.Second)
+	defer g.Close()
 	var first, second atomic.Int32
-	g.add(100, func(ok bool) { first.Store(map[bool]int32{true: 1, false: 2}[ok]) })
+	g.Add(100, func(ok bool) { first.Store(map[bool]int32{true: 1, false: 2}[ok]) })
 	clk.Advance(2 * time.Second)
-	g.add(200, func(ok bool) { second.Store(map[bool]int32{true: 1, false: 2}[ok]) })
+	g.Add(200, func(ok bool) { second.Store(map[bool]int32{true: 1, false: 2}[ok]) })
 	clk.Advance(time.Second + time.Millisecond)
 	testutil.WaitFor(t, testWait, func() bool { return first.Load() == 2 }, "the first to time out")
 	time.Sleep(20 * time.Millisecond)
 	if second.Load() != 0 {
 		t.Fatal("the second timed out early")
 	}
-	g.ack(200)
+	g.Ack(200)
 	if second.Load() != 1 {
 		t.Fatalf("second = %d after its ack", second.Load())
 	}
 	// Close fails what still waits.
 	var third atomic.Int32
-	g.add(300, func(ok bool) { third.Store(map[bool]int32{true: 1, false: 2}[ok]) })
-	g.close()
+	g.Add(300, func(ok bool) { third.Store(map[bool]int32{true: 1, false: 2}[ok]) })
+	g.Close()
 	if third.Load() != 2 {
 		t.Fatal("close left a waiter")
 	}
@@ -172,4 +172,29 @@ func FuzzAckParser(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Set may lower the acked offset (a sync state set that gained a member),
+// and a Set overtaken by a later one is ignored.
+func TestWaitersSetLowersAndOrders(t *testing.T) {
+	clk := newClock()
+	g := NewWaiters(clk, 3*time.Second)
+	defer g.Close()
+	g.Set(100, 1)
+	var early atomic.Int32
+	g.Add(90, func(ok bool) { early.Store(map[bool]int32{true: 1, false: 2}[ok]) })
+	if early.Load() != 1 {
+		t.Fatal("a send below the acked offset waits")
+	}
+	g.Set(50, 2) // lowered: 90 now waits
+	var w atomic.Int32
+	g.Add(90, func(ok bool) { w.Store(map[bool]int32{true: 1, false: 2}[ok]) })
+	g.Set(200, 2) // stale (same number): ignored
+	if w.Load() != 0 {
+		t.Fatal("a stale Set released a send")
+	}
+	g.Set(95, 3)
+	if w.Load() != 1 {
+		t.Fatalf("w = %d after Set(95)", w.Load())
+	}
 }

@@ -85,7 +85,7 @@ type Master struct {
 
 	ln     net.Listener
 	push   atomic.Int64 // push2SlaveMaxOffset: the highest ack of any slave; never goes down
-	group  *groupWaiters
+	group  *Waiters
 	closed atomic.Bool
 	wg     sync.WaitGroup
 
@@ -99,7 +99,7 @@ func NewMaster(src Source, cfg MasterConfig) *Master {
 	cfg.normalize()
 	m := &Master{src: src, cfg: cfg, log: cfg.Logger,
 		conns: make(map[*conn]struct{})}
-	m.group = newGroupWaiters(cfg.Clock, cfg.SlaveTimeout)
+	m.group = NewWaiters(cfg.Clock, cfg.SlaveTimeout)
 	return m
 }
 
@@ -170,7 +170,7 @@ func (m *Master) notifyAck(ack int64) {
 			break
 		}
 	}
-	m.group.ack(ack)
+	m.group.Ack(ack)
 }
 
 // Push2SlaveMaxOffset is the highest offset any slave acked.
@@ -190,7 +190,7 @@ func (m *Master) IsSlaveOK(putEnd int64) bool {
 // the ack, of the expiry or of the caller (acked already), and must not
 // block.
 func (m *Master) WaitReplicated(end int64, fn func(ok bool)) {
-	m.group.add(end, fn)
+	m.group.Add(end, fn)
 }
 
 // SlaveStat is one connected slave.
@@ -261,6 +261,6 @@ func (m *Master) Close() error {
 		c.close()
 	}
 	m.wg.Wait()
-	m.group.close()
+	m.group.Close()
 	return err
 }

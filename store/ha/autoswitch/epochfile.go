@@ -442,34 +442,30 @@ func (f *EpochFile) SetLastEndOffset(end int64) {
 // on a copy, so its table keeps the removed entry's start as the end until
 // the next append; the file is the same either way.
 func (f *EpochFile) TruncateSuffixByOffset(offset int64) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	next := f.clone()
-	for len(next) > 0 && next[len(next)-1].StartOffset >= offset {
-		next = next[:len(next)-1]
-	}
-	if len(next) == len(f.entries) {
-		return nil
-	}
-	if n := len(next); n > 0 {
-		next[n-1].EndOffset = math.MaxInt64
-	}
-	return f.commit(next)
+	return f.truncateSuffix(func(e EpochEntry) bool { return e.StartOffset >= offset })
 }
 
 // TruncateSuffixByEpoch removes the entries with Epoch >= epoch
 // (truncateSuffixByEpoch :250-253).
 func (f *EpochFile) TruncateSuffixByEpoch(epoch int32) error {
+	return f.truncateSuffix(func(e EpochEntry) bool { return e.Epoch >= epoch })
+}
+
+// truncateSuffix removes the newest entries while drop holds and reopens
+// the new last entry (both orders are monotone along the table, so the
+// dropped entries are a suffix).
+func (f *EpochFile) truncateSuffix(drop func(EpochEntry) bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	next := f.clone()
-	for len(next) > 0 && next[len(next)-1].Epoch >= epoch {
-		next = next[:len(next)-1]
+	n := len(f.entries)
+	for n > 0 && drop(f.entries[n-1]) {
+		n--
 	}
-	if len(next) == len(f.entries) {
+	if n == len(f.entries) {
 		return nil
 	}
-	if n := len(next); n > 0 {
+	next := append(make([]EpochEntry, 0, n+1), f.entries[:n]...)
+	if n > 0 {
 		next[n-1].EndOffset = math.MaxInt64
 	}
 	return f.commit(next)

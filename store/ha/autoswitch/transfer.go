@@ -61,7 +61,9 @@ func (c *TransferCursor) enter(t *EpochFile, e EpochEntry) {
 // cross the end of the cursor's epoch is cut at that end and the cursor
 // moves to the next epoch before the header is built, so, as stock, the
 // chunk that closes an epoch is sent naming the next one (a slave appends
-// that epoch entry one chunk early; its table ends up the same), and an
+// that epoch entry one chunk early, and a new replica whose first chunk is
+// that one never sees the closed epoch named: the Service's slave takes it
+// from the handshake table), and an
 // epoch that ends exactly at a chunk's end gives an empty chunk next. ok
 // is false when the epoch table has no next epoch (:600-605); the cursor
 // is then unchanged.

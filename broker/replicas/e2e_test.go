@@ -1,0 +1,238 @@
+package replicas_test
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rmqio/rmq/broker"
+	"github.com/rmqio/rmq/broker/replicas"
+	"github.com/rmqio/rmq/controller"
+	"github.com/rmqio/rmq/internal/testlog"
+	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
+	"github.com/rmqio/rmq/internal/testutil/testbroker"
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store"
+)
+
+// stubHA stands in for the AutoSwitch HA service (no bytes move): it
+// records the role the manager gave it, proposes the sync state set the
+// test asks for, and lets a SYNC_MASTER send through. It checks the
+// controller side of the protocol end to end: registration, election,
+// 1001, 1004, 1008 and the name server's view.
+type stubHA struct {
+	mu      sync.Mutex
+	epoch   int32
+	set     []int64
+	setE    int32
+	master  bool
+	propose func([]int64)
+	ln      net.Listener
+}
+
+func (h *stubHA) ChangeToMaster(e int32) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e < h.epoch {
+		return fmt.Errorf("epoch %d below %d", e, h.epoch)
+	}
+	h.epoch, h.master = e, true
+	return nil
+}
+
+func (h *stubHA) ChangeToSlave(_ string, e int32, _ int64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.epoch, h.master = e, false
+	return nil
+}
+
+func (h *stubHA) SetSyncStateSet(ids []int64, e int32) {
+	h.mu.Lock()
+	h.set, h.setE = ids, e
+	h.mu.Unlock()
+}
+
+func (h *stubHA) SyncStateSet() ([]int64, int32) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.set), h.setE
+}
+
+func (h *stubHA) ConfirmOffset() int64 { return 0 }
+func (h *stubHA) LastEpoch() int32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.epoch
+}
+func (h *stubHA) EpochEntries() []remoting.EpochEntry   { return nil }
+func (h *stubHA) Start() (err error)                    { h.ln, err = net.Listen("tcp", "127.0.0.1:0"); return err }
+func (h *stubHA) Close()                                { h.ln.Close() }
+func (h *stubHA) Addr() net.Addr                        { return h.ln.Addr() }
+func (h *stubHA) SetMasterHAAddr(string)                {}
+func (h *stubHA) WaitReplicated(_ int64, fn func(bool)) { fn(true) }
+func (h *stubHA) IsSlaveOK(int64) bool                  { return true }
+
+func startController(t *testing.T) *controller.Controller {
+	t.Helper()
+	o := controller.DefaultOptions()
+	o.Group = "g"
+	o.Peers = "n0-" + testutil.FreeAddr(t)
+	o.SelfID = "n0"
+	o.StorePath = t.TempDir()
+	o.ListenHost = "127.0.0.1"
+	o.ListenPort = testutil.FreePort(t)
+	o.RaftTimeout = 300 * time.Millisecond
+	o.ScanNotActiveBrokerInterval = 200 * time.Millisecond
+	o.ScanInactiveMasterInterval = 200 * time.Millisecond
+	o.Logger = testlog.New(t)
+	c, err := controller.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	testutil.WaitFor(t, 20*time.Second, c.IsLeader, "the controller to lead")
+	return c
+}
+
+type member struct {
+	b    *testbroker.Broker
+	ha   *stubHA
+	opts broker.Options
+}
+
+func startMember(t *testing.T, ctlAddr, nsAddr, dir string, port int) *member {
+	t.Helper()
+	m := &member{ha: &stubHA{}}
+	m.opts = testbroker.Options(t, func(o *broker.Options) {
+		o.BrokerName, o.BrokerClusterName = "bs", "c"
+		o.BrokerRole, o.BrokerID = broker.RoleSlave, -1
+		o.EnableControllerMode, o.ControllerAddr = true, ctlAddr
+		o.NamesrvAddr = nsAddr
+		o.BrokerHeartbeatInterval = 200
+		o.SyncBrokerMetadataPeriod, o.CheckSyncStateSetPeriod, o.SyncControllerMetadataPeriod = 300, 300, 1000
+		o.ControllerHeartBeatTimeoutMills = 1500
+		if dir != "" {
+			o.StorePathRootDir, o.ListenPort = dir, port
+		}
+		o.ControllerHA = func(_ *store.Store, _ *broker.Options, on func([]int64)) (replicas.Service, error) {
+			m.ha.propose = on
+			return m.ha, nil
+		}
+	})
+	m.b = testbroker.Start(t, m.opts)
+	return m
+}
+
+func send(m *member, body string) int32 {
+	return m.b.Send(brokertest.Send{Topic: "TopicTest", Body: []byte(body)}).Code
+}
+
+func role(m *member) replicas.Role {
+	r, _ := m.b.ReplicasRole()
+	return r
+}
+
+// Three rmq brokers of one broker set under an rmq controller: one master,
+// two slaves; the sync state set the master proposes is accepted; sends go
+// to the master only; the master stops, a slave becomes master in a higher
+// epoch, and the old master comes back as a slave of that epoch.
+func TestThreeBrokersUnderTheRmqController(t *testing.T) {
+	ctl := startController(t)
+	ns := testbroker.StartNamesrv(t)
+	var ms []*member
+	for range 3 {
+		ms = append(ms, startMember(t, ctl.Addr(), ns.Addr(), "", 0))
+	}
+	masterOf := func() (*member, []*member) {
+		var master *member
+		var slaves []*member
+		for _, m := range ms {
+			if m == nil {
+				continue
+			}
+			if role(m).Master {
+				master = m
+			} else {
+				slaves = append(slaves, m)
+			}
+		}
+		return master, slaves
+	}
+	testutil.WaitFor(t, 20*time.Second, func() bool {
+		master, slaves := masterOf()
+		if master == nil || len(slaves) != 2 {
+			return false
+		}
+		e := role(master).MasterEpoch
+		for _, s := range slaves {
+			if r := role(s); r.MasterEpoch != e || r.MasterAddr != master.b.Broker.Addr() {
+				return false
+			}
+		}
+		return true
+	}, "one master and two slaves of its epoch")
+	master, slaves := masterOf()
+	epoch1 := role(master).MasterEpoch
+	ids := []int64{role(master).MasterID}
+	for _, s := range slaves {
+		ids = append(ids, role(s).ControllerID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []int64{1, 2, 3}) {
+		t.Fatalf("controller ids %v, want 1..3", ids)
+	}
+	// The name server routes the set with the master at id 0 and the
+	// slaves at their controller ids.
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		g := ns.Routes().MemberGroup("c", "bs")
+		return g != nil && len(g.BrokerAddrs) == 3 && g.BrokerAddrs[0] == master.b.Broker.Addr()
+	}, "the name server to route the set")
+
+	// The HA service proposes all three: the controller takes it.
+	master.ha.propose([]int64{1, 2, 3})
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		set, _ := master.ha.SyncStateSet()
+		return len(set) == 3
+	}, "the sync state set of three")
+
+	if code := send(master, "hello"); code != remoting.Success {
+		t.Fatalf("send to the master: code %d", code)
+	}
+	if code := send(slaves[0], "hello"); code == remoting.Success {
+		t.Fatal("a slave took a send")
+	}
+
+	// The master goes: a slave takes over in a higher epoch.
+	start := time.Now()
+	dir, port := master.opts.StorePathRootDir, master.opts.ListenPort
+	master.b.Stop()
+	for i, m := range ms {
+		if m == master {
+			ms[i] = nil
+		}
+	}
+	testutil.WaitFor(t, 20*time.Second, func() bool {
+		m, _ := masterOf()
+		return m != nil && role(m).MasterEpoch > epoch1
+	}, "a new master")
+	t.Logf("stop -> new master: %v", time.Since(start))
+	newMaster, _ := masterOf()
+	if code := send(newMaster, "after"); code != remoting.Success {
+		t.Fatalf("send to the new master: code %d", code)
+	}
+
+	// The old master restarts on its store: a slave of the new epoch.
+	back := startMember(t, ctl.Addr(), ns.Addr(), dir, port)
+	testutil.WaitFor(t, 20*time.Second, func() bool {
+		r := role(back)
+		return !r.Master && r.MasterEpoch == role(newMaster).MasterEpoch && r.MasterAddr == newMaster.b.Broker.Addr()
+	}, "the old master to rejoin as slave")
+}

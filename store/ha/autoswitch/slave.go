@@ -1,0 +1,315 @@
+package autoswitch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The slave's side (AutoSwitchHAClient): connect to the master's HA
+// address, send the handshake with this broker's id, truncate to the
+// consistent point of the master's epoch table, then append what the
+// master streams, record each new epoch, take the confirm offset and
+// report the new end.
+
+// errOffsetMismatch is stock's "master pushed offset not equal the max
+// phy offset in slave": the session is closed and made again.
+var errOffsetMismatch = errors.New("autoswitch: master pushed offset not equal the slave's end")
+
+type slaveClient struct {
+	s *Service
+
+	mu      sync.Mutex
+	addr    string
+	nc      net.Conn
+	stopped bool
+	changed chan struct{}
+	stop    chan struct{}
+	done    sync.WaitGroup
+	wmu     sync.Mutex // serialises reports
+
+	connected atomic.Bool
+	reported  atomic.Int64
+	sessions  atomic.Int64
+	lastRead  atomic.Int64 // clock UnixNano
+}
+
+func newSlaveClient(s *Service) *slaveClient {
+	return &slaveClient{s: s, changed: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+func (c *slaveClient) start() {
+	c.done.Add(1)
+	go c.run()
+}
+
+// setAddr follows addr ("" for none); a change closes the current session
+// and connects at once.
+func (c *slaveClient) setAddr(addr string) {
+	c.mu.Lock()
+	if addr == c.addr {
+		c.mu.Unlock()
+		return
+	}
+	c.addr = addr
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (c *slaveClient) close() {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	c.stopped = true
+	close(c.stop)
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	c.mu.Unlock()
+	c.done.Wait()
+}
+
+func (c *slaveClient) run() {
+	defer c.done.Done()
+	log := c.s.log
+	for {
+		c.mu.Lock()
+		addr := c.addr
+		c.mu.Unlock()
+		select {
+		case <-c.changed: // older than this attempt
+		default:
+		}
+		if addr != "" {
+			if err := c.session(addr); err != nil {
+				log.Info().Err(err).Str("master", addr).Dur("retryIn", c.s.cfg.ReconnectDelay).Msg("autoswitch: session with the master ended")
+			}
+			t := c.s.cfg.Clock.NewTimer(c.s.cfg.ReconnectDelay)
+			select {
+			case <-t.C():
+			case <-c.changed:
+			case <-c.stop:
+				t.Stop()
+				return
+			}
+			t.Stop()
+			continue
+		}
+		select {
+		case <-c.changed:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// session runs one connection until an error.
+func (c *slaveClient) session(addr string) error {
+	s := c.s
+	nc, err := net.DialTimeout("tcp", addr, s.cfg.DialTimeout)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.stopped || c.addr != addr {
+		c.mu.Unlock()
+		nc.Close()
+		return nil
+	}
+	c.nc = nc
+	c.mu.Unlock()
+	c.sessions.Add(1)
+	c.lastRead.Store(s.cfg.Clock.Now().UnixNano())
+	done := make(chan struct{})
+	var hb sync.WaitGroup
+	defer func() {
+		close(done)
+		nc.Close()
+		hb.Wait()
+		c.connected.Store(false)
+		c.mu.Lock()
+		c.nc = nil
+		c.mu.Unlock()
+	}()
+
+	s.mu.Lock()
+	id := s.localID
+	s.mu.Unlock()
+	if err := c.write(nc, AppendSlaveHandshake(nil, SlaveHandshake{
+		SyncFromLastFile: s.cfg.SyncFromLastFile, AsyncLearner: s.cfg.AsyncLearner, BrokerID: id})); err != nil {
+		return err
+	}
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		c.heartbeat(nc, done)
+	}()
+
+	var d MasterDecoder
+	var frames []MasterFrame
+	buf := make([]byte, 64<<10)
+	st := &slaveSession{c: c, nc: nc, epoch: -1}
+	for {
+		n, rerr := nc.Read(buf)
+		if n > 0 {
+			c.lastRead.Store(s.cfg.Clock.Now().UnixNano())
+			var ferr error
+			frames, ferr = d.Feed(frames[:0], buf[:n])
+			for i := range frames {
+				if err := st.onFrame(&frames[i]); err != nil {
+					return err
+				}
+			}
+			if ferr != nil {
+				return ferr
+			}
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// slaveSession is one connection's progress.
+type slaveSession struct {
+	c         *slaveClient
+	nc        net.Conn
+	handshook bool
+	epoch     int32      // currentReceivedEpoch
+	master    *EpochFile // the master's table from its handshake
+}
+
+func (ss *slaveSession) onFrame(f *MasterFrame) error {
+	c, s := ss.c, ss.c.s
+	st := s.st
+	// A frame whose state is not the session's closes it (:499-506).
+	if f.State == StateHandshake {
+		if ss.handshook {
+			return fmt.Errorf("%w: a second master handshake", ErrFrame)
+		}
+		end := st.ReplicaEnd()
+		plan, err := PlanTruncate(s.epochs.Entries(), end, f.Handshake)
+		if err != nil {
+			return err
+		}
+		if plan.Truncate {
+			if plan.Offset < end {
+				if err := st.TruncateTo(plan.Offset); err != nil {
+					return fmt.Errorf("autoswitch: truncating to %d: %w", plan.Offset, err)
+				}
+				s.log.Warn().Int64("from", end).Int64("to", plan.Offset).Msg("autoswitch: truncated the commitlog to the consistent point")
+			}
+			if err := s.epochs.TruncateSuffixByOffset(plan.Offset); err != nil {
+				return err
+			}
+		}
+		// PlanTruncate accepted the table: it is in order.
+		ss.master, _ = NewEpochTable(f.Handshake.Entries)
+		ss.handshook = true
+		c.connected.Store(true)
+		s.log.Info().Int64("masterMax", f.Handshake.MaxOffset).Int32("masterEpoch", f.Handshake.LastEpoch).
+			Int64("offset", st.ReplicaEnd()).Msg("autoswitch: handshake with the master done")
+		return c.report(ss.nc, st.ReplicaEnd())
+	}
+	if !ss.handshook {
+		return fmt.Errorf("%w: transfer before the handshake", ErrFrame)
+	}
+	h := f.Transfer
+	if end := st.ReplicaEnd(); end != 0 && end != h.Offset {
+		s.log.Error().Int64("slave", end).Int64("master", h.Offset).Msg(errOffsetMismatch.Error())
+		return errOffsetMismatch
+	}
+	if h.Epoch != ss.epoch {
+		// A master names the next epoch in the chunk that closes the
+		// current one (TransferCursor.Chunk), so a chunk below its
+		// epoch's start holds bytes of an earlier epoch: that epoch is
+		// taken from the master's handshake table first. A stock slave
+		// does not, and a new replica whose first chunk closes an epoch
+		// never records it (its table then lacks the epoch its first
+		// bytes were written in, and as master it could not serve them).
+		if h.Offset < h.EpochStartOffset && ss.master != nil {
+			if e, ok := ss.master.FindEpochByOffset(h.Offset); ok && e.Epoch < h.Epoch {
+				if err := s.epochs.Append(e.Epoch, e.StartOffset); err != nil && !errors.Is(err, ErrEpochOrder) {
+					return err
+				}
+			}
+		}
+		// ErrEpochOrder is an entry the table holds already (stock
+		// ignores appendEntry's false).
+		if err := s.epochs.Append(h.Epoch, h.EpochStartOffset); err != nil && !errors.Is(err, ErrEpochOrder) {
+			return err
+		}
+		ss.epoch = h.Epoch
+	}
+	end := st.ReplicaEnd()
+	if len(f.Body) > 0 {
+		var err error
+		if end, err = st.AppendReplicated(h.Offset, f.Body); err != nil {
+			s.log.Error().Err(err).Int64("offset", h.Offset).Int("bytes", len(f.Body)).Msg("autoswitch: cannot append the master's bytes")
+			return err
+		}
+	}
+	confirm := min(h.ConfirmOffset, end)
+	s.slaveConfirm.Store(confirm)
+	s.pushGate(confirm)
+	if end > c.reported.Load() {
+		return c.report(ss.nc, end)
+	}
+	return nil
+}
+
+// heartbeat repeats the last report every HeartbeatInterval and closes a
+// connection on which nothing was read for HousekeepingInterval.
+func (c *slaveClient) heartbeat(nc net.Conn, done <-chan struct{}) {
+	cfg := &c.s.cfg
+	for {
+		t := cfg.Clock.NewTimer(cfg.HeartbeatInterval)
+		select {
+		case <-t.C():
+		case <-done:
+			t.Stop()
+			return
+		}
+		if idle := cfg.Clock.Now().Sub(time.Unix(0, c.lastRead.Load())); idle > cfg.HousekeepingInterval {
+			c.s.log.Warn().Dur("idle", idle).Msg("autoswitch: housekeeping: nothing read from the master; closing")
+			nc.Close()
+			return
+		}
+		if !c.connected.Load() {
+			continue // still in HANDSHAKE
+		}
+		if err := c.report(nc, c.reported.Load()); err != nil {
+			nc.Close()
+			return
+		}
+	}
+}
+
+// report sends the slave's end (reportSlaveOffset, :322-329).
+func (c *slaveClient) report(nc net.Conn, off int64) error {
+	var b [SlaveReportSize]byte
+	if err := c.write(nc, AppendSlaveReport(b[:0], off)); err != nil {
+		return err
+	}
+	c.reported.Store(off)
+	return nil
+}
+
+func (c *slaveClient) write(nc net.Conn, b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HousekeepingInterval))
+	_, err := nc.Write(b)
+	return err
+}
