@@ -29,20 +29,25 @@ import (
 //     notifyMinBrokerIdChanged also tells it at once
 //     (NOTIFY_MIN_BROKER_ID_CHANGE, 905).
 //   - A slave whose id is the group's least (the master expired) runs the
-//     special services: delay-level delivery and timer dequeue, from its
-//     replicated store (changeSpecialServiceStatus); when the master is
-//     back (least id 0) it holds them again. Their state is its own
-//     (delayOffset.json, copied from the master while it was alive; its
-//     timer checkpoint), so what the master delivered after the last copy
+//     special services (setSpecialServices, stock
+//     changeSpecialServiceStatus): delay-level delivery, timer dequeue,
+//     the transaction check and POP revive, from its replicated store;
+//     when the master is back (least id 0) it holds them again. Their
+//     state is its own (delayOffset.json and the check's progress, copied
+//     from the master while it was alive; its timer checkpoint; the revive
+//     log it followed), so what the master delivered after the last copy
 //     is delivered again, and the returning master delivers again what
-//     the slave escaped: duplicates, never a loss or an early delivery.
-//     Transaction check and POP revive are not switched: they stay off on
-//     a slave (a half message waits for its master).
+//     the slave escaped: duplicates, never a loss or an early delivery
+//     (broker/transaction/takeover.go, broker/pop/takeover.go).
 //   - The slave's store refuses puts, so what the services deliver goes
 //     through the escape bridge (EscapeBridge.putMessage): with
 //     enableRemoteEscape, sent to the master of another broker group of
 //     the topic; without it, refused (SERVICE_NOT_AVAILABLE), and the
-//     service retries later with its offset kept.
+//     service retries later with its offset kept. The transaction check
+//     escapes each undecided half message as a prepared message (the
+//     receiving master checks it); a revive trigger the timer store
+//     delivers goes to the local POP service, which escapes the revived
+//     message.
 //   - Consumers commit offsets to the slave as to any slave
 //     (UPDATE_CONSUMER_OFFSET is stored, role.go).
 //
@@ -84,20 +89,24 @@ type actingMaster struct {
 	mu       sync.Mutex
 	minID    int64
 	minAddr  string
-	running  bool          // the special services run
 	escapeRR atomic.Uint32 // rotates the escape's queue choice
+
+	// special orders the switches of the special services; running is
+	// whether they run (setSpecialServices).
+	special sync.Mutex
+	running bool
 }
 
 // actingMasterOn reports whether this broker is a slave in acting-master
 // mode (only a slave follows the group's least id).
 func (b *Broker) actingMasterOn() bool { return b.opts.EnableSlaveActingMaster && b.opts.isSlave() }
 
-// SpecialServicesRunning reports whether delay-level delivery and timer
-// dequeue run (isSpecialServiceRunning); MinBrokerIDInGroup is the least
-// id of the group as last learnt.
+// SpecialServicesRunning reports whether delay-level delivery, timer
+// dequeue, the transaction check and POP revive run
+// (isSpecialServiceRunning).
 func (b *Broker) SpecialServicesRunning() bool {
-	b.am.mu.Lock()
-	defer b.am.mu.Unlock()
+	b.am.special.Lock()
+	defer b.am.special.Unlock()
 	return b.am.running
 }
 
@@ -116,17 +125,7 @@ func (b *Broker) startActingMaster() {
 		return
 	}
 	if b.opts.isSlave() {
-		// Started but held: deliveryStarted lets the dispatcher and
-		// retention treat them as running (lifecycle.go), as on a master.
-		b.sched.SetActive(false)
-		if b.timers != nil {
-			b.timers.SetDequeue(false)
-		}
-		b.deliveryStarted.Store(true)
-		b.sched.Start()
-		if b.timers != nil {
-			b.timers.Start()
-		}
+		b.startSpecialServicesHeld()
 	}
 	if len(b.opts.NamesrvAddrs()) == 0 {
 		return
@@ -208,7 +207,7 @@ func (b *Broker) updateMinBroker(id int64, addr, offline, haAddr string) {
 	}
 	b.log.Info().Int64("from", b.am.minID).Int64("to", id).Str("minBrokerAddr", addr).Str("offline", offline).Msg("min broker id in group changed")
 	b.am.minID, b.am.minAddr = id, addr
-	b.setSpecialServicesLocked(id == b.opts.BrokerID)
+	b.setSpecialServices(id == b.opts.BrokerID)
 	if offline != "" && offline == b.MasterAddr() {
 		none := ""
 		b.masterAddr.Store(&none)
@@ -227,16 +226,50 @@ func (b *Broker) updateMinBroker(id int64, addr, offline, haAddr string) {
 // namesrvMasterID is MixAll.MASTER_ID.
 const namesrvMasterID = 0
 
-func (b *Broker) setSpecialServicesLocked(on bool) {
+// startSpecialServicesHeld starts, on a slave at Start, the special
+// services held (setSpecialServices(true) lets them run): their loops
+// follow the replicated store from then on. deliveryStarted lets the
+// dispatcher and retention treat them as running (lifecycle.go), as on a
+// master. The transaction check and POP revive are held from New on a
+// slave's store.
+func (b *Broker) startSpecialServicesHeld() {
+	b.sched.SetActive(false)
+	if b.timers != nil {
+		b.timers.SetDequeue(false)
+	}
+	b.deliveryStarted.Store(true)
+	b.sched.Start()
+	if b.timers != nil {
+		b.timers.Start()
+	}
+	b.tx.Start()
+	b.pop.Start()
+}
+
+// setSpecialServices is the one switch of the master-only services (5.3.3
+// changeSpecialServiceStatus): delay-level delivery, timer dequeue, the
+// transaction check and POP revive run (on) or are held (off), together.
+// The services must have been started (Start on a master,
+// startSpecialServicesHeld on a slave); the switch only holds or resumes
+// them, each from its persisted progress, and returns once a pass in
+// flight has ended. Switching to the current state does nothing. Callers:
+// the acting-master transitions (updateMinBroker) and controller-mode role
+// changes. On a store that refuses puts (a slave's) the services write
+// through the escape bridge (escapePut).
+func (b *Broker) setSpecialServices(on bool) {
+	b.am.special.Lock()
+	defer b.am.special.Unlock()
 	if b.am.running == on {
 		return
 	}
 	b.am.running = on
-	b.log.Info().Bool("running", on).Msg("special services (delay levels, timers) switched")
+	b.log.Info().Bool("running", on).Msg("special services (delay levels, timers, transaction check, POP revive) switched")
 	b.sched.SetActive(on)
 	if b.timers != nil {
 		b.timers.SetDequeue(on)
 	}
+	b.tx.SetActive(on)
+	b.pop.SetActive(on)
 }
 
 // errNoEscape is the escape bridge's refusal without remote escape
@@ -245,10 +278,15 @@ var errNoEscape = fmt.Errorf("%w: acting master without enableRemoteEscape", sto
 
 // escapePut is the put of the delivery services (EscapeBridge.putMessage):
 // into the local store on a master, to another group's master from an
-// acting master with enableRemoteEscape, refused otherwise.
+// acting master with enableRemoteEscape, refused otherwise. A POP revive
+// trigger the timer store delivers on an acting master is the local POP
+// service's (pop.Service.Trigger), never another group's.
 func (b *Broker) escapePut(m *message.Message) (*store.PutResult, error) {
 	if !b.isSlave() {
 		return b.store.PutMessage(m)
+	}
+	if b.pop.Trigger(m) {
+		return &store.PutResult{Status: store.PutOK, Count: 1}, nil
 	}
 	if !b.opts.EnableSlaveActingMaster || !b.opts.EnableRemoteEscape {
 		return nil, errNoEscape

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
 	"github.com/rmqio/rmq/store/ha"
+	"github.com/rmqio/rmq/store/ha/autoswitch"
 )
 
 // Replication: the HA service of a master (ASYNC_MASTER, SYNC_MASTER) and
@@ -259,9 +259,51 @@ func (b *Broker) replicas() replicaWaiter {
 }
 
 // newAutoSwitchHA is the controller-mode HA service when Options does not
-// name one.
-func newAutoSwitchHA(*store.Store, *Options, func([]int64)) (replicas.Service, error) {
-	return nil, errors.New("the AutoSwitch HA service (store/ha/autoswitch) is not built into this broker yet")
+// name one: the AutoSwitch service over the store, its epoch table in
+// storePathEpochFile, listening on the HA port (haPort, or one the system
+// picks when the broker's ports are).
+func newAutoSwitchHA(st *store.Store, o *Options, onSSS func([]int64)) (replicas.Service, error) {
+	epochs, err := autoswitch.OpenEpochFile(o.FS, o.EpochFilePath(o.StorePathRootDir))
+	if err != nil {
+		return nil, err
+	}
+	port := o.haPort()
+	if o.ListenPort == 0 && !(o.HaListenPortEnable && o.HaListenPort > 0) {
+		port = 0
+	}
+	s := autoswitch.NewService(st, epochs, autoswitch.Config{
+		ListenAddr:                joinHostPort(o.ListenHost, port),
+		TransferBatchSize:         o.HaTransferBatchSize,
+		HeartbeatInterval:         time.Duration(o.HaSendHeartbeatInterval) * time.Millisecond,
+		HousekeepingInterval:      time.Duration(o.HaHousekeepingInterval) * time.Millisecond,
+		MaxTimeSlaveNotCatchup:    time.Duration(o.HaMaxTimeSlaveNotCatchup) * time.Millisecond,
+		CheckSyncStateSetInterval: time.Duration(o.CheckSyncStateSetPeriod) * time.Millisecond,
+		AllAckInSyncStateSet:      o.AllAckInSyncStateSet,
+		SyncFromLastFile:          o.SyncFromLastFile,
+		AsyncLearner:              o.AsyncLearner,
+		SlaveTimeout:              time.Duration(o.SlaveTimeout) * time.Millisecond,
+		FallBehindMax:             o.fallBehindMax(),
+		ReconnectDelay:            o.haReconnectDelay,
+		OnSyncStateSetChange:      onSSS,
+		Clock:                     o.Clock,
+		Logger:                    componentLog(o.Logger, "ha"),
+	})
+	return autoSwitchHA{s}, nil
+}
+
+// autoSwitchHA gives the manager the service's epoch table in the terms
+// it declares.
+type autoSwitchHA struct{ *autoswitch.Service }
+
+func (a autoSwitchHA) LastEpoch() int32 { return a.Epochs().LastEpoch() }
+
+func (a autoSwitchHA) EpochEntries() []remoting.EpochEntry {
+	es := a.Epochs().Entries()
+	out := make([]remoting.EpochEntry, len(es))
+	for i, e := range es {
+		out[i] = remoting.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset, EndOffset: e.EndOffset}
+	}
+	return out
 }
 
 // putWait joins a put's flush and replica waits. Each side writes its own

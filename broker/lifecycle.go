@@ -324,7 +324,7 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave() && !opts.EnableControllerMode, AnswerCommitted: b.answerCommitted, // controller mode: the store refuses a slave's puts
+		Slave: opts.isSlave() && !opts.EnableControllerMode, AnswerCommitted: b.answerCommitted, Escape: b.escapePut, // controller mode: the store refuses a slave's puts
 	})
 	if err != nil {
 		return s, err
@@ -354,8 +354,8 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		ClientIDs: s.clients.Consumers.ClientIDs, ClusterName: opts.BrokerClusterName, BrokerName: opts.BrokerName,
 		StoreHost: b.host, ConfigDir: configDir, TimerEnabled: opts.TimerWheelEnable,
 		MaxInvisible: time.Duration(opts.TimerMaxDelaySec) * time.Second, Clock: b.clock, MessageClock: b.msgClock, Logger: b.log,
-		OnPopped: b.recordPop,
-		FS:       opts.FS,
+		OnPopped: b.recordPop, Escape: b.escapePut,
+		FS: opts.FS,
 	})
 	if err != nil {
 		return s, fmt.Errorf("broker: pop service: %w", err)

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -314,9 +313,6 @@ type controllerMode struct {
 	master atomic.Bool
 	id     atomic.Int64 // brokerConfig.brokerId now: the configured one until the controller says
 	fenced atomic.Bool
-	// masterOnly starts the transaction check and POP revive the first
-	// time the broker becomes master (they cannot be held yet).
-	masterOnly sync.Once
 }
 
 // isSlave, isSyncMaster and brokerID are the role now: the configured one,
@@ -387,15 +383,8 @@ func (b *Broker) newControllerMode() error {
 // slave), SlaveSynchronize runs while a master is known, and the replicas
 // manager starts finding the controller (after the HA service listens).
 func (b *Broker) startControllerMode() {
-	b.sched.SetActive(false)
-	if b.timers != nil {
-		b.timers.SetDequeue(false)
-	}
-	b.deliveryStarted.Store(true)
-	b.sched.Start()
-	if b.timers != nil {
-		b.timers.Start()
-	}
+	b.tx.SetActive(false) // the POP service starts held on the fenced (slave) store
+	b.startSpecialServicesHeld()
 	b.bg.Add(1)
 	go b.slaveSyncLoop()
 	o := &b.opts
@@ -428,7 +417,7 @@ func (c *ctlBroker) BecomeMaster(epoch int32) {
 	if !b.ctl.fenced.Load() {
 		b.store.SetSlave(false)
 	}
-	b.setMasterOnlyServices(true)
+	b.setSpecialServices(true)
 	b.log.Info().Int32("epoch", epoch).Msg("controller mode: now master (SYNC_MASTER, brokerId 0)")
 }
 
@@ -438,7 +427,7 @@ func (c *ctlBroker) BecomeSlave(id int64, masterAddr string, epoch int32) {
 	b := (*Broker)(c)
 	b.ctl.master.Store(false)
 	b.store.SetSlave(true)
-	b.setMasterOnlyServices(false)
+	b.setSpecialServices(false)
 	b.ctl.id.Store(id)
 	b.masterAddr.Store(&masterAddr)
 	b.log.Info().Int32("epoch", epoch).Int64("brokerId", id).Str("master", masterAddr).Msg("controller mode: now slave")
@@ -452,35 +441,38 @@ func (c *ctlBroker) SetFenced(f bool) {
 
 // RegisterNameServers registers the new role with every name server, off
 // the manager's goroutine (the manager is closed before Shutdown waits for
-// the background loops).
+// the background loops). A slave learns its master's HA address from the
+// answer, which names the master only once the master registered its own
+// new role: until an answer names the master the controller named, a
+// slave registers again every second (stock waits for its next periodic
+// registration, 10 s or more, with no HA connection meanwhile).
 func (c *ctlBroker) RegisterNameServers() {
 	b := (*Broker)(c)
 	if len(b.opts.NamesrvAddrs()) == 0 {
 		return
 	}
+	want := b.MasterAddr()
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
-		b.registerAll(false)
+		for range slaveLearnTries {
+			b.registerAll(false)
+			if !b.isSlave() || b.MasterAddr() == want && b.HAMasterAddr() != "" {
+				return
+			}
+			t := b.clock.NewTimer(time.Second)
+			select {
+			case <-b.stop:
+				t.Stop()
+				return
+			case <-t.C():
+			}
+		}
 	}()
 }
 
-// setMasterOnlyServices switches delay-level delivery and timer dequeue
-// (changeSpecialServiceStatus); the transaction check and POP revive start
-// the first time (they are not switchable yet, and on a slave find their
-// puts refused).
-func (b *Broker) setMasterOnlyServices(on bool) {
-	b.sched.SetActive(on)
-	if b.timers != nil {
-		b.timers.SetDequeue(on)
-	}
-	if on {
-		b.ctl.masterOnly.Do(func() {
-			b.tx.Start()
-			b.pop.Start()
-		})
-	}
-}
+// slaveLearnTries bounds those registrations; the periodic one goes on.
+const slaveLearnTries = 30
 
 // inSyncReplicasHook refuses, on a controller-mode master, a send that
 // waits for replication while the sync state set is smaller than

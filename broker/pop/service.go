@@ -99,6 +99,10 @@ type Options struct {
 	// messages and their stored bytes (the metrics' messages out). It runs
 	// under the service lock: it must only count.
 	OnPopped func(topic, group string, retry bool, msgs, bytes int)
+	// Escape stores a revived message while the broker acts as master from
+	// a SLAVE's store (the broker's escape bridge, takeover.go); nil
+	// refuses such a revive, which then stays due.
+	Escape func(m *message.Message) (*store.PutResult, error)
 }
 
 // queueKey is one queue as a group pops it.
@@ -159,6 +163,10 @@ type Service struct {
 	polls *pollTable
 	modes *ModeManager
 
+	// held: revives wait (SetActive(false), takeover.go); a service on a
+	// slave's store starts held.
+	held bool
+
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -191,7 +199,7 @@ func New(opts Options) (*Service, error) {
 		opts: opts, log: opts.Logger, clock: opts.Clock, msgClock: opts.MessageClock, reviveTopic: ReviveTopic(opts.ClusterName),
 		queues: make(map[queueKey]*queueState), cks: make(map[ckKey]*checkpoint),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		scans: histo.New(ScanTimeBoundsMs...),
+		scans: histo.New(ScanTimeBoundsMs...), held: opts.Store.IsSlave(),
 	}
 	s.polls = newPollTable(s)
 	var err error
@@ -217,7 +225,7 @@ func New(opts Options) (*Service, error) {
 	defer s.mu.Unlock()
 	s.readPos = max(start, opts.Store.MinOffsetInQueue(s.reviveTopic, 0))
 	replayed := s.readRevive(true)
-	s.reviveDue()
+	s.reviveDueOrFollow()
 	s.log.Info().Int64("from", start).Int("records", replayed).Int("live", len(s.cks)).Msg("pop: revive log replayed")
 	return s, nil
 }
@@ -278,8 +286,8 @@ func (s *Service) run() {
 		}
 		begin := s.clock.Now()
 		s.mu.Lock()
-		s.readRevive(false)
-		s.reviveDue()
+		s.readRevive(s.following())
+		s.reviveDueOrFollow()
 		s.mu.Unlock()
 		s.scans.Observe(s.clock.Now().Sub(begin).Milliseconds())
 	}
@@ -524,8 +532,10 @@ func (s *Service) revive(ck *checkpoint) error {
 			return err
 		}
 	}
-	if _, err := s.putRecord(tagDone, doneRecord{ck.rec.ckKey, rewind}); err != nil {
-		return err
+	if !s.following() { // an acting master cannot store it (takeover.go)
+		if _, err := s.putRecord(tagDone, doneRecord{ck.rec.ckKey, rewind}); err != nil {
+			return err
+		}
 	}
 	s.closeCheckpoint(ck, rewind)
 	if rewind >= 0 {
@@ -612,7 +622,7 @@ func (s *Service) reput(k ckKey, off int64, toDLQ bool) error {
 		SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp, BornHost: orig.BornHost,
 		ReconsumeTimes: orig.ReconsumeTimes + 1,
 	}
-	if _, err := s.opts.Store.PutMessage(m); err != nil {
+	if _, err := s.putRevived(m); err != nil {
 		if store.IsPermanent(err) {
 			s.log.Error().Err(err).Str("topic", topic).Msg("pop: revived message refused by the store, dropped")
 			return nil

@@ -63,7 +63,8 @@ func (h *stubHA) SyncStateSet() ([]int64, int32) {
 	return slices.Clone(h.set), h.setE
 }
 
-func (h *stubHA) ConfirmOffset() int64 { return 0 }
+func (h *stubHA) ConfirmOffset() int64   { return 0 }
+func (h *stubHA) SetLocalBrokerID(int64) {}
 func (h *stubHA) LastEpoch() int32 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -109,6 +110,12 @@ type member struct {
 }
 
 func startMember(t *testing.T, ctlAddr, nsAddr, dir string, port int) *member {
+	return startMemberHA(t, ctlAddr, nsAddr, dir, port, true)
+}
+
+// startMemberHA starts a controller-mode broker of set "bs": with stub,
+// the stub HA service; else the real AutoSwitch one.
+func startMemberHA(t *testing.T, ctlAddr, nsAddr, dir string, port int, stub bool) *member {
 	t.Helper()
 	m := &member{ha: &stubHA{}}
 	m.opts = testbroker.Options(t, func(o *broker.Options) {
@@ -121,6 +128,12 @@ func startMember(t *testing.T, ctlAddr, nsAddr, dir string, port int) *member {
 		o.ControllerHeartBeatTimeoutMills = 1500
 		if dir != "" {
 			o.StorePathRootDir, o.ListenPort = dir, port
+		}
+		o.HaSendHeartbeatInterval, o.HaHousekeepingInterval = 200, 3000
+		o.HaMaxTimeSlaveNotCatchup = 3000
+		o.AllAckInSyncStateSet = true
+		if !stub {
+			return
 		}
 		o.ControllerHA = func(_ *store.Store, _ *broker.Options, on func([]int64)) (replicas.Service, error) {
 			m.ha.propose = on
@@ -235,4 +248,86 @@ func TestThreeBrokersUnderTheRmqController(t *testing.T) {
 		r := role(back)
 		return !r.Master && r.MasterEpoch == role(newMaster).MasterEpoch && r.MasterAddr == newMaster.b.Broker.Addr()
 	}, "the old master to rejoin as slave")
+}
+
+// The same set with the real AutoSwitch HA service: the slaves replicate
+// and join the sync state set, SYNC_MASTER sends are acknowledged by all
+// of it (allAckInSyncStateSet), the master stops, a slave takes over in a
+// higher epoch with every acknowledged message, and the old master comes
+// back as a slave that catches up with the new master.
+func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
+	ctl := startController(t)
+	ns := testbroker.StartNamesrv(t)
+	var ms []*member
+	for range 3 {
+		ms = append(ms, startMemberHA(t, ctl.Addr(), ns.Addr(), "", 0, false))
+	}
+	live := func() (master *member, slaves []*member) {
+		for _, m := range ms {
+			if m == nil {
+				continue
+			}
+			if role(m).Master {
+				master = m
+			} else {
+				slaves = append(slaves, m)
+			}
+		}
+		return master, slaves
+	}
+	testutil.WaitFor(t, 30*time.Second, func() bool {
+		m, s := live()
+		return m != nil && len(s) == 2 && len(role(m).SyncStateSet) == 3
+	}, "a master with a sync state set of three")
+	master, _ := live()
+	epoch1 := role(master).MasterEpoch
+	const n = 50
+	var acked int
+	for i := range n {
+		if code := send(master, fmt.Sprintf("m%d", i)); code != remoting.Success {
+			t.Fatalf("send %d: code %d", i, code)
+		}
+		acked++
+	}
+	end := master.b.Store().MaxPhyOffset()
+	_, slaves := live()
+	testutil.WaitFor(t, 20*time.Second, func() bool {
+		for _, s := range slaves {
+			if s.b.Store().MaxPhyOffset() < end {
+				return false
+			}
+		}
+		return true
+	}, "the slaves to hold every acknowledged message")
+
+	start := time.Now()
+	dir, port := master.opts.StorePathRootDir, master.opts.ListenPort
+	master.b.Stop()
+	for i, m := range ms {
+		if m == master {
+			ms[i] = nil
+		}
+	}
+	testutil.WaitFor(t, 30*time.Second, func() bool {
+		m, _ := live()
+		return m != nil && role(m).MasterEpoch > epoch1
+	}, "a new master")
+	t.Logf("stop -> new master: %v", time.Since(start))
+	newMaster, _ := live()
+	if got := newMaster.b.Store().MaxPhyOffset(); got < end {
+		t.Fatalf("new master holds %d bytes, %d were acknowledged", got, end)
+	}
+	testutil.WaitFor(t, 20*time.Second, func() bool {
+		return len(role(newMaster).SyncStateSet) >= 2
+	}, "the remaining slave in the new master's sync state set")
+	if code := send(newMaster, "after"); code != remoting.Success {
+		t.Fatalf("send to the new master: code %d", code)
+	}
+	back := startMemberHA(t, ctl.Addr(), ns.Addr(), dir, port, false)
+	testutil.WaitFor(t, 30*time.Second, func() bool {
+		r := role(back)
+		return !r.Master && r.MasterEpoch == role(newMaster).MasterEpoch &&
+			back.b.Store().MaxPhyOffset() == newMaster.b.Store().MaxPhyOffset()
+	}, "the old master to rejoin as slave and catch up")
+	t.Logf("sent %d acknowledged; new master end %d", acked, newMaster.b.Store().MaxPhyOffset())
 }

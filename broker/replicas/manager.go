@@ -38,6 +38,8 @@ type HA interface {
 	ChangeToSlave(masterHAAddr string, masterEpoch int32, selfBrokerID int64) error
 	// SetSyncStateSet hands it the set the controller accepted.
 	SetSyncStateSet(ids []int64, epoch int32)
+	// SetLocalBrokerID tells it this broker's controller id once known.
+	SetLocalBrokerID(id int64)
 	ConfirmOffset() int64
 	LastEpoch() int32
 	EpochEntries() []remoting.EpochEntry
@@ -512,6 +514,7 @@ func (m *Manager) register() bool {
 		m.mu.Lock()
 		m.controllerID = temp.ID
 		m.mu.Unlock()
+		m.ha.SetLocalBrokerID(temp.ID)
 		m.reg = regMetaDone
 	}
 	if m.reg == regMetaDone {
@@ -536,6 +539,7 @@ func (m *Manager) confirmRegState() {
 		m.mu.Lock()
 		m.controllerID = v.ID
 		m.mu.Unlock()
+		m.ha.SetLocalBrokerID(v.ID)
 		m.ident = v
 		return
 	}

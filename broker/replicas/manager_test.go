@@ -193,6 +193,7 @@ func (h *fakeHA) ChangeToSlave(addr string, epoch int32, self int64) error {
 }
 func (h *fakeHA) SetSyncStateSet(ids []int64, epoch int32) { h.ev.add("ha.sss %v %d", ids, epoch) }
 func (h *fakeHA) ConfirmOffset() int64                     { return 100 }
+func (h *fakeHA) SetLocalBrokerID(int64)                   {}
 func (h *fakeHA) LastEpoch() int32                         { return h.lastEpoch }
 func (h *fakeHA) EpochEntries() []remoting.EpochEntry {
 	return []remoting.EpochEntry{{Epoch: 1, StartOffset: 0, EndOffset: 1<<63 - 1}}

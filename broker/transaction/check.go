@@ -56,6 +56,9 @@ func (s *Service) pass(evacuateBelow int64) {
 		return
 	default:
 	}
+	if s.held.Load() {
+		return
+	}
 	defer s.passes.Add(1)
 
 	st := s.store
@@ -78,7 +81,11 @@ func (s *Service) pass(evacuateBelow int64) {
 	start := s.committedOffset(message.TopicTransHalf)
 	end := st.MaxOffsetInQueue(message.TopicTransHalf, txHalfQueueID)
 	p := &txPass{nowMs: s.clock.Now().UnixMilli(), end: end, evacuateBelow: evacuateBelow}
-	next := s.scan(message.TopicTransHalf, start, end, func(m *message.MessageExt) bool { return s.examine(m, p) })
+	step := func(m *message.MessageExt) bool { return s.examine(m, p) }
+	if st.IsSlave() && evacuateBelow == 0 {
+		step = s.escapeHalf // acting master: nothing can be written here (takeover.go)
+	}
+	next := s.scan(message.TopicTransHalf, start, end, step)
 	if s.dead.Load() {
 		return
 	}

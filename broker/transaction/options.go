@@ -63,8 +63,8 @@ type Options struct {
 	Clock         clock.Clock // nil: the wall clock
 	Logger        zerolog.Logger
 	// Slave: the broker's role is SLAVE. END_TRANSACTION is refused with
-	// SLAVE_NOT_AVAILABLE (4.9.8 EndTransactionProcessor); the broker does
-	// not Start the check loop on a slave.
+	// SLAVE_NOT_AVAILABLE (4.9.8 EndTransactionProcessor); the broker
+	// holds the check loop on a slave (SetActive) unless it acts as master.
 	Slave bool
 	// Refusals rate-limits the warnings a producer's END_TRANSACTION
 	// requests can repeat; nil makes one.
@@ -75,6 +75,12 @@ type Options struct {
 	// putMessage waits (the answer stays SUCCESS whatever the waits end
 	// with). nil answers at once.
 	AnswerCommitted func(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
+
+	// Escape sends an undecided half message away while the broker acts
+	// as master from a SLAVE's store (slave-acting-master; the broker's
+	// escape bridge: to another group's master with enableRemoteEscape,
+	// refused otherwise). nil: the walk on a slave store stops at once.
+	Escape func(m *message.Message) (*store.PutResult, error)
 
 	// failpoint, when set (tests), is called at each named durability
 	// step; an error simulates the death of the process there: the pass

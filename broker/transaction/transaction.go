@@ -145,6 +145,7 @@ type Service struct {
 	refusals       *ratelog.Limiter
 	slave          bool // Options.Slave
 	answer         func(c *remoting.Conn, req, resp *remoting.Command, m *message.Message, res *store.PutResult) *remoting.Command
+	escape         func(m *message.Message) (*store.PutResult, error) // Options.Escape
 
 	timeout  time.Duration // transactionTimeOut
 	interval time.Duration // transactionCheckInterval
@@ -170,8 +171,11 @@ type Service struct {
 	// walkMu serialises check passes and lets stop wait for one in flight.
 	walkMu sync.Mutex
 	passes atomic.Int64 // completed passes
-	checks atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
-	ends   ends         // END_TRANSACTION outcomes by topic (Ends)
+	// held: the passes are held (SetActive(false), takeover.go).
+	held    atomic.Bool
+	escaped atomic.Int64 // half messages sent to the escape bridge
+	checks  atomic.Int64 // CHECK_TRANSACTION_STATE requests sent
+	ends    ends         // END_TRANSACTION outcomes by topic (Ends)
 	// checker takes checks for groups with no remoting producer connected
 	// (SetChecker).
 	checker atomic.Pointer[Checker]
@@ -219,7 +223,7 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, put: o.Put, answer: o.AnswerCommitted, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
-		refusals: o.Refusals, slave: o.Slave,
+		refusals: o.Refusals, slave: o.Slave, escape: o.Escape,
 		timeout:    o.Timeout,
 		interval:   o.CheckInterval,
 		checkMax:   o.CheckMax,
@@ -268,6 +272,7 @@ type Stats struct {
 	Checks        int64 // CHECK_TRANSACTION_STATE requests sent
 	DecidedChains int   // chains whose decision is still kept
 	OpEntries     int   // op records the walk still accounts for
+	Escaped       int64 // half messages an acting master sent to the escape bridge
 }
 
 // Stats returns the current counters.
@@ -275,7 +280,7 @@ func (s *Service) Stats() Stats {
 	s.mu.Lock()
 	decided, ops := len(s.decided), len(s.ops)
 	s.mu.Unlock()
-	return Stats{Passes: s.passes.Load(), Checks: s.checks.Load(), DecidedChains: decided, OpEntries: ops}
+	return Stats{Passes: s.passes.Load(), Checks: s.checks.Load(), DecidedChains: decided, OpEntries: ops, Escaped: s.escaped.Load()}
 }
 
 // loop runs a pass at first, first+interval, ... on the broker clock. The
@@ -304,11 +309,11 @@ func (s *Service) loop(next time.Time) {
 
 // NextCheck tells a driver of the service clock (package rmqtest) when the
 // next check pass runs; a time at or before the clock's now means a pass is
-// due or running. ok is false while the loop is not running or no half
-// message is left to walk (a pass would have nothing to check).
+// due or running. ok is false while the loop is not running or held, or no
+// half message is left to walk (a pass would have nothing to check).
 func (s *Service) NextCheck() (next time.Time, ok bool) {
 	ns := s.nextPass.Load()
-	if ns == 0 {
+	if ns == 0 || s.held.Load() {
 		return time.Time{}, false
 	}
 	select {
