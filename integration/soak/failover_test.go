@@ -127,6 +127,21 @@ type foResult struct {
 	failedSends              [numKinds]int
 }
 
+// fill takes the ledger's counts.
+func (r *foResult) fill(led *ledger, lost []string) {
+	led.mu.Lock()
+	defer led.mu.Unlock()
+	r.acked, r.lost, r.early, r.dups = len(led.acked), len(lost), len(led.early), 0
+	r.perKind = [numKinds]int{}
+	for _, k := range led.acked {
+		r.perKind[k]++
+	}
+	for _, n := range led.delivered {
+		r.dups += n - 1
+	}
+	r.failedSends = led.sendErrs
+}
+
 func quantiles(ds []time.Duration) (p50, max time.Duration) {
 	if len(ds) == 0 {
 		return 0, 0
@@ -442,6 +457,15 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 	}
 	waitLoad("start")
 
+	// A run stopped by a failure still reports what it had (not drained:
+	// its lost column counts what was not delivered yet).
+	defer func() {
+		if res.epochs == "" {
+			res.epochs = "not checked (stopped)"
+			res.fill(led, led.missing())
+		}
+	}()
+
 	// epochMaster is who the controller named master of each epoch.
 	epochMaster := map[int32]string{info.MasterEpoch: info.MasterAddress}
 	var epochErrs []string
@@ -545,17 +569,10 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 	}
 
 	lost := led.missing()
+	res.fill(led, lost)
+	check.reportLost(t, lost)
 	led.mu.Lock()
 	defer led.mu.Unlock()
-	res.acked, res.lost, res.early = len(led.acked), len(lost), len(led.early)
-	for _, k := range led.acked {
-		res.perKind[k]++
-	}
-	for _, n := range led.delivered {
-		res.dups += n - 1
-	}
-	res.failedSends = led.sendErrs
-	check.reportLost(t, lost)
 	if len(led.early) > 0 {
 		t.Errorf("%d messages delivered early: %v", len(led.early), led.early)
 	}
