@@ -197,6 +197,12 @@ java-oracle:
 controller-oracle:
 	bash integration/java/controller-oracle.sh
 
+# Mixed broker sets: an rmq broker in controller mode and a Java 5.3.3 broker in one set, under the stock
+# controller and under `rmq controller` (integration/java/controller-oracle.sh, phases *-mixed). Not part of test.
+.PHONY: controller-mixed
+controller-mixed:
+	CONTROLLER_ORACLE_PHASES="stock stock-mixed rmq-mixed" bash integration/java/controller-oracle.sh
+
 # store/ha/autoswitch's frames against a live Java 5.3.3 master in controller mode (library code, not yet in the broker).
 .PHONY: autoswitch-interop
 autoswitch-interop:

@@ -1,6 +1,9 @@
 package broker
 
-import "github.com/rmqio/rmq/remoting"
+import (
+	"github.com/rmqio/rmq/remoting"
+	"github.com/rmqio/rmq/store/ha/autoswitch"
+)
 
 // processGetBrokerHAStatus serves 5.3.3's GET_BROKER_HA_STATUS (no request
 // header; AdminBrokerProcessor.getBrokerHaStatus) with HARuntimeInfo as
@@ -20,7 +23,9 @@ import "github.com/rmqio/rmq/remoting"
 // remark for a store without an HA service.
 func (b *Broker) processGetBrokerHAStatus(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	info := remoting.HARuntimeInfo{HAConnectionInfo: []remoting.HAConnectionRuntimeInfo{}}
-	if st, ok := b.HAMasterStats(); ok {
+	if as, ok := b.autoSwitchStats(); ok {
+		b.autoSwitchRuntimeInfo(&info, as)
+	} else if st, ok := b.HAMasterStats(); ok {
 		info.Master = true
 		info.MasterCommitLogMaxOffset = st.MasterMaxOffset
 		for _, sl := range st.Slaves {
@@ -44,4 +49,37 @@ func (b *Broker) processGetBrokerHAStatus(_ *remoting.Conn, req *remoting.Comman
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = remoting.MarshalBody(&info)
 	return resp
+}
+
+// autoSwitchStats is the controller-mode HA service's state, and false
+// when the broker runs the classic one.
+func (b *Broker) autoSwitchStats() (autoswitch.ServiceStats, bool) {
+	if b.ctl == nil {
+		return autoswitch.ServiceStats{}, false
+	}
+	as, ok := b.ctl.ha.(autoSwitchHA)
+	if !ok {
+		return autoswitch.ServiceStats{}, false
+	}
+	return as.Stats(), true
+}
+
+// autoSwitchRuntimeInfo fills HARuntimeInfo as AutoSwitchHAService
+// .getRuntimeInfo (5.3.3 :379-413): by the broker's role; on a master each
+// connection with its ack and whether its slave is in the sync state set,
+// and inSyncSlaveNums the set's size less the master.
+func (b *Broker) autoSwitchRuntimeInfo(info *remoting.HARuntimeInfo, st autoswitch.ServiceStats) {
+	if b.isSlave() {
+		info.HAClientRuntimeInfo = remoting.HAClientRuntimeInfo{MasterAddr: st.MasterAddr, MaxOffset: b.store.MaxPhyOffset()}
+		return
+	}
+	info.Master = true
+	info.MasterCommitLogMaxOffset = st.MaxOffset
+	for _, sl := range st.Slaves {
+		info.HAConnectionInfo = append(info.HAConnectionInfo, remoting.HAConnectionRuntimeInfo{
+			Addr: sl.Addr, SlaveAckOffset: sl.AckOffset, Diff: st.MaxOffset - sl.AckOffset,
+			InSync: sl.InSync, TransferFromWhere: sl.TransferFrom,
+		})
+	}
+	info.InSyncSlaveNums = int32(max(len(st.SyncStateSet)-1, 0))
 }

@@ -352,6 +352,13 @@ func (b *Broker) ReplicasRole() (replicas.Role, bool) {
 // service.
 func (b *Broker) newControllerMode() error {
 	if !b.opts.EnableControllerMode {
+		// A store that ran in controller mode may keep a confirm-offset
+		// gate; outside it every written message is visible, as stock
+		// (which reads confirmOffset only in controller mode).
+		if b.store.ConfirmOffset() >= 0 {
+			b.log.Info().Int64("confirmOffset", b.store.ConfirmOffset()).Msg("store opened outside controller mode: confirm offset gate removed")
+			b.store.SetConfirmOffset(-1)
+		}
 		return nil
 	}
 	mk := b.opts.ControllerHA

@@ -1,6 +1,7 @@
 package replicas_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -281,6 +282,20 @@ func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
 	}, "a master with a sync state set of three")
 	master, _ := live()
 	epoch1 := role(master).MasterEpoch
+	// haStatus (907) as AutoSwitchHAService answers it, and the epoch
+	// table (1007) over the wire.
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		resp := master.b.Invoke(remoting.GetBrokerHaStatus, nil, nil)
+		var info remoting.HARuntimeInfo
+		return resp.Code == remoting.Success && json.Unmarshal(resp.Body, &info) == nil &&
+			info.Master && info.InSyncSlaveNums == 2 && len(info.HAConnectionInfo) == 2
+	}, "haStatus: master with two in-sync slaves")
+	resp := master.b.Invoke(remoting.GetBrokerEpochCache, nil, nil)
+	var cache remoting.EpochEntryCache
+	if resp.Code != remoting.Success || json.Unmarshal(resp.Body, &cache) != nil || len(cache.EpochList) != 1 ||
+		cache.EpochList[0].Epoch != epoch1 || cache.BrokerID != 0 || cache.BrokerName != "bs" {
+		t.Fatalf("epoch cache: %d %s", resp.Code, resp.Body)
+	}
 	const n = 50
 	var acked int
 	for i := range n {
@@ -323,11 +338,35 @@ func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
 	if code := send(newMaster, "after"); code != remoting.Success {
 		t.Fatalf("send to the new master: code %d", code)
 	}
+	// Before it rejoins, the old master's store gets messages nobody else
+	// has (as a crash leaves a master's unreplicated tail): started alone,
+	// outside controller mode, with no name server.
+	alone := testbroker.Start(t, testbroker.Options(t, func(o *broker.Options) {
+		o.BrokerName, o.BrokerClusterName = "bs", "c"
+		o.StorePathRootDir, o.ListenPort = dir, port
+	}))
+	for i := range 5 {
+		if code := alone.Send(brokertest.Send{Topic: "TopicTest", Body: []byte(fmt.Sprintf("lost%d", i))}).Code; code != remoting.Success {
+			t.Fatalf("tail send %d: code %d", i, code)
+		}
+	}
+	tail := alone.Store().MaxPhyOffset()
+	alone.Stop()
+	if tail <= end {
+		t.Fatalf("the tail did not grow the old master's store: %d <= %d", tail, end)
+	}
 	back := startMemberHA(t, ctl.Addr(), ns.Addr(), dir, port, false)
 	testutil.WaitFor(t, 30*time.Second, func() bool {
 		r := role(back)
 		return !r.Master && r.MasterEpoch == role(newMaster).MasterEpoch &&
 			back.b.Store().MaxPhyOffset() == newMaster.b.Store().MaxPhyOffset()
-	}, "the old master to rejoin as slave and catch up")
+	}, "the old master to rejoin as slave, cut its tail and catch up")
+	// Its commitlog is now the new master's byte for byte from the cut.
+	a, b := make([]byte, 256), make([]byte, 256)
+	na, _ := back.b.Store().ReadCommitLog(end, a)
+	nb, _ := newMaster.b.Store().ReadCommitLog(end, b)
+	if na == 0 || na != nb || string(a[:na]) != string(b[:nb]) {
+		t.Fatalf("after the cut at %d the old master holds other bytes than the new master (%d vs %d)", end, na, nb)
+	}
 	t.Logf("sent %d acknowledged; new master end %d", acked, newMaster.b.Store().MaxPhyOffset())
 }

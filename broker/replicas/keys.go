@@ -31,8 +31,9 @@ type Keys struct {
 	// the sync state set, and the confirm offset is their least ack.
 	AllAckInSyncStateSet bool `conf:"allAckInSyncStateSet"`
 	// MinInSyncReplicas: sends are refused (IN_SYNC_REPLICAS_NOT_ENOUGH)
-	// while the sync state set is smaller; InSyncReplicas is how many acks
-	// a SYNC_MASTER send waits for without AllAckInSyncStateSet.
+	// while the sync state set is smaller. InSyncReplicas is kept, not
+	// used: without AllAckInSyncStateSet a SYNC_MASTER send waits for one
+	// slave's ack (the AutoSwitch service's WaitReplicated).
 	MinInSyncReplicas int `conf:"minInSyncReplicas"`
 	InSyncReplicas    int `conf:"inSyncReplicas"`
 	// HaMaxTimeSlaveNotCatchup (ms): a slave that has not caught up for

@@ -9,6 +9,17 @@
 #   rmq    `rmq controller`, one node
 #   rmq3   `rmq controller`, three nodes; the leading controller node is killed before the broker failover
 #
+# and, with CONTROLLER_ORACLE_PHASES naming them (make controller-mixed), mixed broker sets: the first broker is
+# an rmq broker in controller mode (`rmq broker -c` on the same broker.conf), the second a Java one:
+#
+#   stock-mixed  under the stock controller
+#   rmq-mixed    under `rmq controller`, one node
+#
+# There the rmq broker is elected first and the Java broker joins its sync state set as a slave (a Java slave
+# of an rmq master: the AutoSwitch handshake, epochs and transfer); electMaster makes the Java broker master
+# and the rmq broker its in-sync slave (an rmq slave of a Java master); messages sent to each master reach the
+# other broker's commitlog; the Java master's kill -9 makes the rmq broker master again.
+#
 # mqadmin's outputs are normalized (ports to role names, the leader id) and each rmq run's are diffed against
 # the stock run's; a difference fails the script. Figures: time from the first broker's start to its election,
 # from the second's to a sync state set of two, from the master's kill -9 to the new master.
@@ -142,8 +153,32 @@ storePathCommitLog=$dir/store/commitlog
 rocketmqHome=$HOME_DIR
 mappedFileSizeCommitLog=67108864
 EOF
-  java_run "$dir/out" org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf"
+  if [[ "$PHASE" == *-mixed && "$1" == b0 ]]; then
+    echo 'enableGrpc=false' >>"$dir/broker.conf" # the 5.x gRPC port (8081) may be another run's
+    "$RMQ" broker -c "$dir/broker.conf" --log-level "${RMQ_LOG_LEVEL:-warn}" >"$dir/out" 2>&1 &
+    PIDS+=("$!")
+  else
+    java_run "$dir/out" org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf"
+  fi
   eval "PID_$1=$!"
+}
+
+# max_offset PORT: the broker's commitlog max offset as GET_BROKER_RUNTIME_INFO (mqadmin brokerStatus) reports it.
+max_offset() { mqadmin brokerStatus -b "127.0.0.1:$1" | sed -n 's/^commitLogMaxOffset *: *//p'; }
+
+# send_and_check MASTER_PORT SLAVE_PORT N: N messages to the master (mqadmin sendMessage), then the slave's
+# commitlog reaches the master's end.
+send_and_check() {
+  local i m s end=$((SECONDS + WAIT_S))
+  for ((i = 0; i < $3; i++)); do
+    mqadmin sendMessage -n "127.0.0.1:$NP" -t MixedT -p "m$i" -b broker-a | grep -q SEND_OK || { log "send $i to the master failed"; exit 1; }
+  done
+  m="$(max_offset "$1")"
+  until s="$(max_offset "$2")"; [[ -n "$m" && "$s" == "$m" ]]; do
+    if (( SECONDS >= end )); then log "slave at $s, master at $m after ${WAIT_S}s"; exit 1; fi
+    sleep 0.5
+  done
+  log "$PHASE: $3 messages sent to 127.0.0.1:$1, replicated to 127.0.0.1:$2 (commitlog end $m)"
 }
 
 normalize() { # normalize FILE: ports to roles, for the diff
@@ -164,7 +199,7 @@ run_phase() {
 
   CTL_PIDS=()
   case "$PHASE" in
-    stock)
+    stock|stock-mixed)
       local cp; cp="$(pick_port)"
       printf 'controllerDLegerGroup=group1\ncontrollerDLegerPeers=n0-127.0.0.1:%s\ncontrollerDLegerSelfId=n0\ncontrollerStorePath=%s\nrocketmqHome=%s\n' \
         "$cp" "$PHASE_DIR/ctl" "$HOME_DIR" >"$PHASE_DIR/controller.conf"
@@ -173,7 +208,7 @@ run_phase() {
       wait_for "$PHASE_DIR/controller.out" 'boot success' "$!" "stock controller"
       CTL_ADDRS="127.0.0.1:$cp"
       ;;
-    rmq|rmq3)
+    rmq|rmq3|rmq-mixed)
       local n=1 i peers="" addrs=""; [[ "$PHASE" == rmq3 ]] && n=3
       local -a lp
       for ((i = 0; i < n; i++)); do
@@ -200,6 +235,10 @@ run_phase() {
   start_broker b1 "$B1"
   until_ok "broker 2 in the sync state set" has_sync_nums 2
   t2="$(now_ms)"; SYNC_MS=$((t2 - t1))
+  if [[ "$PHASE" == *-mixed ]]; then
+    mqadmin updateTopic -n "127.0.0.1:$NP" -c DefaultCluster -t MixedT >/dev/null
+    send_and_check "$B0" "$B1" 3 # a Java slave of an rmq master
+  fi
 
   local out="$PHASE_DIR/mqadmin.txt"
   : >"$out"
@@ -210,6 +249,9 @@ run_phase() {
   } >>"$out"
   until_ok "broker 2 master after electMaster" master_is_and_alone 2 2
   until_ok "broker 1 back in the sync state set" has_sync_nums 2
+  if [[ "$PHASE" == *-mixed ]]; then
+    send_and_check "$B1" "$B0" 3 # an rmq slave of a Java master
+  fi
   { echo "## getSyncStateSet after electMaster"; mqadmin getSyncStateSet -a "$CTL_FIRST" -b broker-a
     echo "## electMaster 2 again (the master: refused)"
     mqadmin electMaster -a "$CTL_FIRST" -c DefaultCluster -bn broker-a -b 2 | grep -o 'CODE: [0-9]*' | head -1
