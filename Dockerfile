@@ -51,6 +51,7 @@ COPY scripts/mqnamesrv scripts/mqbroker scripts/mqadmin scripts/mqshutdown scrip
 COPY conf/broker.conf conf/namesrv.conf /src/conf/
 COPY conf/2m-2s-sync/ /src/conf/2m-2s-sync/
 COPY conf/2m-2s-async/ /src/conf/2m-2s-async/
+COPY conf/controller/ /src/conf/controller/
 COPY docker/rootfs/ /src/rootfs/
 RUN sh /src/layout.sh /src /out "$ROCKETMQ_VERSION"
 

@@ -277,7 +277,7 @@ func TestRootDockerfileCrossCompiles(t *testing.T) {
 		t.Errorf("rootfs stage: FROM %s, want the build platform's busybox", layout.from.args)
 	}
 	for _, want := range []string{"--from=busybox /bin/busybox /src/busybox", "--from=build /out/rmq /src/rmq", "docker/layout.sh /src/layout.sh",
-		"conf/2m-2s-sync/ /src/conf/2m-2s-sync/", "conf/2m-2s-async/ /src/conf/2m-2s-async/"} {
+		"conf/2m-2s-sync/ /src/conf/2m-2s-sync/", "conf/2m-2s-async/ /src/conf/2m-2s-async/", "conf/controller/ /src/conf/controller/"} {
 		if !layout.has("COPY", want) {
 			t.Errorf("rootfs stage: no COPY %s", want)
 		}
@@ -375,7 +375,7 @@ func TestLayout(t *testing.T) {
 	}
 	// The stock distribution's pair configs, as the Dockerfiles and image.sh
 	// stage them.
-	for _, d := range pairConfDirs {
+	for _, d := range append(pairConfDirs, "controller") {
 		if err := os.CopyFS(filepath.Join(src, "conf", d), os.DirFS(filepath.Join("..", "conf", d))); err != nil {
 			t.Fatal(err)
 		}
@@ -442,6 +442,24 @@ func TestLayout(t *testing.T) {
 			if err != nil || string(got) != string(want) {
 				t.Errorf("${ROCKETMQ_HOME}/conf/%s/%s: %v, want conf/%s/%s's bytes", d, f, err, d, f)
 			}
+		}
+	}
+	// $ROCKETMQ_HOME/conf/controller/*.conf, byte for byte the repository's,
+	// and their .run/ stores on the store volume.
+	ctlConfs, _ := filepath.Glob(filepath.Join("..", "conf", "controller", "*.conf"))
+	if len(ctlConfs) == 0 {
+		t.Fatal("no conf/controller/*.conf")
+	}
+	for _, f := range ctlConfs {
+		want, _ := os.ReadFile(f)
+		got, err := os.ReadFile(filepath.Join(rocketmqHome, "conf", "controller", filepath.Base(f)))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("${ROCKETMQ_HOME}/conf/controller/%s: %v, want %s's bytes", filepath.Base(f), err, f)
+		}
+	}
+	for _, l := range []string{"store", ".run"} {
+		if dst, err := os.Readlink(filepath.Join(rocketmqHome, "bin", l)); err != nil || dst != "/home/rocketmq/store" {
+			t.Errorf("${ROCKETMQ_HOME}/bin/%s: %q %v, want a link to /home/rocketmq/store", l, dst, err)
 		}
 	}
 	for _, d := range []string{"store", "logs"} {

@@ -55,7 +55,7 @@ CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w -X main.version=$VERSION" -o
 cp "$BUSYBOX" "$ctx/busybox"
 cp scripts/mqnamesrv scripts/mqbroker scripts/mqadmin scripts/mqshutdown scripts/rmqenv.sh "$ctx/scripts/"
 cp conf/broker.conf conf/namesrv.conf "$ctx/conf/"
-cp -R conf/2m-2s-sync conf/2m-2s-async "$ctx/conf/"
+cp -R conf/2m-2s-sync conf/2m-2s-async conf/controller "$ctx/conf/"
 cp -R docker/rootfs "$ctx/rootfs"
 cp docker/layout.sh docker/Dockerfile "$ctx/"
 docker build ${ROCKETMQ_VERSION:+--build-arg ROCKETMQ_VERSION=$ROCKETMQ_VERSION} -t "$IMAGE" "$ctx"

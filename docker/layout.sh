@@ -11,7 +11,7 @@
 #   busybox   a static busybox built for the image's platform
 #   rmq       the static rmq binary built for it
 #   scripts/  mqnamesrv, mqbroker, mqadmin, mqshutdown, rmqenv.sh
-#   conf/     broker.conf, namesrv.conf, 2m-2s-sync/ and 2m-2s-async/
+#   conf/     broker.conf, namesrv.conf, 2m-2s-sync/, 2m-2s-async/ and controller/
 #             (the stock distribution's pair configs, broker-{a,b}[-s].properties)
 #   rootfs/   etc/passwd and etc/group with the rocketmq user (uid 3000)
 #
@@ -83,7 +83,19 @@ for d in 2m-2s-sync 2m-2s-async; do
 	cp "$src/conf/$d/"*.properties "$home/rmq/conf/$d/"
 	chmod 0644 "$home/rmq/conf/$d/"*.properties
 done
+# The controller-mode configs (three controller nodes, two broker sets of two):
+# $ROCKETMQ_HOME/conf/controller/*.conf, as docker/compose/controller.yaml runs them.
+[ -f "$src/conf/controller/controller-n0.conf" ] || {
+	echo "layout.sh: $src/conf/controller has no controller-n0.conf" >&2
+	exit 1
+}
+mkdir -p "$home/rmq/conf/controller"
+cp "$src/conf/controller/"*.conf "$home/rmq/conf/controller/"
+chmod 0644 "$home/rmq/conf/controller/"*.conf
 ln -s /home/rocketmq/store "$home/rmq/bin/store"
+# The repository's node configs keep their stores under .run/ (relative to
+# where the server runs: bin/ in the image), so .run is the store volume too.
+ln -s /home/rocketmq/store "$home/rmq/bin/.run"
 for v in 4.9.8 5.3.3 "$@"; do
 	case $v in
 	'' | */* | .*)

@@ -122,7 +122,7 @@ func TestGoreleaserConfig(t *testing.T) {
 		files = append(files, f.Src)
 	}
 	for _, want := range []string{"LICENSE", "NOTICE", "README.md", "CHANGELOG.md", "conf/broker.conf", "conf/namesrv.conf",
-		"conf/2m-2s-sync/*.properties", "conf/2m-2s-async/*.properties", "scripts/mqnamesrv", "scripts/mqbroker", "scripts/mqadmin", "scripts/mqshutdown", "scripts/rmqenv.sh"} {
+		"conf/2m-2s-sync/*.properties", "conf/2m-2s-async/*.properties", "conf/controller/*.conf", "scripts/mqnamesrv", "scripts/mqbroker", "scripts/mqadmin", "scripts/mqshutdown", "scripts/rmqenv.sh"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("archive files %v lack %s", files, want)
 		}

@@ -69,35 +69,51 @@ func JavaBrokerLib() (string, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", fmt.Errorf("%w: java is not on PATH", ErrNoJava)
 	}
-	lib := os.Getenv("RMQ_JAVA_BROKER_LIB")
+	return mavenLib("RMQ_JAVA_BROKER_LIB", JavaBrokerVersion, []string{"rocketmq-broker"},
+		"oracle-pom.xml", "-Doracle.version="+JavaBrokerVersion)
+}
+
+// mavenLib returns the directory of a stock release's runtime jars: $env,
+// else ~/.cache/rmq-bench-compare/rocketmq-<version>/lib, filled with
+// Maven (integration/java/<pom>, with args) when one of artifacts is
+// missing there. The error wraps ErrNoJava when the jars cannot be had.
+func mavenLib(env, version string, artifacts []string, pom string, args ...string) (string, error) {
+	lib := os.Getenv(env)
 	if lib == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", ErrNoJava, err)
 		}
-		lib = filepath.Join(home, ".cache", "rmq-bench-compare", "rocketmq-"+JavaBrokerVersion, "lib")
+		lib = filepath.Join(home, ".cache", "rmq-bench-compare", "rocketmq-"+version, "lib")
 	}
-	if hasJar(lib, "rocketmq-broker") {
+	have := func() bool {
+		for _, a := range artifacts {
+			if !hasJar(lib, a) {
+				return false
+			}
+		}
+		return true
+	}
+	if have() {
 		return lib, nil
 	}
 	javaFetchMu.Lock()
 	defer javaFetchMu.Unlock()
-	if hasJar(lib, "rocketmq-broker") {
+	if have() {
 		return lib, nil
 	}
 	if _, err := exec.LookPath("mvn"); err != nil {
-		return "", fmt.Errorf("%w: no jars in %s and no mvn to fetch them", ErrNoJava, lib)
+		return "", fmt.Errorf("%w: no %s jars in %s and no mvn to fetch them", ErrNoJava, version, lib)
 	}
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("mvn", "-B", "-q", "-f", filepath.Join(root, "integration", "java", "oracle-pom.xml"),
-		"-Dstyle.color=never", "-Doracle.version="+JavaBrokerVersion,
-		"org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+	argv := append([]string{"-B", "-q", "-f", filepath.Join(root, "integration", "java", pom), "-Dstyle.color=never"}, args...)
+	argv = append(argv, "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
 		"-DincludeScope=runtime", "-DoutputDirectory="+lib)
-	if out, err := cmd.CombinedOutput(); err != nil || !hasJar(lib, "rocketmq-broker") {
-		return "", fmt.Errorf("%w: mvn copy-dependencies %s into %s: %v\n%s", ErrNoJava, JavaBrokerVersion, lib, err, out)
+	if out, err := exec.Command("mvn", argv...).CombinedOutput(); err != nil || !have() {
+		return "", fmt.Errorf("%w: mvn copy-dependencies %s into %s: %v\n%s", ErrNoJava, version, lib, err, out)
 	}
 	return lib, nil
 }
@@ -231,19 +247,25 @@ func StartPair(t testing.TB, cfg PairConfig) *Pair {
 	}
 	p, err := LaunchPair(cfg)
 	if p != nil {
-		t.Cleanup(func() {
-			if t.Failed() {
-				for _, n := range p.Nodes() {
-					t.Logf("%s output (%s):\n%s", n.what, n.Dir, n.tail())
-				}
-			}
-			p.Close()
-		})
+		closeAtEnd(t, p.Nodes, p.Close)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// closeAtEnd makes t's cleanup log the nodes' output if t failed, then close
+// them.
+func closeAtEnd(t testing.TB, nodes func() []*Node, close func()) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range nodes() {
+				t.Logf("%s output (%s):\n%s", n.what, n.Dir, n.tail())
+			}
+		}
+		close()
+	})
 }
 
 // LaunchPair starts the name server, then the master, then the slave (so

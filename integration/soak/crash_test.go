@@ -167,13 +167,7 @@ func TestCrashLoopSoak(t *testing.T) {
 	}
 	cycles := envInt(t, "SOAK_CYCLES", 30)
 	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1_000_000)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	var rngMu sync.Mutex
-	randDur := func(lo, hi time.Duration) time.Duration {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-	}
+	randDur := seededDurations(seed)
 	t.Logf("soak: %d kill -9 cycles, seed %d", cycles, seed)
 	rlog.SetLogLevel("fatal")
 
@@ -224,26 +218,7 @@ func TestCrashLoopSoak(t *testing.T) {
 		t.Fatalf("first send: %v", err)
 	}
 
-	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName("soak_cg_"+stamp),
-		consumer.WithInstance("soak_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
-		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			now := time.Now()
-			for _, m := range msgs {
-				led.deliver(m, now)
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Shutdown()
+	startConsumer(t, ns, "soak", stamp, topic, led)
 
 	// Senders run through every cycle: sends while the broker is down fail
 	// and are not acknowledged.
@@ -263,22 +238,7 @@ func TestCrashLoopSoak(t *testing.T) {
 	}
 	stop()
 
-	// Drain: every acknowledged message delivered and every due time passed
-	// (plus time for a late one to show up), at most drainTimeout.
-	drainTimeout := time.Duration(envInt(t, "SOAK_DRAIN_SECONDS", 180)) * time.Second
-	deadline := time.Now().Add(drainTimeout)
-	for {
-		led.mu.Lock()
-		lastDue := led.maxDue
-		led.mu.Unlock()
-		if len(led.missing()) == 0 && time.Now().After(lastDue.Add(5*time.Second)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	drain(t, led)
 
 	led.mu.Lock()
 	defer led.mu.Unlock()
@@ -335,6 +295,10 @@ type mixedSender struct {
 	// (where the master stored it: the topic, the schedule or timer topic,
 	// or the half topic of a transaction).
 	onAck func(id, offsetMsgID string)
+	// pause, when set, is how long each worker waits between sends: a
+	// soak that times something (the failover soak) keeps the load from
+	// taking the cores the processes it times need.
+	pause time.Duration
 }
 
 // send sends one message of kind k.
@@ -407,10 +371,25 @@ func (s *mixedSender) run(workers int) (stop func()) {
 				default:
 				}
 				s.send(kind(i % int(numKinds)))
+				if s.pause > 0 {
+					time.Sleep(s.pause)
+				}
 			}
 		}()
 	}
 	return func() { close(done); wg.Wait() }
+}
+
+// seededDurations returns a random duration in [lo, hi) per call, from
+// seed (SOAK_SEED repeats a run's choices), safe for concurrent use.
+func seededDurations(seed uint64) func(lo, hi time.Duration) time.Duration {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var mu sync.Mutex
+	return func(lo, hi time.Duration) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+	}
 }
 
 func head(s []string, n int) []string {
@@ -425,4 +404,47 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// startConsumer starts the soaks' push consumer (group <prefix>_cg_<stamp>,
+// from the first offset) on topic, recording every delivery in led; it is
+// shut down when t ends.
+func startConsumer(t *testing.T, ns primitive.NsResolver, prefix, stamp, topic string, led *ledger) {
+	t.Helper()
+	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName(prefix+"_cg_"+stamp),
+		consumer.WithInstance(prefix+"_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			now := time.Now()
+			for _, m := range msgs {
+				led.deliver(m, now)
+			}
+			return consumer.ConsumeSuccess, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cons.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cons.Shutdown() })
+}
+
+// drain waits until every acknowledged message was delivered and every due
+// time passed (plus time for a late one to show up), at most
+// SOAK_DRAIN_SECONDS (180 s).
+func drain(t *testing.T, led *ledger) {
+	deadline := time.Now().Add(time.Duration(envInt(t, "SOAK_DRAIN_SECONDS", 180)) * time.Second)
+	for {
+		led.mu.Lock()
+		lastDue := led.maxDue
+		led.mu.Unlock()
+		if len(led.missing()) == 0 && time.Now().After(lastDue.Add(5*time.Second)) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -3,7 +3,6 @@ package soak
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
@@ -94,6 +92,21 @@ func (c *slaveCheck) verify(cl *remoting.Client, slave string, timeout time.Dura
 	return bad
 }
 
+// reportLost fails t with up to 20 lost ids, each with the offset msgId of
+// its acknowledged send (where the master stored it).
+func (c *slaveCheck) reportLost(t *testing.T, lost []string) {
+	if len(lost) == 0 {
+		return
+	}
+	var at []string
+	c.mu.Lock()
+	for _, id := range head(lost, 20) {
+		at = append(at, id+"@"+c.where[id])
+	}
+	c.mu.Unlock()
+	t.Errorf("lost %d acknowledged messages (id@offset msgId of the acknowledged send): %v", len(lost), at)
+}
+
 func readOnSlave(cl *remoting.Client, slave string, s ackedSend) string {
 	b, err := harness.ViewByID(cl, slave, s.offsetMsgID)
 	if err != nil {
@@ -115,13 +128,7 @@ func TestSoakHA(t *testing.T) {
 	}
 	kills := envInt(t, "SOAK_HA_KILLS", 20)
 	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1_000_000)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	var rngMu sync.Mutex
-	randDur := func(lo, hi time.Duration) time.Duration {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-	}
+	randDur := seededDurations(seed)
 	rlog.SetLogLevel("fatal")
 	var err error
 
@@ -204,26 +211,7 @@ func TestSoakHA(t *testing.T) {
 		return nil
 	})
 
-	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName("soakha_cg_"+stamp),
-		consumer.WithInstance("soakha_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
-		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			now := time.Now()
-			for _, m := range msgs {
-				led.deliver(m, now)
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Shutdown()
+	startConsumer(t, ns, "soakha", stamp, topic, led)
 
 	check := &slaveCheck{where: map[string]string{}}
 	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, led: led, randDur: randDur, onAck: check.add}
@@ -295,17 +283,7 @@ func TestSoakHA(t *testing.T) {
 		t.Errorf("%d acknowledged sends not readable from the slave at the end: %v", len(bad), head(bad, 10))
 	}
 
-	drainTimeout := time.Duration(envInt(t, "SOAK_DRAIN_SECONDS", 180)) * time.Second
-	deadline := time.Now().Add(drainTimeout)
-	for {
-		led.mu.Lock()
-		lastDue := led.maxDue
-		led.mu.Unlock()
-		if len(led.missing()) == 0 && time.Now().After(lastDue.Add(5*time.Second)) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	drain(t, led)
 
 	lost := led.missing()
 	led.mu.Lock()
@@ -324,15 +302,7 @@ func TestSoakHA(t *testing.T) {
 		len(missingOnSlave), len(lost), dups, len(led.early)))
 	fmt.Println(strings.Join(report, "\n"))
 	t.Log(strings.Join(report, "\n"))
-	if len(lost) > 0 {
-		var at []string
-		check.mu.Lock()
-		for _, id := range head(lost, 20) {
-			at = append(at, id+"@"+check.where[id])
-		}
-		check.mu.Unlock()
-		t.Errorf("lost %d acknowledged messages (id@offset msgId of the acknowledged send): %v", len(lost), at)
-	}
+	check.reportLost(t, lost)
 	if len(led.early) > 0 {
 		t.Errorf("%d messages delivered early: %v", len(led.early), led.early)
 	}
