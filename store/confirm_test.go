@@ -178,3 +178,46 @@ func TestConfirmOffsetIgnoredWithoutRestore(t *testing.T) {
 	waitDispatched(t, r)
 	checkQueue(t, r, "G", 0, 2)
 }
+
+// WaitVisible returns once dispatch is held by the gate, also when the gate
+// is inside a record; WaitDispatched waits for the end. A controller-mode
+// broker's POP service waits this way while its store reopens gated (the
+// failover soak's restarted rmq broker did not start before).
+func TestWaitVisibleReturnsAtTheGate(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.RestoreConfirmOffset = true
+	s := openStore(t, o)
+	var puts []*PutResult
+	for i := 0; i < 30; i++ {
+		puts = append(puts, mustPut(t, s, testMessage("G", 0, i)))
+	}
+	waitDispatched(t, s)
+	s.SetConfirmOffset(endOf(puts[29]))
+	for i := 30; i < 60; i++ {
+		puts = append(puts, mustPut(t, s, testMessage("G", 0, i)))
+	}
+	s.SetConfirmOffset(endOf(puts[39]) + 7) // inside record 40: 0..39 visible
+	s.Close()
+
+	r := openStore(t, o)
+	end := r.MaxPhyOffset()
+	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := r.WaitDispatched(short, end); err == nil {
+		t.Fatal("WaitDispatched returned with records held by the gate")
+	}
+	ctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if err := r.WaitVisible(ctx, end); err != nil {
+		t.Fatalf("WaitVisible: %v", err)
+	}
+	if m := r.MaxOffsetInQueue("G", 0); m != 40 {
+		t.Fatalf("visible after WaitVisible: max offset %d, want 40", m)
+	}
+	// Ungated, WaitVisible waits for the end as WaitDispatched does.
+	r.SetConfirmOffset(-1)
+	if err := r.WaitVisible(ctx, end); err != nil {
+		t.Fatalf("WaitVisible ungated: %v", err)
+	}
+	checkQueue(t, r, "G", 0, 60)
+}

@@ -295,6 +295,7 @@ func (s *Store) dispatchAvailable() (stalled bool) {
 		if err == nil && next <= from {
 			// Caught up, or the next record ends past the confirm offset
 			// gate (confirm.go).
+			s.caughtUpTo.Store(limit)
 			if batch != nil {
 				s.pending = batch[:0]
 			}
@@ -472,6 +473,34 @@ func (s *Store) WaitDispatched(ctx context.Context, phyOffset int64) error {
 	for {
 		ch := s.progressChan()
 		if s.reput.Load() >= phyOffset {
+			return nil
+		}
+		if s.closed.Load() && s.dispatchStopped.Load() {
+			return ErrClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitVisible is WaitDispatched for a reader of what consumers can see:
+// it also returns once dispatch is held by the confirm offset gate
+// (confirm.go) below phyOffset, since the records above the gate are
+// dispatched only when the broker raises it. A controller-mode store
+// reopens gated at its saved confirm offset (Options.RestoreConfirmOffset)
+// with the unconfirmed tail above it: WaitDispatched(MaxPhyOffset()) would
+// wait until the broker's role is known, which comes after the services
+// that wait here are built.
+func (s *Store) WaitVisible(ctx context.Context, phyOffset int64) error {
+	for {
+		ch := s.progressChan()
+		if s.reput.Load() >= phyOffset {
+			return nil
+		}
+		if g := s.confirm.Load(); g >= 0 && g < phyOffset && s.caughtUpTo.Load() >= g {
 			return nil
 		}
 		if s.closed.Load() && s.dispatchStopped.Load() {

@@ -86,6 +86,11 @@ type Store struct {
 	// Dispatch: reput is the commitlog offset below which every record has been
 	// dispatched.
 	reput      atomic.Int64
+	// caughtUpTo is the dispatch limit (confirm.go dispatchLimit) of the
+	// dispatcher's last pass that found nothing more to dispatch: with a
+	// gate inside a record, reput stays below the gate, and WaitVisible
+	// tells "held by the gate" from "not dispatched yet" by this.
+	caughtUpTo atomic.Int64
 	pending    []pendingDispatch // dispatcher-owned batch buffer
 	topicNames topicNames        // dispatcher-owned: the topics its records named
 	// cursor: dispatcher-owned; every record below it is dispatched or

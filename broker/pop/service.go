@@ -232,9 +232,13 @@ func New(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Replay needs every revive record in its consume queue.
+	// Replay needs every revive record in its consume queue: every one
+	// consumers can see. Records above a controller-mode store's confirm
+	// gate come later, when the role is known, and the service applies
+	// them then (takeover.go: a slave follows the revive log, a new master
+	// reads it to the end before reviving).
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	err = opts.Store.WaitDispatched(ctx, opts.Store.MaxPhyOffset())
+	err = opts.Store.WaitVisible(ctx, opts.Store.MaxPhyOffset())
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("pop: wait for dispatch before replay: %w", err)
