@@ -85,7 +85,7 @@ type Store struct {
 
 	// Dispatch: reput is the commitlog offset below which every record has been
 	// dispatched.
-	reput      atomic.Int64
+	reput atomic.Int64
 	// caughtUpTo is the dispatch limit (confirm.go dispatchLimit) of the
 	// dispatcher's last pass that found nothing more to dispatch: with a
 	// gate inside a record, reput stays below the gate, and WaitVisible
