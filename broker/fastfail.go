@@ -145,6 +145,17 @@ func (c *LaneConfig) validate() error {
 	return errors.Join(errs...)
 }
 
+// pageCacheBusyTimeout is osPageCacheBusyTimeOutMills as the store's
+// threshold. Stock calls the store busy when the put lock has been held
+// more than that many milliseconds, so 0 (or less) is busy whenever a put
+// holds the lock at all, never "off" as a zero threshold is to the store.
+func pageCacheBusyTimeout(ms int64) time.Duration {
+	if ms <= 0 {
+		return time.Nanosecond
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // remotingLanes are the lanes of the broker's remoting server.
 func (c *LaneConfig) remotingLanes() []remoting.Lane {
 	return []remoting.Lane{

@@ -269,3 +269,35 @@ func TestSingleSendWaitsBehindTheBusySendLane(t *testing.T) {
 	}
 	tb.mustSend(sendArgs{topic: "FFSingle", body: []byte("after"), props: coreProps("WAIT", "false")})
 }
+
+// osPageCacheBusyTimeOutMills=0 is, as in stock (diff > 0), busy as soon as
+// a put holds the lock, at start and when set live; it is not "off".
+func TestPageCacheBusyTimeoutZeroIsBusyWhileHeld(t *testing.T) {
+	tb, clk, inj, release := stallBroker(t)
+	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("osPageCacheBusyTimeOutMills=0\n")); r.Code != remoting.Success {
+		t.Fatalf("update: %d %q", r.Code, r.Remark)
+	}
+	tb.mustSend(sendArgs{topic: "FFZero", body: []byte("create"), props: coreProps("WAIT", "false")})
+	if tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("busy with no put holding the lock")
+	}
+	held := tb.batchSend("FFZero", stallMarker)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(inj.Hits()) > 0 }, "the put to stall")
+	clk.Advance(time.Millisecond)
+	if !tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("osPageCacheBusyTimeOutMills=0: not busy while a put holds the lock")
+	}
+	if r := tb.send(sendArgs{topic: "FFZero", body: []byte("x")}); r.Code != remoting.SystemBusy || r.Remark != remoting.RejectRequestRemark {
+		t.Fatalf("send while busy: %d %q", r.Code, r.Remark)
+	}
+	release()
+	if r := answer(t, held, "the stalled send"); r.Code != remoting.Success {
+		t.Fatalf("stalled send: %d %q", r.Code, r.Remark)
+	}
+	if tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("busy after the put released the lock")
+	}
+	if pageCacheBusyTimeout(0) <= 0 || pageCacheBusyTimeout(-5) <= 0 || pageCacheBusyTimeout(1000) != time.Second {
+		t.Fatalf("pageCacheBusyTimeout: %v %v %v", pageCacheBusyTimeout(0), pageCacheBusyTimeout(-5), pageCacheBusyTimeout(1000))
+	}
+}

@@ -246,7 +246,7 @@ func openStore(opts Options, host netip.AddrPort, events *storeEvents) (*store.S
 	so.Retention.ProtectedOffset = events.protectedOffset
 	so.Retention.Evacuate = events.evacuate
 	opts.lmqStoreOptions(&so)
-	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
+	so.OSPageCacheBusyTimeout = pageCacheBusyTimeout(opts.OsPageCacheBusyTimeOutMills) // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}
