@@ -197,15 +197,21 @@ func TestInlineRequestsQueueBehindAFullLane(t *testing.T) {
 		req.Remark = "inline"
 		return req
 	}
-
-	idle := inline()
-	r.send(idle)
-	checkEcho(t, idle, r.expect())
-	select {
-	case got := <-h.seen:
-		t.Fatalf("with the lane idle the pool served %v, want it inline", got.req)
-	default:
+	// servedInline sends a request with the lane idle: the handler's pool
+	// side must not see it.
+	servedInline := func(when string) {
+		t.Helper()
+		req := inline()
+		r.send(req)
+		checkEcho(t, req, r.expect())
+		select {
+		case got := <-h.seen:
+			t.Fatalf("with the lane idle %s the pool served %v, want it inline", when, got.req)
+		default:
+		}
 	}
+
+	servedInline("at first")
 
 	block := NewRequest(codeDelay, nil, nil)
 	r.send(block)
@@ -230,12 +236,5 @@ func TestInlineRequestsQueueBehindAFullLane(t *testing.T) {
 		t.Fatalf("queued request: %v", resp)
 	}
 	testutil.WaitFor(t, ioWait, func() bool { st := s.LaneStats(time.Time{})[0]; return st.Running == 0 && st.Waiting == 0 }, "the lane to go idle")
-	again := inline()
-	r.send(again)
-	checkEcho(t, again, r.expect())
-	select {
-	case got := <-h.seen:
-		t.Fatalf("with the lane idle again the pool served %v, want it inline", got.req)
-	default:
-	}
+	servedInline("again")
 }
