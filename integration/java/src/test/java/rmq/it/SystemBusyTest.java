@@ -2,6 +2,7 @@ package rmq.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -67,6 +68,9 @@ import org.junit.jupiter.api.Test;
  *       Which of the two a single gets depends on when the put took the lock, so the record says that every busy
  *       answer is one of the two, not which.</li>
  * </ul>
+ * Only {@code overload} is an oracle case (recorded, and run against Java): the other two need the Java batch to
+ * hold past a sweep, which is a race on a quiet machine (see JAVA_RACE); they run against rmq only, where the stall
+ * hook makes them certain, and assert the same stock answers.
  * In every case the 4.9.8 producer hands SYSTEM_BUSY to the callback as an MQBrokerException from the first
  * attempt (an async send is never retried on a broker's answer: MQClientAPIImpl.onExceptionImpl with needRetry
  * false), and the queue holds exactly the batch and the accepted singles: nothing refused is stored, nothing
@@ -81,6 +85,14 @@ class SystemBusyTest {
     static final int COMMITLOG_FILE = 64 << 20;
     private static final String MARKER = "RMQ-TEST-STALL-PUT";
     private static final String OK = "SEND_OK";
+    /**
+     * Why timeoutCleanQueue and pageCacheBusy do not run against Java: their outcome needs the batch to hold the
+     * thread past the next 10 ms sweep after the singles arrive (or the put lock past 1 ms when they arrive). Under
+     * load that held in 28 Java repetitions, but on a quieter machine (run 8) a Java batch was done within that
+     * window and all 32 singles were SEND_OK in both cases. overload needs only the second single to arrive before
+     * the batch ends, which held every time.
+     */
+    private static final String JAVA_RACE = "not deterministic against Java: the batch's hold past the next sweep is a race";
     private static final java.util.regex.Pattern PERIOD = java.util.regex.Pattern.compile("period in queue: (\\d+)ms");
 
     @Test
@@ -93,6 +105,7 @@ class SystemBusyTest {
 
     @Test
     void timeoutCleanQueue() throws Exception {
+        assumeFalse(Clients.againstJavaBroker(), JAVA_RACE);
         String timeout = "SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: Nms, size of queue: N";
         Outcome o = run("timeoutCleanQueue", "brokerFastFailureEnable=true\nwaitTimeMillsInSendQueue=0\nosPageCacheBusyTimeOutMills=600000", r -> {
             assertTrue(r.kinds.containsKey(timeout), r::toString);
@@ -101,11 +114,12 @@ class SystemBusyTest {
             others.remove(OK);
             assertTrue(others.isEmpty(), r::toString);
         });
-        record("timeoutCleanQueue", o, timeout + " at least once: true\nany other answer " + OK + ": true");
+        System.out.println("[SystemBusyTest] timeoutCleanQueue (rmq only, not recorded): " + o);
     }
 
     @Test
     void pageCacheBusy() throws Exception {
+        assumeFalse(Clients.againstJavaBroker(), JAVA_RACE);
         Set<String> busy = new TreeSet<>(List.of("SYSTEM_BUSY [REJECTREQUEST]system busy, start flow control for a while",
             "SYSTEM_BUSY [PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: Nms, size of queue: N"));
         Outcome o = run("pageCacheBusy", "brokerFastFailureEnable=true\nwaitTimeMillsInSendQueue=600000\nosPageCacheBusyTimeOutMills=1", r -> {
@@ -116,7 +130,7 @@ class SystemBusyTest {
             assertTrue(busyAnswers >= 1, r::toString);
             assertTrue(others.isEmpty(), r::toString);
         });
-        record("pageCacheBusy", o, "one of " + busy + " at least once: true\nany other answer " + OK + ": true");
+        System.out.println("[SystemBusyTest] pageCacheBusy (rmq only, not recorded): " + o);
     }
 
     /** What one case's load was answered. */
