@@ -23,11 +23,15 @@ import (
 // What "waited in a queue" means in rmq. Stock runs every request of a kind
 // on that kind's executor and times how long it sat in the executor's
 // queue. rmq serves the hottest requests (most sends and pulls) inline on
-// the connection's event loop, as they are decoded: those never wait in any
-// queue, so they never expire. Everything else runs on the worker pool; the
-// four kinds stock times (send 10/310/320/36, pull 11, heartbeat 34,
-// end-transaction 37) go through a lane each (remoting/lanes.go) of
-// <kind>ThreadPoolNums workers and a FIFO of <kind>QueueCapacity. A request
+// the connection's event loop, as they are decoded, while their lane has a
+// free worker (the stock executor would start them at once). Everything
+// else runs on the worker pool; the four kinds stock times (send
+// 10/310/320/36, pull 11, heartbeat 34, end-transaction 37) go through a
+// lane each (remoting/lanes.go) of <kind>ThreadPoolNums workers and a FIFO
+// of <kind>QueueCapacity, and so does a send or pull that would be served
+// inline while its lane is full: it waits behind the others, and past the
+// capacity is refused [OVERLOAD], as on the stock broker (integration/java
+// SystemBusyTest compares the two). A request
 // waits when the lane's workers are all busy, and its wait runs from the
 // moment the event loop decoded it to the moment a lane worker starts it,
 // on the broker clock. Every fastFailPeriod, with brokerFastFailureEnable,
@@ -139,6 +143,17 @@ func (c *LaneConfig) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pageCacheBusyTimeout is osPageCacheBusyTimeOutMills as the store's
+// threshold. Stock calls the store busy when the put lock has been held
+// more than that many milliseconds, so 0 (or less) is busy whenever a put
+// holds the lock at all, never "off" as a zero threshold is to the store.
+func pageCacheBusyTimeout(ms int64) time.Duration {
+	if ms <= 0 {
+		return time.Nanosecond
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // remotingLanes are the lanes of the broker's remoting server.

@@ -242,3 +242,62 @@ func TestPutStallHookHoldsTheMarkedPut(t *testing.T) {
 		t.Fatalf("Validate under ASYNC_FLUSH: %v", err)
 	}
 }
+
+// A single-message send, which the event loop serves inline while the send
+// lane has a free worker, waits in the lane while its only worker is held,
+// and expires as stock's send executor's queue does: SYSTEM_BUSY
+// [TIMEOUT_CLEAN_QUEUE] after waitTimeMillsInSendQueue.
+func TestSingleSendWaitsBehindTheBusySendLane(t *testing.T) {
+	tb, clk, inj, release := stallBroker(t)
+	tb.mustSend(sendArgs{topic: "FFSingle", body: []byte("create"), props: coreProps("WAIT", "false")})
+	held := tb.batchSend("FFSingle", stallMarker)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(inj.Hits()) > 0 }, "the put to stall")
+
+	single := make(chan *remoting.Command, 1)
+	go func() {
+		single <- tb.send(sendArgs{code: remoting.SendMessageV2, topic: "FFSingle", body: []byte("single")})
+	}()
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return tb.waiting(laneSend) == 1 }, "the single send to wait in the lane")
+	sweepThen(t, clk, 200*time.Millisecond)
+	r := answer(t, single, "the waiting single send")
+	if want := fmt.Sprintf(timeoutCleanQueueRemark, 200, 0); r.Code != remoting.SystemBusy || r.Remark != want {
+		t.Fatalf("single send behind the busy lane: %d %q, want 2 %q", r.Code, r.Remark, want)
+	}
+	release()
+	if r := answer(t, held, "the stalled send"); r.Code != remoting.Success {
+		t.Fatalf("stalled send: %d %q", r.Code, r.Remark)
+	}
+	tb.mustSend(sendArgs{topic: "FFSingle", body: []byte("after"), props: coreProps("WAIT", "false")})
+}
+
+// osPageCacheBusyTimeOutMills=0 is, as in stock (diff > 0), busy as soon as
+// a put holds the lock, at start and when set live; it is not "off".
+func TestPageCacheBusyTimeoutZeroIsBusyWhileHeld(t *testing.T) {
+	tb, clk, inj, release := stallBroker(t)
+	if r := tb.invoke(remoting.UpdateBrokerConfig, nil, []byte("osPageCacheBusyTimeOutMills=0\n")); r.Code != remoting.Success {
+		t.Fatalf("update: %d %q", r.Code, r.Remark)
+	}
+	tb.mustSend(sendArgs{topic: "FFZero", body: []byte("create"), props: coreProps("WAIT", "false")})
+	if tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("busy with no put holding the lock")
+	}
+	held := tb.batchSend("FFZero", stallMarker)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return len(inj.Hits()) > 0 }, "the put to stall")
+	clk.Advance(time.Millisecond)
+	if !tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("osPageCacheBusyTimeOutMills=0: not busy while a put holds the lock")
+	}
+	if r := tb.send(sendArgs{topic: "FFZero", body: []byte("x")}); r.Code != remoting.SystemBusy || r.Remark != remoting.RejectRequestRemark {
+		t.Fatalf("send while busy: %d %q", r.Code, r.Remark)
+	}
+	release()
+	if r := answer(t, held, "the stalled send"); r.Code != remoting.Success {
+		t.Fatalf("stalled send: %d %q", r.Code, r.Remark)
+	}
+	if tb.Store().IsOSPageCacheBusy() {
+		t.Fatal("busy after the put released the lock")
+	}
+	if pageCacheBusyTimeout(0) <= 0 || pageCacheBusyTimeout(-5) <= 0 || pageCacheBusyTimeout(1000) != time.Second {
+		t.Fatalf("pageCacheBusyTimeout: %v %v %v", pageCacheBusyTimeout(0), pageCacheBusyTimeout(-5), pageCacheBusyTimeout(1000))
+	}
+}

@@ -252,7 +252,7 @@ func openStore(opts Options, host netip.AddrPort, events *storeEvents) (*store.S
 	// Only a controller-mode store starts gated at its saved confirm
 	// offset (stock reads confirmOffset only in controller mode).
 	so.RestoreConfirmOffset = opts.EnableControllerMode
-	so.OSPageCacheBusyTimeout = time.Duration(opts.OsPageCacheBusyTimeOutMills) * time.Millisecond // fastfail.go
+	so.OSPageCacheBusyTimeout = pageCacheBusyTimeout(opts.OsPageCacheBusyTimeOutMills) // fastfail.go
 	if opts.storeOptions != nil {
 		opts.storeOptions(&so)
 	}

@@ -245,7 +245,7 @@ func (b *Broker) processUpdateBrokerConfig(c *remoting.Conn, req *remoting.Comma
 		}
 	}
 	if next.OsPageCacheBusyTimeOutMills != cur.OsPageCacheBusyTimeOutMills {
-		b.store.SetOSPageCacheBusyTimeout(time.Duration(next.OsPageCacheBusyTimeOutMills) * time.Millisecond)
+		b.store.SetOSPageCacheBusyTimeout(pageCacheBusyTimeout(next.OsPageCacheBusyTimeOutMills))
 	}
 	if next.BrokerIP1 != cur.BrokerIP1 || next.ListenPort != cur.ListenPort {
 		ip, err := resolveIPv4(next.BrokerIP1)

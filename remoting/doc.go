@@ -66,7 +66,8 @@
 // (lanes.go: the stock broker's send, pull, heartbeat and end-transaction
 // executors) wait for one of the lane's workers in a FIFO instead, timed
 // from when the event loop decoded them, and get [OVERLOAD] only past the
-// lane's capacity; the owner expires waiters that waited too long. A
+// lane's capacity; the owner expires waiters that waited too long. An
+// InlineHandler serves a lane's codes only while the lane is not full. A
 // Handler that is a Rejecter refuses requests before they are served or
 // queued, with SYSTEM_BUSY "[REJECTREQUEST]system busy, start flow control
 // for a while".

@@ -3,6 +3,7 @@ package remoting
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,13 @@ import (
 // request of a code with no lane starts at once or is refused [OVERLOAD],
 // as before. Nothing here blocks the event loop: queueing is an append under
 // the lane's mutex, which no one holds across a handler.
+//
+// Serving inline is a shortcut for a request the lane would start at once:
+// while a lane is full (every worker busy, or requests waiting), a request
+// of its codes that the InlineHandler would take goes to the lane instead,
+// so that it waits behind the others, expires or is refused [OVERLOAD] as
+// on the stock broker, whose every send and pull goes through its
+// executor. The event loop tells with one atomic load (lane.full).
 //
 // The owner expires waiting requests with ExpireWaiting and DrainWaiting
 // (the broker runs them every 10 ms, as stock's BrokerFastFailure), and
@@ -65,9 +73,15 @@ type lane struct {
 	running int
 	q       []waiting // q[head:] wait, oldest first
 	head    int
+	// full is running >= Workers or a request waiting, set under mu by
+	// every change of either (sync); the event loop reads it without mu.
+	full atomic.Bool
 }
 
 func (l *lane) size() int { return len(l.q) - l.head }
+
+// sync refreshes l.full; l.mu is held.
+func (l *lane) sync() { l.full.Store(l.running >= l.Workers || l.size() > 0) }
 
 // push appends w; l.mu is held.
 func (l *lane) push(w waiting) {
@@ -133,6 +147,7 @@ func (s *Server) enqueue(l *lane, c *Conn, cmd *Command) {
 	l.mu.Lock()
 	if l.running < l.Workers {
 		l.running++
+		l.sync()
 		l.mu.Unlock()
 		if s.pool.Submit(func() { s.runLane(l, c, cmd) }) == nil {
 			return
@@ -141,6 +156,7 @@ func (s *Server) enqueue(l *lane, c *Conn, cmd *Command) {
 		// runs (it takes the FIFO next), else refuse.
 		l.mu.Lock()
 		l.running--
+		l.sync()
 		if l.running == 0 {
 			l.mu.Unlock()
 			refuseOverload(c, cmd)
@@ -160,6 +176,7 @@ func (s *Server) enqueue(l *lane, c *Conn, cmd *Command) {
 		return
 	}
 	l.push(waiting{c: c, cmd: cmd, at: s.opts.LaneClock.Now().UnixNano()})
+	l.sync()
 	l.mu.Unlock()
 }
 
@@ -174,10 +191,12 @@ func (s *Server) runLane(l *lane, c *Conn, cmd *Command) {
 		w, ok := l.pop()
 		if !ok {
 			l.running--
-			l.mu.Unlock()
+		}
+		l.sync()
+		l.mu.Unlock()
+		if !ok {
 			return
 		}
-		l.mu.Unlock()
 		s.unwait(w)
 		c, cmd = w.c, w.cmd
 	}
@@ -228,6 +247,7 @@ func (s *Server) expire(name string, now time.Time, remark func(time.Duration, i
 		}
 		w, _ := l.pop()
 		left := l.size()
+		l.sync()
 		l.mu.Unlock()
 		s.unwait(w)
 		if !w.cmd.IsOneway() {

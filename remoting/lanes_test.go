@@ -181,3 +181,60 @@ func TestLaneBoundsWaitingBodyBytes(t *testing.T) {
 		t.Fatalf("%d bytes still counted as waiting", s.waitingBytes.Load())
 	}
 }
+
+// Serving inline is a shortcut for a request its lane would start at once:
+// while the lane's one worker is busy, requests of its codes that the
+// InlineHandler would take wait in the lane (and past its capacity are
+// refused [OVERLOAD]), as every send waits for the stock broker's send
+// executor; once the lane is idle they are served inline again.
+func TestInlineRequestsQueueBehindAFullLane(t *testing.T) {
+	h := newTestHandler()
+	s := startServer(t, inlineHandler{h}, ServerOptions{RawExtCodes: []int32{codeEcho},
+		Lanes: []Lane{{Name: "slow", Codes: []int32{codeDelay, codeEcho}, Workers: 1, Capacity: 1}}})
+	r := dialRaw(t, s.opts.Addrs[0])
+	inline := func() *Command {
+		req := echoReq(SerializeRocketMQ, "x")
+		req.Remark = "inline"
+		return req
+	}
+	// servedInline sends a request with the lane idle: the handler's pool
+	// side must not see it.
+	servedInline := func(when string) {
+		t.Helper()
+		req := inline()
+		r.send(req)
+		checkEcho(t, req, r.expect())
+		select {
+		case got := <-h.seen:
+			t.Fatalf("with the lane idle %s the pool served %v, want it inline", when, got.req)
+		default:
+		}
+	}
+
+	servedInline("at first")
+
+	block := NewRequest(codeDelay, nil, nil)
+	r.send(block)
+	recv(t, h.seen, "the request holding the lane's worker")
+	queued, over := inline(), inline()
+	var stream []byte
+	stream = AppendFrame(stream, queued)
+	stream = AppendFrame(stream, over)
+	r.write(stream)
+	if resp := r.expect(); resp.Opaque != over.Opaque || resp.Code != SystemBusy || resp.Remark != overloadRemark {
+		t.Fatalf("second request behind the busy lane: %v, want SYSTEM_BUSY %s", resp, overloadRemark)
+	}
+	waitWaiting(t, s, 1)
+	h.release <- struct{}{}
+	if resp := r.expect(); resp.Opaque != block.Opaque || resp.Code != Success {
+		t.Fatalf("blocking request: %v", resp)
+	}
+	if got := recv(t, h.seen, "the queued request on the lane's worker"); got.req.Opaque != queued.Opaque {
+		t.Fatalf("the lane's worker served %v, want the queued request", got.req)
+	}
+	if resp := r.expect(); resp.Opaque != queued.Opaque || resp.Code != Success {
+		t.Fatalf("queued request: %v", resp)
+	}
+	testutil.WaitFor(t, ioWait, func() bool { st := s.LaneStats(time.Time{})[0]; return st.Running == 0 && st.Waiting == 0 }, "the lane to go idle")
+	servedInline("again")
+}

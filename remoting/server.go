@@ -451,10 +451,11 @@ func (s *Server) dispatch(c *Conn, cmd *Command) {
 		cmd.release()
 		return
 	}
-	if s.inline != nil && s.serveInline(c, cmd) {
+	l := s.laneOf[cmd.Code]
+	if s.inline != nil && (l == nil || !l.full.Load()) && s.serveInline(c, cmd) {
 		return
 	}
-	if l := s.laneOf[cmd.Code]; l != nil {
+	if l != nil {
 		s.enqueue(l, c, cmd)
 		return
 	}

@@ -27,7 +27,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-BOOT_DEADLINE_S=60
+BOOT_DEADLINE_S="${RMQ_JAVA_BOOT_DEADLINE_S:-60}" # a loaded machine may need more
 STOP_DEADLINE_S=30
 MODE=rmq
 if [[ "${1:-}" == "--oracle" ]]; then MODE=java; fi

@@ -18,7 +18,8 @@ import java.util.stream.Stream;
  * broker in the foreground (exec, so this process is the broker) and prints the stock "boot success" line.
  */
 final class BrokerProcess {
-    private static final Duration BOOT_DEADLINE = Duration.ofSeconds(60);
+    /** RMQ_JAVA_BOOT_DEADLINE_S (run.sh's too): a Java broker on a loaded machine may need more than a minute. */
+    private static final Duration BOOT_DEADLINE = Duration.ofSeconds(Long.parseLong(System.getenv().getOrDefault("RMQ_JAVA_BOOT_DEADLINE_S", "60")));
 
     final String name;
     final String cluster;

@@ -31,8 +31,10 @@ import org.junit.jupiter.api.Test;
  * waitTimeMillsInSendQueue (200 ms); once the put has held the lock past osPageCacheBusyTimeOutMills (3000 ms here) a
  * send is refused SYSTEM_BUSY [REJECTREQUEST]. The 4.9.8 producer does not retry code 2 (it is not in
  * DefaultMQProducer.retryResponseCodes): the MQBrokerException of the first attempt reaches the caller, where a
- * retried code would end in an MQClientException after retryTimesWhenSendFailed. rmq only: a Java broker has no
- * way to hold a put on purpose, so it cannot be saturated deterministically.
+ * retried code would end in an MQClientException after retryTimesWhenSendFailed. rmq only: the sync-send timing
+ * here (a send made 500 ms into the stall, another past osPageCacheBusyTimeOutMills) needs a put held on purpose,
+ * which a Java broker has no way to do; SystemBusyTest compares the same answers with the Java broker under a load
+ * whose outcome does not depend on how long the put holds.
  */
 @Tag("one-header-type")
 class FastFailureTest {
