@@ -476,7 +476,7 @@ func (e *storeEvents) tagsCode(topic string, props message.Props, storeMs int64)
 }
 
 // protectedOffset is store.RetentionOptions.ProtectedOffset: what the
-// Broker keeps (retention.go); every file before it is attached.
+// Broker keeps (delivery.go); every file before it is attached.
 func (e *storeEvents) protectedOffset(forced bool) int64 {
 	if b := e.broker.Load(); b != nil {
 		return b.protectedOffset(forced)
@@ -484,7 +484,7 @@ func (e *storeEvents) protectedOffset(forced bool) int64 {
 	return 0
 }
 
-// evacuate is store.RetentionOptions.Evacuate: the Broker's (retention.go),
+// evacuate is store.RetentionOptions.Evacuate: the Broker's (delivery.go),
 // nothing before it is attached.
 func (e *storeEvents) evacuate(below int64) {
 	if b := e.broker.Load(); b != nil {

@@ -104,7 +104,7 @@ type Options struct {
 	MessageIndexEnable bool `conf:"messageIndexEnable"`
 	MaxHashSlotNum     int  `conf:"maxHashSlotNum"`
 	MaxIndexNum        int  `conf:"maxIndexNum"`
-	// AclEnable turns on the plain ACL (broker/acl.go, package acl); AclFile
+	// AclEnable turns on the plain ACL (broker/broker.go, package acl); AclFile
 	// is its plain_acl.yml (default: $ROCKETMQ_HOME/conf/plain_acl.yml, else
 	// <storePathRootDir>/config/plain_acl.yml).
 	AclEnable bool   `conf:"aclEnable"`
@@ -215,7 +215,7 @@ type Options struct {
 	// (remoting.ClockFastForward, `rmq admin fastForward`, mqadmin
 	// fastForward) move the message clock ahead, so that tests in any
 	// language skip delay levels, timers, transaction checks and POP
-	// invisible time (clock_control.go). With it on and no MessageClock
+	// invisible time (delivery.go, broker/clockctl). With it on and no MessageClock
 	// given, the message clock is a clock.Offset over the wall clock; off,
 	// the request is refused and nothing else changes. Never on a broker
 	// that serves real traffic: a jump cannot be undone.
@@ -238,7 +238,7 @@ type Options struct {
 	// ServerConfig holds the connection limits: idle timeout, connection
 	// cap, in-flight budget.
 	remoting.ServerConfig
-	// MetricsConfig holds the HTTP endpoint's keys (metrics_access.go).
+	// MetricsConfig holds the HTTP endpoint's keys (broker.go).
 	MetricsConfig
 	// Logger is the process's logger, without a "component" field: the
 	// broker adds "broker" and its store, timer, schedule and transaction
@@ -451,7 +451,7 @@ type RetentionConfig struct {
 	// over diskSpaceCleanForciblyRatio) keeps the files inside the reserved
 	// time that some consumer group has not consumed, and the broker
 	// refuses sends rather than lose them. Off, as in stock, the groups'
-	// offsets hold nothing back (broker/retention.go).
+	// offsets hold nothing back (broker/delivery.go).
 	RetainUnconsumedOnForcedClean bool `conf:"retainUnconsumedOnForcedClean"`
 }
 

@@ -22,7 +22,7 @@ import (
 //     "SERVICE_NOT_AVAILABLE"; END_TRANSACTION is refused with
 //     SLAVE_NOT_AVAILABLE (EndTransactionProcessor). 5.3.3 refuses sends
 //     earlier, with SYSTEM_BUSY "[REJECTREQUEST]..." (rejectRequest).
-//   - serves pulls (pull_processor.go: suggestBroker), never storing the commit
+//   - serves pulls (pull.go: suggestBroker), never storing the commit
 //     offset a pull carries; UPDATE_CONSUMER_OFFSET is stored as on a master
 //     (ConsumerManageProcessor has no role check: the Java client commits to
 //     the slave while the master is down), until the next SlaveSynchronize
