@@ -164,6 +164,14 @@ func (s *Store) TruncateTo(off int64) error {
 	if off < 0 {
 		return fmt.Errorf("%w: offset %d", ErrTruncateOffset, off)
 	}
+	// SYNC_FLUSH callbacks the flush of step 1 answers run once every
+	// lock below is released (they may call into the store).
+	var answered []flushWaiter
+	defer func() {
+		for _, w := range answered {
+			w.fn(true)
+		}
+	}()
 	s.cleanMu.Lock()
 	defer s.cleanMu.Unlock()
 	s.putMu.Lock()
@@ -191,7 +199,7 @@ func (s *Store) TruncateTo(off int64) error {
 		return fmt.Errorf("store: truncate to %d: flush: %w", off, err)
 	}
 	s.broadcastFlushed()
-	s.completeWaiters(false)
+	answered, _ = s.takeWaiters(false)
 
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
