@@ -49,10 +49,24 @@ func (s *Store) OnFlushed(end int64, fn func(ok bool)) {
 // completeWaiters runs the callbacks whose bytes are durable with true and,
 // when expire is set, those past their deadline with false.
 func (s *Store) completeWaiters(expire bool) {
+	done, late := s.takeWaiters(expire)
+	for _, w := range done {
+		w.fn(true)
+	}
+	if len(late) > 0 {
+		s.stats.flushTimeouts.Add(int64(len(late)))
+		for _, w := range late {
+			w.fn(false)
+		}
+	}
+}
+
+// takeWaiters takes off the list the callbacks whose bytes are durable
+// (done) and, when expire is set, those past their deadline (late), for
+// the caller to run: TruncateTo runs them once it holds no lock.
+func (s *Store) takeWaiters(expire bool) (done, late []flushWaiter) {
 	flushed := s.cl.flushedOffset.Load()
 	now := s.opts.Clock.Now()
-	var done []flushWaiter
-	var late []flushWaiter
 	s.waiters.mu.Lock()
 	keep := s.waiters.list[:0]
 	for _, w := range s.waiters.list {
@@ -68,15 +82,7 @@ func (s *Store) completeWaiters(expire bool) {
 	clear(s.waiters.list[len(keep):])
 	s.waiters.list = keep
 	s.waiters.mu.Unlock()
-	for _, w := range done {
-		w.fn(true)
-	}
-	if len(late) > 0 {
-		s.stats.flushTimeouts.Add(int64(len(late)))
-		for _, w := range late {
-			w.fn(false)
-		}
-	}
+	return done, late
 }
 
 // pendingWaiters reports whether callbacks are registered.

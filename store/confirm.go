@@ -23,9 +23,11 @@ import (
 // Raising it wakes the dispatcher, which dispatches the rest at once.
 // Lowering it un-dispatches nothing: the dispatcher stops where it is until
 // the gate passes it. g < 0 (the default) is no gate: every record is
-// dispatched as soon as it is written, and the only cost on the put path is
-// one atomic load in dispatchOwnLocked. readUnCommitted is not offered: a
-// broker that wants it leaves the gate off.
+// dispatched as soon as it is written; what the gate costs then is an
+// atomic load per put (dispatchOwnLocked) and per dispatcher pass
+// (dispatchLimit) and a comparison per record read (readRecords).
+// readUnCommitted is not offered: a broker that wants it leaves the gate
+// off.
 //
 // # Restart
 //
@@ -39,9 +41,11 @@ import (
 // included) dispatches only the records that end at or below it, and the
 // queue offsets of the rest are taken from the records as for any record
 // not dispatched. The file is written only once a gate was set; a gate
-// that is set from none or lowered is saved at once (fsync), before
-// SetConfirmOffset returns, and a raised one with the next checkpoint, so
-// the saved value is never above the gate in force. Records dispatched
+// that is set from none or lowered is saved (fsync) before it takes
+// effect, and a raised one with the next checkpoint, so the saved value is
+// never above the gate in force. A file whose two slots are both damaged
+// restores a gate of 0: nothing is dispatched past the checkpoint's
+// dispatch position until the broker sets the gate. Records dispatched
 // before a crash under a gate that was higher than the saved one may be in
 // the consume queues on disk already and stay visible: they were visible
 // before the crash, under a gate that allowed them; nothing new is exposed.

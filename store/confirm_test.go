@@ -221,3 +221,33 @@ func TestWaitVisibleReturnsAtTheGate(t *testing.T) {
 	}
 	checkQueue(t, r, "G", 0, 60)
 }
+
+// A confirm file whose slots are both damaged holds dispatch where the
+// checkpoint says it was: nothing more is exposed until the broker sets
+// the gate.
+func TestConfirmOffsetDamagedFileHoldsDispatch(t *testing.T) {
+	o := testOptions(t.TempDir())
+	o.RestoreConfirmOffset = true
+	s := openStore(t, o)
+	for i := 0; i < 5; i++ {
+		mustPut(t, s, testMessage("G", 0, i))
+	}
+	waitDispatched(t, s)
+	s.SetConfirmOffset(s.MaxPhyOffset())
+	for i := 5; i < 9; i++ {
+		mustPut(t, s, testMessage("G", 0, i))
+	}
+	s.Close()
+	if err := os.WriteFile(filepath.Join(o.Dir, confirmName), make([]byte, 2*SlotFileSlotSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := openStore(t, o)
+	if g := r.ConfirmOffset(); g != 0 {
+		t.Fatalf("gate %d from a damaged file, want 0", g)
+	}
+	settleDispatch(t, r)
+	checkQueue(t, r, "G", 0, 5)
+	r.SetConfirmOffset(-1)
+	waitDispatched(t, r)
+	checkQueue(t, r, "G", 0, 9)
+}

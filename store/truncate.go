@@ -146,7 +146,13 @@ func (s *Store) removeTruncateMarker() error {
 // truncateInvalidMsg (AutoSwitchHAService.changeToMaster) has to remove in
 // this store: the commitlog itself never holds a torn replicated record
 // (replica.go), so a slave becoming master calls it, then
-// SetConfirmOffset(-1) to dispatch everything.
+// SetConfirmOffset(-1) and WaitDispatched(MaxPhyOffset()) to dispatch
+// everything (stock waits for dispatchBehindBytes to reach 0). Stock also
+// cuts there at the first record after the dispatch position that does not
+// parse; here only a master's stream that breaks framing publishes such
+// bytes (publishable), and they are skipped by the dispatcher and by
+// recovery as damage, records after them kept, as for a damaged span of a
+// master's own log.
 //
 // Records already handed to Options.OnDispatch stay handed. TruncateTo holds
 // the put lock while it flushes and cuts: puts wait meanwhile. Stock
@@ -158,6 +164,14 @@ func (s *Store) TruncateTo(off int64) error {
 	if off < 0 {
 		return fmt.Errorf("%w: offset %d", ErrTruncateOffset, off)
 	}
+	// SYNC_FLUSH callbacks the flush of step 1 answers run once every
+	// lock below is released (they may call into the store).
+	var answered []flushWaiter
+	defer func() {
+		for _, w := range answered {
+			w.fn(true)
+		}
+	}()
 	s.cleanMu.Lock()
 	defer s.cleanMu.Unlock()
 	s.putMu.Lock()
@@ -185,7 +199,7 @@ func (s *Store) TruncateTo(off int64) error {
 		return fmt.Errorf("store: truncate to %d: flush: %w", off, err)
 	}
 	s.broadcastFlushed()
-	s.completeWaiters(false)
+	answered, _ = s.takeWaiters(false)
 
 	s.dispatchMu.Lock()
 	defer s.dispatchMu.Unlock()
@@ -216,7 +230,9 @@ func (s *Store) TruncateTo(off int64) error {
 	}
 	s.truncPending.Store(-1)
 	if s.dispatchStalled.Load() {
-		if st := s.dispatchStall.Load(); st == nil || st.phy >= off || errors.Is(st.err, ErrNotWritable) && st.phy == off {
+		// The stall of a failed attempt (at its offset, at or above this
+		// one), or one at a record that is gone; a stall below stays.
+		if st := s.dispatchStall.Load(); st == nil || st.phy >= off {
 			s.dispatchStalled.Store(false)
 		}
 	}

@@ -400,3 +400,31 @@ func TestTruncateToUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d records after three cuts", records)
 }
+
+// The SYNC_FLUSH callbacks TruncateTo's flush answers run after it has
+// released its locks: one that calls into the store does not deadlock, and
+// it is told its bytes are durable (they were, before the cut).
+func TestTruncateAnswersFlushWaitersOutsideLocks(t *testing.T) {
+	f := newTruncFixture(t, 50, 1, nil)
+	s := f.s
+	got := make(chan bool, 1)
+	s.waiters.mu.Lock()
+	s.waiters.list = append(s.waiters.list, flushWaiter{end: s.MaxPhyOffset(), deadline: time.Now().Add(time.Hour), fn: func(ok bool) {
+		s.ReplicaEnd() // takes the put lock
+		got <- ok
+	}})
+	s.waiters.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- s.TruncateTo(f.puts[20].PhysicalOffset) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testWait):
+		t.Fatal("TruncateTo deadlocked on a flush callback")
+	}
+	if ok := <-got; !ok {
+		t.Fatal("callback told its flushed bytes were not durable")
+	}
+}
