@@ -269,6 +269,18 @@ func TestPlanTruncate(t *testing.T) {
 		// "lostTail"), above the slave's 900; rmq cuts at 900.
 		{"commitlog below its last epoch's start", ents(1, 0, 2, 1000), 900, MasterHandshake{MaxOffset: 5000, LastEpoch: 2, Entries: ents(1, 0, 2, 1000)}, TruncatePlan{true, 900}, nil},
 		{"master table out of order", ents(1, 0), 0x100, MasterHandshake{MaxOffset: 9, Entries: ents(5, 10, 2, 20)}, TruncatePlan{}, ErrFrame},
+		// Empty terms: an entry that covers no bytes asserts nothing.
+		// The old master of epoch 1 was killed before any message and the
+		// new master (epoch 2) starts at 0 too: the old master keeps its
+		// (empty) log and drops its empty epoch (stock: -1, no point).
+		{"old master of an empty term rejoins", ents(1, 0), 0, MasterHandshake{MaxOffset: 0, LastEpoch: 2, Entries: ents(2, 0)}, TruncatePlan{true, 0}, nil},
+		{"empty term, master wrote since", ents(1, 0), 0, MasterHandshake{MaxOffset: 700, LastEpoch: 2, Entries: ents(2, 0)}, TruncatePlan{true, 0}, nil},
+		{"empty term after bytes no epoch claims", ents(4, 300), 300, MasterHandshake{MaxOffset: 900, LastEpoch: 5, Entries: ents(5, 300)}, TruncatePlan{true, 300}, nil},
+		// A local entry with bytes still needs its match: the empty rule
+		// never lets a slave keep bytes of an epoch the master lacks.
+		{"bytes of an epoch the master lacks", ents(1, 0, 3, 100), 100, MasterHandshake{MaxOffset: 100, LastEpoch: 2, Entries: ents(2, 0)}, TruncatePlan{}, ErrNoConsistentPoint},
+		// An empty last entry on the master side changes nothing.
+		{"master's last term empty", ents(1, 0), 500, MasterHandshake{MaxOffset: 500, LastEpoch: 2, Entries: ents(1, 0, 2, 500)}, TruncatePlan{true, 500}, nil},
 	} {
 		got, err := PlanTruncate(c.local, c.localMax, c.master)
 		if !errors.Is(err, c.wantError) || (c.wantError == nil && err != nil) || got != c.want {
@@ -349,6 +361,7 @@ func FuzzMasterDecoder(f *testing.F) {
 func FuzzPlanTruncate(f *testing.F) {
 	f.Add([]byte{1, 0, 5, 8}, []byte{1, 0, 5, 8}, int64(9), int64(20))
 	f.Add([]byte{2, 1}, []byte{1, 0, 3, 5}, int64(9), int64(20))
+	f.Add([]byte{0, 0}, []byte{1, 0}, int64(0), int64(0)) // an empty term's old master
 	f.Fuzz(func(t *testing.T, l, m []byte, localMax, masterMax int64) {
 		table := func(b []byte) []EpochEntry {
 			var out []EpochEntry
@@ -370,6 +383,10 @@ func FuzzPlanTruncate(f *testing.F) {
 				t.Fatalf("empty local: %+v %v", plan, err)
 			}
 			return
+		}
+		// A log no epoch claims bytes of (empty terms only) is kept whole.
+		if local[0].StartOffset >= localMax && localMax >= 0 && (err != nil || plan != TruncatePlan{true, localMax}) {
+			t.Fatalf("empty terms only: %+v %v, want a cut at %d", plan, err, localMax)
 		}
 		if err != nil {
 			if !errors.Is(err, ErrNoConsistentPoint) {

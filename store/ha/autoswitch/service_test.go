@@ -638,3 +638,45 @@ func TestSlaveBelowMinOffsetIsNotCaughtUp(t *testing.T) {
 	m.CheckSyncStateSet()
 	props.wait(t, []int64{1})
 }
+
+// An old master killed before any message rejoins the new master: broker
+// 1 is master of epoch 1 with slave 2, nothing is sent, 1 dies, 2 is
+// elected (epoch 2, whose ChangeToMaster drops the empty epoch 1), 1
+// restarts over its store and epoch file ([{1,0}], end 0) and follows 2.
+// It must handshake, be proposed into the sync state set and replicate
+// what 2 writes (before the fix: "no consistent point" forever).
+func TestOldMasterOfEmptyTermRejoins(t *testing.T) {
+	ast, bst := newFakeStore(1<<20), newFakeStore(1<<20)
+	adir := t.TempDir()
+	a := node(t, ast, adir, nil)
+	if err := a.ChangeToMaster(1); err != nil {
+		t.Fatal(err)
+	}
+	var props proposals
+	b := node(t, bst, t.TempDir(), func(c *Config) {
+		c.AllAckInSyncStateSet, c.LocalBrokerID = true, 2
+		c.OnSyncStateSetChange = props.add
+	})
+	if err := b.ChangeToSlave(a.Addr().String(), 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, testWait, func() bool { s := a.Stats(); return len(s.Slaves) == 1 }, "the slave to connect")
+	a.Close() // killed before any message
+
+	if err := b.ChangeToMaster(2); err != nil {
+		t.Fatal(err)
+	}
+	b.SetSyncStateSet([]int64{2}, 2)
+	a2 := node(t, ast, adir, nil)
+	if got := entriesOf(a2.Epochs()); !slices.Equal(got, []EpochEntry{{Epoch: 1, StartOffset: 0}}) {
+		t.Fatalf("the old master's epochs %v", got)
+	}
+	if err := a2.ChangeToSlave(b.Addr().String(), 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	props.wait(t, []int64{1, 2})
+	bst.put(randBytes(2000, 21))
+	sameBytes(t, bst, ast)
+	want := []EpochEntry{{Epoch: 2, StartOffset: 0}}
+	testutil.WaitFor(t, testWait, func() bool { return slices.Equal(entriesOf(a2.Epochs()), want) }, "the old master's epochs")
+}
