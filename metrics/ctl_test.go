@@ -5,73 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmqio/rmq/broker"
-	"github.com/rmqio/rmq/controller"
-	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
 	"github.com/rmqio/rmq/remoting"
 )
 
-// startCtlPair starts an rmq controller, a name server and two rmq brokers
-// of set "bs" in controller mode with the real AutoSwitch HA service (the
-// options broker/replicas' e2e test uses), and returns the brokers once one
-// is master and the other follows it with both in the sync state set.
-func startCtlPair(t *testing.T) (master, slave *testbroker.Broker) {
-	t.Helper()
-	co := controller.DefaultOptions()
-	co.Group, co.SelfID, co.Peers = "g", "n0", "n0-"+testutil.FreeAddr(t)
-	co.StorePath, co.ListenHost, co.ListenPort = t.TempDir(), "127.0.0.1", testutil.FreePort(t)
-	co.RaftTimeout = 300 * time.Millisecond
-	co.ScanNotActiveBrokerInterval, co.ScanInactiveMasterInterval = 200*time.Millisecond, 200*time.Millisecond
-	co.Logger = testlog.New(t)
-	ctl, err := controller.New(co)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ctl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Shutdown)
-	testutil.WaitFor(t, 20*time.Second, ctl.IsLeader, "the controller to lead")
-	ns := testbroker.StartNamesrv(t)
-	var bs []*testbroker.Broker
-	for range 2 {
-		bs = append(bs, testbroker.Start(t, testbroker.Options(t, func(o *broker.Options) {
-			o.BrokerName, o.BrokerClusterName = "bs", "c"
-			o.BrokerRole, o.BrokerID = broker.RoleSlave, -1
-			o.EnableControllerMode, o.ControllerAddr, o.NamesrvAddr = true, ctl.Addr(), ns.Addr()
-			o.BrokerHeartbeatInterval = 200
-			o.SyncBrokerMetadataPeriod, o.CheckSyncStateSetPeriod, o.SyncControllerMetadataPeriod = 300, 300, 1000
-			o.ControllerHeartBeatTimeoutMills = 1500
-			o.HaSendHeartbeatInterval, o.HaHousekeepingInterval, o.HaMaxTimeSlaveNotCatchup = 200, 3000, 3000
-			o.AllAckInSyncStateSet = true
-		})))
-	}
-	testutil.WaitFor(t, 30*time.Second, func() bool {
-		a, _ := bs[0].ControllerState()
-		b, _ := bs[1].ControllerState()
-		if a.Master == b.Master || a.MasterEpoch == 0 || a.MasterEpoch != b.MasterEpoch {
-			return false
-		}
-		if b.Master {
-			a, b = b, a
-		}
-		return len(a.SyncStateSet) == 2
-	}, "one master, one slave of its epoch, both in the sync state set")
-	if st, _ := bs[0].ControllerState(); st.Master {
-		return bs[0], bs[1]
-	}
-	return bs[1], bs[0]
-}
-
 // A controller-mode pair serves its role, epochs, sync state set and
 // confirm offset as rmq_ha_* series and in its runtime table, the classic
 // series it does not run staying away (TestReplicationSeries checks that a
 // classic pair serves none of the controller-mode ones: its counts).
 func TestControllerModeSeries(t *testing.T) {
-	m, s := startCtlPair(t)
+	m, s := testbroker.StartControllerPair(t)
 	if r := m.Client.Send(brokertest.Send{Topic: "CtlMetrics", Body: []byte("0123456789")}); r.Code != remoting.Success {
 		t.Fatalf("send: %d %q", r.Code, r.Remark)
 	}
