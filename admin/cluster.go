@@ -171,7 +171,11 @@ type ClusterBroker struct {
 	// Role and LagBytes: see Replication.
 	Role     string `json:"role"`
 	LagBytes int64  `json:"replicationLagBytes"`
-	Error    string `json:"error,omitempty"`
+	// MasterEpoch and SyncStateSet: a controller-mode rmq broker's
+	// haMasterEpoch and (on the master) haSyncStateSet, "" elsewhere.
+	MasterEpoch  string `json:"masterEpoch,omitempty"`
+	SyncStateSet string `json:"syncStateSet,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // ClusterList is the result of clusterList.
@@ -296,6 +300,7 @@ func (a *Admin) fillClusterRow(row *ClusterBroker, kv map[string]string) {
 	row.PullQueueSize = kv["pullThreadPoolQueueSize"]
 	row.PullQueueHeadWaitMillis = kv["pullThreadPoolQueueHeadWaitTimeMills"]
 	row.PageCacheLockMillis = kv["pageCacheLockTimeMills"]
+	row.MasterEpoch, row.SyncStateSet = kv["haMasterEpoch"], kv["haSyncStateSet"]
 	if earliest := num("earliestMessageTimeStamp"); earliest > 0 {
 		row.Hours = float64(a.now().UnixMilli()-earliest) / 1000 / 60 / 60
 	}

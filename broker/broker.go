@@ -740,7 +740,9 @@ func (b *Broker) runtimeInfoExtras(t map[string]string) {
 //	                                  slave: the HA address followed, whether connected, the offset last reported to it
 //
 // Per-slave keys carry the address as the stock per-path keys do
-// (commitLogDiskRatio_<path>).
+// (commitLogDiskRatio_<path>). In controller mode brokerRole is the role
+// the controller gave, with the epoch and sync state set keys of
+// ctlRuntimeInfo.
 func (b *Broker) haRuntimeInfo(t map[string]string) {
 	// 5.3.3's key (isSpecialServiceRunning: the delay, transaction-check
 	// and revive services run), which its mqadmin clusterList prints as
@@ -762,6 +764,7 @@ func (b *Broker) haRuntimeInfo(t map[string]string) {
 		t["haMasterConnected"] = strconv.FormatBool(st.Connected)
 		t["haReportedOffset"] = strconv.FormatInt(st.ReportedOffset, 10)
 	}
+	b.ctlRuntimeInfo(t) // ctl_state.go
 }
 
 // SlaveLag is how many commitlog bytes a slave that acked ack lacks of a

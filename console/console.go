@@ -113,12 +113,15 @@ type brokerView struct {
 
 // brokerRow is one broker of the cluster table: Role and Lag as rmq admin
 // clusterList --replication shows them (admin.Replication); Lag is "-"
-// where unknown or not replicated.
+// where unknown or not replicated. In controller mode Role is the role the
+// controller gave, Epoch the master epoch and SyncStateSet the set's
+// member ids (on the master's row: a slave keeps none); "-" otherwise.
 type brokerRow struct {
-	Cluster, Name string
-	ID            int64
-	Addr          string
-	Role, Lag     string
+	Cluster, Name       string
+	ID                  int64
+	Addr                string
+	Role, Lag           string
+	Epoch, SyncStateSet string
 }
 
 type topicRow struct {
@@ -266,6 +269,11 @@ func (c *Console) cluster(ctx context.Context, v *view) {
 	if c.adm == nil {
 		row := brokerRow{Cluster: v.Cluster, Name: v.Broker.Name, ID: c.b.Options().BrokerID, Addr: v.Broker.Addr}
 		row.Role, row.Lag = c.localReplication()
+		row.Epoch, row.SyncStateSet = "-", "-"
+		if st, ok := c.b.ControllerState(); ok {
+			row.ID, row.Role, row.Epoch = st.BrokerID, st.Role(), strconv.FormatInt(int64(st.MasterEpoch), 10)
+			row.SyncStateSet = dash(st.SyncStateSetText())
+		}
 		v.Brokers = []brokerRow{row}
 		return
 	}
@@ -279,8 +287,16 @@ func (c *Console) cluster(ctx context.Context, v *view) {
 	// ClusterList orders by cluster, broker name and id.
 	for _, b := range l.Brokers {
 		v.Brokers = append(v.Brokers, brokerRow{Cluster: b.Cluster, Name: b.BrokerName, ID: b.BrokerID, Addr: b.Addr,
-			Role: b.Role, Lag: lagText(b.LagBytes)})
+			Role: b.Role, Lag: lagText(b.LagBytes), Epoch: dash(b.MasterEpoch), SyncStateSet: dash(b.SyncStateSet)})
 	}
+}
+
+// dash shows "" as "-", the table's mark for none.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // localReplication is this broker's role and lag without a name server: a

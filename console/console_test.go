@@ -108,7 +108,7 @@ func checkConsole(t *testing.T, f *consoleFixture, page string) {
 		"a timer due within 1 h":         `<title>≤ 1h: 1</title>`,
 		"a timer due within 6 h":         `<title>≤ 6h: 1</title>`,
 		"the SVG chart":                  `<svg id="timer-chart"`,
-		"its role, no slave":             `<td class="role">ASYNC_MASTER</td><td class="n replag">-</td>`,
+		"its role, no slave":             `<td class="role">ASYNC_MASTER</td><td class="n replag">-</td><td class="n epoch">-</td><td class="sss">-</td>`,
 	} {
 		if !regexp.MustCompile(re).MatchString(page) {
 			t.Errorf("page lacks %s (%s)", what, re)
@@ -289,13 +289,7 @@ func TestConsoleShowsRolesAndLag(t *testing.T) {
 			t.Fatalf("send %d: %d %q", i, r.Code, r.Remark)
 		}
 	}
-	c := New(m.Broker, nil)
-	t.Cleanup(c.Close)
-	srv, err := metrics.Start(m.Broker, metrics.Options{Addr: "127.0.0.1:0", Routes: c.Routes, Logger: testlog.New(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := serveConsole(t, m.Broker)
 	row := func(id int, addr, role, lag string) *regexp.Regexp {
 		return regexp.MustCompile(`<td>DefaultCluster</td><td>broker-a</td><td class="n">` + fmt.Sprint(id) + `</td><td>` +
 			regexp.QuoteMeta(addr) + `</td><td class="role">` + role + `</td><td class="n replag">` + lag + `</td>`)
@@ -315,4 +309,41 @@ func TestConsoleShowsRolesAndLag(t *testing.T) {
 	if row(1, s.Broker.Addr(), "SLAVE", "0").MatchString(page) {
 		t.Fatalf("a stopped slave still shows a lag:\n%s", page)
 	}
+}
+
+// A controller-mode pair: the master's console lists both members of set
+// bs with the role the controller gave (not the configured SLAVE), the
+// master epoch on both rows and the sync state set's ids on the master's
+// row ("-" on the slave's, which keeps none); a classic broker's row shows
+// "-" in both (checkConsole's fixture, TestConsoleShowsRolesAndLag).
+func TestConsoleShowsControllerModeRoles(t *testing.T) {
+	m, s := testbroker.StartControllerPair(t)
+	ms, _ := m.Broker.ControllerState()
+	ss, _ := s.Broker.ControllerState()
+	srv := serveConsole(t, m.Broker)
+	row := func(id int64, addr, role, epoch, set string) *regexp.Regexp {
+		return regexp.MustCompile(`<td>c</td><td>bs</td><td class="n">` + fmt.Sprint(id) + `</td><td>` +
+			regexp.QuoteMeta(addr) + `</td><td class="role">` + role + `</td><td class="n replag">[^<]*</td><td class="n epoch">` +
+			epoch + `</td><td class="sss">` + set + `</td>`)
+	}
+	epoch := fmt.Sprint(ms.MasterEpoch)
+	var page string
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		page = fetch(t, "http://"+srv.Addr()+"/")
+		return row(ss.BrokerID, s.Broker.Addr(), "SLAVE", epoch, "-").MatchString(page) &&
+			row(0, m.Broker.Addr(), "SYNC_MASTER", epoch, "1,2").MatchString(page)
+	}, "both members' rows")
+}
+
+// serveConsole serves b's console on a free port until the test ends.
+func serveConsole(t *testing.T, b *broker.Broker) *metrics.Server {
+	t.Helper()
+	c := New(b, nil)
+	t.Cleanup(c.Close)
+	srv, err := metrics.Start(b, metrics.Options{Addr: "127.0.0.1:0", Routes: c.Routes, Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
 }

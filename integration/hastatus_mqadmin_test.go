@@ -128,3 +128,39 @@ func TestStockMQAdminHAStatus(t *testing.T) {
 		t.Fatalf("mqadmin haStatus -b slave:\n%s", out)
 	}
 }
+
+// Stock mqadmin 5.3.3 haStatus against two rmq brokers in controller mode
+// under an rmq controller (AutoSwitch HA): the master the controller
+// elected prints its commitlog end, one slave in the sync state set and the
+// slave's connection (ack at the end, diff 0, OK), as 5.3.3's
+// AutoSwitchHAService.getRuntimeInfo fills it; the slave prints itself as
+// a slave (#MasterAddr the master's HA address, its commitlog end).
+func TestStockMQAdminHAStatusControllerMode(t *testing.T) {
+	lib := mqadmin5Lib(t)
+	mb, sb := testbroker.StartControllerPair(t)
+	m, s := mb.Broker, sb.Broker
+	for i := 0; i < 10; i++ {
+		mb.MustSend(brokertest.Send{Topic: "HaStatusCtl", Body: []byte("body-" + strconv.Itoa(i))})
+	}
+	end := m.Store().MaxPhyOffset()
+	testutil.WaitFor(t, 30*time.Second, func() bool {
+		st, _ := s.ControllerState()
+		return s.Store().MaxPhyOffset() == end && st.ConfirmOffset == end
+	}, "the slave to hold and confirm the sends")
+	ns := m.Options().NamesrvAddr
+	e := strconv.FormatInt(end, 10)
+
+	out := runMQAdmin5(t, lib, "haStatus", "-n", ns, "-b", m.Addr())
+	t.Logf("mqadmin 5.3.3 haStatus -b master (controller mode):\n%s", out)
+	row := regexp.MustCompile(`(?m)^127\.0\.0\.1:\d+\s+` + e + `\s+0\s+\d+\.\d\d\s+OK\s+` + e + `$`)
+	if !strings.Contains(out, "#MasterAddr\t"+m.Addr()+"\n#MasterCommitLogMaxOffset\t"+e+"\n#SlaveNum\t1\n#InSyncSlaveNum\t1\n") || !row.MatchString(out) {
+		t.Fatalf("mqadmin haStatus -b master lacks the slave's connection (ack %s):\n%s", e, out)
+	}
+
+	out = runMQAdmin5(t, lib, "haStatus", "-n", ns, "-b", s.Addr())
+	t.Logf("mqadmin 5.3.3 haStatus -b slave (controller mode):\n%s", out)
+	if !regexp.MustCompile(`#MasterAddr\t127\.0\.0\.1:\d+\n#CommitLogMaxOffset\t`+e+`\n#TransferSpeed\(KB/s\)\t`).MatchString(out) ||
+		strings.Contains(out, "#SlaveNum") {
+		t.Fatalf("mqadmin haStatus -b slave:\n%s", out)
+	}
+}

@@ -111,6 +111,11 @@ var specs = []metricSpec{
 	{nameHAFallBehind, "Master: commitlog bytes past the highest slave ack (slaveFallBehindMuch; a SYNC_MASTER refuses sends past haSlaveFallbehindMax).", nil},
 	{nameHAMasterConnected, "Slave: 1 while connected to its master's HA service.", nil},
 	{nameHAReplicated, "Slave: the commitlog offset it last reported to its master (what it holds).", nil},
+	{nameHAMaster, "Controller mode: 1 while the controller has made the broker its set's master, 0 on a slave.", nil},
+	{nameHAMasterEpoch, "Controller mode: the epoch of the master the broker serves or follows.", nil},
+	{nameHASyncStateSet, "Controller mode, master: members of the sync state set (the master included).", nil},
+	{nameHASyncStateEpoch, "Controller mode, master: the sync state set's epoch.", nil},
+	{nameHAConfirmOffset, "Controller mode: the confirm offset, the commitlog end every sync state set member holds (consumers see nothing past it).", nil},
 }
 
 // Pulls and pops share the two traffic-out series with different label
@@ -520,5 +525,28 @@ func (c *collector) collectHA(e *emitter) {
 		}
 		e.gauge(nameHAMasterConnected, connected)
 		e.gauge(nameHAReplicated, float64(max(st.ReportedOffset, 0)))
+	}
+	c.collectControllerHA(e)
+}
+
+// collectControllerHA serves a controller-mode broker's role, epochs, sync
+// state set size and confirm offset (broker.ControllerState): what tells
+// which member leads, whether a failover happened (the epoch steps) and
+// whether the set shrank. A classic broker serves none of them.
+func (c *collector) collectControllerHA(e *emitter) {
+	st, ok := c.b.ControllerState()
+	if !ok {
+		return
+	}
+	master := 0.0
+	if st.Master {
+		master = 1
+	}
+	e.gauge(nameHAMaster, master)
+	e.gauge(nameHAMasterEpoch, float64(st.MasterEpoch))
+	e.gauge(nameHAConfirmOffset, float64(max(st.ConfirmOffset, 0)))
+	if st.Master { // the set is the master's (broker.ControllerState)
+		e.gauge(nameHASyncStateSet, float64(len(st.SyncStateSet)))
+		e.gauge(nameHASyncStateEpoch, float64(st.SyncStateSetEpoch))
 	}
 }

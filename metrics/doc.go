@@ -84,6 +84,12 @@
 // address the master sees, host and ephemeral port); rmq admin clusterList
 // and the console show it per broker from both runtime tables.
 //
+// In controller mode (collectControllerHA) every member serves rmq_ha_master
+// (1 on the master the controller elected), rmq_ha_master_epoch and
+// rmq_ha_confirm_offset_bytes, and the master rmq_ha_sync_state_set_size and
+// rmq_ha_sync_state_set_epoch (a slave keeps no set), from
+// broker.ControllerState.
+//
 // Checked against Java: make java-oracle runs integration/java/metrics-oracle.sh
 // (a Java 5.3.3 broker with metricsExporterType=PROM, the traffic of
 // traffic_test.go, a scrape diffed with rmq's); its scrape is

@@ -82,6 +82,11 @@ const (
 	nameHAFallBehind       = "rmq_ha_fall_behind_bytes"
 	nameHAMasterConnected  = "rmq_ha_master_connected"
 	nameHAReplicated       = "rmq_ha_replicated_offset_bytes"
+	nameHAMaster           = "rmq_ha_master"
+	nameHAMasterEpoch      = "rmq_ha_master_epoch"
+	nameHASyncStateSet     = "rmq_ha_sync_state_set_size"
+	nameHASyncStateEpoch   = "rmq_ha_sync_state_set_epoch"
+	nameHAConfirmOffset    = "rmq_ha_confirm_offset_bytes"
 
 	// Labels (BrokerMetricsConstant, RemotingMetricsConstant,
 	// DefaultStoreMetricsConstant).

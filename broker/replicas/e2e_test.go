@@ -12,7 +12,6 @@ import (
 	"github.com/rmqio/rmq/broker"
 	"github.com/rmqio/rmq/broker/replicas"
 	"github.com/rmqio/rmq/controller"
-	"github.com/rmqio/rmq/internal/testlog"
 	"github.com/rmqio/rmq/internal/testutil"
 	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/internal/testutil/testbroker"
@@ -79,30 +78,7 @@ func (h *stubHA) SetMasterHAAddr(string)                {}
 func (h *stubHA) WaitReplicated(_ int64, fn func(bool)) { fn(true) }
 func (h *stubHA) IsSlaveOK(int64) bool                  { return true }
 
-func startController(t *testing.T) *controller.Controller {
-	t.Helper()
-	o := controller.DefaultOptions()
-	o.Group = "g"
-	o.Peers = "n0-" + testutil.FreeAddr(t)
-	o.SelfID = "n0"
-	o.StorePath = t.TempDir()
-	o.ListenHost = "127.0.0.1"
-	o.ListenPort = testutil.FreePort(t)
-	o.RaftTimeout = 300 * time.Millisecond
-	o.ScanNotActiveBrokerInterval = 200 * time.Millisecond
-	o.ScanInactiveMasterInterval = 200 * time.Millisecond
-	o.Logger = testlog.New(t)
-	c, err := controller.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Shutdown)
-	testutil.WaitFor(t, 20*time.Second, c.IsLeader, "the controller to lead")
-	return c
-}
+func startController(t *testing.T) *controller.Controller { return testbroker.StartController(t) }
 
 type member struct {
 	b    *testbroker.Broker

@@ -47,8 +47,8 @@ var codeNotes = map[int32]codeNote{
 		tests: "`broker/runtime_config_test.go`, `broker/config_update_all_test.go`",
 	},
 	28: { // GET_BROKER_RUNTIME_INFO
-		diff:  "rmq adds its replication state, which stock keeps out of the table (4.9.8 logs slaveFallBehindMuch, 5.x serves GET_BROKER_HA_STATUS): `brokerRole`, `brokerId`, on a master `haConnectionCount`, `haPush2SlaveMaxOffset`, `haSlaveFallBehindMuch`, `haSlaveAckOffset_<addr>`, `haSlaveDiff_<addr>`, on a slave `haMasterAddress`, `haMasterConnected`, `haReportedOffset`; and 5.3.3's `brokerActive` (false on a slave)",
-		tests: "`broker/timer_test.go`, `broker/ha_runtime_test.go`, `admin/admin_test.go`; Java: `MQAdminTest`",
+		diff:  "rmq adds its replication state, which stock keeps out of the table (4.9.8 logs slaveFallBehindMuch, 5.x serves GET_BROKER_HA_STATUS): `brokerRole`, `brokerId`, on a master `haConnectionCount`, `haPush2SlaveMaxOffset`, `haSlaveFallBehindMuch`, `haSlaveAckOffset_<addr>`, `haSlaveDiff_<addr>`, on a slave `haMasterAddress`, `haMasterConnected`, `haReportedOffset`; in controller mode `brokerRole`/`brokerId` as the controller gave them, `haMasterEpoch`, `haMasterBrokerId`, `haConfirmOffset`, on the master `haSyncStateSet`, `haSyncStateSetEpoch`; and 5.3.3's `brokerActive` (false on a slave)",
+		tests: "`broker/timer_test.go`, `broker/ha_runtime_test.go`, `metrics/ctl_test.go`, `admin/admin_test.go`; Java: `MQAdminTest`",
 	},
 	29: { // SEARCH_OFFSET_BY_TIMESTAMP
 		tests: "`broker/query_core_test.go`",
