@@ -249,3 +249,35 @@ func satSub(a, b int64) int64 {
 	}
 	return math.MinInt64
 }
+
+// recordDue is when a timer-topic record is due: its TIMER_OUT_MS, or the
+// TIMER_DELIVER_MS the producer asked for when that is later. rmq writes
+// TIMER_OUT_MS as the exact requested time (admit), so the two agree on
+// its own records. A Java 5.x broker writes it rounded down to its
+// timerPrecisionMs, a whole precision lower when already on a boundary
+// (HookUtils.transformTimerMessage), and reads a slot only once that
+// precision has passed, so it is never early itself; a record it wrote
+// and rmq delivers after a failover in a mixed group would leave up to
+// one precision early by TIMER_OUT_MS alone (the failover soak's mixed
+// variants saw 18-808 ms). TIMER_DELIVER_MS counts only when it was the
+// requested time: TIMER_DELAY_SEC and TIMER_DELAY_MS win over it, in
+// admit's order as in Java's. Left: a Java-written record of a relative
+// delay carries no absolute time and stays by TIMER_OUT_MS.
+func recordDue(props message.Props) (int64, error) {
+	due, err := strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := props.Lookup(message.PropTimerDelaySec); ok {
+		return due, nil
+	}
+	if _, ok := props.Lookup(message.PropTimerDelayMs); ok {
+		return due, nil
+	}
+	if v, ok := props.Lookup(message.PropTimerDeliverMs); ok {
+		if asked, err := strconv.ParseInt(v, 10, 64); err == nil && asked > due {
+			return asked, nil
+		}
+	}
+	return due, nil
+}

@@ -59,3 +59,29 @@ func TestTimerQueueReadsAreNotCountedAsGets(t *testing.T) {
 			info["getMessageTimesTotal"], info["getMessageTimesTotalFound"])
 	}
 }
+
+// A record a Java 5.x master wrote (a mixed group, delivered here after a
+// failover) has TIMER_OUT_MS rounded down to Java's 1 s precision; rmq
+// delivers it at the TIMER_DELIVER_MS the producer asked for, never at the
+// rounded time (the failover soak's mixed variants saw timers up to 808 ms
+// early before recordDue).
+func TestJavaWrittenRecordNotEarly(t *testing.T) {
+	e := newEnv(t, nil)
+	asked := e.nowMs() + 1500
+	out := asked / 1000 * 1000 // HookUtils.transformTimerMessage, timerPrecisionMs 1000
+	if asked%1000 == 0 {
+		out = asked - 1000
+	}
+	e.send(message.TopicWheelTimer, map[string]string{
+		message.PropTimerDeliverMs: strconv.FormatInt(asked, 10), message.PropTimerOutMs: strconv.FormatInt(out, 10),
+		message.PropRealTopic: "Orders", message.PropRealQueueID: "0",
+	})
+	e.settle()
+	e.advance(time.Duration(asked-e.nowMs()-1) * time.Millisecond)
+	e.settle()
+	if got := e.got("Orders"); len(got) != 0 {
+		t.Fatalf("a Java-written record was delivered at %d, %d ms before the asked %d", e.nowMs(), asked-e.nowMs(), asked)
+	}
+	e.advance(time.Millisecond)
+	e.waitCount("Orders", 1)
+}

@@ -58,7 +58,7 @@ func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props
 	if ext.Topic != message.TopicWheelTimer {
 		return t.skip(it, "record is not on the timer topic")
 	}
-	due, err := strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
+	due, err := recordDue(props)
 	if err != nil {
 		return t.skip(it, "record has no valid "+message.PropTimerOutMs)
 	}

@@ -3,7 +3,6 @@ package timer
 import (
 	"math"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/rmqio/rmq/message"
@@ -133,7 +132,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 				Msg("timer: timer queue points at a foreign record, skipped")
 			continue
 		}
-		due, err := strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
+		due, err := recordDue(props)
 		if err != nil {
 			t.c.skipped.Add(1)
 			t.log.Error().Int64("queueOffset", ext.QueueOffset).Str(message.PropTimerOutMs, props.Get(message.PropTimerOutMs)).
