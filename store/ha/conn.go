@@ -141,11 +141,16 @@ func (c *conn) writeLoop() {
 		if n > 0 {
 			missing = false
 			putHeader(buf, next, int32(n))
+			next += int64(n)
+			// Moved before the write, as stock's WriteSocketService moves
+			// nextTransferFromWhere: the slave may append and ack the
+			// chunk before this goroutine runs again, and a status read
+			// then must not show an ack past the transfer position
+			// (TestBrokerHAStatus failed so once in a clean-clone run).
+			c.from.Store(next)
 			if !c.write(buf[:headerSize+n]) {
 				return
 			}
-			next += int64(n)
-			c.from.Store(next)
 			lastWrite = cfg.Clock.Now()
 			c.sent.add(lastWrite, n)
 			continue

@@ -235,10 +235,13 @@ func (c *masterConn) writeLoop() {
 					c.lastMasterMax.Store(max)
 					c.lastTransferAt.Store(now.UnixNano())
 					b, _ := AppendTransferHeader(buf[:0], h)
+					// Moved before the write, as stock moves
+					// nextTransferFromWhere: the slave may ack the chunk
+					// before this goroutine runs again.
+					c.from.Store(cur.Next)
 					if !c.write(buf[:len(b)+int(h.BodySize)]) {
 						return
 					}
-					c.from.Store(cur.Next)
 					lastWrite = s.cfg.Clock.Now()
 					sent = true
 				}
