@@ -50,8 +50,7 @@ func startPair(t *testing.T) *pair {
 	}
 	t.Cleanup(ns.Shutdown)
 	p.ns = ns
-	p.port = freePortOnBoth(t)
-	start := func(name, ip string, clk clock.Clock) *testServer {
+	start := func(name, ip string, clk clock.Clock) *testbroker.Broker {
 		bo := testbroker.Options(t, func(bo *broker.Options) {
 			bo.BrokerName, bo.BrokerClusterName = name, "PairCluster"
 			bo.ListenHost, bo.BrokerIP1, bo.BrokerIP2 = ip, ip, ip
@@ -60,20 +59,45 @@ func startPair(t *testing.T) *pair {
 				bo.Clock = clk
 			}
 		})
-		tb := testbroker.Start(t, bo)
-		go_ := DefaultOptions()
-		go_.Port = p.port
-		go_.Logger = bo.Logger
-		srv := New(tb.Broker, go_)
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Stop)
-		return &testServer{b: tb.Broker, srv: srv}
+		return testbroker.Start(t, bo)
 	}
-	p.a = start("pair-a", "127.0.0.1", p.clkA)
-	p.b = start("pair-b", "127.0.0.2", nil)
+	ta, tb := start("pair-a", "127.0.0.1", p.clkA), start("pair-b", "127.0.0.2", nil)
+	// Both endpoints share one port (the route names host:port). It is
+	// picked once the brokers hold theirs, and picked again when another
+	// process or package took it in between (a clean-clone make test saw
+	// "address already in use" once).
+	for try := 0; ; try++ {
+		p.port = freePortOnBoth(t)
+		sa, errA := startGRPC(ta, p.port)
+		if errA == nil {
+			sb, errB := startGRPC(tb, p.port)
+			if errB == nil {
+				t.Cleanup(sa.Stop)
+				t.Cleanup(sb.Stop)
+				p.a = &testServer{b: ta.Broker, srv: sa}
+				p.b = &testServer{b: tb.Broker, srv: sb}
+				break
+			}
+			sa.Stop()
+			errA = errB
+		}
+		if try == 4 {
+			t.Fatal(errA)
+		}
+	}
 	return p
+}
+
+// startGRPC starts a gRPC endpoint for tb on port.
+func startGRPC(tb *testbroker.Broker, port int) (*Server, error) {
+	o := DefaultOptions()
+	o.Port = port
+	o.Logger = tb.Broker.Options().Logger
+	srv := New(tb.Broker, o)
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	return srv, nil
 }
 
 // freePortOnBoth is a port free on 127.0.0.1 and 127.0.0.2.
