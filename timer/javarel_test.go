@@ -210,14 +210,7 @@ func TestRecallJavaWrittenRelativeRecord(t *testing.T) {
 	e.settle()
 	e.restart() // a checkpoint flush prunes what it no longer needs
 	e.settle()
-	e.clk.Set(time.UnixMilli(asked + 1000))
-	e.settle()
-	if got := e.got("Orders"); len(got) != 0 {
-		t.Fatalf("a recalled Java-written record was delivered: %v", got[0].Properties)
-	}
-	if st := e.ts().Stats(); st.Deleted != 1 || st.Pending != 0 {
-		t.Fatalf("stats %+v", st)
-	}
+	wantDropped(e, asked)
 }
 
 // A wheel entry linked at a Java-written record's TIMER_OUT_MS (by an rmq
@@ -260,12 +253,19 @@ func TestLateJavaMarkerDropsRelativeRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.settle()
+	wantDropped(e, asked)
+}
+
+// wantDropped moves the clock past asked by a Java precision and wants the
+// one pending record dropped by its marker, not delivered.
+func wantDropped(e *env, asked int64) {
+	e.t.Helper()
 	e.clk.Set(time.UnixMilli(asked + 1000))
 	e.settle()
 	if got := e.got("Orders"); len(got) != 0 {
-		t.Fatalf("a recalled Java-written record was delivered: %v", got[0].Properties)
+		e.t.Fatalf("a recalled Java-written record was delivered: %v", got[0].Properties)
 	}
 	if st := e.ts().Stats(); st.Deleted != 1 || st.Pending != 0 {
-		t.Fatalf("stats %+v", st)
+		e.t.Fatalf("stats %+v", st)
 	}
 }
