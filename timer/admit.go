@@ -250,34 +250,97 @@ func satSub(a, b int64) int64 {
 	return math.MinInt64
 }
 
-// recordDue is when a timer-topic record is due: its TIMER_OUT_MS, or the
-// TIMER_DELIVER_MS the producer asked for when that is later. rmq writes
-// TIMER_OUT_MS as the exact requested time (admit), so the two agree on
-// its own records. A Java 5.x broker writes it rounded down to its
-// timerPrecisionMs, a whole precision lower when already on a boundary
-// (HookUtils.transformTimerMessage), and reads a slot only once that
-// precision has passed, so it is never early itself; a record it wrote
-// and rmq delivers after a failover in a mixed group would leave up to
-// one precision early by TIMER_OUT_MS alone (the failover soak's mixed
-// variants saw 18-808 ms). TIMER_DELIVER_MS counts only when it was the
-// requested time: TIMER_DELAY_SEC and TIMER_DELAY_MS win over it, in
-// admit's order as in Java's. Left: a Java-written record of a relative
-// delay carries no absolute time and stays by TIMER_OUT_MS.
-func recordDue(props message.Props) (int64, error) {
-	due, err := strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	if _, ok := props.Lookup(message.PropTimerDelaySec); ok {
-		return due, nil
-	}
-	if _, ok := props.Lookup(message.PropTimerDelayMs); ok {
-		return due, nil
-	}
-	if v, ok := props.Lookup(message.PropTimerDeliverMs); ok {
-		if asked, err := strconv.ParseInt(v, 10, 64); err == nil && asked > due {
-			return asked, nil
+// javaPrecisions are the timerPrecisionMs a 5.3.3 broker can run with,
+// largest first: MessageStoreConfig.setTimerPrecisionMs snaps any setting
+// to one of them.
+var javaPrecisions = [...]int64{1000, 500, 200, 100}
+
+// javaGrid is the largest Java precision out is a multiple of, 0 when none
+// is: then no Java broker wrote out, as it only writes multiples of its own.
+func javaGrid(out int64) int64 {
+	for _, p := range javaPrecisions {
+		if out%p == 0 {
+			return p
 		}
 	}
-	return due, nil
+	return 0
+}
+
+// recordDue is when a timer-topic record with properties props and store
+// timestamp storeTs is due, and its TIMER_OUT_MS (out). rmq writes
+// TIMER_OUT_MS as the exact requested time (admit), so due is out on its
+// own records. A Java 5.3.3 broker writes it rounded down to its
+// timerPrecisionMs p, a whole p lower when already on a boundary
+// (HookUtils.transformTimerMessage): the asked time d lies in (out, out+p].
+// Java puts the record in slot out and reads a slot only once its
+// currWriteTimeMs, the clock rounded down to p, passed it (dequeue,
+// maybeMoveWriteTime), or delivers it at once when out is already behind
+// that (putMessageToTimerWheel): never before out+p, so never early
+// itself. A record it wrote and rmq delivers after a failover in a mixed
+// group would leave up to p early by out alone (the failover soak's mixed
+// variants saw 18-808 ms). So:
+//
+//   - TIMER_DELIVER_MS, when it was the asked time (TIMER_DELAY_SEC and
+//     TIMER_DELAY_MS win over it, in admit's order as in Java's), is d: due
+//     is the later of it and out.
+//   - A relative delay (TIMER_DELAY_SEC/MS) carries no absolute time. Java
+//     took d = currentTimeMillis() + delay in the put hook, before
+//     CommitLog.asyncPutMessage stamps the store timestamp (again under
+//     the put lock), so storeTs + delay >= d on the record the hook wrote.
+//     A rolled copy (TIMER_ROLL_TIMES, set by Java's TimerMessageStore.convert
+//     and by rmq's roll and evacuation) is a later put that keeps the
+//     properties, TIMER_OUT_MS included, but not the store timestamp; Java's
+//     p is not in the record either, but p divides out and is one of
+//     javaPrecisions, so the largest of those dividing out, g >= p, makes
+//     out+g >= d. due is out+g, or storeTs + delay when not rolled and
+//     within [out, out+g) (storeTs + delay below out is no store timestamp
+//     the hook preceded, such as 0 under duplicationEnable). An out no Java
+//     precision divides is rmq's: exact.
+//
+// The cost on rmq's own relative records: the 1 in 100 whose exact time is
+// a multiple of 100 ms are due at storeTs + delay, later than asked by the
+// time from admission to the store's clock reading under the put lock
+// (0 ms unless the put queued), and if rolled at out+g (up to 1 s late).
+// Parsing allocates nothing on valid values.
+func recordDue(props message.Props, storeTs int64) (due, out int64, err error) {
+	out, err = strconv.ParseInt(props.Get(message.PropTimerOutMs), 10, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	if v, ok := props.Lookup(message.PropTimerDelaySec); ok {
+		return relativeDue(props, out, v, 1000, storeTs), out, nil
+	}
+	if v, ok := props.Lookup(message.PropTimerDelayMs); ok {
+		return relativeDue(props, out, v, 1, storeTs), out, nil
+	}
+	if v, ok := props.Lookup(message.PropTimerDeliverMs); ok {
+		if asked, err := strconv.ParseInt(v, 10, 64); err == nil && asked > out {
+			return asked, out, nil
+		}
+	}
+	return out, out, nil
+}
+
+// relativeDue is recordDue for a record of a relative delay raw (in units of
+// unit ms) with TIMER_OUT_MS out.
+func relativeDue(props message.Props, out int64, raw string, unit, storeTs int64) int64 {
+	g := javaGrid(out)
+	if g == 0 {
+		return out
+	}
+	bound, ok := addExact(out, g)
+	if !ok {
+		bound = math.MaxInt64
+	}
+	if _, rolled := props.Lookup(message.PropTimerRollTimes); rolled {
+		return bound
+	}
+	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		if ms, ok := mulExact(n, unit); ok {
+			if at, ok := addExact(storeTs, ms); ok && at >= out && at < bound {
+				return at
+			}
+		}
+	}
+	return bound
 }

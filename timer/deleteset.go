@@ -4,20 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 
 	"github.com/rmqio/rmq/store"
 )
 
 // deleteSet holds the live delete markers: "<realTopic>+<uniqKey>" → the
-// marker's time and its offset in the timer consume queue. A message due at D
-// with key k is dropped at delivery when the set holds k with slot(D) <=
-// slot(marker time).
+// marker's time and its offset in the timer consume queue. A message with
+// TIMER_OUT_MS O and key k is dropped at delivery when the set holds k with
+// slot(O) <= slot(marker time): the recall handle names O.
 //
 // An entry may be dropped once the durable checkpoint has both read past the
-// marker in the consume queue and moved its read time past the marker's
+// marker in the consume queue and moved its read time past markerEnd's
 // slot: a recalled message is stored before its recall marker (its handle
 // comes from its send response), so by then it has been read and, being due
-// no later than the marker, dropped. Keeping entries that long also lets a
+// no later than markerEnd, dropped. Keeping entries that long also lets a
 // replay after a crash, from that checkpoint, see them.
 type deleteSet struct {
 	m     map[string]deleteEntry
@@ -69,11 +70,23 @@ func (d *deleteSet) matches(key string, dueSlot int64, slotOf func(int64) int64)
 	return ok && dueSlot <= slotOf(e.AtMs)
 }
 
+// markerEnd is the last time a marker at atMs can match a pending message:
+// a Java-written record is due up to one Java precision after the
+// TIMER_OUT_MS its recall handle names (recordDue; at most
+// javaPrecisions[0]), so a marker is kept, and taken when read, that much
+// past its own time.
+func markerEnd(atMs int64) int64 {
+	if end, ok := addExact(atMs, javaPrecisions[0]); ok {
+		return end
+	}
+	return math.MaxInt64
+}
+
 // prune drops the entries a checkpoint with this read time and queue offset
 // no longer needs.
 func (d *deleteSet) prune(readTime, queueOffset int64, slotOf func(int64) int64) {
 	for k, e := range d.m {
-		if slotOf(e.AtMs) < readTime && e.QueueOffset < queueOffset {
+		if slotOf(markerEnd(e.AtMs)) < readTime && e.QueueOffset < queueOffset {
 			delete(d.m, k)
 			d.dirty = true
 		}

@@ -13,7 +13,8 @@ import (
 type prepared struct {
 	it        item
 	ext       *message.MessageExt
-	due       int64 // TIMER_OUT_MS of the record
+	due       int64 // when the record is due (recordDue)
+	out       int64 // its TIMER_OUT_MS, the time its recall handle names
 	realTopic string
 	realQID   int32
 	key       string // "<realTopic>+<uniqKey>", empty without a uniq key
@@ -58,11 +59,13 @@ func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props
 	if ext.Topic != message.TopicWheelTimer {
 		return t.skip(it, "record is not on the timer topic")
 	}
-	due, err := recordDue(props)
+	due, out, err := recordDue(props, ext.StoreTimestamp)
 	if err != nil {
 		return t.skip(it, "record has no valid "+message.PropTimerOutMs)
 	}
-	if it.pos >= 0 && !it.roll && due != it.target {
+	// An entry at TIMER_OUT_MS is one linked before recordDue looked past
+	// it (a Java-written record): delivered at that time, not lost.
+	if it.pos >= 0 && !it.roll && due != it.target && out != it.target {
 		return t.skip(it, "record's delivery time does not match the entry")
 	}
 	if t.deliveredByMaster(ext.PhysicalOffset, due) {
@@ -71,7 +74,7 @@ func (t *TimerStore) check(it item, ext *message.MessageExt, props message.Props
 		}
 		return prepared{}, false // master.go
 	}
-	p := prepared{it: it, ext: ext, due: due, realTopic: props.Get(message.PropRealTopic), props: props}
+	p := prepared{it: it, ext: ext, due: due, out: out, realTopic: props.Get(message.PropRealTopic), props: props}
 	qid, err := strconv.ParseInt(props.Get(message.PropRealQueueID), 10, 32)
 	if p.realTopic == "" || err != nil || qid < 0 {
 		return t.skip(it, "record has no valid "+message.PropRealTopic+"/"+message.PropRealQueueID)
@@ -127,8 +130,10 @@ func (t *TimerStore) deliverPrepared(ps []prepared) (handled, effects int) {
 		if p.key == "" {
 			continue
 		}
+		// A recall names the message by its TIMER_OUT_MS (the handle
+		// carries it + 1), which is below due on a Java-written record.
 		dueSlot := t.slotOf(p.due)
-		if t.dels.matches(p.key, dueSlot, t.slotOf) {
+		if t.dels.matches(p.key, t.slotOf(p.out), t.slotOf) {
 			drop[i] = true
 			continue
 		}

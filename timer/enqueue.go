@@ -132,7 +132,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 				Msg("timer: timer queue points at a foreign record, skipped")
 			continue
 		}
-		due, err := recordDue(props)
+		due, _, err := recordDue(props, ext.StoreTimestamp)
 		if err != nil {
 			t.c.skipped.Add(1)
 			t.log.Error().Int64("queueOffset", ext.QueueOffset).Str(message.PropTimerOutMs, props.Get(message.PropTimerOutMs)).
@@ -155,7 +155,7 @@ func (t *TimerStore) enqueueRecords(off int64, res *store.GetResult) bool {
 		for ; i < len(recs); i++ {
 			r := &recs[i]
 			if r.marker != "" {
-				if t.slotOf(r.due) >= t.readTime {
+				if t.slotOf(markerEnd(r.due)) >= t.readTime {
 					t.dels.add(r.marker, r.due, r.qoff)
 				}
 				t.c.markers.Add(1)

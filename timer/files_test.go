@@ -442,9 +442,13 @@ func TestDeleteSetFile(t *testing.T) {
 		wantKept    int
 	}{
 		{name: "read time not past the marker", readTime: 1000, queueOffset: 100, wantKept: 2},
-		{name: "marker not read yet", readTime: 1100, queueOffset: 7, wantKept: 2},
-		{name: "both past the first", readTime: 1100, queueOffset: 8, wantKept: 1},
-		{name: "both past both", readTime: 2100, queueOffset: 10, wantKept: 0},
+		// A Java-written record is due up to 1 s after the TIMER_OUT_MS
+		// its handle names (markerEnd).
+		{name: "read time past the marker, not its end", readTime: 1100, queueOffset: 100, wantKept: 2},
+		{name: "read time at the marker's end", readTime: 2000, queueOffset: 100, wantKept: 2},
+		{name: "marker not read yet", readTime: 2100, queueOffset: 7, wantKept: 2},
+		{name: "both past the first", readTime: 2100, queueOffset: 8, wantKept: 1},
+		{name: "both past both", readTime: 3100, queueOffset: 10, wantKept: 0},
 	}
 	for _, tc := range tests {
 		d3, _ := loadDeleteSet(path)
