@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/broker/clients"
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
@@ -98,28 +99,22 @@ import (
 // slave.
 //
 // rmq has no pre-online phase; its master asks at Start instead, before its
-// delay levels and timers deliver anything and before it registers (so
-// while the slave still acts), takeBackFromActingSlave: the slave's delay
-// offsets (45) and timer checkpoint (60), taken only where this store holds
-// what they cover (its comment says how), forward only. Both are progress
-// past real deliveries: a level's offset moves past a message only once
-// the escape bridge stored it (schedule deliverDue; a refused escape keeps
-// it), and the timer checkpoint's read time passes a slot only once its
-// deliveries were stored (timer put retries a refused one). What the slave
-// delivers between the read and its stop (the 905 or the next poll after
-// this master registers) is delivered again: duplicates bounded by that
-// window. The transaction check and POP revive are not taken (yet): the
-// acting slave's check progress is in its consumer offsets (CID_RMQ_SYS_-
-// TRANS on the half and op queues, which GET_ALL_CONSUMER_OFFSET reports),
-// but taking it would move the master's half-queue progress past chains
-// whose escape the master's op queue never records, and the progress,
-// the op-queue offset and the check copies the master rebuilds on resume
-// must move together (transaction/takeover.go); that is a change of the
-// transaction package, not done here. The acting slave's revive forgets
-// what it revived in memory only (it cannot write the done record,
-// pop/takeover.go), which no stock code reports. The master checks and
-// revives those again: duplicates bounded by what was undecided or in
-// flight when it went, as before.
+// delay levels, timers and transaction check run and before it registers
+// (so while the slave still acts), takeBackFromActingSlave: the slave's
+// delay offsets (45), consumer offsets (43, of which only the check's
+// half-queue progress is taken) and timer checkpoint (60), taken only where
+// this store holds what they cover (its comment says how), forward only.
+// Each is progress past real deliveries: a level's offset moves past a
+// message only once the escape bridge stored it (schedule deliverDue; a
+// refused escape keeps it), the timer checkpoint's read time passes a slot
+// only once its deliveries were stored (timer put retries a refused one),
+// and the check's walk passes a half message only once it is decided or
+// escaped (transaction escapeHalf). What the slave delivers between the
+// read and its stop (the 905 or the next poll after this master registers)
+// is delivered again: duplicates bounded by that window. POP revive is not
+// taken: the acting slave forgets what it revived in memory only (it cannot
+// write the done record, pop/takeover.go), and no stock code reports it;
+// the master revives again what was in flight when it went, as before.
 //
 // A slave that learns its master is back without its HA address (the
 // member polls; a 905 without haBrokerAddr) asks the master for it with
@@ -426,10 +421,11 @@ func (b *Broker) processExchangeBrokerHAInfo(_ *remoting.Conn, req *remoting.Com
 // moves forward to the slave's offset within its queue
 // (schedule.AdvanceOffsets), and the slave's timer checkpoint becomes the
 // timer store's rule through the path a slave takes its master's by
-// (timer.CopyMaster, adopted when the dequeue starts). A slave that does
-// not answer, or whose store is not covered, leaves the master's own
-// progress: duplicates, never a loss. The transaction check and POP revive
-// resume from the master's own progress (see above).
+// (timer.CopyMaster, adopted when the dequeue starts), and the check's
+// half-queue progress moves forward to the slave's
+// (transaction.AdvanceProgress). A slave that does not answer, or whose
+// store is not covered, leaves the master's own progress: duplicates,
+// never a loss. POP revive resumes from the master's own (see above).
 func (b *Broker) takeBackFromActingSlave() {
 	if !b.opts.EnableSlaveActingMaster || b.opts.BrokerID != namesrvMasterID || b.opts.isSlave() {
 		return
@@ -444,6 +440,11 @@ func (b *Broker) takeBackFromActingSlave() {
 	delays, _, err := b.callMaster(slave, remoting.GetAllDelayOffset)
 	if err != nil {
 		warn(err, "the slave's delay offsets not read")
+		return
+	}
+	offsets, _, err := b.callMaster(slave, remoting.GetAllConsumerOffset)
+	if err != nil {
+		warn(err, "the slave's consumer offsets not read")
 		return
 	}
 	var ck *timer.StockCheckpoint
@@ -481,12 +482,18 @@ func (b *Broker) takeBackFromActingSlave() {
 	if err != nil {
 		warn(err, "delay offsets not taken")
 	}
+	txTaken := false
+	if half, ok, err := clients.OffsetInBody(offsets, message.GroupTransCheck, message.TopicTransHalf, 0); err != nil {
+		warn(err, "the slave's transaction check progress not decoded")
+	} else if ok {
+		txTaken = b.tx.AdvanceProgress(half)
+	}
 	if ck != nil {
 		if err := b.timers.CopyMaster(*ck, slaveMax); err != nil {
 			warn(err, "timer checkpoint not taken")
 		}
 	}
-	b.log.Info().Str("slave", slave).Int("delayLevels", levels).Bool("timerCheckpoint", ck != nil).
+	b.log.Info().Str("slave", slave).Int("delayLevels", levels).Bool("timerCheckpoint", ck != nil).Bool("transactionCheck", txTaken).
 		Msg("acting-master hand-back: progress taken from the slave that acted")
 }
 

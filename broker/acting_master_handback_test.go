@@ -8,6 +8,7 @@ import (
 
 	"github.com/rmqio/rmq/internal/clock"
 	"github.com/rmqio/rmq/internal/testutil"
+	"github.com/rmqio/rmq/internal/testutil/brokertest"
 	"github.com/rmqio/rmq/message"
 )
 
@@ -107,5 +108,65 @@ func TestActingMasterHandBackBoundsDuplicates(t *testing.T) {
 	}
 	if len(all) != 2*n+4 {
 		t.Fatalf("deliveries: %v", all)
+	}
+}
+
+// The master goes with an undecided half message; the slave acts and
+// escapes it to the other group's master (which checks it from then on).
+// The returning master takes the slave's check progress: its walk never
+// checks the escaped one again (before the hand-back it did, once past its
+// transactionTimeOut), and a half message sent to it after its return is
+// checked at its timeout, not lost.
+func TestActingMasterHandBackTransactionCheck(t *testing.T) {
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	const interval, timeout = 10 * time.Second, 30 * time.Second
+	master, slave, other := actingTrio(t, startActingNamesrv(t), "am-j", "am-k", clk, func(o *Options) {
+		o.TransactionCheckInterval, o.TransactionTimeOut = interval.Milliseconds(), timeout.Milliseconds()
+	})
+	for _, tb := range []*testBroker{master, other} {
+		createTopic(t, tb, "AMJ", 1)
+	}
+	sendHalfBorn(t, master, clk, "AMJ", "TXH-ESCAPED")
+	replicated(t, master, slave)
+
+	master.stop()
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return slave.SpecialServicesRunning() && slave.tx.Active() }, "the slave to act as master")
+	clk.Advance(interval)
+	testutil.WaitFor(t, coreTestTimeout, func() bool {
+		off, _ := slave.clients.Offsets.Query(message.GroupTransCheck, message.TopicTransHalf, 0)
+		return slave.tx.Stats().Escaped == 1 && off == 1
+	}, "the slave's walk to escape the half message")
+	if got := uniqs(other, message.TopicTransHalf, 1); got["TXH-ESCAPED"] != 1 {
+		t.Fatalf("half messages on am-k: %v", got)
+	}
+
+	back := startBrokerWith(t, master.opts, nil)
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return !slave.SpecialServicesRunning() }, "the slave to stop acting")
+	prod := brokertest.ConnectTxProducer(t, back.Addr(), "PGA", "handback")
+	sendHalfBorn(t, back, clk, "AMJ", "TXH-AFTER")
+	checked := func() map[string]int {
+		got := map[string]int{}
+		for _, c := range prod.Received() {
+			if ext, _ := message.DecodeRecord(c.Body); ext != nil {
+				got[ext.Properties[message.PropUniqKey]]++
+			}
+		}
+		return got
+	}
+	// TXH-AFTER is past its timeout after four intervals; the walk reaches
+	// it only past TXH-ESCAPED, stored before it.
+	for i := 0; i < 4; i++ {
+		passes := back.tx.Stats().Passes
+		clk.Advance(interval)
+		testutil.WaitFor(t, coreTestTimeout, func() bool { return back.tx.Stats().Passes > passes }, "a check pass on the returning master")
+	}
+	testutil.WaitFor(t, coreTestTimeout, func() bool { return checked()["TXH-AFTER"] > 0 }, "the returning master's check of TXH-AFTER")
+	if got := checked(); got["TXH-ESCAPED"] != 0 {
+		t.Fatalf("the returning master checked the half message the slave escaped again: %v", got)
+	}
+	// Only forward, and only within the half queue.
+	end := back.Store().MaxOffsetInQueue(message.TopicTransHalf, 0)
+	if back.tx.AdvanceProgress(0) || back.tx.AdvanceProgress(end+1) {
+		t.Fatalf("progress taken backwards or past the half queue's end %d", end)
 	}
 }
