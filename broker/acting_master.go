@@ -90,7 +90,8 @@ import (
 // tells it (onMinBrokerChange, changeSpecialServiceStatus(false)), so what
 // it delivers between the master's read and that stop is delivered twice.
 // Nothing checks that the master holds what the slave's progress covers.
-// Without pre-online (totalReplicas 1, the default) nothing is pulled:
+// Without pre-online (totalReplicas 1, the default, or skipPreOnline)
+// nothing is pulled:
 // start runs changeSpecialServiceStatus(true) at once, and
 // BrokerController.onMasterOnline (a slave's side: 906, wakeupHAClient),
 // SlaveSynchronize (slave from master only) and the services' own starts
@@ -406,7 +407,7 @@ func (b *Broker) processExchangeBrokerHAInfo(_ *remoting.Conn, req *remoting.Com
 }
 
 // takeBackFromActingSlave runs on a master in acting-master mode at Start,
-// before its delay levels and timers deliver anything: it asks the slave
+// before its delay levels, timers and transaction check run: it asks the slave
 // that acted for it (the group's least id but its own, from the name
 // server) for that slave's progress and moves its own forward to it, where
 // that is safe, so that what the slave delivered while acting is not
@@ -493,7 +494,7 @@ func (b *Broker) takeBackFromActingSlave() {
 			warn(err, "timer checkpoint not taken")
 		}
 	}
-	b.log.Info().Str("slave", slave).Int("delayLevels", levels).Bool("timerCheckpoint", ck != nil).Bool("transactionCheck", txTaken).
+	b.log.Info().Str("slave", slave).Int("delayLevels", levels).Bool("timerCheckpointRead", ck != nil).Bool("transactionCheck", txTaken).
 		Msg("acting-master hand-back: progress taken from the slave that acted")
 }
 
