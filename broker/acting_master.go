@@ -91,9 +91,8 @@ import (
 // it delivers between the master's read and that stop is delivered twice.
 // Nothing checks that the master holds what the slave's progress covers.
 // Without pre-online (totalReplicas 1, the default, or skipPreOnline)
-// nothing is pulled:
-// start runs changeSpecialServiceStatus(true) at once, and
-// BrokerController.onMasterOnline (a slave's side: 906, wakeupHAClient),
+// nothing is pulled: start runs changeSpecialServiceStatus(true) at once,
+// and BrokerController.onMasterOnline (a slave's side: 906, wakeupHAClient),
 // SlaveSynchronize (slave from master only) and the services' own starts
 // (ScheduleMessageService.start loads its own offsets,
 // TimerMessageStore.syncLastReadTimeMs its own checkpoint) never ask the
