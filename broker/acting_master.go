@@ -11,10 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqio/rmq/broker/clients"
 	"github.com/rmqio/rmq/internal/fastjson"
 	"github.com/rmqio/rmq/message"
 	"github.com/rmqio/rmq/remoting"
 	"github.com/rmqio/rmq/store"
+	"github.com/rmqio/rmq/timer"
 	"github.com/rmqio/rmq/topicgroup"
 )
 
@@ -37,9 +39,9 @@ import (
 //     state is its own (delayOffset.json and the check's progress, copied
 //     from the master while it was alive; its timer checkpoint; the revive
 //     log it followed), so what the master delivered after the last copy
-//     is delivered again, and the returning master delivers again what
-//     the slave escaped: duplicates, never a loss or an early delivery
-//     (broker/transaction/takeover.go, broker/pop/takeover.go).
+//     is delivered again: duplicates, never a loss or an early delivery
+//     (broker/transaction/takeover.go, broker/pop/takeover.go). What the
+//     returning master does is below (Hand-back).
 //   - The slave's store refuses puts, so what the services deliver goes
 //     through the escape bridge (EscapeBridge.putMessage): with
 //     enableRemoteEscape, sent to the master of another broker group of
@@ -62,6 +64,57 @@ import (
 // TopicConfigManager) and whose route the name server never rewrites.
 // Set to false, it sends BROKER_HEARTBEAT (904) and GET_BROKER_MEMBER_GROUP
 // (901), which only a 5.x name server serves.
+//
+// # Hand-back
+//
+// When the master comes back (the group's least id is 0 again: 905, or the
+// 901/322 polls) the slave holds its services. The master resumes from its
+// own progress, which stopped when it went: left alone, it would deliver
+// again everything the slave delivered while acting, duplicates of the
+// whole acting period.
+//
+// 5.3.3 bounds them only in its pre-online phase: a master with
+// totalReplicas > 1 and enableSlaveActingMaster starts isolated
+// (BrokerController.start: isIsolated, no changeSpecialServiceStatus, no
+// registration), and BrokerPreOnlineService.prepareForMasterOnline, for
+// each member of its group (901), sends it the master's HA address (906),
+// waits for its HA connection to reach TRANSFER, then syncMetadataReverse:
+// GET_ALL_DELAY_OFFSET (45), GET_ALL_CONSUMER_OFFSET (43) and
+// GET_TIMER_CHECK_POINT (60) from the slave, each taken whole when the
+// slave's dataVersion is not older than the master's (delayOffset.json
+// rewritten and ScheduleMessageService.load; the consumer offset table
+// putAll, which carries the transaction check's progress, the offsets of
+// CID_RMQ_SYS_TRANS, and POP revive's, the revive group's; TimerCheckpoint
+// lastReadTimeMs and masterTimerQueueOffset). Only then startService runs
+// the special services and registers; the slave stops when the name server
+// tells it (onMinBrokerChange, changeSpecialServiceStatus(false)), so what
+// it delivers between the master's read and that stop is delivered twice.
+// Nothing checks that the master holds what the slave's progress covers.
+// Without pre-online (totalReplicas 1, the default, or skipPreOnline)
+// nothing is pulled: start runs changeSpecialServiceStatus(true) at once,
+// and BrokerController.onMasterOnline (a slave's side: 906, wakeupHAClient),
+// SlaveSynchronize (slave from master only) and the services' own starts
+// (ScheduleMessageService.start loads its own offsets,
+// TimerMessageStore.syncLastReadTimeMs its own checkpoint) never ask the
+// slave.
+//
+// rmq has no pre-online phase; its master asks at Start instead, before its
+// delay levels, timers and transaction check run and before it registers
+// (so while the slave still acts), takeBackFromActingSlave: the slave's
+// delay offsets (45), consumer offsets (43, of which only the check's
+// half-queue progress is taken) and timer checkpoint (60), taken only where
+// this store holds what they cover (its comment says how), forward only.
+// Each is progress past real deliveries: a level's offset moves past a
+// message only once the escape bridge stored it (schedule deliverDue; a
+// refused escape keeps it), the timer checkpoint's read time passes a slot
+// only once its deliveries were stored (timer put retries a refused one),
+// and the check's walk passes a half message only once it is decided or
+// escaped (transaction escapeHalf). What the slave delivers between the
+// read and its stop (the 905 or the next poll after this master registers)
+// is delivered again: duplicates bounded by that window. POP revive is not
+// taken: the acting slave forgets what it revived in memory only (it cannot
+// write the done record, pop/takeover.go), and no stock code reports it;
+// the master revives again what was in flight when it went, as before.
 //
 // A slave that learns its master is back without its HA address (the
 // member polls; a 905 without haBrokerAddr) asks the master for it with
@@ -350,6 +403,118 @@ func (b *Broker) processExchangeBrokerHAInfo(_ *remoting.Conn, req *remoting.Com
 		}
 	}
 	return resp
+}
+
+// takeBackFromActingSlave runs on a master in acting-master mode at Start,
+// before its delay levels, timers and transaction check run: it asks the slave
+// that acted for it (the group's least id but its own, from the name
+// server) for that slave's progress and moves its own forward to it, where
+// that is safe, so that what the slave delivered while acting is not
+// delivered again (see "Hand-back" above).
+//
+// The slave's progress counts only where this store holds everything it
+// covers: the slave's commitlog end (read after the progress, so covering
+// it) must be within this store's end at New, before any put of this
+// process (the slave's store is a replica of this one's prefix; one longer
+// than it holds what this master lost, and the offsets past its end are
+// being written with other messages now), and dispatched. Each level then
+// moves forward to the slave's offset within its queue
+// (schedule.AdvanceOffsets), and the slave's timer checkpoint becomes the
+// timer store's rule through the path a slave takes its master's by
+// (timer.CopyMaster, adopted when the dequeue starts), and the check's
+// half-queue progress moves forward to the slave's
+// (transaction.AdvanceProgress). A slave that does not answer, or whose
+// store is not covered, leaves the master's own progress: duplicates,
+// never a loss. POP revive resumes from the master's own (see above).
+func (b *Broker) takeBackFromActingSlave() {
+	if !b.opts.EnableSlaveActingMaster || b.opts.BrokerID != namesrvMasterID || b.opts.isSlave() {
+		return
+	}
+	slave := b.actingSlaveAddr()
+	if slave == "" {
+		return
+	}
+	warn := func(err error, what string) {
+		b.log.Warn().Err(err).Str("slave", slave).Msg("acting-master hand-back: " + what + "; this master's own progress is kept (duplicates of what the slave delivered)")
+	}
+	delays, _, err := b.callMaster(slave, remoting.GetAllDelayOffset)
+	if err != nil {
+		warn(err, "the slave's delay offsets not read")
+		return
+	}
+	offsets, _, err := b.callMaster(slave, remoting.GetAllConsumerOffset)
+	if err != nil {
+		warn(err, "the slave's consumer offsets not read")
+		return
+	}
+	var ck *timer.StockCheckpoint
+	if b.timers != nil {
+		// A slave without a timer store (timerWheelEnable=false, a 4.x
+		// broker) answers with an error: the delay levels are still taken.
+		body, _, err := b.callMaster(slave, remoting.GetTimerCheckPoint)
+		var c timer.StockCheckpoint
+		if err == nil {
+			c, err = timer.DecodeStockCheckpoint(body)
+		}
+		if err != nil {
+			warn(err, "the slave's timer checkpoint not taken")
+		} else {
+			ck = &c
+		}
+	}
+	slaveMax, err := b.masterMaxPhyOffset(slave)
+	if err != nil {
+		warn(err, "the slave's commitlog end not read")
+		return
+	}
+	if slaveMax > b.am.initMaxOffset {
+		warn(fmt.Errorf("slave commitlog ends at %d, this store's at %d", slaveMax, b.am.initMaxOffset), "the slave holds what this store does not")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), slaveSyncTimeout)
+	err = b.store.WaitDispatched(ctx, slaveMax)
+	cancel()
+	if err != nil {
+		warn(err, "this store's dispatch does not reach the slave's commitlog end")
+		return
+	}
+	levels, err := b.sched.AdvanceOffsets(delays)
+	if err != nil {
+		warn(err, "delay offsets not taken")
+	}
+	txTaken := false
+	if half, ok, err := clients.OffsetInBody(offsets, message.GroupTransCheck, message.TopicTransHalf, 0); err != nil {
+		warn(err, "the slave's transaction check progress not decoded")
+	} else if ok {
+		txTaken = b.tx.AdvanceProgress(half)
+	}
+	if ck != nil {
+		if err := b.timers.CopyMaster(*ck, slaveMax); err != nil {
+			warn(err, "timer checkpoint not taken")
+		}
+	}
+	b.log.Info().Str("slave", slave).Int("delayLevels", levels).Bool("timerCheckpointRead", ck != nil).Bool("transactionCheck", txTaken).
+		Msg("acting-master hand-back: progress taken from the slave that acted")
+}
+
+// actingSlaveAddr is the address of the slave that acts while this master
+// is gone: the group's member of least id, as the first name server that
+// answers knows the group before this master registers. "" when no name
+// server knows the group, or when it still lists a master (id 0: this
+// master's previous registration has not expired, so no slave acted; what
+// a slave would answer is a copy of this master's progress).
+func (b *Broker) actingSlaveAddr() string {
+	for _, ns := range b.opts.NamesrvAddrs() {
+		addrs := b.brokerMemberGroup(ns)
+		if len(addrs) == 0 {
+			continue
+		}
+		if _, ok := addrs[namesrvMasterID]; ok {
+			return ""
+		}
+		return addrs[slices.Min(slices.Collect(maps.Keys(addrs)))]
+	}
+	return ""
 }
 
 // namesrvMasterID is MixAll.MASTER_ID.

@@ -96,6 +96,25 @@ func uniqs(tb *testBroker, topic string, n int32) map[string]int {
 	return got
 }
 
+// sendHalfBorn sends a half message of producer group PGA for topic to tb,
+// born now on clk, and returns its queue offset and commitlog offset.
+func sendHalfBorn(t *testing.T, tb *testBroker, clk clock.Clock, topic, uniq string) (queueOffset, phy string) {
+	t.Helper()
+	a := sendArgs{code: remoting.SendMessageV2, topic: topic, body: []byte(uniq), sysFlag: message.TransactionPreparedType,
+		props: coreProps("TRAN_MSG", "true", "PGROUP", "PGA", "UNIQ_KEY", uniq)}
+	ext := a.ext()
+	ext["g"] = strconv.FormatInt(clk.Now().UnixMilli(), 10) // born on the test clock
+	r := tb.invoke(a.code, ext, a.body)
+	if r.Code != remoting.Success {
+		t.Fatalf("half send: %d %s", r.Code, r.Remark)
+	}
+	_, p, err := message.DecodeMessageID(r.ExtFields["msgId"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.ExtFields["queueOffset"], strconv.FormatInt(p, 10)
+}
+
 const (
 	txCommit   int32 = 8  // MessageSysFlag.TRANSACTION_COMMIT_TYPE
 	txRollback int32 = 12 // MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
@@ -120,21 +139,7 @@ func TestSlaveActingMasterTakesOverTransactionCheck(t *testing.T) {
 	for _, tb := range []*testBroker{master, other} {
 		createTopic(t, tb, "AMX", 2)
 	}
-	half := func(uniq string) (string, string) {
-		a := sendArgs{code: remoting.SendMessageV2, topic: "AMX", body: []byte(uniq), sysFlag: message.TransactionPreparedType,
-			props: coreProps("TRAN_MSG", "true", "PGROUP", "PGA", "UNIQ_KEY", uniq)}
-		ext := a.ext()
-		ext["g"] = strconv.FormatInt(clk.Now().UnixMilli(), 10) // born on the test clock
-		r := master.invoke(a.code, ext, a.body)
-		if r.Code != remoting.Success {
-			t.Fatalf("half send: %d %s", r.Code, r.Remark)
-		}
-		_, phy, err := message.DecodeMessageID(r.ExtFields["msgId"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.ExtFields["queueOffset"], strconv.FormatInt(phy, 10)
-	}
+	half := func(uniq string) (string, string) { return sendHalfBorn(t, master, clk, "AMX", uniq) }
 	half("TX-OPEN")
 	q, p := half("TX-COMMITTED")
 	endTx(t, master, q, p, txCommit, false)

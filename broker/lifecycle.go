@@ -540,6 +540,7 @@ func (b *Broker) Start() error {
 		b.startRole()
 		b.startActingMaster() // its services, held until it is the group's least id
 	} else {
+		b.takeBackFromActingSlave() // acting_master.go: before anything is delivered or registered
 		b.startSpecialServices()
 	}
 

@@ -38,6 +38,18 @@ func (m *ConsumerOffsetManager) PutAllFromMaster(body []byte) (int, error) {
 	return n, nil
 }
 
+// OffsetInBody reads one queue offset of group on topic from a
+// GET_ALL_CONSUMER_OFFSET body (another broker's table); ok is false when
+// the body has none.
+func OffsetInBody(body []byte, group, topic string, queueID int32) (offset int64, ok bool, err error) {
+	var f offsetFile
+	if err := fastjson.Unmarshal(body, &f); err != nil {
+		return 0, false, err
+	}
+	offset, ok = f.OffsetTable[offsetKey(group, topic)][queueID]
+	return offset, ok, nil
+}
+
 // ReplaceFromMaster applies a GET_ALL_SUBSCRIPTIONGROUP_CONFIG body as
 // syncSubscriptionGroupConfig does: when its dataVersion differs from this
 // manager's, the table is replaced by the master's whole and takes its

@@ -34,10 +34,13 @@ import (
 // other master) stops the walk there and is tried again at the next pass;
 // stock drops it after MAX_RETRY_TIMES_FOR_ESCAPE tries.
 //
-// Duplicates are bounded by what was undecided at the switch: the master
-// that comes back walks its own progress, and checks again the chains the
-// acting master escaped (its op queue never saw their decision); a
-// producer that commits both checks delivers the message twice, as stock.
+// The master that comes back takes the acting slave's half-queue progress
+// before its first pass (AdvanceProgress), so it does not check again the
+// chains the slave escaped (its op queue never saw their decision). Where
+// it cannot (the slave does not answer, or holds what this store does
+// not), it walks its own progress and checks them again; a producer that
+// commits both checks delivers the message twice, as stock does without
+// pre-online.
 
 // SetActive holds (false) or resumes (true) the check passes. Holding
 // waits for a pass in flight; resuming reads the op records and check
@@ -57,6 +60,29 @@ func (s *Service) SetActive(on bool) {
 	}
 	s.held.Store(!on)
 	s.log.Info().Bool("active", on).Msg("transaction: check service switched")
+}
+
+// AdvanceProgress takes the half-queue progress of the slave that acted as
+// master while this broker was gone (its CID_RMQ_SYS_TRANS offset on the
+// half queue; broker acting_master.go takeBackFromActingSlave): the slave's
+// walk passed each half message below it only as decided (its op record
+// is in this store too) or escaped with success to another group's master,
+// which checks it from then on (escapeHalf; a refused escape stops the
+// walk), so walking them again here would check twice what is decided
+// elsewhere. The progress moves only forward and only within this store's
+// half queue (past its end it would skip half messages this store has not
+// dispatched or never had). The op queue's progress stays this service's:
+// the op records of chains below the new progress are read and let go as
+// before (release). The caller checks that the slave's store is a copy of
+// this one's prefix. It reports whether the progress moved.
+func (s *Service) AdvanceProgress(half int64) bool {
+	s.walkMu.Lock()
+	defer s.walkMu.Unlock()
+	if half <= s.committedOffset(message.TopicTransHalf) || half > s.store.MaxOffsetInQueue(message.TopicTransHalf, txHalfQueueID) {
+		return false
+	}
+	s.offsets.Commit(txSysGroup, message.TopicTransHalf, txHalfQueueID, half)
+	return true
 }
 
 // Active reports whether check passes run (SetActive).

@@ -365,8 +365,8 @@ var codeNotes = map[int32]codeNote{
 	},
 	905: { // NOTIFY_MIN_BROKER_ID_CHANGE
 		does:  "served (slave-acting-master, `enableSlaveActingMaster`): the slave of least id runs delay levels, timers, the transaction check (undecided half messages escape as prepared messages) and POP revive from its replicated store, what they deliver sent to another group's master with `enableRemoteEscape`; sent by the name server with `notifyMinBrokerIdChanged`",
-		diff:  "a half message or revive the escape bridge refuses waits for the next pass (stock drops a half message after 10 tries)",
-		tests: "`broker/acting_master_test.go`, `broker/acting_master_takeover_test.go`, `namesrv/acting_master_test.go`",
+		diff:  "a half message or revive the escape bridge refuses waits for the next pass (stock drops a half message after 10 tries); a returning master first takes the acting slave's delay offsets (45), timer checkpoint (60) and transaction-check progress (from 43), forward and only where its store holds what they cover (stock reads them, with consumer offsets, only in its pre-online phase, `totalReplicas` > 1, and takes them whole by dataVersion)",
+		tests: "`broker/acting_master_test.go`, `broker/acting_master_takeover_test.go`, `broker/acting_master_handback_test.go`, `namesrv/acting_master_test.go`",
 	},
 	906: { // EXCHANGE_BROKER_HA_INFO
 		does:  "served: a master answers a request without `masterHaAddress` with its HA address, listen address and commitlog end at start; a slave takes one with it as its master. Sent by an acting-master slave that learns its master is back without its HA address (member polls)",
