@@ -36,15 +36,15 @@ import (
 //
 // The SDK is given one broker's endpoint; the gRPC routes list both brokers, each at its own endpoint, so the
 // producer's messages land on both and the SimpleConsumer receives them from both. Then a broker is killed:
-// the name server drops it as its connection closes (not at the 120 s expiry), the gRPC routes the survivor
-// serves lose its queues, and the producer and consumer go on (sends after the kill stored on the survivor and
-// received). The "own endpoint" variant (Python: see below for Node.js) gives the SDK both endpoints ("a;b")
+// the name server drops it as its connection closes (not at the 120 s expiry), the producer and consumer go on
+// at once (sends after the kill stored on the survivor and received), and the gRPC routes the survivor serves
+// lose the killed broker's queues at their cache's next reload (within 20 s, as the stock proxy's). The "own endpoint" variant (Python: see below for Node.js) gives the SDK both endpoints ("a;b")
 // and kills the first, the one its access-point channel (gRPC pick-first over both) connects to, so that route
 // queries move to the other: a producer started after the kill gets its route and sends.
 
 const (
-	// sdk5ClusterCount is how many messages a phase sends: the producers pick queues round-robin (from a
-	// random start, Node.js), so both brokers get some.
+	// sdk5ClusterCount is how many messages a phase sends: the producers pick queues round-robin from a
+	// random start, so both brokers get some.
 	sdk5ClusterCount = 30
 	// sdk5ClusterQueues is the topic's queue count on each broker.
 	sdk5ClusterQueues = 4
@@ -57,7 +57,7 @@ const (
 	sdk5ClusterMinPollMs = 500
 	// sdk5ClusterPhase bounds a phase as the test waits for it: the program's own 50 s, and a cold start.
 	sdk5ClusterPhase = 75 * time.Second
-	// sdk5ClusterRouteDrop bounds how long the killed broker may stay in the routes. The name server drops a
+	// sdk5ClusterRouteDrop bounds how long the killed broker may stay in the name server's route: it drops a
 	// broker the moment its connection closes, which the kernel does for a killed process.
 	sdk5ClusterRouteDrop = 10 * time.Second
 	// sdk5ClusterGRPCRouteDrop bounds, from the kill, how long the gRPC route still lists the killed broker:
