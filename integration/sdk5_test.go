@@ -83,6 +83,14 @@ func TestSDK5Node(t *testing.T) { runSDK5(t, "node") }
 // form, comma-separated, or "") and waits for its route.
 func createTopic(t *testing.T, p *harness.Process, topic string, queues int, attributes string) {
 	t.Helper()
+	createTopicAt(t, p.BrokerAddr(), topic, queues, attributes)
+	waitRoute(t, p, topic)
+}
+
+// createTopicAt creates topic on the broker at addr with UPDATE_AND_CREATE_TOPIC, as createTopic, and does not
+// wait for the route.
+func createTopicAt(t *testing.T, addr, topic string, queues int, attributes string) {
+	t.Helper()
 	n := strconv.Itoa(queues)
 	ext := map[string]string{
 		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": n, "writeQueueNums": n,
@@ -91,14 +99,13 @@ func createTopic(t *testing.T, p *harness.Process, topic string, queues int, att
 	if attributes != "" {
 		ext["attributes"] = attributes
 	}
-	resp, err := rawClient(t).InvokeTimeout(p.BrokerAddr(), remoting.NewRequest(remoting.UpdateAndCreateTopic, ext, nil), sendTimeout)
+	resp, err := rawClient(t).InvokeTimeout(addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, ext, nil), sendTimeout)
 	if err != nil {
-		t.Fatalf("UPDATE_AND_CREATE_TOPIC %s: %v", topic, err)
+		t.Fatalf("UPDATE_AND_CREATE_TOPIC %s at %s: %v", topic, addr, err)
 	}
 	if resp.Code != remoting.Success {
-		t.Fatalf("UPDATE_AND_CREATE_TOPIC %s: code %d %q", topic, resp.Code, resp.Remark)
+		t.Fatalf("UPDATE_AND_CREATE_TOPIC %s at %s: code %d %q", topic, addr, resp.Code, resp.Remark)
 	}
-	waitRoute(t, p, topic)
 }
 
 // runSDK5 runs in parallel with the other SDK's test: each has its own

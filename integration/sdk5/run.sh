@@ -13,7 +13,11 @@
 # with ACL 2.0 users (Credentials / sessionCredentials) against a broker with authenticationEnabled and
 # authorizationEnabled: an allowed send and receive, and a Deny policy, a wrong secret and no credentials refused
 # with the stock UNAUTHORIZED (40100) and reason; deny over allow, source IPs, and a user disabled at run time
-# refused on its producer's next send.
+# refused on its producer's next send; and TestSDK5PythonCluster, TestSDK5NodeCluster and
+# TestSDK5PythonClusterOwnEndpoint (integration/sdk5_cluster_test.go, issue 45): python/cluster.py and
+# node/cluster.js against a name server and two rmq brokers of one cluster (127.0.0.2/127.0.0.3, one gRPC port),
+# given one broker's endpoint (or, Python, both): sends land on both brokers and are received; one broker is
+# killed with SIGKILL, the routes lose it, and the producer and SimpleConsumer go on with the other.
 # An SDK whose runtime (python3, node and npm) is missing is skipped with a message saying so.
 set -euo pipefail
 
@@ -47,14 +51,14 @@ RUN=""
 if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
   install_python
   export RMQ_SDK5_PYTHON="$HERE/python/.deps"
-  RUN="TestSDK5Python|TestSDK5PythonClock|TestSDK5PythonAuth"
+  RUN="TestSDK5Python|TestSDK5PythonClock|TestSDK5PythonAuth|TestSDK5PythonCluster|TestSDK5PythonClusterOwnEndpoint"
 else
   log "Python SDK SKIPPED: python3 with pip is not on PATH"
 fi
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   install_node
   export RMQ_SDK5_NODE="$HERE/node/node_modules"
-  RUN="${RUN:+$RUN|}TestSDK5Node|TestSDK5NodeAuth"
+  RUN="${RUN:+$RUN|}TestSDK5Node|TestSDK5NodeAuth|TestSDK5NodeCluster"
 else
   log "Node.js SDK SKIPPED: node or npm is not on PATH"
 fi

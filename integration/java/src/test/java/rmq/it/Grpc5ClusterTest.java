@@ -33,7 +33,8 @@ import org.junit.jupiter.api.Test;
  * The stock 5.x Java SDK against a cluster of two rmq brokers (on 127.0.0.2 and 127.0.0.3, their gRPC endpoints on
  * one port, as the stock proxy's routes assume), given the first broker's endpoint only: the routes list both
  * brokers, the producer's messages land on both and the push consumer receives them all; when the second broker
- * stops (it unregisters), producer and consumer go on with the first.
+ * stops (it unregisters) or is killed with SIGKILL (the name server drops it as its connection closes), producer and
+ * consumer go on with the first.
  */
 class Grpc5ClusterTest {
     private static final ClientServiceProvider PROVIDER = ClientServiceProvider.loadService();
@@ -70,6 +71,19 @@ class Grpc5ClusterTest {
 
     @Test
     void producerAndConsumerUseBothBrokers() throws Exception {
+        run(false);
+    }
+
+    /**
+     * B is killed with SIGKILL (it neither unregisters nor flushes): the name server drops it as its connection
+     * closes, well before the 120 s expiry, and the producer and push consumer go on with A.
+     */
+    @Test
+    void producerAndConsumerGoOnAfterBrokerKilled() throws Exception {
+        run(true);
+    }
+
+    private void run(boolean kill) throws Exception {
         String cluster = Clients.unique("G5Cluster");
         String topic = Clients.unique("g5cluster");
         Path dir = Files.createTempDirectory("rmq-g5cluster");
@@ -115,9 +129,23 @@ class Grpc5ClusterTest {
                 Await.until("every message received", Clients.DEADLINE, () -> received.containsAll(before),
                     () -> "received " + received);
 
-                // B stops and unregisters: the producer (its own retries, then its route refresh) and the push
-                // consumer go on with A.
-                b.stop();
+                // B stops and unregisters, or is killed: the producer (its own retries, then its route refresh)
+                // and the push consumer go on with A.
+                if (kill) {
+                    long killed = System.nanoTime();
+                    b.kill();
+                    Await.until("the name server dropped the killed broker", Duration.ofSeconds(10), () -> {
+                        try {
+                            return api.getTopicRouteInfoFromNameServer(topic, 3000).getQueueDatas().size() == 1;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    }, () -> "route of " + topic);
+                    System.out.printf("Grpc5ClusterTest: %s dropped from the route of %s %d ms after its SIGKILL%n", b.name, topic,
+                        (System.nanoTime() - killed) / 1_000_000);
+                } else {
+                    b.stop();
+                }
                 List<String> after = new ArrayList<>();
                 for (int i = 0; i < 20; i++) {
                     String body = "after-" + i;
@@ -134,7 +162,9 @@ class Grpc5ClusterTest {
                     }
                     after.add(body);
                 }
-                Await.until("every message after B stopped received", Duration.ofSeconds(120),
+                long onAAfter = stored(api, a, addrA, topic);
+                assertTrue(onAAfter - onA >= 20, () -> "stored on A " + onA + " before, " + onAAfter + " after: want the 20 sends");
+                Await.until("every message after B " + (kill ? "was killed" : "stopped") + " received", Duration.ofSeconds(120),
                     () -> received.containsAll(after), () -> "received " + received);
             }
         } finally {
