@@ -82,6 +82,23 @@ func markerEnd(atMs int64) int64 {
 	return math.MaxInt64
 }
 
+// nextEndSlot is the earliest slot at or after readTime in which a
+// marker's markerEnd falls, ok false when none does. The dequeue, idle
+// until a later slot, wakes just past it so that its read time (and with
+// it the next checkpoint, which prunes) moves past the marker: without
+// that, a marker kept a precision beyond its own time would stay live
+// until the next due message, however far. O(markers), on the idle path
+// only; recalls pending at once are few.
+func (d *deleteSet) nextEndSlot(readTime int64, slotOf func(int64) int64) (slot int64, ok bool) {
+	slot = math.MaxInt64
+	for _, e := range d.m {
+		if s := slotOf(markerEnd(e.AtMs)); s >= readTime && s < slot {
+			slot, ok = s, true
+		}
+	}
+	return slot, ok
+}
+
 // prune drops the entries a checkpoint with this read time and queue offset
 // no longer needs.
 func (d *deleteSet) prune(readTime, queueOffset int64, slotOf func(int64) int64) {

@@ -211,6 +211,9 @@ func (t *TimerStore) dequeueStep() (wakeAt int64, busy bool) {
 		if ok {
 			t.deqWakeAt = next
 		}
+		if end, live := t.dels.nextEndSlot(t.readTime, t.slotOf); live && end+t.p < t.deqWakeAt {
+			t.deqWakeAt = end + t.p // deleteset.go nextEndSlot
+		}
 		wakeAt = t.deqWakeAt
 		t.mu.Unlock()
 		return wakeAt, false

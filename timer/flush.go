@@ -90,9 +90,12 @@ func (t *TimerStore) flush() error {
 		t.log.Warn().Err(err).Msg("timer: writing the timer metrics failed")
 	}
 	if c.sameProgress(t.ckf.last) && !delChanged && ww.empty() {
-		// The durable checkpoint already holds this progress.
+		// The durable checkpoint already holds this progress, so the
+		// markers it has passed can go (an idle dequeue moves the read time
+		// past a marker's end and then nothing else changes).
 		t.mu.Lock()
 		t.durableCommitted = committed
+		t.dels.prune(c.readTimeMs, c.queueOffset, t.slotOf)
 		t.mu.Unlock()
 		return nil
 	}

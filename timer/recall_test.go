@@ -256,3 +256,30 @@ func TestClientDeleteMarker(t *testing.T) {
 		t.Fatalf("past marker: %v", err)
 	}
 }
+
+// TestRecallMarkerGoesWhileIdle: a marker is kept a Java precision past its
+// time (markerEnd) and dropped by the checkpoint after the read time passes
+// that; with the next due message a minute away the dequeue is idle, and
+// must still wake to move the read time past the marker's end, or the
+// marker stays live (timerStatus's delete markers) until that message.
+func TestRecallMarkerGoesWhileIdle(t *testing.T) {
+	e := newEnv(t, nil)
+	now := e.nowMs()
+	e.sendAt("Orders", now+60_000)
+	gone := e.sendAt("Orders", now+2000)
+	if _, err := e.ts().Recall("Orders", handleOf(t, gone), "pg"); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	for range 10 { // past the marker's end (+1 s) and a few flush intervals, in steps
+		e.advance(time.Second)
+		e.settle()
+	}
+	// The checkpoint that prunes is written by the flush goroutine, which
+	// the clock's last steps woke: poll for it.
+	e.waitFor("the marker pruned", func() bool { return e.ts().Stats().DeleteMarkers == 0 })
+	st := e.ts().Stats()
+	if st.DeleteMarkers != 0 || st.Pending != 1 || st.Delivered != 0 || st.Deleted != 1 {
+		t.Fatalf("stats %+v, want the recalled message deleted, its marker gone, the later one pending", st)
+	}
+}
