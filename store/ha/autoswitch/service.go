@@ -246,10 +246,12 @@ func (s *Service) SetLocalBrokerID(id int64) {
 // below the last, stops following a master, drops every connection,
 // removes the store's gate (everything written becomes visible: a new
 // master serves all it has) and waits for the dispatch, drops epoch
-// entries at or above epoch and those starting at or after the commitlog
-// end (a term that wrote nothing, or a tail a crash lost), then appends
-// (epoch, commitlog end) durably. The broker takes writes only after it
-// returns nil.
+// entries at or above epoch and those starting after the commitlog end (a
+// tail a crash lost), then appends (epoch, commitlog end) durably. An
+// entry starting at the end is kept: a term that wrote nothing, whose old
+// master, rejoining as a slave, matches on it (a stock slave finds no
+// other point when it is its only entry; see EpochEntry). The broker
+// takes writes only after it returns nil.
 func (s *Service) ChangeToMaster(epoch int32) error {
 	// RoleNone until the end: connections arriving meanwhile are refused.
 	release, err := s.switchRole(epoch, RoleNone, nil)
@@ -275,7 +277,7 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 	if err := s.epochs.TruncateSuffixByEpoch(epoch); err != nil {
 		return err
 	}
-	if err := s.epochs.TruncateSuffixByOffset(end); err != nil {
+	if err := s.epochs.TruncateSuffixByOffset(end + 1); err != nil {
 		return err
 	}
 	if err := s.epochs.Append(epoch, end); err != nil {
