@@ -433,22 +433,32 @@ type SlaveStat struct {
 	TransferFrom int64 // the next offset sent to it, -1 before the start
 	InSync       bool  // a member of the sync state set
 	AsyncLearner bool
+	// TransferredByteInSecond is the bytes written to it in the last
+	// whole second (the connection's FlowMonitor, headers included).
+	TransferredByteInSecond int64
 }
 
 // ServiceStats is what haStatus shows.
 type ServiceStats struct {
-	Role            Role
-	MaxOffset       int64
-	ConfirmOffset   int64
-	SyncStateSet    []int64
-	SyncStateEpoch  int32
-	Slaves          []SlaveStat // by address; master only
-	MasterAddr      string      // slave only
-	Connected       bool        // slave only
-	ReportedOffset  int64       // slave only
-	SlaveSessions   int64       // slave only: connections made
-	LastEpoch       int32
-	EpochEntryCount int
+	Role           Role
+	MaxOffset      int64
+	ConfirmOffset  int64
+	SyncStateSet   []int64
+	SyncStateEpoch int32
+	Slaves         []SlaveStat // by address; master only
+	MasterAddr     string      // slave only
+	Connected      bool        // slave only
+	ReportedOffset int64       // slave only
+	SlaveSessions  int64       // slave only: connections made
+	// Slave only, HAClientRuntimeInfo's figures (AutoSwitchHAService
+	// .getRuntimeInfo, :379-392): the clock Unix ms of the last read from
+	// and write to the master (0 for the read between sessions) and the
+	// bytes read from it in the last whole second.
+	LastReadTimestamp       int64
+	LastWriteTimestamp      int64
+	TransferredByteInSecond int64
+	LastEpoch               int32
+	EpochEntryCount         int
 }
 
 // Stats reads the service's state.
@@ -457,18 +467,22 @@ func (s *Service) Stats() ServiceStats {
 	st := ServiceStats{Role: s.role, MaxOffset: s.st.MaxPhyOffset(), ConfirmOffset: s.confirmLocked(),
 		SyncStateSet: slices.Clone(s.set), SyncStateEpoch: s.setEpoch, MasterAddr: s.masterAddr}
 	eff := s.effectiveSetLocked()
+	now := s.cfg.Clock.Now()
 	for c := range s.conns {
 		id := int64(-1)
 		if c.handshook {
 			id = c.slaveID
 		}
 		st.Slaves = append(st.Slaves, SlaveStat{Addr: c.addr, BrokerID: id, AckOffset: c.ack.Load(),
-			TransferFrom: c.from.Load(), InSync: c.handshook && slices.Contains(eff, c.slaveID), AsyncLearner: c.asyncLearner})
+			TransferFrom: c.from.Load(), InSync: c.handshook && slices.Contains(eff, c.slaveID), AsyncLearner: c.asyncLearner,
+			TransferredByteInSecond: c.sent.PerSecond(now)})
 	}
 	cl := s.client
 	s.mu.Unlock()
 	if cl != nil {
 		st.Connected, st.ReportedOffset, st.SlaveSessions = cl.connected.Load(), cl.reported.Load(), cl.sessions.Load()
+		st.LastReadTimestamp, st.LastWriteTimestamp = cl.readAt.Load(), cl.wroteAt.Load()
+		st.TransferredByteInSecond = cl.read.PerSecond(s.cfg.Clock.Now())
 	}
 	slices.SortFunc(st.Slaves, func(a, b SlaveStat) int {
 		if a.Addr < b.Addr {
