@@ -208,10 +208,12 @@ controller-mixed:
 autoswitch-interop:
 	bash integration/java/autoswitch-java-master.sh
 
-# A Java 5.3.3 slave of an rmq master in controller mode (needs the broker wiring: RMQ_BIN, default bin/rmq).
+# A Java 5.3.3 slave of an rmq master in controller mode (needs the broker wiring: RMQ_BIN, default bin/rmq);
+# then a Java old master of an empty term rejoining an rmq master.
 .PHONY: autoswitch-interop-slave
 autoswitch-interop-slave: build
 	RMQ_BIN=$${RMQ_BIN:-$(CURDIR)/bin/rmq} bash integration/java/autoswitch-java-slave.sh
+	RMQ_BIN=$${RMQ_BIN:-$(CURDIR)/bin/rmq} bash integration/java/autoswitch-java-slave.sh empty-term
 
 # Side by side with the stock Java brokers (jars fetched from Maven Central on first use): rmq against Java
 # 4.9.7 (workloads 1-4, a-d, h, i and startup) and 5.3.3 (timers: 5-7, e), plus a no-op remoting server as the

@@ -16,8 +16,10 @@ import (
 //     part stays empty (zeros, masterAddr null).
 //   - a slave: the HA master address, its commitlog max offset, the last
 //     read (0 while disconnected) and report times and the bytes received
-//     in the last second. masterFlushOffset is 0: only the controller mode
-//     sets it, a classic slave serves its checkpoint's 0.
+//     in the last second. masterFlushOffset is 0: stock serves the store
+//     checkpoint's masterFlushedOffset, which only 906/908 or
+//     syncMasterFlushOffsetWhenStartup (default false) set, in either mode
+//     (DefaultHAService :229, AutoSwitchHAService :390).
 //
 // A broker with neither (not started) answers SYSTEM_ERROR with stock's
 // remark for a store without an HA service.
@@ -65,12 +67,17 @@ func (b *Broker) autoSwitchStats() (autoswitch.ServiceStats, bool) {
 }
 
 // autoSwitchRuntimeInfo fills HARuntimeInfo as AutoSwitchHAService
-// .getRuntimeInfo (5.3.3 :379-413): by the broker's role; on a master each
-// connection with its ack and whether its slave is in the sync state set,
-// and inSyncSlaveNums the set's size less the master.
+// .getRuntimeInfo (5.3.3 :379-413): by the broker's role; on a slave the
+// HA client's last read and write times and bytes read in the last second
+// (masterFlushOffset as the classic slave's, above); on a master each
+// connection with its ack, bytes written in the last second and whether
+// its slave is in the sync state set, and inSyncSlaveNums the set's size
+// less the master.
 func (b *Broker) autoSwitchRuntimeInfo(info *remoting.HARuntimeInfo, st autoswitch.ServiceStats) {
 	if b.isSlave() {
-		info.HAClientRuntimeInfo = remoting.HAClientRuntimeInfo{MasterAddr: st.MasterAddr, MaxOffset: b.store.MaxPhyOffset()}
+		info.HAClientRuntimeInfo = remoting.HAClientRuntimeInfo{MasterAddr: st.MasterAddr, MaxOffset: b.store.MaxPhyOffset(),
+			LastReadTimestamp: st.LastReadTimestamp, LastWriteTimestamp: st.LastWriteTimestamp,
+			TransferredByteInSecond: st.TransferredByteInSecond}
 		return
 	}
 	info.Master = true
@@ -78,7 +85,7 @@ func (b *Broker) autoSwitchRuntimeInfo(info *remoting.HARuntimeInfo, st autoswit
 	for _, sl := range st.Slaves {
 		info.HAConnectionInfo = append(info.HAConnectionInfo, remoting.HAConnectionRuntimeInfo{
 			Addr: sl.Addr, SlaveAckOffset: sl.AckOffset, Diff: st.MaxOffset - sl.AckOffset,
-			InSync: sl.InSync, TransferFromWhere: sl.TransferFrom,
+			InSync: sl.InSync, TransferredByteInSecond: sl.TransferredByteInSecond, TransferFromWhere: sl.TransferFrom,
 		})
 	}
 	info.InSyncSlaveNums = int32(max(len(st.SyncStateSet)-1, 0))

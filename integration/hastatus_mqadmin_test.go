@@ -160,7 +160,29 @@ func TestStockMQAdminHAStatusControllerMode(t *testing.T) {
 	out = runMQAdmin5(t, lib, "haStatus", "-n", ns, "-b", s.Addr())
 	t.Logf("mqadmin 5.3.3 haStatus -b slave (controller mode):\n%s", out)
 	if !regexp.MustCompile(`#MasterAddr\t127\.0\.0\.1:\d+\n#CommitLogMaxOffset\t`+e+`\n#TransferSpeed\(KB/s\)\t`).MatchString(out) ||
-		strings.Contains(out, "#SlaveNum") {
+		strings.Contains(out, "#SlaveNum") ||
+		!regexp.MustCompile(`#LastReadTime\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\n`).MatchString(out) ||
+		strings.Contains(out, "#LastReadTime\t1970") || strings.Contains(out, "#LastWriteTime\t1970") ||
+		!strings.Contains(out, "#MasterFlushOffset\t0") {
 		t.Fatalf("mqadmin haStatus -b slave:\n%s", out)
+	}
+	// The HA client's times are of its last read and write (the slave
+	// reports on every chunk and heartbeat): within the last minute.
+	// masterFlushOffset is stock's store checkpoint value, 0 unless 906/908
+	// set it (AutoSwitchHAService.getRuntimeInfo :390).
+	a := admin.New(admin.Options{NamesrvAddr: ns})
+	defer a.Close()
+	info, err := a.HAStatus(context.Background(), s.Addr())
+	if err != nil {
+		t.Fatalf("rmq admin haStatus -b slave: %v", err)
+	}
+	cl, now := info.HAClientRuntimeInfo, time.Now().UnixMilli()
+	for name, ms := range map[string]int64{"lastReadTimestamp": cl.LastReadTimestamp, "lastWriteTimestamp": cl.LastWriteTimestamp} {
+		if ms < now-60_000 || ms > now+1000 {
+			t.Errorf("slave %s %d, want within the last minute of %d", name, ms, now)
+		}
+	}
+	if cl.MasterFlushOffset != 0 || cl.MaxOffset != end {
+		t.Errorf("slave client info %+v, want masterFlushOffset 0 and maxOffset %d", cl, end)
 	}
 }

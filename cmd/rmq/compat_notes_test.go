@@ -387,9 +387,9 @@ var codeNotes = map[int32]codeNote{
 		tests: "`broker/pop/mode_test.go`",
 	},
 	907: { // GET_BROKER_HA_STATUS
-		does:  "served: HARuntimeInfo as the classic DefaultHAService fills it: on a master each slave connection's addr, slaveAckOffset, diff, inSync, transferredByteInSecond, transferFromWhere; on a slave masterAddr, maxOffset, lastReadTimestamp, lastWriteTimestamp, transferredByteInSecond; needs no ACL 2.0 action (no header), as stock",
-		diff:  "masterFlushOffset is 0 on a slave (stock's classic slave serves its checkpoint's value, 0 unless the broker once ran in controller mode)",
-		tests: "`broker/ha_status_test.go`, `store/ha/stats_test.go`, `auth/auth_test.go`",
+		does:  "served: HARuntimeInfo as the classic DefaultHAService (and in controller mode AutoSwitchHAService) fills it: on a master each slave connection's addr, slaveAckOffset, diff, inSync, transferredByteInSecond, transferFromWhere; on a slave masterAddr, maxOffset, lastReadTimestamp, lastWriteTimestamp, transferredByteInSecond; needs no ACL 2.0 action (no header), as stock",
+		diff:  "masterFlushOffset is 0 on a slave (stock serves its store checkpoint's value in both modes, which only 906 with syncMasterFlushOffsetWhenStartup or 908 set: 0 by default)",
+		tests: "`broker/ha_status_test.go`, `store/ha/stats_test.go`, `store/ha/autoswitch/service_test.go`, `integration/hastatus_mqadmin_test.go`, `auth/auth_test.go`",
 	},
 	200050: { // POP_MESSAGE
 		does:  "served (5.x POP, long polling; see below)",

@@ -6,6 +6,14 @@
 # the message, its epochFileCheckpoint must equal the rmq master's, and after a second send its sync state set
 # (stock mqadmin getSyncStateSet) holds both brokers and its commitlog the second message.
 #
+# With the argument empty-term instead: the Java broker starts first and is elected master of epoch 1; the rmq
+# broker follows it (its epoch file records epoch 1 from the master's heartbeat) and joins its sync state set;
+# the Java master is killed (-9) before any message, so epoch 1 is an empty term, and the controller elects the
+# rmq broker (epoch 2, at offset 0). The Java broker restarts over its store and epoch file [1-0] as the rmq
+# master's slave: its doTruncate must find a consistent point in the rmq master's handshake table (the rmq
+# master keeps the empty 1-0 next to 2-0, as a stock master keeps 1-0), then replicate a message sent after
+# and rejoin the sync state set (issue 45; before the fix it retried "no consistent point" forever).
+#
 # Needs RMQ_BIN: an rmq binary whose broker wires controller mode (helper B's ctl-broker with ctl-ha merged).
 # Jars: integration/java/target/controller-oracle-5.3.3/lib (fetched as autoswitch-java-master.sh does).
 # Bounded: waits have $WAIT (90) s deadlines; every process (JVMs -Xmx384m or less) is killed on exit.
@@ -58,7 +66,6 @@ allAckInSyncStateSet=true
 C
 }
 conf $RP $WORK/rmq > $WORK/rmq.conf
-"$RMQ_BIN" broker -c $WORK/rmq.conf --log-level info > $WORK/rmq.out 2>&1 & PIDS+=("$!")
 admin() { ROCKETMQ_HOME="$H" timeout 60 java -Xmx128m -Duser.home="$H" -cp "$LIB/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"; }
 send() { # send BODY until SEND_OK
   local end=$((SECONDS+WAIT))
@@ -66,17 +73,49 @@ send() { # send BODY until SEND_OK
     (( SECONDS < end )) || { echo "send failed"; tail $WORK/send.out; tail -30 $WORK/rmq.out; exit 1; }; sleep 1; done
   grep SEND_OK $WORK/send.out | head -1
 }
-send rmq-master-epoch-one
-echo "rmq master epochs:"; cat $WORK/rmq/epochFileCheckpoint; echo ---
-conf $JP $WORK/java > $WORK/java.conf
-jr $WORK/java.out org.apache.rocketmq.broker.BrokerStartup -c $WORK/java.conf
-waitf $WORK/java.out 'boot success'
 holds() { # holds BODY: the Java slave's commitlog has it
   local end=$((SECONDS+WAIT))
   until ls $WORK/java/commitlog/0* >/dev/null 2>&1 && grep -q -a "$1" $WORK/java/commitlog/0*; do
     (( SECONDS < end )) || { echo "the Java slave lacks $1"; ls -la $WORK/java $WORK/java/commitlog 2>&1; tail -30 $WORK/rmq.out; exit 1; }; sleep 0.5; done
   echo "the Java slave holds $1"
 }
+sss() { # sss PATTERN: wait until stock mqadmin getSyncStateSet's output matches PATTERN (grep -E)
+  local end=$((SECONDS+WAIT))
+  until admin getSyncStateSet -a 127.0.0.1:$CP -b broker-a > $WORK/sss.out 2>&1 && grep -Eq "$1" $WORK/sss.out; do
+    (( SECONDS < end )) || { echo "sync state set never matched $1"; cat $WORK/sss.out; tail -30 $WORK/rmq.out; exit 1; }; sleep 1; done
+  grep -E "^#Master|SyncStateSetNums" $WORK/sss.out | tr '\n' ' '; echo
+}
+if [[ "${1:-}" == empty-term ]]; then
+  conf $JP $WORK/java > $WORK/java.conf
+  jr $WORK/java.out org.apache.rocketmq.broker.BrokerStartup -c $WORK/java.conf; JPID=${PIDS[-1]}
+  waitf $WORK/java.out 'boot success'
+  sss "#MasterAddr[[:space:]]+127.0.0.1:$JP"
+  "$RMQ_BIN" broker -c $WORK/rmq.conf --log-level info > $WORK/rmq.out 2>&1 & PIDS+=("$!")
+  sss 'SyncStateSetNums[[:space:]]*2'
+  end=$((SECONDS+WAIT)) # the Java master's heartbeat names epoch 1 (after haSendHeartbeatInterval, 5 s)
+  until grep -qx '1-0' $WORK/rmq/epochFileCheckpoint 2>/dev/null; do
+    (( SECONDS < end )) || { echo "the rmq slave never recorded epoch 1"; cat $WORK/rmq/epochFileCheckpoint; exit 1; }; sleep 0.5; done
+  kill -9 $JPID; echo "killed the Java master of epoch 1 before any message"
+  sss "#MasterAddr[[:space:]]+127.0.0.1:$RP"
+  echo "rmq master epochs:"; cat $WORK/rmq/epochFileCheckpoint; echo ---
+  echo "Java old master epochs:"; cat $WORK/java/epochFileCheckpoint; echo ---
+  jr $WORK/java2.out org.apache.rocketmq.broker.BrokerStartup -c $WORK/java.conf
+  waitf $WORK/java2.out 'boot success'
+  send after-the-empty-term
+  holds after-the-empty-term
+  sss 'SyncStateSetNums[[:space:]]*2'
+  send after-the-rejoin
+  holds after-the-rejoin
+  echo "Java slave epochs:"; cat $WORK/java/epochFileCheckpoint; echo ---
+  echo "PASS: a Java 5.3.3 old master of an empty term rejoined the rmq master and replicated"
+  exit 0
+fi
+"$RMQ_BIN" broker -c $WORK/rmq.conf --log-level info > $WORK/rmq.out 2>&1 & PIDS+=("$!")
+send rmq-master-epoch-one
+echo "rmq master epochs:"; cat $WORK/rmq/epochFileCheckpoint; echo ---
+conf $JP $WORK/java > $WORK/java.conf
+jr $WORK/java.out org.apache.rocketmq.broker.BrokerStartup -c $WORK/java.conf
+waitf $WORK/java.out 'boot success'
 holds rmq-master-epoch-one
 end=$((SECONDS+WAIT))
 until cmp -s $WORK/rmq/epochFileCheckpoint $WORK/java/epochFileCheckpoint; do

@@ -79,7 +79,7 @@ type Client struct {
 	// lastWrite on every report.
 	lastRead  atomic.Int64
 	lastWrite atomic.Int64
-	received  byteRate
+	received  ByteRate
 }
 
 // NewClient returns a slave client writing to sink; Start runs it.
@@ -127,7 +127,7 @@ func (c *Client) Stats() ClientStats {
 	return ClientStats{MasterAddr: c.MasterAddr(), Connected: c.connected.Load(),
 		ReportedOffset: c.reported.Load(), Sessions: c.sessions.Load(),
 		LastReadTimestamp: c.lastRead.Load(), LastWriteTimestamp: c.lastWrite.Load(),
-		TransferredByteInSecond: c.received.perSecond(c.cfg.Clock.Now())}
+		TransferredByteInSecond: c.received.PerSecond(c.cfg.Clock.Now())}
 }
 
 // Close stops the client and closes its connection.
@@ -204,7 +204,7 @@ func (c *Client) session(addr string) error {
 		now = c.cfg.Clock.Now()
 		lastRead.Store(now.UnixNano())
 		c.lastRead.Store(now.UnixMilli())
-		c.received.add(now, int(size))
+		c.received.Add(now, int(size))
 		end, err := c.sink.AppendReplicated(off, body)
 		if err != nil {
 			c.log.Error().Err(err).Int64("offset", off).Int("bytes", len(body)).Msg("ha: cannot append the master's bytes")

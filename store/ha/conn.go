@@ -23,7 +23,7 @@ type conn struct {
 	// resolves at once (a new slave's 0 is the newest file), then each
 	// chunk's end.
 	from    atomic.Int64
-	sent    byteRate
+	sent    ByteRate
 	reqSet  chan struct{}
 	reqOnce sync.Once
 
@@ -152,7 +152,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 			lastWrite = cfg.Clock.Now()
-			c.sent.add(lastWrite, n)
+			c.sent.Add(lastWrite, n)
 			continue
 		}
 		if err != nil && next < c.m.src.MaxPhyOffset() && !missing {

@@ -237,7 +237,7 @@ func (m *Master) Stats() MasterStats {
 		ack := c.ack.Load()
 		st.Slaves = append(st.Slaves, SlaveStat{Addr: c.addr, AckOffset: ack,
 			InSync: st.MasterMaxOffset-ack < m.cfg.FallBehindMax, TransferFromWhere: c.from.Load(),
-			TransferredByteInSecond: c.sent.perSecond(now)})
+			TransferredByteInSecond: c.sent.PerSecond(now)})
 	}
 	m.mu.Unlock()
 	st.Connections = len(st.Slaves)

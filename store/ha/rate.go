@@ -5,20 +5,21 @@ import (
 	"time"
 )
 
-// byteRate is the bytes moved in the last whole second (5.x FlowMonitor's
+// ByteRate is the bytes moved in the last whole second (5.x FlowMonitor's
 // transferredByteInSecond). Stock resets a counter from a thread once a
 // second; here the count is kept per clock second and read lazily: the
 // previous second's count while the current one runs, 0 once a second
 // passed with nothing moved. It is touched once per transferred chunk
 // (up to haTransferBatchSize bytes), not per message.
-type byteRate struct {
+type ByteRate struct {
 	mu   sync.Mutex
 	sec  int64 // the clock second cur counts
 	cur  int64
 	prev int64 // the count of second sec-1
 }
 
-func (r *byteRate) add(now time.Time, n int) {
+// Add counts n bytes moved at now.
+func (r *ByteRate) Add(now time.Time, n int) {
 	s := now.Unix()
 	r.mu.Lock()
 	r.roll(s)
@@ -26,8 +27,8 @@ func (r *byteRate) add(now time.Time, n int) {
 	r.mu.Unlock()
 }
 
-// perSecond is the count of the last whole second before now.
-func (r *byteRate) perSecond(now time.Time) int64 {
+// PerSecond is the count of the last whole second before now.
+func (r *ByteRate) PerSecond(now time.Time) int64 {
 	s := now.Unix()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -35,7 +36,7 @@ func (r *byteRate) perSecond(now time.Time) int64 {
 	return r.prev
 }
 
-func (r *byteRate) roll(s int64) {
+func (r *ByteRate) roll(s int64) {
 	switch {
 	case s == r.sec:
 	case s == r.sec+1:

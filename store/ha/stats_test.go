@@ -67,23 +67,23 @@ func TestStatsRuntimeInfoFigures(t *testing.T) {
 	testutil.WaitFor(t, testWait, func() bool { return p.client.Stats().LastReadTimestamp == 0 }, "lastReadTimestamp to be 0")
 }
 
-// byteRate: the previous clock second's count, 0 after an idle second.
+// ByteRate: the previous clock second's count, 0 after an idle second.
 func TestByteRate(t *testing.T) {
-	var r byteRate
+	var r ByteRate
 	t0 := epoch
-	r.add(t0, 10)
-	r.add(t0.Add(500*time.Millisecond), 5)
-	if got := r.perSecond(t0.Add(900 * time.Millisecond)); got != 0 {
+	r.Add(t0, 10)
+	r.Add(t0.Add(500*time.Millisecond), 5)
+	if got := r.PerSecond(t0.Add(900 * time.Millisecond)); got != 0 {
 		t.Fatalf("within the first second = %d", got)
 	}
-	if got := r.perSecond(t0.Add(1500 * time.Millisecond)); got != 15 {
+	if got := r.PerSecond(t0.Add(1500 * time.Millisecond)); got != 15 {
 		t.Fatalf("next second = %d, want 15", got)
 	}
-	if got := r.perSecond(t0.Add(2500 * time.Millisecond)); got != 0 {
+	if got := r.PerSecond(t0.Add(2500 * time.Millisecond)); got != 0 {
 		t.Fatalf("after an idle second = %d, want 0", got)
 	}
-	r.add(t0.Add(time.Second), 7) // a clock stepped back counts into the current second
-	if got := r.perSecond(t0.Add(3500 * time.Millisecond)); got != 7 {
+	r.Add(t0.Add(time.Second), 7) // a clock stepped back counts into the current second
+	if got := r.PerSecond(t0.Add(3500 * time.Millisecond)); got != 7 {
 		t.Fatalf("after a step back = %d, want 7", got)
 	}
 }

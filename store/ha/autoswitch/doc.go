@@ -20,7 +20,10 @@
 // memory (store.WriteFileAtomic, through the store's FS seam). The table
 // operations are the stock ones: Append with its ordering checks,
 // LastEntry, Entry, FindEpochByOffset, NextEntry, SetLastEndOffset, the
-// suffix and prefix truncations and FindConsistentPoint.
+// suffix and prefix truncations and FindConsistentPoint. One difference:
+// an entry may start where the one before it starts (an empty term, kept
+// for its old master's handshake; stock's append refuses the new epoch
+// instead, see EpochEntry).
 //
 // The HA frames (frame.go). The slave sends a 16 B handshake (state
 // HANDSHAKE, isSyncFromLastFile, isAsyncLearner, broker id) and 12 B
@@ -45,14 +48,14 @@
 // commitlog into chunks that never cross an epoch boundary and builds each
 // chunk's header (and heartbeats), as AutoSwitchHAConnection's
 // WriteSocketService does, including its habit of naming the next epoch
-// in the chunk that closes the current one.
+// in the chunk that closes the current one; it steps over empty terms.
 //
 // The runtime (service.go, masterconn.go, slave.go). Service listens on
 // the HA port in every role. As master (ChangeToMaster: refuse an epoch
 // below the last, drop connections and the slave client, drop pending
 // replicated bytes with TruncateTo at the end, remove the store's gate and
 // wait for the dispatch, drop epoch entries at or above the epoch or
-// starting at or after the end, Append(epoch, end) durably) each
+// starting after the end, Append(epoch, end) durably) each
 // connection has a reader (SlaveDecoder: the handshake's broker id and
 // flags, the reports as acks) and a writer (the epoch table for each
 // handshake, TransferStart on the first report, TransferCursor chunks with

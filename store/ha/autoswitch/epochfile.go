@@ -32,15 +32,26 @@ const (
 // is the next entry's StartOffset, or math.MaxInt64 for the last entry
 // until SetLastEndOffset bounds it (5.3.3 EpochEntry.endOffset defaults to
 // Long.MAX_VALUE, EpochEntry.java:26).
+//
+// An entry whose next one starts at the same offset is an empty term: its
+// master wrote nothing. Epochs strictly increase along a table; start
+// offsets only never decrease, so that a master elected after an empty
+// term keeps that term's entry next to its own. Stock's appendEntry
+// (:104-109) refuses the equal start instead, so a stock master keeps the
+// empty term and never records its own epoch; its old master, rejoining
+// as a slave, then still finds the empty entry in the handshake table
+// (findConsistentPoint matches on epoch and start). An rmq master gives
+// such a slave the same match and records its own epoch too. Stock reads
+// equal starts as they are (initEntries, :83-92, checks no order).
 type EpochEntry struct {
 	Epoch       int32
 	StartOffset int64
 	EndOffset   int64
 }
 
-// ErrEpochOrder is an append whose epoch or start offset is not above the
-// last entry's (EpochFileCache.appendEntry :104-109 refuses it the same
-// way, returning false).
+// ErrEpochOrder is an append whose epoch is not above the last entry's or
+// whose start offset is below the last entry's (EpochFileCache.appendEntry
+// :104-109 refuses these, returning false, and an equal start too).
 var ErrEpochOrder = errors.New("autoswitch: epoch entry not above the last one")
 
 // errEpochFile marks a file the reader refuses; the caller falls back to
@@ -55,13 +66,13 @@ type EpochFile struct {
 	mu      sync.RWMutex
 	path    string // "" for a table held only in memory (a master's copy)
 	fsys    store.FS
-	entries []EpochEntry // strictly increasing epochs and start offsets
+	entries []EpochEntry // strictly increasing epochs, non-decreasing starts
 }
 
 // NewEpochTable returns a table held only in memory, as a slave builds
 // from its master's handshake (EpochFileCache() without a checkpoint).
-// Entries must strictly increase; the last one's EndOffset is
-// math.MaxInt64.
+// Epochs must strictly increase and start offsets never decrease; the
+// last one's EndOffset is math.MaxInt64.
 func NewEpochTable(entries []EpochEntry) (*EpochFile, error) {
 	t := &EpochFile{}
 	for _, e := range entries {
@@ -145,7 +156,8 @@ func readEpochFile(path string) ([]EpochEntry, error) {
 //     match unless it is 0.
 //
 // rmq also refuses what Java would load into its TreeMap out of order:
-// entries whose epochs or start offsets do not strictly increase.
+// entries whose epochs do not strictly increase or whose start offsets
+// decrease (equal starts are empty terms, see EpochEntry).
 func ParseEpochFile(data []byte) ([]EpochEntry, error) {
 	lines := splitLines(data)
 	if len(lines) < 2 {
@@ -174,8 +186,8 @@ func ParseEpochFile(data []byte) ([]EpochEntry, error) {
 		if !ok {
 			continue
 		}
-		if n := len(entries); n > 0 && (entries[n-1].Epoch >= e.Epoch || entries[n-1].StartOffset >= e.StartOffset) {
-			return nil, fmt.Errorf("%w: entry %d-%d not above %d-%d", errEpochFile, e.Epoch, e.StartOffset, entries[n-1].Epoch, entries[n-1].StartOffset)
+		if n := len(entries); n > 0 && (entries[n-1].Epoch >= e.Epoch || entries[n-1].StartOffset > e.StartOffset) {
+			return nil, fmt.Errorf("%w: entry %d-%d not after %d-%d", errEpochFile, e.Epoch, e.StartOffset, entries[n-1].Epoch, entries[n-1].StartOffset)
 		}
 		entries = append(entries, e)
 	}
@@ -260,9 +272,10 @@ func FormatEpochFile(entries []EpochEntry) []byte {
 // Path is the file the table is kept in ("" for a table in memory).
 func (f *EpochFile) Path() string { return f.path }
 
-// check refuses an entry that is not above the last one.
+// check refuses an entry whose epoch is not above the last one's or
+// whose start is below it.
 func (f *EpochFile) check(epoch int32, start int64) error {
-	if n := len(f.entries); n > 0 && (f.entries[n-1].Epoch >= epoch || f.entries[n-1].StartOffset >= start) {
+	if n := len(f.entries); n > 0 && (f.entries[n-1].Epoch >= epoch || f.entries[n-1].StartOffset > start) {
 		return fmt.Errorf("%w: %d-%d after %d-%d", ErrEpochOrder, epoch, start, f.entries[n-1].Epoch, f.entries[n-1].StartOffset)
 	}
 	return nil
@@ -276,8 +289,10 @@ func (f *EpochFile) push(epoch int32, start int64) {
 }
 
 // Append adds (epoch, startOffset) and rewrites the file (appendEntry
-// :101-118). It refuses, with ErrEpochOrder, an epoch or start offset not
-// above the last entry's. When the write fails the table is unchanged.
+// :101-118). It refuses, with ErrEpochOrder, an epoch not above the last
+// entry's or a start offset below it; an equal start leaves the last
+// entry as an empty term (see EpochEntry). When the write fails the table
+// is unchanged.
 func (f *EpochFile) Append(epoch int32, startOffset int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -155,7 +155,9 @@ func TestParseEpochFile(t *testing.T) {
 		{"bad number", "1\n0\n7-x\n", nil, false},
 		{"epoch overflows int", "1\n0\n2147483648-0\n", nil, false},
 		{"epochs not increasing", "2\n0\n2-0\n1-9\n", nil, false},
-		{"offsets not increasing", "2\n0\n1-9\n2-9\n", nil, false},
+		{"offsets decreasing", "2\n0\n1-9\n2-8\n", nil, false},
+		// An empty term: Java's initEntries loads equal starts as they are.
+		{"equal starts (an empty term)", "3\n0\n1-0\n2-9\n3-9\n", ents(1, 0, 2, 9, 3, 9), true},
 		{"empty", "", nil, false},
 		{"one line", "0\n", nil, false},
 		{"negative count", "-1\n0\n", nil, false},
@@ -233,8 +235,10 @@ func TestTableOperations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// appendEntry's checks (:106): epoch and start must both rise.
-	for _, p := range [][2]int64{{8, 1000}, {7, 1000}, {9, 900}, {9, 10}} {
+	// appendEntry's checks (:106): the epoch must rise and the start may
+	// not fall (stock refuses an equal start too; rmq keeps the empty
+	// term, below).
+	for _, p := range [][2]int64{{8, 1000}, {7, 1000}, {9, 899}, {9, 10}} {
 		if err := f.Append(int32(p[0]), p[1]); !errors.Is(err, ErrEpochOrder) {
 			t.Errorf("append %v = %v, want ErrEpochOrder", p, err)
 		}
@@ -480,5 +484,46 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if f.Len() != 30 {
 		t.Fatalf("len %d", f.Len())
+	}
+}
+
+// An empty term (see EpochEntry) is appended, written and read back as it
+// is; it holds no offset, and the suffix and prefix truncations drop it
+// with its neighbours.
+func TestEmptyTermEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "epochFileCheckpoint")
+	f, err := OpenEpochFile(nil, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][2]int64{{1, 0}, {2, 500}, {3, 500}, {4, 500}} {
+		if err := f.Append(int32(p[0]), p[1]); err != nil {
+			t.Fatalf("append %v: %v", p, err)
+		}
+	}
+	if err := f.Append(5, 499); !errors.Is(err, ErrEpochOrder) {
+		t.Fatalf("a falling start: %v", err)
+	}
+	if data, _ := os.ReadFile(path); !bytes.Equal(data, FormatEpochFile(ents(1, 0, 2, 500, 3, 500, 4, 500))) {
+		t.Fatalf("file %q", data)
+	}
+	g, err := OpenEpochFile(nil, path)
+	if err != nil || !reflect.DeepEqual(g.Entries(), f.Entries()) {
+		t.Fatalf("reopened %v %v, want %v", g.Entries(), err, f.Entries())
+	}
+	if e, ok := f.FindEpochByOffset(500); !ok || e.Epoch != 4 {
+		t.Fatalf("find 500 = %v %v, want epoch 4", e, ok)
+	}
+	if e, ok := f.FindEpochByOffset(499); !ok || e.Epoch != 1 {
+		t.Fatalf("find 499 = %v %v, want epoch 1", e, ok)
+	}
+	if err := f.TruncatePrefixByOffset(500); err != nil || !reflect.DeepEqual(f.Entries(), ents(4, 500)) {
+		t.Fatalf("prefix to 500: %v %v", f.Entries(), err)
+	}
+	if err := f.Append(5, 500); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.TruncateSuffixByOffset(500); err != nil || f.Len() != 0 {
+		t.Fatalf("suffix from 500: %v %v", f.Entries(), err)
 	}
 }

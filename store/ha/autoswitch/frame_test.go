@@ -361,17 +361,15 @@ func FuzzMasterDecoder(f *testing.F) {
 func FuzzPlanTruncate(f *testing.F) {
 	f.Add([]byte{1, 0, 5, 8}, []byte{1, 0, 5, 8}, int64(9), int64(20))
 	f.Add([]byte{2, 1}, []byte{1, 0, 3, 5}, int64(9), int64(20))
-	f.Add([]byte{0, 0}, []byte{1, 0}, int64(0), int64(0)) // an empty term's old master
+	f.Add([]byte{0, 0}, []byte{1, 0}, int64(0), int64(0))                               // an empty term's old master
+	f.Add([]byte{0, 0, 0, 5, 0, 0}, []byte{0, 0, 0, 5, 0, 0, 0, 3}, int64(5), int64(9)) // empty terms kept
 	f.Fuzz(func(t *testing.T, l, m []byte, localMax, masterMax int64) {
 		table := func(b []byte) []EpochEntry {
 			var out []EpochEntry
 			var epoch, start int64
 			for i := 0; i+1 < len(b) && len(out) < 50; i += 2 {
 				epoch += int64(b[i]%4) + 1
-				start += int64(b[i+1] % 8)
-				if len(out) > 0 && start == out[len(out)-1].StartOffset {
-					start++
-				}
+				start += int64(b[i+1] % 8) // 0: an empty term
 				out = append(out, EpochEntry{Epoch: int32(epoch), StartOffset: start})
 			}
 			return out
@@ -396,6 +394,14 @@ func FuzzPlanTruncate(f *testing.F) {
 		}
 		if plan.Offset < 0 || plan.Offset > localMax {
 			t.Fatalf("point %d outside the slave's log [0, %d]", plan.Offset, localMax)
+		}
+		// Where a stock slave (doTruncate) finds a point, rmq cuts there,
+		// or at its own end when that is lower.
+		ml, ll := stockInit(master), stockInit(local)
+		ml.setLastEnd(masterMax)
+		ll.setLastEnd(localMax)
+		if p := ll.consistentPoint(ml); p >= 0 && plan.Offset != min(p, localMax) {
+			t.Fatalf("point %d, stock's %d (local end %d)", plan.Offset, p, localMax)
 		}
 	})
 }

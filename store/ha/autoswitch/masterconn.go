@@ -57,6 +57,7 @@ type masterConn struct {
 	lastRead       atomic.Int64 // clock UnixNano
 	lastMasterMax  atomic.Int64 // the master's end at the last chunk sent
 	lastTransferAt atomic.Int64 // clock UnixNano of the last chunk sent
+	sent           ha.ByteRate  // bytes written (haStatus)
 
 	hs        chan struct{} // a handshake to answer
 	reqSet    chan struct{} // closed at the first report
@@ -296,7 +297,9 @@ func (c *masterConn) waitData(next int64) {
 // interval is given up.
 func (c *masterConn) write(b []byte) bool {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HousekeepingInterval))
-	if _, err := c.nc.Write(b); err != nil {
+	n, err := c.nc.Write(b)
+	c.sent.Add(c.s.cfg.Clock.Now(), n)
+	if err != nil {
 		if c.ctx.Err() == nil {
 			c.s.log.Info().Err(err).Str("slave", c.addr).Msg("autoswitch: write to the slave failed")
 		}

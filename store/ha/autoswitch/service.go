@@ -246,10 +246,12 @@ func (s *Service) SetLocalBrokerID(id int64) {
 // below the last, stops following a master, drops every connection,
 // removes the store's gate (everything written becomes visible: a new
 // master serves all it has) and waits for the dispatch, drops epoch
-// entries at or above epoch and those starting at or after the commitlog
-// end (a term that wrote nothing, or a tail a crash lost), then appends
-// (epoch, commitlog end) durably. The broker takes writes only after it
-// returns nil.
+// entries at or above epoch and those starting after the commitlog end (a
+// tail a crash lost), then appends (epoch, commitlog end) durably. An
+// entry starting at the end is kept: a term that wrote nothing, whose old
+// master, rejoining as a slave, matches on it (a stock slave finds no
+// other point when it is its only entry; see EpochEntry). The broker
+// takes writes only after it returns nil.
 func (s *Service) ChangeToMaster(epoch int32) error {
 	// RoleNone until the end: connections arriving meanwhile are refused.
 	release, err := s.switchRole(epoch, RoleNone, nil)
@@ -275,7 +277,7 @@ func (s *Service) ChangeToMaster(epoch int32) error {
 	if err := s.epochs.TruncateSuffixByEpoch(epoch); err != nil {
 		return err
 	}
-	if err := s.epochs.TruncateSuffixByOffset(end); err != nil {
+	if err := s.epochs.TruncateSuffixByOffset(end + 1); err != nil {
 		return err
 	}
 	if err := s.epochs.Append(epoch, end); err != nil {
@@ -431,22 +433,32 @@ type SlaveStat struct {
 	TransferFrom int64 // the next offset sent to it, -1 before the start
 	InSync       bool  // a member of the sync state set
 	AsyncLearner bool
+	// TransferredByteInSecond is the bytes written to it in the last
+	// whole second (the connection's FlowMonitor, headers included).
+	TransferredByteInSecond int64
 }
 
 // ServiceStats is what haStatus shows.
 type ServiceStats struct {
-	Role            Role
-	MaxOffset       int64
-	ConfirmOffset   int64
-	SyncStateSet    []int64
-	SyncStateEpoch  int32
-	Slaves          []SlaveStat // by address; master only
-	MasterAddr      string      // slave only
-	Connected       bool        // slave only
-	ReportedOffset  int64       // slave only
-	SlaveSessions   int64       // slave only: connections made
-	LastEpoch       int32
-	EpochEntryCount int
+	Role           Role
+	MaxOffset      int64
+	ConfirmOffset  int64
+	SyncStateSet   []int64
+	SyncStateEpoch int32
+	Slaves         []SlaveStat // by address; master only
+	MasterAddr     string      // slave only
+	Connected      bool        // slave only
+	ReportedOffset int64       // slave only
+	SlaveSessions  int64       // slave only: connections made
+	// Slave only, HAClientRuntimeInfo's figures (AutoSwitchHAService
+	// .getRuntimeInfo, :379-392): the clock Unix ms of the last read from
+	// and write to the master (0 for the read between sessions) and the
+	// bytes read from it in the last whole second.
+	LastReadTimestamp       int64
+	LastWriteTimestamp      int64
+	TransferredByteInSecond int64
+	LastEpoch               int32
+	EpochEntryCount         int
 }
 
 // Stats reads the service's state.
@@ -455,18 +467,22 @@ func (s *Service) Stats() ServiceStats {
 	st := ServiceStats{Role: s.role, MaxOffset: s.st.MaxPhyOffset(), ConfirmOffset: s.confirmLocked(),
 		SyncStateSet: slices.Clone(s.set), SyncStateEpoch: s.setEpoch, MasterAddr: s.masterAddr}
 	eff := s.effectiveSetLocked()
+	now := s.cfg.Clock.Now()
 	for c := range s.conns {
 		id := int64(-1)
 		if c.handshook {
 			id = c.slaveID
 		}
 		st.Slaves = append(st.Slaves, SlaveStat{Addr: c.addr, BrokerID: id, AckOffset: c.ack.Load(),
-			TransferFrom: c.from.Load(), InSync: c.handshook && slices.Contains(eff, c.slaveID), AsyncLearner: c.asyncLearner})
+			TransferFrom: c.from.Load(), InSync: c.handshook && slices.Contains(eff, c.slaveID), AsyncLearner: c.asyncLearner,
+			TransferredByteInSecond: c.sent.PerSecond(now)})
 	}
 	cl := s.client
 	s.mu.Unlock()
 	if cl != nil {
 		st.Connected, st.ReportedOffset, st.SlaveSessions = cl.connected.Load(), cl.reported.Load(), cl.sessions.Load()
+		st.LastReadTimestamp, st.LastWriteTimestamp = cl.readAt.Load(), cl.wroteAt.Load()
+		st.TransferredByteInSecond = cl.read.PerSecond(s.cfg.Clock.Now())
 	}
 	slices.SortFunc(st.Slaves, func(a, b SlaveStat) int {
 		if a.Addr < b.Addr {

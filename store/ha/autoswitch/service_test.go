@@ -680,3 +680,50 @@ func TestOldMasterOfEmptyTermRejoins(t *testing.T) {
 	want := []EpochEntry{{Epoch: 2, StartOffset: 0}}
 	testutil.WaitFor(t, testWait, func() bool { return slices.Equal(entriesOf(a2.Epochs()), want) }, "the old master's epochs")
 }
+
+// haStatus on a controller-mode slave (AutoSwitchHAService.getRuntimeInfo,
+// :379-392): the HA client's last read and write times on the injected
+// clock (the read 0 once the session ended, as closeMaster leaves it),
+// the bytes read from the master in the last whole second, and on the
+// master each connection's bytes written in the last whole second.
+func TestSlaveRuntimeInfo(t *testing.T) {
+	clk := manualClock()
+	withClock := func(c *Config) { c.Clock = clk }
+	mst, sst := newFakeStore(1<<20), newFakeStore(1<<20)
+	m := node(t, mst, t.TempDir(), withClock)
+	if err := m.ChangeToMaster(1); err != nil {
+		t.Fatal(err)
+	}
+	mst.put(randBytes(3000, 51))
+	s := node(t, sst, t.TempDir(), func(c *Config) { c.Clock, c.LocalBrokerID = clk, 2 })
+	clk.Advance(time.Second) // the session, its reads and writes happen in this second
+	at := clk.Now().UnixMilli()
+	if err := s.ChangeToSlave(m.Addr().String(), 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, mst, sst)
+	testutil.WaitFor(t, testWait, func() bool { return s.Stats().LastWriteTimestamp == at }, "the report of the end")
+	st := s.Stats()
+	if st.LastReadTimestamp != at || st.TransferredByteInSecond != 0 {
+		t.Fatalf("slave read at %d (want %d), %d B/s in the second before (want 0)", st.LastReadTimestamp, at, st.TransferredByteInSecond)
+	}
+
+	clk.Advance(time.Second)
+	// The previous second's bytes: the handshake table and every chunk
+	// with its header (a heartbeat read now counts in the new second).
+	if got := s.Stats().TransferredByteInSecond; got < 3000+MasterHandshakeHeaderSize+TransferHeaderSize {
+		t.Errorf("slave read %d B in the last second, want the 3000 B and headers", got)
+	}
+	if sl := m.Stats().Slaves; len(sl) != 1 || sl[0].TransferredByteInSecond < 3000+TransferHeaderSize {
+		t.Errorf("master's connection stats %+v, want the 3000 B and headers written", sl)
+	}
+	if st := s.Stats(); st.LastReadTimestamp < at || st.LastWriteTimestamp < at {
+		t.Errorf("times went back: %+v", st)
+	}
+
+	m.Close()
+	testutil.WaitFor(t, testWait, func() bool { st := s.Stats(); return !st.Connected && st.LastReadTimestamp == 0 }, "the session to end")
+	if st := s.Stats(); st.LastWriteTimestamp < at {
+		t.Errorf("last write %d after the session, want at least %d", st.LastWriteTimestamp, at)
+	}
+}

@@ -29,12 +29,24 @@ type slaveClient struct {
 	connected atomic.Bool
 	reported  atomic.Int64
 	sessions  atomic.Int64
-	lastRead  atomic.Int64 // clock UnixNano
+	lastRead  atomic.Int64 // clock UnixNano; the housekeeping's
+	// readAt and wroteAt are AutoSwitchHAClient's lastReadTimestamp and
+	// lastWriteTimestamp (haStatus), clock Unix ms: both set when the
+	// client is made (init, :149-171), readAt on connecting (connectMaster)
+	// and on every read, 0 once a session ends (closeMaster), wroteAt on
+	// every write (the handshake and reports). read is its FlowMonitor:
+	// every byte read from the master, headers included.
+	readAt  atomic.Int64
+	wroteAt atomic.Int64
+	read    ha.ByteRate
 }
 
 func newSlaveClient(s *Service) *slaveClient {
 	c := &slaveClient{s: s}
 	c.follow = ha.NewFollower(s.cfg.Clock, s.cfg.ReconnectDelay, s.log, c.session)
+	now := s.cfg.Clock.Now().UnixMilli()
+	c.readAt.Store(now)
+	c.wroteAt.Store(now)
 	return c
 }
 
@@ -57,7 +69,9 @@ func (c *slaveClient) session(addr string) error {
 		return nil
 	}
 	c.sessions.Add(1)
-	c.lastRead.Store(s.cfg.Clock.Now().UnixNano())
+	now := s.cfg.Clock.Now()
+	c.lastRead.Store(now.UnixNano())
+	c.readAt.Store(now.UnixMilli())
 	done := make(chan struct{})
 	var hb sync.WaitGroup
 	defer func() {
@@ -65,6 +79,7 @@ func (c *slaveClient) session(addr string) error {
 		nc.Close()
 		hb.Wait()
 		c.connected.Store(false)
+		c.readAt.Store(0)
 		c.follow.Detach()
 	}()
 
@@ -88,7 +103,10 @@ func (c *slaveClient) session(addr string) error {
 	for {
 		n, rerr := nc.Read(buf)
 		if n > 0 {
-			c.lastRead.Store(s.cfg.Clock.Now().UnixNano())
+			now := s.cfg.Clock.Now()
+			c.lastRead.Store(now.UnixNano())
+			c.readAt.Store(now.UnixMilli())
+			c.read.Add(now, n)
 			var ferr error
 			frames, ferr = d.Feed(frames[:0], buf[:n])
 			for i := range frames {
@@ -241,6 +259,7 @@ func (c *slaveClient) report(nc net.Conn, off int64) error {
 		return err
 	}
 	c.reported.Store(off)
+	c.wroteAt.Store(c.s.cfg.Clock.Now().UnixMilli())
 	return nil
 }
 
@@ -249,6 +268,9 @@ func (c *slaveClient) write(nc net.Conn, b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	_ = nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HousekeepingInterval))
-	_, err := nc.Write(b)
-	return err
+	if _, err := nc.Write(b); err != nil {
+		return err
+	}
+	c.wroteAt.Store(c.s.cfg.Clock.Now().UnixMilli())
+	return nil
 }

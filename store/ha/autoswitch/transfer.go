@@ -67,10 +67,19 @@ func (c *TransferCursor) enter(t *EpochFile, e EpochEntry) {
 // epoch that ends exactly at a chunk's end gives an empty chunk next. ok
 // is false when the epoch table has no next epoch (:600-605); the cursor
 // is then unchanged.
+//
+// An empty term (an entry the next one starts at, see EpochEntry) is
+// stepped over: its epoch holds no byte, and a stock slave that recorded
+// it from one chunk would refuse the next epoch at the same start
+// (appendEntry), leaving the bytes after it under the wrong epoch. Stock
+// has no such entry to step over (its append refuses it).
 func (c *TransferCursor) Chunk(t *EpochFile, available int32, confirmOffset int64) (TransferHeader, bool) {
 	size := available
 	if c.EpochEnd != -1 && c.Next+int64(size) > c.EpochEnd {
 		next, ok := t.NextEntry(c.Epoch)
+		for ok && next.EndOffset == next.StartOffset && next.Epoch != t.LastEpoch() {
+			next, ok = t.NextEntry(next.Epoch)
+		}
 		if !ok {
 			return TransferHeader{}, false
 		}

@@ -114,3 +114,40 @@ func TestChunksNeverCrossEpochs(t *testing.T) {
 		t.Fatalf("slave at %d with %v, master %v", slaveMax, slave.Entries(), master.Entries())
 	}
 }
+
+// Empty terms (an entry the next one starts at) hold no byte: the cursor
+// never starts in one and steps over one between two epochs, so no chunk
+// or heartbeat names it; the last entry is never stepped over.
+func TestCursorStepsOverEmptyTerms(t *testing.T) {
+	master, err := NewEpochTable(ents(1, 0, 2, 500, 3, 500, 4, 500, 5, 900))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := NewTransferCursor(master, 500)
+	if !ok || c != (TransferCursor{Next: 500, Epoch: 4, EpochEnd: 900}) {
+		t.Fatalf("cursor at 500: %+v %v", c, ok)
+	}
+	c, _ = NewTransferCursor(master, 400)
+	var got []TransferHeader
+	for _, avail := range []int32{200, 400, 50} {
+		h, ok := c.Chunk(master, avail, 0)
+		if !ok {
+			t.Fatalf("chunk of %d refused", avail)
+		}
+		got = append(got, h)
+	}
+	want := []TransferHeader{
+		{BodySize: 100, Offset: 400, Epoch: 4, EpochStartOffset: 500},
+		{BodySize: 400, Offset: 500, Epoch: 4, EpochStartOffset: 500},
+		{BodySize: 0, Offset: 900, Epoch: 5, EpochStartOffset: 900},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("headers\n%+v\nwant\n%+v", got, want)
+	}
+	// An empty last term (a master elected at its start) is entered.
+	last, _ := NewEpochTable(ents(1, 0, 2, 500, 3, 500))
+	c, _ = NewTransferCursor(last, 450)
+	if h, ok := c.Chunk(last, 100, 0); !ok || h != (TransferHeader{BodySize: 50, Offset: 450, Epoch: 3, EpochStartOffset: 500}) {
+		t.Fatalf("into the last epoch: %+v %v", h, ok)
+	}
+}

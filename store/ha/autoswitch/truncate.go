@@ -54,27 +54,24 @@ func PlanTruncate(local []EpochEntry, localMaxOffset int64, master MasterHandsha
 		// Empty terms. An entry that covers no bytes (its start is at or
 		// above the next entry's start, or the store's end for the last)
 		// asserts nothing about the log, so it cannot disagree with the
-		// master: ignoring such entries on both sides, a slave whose
-		// table holds only empty entries has nothing to check or cut,
-		// like the new replica above. That is the old master of a term
-		// killed before any message: its table is [{e,s}] at end s,
-		// while the new master's ChangeToMaster dropped {e,s} (an empty
-		// last term) before appending its own epoch at s, so stock finds
-		// no common entry and the slave retries forever. It keeps its
-		// log (cut at its end: nothing) and drops the empty entries
-		// (TruncateSuffixByOffset), so the master's epochs append after.
+		// master: a slave whose table holds only empty entries has
+		// nothing to check or cut, like the new replica above. That is
+		// the old master of a term killed before any message (its table
+		// [{e,s}] at end s) facing a master whose table lacks {e,s}: a
+		// master that never followed it long enough to hear its epoch,
+		// or an rmq master before it kept empty terms (ChangeToMaster).
+		// Stock finds no common entry and the slave retries forever; rmq
+		// keeps its log (cut at its end: nothing) and drops the empty
+		// entries (TruncateSuffixByOffset), so the master's epochs
+		// append after.
 		//
-		// Ignoring empty entries moves no other point: a table's starts
-		// strictly increase, so only its last entry can be empty; when
-		// it matches, the point is already at most its start (min with
-		// the store's end), the end of the entry before it. An empty
-		// entry on the master's side likewise bounds a match at its
-		// start. So the rule only turns "no point" into "keep all" for
-		// a log with no epoch-claimed bytes, and a slave with bytes of
-		// an epoch the master lacks still fails as in stock. With a Java
-		// peer: this runs only on rmq slaves and changes no byte on the
-		// wire; a stock slave against an rmq master runs its own
-		// doTruncate (see the report in the commit log).
+		// The rule only turns "no point" into "keep all" for a log no
+		// entry claims a byte of: where stock finds a point it is used,
+		// and a slave with bytes of an epoch the master lacks still
+		// fails as in stock. It runs only on rmq slaves and changes no
+		// byte on the wire; a stock slave gets the same match from an
+		// rmq master's table as from a stock master's, since both keep
+		// the empty entry.
 		point = localMaxOffset
 	}
 	if point < 0 {
@@ -83,8 +80,8 @@ func PlanTruncate(local []EpochEntry, localMaxOffset int64, master MasterHandsha
 	return TruncatePlan{Truncate: true, Offset: point}, nil
 }
 
-// claimsBytes reports whether some entry of a table (strictly increasing
-// starts) covers bytes of a log ending at end: the first entry starts
+// claimsBytes reports whether some entry of a table (start offsets never
+// decreasing) covers bytes of a log ending at end: the first entry starts
 // below end (each entry ends at the next one's start, the last at end).
 func claimsBytes(entries []EpochEntry, end int64) bool {
 	return len(entries) > 0 && entries[0].StartOffset < end
