@@ -223,6 +223,12 @@ func (c *masterConn) writeLoop() {
 			cur, placed = NewTransferCursor(s.epochs, start)
 		}
 		confirm := s.ConfirmOffset()
+		if confirm < 0 {
+			// The service left the master role (it closes the connections
+			// once its lock is released): nothing more goes out, least of
+			// all a confirm offset of -1, which no slave may take as one.
+			return
+		}
 		sent := false
 		if placed {
 			n, _ := s.st.ReadCommitLog(cur.Next, buf[TransferHeaderSize:])
