@@ -176,9 +176,15 @@ type fakeHA struct {
 	ev        *events
 	lastEpoch int32
 	refuse    bool
+	// hold, when set, is called at the start of ChangeToMaster (a switch
+	// that takes its time: truncation, the dispatch wait).
+	hold func()
 }
 
 func (h *fakeHA) ChangeToMaster(epoch int32) error {
+	if h.hold != nil {
+		h.hold()
+	}
 	if h.refuse {
 		return errors.New("refused")
 	}
@@ -202,6 +208,8 @@ func (h *fakeHA) EpochEntries() []remoting.EpochEntry {
 type fakeBroker struct {
 	ev *events
 	id int64
+	// onFenced, when set, is called by SetFenced before it records.
+	onFenced func(bool)
 }
 
 func (b *fakeBroker) MaxPhyOffset() int64 { return 200 }
@@ -213,7 +221,12 @@ func (b *fakeBroker) BecomeSlave(id int64, addr string, epoch int32) {
 	b.id = id
 	b.ev.add("br.slave %d %s %d", id, addr, epoch)
 }
-func (b *fakeBroker) SetFenced(f bool)     { b.ev.add("br.fenced %v", f) }
+func (b *fakeBroker) SetFenced(f bool) {
+	if b.onFenced != nil {
+		b.onFenced(f)
+	}
+	b.ev.add("br.fenced %v", f)
+}
 func (b *fakeBroker) RegisterNameServers() { b.ev.add("br.register") }
 func (b *fakeBroker) BrokerID() int64      { return b.id }
 
