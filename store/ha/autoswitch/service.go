@@ -660,7 +660,22 @@ func (s *Service) checkLoop() {
 			t.Stop()
 			return
 		}
+		s.TruncateEpochPrefix()
 		s.CheckSyncStateSet()
+	}
+}
+
+// TruncateEpochPrefix drops the epochs whose bytes the commitlog no longer
+// holds (truncateEpochFilePrefix(minPhyOffset - 1), which stock's commitlog
+// cleanup calls in controller mode); it runs every
+// CheckSyncStateSetInterval, in every role, and writes the file only when
+// an entry goes. Without it the table grows by one entry per election for
+// good, and a master past MaxHandshakeEntries answers no handshake.
+func (s *Service) TruncateEpochPrefix() {
+	if min := s.st.MinPhyOffset(); min > 0 {
+		if err := s.epochs.TruncatePrefixByOffset(min - 1); err != nil {
+			s.log.Warn().Err(err).Int64("minPhyOffset", min).Msg("autoswitch: dropping the epochs before the commitlog start failed; retried")
+		}
 	}
 }
 
