@@ -14,11 +14,7 @@ import (
 // (10 s) takes the new master for dead and elects again.
 func TestHeartbeatsGoOnDuringARoleSwitch(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
-	if !a.startup(t) || !b.startup(t) {
-		t.Fatal("startup")
-	}
+	_, b := startedPair(t, ctl)
 	entered, release := make(chan struct{}), make(chan struct{})
 	b.ha.hold = func() { close(entered); <-release }
 	id, e := int64(2), int32(2)
@@ -63,10 +59,7 @@ func TestHeartbeatsGoOnDuringARoleSwitch(t *testing.T) {
 // a time: a role change that arrives while SetFenced runs waits for it.
 func TestUnfenceAndRoleChangeDoNotInterleave(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	if !a.startup(t) {
-		t.Fatal("a startup")
-	}
+	started(t, ctl, "10.0.0.1:10911")
 	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
 	changed := make(chan struct{})
 	b.br.onFenced = func(f bool) {
