@@ -197,13 +197,12 @@ func NewService(st Store, epochs *EpochFile, cfg Config) *Service {
 
 // Start listens on the HA port and runs the housekeeping goroutines.
 func (s *Service) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
+	ln, err := ha.Listen(s.cfg.ListenAddr, &s.wg, s.closed.Load, s.log, s.take)
 	if err != nil {
 		return err
 	}
 	s.ln = ln
-	s.wg.Add(3)
-	go s.accept()
+	s.wg.Add(2)
 	go s.checkLoop()
 	go s.notifyLoop()
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("autoswitch: HA port listening")
