@@ -83,6 +83,40 @@ func TestSlaveNegativeConfirmKeepsTheGate(t *testing.T) {
 	}
 }
 
+// masterStream reads what a master sends on a connection.
+type masterStream struct {
+	t      *testing.T
+	nc     net.Conn
+	d      MasterDecoder
+	frames []MasterFrame
+	buf    []byte
+}
+
+func readMaster(t *testing.T, nc net.Conn) *masterStream {
+	return &masterStream{t: t, nc: nc, buf: make([]byte, 8192)}
+}
+
+// next returns the next frame (its body copied), or false once the master
+// closed the connection; the connection's deadline passing fails the test.
+func (r *masterStream) next() (MasterFrame, bool) {
+	for len(r.frames) == 0 {
+		n, err := r.nc.Read(r.buf)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				r.t.Fatal("the master neither sent nor closed")
+			}
+			return MasterFrame{}, false
+		}
+		if r.frames, err = r.d.Feed(r.frames, r.buf[:n]); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	f := r.frames[0]
+	f.Body = append([]byte(nil), f.Body...)
+	r.frames = r.frames[1:]
+	return f, true
+}
+
 // A master's writer that finds the service no longer master (the role is
 // left under the service's lock, the connections are closed after it)
 // sends nothing more: before, the chunk it was building carried the
@@ -101,27 +135,7 @@ func TestMasterSendsNoConfirmOfNoRole(t *testing.T) {
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(testWait))
 	nc.Write(AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 2}))
-	var d MasterDecoder
-	var frames []MasterFrame
-	buf := make([]byte, 8192)
-	// next returns the next frame, or false once the master closed.
-	next := func() (MasterFrame, bool) {
-		for len(frames) == 0 {
-			n, err := nc.Read(buf)
-			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					t.Fatal("the master neither sent nor closed")
-				}
-				return MasterFrame{}, false
-			}
-			if frames, err = d.Feed(frames, buf[:n]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f := frames[0]
-		frames = frames[1:]
-		return f, true
-	}
+	next := readMaster(t, nc).next
 	if f, ok := next(); !ok || f.State != StateHandshake {
 		t.Fatalf("handshake %+v %v", f, ok)
 	}
