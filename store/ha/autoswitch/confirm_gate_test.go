@@ -162,3 +162,35 @@ func TestMasterSendsNoConfirmOfNoRole(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSlaveConfirmGate: whatever confirm offsets and bodies a master's
+// transfer headers carry, once the session took a chunk the slave's gate
+// stays within [0, its end]: never "no gate", never past what it holds.
+func FuzzSlaveConfirmGate(f *testing.F) {
+	f.Add(int64(-1), uint8(10), int64(155))
+	f.Add(int64(1<<62), uint8(0), int64(-9))
+	f.Add(int64(120), uint8(3), int64(0))
+	f.Fuzz(func(t *testing.T, confirm1 int64, n uint8, confirm2 int64) {
+		_, st, ss := slaveOverPipe(t, 100)
+		hs, _ := AppendMasterHandshake(nil, MasterHandshake{MaxOffset: 150, LastEpoch: 1, Entries: []EpochEntry{{Epoch: 1, StartOffset: 0}}})
+		stream, _ := AppendTransferHeader(hs, TransferHeader{BodySize: int32(n), Offset: 150, Epoch: 1, ConfirmOffset: confirm1})
+		stream = append(stream, randBytes(int(n), int64(n))...)
+		stream, _ = AppendTransferHeader(stream, TransferHeader{Offset: 150 + int64(n), Epoch: 1, ConfirmOffset: confirm2})
+		var d MasterDecoder
+		frames, err := d.Feed(nil, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range frames {
+			if err := ss.onFrame(&frames[i]); err != nil {
+				t.Fatalf("frame %d: %v", i, err)
+			}
+			if frames[i].State != StateTransfer {
+				continue
+			}
+			if g, end := st.gateValue(), st.MaxPhyOffset(); g < 0 || g > end {
+				t.Fatalf("gate %d outside [0, %d] after confirm %d", g, end, frames[i].Transfer.ConfirmOffset)
+			}
+		}
+	})
+}
