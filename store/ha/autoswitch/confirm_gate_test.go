@@ -34,8 +34,9 @@ func slaveOverPipe(t *testing.T, gate int64) (*Service, *fakeStore, *slaveSessio
 	return s, st, &slaveSession{c: newSlaveClient(s), nc: a, epoch: -1}
 }
 
-// feedSession decodes whole frames and hands them to the session.
-func feedSession(t *testing.T, ss *slaveSession, stream []byte) {
+// feedSession decodes whole frames and hands them to the session, then
+// to after (when not nil).
+func feedSession(t *testing.T, ss *slaveSession, stream []byte, after func(*MasterFrame)) {
 	t.Helper()
 	var d MasterDecoder
 	frames, err := d.Feed(nil, stream)
@@ -45,6 +46,9 @@ func feedSession(t *testing.T, ss *slaveSession, stream []byte) {
 	for i := range frames {
 		if err := ss.onFrame(&frames[i]); err != nil {
 			t.Fatalf("frame %d: %v", i, err)
+		}
+		if after != nil {
+			after(&frames[i])
 		}
 	}
 }
@@ -65,7 +69,7 @@ func TestSlaveNegativeConfirmKeepsTheGate(t *testing.T) {
 	}
 	stream, _ := AppendTransferHeader(hs, TransferHeader{BodySize: 10, Offset: 150, Epoch: 1, EpochStartOffset: 0, ConfirmOffset: -1})
 	stream = append(stream, randBytes(10, 2)...)
-	feedSession(t, ss, stream)
+	feedSession(t, ss, stream, nil)
 	if st.MaxPhyOffset() != 160 {
 		t.Fatalf("slave end %d, want 160", st.MaxPhyOffset())
 	}
@@ -77,7 +81,7 @@ func TestSlaveNegativeConfirmKeepsTheGate(t *testing.T) {
 	}
 	// A later valid confirm raises it again.
 	more, _ := AppendTransferHeader(nil, TransferHeader{BodySize: 0, Offset: 160, Epoch: 1, EpochStartOffset: 0, ConfirmOffset: 155})
-	feedSession(t, ss, more)
+	feedSession(t, ss, more, nil)
 	if g := st.gateValue(); g != 155 {
 		t.Fatalf("gate %d after confirm 155, want 155", g)
 	}
@@ -176,21 +180,13 @@ func FuzzSlaveConfirmGate(f *testing.F) {
 		stream, _ := AppendTransferHeader(hs, TransferHeader{BodySize: int32(n), Offset: 150, Epoch: 1, ConfirmOffset: confirm1})
 		stream = append(stream, randBytes(int(n), int64(n))...)
 		stream, _ = AppendTransferHeader(stream, TransferHeader{Offset: 150 + int64(n), Epoch: 1, ConfirmOffset: confirm2})
-		var d MasterDecoder
-		frames, err := d.Feed(nil, stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range frames {
-			if err := ss.onFrame(&frames[i]); err != nil {
-				t.Fatalf("frame %d: %v", i, err)
-			}
-			if frames[i].State != StateTransfer {
-				continue
+		feedSession(t, ss, stream, func(f *MasterFrame) {
+			if f.State != StateTransfer {
+				return
 			}
 			if g, end := st.gateValue(), st.MaxPhyOffset(); g < 0 || g > end {
-				t.Fatalf("gate %d outside [0, %d] after confirm %d", g, end, frames[i].Transfer.ConfirmOffset)
+				t.Fatalf("gate %d outside [0, %d] after confirm %d", g, end, f.Transfer.ConfirmOffset)
 			}
-		}
+		})
 	})
 }
