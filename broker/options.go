@@ -594,6 +594,11 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.HAConfig.validate()...)
 	errs = append(errs, o.ActingMasterConfig.validate()...)
+	if o.EnableControllerMode && o.BrokerHeartbeatInterval <= 0 {
+		// The replicas manager heartbeats the controllers at this period:
+		// zero or less would send them back to back.
+		errs = append(errs, fmt.Errorf("brokerHeartbeatInterval %d must be > 0 with enableControllerMode", o.BrokerHeartbeatInterval))
+	}
 	errs = append(errs, o.Keys.Validate(o.EnableDLegerCommitLog)...)
 	if strings.Contains(o.StorePathCommitLog, ",") {
 		errs = append(errs, fmt.Errorf("storePathCommitLog %q: rmq's store has one commitlog directory (stock's multi-path form is not supported)", o.StorePathCommitLog))

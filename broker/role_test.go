@@ -281,3 +281,23 @@ func TestSlaveReadEnableChangesLive(t *testing.T) {
 		t.Fatalf("after the update: out-of-range code %d next %s", r.Code, r.ExtFields["nextBeginOffset"])
 	}
 }
+
+// In controller mode brokerHeartbeatInterval is the replicas manager's
+// heartbeat period to the controllers: zero or less would make that loop
+// send heartbeats back to back (a timer of no time fires at once), so it
+// is refused as acting-master mode refuses it.
+func TestControllerModeNeedsPositiveHeartbeatInterval(t *testing.T) {
+	for _, ms := range []int{0, -1, 1000} {
+		o := DefaultOptions()
+		o.BrokerRole, o.BrokerID = RoleSlave, -1
+		o.EnableControllerMode, o.ControllerAddr = true, "127.0.0.1:9878"
+		o.BrokerHeartbeatInterval = ms
+		err := o.Validate()
+		if (err == nil) != (ms > 0) {
+			t.Fatalf("brokerHeartbeatInterval %d: Validate = %v", ms, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "brokerHeartbeatInterval") {
+			t.Fatalf("brokerHeartbeatInterval %d: error does not name the key: %v", ms, err)
+		}
+	}
+}

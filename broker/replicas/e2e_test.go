@@ -96,19 +96,10 @@ func startMemberHA(t *testing.T, ctlAddr, nsAddr, dir string, port int, stub boo
 	t.Helper()
 	m := &member{ha: &stubHA{}}
 	m.opts = testbroker.Options(t, func(o *broker.Options) {
-		o.BrokerName, o.BrokerClusterName = "bs", "c"
-		o.BrokerRole, o.BrokerID = broker.RoleSlave, -1
-		o.EnableControllerMode, o.ControllerAddr = true, ctlAddr
-		o.NamesrvAddr = nsAddr
-		o.BrokerHeartbeatInterval = 200
-		o.SyncBrokerMetadataPeriod, o.CheckSyncStateSetPeriod, o.SyncControllerMetadataPeriod = 300, 300, 1000
-		o.ControllerHeartBeatTimeoutMills = 1500
+		testbroker.ControllerMember(o, ctlAddr, nsAddr)
 		if dir != "" {
 			o.StorePathRootDir, o.ListenPort = dir, port
 		}
-		o.HaSendHeartbeatInterval, o.HaHousekeepingInterval = 200, 3000
-		o.HaMaxTimeSlaveNotCatchup = 3000
-		o.AllAckInSyncStateSet = true
 		if !stub {
 			return
 		}
@@ -131,6 +122,36 @@ func role(m *member) replicas.Role {
 	return r
 }
 
+// members is a broker set; a stopped member's place is nil.
+type members []*member
+
+// split returns the live master (nil when none) and the live slaves.
+func (ms members) split() (master *member, slaves []*member) {
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		if role(m).Master {
+			master = m
+		} else {
+			slaves = append(slaves, m)
+		}
+	}
+	return master, slaves
+}
+
+// stop stops m, leaves its place empty, and returns its store directory
+// and port for a restart.
+func (ms members) stop(m *member) (dir string, port int) {
+	m.b.Stop()
+	for i := range ms {
+		if ms[i] == m {
+			ms[i] = nil
+		}
+	}
+	return m.opts.StorePathRootDir, m.opts.ListenPort
+}
+
 // Three rmq brokers of one broker set under an rmq controller: one master,
 // two slaves; the sync state set the master proposes is accepted; sends go
 // to the master only; the master stops, a slave becomes master in a higher
@@ -138,25 +159,11 @@ func role(m *member) replicas.Role {
 func TestThreeBrokersUnderTheRmqController(t *testing.T) {
 	ctl := startController(t)
 	ns := testbroker.StartNamesrv(t)
-	var ms []*member
+	var ms members
 	for range 3 {
 		ms = append(ms, startMember(t, ctl.Addr(), ns.Addr(), "", 0))
 	}
-	masterOf := func() (*member, []*member) {
-		var master *member
-		var slaves []*member
-		for _, m := range ms {
-			if m == nil {
-				continue
-			}
-			if role(m).Master {
-				master = m
-			} else {
-				slaves = append(slaves, m)
-			}
-		}
-		return master, slaves
-	}
+	masterOf := ms.split
 	testutil.WaitFor(t, 20*time.Second, func() bool {
 		master, slaves := masterOf()
 		if master == nil || len(slaves) != 2 {
@@ -213,13 +220,7 @@ func TestThreeBrokersUnderTheRmqController(t *testing.T) {
 
 	// The master goes: a slave takes over in a higher epoch.
 	start := time.Now()
-	dir, port := master.opts.StorePathRootDir, master.opts.ListenPort
-	master.b.Stop()
-	for i, m := range ms {
-		if m == master {
-			ms[i] = nil
-		}
-	}
+	dir, port := ms.stop(master)
 	testutil.WaitFor(t, 20*time.Second, func() bool {
 		m, _ := masterOf()
 		return m != nil && role(m).MasterEpoch > epoch1
@@ -251,23 +252,11 @@ func TestThreeBrokersUnderTheRmqController(t *testing.T) {
 func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
 	ctl := startController(t)
 	ns := testbroker.StartNamesrv(t)
-	var ms []*member
+	var ms members
 	for range 3 {
 		ms = append(ms, startMemberHA(t, ctl.Addr(), ns.Addr(), "", 0, false))
 	}
-	live := func() (master *member, slaves []*member) {
-		for _, m := range ms {
-			if m == nil {
-				continue
-			}
-			if role(m).Master {
-				master = m
-			} else {
-				slaves = append(slaves, m)
-			}
-		}
-		return master, slaves
-	}
+	live := ms.split
 	testutil.WaitFor(t, 30*time.Second, func() bool {
 		m, s := live()
 		return m != nil && len(s) == 2 && len(role(m).SyncStateSet) == 3
@@ -308,13 +297,7 @@ func TestThreeBrokersReplicateAndFailOver(t *testing.T) {
 	}, "the slaves to hold every acknowledged message")
 
 	start := time.Now()
-	dir, port := master.opts.StorePathRootDir, master.opts.ListenPort
-	master.b.Stop()
-	for i, m := range ms {
-		if m == master {
-			ms[i] = nil
-		}
-	}
+	dir, port := ms.stop(master)
 	testutil.WaitFor(t, 30*time.Second, func() bool {
 		m, _ := live()
 		return m != nil && role(m).MasterEpoch > epoch1

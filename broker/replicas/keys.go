@@ -2,6 +2,7 @@ package replicas
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,10 @@ func (k *Keys) Validate(dledger bool) []error {
 		if v.ms <= 0 {
 			errs = append(errs, fmt.Errorf("%s %d must be positive (ms)", v.key, v.ms))
 		}
+	}
+	if k.BrokerElectionPriority < math.MinInt32 || k.BrokerElectionPriority > math.MaxInt32 {
+		// A Java int, carried as one in every heartbeat: wider would wrap.
+		errs = append(errs, fmt.Errorf("brokerElectionPriority %d is not a 32-bit int", k.BrokerElectionPriority))
 	}
 	if k.MinInSyncReplicas < 1 || k.InSyncReplicas < 1 {
 		errs = append(errs, fmt.Errorf("minInSyncReplicas %d and inSyncReplicas %d must be at least 1", k.MinInSyncReplicas, k.InSyncReplicas))

@@ -58,6 +58,8 @@ type Broker interface {
 	BecomeSlave(brokerID int64, masterAddr string, epoch int32)
 	// SetFenced holds name-server registration and writes while the
 	// broker has no role yet (stock setIsolated and the store's fence).
+	// The manager calls it, BecomeMaster and BecomeSlave one at a time
+	// (under its lock): none of them may call back into the manager.
 	SetFenced(fenced bool)
 	// RegisterNameServers re-registers soon, off the caller's goroutine
 	// (registerBrokerWhenRoleChange).
@@ -134,7 +136,11 @@ const (
 // task, or from NOTIFY_BROKER_ROLE_CHANGED on a request goroutine) hold mu
 // as stock holds the manager's monitor; mu is never held across a remote
 // call: the 1001 report and the name-server registration a role change
-// asks for run later on their own goroutines.
+// asks for run later on their own goroutines. A role change does hold mu
+// across the HA service's switch (truncation, the dispatch wait), so what
+// the heartbeats read is not under mu: the controller id is an atomic and
+// the controller addresses have their own lock (netMu), as stock's
+// heartbeat task reads volatile fields and never waits for the monitor.
 type Manager struct {
 	cfg   Config
 	tr    Transport
@@ -146,9 +152,10 @@ type Manager struct {
 
 	mu           sync.Mutex
 	state        State
-	reg          regState // run's goroutine only
-	ident        Identity // the identity file read last (run's goroutine)
-	controllerID int64    // 0 until known (ids start at 1)
+	reg          regState     // run's goroutine only
+	ident        Identity     // the identity file read last (run's goroutine)
+	controllerID atomic.Int64 // 0 until known (ids start at 1); set under mu
+	netMu        sync.Mutex   // guards addrs and leader (never held with mu taken after it)
 	addrs        []string
 	leader       string
 	masterID     int64 // 0 when no master is known
@@ -213,7 +220,7 @@ func (m *Manager) Close() {
 // again every checkSyncStateSetPeriod until the controller took it.
 func (m *Manager) OnSyncStateSetChange(proposed []int64) {
 	m.mu.Lock()
-	m.proposed = remoting.SortedIDs(append(slices.Clone(proposed), m.controllerID))
+	m.proposed = remoting.SortedIDs(append(slices.Clone(proposed), m.controllerID.Load()))
 	m.mu.Unlock()
 	m.kickReport()
 }
@@ -334,8 +341,14 @@ func (m *Manager) startBasic() bool {
 			return false
 		}
 		m.setState(StateRunning)
+		// Under mu, as every BecomeMaster and BecomeSlave: the broker
+		// sets its store's role from its fence and its role, and a role
+		// change interleaved with the unfencing could leave a slave's
+		// store taking puts or a master's refusing them.
+		m.mu.Lock()
 		m.fenced.Store(false)
 		m.br.SetFenced(false)
+		m.mu.Unlock()
 		m.br.RegisterNameServers()
 	}
 	return m.State() == StateRunning
@@ -358,11 +371,7 @@ func (m *Manager) State() State {
 }
 
 // ControllerID is the id the controller gave this broker (0 before).
-func (m *Manager) ControllerID() int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.controllerID
-}
+func (m *Manager) ControllerID() int64 { return m.controllerID.Load() }
 
 // Role is what the manager knows of the broker set.
 type Role struct {
@@ -378,10 +387,11 @@ type Role struct {
 
 // Role returns the role state now.
 func (m *Manager) Role() Role {
+	leader := m.leaderAddr()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Role{Master: m.master, MasterID: m.masterID, MasterAddr: m.masterAddr, MasterEpoch: m.masterEpoch,
-		SyncStateSet: slices.Clone(m.sss), SyncStateSetEpoch: m.sssEpoch, ControllerLeader: m.leader, ControllerID: m.controllerID}
+		SyncStateSet: slices.Clone(m.sss), SyncStateSetEpoch: m.sssEpoch, ControllerLeader: leader, ControllerID: m.controllerID.Load()}
 }
 
 func (m *Manager) refreshAddrs() {
@@ -389,21 +399,21 @@ func (m *Manager) refreshAddrs() {
 		return
 	}
 	if a := m.cfg.ControllerAddrs(); len(a) > 0 {
-		m.mu.Lock()
+		m.netMu.Lock()
 		m.addrs = a
-		m.mu.Unlock()
+		m.netMu.Unlock()
 	}
 }
 
 func (m *Manager) controllerAddrs() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.netMu.Lock()
+	defer m.netMu.Unlock()
 	return slices.Clone(m.addrs)
 }
 
 func (m *Manager) leaderAddr() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.netMu.Lock()
+	defer m.netMu.Unlock()
 	return m.leader
 }
 
@@ -460,10 +470,10 @@ func (m *Manager) updateControllerMetadata() bool {
 		if err != nil || h.ControllerLeaderAddress == "" {
 			continue
 		}
-		m.mu.Lock()
+		m.netMu.Lock()
 		changed := m.leader != h.ControllerLeaderAddress
 		m.leader = h.ControllerLeaderAddress
-		m.mu.Unlock()
+		m.netMu.Unlock()
 		if changed {
 			m.log.Info().Str("leader", h.ControllerLeaderAddress).Msg("controller leader address updated")
 		}
@@ -512,7 +522,7 @@ func (m *Manager) register() bool {
 			return false
 		}
 		m.mu.Lock()
-		m.controllerID = temp.ID
+		m.controllerID.Store(temp.ID)
 		m.mu.Unlock()
 		m.ha.SetLocalBrokerID(temp.ID)
 		m.reg = regMetaDone
@@ -537,7 +547,7 @@ func (m *Manager) confirmRegState() {
 	if ok {
 		m.reg = regMetaDone
 		m.mu.Lock()
-		m.controllerID = v.ID
+		m.controllerID.Store(v.ID)
 		m.mu.Unlock()
 		m.ha.SetLocalBrokerID(v.ID)
 		m.ident = v
@@ -705,10 +715,11 @@ func (m *Manager) ChangeBrokerRole(masterID *int64, masterAddr string, masterEpo
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if *masterEpoch <= m.masterEpoch || m.controllerID == 0 {
+	self := m.controllerID.Load()
+	if *masterEpoch <= m.masterEpoch || self == 0 {
 		return
 	}
-	if *masterID == m.controllerID {
+	if *masterID == self {
 		m.changeToMasterLocked(*masterEpoch, ssEpoch, sss)
 	} else {
 		m.changeToSlaveLocked(masterAddr, *masterEpoch, *masterID)
@@ -720,7 +731,7 @@ func (m *Manager) ChangeBrokerRole(masterID *int64, masterAddr string, masterEpo
 // writes; a failure leaves the epoch as it was, so the next 1004 round
 // tries again.
 func (m *Manager) changeToMasterLocked(epoch, sssEpoch int32, sss []int64) {
-	m.log.Info().Int32("epoch", epoch).Int64("brokerControllerId", m.controllerID).Msg("changing to master")
+	m.log.Info().Int32("epoch", epoch).Int64("brokerControllerId", m.controllerID.Load()).Msg("changing to master")
 	m.changeSyncStateSetLocked(sss, sssEpoch)
 	if err := m.ha.ChangeToMaster(epoch); err != nil {
 		m.log.Error().Err(err).Int32("epoch", epoch).Msg("HA service did not change to master; retried on the next metadata sync")
@@ -730,7 +741,7 @@ func (m *Manager) changeToMasterLocked(epoch, sssEpoch int32, sss []int64) {
 	if !m.master {
 		m.br.BecomeMaster(epoch)
 	}
-	m.master, m.masterID, m.masterAddr = true, m.controllerID, m.cfg.BrokerAddr
+	m.master, m.masterID, m.masterAddr = true, m.controllerID.Load(), m.cfg.BrokerAddr
 	m.kickReport()
 	m.br.RegisterNameServers()
 }
@@ -743,9 +754,10 @@ func (m *Manager) changeToSlaveLocked(addr string, epoch int32, masterID int64) 
 		m.br.RegisterNameServers()
 		return
 	}
-	m.br.BecomeSlave(m.controllerID, addr, epoch)
+	self := m.controllerID.Load()
+	m.br.BecomeSlave(self, addr, epoch)
 	m.master = false
-	if err := m.ha.ChangeToSlave("", epoch, m.controllerID); err != nil {
+	if err := m.ha.ChangeToSlave("", epoch, self); err != nil {
 		m.log.Error().Err(err).Int32("epoch", epoch).Msg("HA service did not change to slave; retried on the next metadata sync")
 		return
 	}
@@ -781,7 +793,7 @@ func (m *Manager) checkAndReport() {
 		m.mu.Unlock()
 		return
 	}
-	set, id, epoch, ssEpoch := slices.Clone(m.proposed), m.controllerID, m.masterEpoch, m.sssEpoch
+	set, id, epoch, ssEpoch := slices.Clone(m.proposed), m.controllerID.Load(), m.masterEpoch, m.sssEpoch
 	m.mu.Unlock()
 	h := remoting.AlterSyncStateSetRequestHeader{BrokerName: m.cfg.BrokerName, MasterBrokerID: &id, MasterEpoch: &epoch,
 		InvokeTime: m.cfg.Clock.Now().UnixMilli()}

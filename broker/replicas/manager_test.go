@@ -176,9 +176,15 @@ type fakeHA struct {
 	ev        *events
 	lastEpoch int32
 	refuse    bool
+	// hold, when set, is called at the start of ChangeToMaster (a switch
+	// that takes its time: truncation, the dispatch wait).
+	hold func()
 }
 
 func (h *fakeHA) ChangeToMaster(epoch int32) error {
+	if h.hold != nil {
+		h.hold()
+	}
 	if h.refuse {
 		return errors.New("refused")
 	}
@@ -202,6 +208,8 @@ func (h *fakeHA) EpochEntries() []remoting.EpochEntry {
 type fakeBroker struct {
 	ev *events
 	id int64
+	// onFenced, when set, is called by SetFenced before it records.
+	onFenced func(bool)
 }
 
 func (b *fakeBroker) MaxPhyOffset() int64 { return 200 }
@@ -213,7 +221,12 @@ func (b *fakeBroker) BecomeSlave(id int64, addr string, epoch int32) {
 	b.id = id
 	b.ev.add("br.slave %d %s %d", id, addr, epoch)
 }
-func (b *fakeBroker) SetFenced(f bool)     { b.ev.add("br.fenced %v", f) }
+func (b *fakeBroker) SetFenced(f bool) {
+	if b.onFenced != nil {
+		b.onFenced(f)
+	}
+	b.ev.add("br.fenced %v", f)
+}
 func (b *fakeBroker) RegisterNameServers() { b.ev.add("br.register") }
 func (b *fakeBroker) BrokerID() int64      { return b.id }
 
@@ -260,6 +273,36 @@ func (r *rig) startup(t *testing.T) bool {
 	return r.m.startBasic()
 }
 
+// started is a rig at addr whose startup reached RUNNING.
+func started(t *testing.T, ctl *fakeController, addr string) *rig {
+	t.Helper()
+	r := newRig(t, ctl, t.TempDir(), addr)
+	if !r.startup(t) {
+		t.Fatalf("%s: startup did not reach RUNNING", addr)
+	}
+	return r
+}
+
+// startedPair is two brokers of the set, started in turn: a (id 1, the
+// master) and b (id 2, its slave).
+func startedPair(t *testing.T, ctl *fakeController) (a, b *rig) {
+	t.Helper()
+	return started(t, ctl, "10.0.0.1:10911"), started(t, ctl, "10.0.0.2:10911")
+}
+
+// withFiles is a rig at addr over a directory that holds the identity
+// files named (name, content, name, content...), as a crash left them.
+func withFiles(t *testing.T, ctl *fakeController, addr string, files ...string) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(files[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return newRig(t, ctl, dir, addr)
+}
+
 func readFile(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -271,10 +314,7 @@ func readFile(t *testing.T, p string) string {
 
 func TestFirstBrokerRegistersElectsItselfAndBecomesMaster(t *testing.T) {
 	ctl := newFakeController()
-	r := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	if !r.startup(t) {
-		t.Fatal("startup did not reach RUNNING")
-	}
+	r := started(t, ctl, "10.0.0.1:10911")
 	if got := readFile(t, filepath.Join(r.dir, "brokerIdentity")); got != "c#b#1" {
 		t.Fatalf("identity file %q, want c#b#1", got)
 	}
@@ -302,14 +342,7 @@ func TestFirstBrokerRegistersElectsItselfAndBecomesMaster(t *testing.T) {
 
 func TestSecondBrokerBecomesSlaveOfTheMaster(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	if !a.startup(t) {
-		t.Fatal("a did not start")
-	}
-	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
-	if !b.startup(t) {
-		t.Fatal("b did not start")
-	}
+	_, b := startedPair(t, ctl)
 	ev := b.ev.all()
 	want := []string{"br.fenced true", "br.slave 2 10.0.0.1:10911 1", "ha.slave 1 self=2", "br.register", "br.fenced false", "br.register"}
 	if !slices.Equal(ev, want) {
@@ -324,11 +357,7 @@ func TestSecondBrokerBecomesSlaveOfTheMaster(t *testing.T) {
 // applies the id it asked for (no new 1012), then writes the identity.
 func TestRegistrationResumesFromTheTempFile(t *testing.T) {
 	ctl := newFakeController()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "brokerIdentity-temp"), []byte("c#b#1#10.0.0.1:10911;1700000000000"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := newRig(t, ctl, dir, "10.0.0.1:10911")
+	r := withFiles(t, ctl, "10.0.0.1:10911", "brokerIdentity-temp", "c#b#1#10.0.0.1:10911;1700000000000")
 	if !r.startup(t) {
 		t.Fatal("startup failed")
 	}
@@ -338,7 +367,7 @@ func TestRegistrationResumesFromTheTempFile(t *testing.T) {
 	if ctl.applied[1] != "10.0.0.1:10911;1700000000000" {
 		t.Fatalf("applied %v", ctl.applied)
 	}
-	if got := readFile(t, filepath.Join(dir, "brokerIdentity")); got != "c#b#1" {
+	if got := readFile(t, filepath.Join(r.dir, "brokerIdentity")); got != "c#b#1" {
 		t.Fatalf("identity %q", got)
 	}
 }
@@ -349,21 +378,17 @@ func TestRegistrationStartsOverWhenTheTempIDWasTaken(t *testing.T) {
 	ctl := newFakeController()
 	ctl.applied[1] = "other;1"
 	ctl.nextID = 2
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "brokerIdentity-temp"), []byte("c#b#1#10.0.0.1:10911;5"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := newRig(t, ctl, dir, "10.0.0.1:10911").leader(t)
+	r := withFiles(t, ctl, "10.0.0.1:10911", "brokerIdentity-temp", "c#b#1#10.0.0.1:10911;5").leader(t)
 	if r.m.register() {
 		t.Fatal("first try succeeded with a taken id")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "brokerIdentity-temp")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(r.dir, "brokerIdentity-temp")); !os.IsNotExist(err) {
 		t.Fatal("temp file kept after the refused apply")
 	}
 	if !r.m.register() {
 		t.Fatal("second try failed")
 	}
-	if got := readFile(t, filepath.Join(dir, "brokerIdentity")); got != "c#b#2" {
+	if got := readFile(t, filepath.Join(r.dir, "brokerIdentity")); got != "c#b#2" {
 		t.Fatalf("identity %q, want c#b#2", got)
 	}
 }
@@ -375,10 +400,7 @@ func TestRegistrationResumesFromTheIdentityFile(t *testing.T) {
 	ctl := newFakeController()
 	ctl.applied[3] = "x"
 	ctl.nextID = 4
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "brokerIdentity"), []byte("c#b#3"), 0o644)
-	os.WriteFile(filepath.Join(dir, "brokerIdentity-temp"), []byte("c#b#3#x"), 0o644)
-	r := newRig(t, ctl, dir, "10.0.0.3:10911").leader(t)
+	r := withFiles(t, ctl, "10.0.0.3:10911", "brokerIdentity", "c#b#3", "brokerIdentity-temp", "c#b#3#x").leader(t)
 	if !r.m.register() {
 		t.Fatal("register failed")
 	}
@@ -392,9 +414,7 @@ func TestRegistrationResumesFromTheIdentityFile(t *testing.T) {
 
 func TestIdentityOfAnotherBrokerSetBlocksRegistration(t *testing.T) {
 	ctl := newFakeController()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "brokerIdentity"), []byte("c#other#3"), 0o644)
-	r := newRig(t, ctl, dir, "10.0.0.3:10911").leader(t)
+	r := withFiles(t, ctl, "10.0.0.3:10911", "brokerIdentity", "c#other#3").leader(t)
 	ctl.calls = nil
 	if r.m.register() {
 		t.Fatal("registered with another broker set's identity")
@@ -409,11 +429,7 @@ func TestIdentityOfAnotherBrokerSetBlocksRegistration(t *testing.T) {
 // a slave of the new epoch. An older or equal epoch changes nothing.
 func TestFailoverByEpoch(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
-	if !a.startup(t) || !b.startup(t) {
-		t.Fatal("startup")
-	}
+	a, b := startedPair(t, ctl)
 	ctl.elect(2)
 	n := len(b.ev.all())
 	b.m.syncBrokerMetadata()
@@ -447,10 +463,7 @@ func TestFailoverByEpoch(t *testing.T) {
 // tries again.
 func TestChangeToMasterRetriedWhenHARefuses(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
-	a.startup(t)
-	b.startup(t)
+	_, b := startedPair(t, ctl)
 	ctl.elect(2)
 	b.ha.refuse = true
 	b.m.syncBrokerMetadata()
@@ -466,8 +479,7 @@ func TestChangeToMasterRetriedWhenHARefuses(t *testing.T) {
 
 func TestMetadataNotExistReRegisters(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	a.startup(t)
+	a := started(t, ctl, "10.0.0.1:10911")
 	ctl.mu.Lock()
 	ctl.forget = true
 	ctl.calls = nil
@@ -489,10 +501,7 @@ func TestMetadataNotExistReRegisters(t *testing.T) {
 // sees a higher epoch without master and asks for an election.
 func TestNoMasterAsksForElection(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
-	a.startup(t)
-	b.startup(t)
+	_, b := startedPair(t, ctl)
 	ctl.mu.Lock()
 	ctl.masterID, ctl.epoch = 0, ctl.epoch+1
 	ctl.calls = nil
@@ -511,8 +520,7 @@ func TestNoMasterAsksForElection(t *testing.T) {
 // is retried on the check period.
 func TestSyncStateSetReport(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	a.startup(t)
+	a := started(t, ctl, "10.0.0.1:10911")
 	ctl.mu.Lock()
 	ctl.fail[remoting.ControllerAlterSyncStateSet] = remoting.ControllerAlterSyncStateSetFailed
 	ctl.mu.Unlock()
@@ -545,10 +553,7 @@ func TestSyncStateSetReport(t *testing.T) {
 // answers the HA service's table.
 func TestServeNotifyAndEpochCache(t *testing.T) {
 	ctl := newFakeController()
-	a := newRig(t, ctl, t.TempDir(), "10.0.0.1:10911")
-	b := newRig(t, ctl, t.TempDir(), "10.0.0.2:10911")
-	a.startup(t)
-	b.startup(t)
+	_, b := startedPair(t, ctl)
 	id, e, se := int64(2), int32(5), int32(4)
 	h := remoting.NotifyBrokerRoleChangedRequestHeader{MasterBrokerID: &id, MasterAddress: "10.0.0.2:10911", MasterEpoch: &e, SyncStateSetEpoch: &se}
 	req := remoting.NewRequest(remoting.NotifyBrokerRoleChanged, h.Fields(), (&remoting.SyncStateSet{SyncStateSet: []int64{2}, SyncStateSetEpoch: 4}).Encode())

@@ -97,17 +97,7 @@ type CtlGroup struct {
 // every process when the test ends, and logs their output if it failed.
 func StartCtlGroup(t testing.TB, cfg CtlGroupConfig) *CtlGroup {
 	t.Helper()
-	if cfg.WorkDir == "" {
-		cfg.WorkDir = t.TempDir()
-	}
-	g, err := LaunchCtlGroup(cfg)
-	if g != nil {
-		closeAtEnd(t, g.Nodes, g.Close)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return startFor(t, &cfg.WorkDir, func() (*CtlGroup, error) { return LaunchCtlGroup(cfg) })
 }
 
 // LaunchCtlGroup starts the name server, the controller nodes, then the
@@ -125,15 +115,7 @@ func LaunchCtlGroup(cfg CtlGroupConfig) (*CtlGroup, error) {
 	if needJava && cfg.JavaLib == "" {
 		return nil, fmt.Errorf("%w: JavaLib (5.3.3) is required for the stock controller or a Java broker", ErrBadConfig)
 	}
-	if cfg.BrokerName == "" {
-		cfg.BrokerName = "fo-broker"
-	}
-	if cfg.Cluster == "" {
-		cfg.Cluster = "FoCluster"
-	}
-	if cfg.ReadyTimeout <= 0 {
-		cfg.ReadyTimeout = 90 * time.Second
-	}
+	setDefaults(&cfg.BrokerName, &cfg.Cluster, &cfg.ReadyTimeout, "fo-broker", "FoCluster")
 	if cfg.Controllers <= 0 || cfg.Controller == ControllerStock {
 		cfg.Controllers = 1
 	}
@@ -143,10 +125,7 @@ func LaunchCtlGroup(cfg CtlGroupConfig) (*CtlGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.Namesrv = p.node("namesrv", ImplRMQ, np)
-	g.Namesrv.argv = []string{cfg.RMQBin, "namesrv", "--listen-port", strconv.Itoa(np)}
-	g.Namesrv.match = func(l string) bool { return strings.Contains(l, NamesrvReadyMarker) }
-	if err := g.Namesrv.start(); err != nil {
+	if g.Namesrv, err = p.namesrv(cfg.RMQBin, np); err != nil {
 		return g, err
 	}
 	if err := g.startControllers(p); err != nil {

@@ -242,17 +242,33 @@ func brokerReadyLine(line string) bool {
 // process when the test ends, and logs their output if the test failed.
 func StartPair(t testing.TB, cfg PairConfig) *Pair {
 	t.Helper()
-	if cfg.WorkDir == "" {
-		cfg.WorkDir = t.TempDir()
+	return startFor(t, &cfg.WorkDir, func() (*Pair, error) { return LaunchPair(cfg) })
+}
+
+// nodeSet is what a Launch function starts (a *Pair, a *CtlGroup).
+type nodeSet interface {
+	comparable
+	Nodes() []*Node
+	Close()
+}
+
+// startFor runs launch for a test: workDir (the config's WorkDir)
+// defaults to t.TempDir(), what was started is closed when the test ends
+// (closeAtEnd), and an error fails t.
+func startFor[S nodeSet](t testing.TB, workDir *string, launch func() (S, error)) S {
+	t.Helper()
+	if *workDir == "" {
+		*workDir = t.TempDir()
 	}
-	p, err := LaunchPair(cfg)
-	if p != nil {
-		closeAtEnd(t, p.Nodes, p.Close)
+	s, err := launch()
+	var none S
+	if s != none {
+		closeAtEnd(t, s.Nodes, s.Close)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return s
 }
 
 // closeAtEnd makes t's cleanup log the nodes' output if t failed, then close
@@ -279,15 +295,7 @@ func LaunchPair(cfg PairConfig) (*Pair, error) {
 	if (cfg.Master.Impl == ImplJava || cfg.Slave.Impl == ImplJava) && cfg.JavaLib == "" {
 		return nil, fmt.Errorf("%w: JavaLib is required for a Java broker", ErrBadConfig)
 	}
-	if cfg.BrokerName == "" {
-		cfg.BrokerName = "ha-broker"
-	}
-	if cfg.Cluster == "" {
-		cfg.Cluster = "HaCluster"
-	}
-	if cfg.ReadyTimeout <= 0 {
-		cfg.ReadyTimeout = 90 * time.Second
-	}
+	setDefaults(&cfg.BrokerName, &cfg.Cluster, &cfg.ReadyTimeout, "ha-broker", "HaCluster")
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = 30 * time.Second
 	}
@@ -297,10 +305,7 @@ func LaunchPair(cfg PairConfig) (*Pair, error) {
 		return nil, err
 	}
 	if cfg.NamesrvAddr == "" {
-		p.Namesrv = p.node("namesrv", ImplRMQ, np)
-		p.Namesrv.argv = []string{cfg.RMQBin, "namesrv", "--listen-port", strconv.Itoa(np)}
-		p.Namesrv.match = func(l string) bool { return strings.Contains(l, NamesrvReadyMarker) }
-		if err := p.Namesrv.start(); err != nil {
+		if p.Namesrv, err = p.namesrv(cfg.RMQBin, np); err != nil {
 			return p, err
 		}
 	}
@@ -316,6 +321,29 @@ func LaunchPair(cfg PairConfig) (*Pair, error) {
 	}
 	p.Slave, err = p.broker("slave", sp, 1, cfg.Slave)
 	return p, err
+}
+
+// setDefaults fills the broker name, the cluster and the boot timeout a
+// Launch config left empty.
+func setDefaults(brokerName, cluster *string, ready *time.Duration, name, clusterName string) {
+	if *brokerName == "" {
+		*brokerName = name
+	}
+	if *cluster == "" {
+		*cluster = clusterName
+	}
+	if *ready <= 0 {
+		*ready = 90 * time.Second
+	}
+}
+
+// namesrv starts an rmq name server on port, the node "namesrv" (returned
+// even when it did not start, for Close).
+func (p *Pair) namesrv(rmqBin string, port int) (*Node, error) {
+	n := p.node("namesrv", ImplRMQ, port)
+	n.argv = []string{rmqBin, "namesrv", "--listen-port", strconv.Itoa(port)}
+	n.match = func(l string) bool { return strings.Contains(l, NamesrvReadyMarker) }
+	return n, n.start()
 }
 
 func (p *Pair) node(name string, impl Impl, port int) *Node {

@@ -105,13 +105,11 @@ func NewMaster(src Source, cfg MasterConfig) *Master {
 
 // Start listens on ListenAddr and accepts slaves until Close.
 func (m *Master) Start() error {
-	ln, err := net.Listen("tcp", m.cfg.ListenAddr)
+	ln, err := Listen(m.cfg.ListenAddr, &m.wg, m.closed.Load, m.log, m.take)
 	if err != nil {
 		return err
 	}
 	m.ln = ln
-	m.wg.Add(1)
-	go m.accept()
 	m.log.Info().Str("addr", ln.Addr().String()).Msg("ha: master listening for slaves")
 	return nil
 }
@@ -119,23 +117,38 @@ func (m *Master) Start() error {
 // Addr is the listening address (after Start).
 func (m *Master) Addr() net.Addr { return m.ln.Addr() }
 
-func (m *Master) accept() {
-	defer m.wg.Done()
-	AcceptLoop(m.ln, m.closed.Load, m.log, func(nc net.Conn) bool {
-		c := newConn(m, nc)
-		m.mu.Lock()
-		if m.closed.Load() {
-			m.mu.Unlock()
-			nc.Close()
-			return false
-		}
-		m.conns[c] = struct{}{}
-		m.nconn.Store(int32(len(m.conns)))
+// take registers an accepted slave connection and starts it; false
+// (closed meanwhile) ends the accept loop.
+func (m *Master) take(nc net.Conn) bool {
+	c := newConn(m, nc)
+	m.mu.Lock()
+	if m.closed.Load() {
 		m.mu.Unlock()
-		m.log.Info().Str("slave", c.addr).Msg("ha: slave connected")
-		c.start()
-		return true
-	})
+		nc.Close()
+		return false
+	}
+	m.conns[c] = struct{}{}
+	m.nconn.Store(int32(len(m.conns)))
+	m.mu.Unlock()
+	m.log.Info().Str("slave", c.addr).Msg("ha: slave connected")
+	c.start()
+	return true
+}
+
+// Listen opens the HA port at addr and runs AcceptLoop on it, on a
+// goroutine counted in wg, with closed and take as AcceptLoop takes them.
+// Both HA services listen with it.
+func Listen(addr string, wg *sync.WaitGroup, closed func() bool, log zerolog.Logger, take func(net.Conn) bool) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		AcceptLoop(ln, closed, log, take)
+	}()
+	return ln, nil
 }
 
 // AcceptLoop accepts on ln until closed reports the owner closed (the

@@ -353,7 +353,13 @@ func TestClientClosesOnBadFrames(t *testing.T) {
 	put(t, m, 5, 1)
 	k, _ := m.ReadCommitLog(end, buf)
 	sendFrame(conn, end, int32(k), buf[:k])
-	if got := readReport(t, conn); got != end+int64(k) {
+	// accept advances the clock while it waits, which can fire a
+	// heartbeat: it repeats the last report, end, ahead of the ack.
+	got := readReport(t, conn)
+	for got == end {
+		got = readReport(t, conn)
+	}
+	if got != end+int64(k) {
 		t.Fatalf("ack %d, want %d", got, end+int64(k))
 	}
 }

@@ -22,16 +22,7 @@ func StartControllerPair(t testing.TB) (master, slave *Broker) {
 	ns := StartNamesrv(t)
 	var bs [2]*Broker
 	for i := range bs {
-		bs[i] = Start(t, Options(t, func(o *broker.Options) {
-			o.BrokerName, o.BrokerClusterName = "bs", "c"
-			o.BrokerRole, o.BrokerID = broker.RoleSlave, -1
-			o.EnableControllerMode, o.ControllerAddr, o.NamesrvAddr = true, ctl.Addr(), ns.Addr()
-			o.BrokerHeartbeatInterval = 200
-			o.SyncBrokerMetadataPeriod, o.CheckSyncStateSetPeriod, o.SyncControllerMetadataPeriod = 300, 300, 1000
-			o.ControllerHeartBeatTimeoutMills = 1500
-			o.HaSendHeartbeatInterval, o.HaHousekeepingInterval, o.HaMaxTimeSlaveNotCatchup = 200, 3000, 3000
-			o.AllAckInSyncStateSet = true
-		}))
+		bs[i] = Start(t, Options(t, func(o *broker.Options) { ControllerMember(o, ctl.Addr(), ns.Addr()) }))
 	}
 	testutil.WaitFor(t, 30*time.Second, func() bool {
 		a, _ := bs[0].ControllerState()
@@ -48,6 +39,22 @@ func StartControllerPair(t testing.TB) (master, slave *Broker) {
 		return bs[0], bs[1]
 	}
 	return bs[1], bs[0]
+}
+
+// ControllerMember makes o a member of cluster "c", set "bs", in
+// controller mode under the controller at ctlAddr, registering with the
+// name server at nsAddr, with short periods (heartbeats every 200 ms, a
+// broker gone after 1.5 s, metadata every 300 ms) and
+// allAckInSyncStateSet.
+func ControllerMember(o *broker.Options, ctlAddr, nsAddr string) {
+	o.BrokerName, o.BrokerClusterName = "bs", "c"
+	o.BrokerRole, o.BrokerID = broker.RoleSlave, -1
+	o.EnableControllerMode, o.ControllerAddr, o.NamesrvAddr = true, ctlAddr, nsAddr
+	o.BrokerHeartbeatInterval = 200
+	o.SyncBrokerMetadataPeriod, o.CheckSyncStateSetPeriod, o.SyncControllerMetadataPeriod = 300, 300, 1000
+	o.ControllerHeartBeatTimeoutMills = 1500
+	o.HaSendHeartbeatInterval, o.HaHousekeepingInterval, o.HaMaxTimeSlaveNotCatchup = 200, 3000, 3000
+	o.AllAckInSyncStateSet = true
 }
 
 // StartController starts an rmq controller of one Raft node with short

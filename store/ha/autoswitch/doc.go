@@ -106,6 +106,6 @@
 //     (1001) and call SetSyncStateSet with the answer; refuse sends below
 //     minInSyncReplicas with IN_SYNC_REPLICAS_NOT_ENOUGH.
 //   - GET_BROKER_EPOCH_CACHE (1007) from Epochs(); haStatus from Stats().
-//   - Commitlog cleanup: TruncatePrefixByOffset(min offset) when old files
-//     are deleted (not done by the Service).
+//   - Nothing for commitlog cleanup: the Service drops the epochs before
+//     the commitlog's first offset itself (TruncateEpochPrefix).
 package autoswitch

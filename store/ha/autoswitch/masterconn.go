@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/rmqio/rmq/store/ha"
 )
 
 // The master's side of a slave connection (AutoSwitchHAConnection): a
@@ -18,26 +16,24 @@ import (
 // writer copies one batch out of the store and then writes it: no lock is
 // held across the socket.
 
-// accept takes slave connections in every role, as stock does; one that
-// handshakes while the service is not a master is closed.
-func (s *Service) accept() {
-	defer s.wg.Done()
-	ha.AcceptLoop(s.ln, s.closed.Load, s.log, func(nc net.Conn) bool {
-		c := newMasterConn(s, nc)
-		s.mu.Lock()
-		if s.closed.Load() {
-			s.mu.Unlock()
-			nc.Close()
-			return false
-		}
-		s.conns[c] = struct{}{}
+// take registers a slave connection accepted on the HA port (ha.Listen)
+// and starts its loops. Connections are taken in every role, as stock
+// does; one that handshakes while the service is not a master is closed.
+func (s *Service) take(nc net.Conn) bool {
+	c := newMasterConn(s, nc)
+	s.mu.Lock()
+	if s.closed.Load() {
 		s.mu.Unlock()
-		s.log.Info().Str("slave", c.addr).Msg("autoswitch: slave connected")
-		s.wg.Add(2)
-		go c.readLoop()
-		go c.writeLoop()
-		return true
-	})
+		nc.Close()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.log.Info().Str("slave", c.addr).Msg("autoswitch: slave connected")
+	s.wg.Add(2)
+	go c.readLoop()
+	go c.writeLoop()
+	return true
 }
 
 type masterConn struct {
@@ -224,6 +220,12 @@ func (c *masterConn) writeLoop() {
 			cur, placed = NewTransferCursor(s.epochs, start)
 		}
 		confirm := s.ConfirmOffset()
+		if confirm < 0 {
+			// The service left the master role (it closes the connections
+			// once its lock is released): nothing more goes out, least of
+			// all a confirm offset of -1, which no slave may take as one.
+			return
+		}
 		sent := false
 		if placed {
 			n, _ := s.st.ReadCommitLog(cur.Next, buf[TransferHeaderSize:])

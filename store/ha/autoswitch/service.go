@@ -197,13 +197,12 @@ func NewService(st Store, epochs *EpochFile, cfg Config) *Service {
 
 // Start listens on the HA port and runs the housekeeping goroutines.
 func (s *Service) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
+	ln, err := ha.Listen(s.cfg.ListenAddr, &s.wg, s.closed.Load, s.log, s.take)
 	if err != nil {
 		return err
 	}
 	s.ln = ln
-	s.wg.Add(3)
-	go s.accept()
+	s.wg.Add(2)
 	go s.checkLoop()
 	go s.notifyLoop()
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("autoswitch: HA port listening")
@@ -676,7 +675,22 @@ func (s *Service) checkLoop() {
 			t.Stop()
 			return
 		}
+		s.TruncateEpochPrefix()
 		s.CheckSyncStateSet()
+	}
+}
+
+// TruncateEpochPrefix drops the epochs whose bytes the commitlog no longer
+// holds (truncateEpochFilePrefix(minPhyOffset - 1), which stock's commitlog
+// cleanup calls in controller mode); it runs every
+// CheckSyncStateSetInterval, in every role, and writes the file only when
+// an entry goes. Without it the table grows by one entry per election for
+// good, and a master past MaxHandshakeEntries answers no handshake.
+func (s *Service) TruncateEpochPrefix() {
+	if min := s.st.MinPhyOffset(); min > 0 {
+		if err := s.epochs.TruncatePrefixByOffset(min - 1); err != nil {
+			s.log.Warn().Err(err).Int64("minPhyOffset", min).Msg("autoswitch: dropping the epochs before the commitlog start failed; retried")
+		}
 	}
 }
 

@@ -436,22 +436,12 @@ func TestMasterStreamFrames(t *testing.T) {
 		}
 		nc.SetDeadline(time.Now().Add(testWait))
 		nc.Write(AppendSlaveHandshake(nil, SlaveHandshake{SyncFromLastFile: fromLast, BrokerID: 9}))
-		var d MasterDecoder
-		var frames []MasterFrame
-		buf := make([]byte, 8192)
+		stream := readMaster(t, nc)
 		next := func() MasterFrame {
-			for len(frames) == 0 {
-				n, err := nc.Read(buf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if frames, err = d.Feed(frames, buf[:n]); err != nil {
-					t.Fatal(err)
-				}
+			f, ok := stream.next()
+			if !ok {
+				t.Fatal("the master closed the connection")
 			}
-			f := frames[0]
-			f.Body = append([]byte(nil), f.Body...)
-			frames = frames[1:]
 			return f
 		}
 		hs := next()

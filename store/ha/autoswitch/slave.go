@@ -208,7 +208,9 @@ func (ss *slaveSession) onFrame(f *MasterFrame) error {
 			return err
 		}
 	}
-	confirm := min(h.ConfirmOffset, end)
+	// Below zero is no gate in this store (every byte dispatched), where
+	// stock's reput bounded by -1 dispatches nothing more: 0 holds it.
+	confirm := min(max(h.ConfirmOffset, 0), end)
 	s.slaveConfirm.Store(confirm)
 	s.pushGate(confirm)
 	if end > c.reported.Load() {
