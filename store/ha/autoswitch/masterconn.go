@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rmqio/rmq/store/ha"
 )
 
 // The master's side of a slave connection (AutoSwitchHAConnection): a
