@@ -1,0 +1,223 @@
+package soak
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rmqio/rmq/integration/harness"
+)
+
+// The failover soak's second producer: the stock Java 5.x gRPC SDK
+// (rocketmq-client-java 5.0.8) in a JVM of its own
+// (grpcsender/SoakSender.java), sending plain messages to a NORMAL topic,
+// timers (setDeliveryTimestamp) to a DELAY topic and transactional
+// messages to a TRANSACTION topic, one each in turn with a pause, and
+// printing a line per acknowledged or failed send. 5.x has no delay
+// levels; the Go 4.x producers keep sending those.
+//
+// The topics carry their message.type attribute ("+message.type=DELAY"
+// in mqadmin updateTopic -a), as the 5.x documentation has a user create
+// them: the stock proxy and rmq's gRPC endpoint both check a message's
+// kind against its topic's type (enableTopicMessageTypeCheck, on by
+// default), and turning the check off is a test shortcut no deployment
+// would take.
+//
+// The SDK's SendReceipt has the message's unique key, not the offset
+// msgId the soak reads back from each new master (nor a commitlog
+// offset), so the SDK's acknowledged sends are checked by the push
+// consumer at the end only: each must be delivered (lost otherwise), a
+// timer not before its due time (early otherwise).
+
+// sdkKinds are the kinds the SDK sends, in the ledger's terms.
+var sdkKinds = map[string]kind{"plain": plain, "timer": timer, "txn": txn}
+
+// sdkIDPrefix starts every SDK-sent id ("sdk-timer-12").
+const sdkIDPrefix = "sdk-"
+
+// sdkTopics are the three typed topics of a run.
+type sdkTopics struct{ normal, delay, txn string }
+
+func (s sdkTopics) all() []string { return []string{s.normal, s.delay, s.txn} }
+
+// sdkTopicTypes are the topics' message.type attributes.
+func (s sdkTopics) types() map[string]string {
+	return map[string]string{s.normal: "NORMAL", s.delay: "DELAY", s.txn: "TRANSACTION"}
+}
+
+// sdkSender is the running SDK producer process.
+type sdkSender struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	led    *ledger
+	exited chan struct{}
+
+	mu     sync.Mutex
+	acked  [numKinds]int
+	failed [numKinds]int
+	lines  []string // the last lines other than ACK, for a failure's log
+	onAck  func(id string)
+}
+
+// buildSDKSender compiles SoakSender.java against the SDK jar into dir
+// and returns the class path to run it with.
+func buildSDKSender(dir string) (string, error) {
+	lib, err := harness.Client5Lib()
+	if err != nil {
+		return "", err
+	}
+	jars, _ := filepath.Glob(filepath.Join(lib, "rocketmq-client-java-*.jar"))
+	if len(jars) == 0 {
+		return "", fmt.Errorf("no rocketmq-client-java jar in %s", lib)
+	}
+	classes := filepath.Join(dir, "classes")
+	if err := os.MkdirAll(classes, 0o755); err != nil {
+		return "", err
+	}
+	src, err := filepath.Abs(filepath.Join("grpcsender", "SoakSender.java"))
+	if err != nil {
+		return "", err
+	}
+	if out, err := exec.Command("javac", "-d", classes, "-cp", jars[0], src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac SoakSender.java: %v\n%s", err, out)
+	}
+	return classes + string(os.PathListSeparator) + jars[0], nil
+}
+
+// startSDKSender starts the SDK producer against endpoints; it is killed
+// when t ends if still running.
+func startSDKSender(t *testing.T, dir, cp, endpoints string, topics sdkTopics, pause time.Duration, led *ledger) *sdkSender {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("java", "-Xms32m", "-Xmx160m", "-XX:+UseSerialGC", "-Duser.home="+dir,
+		"-Drocketmq.log.level=warn", "-cp", cp, "SoakSender",
+		endpoints, topics.normal, topics.delay, topics.txn, strconv.Itoa(int(pause/time.Millisecond)))
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errLog, err := os.Create(filepath.Join(dir, "stderr.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = errLog
+	s := &sdkSender{cmd: cmd, stdin: stdin, led: led, exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		defer close(s.exited)
+		s.read(stdout, ready)
+		_ = cmd.Wait()
+		errLog.Close()
+	}()
+	t.Cleanup(s.kill)
+	select {
+	case <-ready:
+	case <-s.exited:
+		t.Fatalf("the SDK sender exited before it was ready: %v", s.tail())
+	case <-time.After(90 * time.Second):
+		s.kill()
+		t.Fatalf("the SDK sender was not ready in 90 s: %v", s.tail())
+	}
+	return s
+}
+
+// read turns the sender's lines into ledger entries.
+func (s *sdkSender) read(r io.Reader, ready chan struct{}) {
+	sc := bufio.NewScanner(r)
+	readyOnce := sync.Once{}
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 5 && f[0] == "ACK":
+			k, ok := sdkKinds[f[2]]
+			if !ok {
+				break
+			}
+			var due time.Time
+			if ms, _ := strconv.ParseInt(f[4], 10, 64); ms > 0 {
+				due = time.UnixMilli(ms)
+			}
+			s.led.ack(f[1], k, due)
+			s.mu.Lock()
+			s.acked[k]++
+			onAck := s.onAck
+			s.mu.Unlock()
+			if onAck != nil {
+				onAck(f[1])
+			}
+			continue
+		case len(f) >= 3 && f[0] == "FAIL":
+			if k, ok := sdkKinds[f[2]]; ok {
+				s.mu.Lock()
+				s.failed[k]++
+				s.mu.Unlock()
+			}
+		case len(f) == 1 && f[0] == "READY":
+			readyOnce.Do(func() { close(ready) })
+		}
+		s.mu.Lock()
+		s.lines = append(s.lines, sc.Text())
+		if len(s.lines) > 200 {
+			s.lines = s.lines[len(s.lines)-100:]
+		}
+		s.mu.Unlock()
+	}
+}
+
+// restart has the process replace its producer (after a switch).
+func (s *sdkSender) restart() { _, _ = io.WriteString(s.stdin, "restart\n") }
+
+// stop asks the process to stop and waits for it (kills it after 30 s).
+func (s *sdkSender) stop() {
+	_, _ = io.WriteString(s.stdin, "stop\n")
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		s.kill()
+	}
+}
+
+// kill ends the process (and any child) if it is still running.
+func (s *sdkSender) kill() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+}
+
+// counts are the acknowledged and failed sends per kind.
+func (s *sdkSender) counts() (acked, failed [numKinds]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked, s.failed
+}
+
+// tail is the last lines that were not acknowledgements.
+func (s *sdkSender) tail() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return head(s.lines[max(0, len(s.lines)-20):], 20)
+}
