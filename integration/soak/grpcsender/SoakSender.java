@@ -67,9 +67,13 @@ public final class SoakSender {
         }
     }
 
+    // oneLine is an exception and its causes on one line.
     private static String oneLine(Throwable e) {
-        String s = e.getClass().getSimpleName() + ": " + e.getMessage();
-        return s.replace('\n', ' ').replace('\r', ' ');
+        StringBuilder b = new StringBuilder();
+        for (Throwable c = e; c != null && b.length() < 2000; c = c.getCause() == c ? null : c.getCause()) {
+            b.append(b.length() == 0 ? "" : " <- ").append(c.getClass().getSimpleName()).append(": ").append(c.getMessage());
+        }
+        return b.toString().replace('\n', ' ').replace('\r', ' ');
     }
 
     public static void main(String[] args) throws Exception {
