@@ -118,6 +118,10 @@ func startSDKSender(t *testing.T, dir, cp, endpoints string, topics sdkTopics, p
 		t.Fatal(err)
 	}
 	cmd.Stderr = errLog
+	outLog, err := os.Create(filepath.Join(dir, "stdout.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := &sdkSender{cmd: cmd, stdin: stdin, led: led, exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -125,9 +129,10 @@ func startSDKSender(t *testing.T, dir, cp, endpoints string, topics sdkTopics, p
 	ready := make(chan struct{})
 	go func() {
 		defer close(s.exited)
-		s.read(stdout, ready)
+		s.read(io.TeeReader(stdout, outLog), ready)
 		_ = cmd.Wait()
 		errLog.Close()
+		outLog.Close()
 	}()
 	t.Cleanup(s.kill)
 	select {

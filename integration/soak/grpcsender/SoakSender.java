@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -82,12 +83,20 @@ public final class SoakSender {
         AtomicReference<Producer> current = new AtomicReference<>(newProducer(endpoints, normal, delayed, txTopic));
         emit("READY");
         AtomicLong seq = new AtomicLong();
+        // The worker replaces the producer itself, between two sends: closing a producer while a send is in
+        // flight on it terminates the executor that send's completion needs, and the send never returns.
+        AtomicBoolean restart = new AtomicBoolean();
         Thread worker = new Thread(() -> {
             String[] kinds = {"plain", "timer", "txn"};
             for (long i = 0; !Thread.currentThread().isInterrupted(); i++) {
                 String kind = kinds[(int) (i % kinds.length)];
                 String id = "sdk-" + kind + "-" + seq.incrementAndGet();
                 try {
+                    if (restart.getAndSet(false)) {
+                        Producer old = current.getAndSet(newProducer(endpoints, normal, delayed, txTopic));
+                        closeQuietly(old);
+                        emit("RESTARTED");
+                    }
                     send(current.get(), kind, id, normal, delayed, txTopic);
                 } catch (InterruptedException e) {
                     return;
@@ -103,9 +112,7 @@ public final class SoakSender {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null && !line.trim().equals("stop"); ) {
             if (line.trim().equals("restart")) {
-                Producer old = current.getAndSet(newProducer(endpoints, normal, delayed, txTopic));
-                closeQuietly(old);
-                emit("RESTARTED");
+                restart.set(true);
             }
         }
         worker.interrupt();
