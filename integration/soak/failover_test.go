@@ -455,14 +455,20 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 	// once (the slaves' copy of the master's topic config lags).
 	// The SDK's topics carry their message.type (failover_sdk_test.go).
 	sdkT := sdkTopics{normal: c.topic + "_n", delay: c.topic + "_d", txn: c.topic + "_t"}
+	createSDKTopics := func(addr string) error {
+		for topic, typ := range sdkT.types() {
+			if err := harness.CreateTopicAttrs(cl, addr, topic, 4, "+message.type="+typ); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, b := range g.Brokers {
 		if err := harness.CreateTopic(cl, b.Addr(), c.topic, 4); err != nil && b.Addr() == info.MasterAddress {
 			t.Fatal(err)
 		}
-		for topic, typ := range sdkT.types() {
-			if err := harness.CreateTopicAttrs(cl, b.Addr(), topic, 4, "+message.type="+typ); err != nil && b.Addr() == info.MasterAddress {
-				t.Fatal(err)
-			}
+		if err := createSDKTopics(b.Addr()); err != nil && b.Addr() == info.MasterAddress {
+			t.Fatal(err)
 		}
 	}
 
@@ -616,6 +622,16 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 			res.ctlKills++
 		} else {
 			res.switches = append(res.switches, took)
+		}
+		// The SDK's topics on the new master, as an operator's updateTopic
+		// -c <cluster> puts them on the cluster's masters: a Java 5.3.3
+		// slave refuses UPDATE_AND_CREATE_TOPIC ("Can't modify topic ...
+		// from slave broker") and a switched-in Java master held none of
+		// them (its topics.json had no soak topic); the Go producers'
+		// topic is created by their sends (autoCreateTopicEnable, from
+		// TBW102), a typed topic cannot be.
+		if err := createSDKTopics(newMaster); err != nil {
+			t.Errorf("kill %d: the SDK's topics on the new master %s: %v", k, newMaster, err)
 		}
 		// New producers see the new route at once.
 		stopSender()
