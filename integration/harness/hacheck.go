@@ -177,21 +177,11 @@ func ViewByID(cl *remoting.Client, addr, msgID string) ([]byte, error) {
 // CreateTopic creates (or updates) topic on the broker at addr with queues
 // read and write queues (UPDATE_AND_CREATE_TOPIC, perm 6).
 func CreateTopic(cl *remoting.Client, addr, topic string, queues int) error {
-	return CreateTopicAttrs(cl, addr, topic, queues, "")
-}
-
-// CreateTopicAttrs is CreateTopic with the 5.x topic attributes in
-// mqadmin updateTopic -a form ("+message.type=DELAY"); "" sets none.
-func CreateTopicAttrs(cl *remoting.Client, addr, topic string, queues int, attributes string) error {
 	n := strconv.Itoa(queues)
-	h := map[string]string{
+	req := remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
 		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": n, "writeQueueNums": n,
 		"perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
-	}
-	if attributes != "" {
-		h["attributes"] = attributes
-	}
-	req := remoting.NewRequest(remoting.UpdateAndCreateTopic, h, nil)
+	}, nil)
 	resp, err := cl.InvokeTimeout(addr, req, rawTimeout)
 	if err != nil {
 		return err
