@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The stock 5.3.3 proxy in cluster mode (ProxyStartup -pm cluster): a gRPC
@@ -89,6 +90,10 @@ func (g *CtlGroup) startProxy(p *Pair) error {
 	g.Proxy = n
 	return n.start()
 }
+
+// ProcAttr is the process attributes of every child the harness starts
+// (on Linux: killed when the test binary dies), for a test's own children.
+func ProcAttr() *syscall.SysProcAttr { return procAttr() }
 
 // GRPCAddr is the node's gRPC endpoint, "" without one.
 func (n *Node) GRPCAddr() string {

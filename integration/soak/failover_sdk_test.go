@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +110,7 @@ func startSDKSender(t *testing.T, dir, cp, endpoints string, topics sdkTopics, p
 		"-Drocketmq.log.level=warn", "-cp", cp, "SoakSender",
 		endpoints, topics.normal, topics.delay, topics.txn, strconv.Itoa(int(pause/time.Millisecond)))
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = harness.ProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -209,14 +208,14 @@ func (s *sdkSender) stop() {
 	}
 }
 
-// kill ends the process (and any child) if it is still running.
+// kill ends the process if it is still running.
 func (s *sdkSender) kill() {
 	select {
 	case <-s.exited:
 		return
 	default:
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.cmd.Process.Kill()
 	<-s.exited
 }
 
