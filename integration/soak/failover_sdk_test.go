@@ -72,6 +72,7 @@ type sdkSender struct {
 	failed [numKinds]int
 	lines  []string // the last lines other than ACK, for a failure's log
 	onAck  func(id string)
+	quietC chan struct{} // closed at the QUIET line
 }
 
 // buildSDKSender compiles SoakSender.java against the SDK jar into dir
@@ -128,7 +129,7 @@ func startSDKSender(t *testing.T, dir, cp, endpoints string, topics sdkTopics, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sdkSender{cmd: cmd, stdin: stdin, led: led, exited: make(chan struct{})}
+	s := &sdkSender{cmd: cmd, stdin: stdin, led: led, exited: make(chan struct{}), quietC: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +186,8 @@ func (s *sdkSender) read(r io.Reader, ready chan struct{}) {
 			}
 		case len(f) == 1 && f[0] == "READY":
 			readyOnce.Do(func() { close(ready) })
+		case len(f) == 1 && f[0] == "QUIET":
+			close(s.quietC)
 		}
 		s.mu.Lock()
 		s.lines = append(s.lines, sc.Text())
@@ -197,6 +200,20 @@ func (s *sdkSender) read(r io.Reader, ready chan struct{}) {
 
 // restart has the process replace its producer (after a switch).
 func (s *sdkSender) restart() { _, _ = io.WriteString(s.stdin, "restart\n") }
+
+// quiet stops the sends and waits until none is in flight (at most 30 s);
+// the producer stays up, so that its transaction checker answers the
+// check-backs of transactions whose commit was lost in a switch (the stock
+// proxy sends END_TRANSACTION oneway to the broker its own lookup names,
+// which can still be the old master for a while) until the drain ends.
+func (s *sdkSender) quiet() {
+	_, _ = io.WriteString(s.stdin, "quiet\n")
+	select {
+	case <-s.quietC:
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+	}
+}
 
 // stop asks the process to stop and waits for it (kills it after 30 s).
 func (s *sdkSender) stop() {

@@ -657,12 +657,13 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 	}
 	stopSender()
 	stopSender = func() {}
-	sdk.stop()
+	sdk.quiet()
 	if bad := check.verify(cl, master, 60*time.Second); len(bad) > 0 {
 		res.missingOnMaster += len(bad)
 		t.Errorf("%d acknowledged sends not readable from the master at the end: %v", len(bad), head(bad, 10))
 	}
 	drain(t, led)
+	sdk.stop()
 
 	// No two masters in one epoch: the brokers' epoch files agree on
 	// where each epoch starts.

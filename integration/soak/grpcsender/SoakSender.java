@@ -35,8 +35,10 @@ import org.apache.rocketmq.client.apis.producer.TransactionResolution;
  * (soakid) and a timer its due time (soakdue, unix ms), which the soak's push consumer judges.
  *
  * Commands on stdin: "restart" replaces the producer with a new one (the soak does so after each switch, as it
- * replaces its Go producers: a new client asks for routes at once instead of after its 30 s refresh); "stop" or
- * end of input stops the sender and exits.
+ * replaces its Go producers: a new client asks for routes at once instead of after its 30 s refresh); "quiet"
+ * stops sending but keeps the producer, whose transaction checker still answers the brokers' check-backs of
+ * transactions whose commit was lost (prints QUIET once no send is in flight); "stop" or end of input closes the
+ * producer and exits.
  *
  * Arguments: endpoints ("host:port;host:port"), normal topic, delay topic, transaction topic, pause in ms.
  */
@@ -86,9 +88,14 @@ public final class SoakSender {
         // The worker replaces the producer itself, between two sends: closing a producer while a send is in
         // flight on it terminates the executor that send's completion needs, and the send never returns.
         AtomicBoolean restart = new AtomicBoolean();
+        AtomicBoolean quiet = new AtomicBoolean();
         Thread worker = new Thread(() -> {
             String[] kinds = {"plain", "timer", "txn"};
             for (long i = 0; !Thread.currentThread().isInterrupted(); i++) {
+                if (quiet.get()) {
+                    emit("QUIET");
+                    return;
+                }
                 String kind = kinds[(int) (i % kinds.length)];
                 String id = "sdk-" + kind + "-" + seq.incrementAndGet();
                 try {
@@ -113,6 +120,8 @@ public final class SoakSender {
         for (String line; (line = in.readLine()) != null && !line.trim().equals("stop"); ) {
             if (line.trim().equals("restart")) {
                 restart.set(true);
+            } else if (line.trim().equals("quiet")) {
+                quiet.set(true);
             }
         }
         worker.interrupt();
