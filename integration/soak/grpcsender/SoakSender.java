@@ -57,8 +57,12 @@ public final class SoakSender {
     private static Producer newProducer(String endpoints, String... topics) throws InterruptedException {
         ClientConfiguration cc = ClientConfiguration.newBuilder().setEndpoints(endpoints)
             .setRequestTimeout(Duration.ofSeconds(5)).build();
-        TransactionChecker checker = view -> EXECUTED.contains(view.getProperties().getOrDefault("soakid", ""))
-            ? TransactionResolution.COMMIT : TransactionResolution.ROLLBACK;
+        TransactionChecker checker = view -> {
+            String id = view.getProperties().getOrDefault("soakid", "");
+            TransactionResolution r = EXECUTED.contains(id) ? TransactionResolution.COMMIT : TransactionResolution.ROLLBACK;
+            emit("CHECK " + id + " " + r);
+            return r;
+        };
         while (true) {
             try {
                 return PROVIDER.newProducerBuilder().setClientConfiguration(cc).setTopics(topics)
