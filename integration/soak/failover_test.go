@@ -144,6 +144,7 @@ type foResult struct {
 	failedSends              [numKinds]int
 	sdkVia                   string        // where the SDK connected
 	sdkPerKind, sdkFailed    [numKinds]int // the 5.x SDK's acknowledged and failed sends
+	goLost, sdkLost          [numKinds]int // lost, per producer and kind
 }
 
 // fill takes the ledger's counts.
@@ -159,6 +160,14 @@ func (r *foResult) fill(led *ledger, lost []string) {
 	}
 	for _, n := range led.delivered {
 		r.dups += n - 1
+	}
+	r.goLost, r.sdkLost = [numKinds]int{}, [numKinds]int{}
+	for _, id := range lost {
+		if strings.HasPrefix(id, sdkIDPrefix) {
+			r.sdkLost[led.acked[id]]++
+		} else {
+			r.goLost[led.acked[id]]++
+		}
 	}
 	r.failedSends = led.sendErrs
 }
@@ -223,11 +232,11 @@ func TestSoakFailover(t *testing.T) {
 			r.missingOnMaster, r.ctlKills, p50.Round(time.Millisecond), mx.Round(time.Millisecond), ratio, cmx.Round(time.Millisecond), r.epochs)
 	}
 	for _, r := range results {
-		fmt.Fprintf(&b, "  %s: go acked plain %d, delay %d, timer %d, txn %d; failed sends %v (plain, delay, timer, txn)\n",
-			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.failedSends)
-		fmt.Fprintf(&b, "  %s: sdk (via %s) acked plain %d, timer %d, txn %d; failed sends %d/%d/%d (plain, timer, txn)\n",
+		fmt.Fprintf(&b, "  %s: go acked plain %d, delay %d, timer %d, txn %d; lost %v; failed sends %v (plain, delay, timer, txn)\n",
+			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.goLost, r.failedSends)
+		fmt.Fprintf(&b, "  %s: sdk (via %s) acked plain %d, timer %d, txn %d; lost %d/%d/%d; failed sends %d/%d/%d (plain, timer, txn)\n",
 			r.variant, r.sdkVia, r.sdkPerKind[plain], r.sdkPerKind[timer], r.sdkPerKind[txn],
-			r.sdkFailed[plain], r.sdkFailed[timer], r.sdkFailed[txn])
+			r.sdkLost[plain], r.sdkLost[timer], r.sdkLost[txn], r.sdkFailed[plain], r.sdkFailed[timer], r.sdkFailed[txn])
 	}
 	fmt.Print(b.String())
 	t.Log(b.String())
