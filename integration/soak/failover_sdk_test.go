@@ -43,6 +43,18 @@ import (
 // itself only until the endpoint's settings reach it (a few of its first
 // timer and transactional sends may fail: failed sends, not losses).
 //
+// Through the stock proxy, a transaction whose half message the SDK sent in
+// the first seconds after a switch can be lost, on Java 5.3.3 brokers as on
+// rmq ones (2 kills: 34 on stock:java, 2 on rmq:rmq, 6 on rmq:mixed). The
+// proxy sends END_TRANSACTION oneway to the master its brokerName route
+// names, which stays the old one until that cached route is reloaded
+// (ClusterTopicRouteService.getBrokerAddr, 20 s), so the commit is refused
+// there and only a check-back can settle the half; on the rmq masters those
+// check-backs found no producer of the SDK's group (the topic) connected,
+// which the proxy registers with a oneway HEART_BEAT every 20 s
+// (ClusterTransactionService), until transactionCheckMax discarded them.
+// They count as lost, as the soak's rule wants; the per-kind lines show them.
+//
 // The SDK's SendReceipt has the message's unique key, not the offset
 // msgId the soak reads back from each new master (nor a commitlog
 // offset), so the SDK's acknowledged sends are checked by the push
