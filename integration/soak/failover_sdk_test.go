@@ -49,11 +49,15 @@ import (
 // proxy sends END_TRANSACTION oneway to the master its brokerName route
 // names, which stays the old one until that cached route is reloaded
 // (ClusterTopicRouteService.getBrokerAddr, 20 s), so the commit is refused
-// there and only a check-back can settle the half; on the rmq masters those
-// check-backs found no producer of the SDK's group (the topic) connected,
-// which the proxy registers with a oneway HEART_BEAT every 20 s
-// (ClusterTransactionService), until transactionCheckMax discarded them.
-// They count as lost, as the soak's rule wants; the per-kind lines show them.
+// there and only a check-back can settle the half. None reaches the SDK: no
+// broker, Java 5.3.3 or rmq, has the SDK's producer group (its topic, the
+// half's PGROUP) registered ("rmq admin producer -b" lists the proxy's
+// CLIENT_INNER_PRODUCER and the Go groups only; the proxy's
+// ClusterTransactionService should register it with a oneway HEART_BEAT
+// every 20 s), the brokers log "no producer of the group is connected"
+// (rmq) and the SDK prints no CHECK line, until transactionCheckMax
+// discards the halves. They count as lost, as the soak's rule wants; the
+// per-kind lines show them, and stock:java is the reference for the count.
 //
 // The SDK's SendReceipt has the message's unique key, not the offset
 // msgId the soak reads back from each new master (nor a commitlog
