@@ -46,9 +46,8 @@ import (
 // Through the stock proxy, a transaction whose half message the SDK sent in
 // the first seconds after a switch can be lost, on Java 5.3.3 brokers as on
 // rmq ones (runs of 2 kills: stock:java 34; rmq:rmq 2 and 12; rmq:mixed 6
-// and 11). The
-// proxy sends END_TRANSACTION oneway to the master its brokerName route
-// names, which stays the old one until that cached route is reloaded
+// and 11). The proxy sends END_TRANSACTION oneway to the master its
+// brokerName route names, which stays the old one until that route is reloaded
 // (ClusterTopicRouteService.getBrokerAddr, 20 s), so the commit is refused
 // there and only a check-back can settle the half. None reaches the SDK: no
 // broker, Java 5.3.3 or rmq, has the SDK's producer group (its topic, the
