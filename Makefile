@@ -274,14 +274,17 @@ soak-ha: build
 
 # The failover soak (integration/soak/failover_test.go; issue 45): three brokers in controller mode
 # (allAckInSyncStateSet=true) under a controller take plain, delay-level, timer and transactional sends from the
-# stock Go client; the master is killed with SIGKILL SOAK_FO_KILLS times (default 20). Per kill: kill -> first
-# SEND_OK on the new master, every acknowledged send read back from the new master; at the end: acked, lost,
-# early, duplicates, kill->send p50/max per variant, and every broker's epoch file (no two masters in an epoch).
+# stock Go client and plain, timer and transactional sends from the Java 5.x gRPC SDK (through the stock 5.3.3
+# proxy in cluster mode, or the rmq brokers' own endpoints: SOAK_FO_SDK_VIA); the master is killed with SIGKILL
+# SOAK_FO_KILLS times (default 20). Per kill: kill -> first SEND_OK on the new master, every acknowledged Go send
+# read back from the new master; at the end: acked, lost, early, duplicates (Go and SDK), kill->send p50/max per
+# variant, and every broker's epoch file (no two masters in an epoch).
 # SOAK_FO_VARIANTS lists controller:brokers (controller stock|rmq, brokers java|rmq|mixed; default
-# "stock:java rmq:java"); stock:java (Java 5.3.3 x3 under rocketmq-controller 5.3.3) is the timing baseline, and
-# a variant with rmq brokers must switch in at most half its time. Needs java and the 5.3.3 jars. Not part of test.
+# "stock:java stock:rmq stock:mixed rmq:rmq rmq:mixed"); stock:java (Java 5.3.3 x3 under rocketmq-controller 5.3.3)
+# is the timing baseline, and a variant with rmq brokers must switch in at most half its time. Needs java and the
+# 5.3.3 jars. Not part of test.
 SOAK_FO_KILLS ?= 20
-SOAK_FO_VARIANTS ?= stock:java rmq:java
+SOAK_FO_VARIANTS ?= stock:java stock:rmq stock:mixed rmq:rmq rmq:mixed
 
 .PHONY: soak-failover
 soak-failover: build

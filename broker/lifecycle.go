@@ -321,6 +321,11 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 	if err != nil {
 		return s, err
 	}
+	// In controller mode the role is the controller's, known at run time.
+	var slaveNow func() bool
+	if opts.EnableControllerMode {
+		slaveNow = b.isSlave
+	}
 	s.tx, err = transaction.New(transaction.Options{
 		Store: st, Put: sendPath{b}, Topics: b.topics, Offsets: s.clients.Offsets, Producers: s.clients.Producers,
 		StoreHost: b.host, MaxMessageSize: opts.MaxMessageSize,
@@ -328,7 +333,8 @@ func (b *Broker) openServices(st *store.Store) (s services, err error) {
 		CheckInterval: time.Duration(opts.TransactionCheckInterval) * time.Millisecond,
 		CheckMax:      opts.TransactionCheckMax,
 		Clock:         b.msgClock, Logger: componentLog(opts.Logger, "transaction"), Refusals: b.refusals,
-		Slave: opts.isSlave() && !opts.EnableControllerMode, AnswerCommitted: sendPath{b}, Escape: escapeBridge{b}, // controller mode: the store refuses a slave's puts
+		Slave: opts.isSlave() && !opts.EnableControllerMode, AnswerCommitted: sendPath{b}, Escape: escapeBridge{b},
+		SlaveNow: slaveNow,
 	})
 	if err != nil {
 		return s, err

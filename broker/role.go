@@ -343,6 +343,10 @@ func (b *Broker) isSyncMaster() bool {
 	return b.opts.isSyncMaster()
 }
 
+// BrokerID is the broker's id now: brokerId, or in controller mode the
+// id the controller gave it (0 while master; the configured one is -1).
+func (b *Broker) BrokerID() int64 { return b.brokerID() }
+
 func (b *Broker) brokerID() int64 {
 	if b.ctl != nil {
 		return b.ctl.id.Load()

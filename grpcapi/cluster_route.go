@@ -154,8 +154,9 @@ type routeGroup struct {
 
 // routeGroups is the topic's route for the 5.x clients: the name server's
 // queue data of every broker group, each with its instances' endpoints;
-// this broker's group from tc (nil when this broker lacks the topic). A nil
-// rd gives this broker's group alone.
+// this broker's group from tc (nil when this broker lacks the topic), with
+// the broker's current id (in controller mode the controller's: 0 while
+// master, which the SDKs send to). A nil rd gives this broker's group alone.
 func (s *Server) routeGroups(rd *broker.TopicRoute, tc *topicgroup.TopicConfig) []routeGroup {
 	bo := s.b.Options()
 	var out []routeGroup
@@ -163,7 +164,7 @@ func (s *Server) routeGroups(rd *broker.TopicRoute, tc *topicgroup.TopicConfig) 
 		if tc != nil {
 			out = append(out, routeGroup{
 				qd:      broker.RouteQueue{BrokerName: bo.BrokerName, Perm: tc.Perm, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums, TopicSysFlag: tc.TopicSysFlag},
-				brokers: []routeBroker{{name: bo.BrokerName, id: bo.BrokerID, ep: s.endpoint()}},
+				brokers: []routeBroker{{name: bo.BrokerName, id: s.b.BrokerID(), ep: s.endpoint()}},
 			})
 		}
 	}

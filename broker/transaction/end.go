@@ -44,7 +44,7 @@ func (s *Service) processEndTransaction(c *remoting.Conn, req *remoting.Command)
 	if err != nil {
 		return remoting.ErrorResponse(req, err)
 	}
-	if s.slave {
+	if s.isSlave() {
 		// As stock: the role is checked right after the header is read,
 		// and the answer has no remark.
 		s.refusals.Warn(&s.log, "end_transaction_on_slave", remoting.SlaveNotAvailable).Object("client", c).

@@ -45,7 +45,7 @@ func (s *Service) checkExternal(c Check) bool {
 // END_TRANSACTION does. It returns nil when done or already done, and
 // otherwise the *remoting.Refusal END_TRANSACTION would answer.
 func (s *Service) End(group string, tranStateTableOffset, commitLogOffset int64, commit, fromCheck bool, msgID string) error {
-	if s.slave {
+	if s.isSlave() {
 		return remoting.Refuse(remoting.SlaveNotAvailable, txRemarkSlave)
 	}
 	eh := endTxHeader{group: group, tranOff: tranStateTableOffset, phyOff: commitLogOffset,

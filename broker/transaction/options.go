@@ -80,6 +80,10 @@ type Options struct {
 	// SLAVE_NOT_AVAILABLE (4.9.8 EndTransactionProcessor); the broker
 	// holds the check loop on a slave (SetActive) unless it acts as master.
 	Slave bool
+	// SlaveNow, when set, is asked instead of Slave on each END_TRANSACTION:
+	// in controller mode the role is the controller's, changed at run time
+	// (5.3.3 changeToSlave sets the store's brokerRole the processor reads).
+	SlaveNow func() bool
 	// Refusals rate-limits the warnings a producer's END_TRANSACTION
 	// requests can repeat; nil makes one.
 	Refusals *ratelog.Limiter

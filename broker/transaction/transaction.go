@@ -144,6 +144,7 @@ type Service struct {
 	log            zerolog.Logger
 	refusals       *ratelog.Limiter
 	slave          bool // Options.Slave
+	slaveNow       func() bool
 	answer         CommitAnswerer
 	escape         Putter // Options.Escape
 
@@ -223,7 +224,7 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, put: o.Put, answer: o.AnswerCommitted, topics: o.Topics, offsets: o.Offsets, producers: o.Producers,
 		storeHost: o.StoreHost, maxMessageSize: o.MaxMessageSize, clock: o.Clock, log: o.Logger,
-		refusals: o.Refusals, slave: o.Slave, escape: o.Escape,
+		refusals: o.Refusals, slave: o.Slave, slaveNow: o.SlaveNow, escape: o.Escape,
 		timeout:    o.Timeout,
 		interval:   o.CheckInterval,
 		checkMax:   o.CheckMax,
@@ -366,3 +367,11 @@ func IDFor(m *message.Message, res *store.PutResult) string {
 // HookProperty is the property Hook acts on: a send whose properties do not
 // name it passes the hook unchanged.
 const HookProperty = message.PropTranMsg
+
+// isSlave is the role END_TRANSACTION checks: SlaveNow when set, else Slave.
+func (s *Service) isSlave() bool {
+	if s.slaveNow != nil {
+		return s.slaveNow()
+	}
+	return s.slave
+}

@@ -80,6 +80,11 @@ type CtlGroupConfig struct {
 	Conf []string
 	// ReadyTimeout bounds each boot (90 s when zero).
 	ReadyTimeout time.Duration
+	// Proxy starts the stock 5.3.3 proxy in cluster mode after the brokers
+	// (ProxyLib its jars): the gRPC endpoint of a group whose brokers have
+	// none of their own (Java 5.3.3 brokers).
+	Proxy    bool
+	ProxyLib string
 }
 
 // CtlGroup is a running name server, controller nodes and brokers.
@@ -88,6 +93,7 @@ type CtlGroup struct {
 	Namesrv     *Node
 	Controllers []*Node
 	Brokers     []*Node
+	Proxy       *Node // the stock proxy, when CtlGroupConfig.Proxy
 	// CtlAddrs are the controllers' remoting addresses, the broker's
 	// controllerAddr (";"-separated).
 	CtlAddrs []string
@@ -137,6 +143,11 @@ func LaunchCtlGroup(cfg CtlGroupConfig) (*CtlGroup, error) {
 			g.Brokers = append(g.Brokers, n)
 		}
 		if err != nil {
+			return g, err
+		}
+	}
+	if cfg.Proxy {
+		if err := g.startProxy(p); err != nil {
 			return g, err
 		}
 	}
@@ -234,7 +245,7 @@ func writeJava5Home(dir string) (string, error) {
 </configuration>
 `
 	for _, f := range []string{"logback.xml", "rmq_controller_logback.xml", "rmq.controller.logback.xml",
-		"rmq.namesrv.logback.xml", "rmq.broker.logback.xml", "rmq.tools.logback.xml"} {
+		"rmq.namesrv.logback.xml", "rmq.broker.logback.xml", "rmq.tools.logback.xml", "rmq.proxy.logback.xml"} {
 		if err := os.WriteFile(filepath.Join(home, "conf", f), []byte(xml), 0o644); err != nil {
 			return "", err
 		}
@@ -278,7 +289,12 @@ func (g *CtlGroup) startBroker(p *Pair, i int, impl Impl) (*Node, error) {
 	path := filepath.Join(n.Dir, "broker.conf")
 	switch impl {
 	case ImplRMQ:
-		conf = append(conf, "grpcServerPort=0")
+		// A fixed gRPC port, kept across restarts: a 5.x SDK is handed
+		// every broker's endpoint once.
+		if n.GRPCPort, err = FreePort(); err != nil {
+			return nil, err
+		}
+		conf = append(conf, "grpcServerPort="+strconv.Itoa(n.GRPCPort))
 		n.argv = []string{cfg.RMQBin, "broker", "-c", path}
 	case ImplJava5:
 		home, err := writeJava5Home(n.Dir)
@@ -309,7 +325,11 @@ func (g *CtlGroup) Nodes() []*Node {
 		ns = append(ns, g.Namesrv)
 	}
 	ns = append(ns, g.Controllers...)
-	return append(ns, g.Brokers...)
+	ns = append(ns, g.Brokers...)
+	if g.Proxy != nil {
+		ns = append(ns, g.Proxy)
+	}
+	return ns
 }
 
 // BrokerName is the group's brokerName.

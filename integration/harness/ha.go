@@ -183,6 +183,9 @@ type Node struct {
 	Dir      string // work directory: broker.conf, store/, logs/
 	BrokerID int
 	Role     string
+	// GRPCPort is the node's gRPC endpoint port (an rmq broker of a
+	// controller group, the stock proxy), 0 without one.
+	GRPCPort int
 
 	argv, env    []string
 	match        func(string) bool // its readiness line

@@ -218,7 +218,7 @@ func TestCrashLoopSoak(t *testing.T) {
 		t.Fatalf("first send: %v", err)
 	}
 
-	startConsumer(t, ns, "soak", stamp, topic, led)
+	startConsumer(t, ns, "soak", stamp, led, topic)
 
 	// Senders run through every cycle: sends while the broker is down fail
 	// and are not acknowledged.
@@ -407,25 +407,27 @@ func tail(s string, n int) string {
 }
 
 // startConsumer starts the soaks' push consumer (group <prefix>_cg_<stamp>,
-// from the first offset) on topic, recording every delivery in led; it is
+// from the first offset) on topics, recording every delivery in led; it is
 // shut down when t ends.
-func startConsumer(t *testing.T, ns primitive.NsResolver, prefix, stamp, topic string, led *ledger) {
+func startConsumer(t *testing.T, ns primitive.NsResolver, prefix, stamp string, led *ledger, topics ...string) {
 	t.Helper()
 	cons, err := rocketmq.NewPushConsumer(consumer.WithNsResolver(ns), consumer.WithGroupName(prefix+"_cg_"+stamp),
 		consumer.WithInstance(prefix+"_ci_"+stamp), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
-		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			now := time.Now()
-			for _, m := range msgs {
-				led.deliver(m, now)
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
+	for _, topic := range topics {
+		err = cons.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+			func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+				now := time.Now()
+				for _, m := range msgs {
+					led.deliver(m, now)
+				}
+				return consumer.ConsumeSuccess, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := cons.Start(); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,8 +29,10 @@ import (
 // the sync state set has the bytes) under a controller takes plain,
 // delay-level, timer and transactional messages from the stock Go 4.x
 // client (timers as TIMER_DELIVER_MS, which the Go client's
-// WithDelayTimestamp sets and 5.3.3 brokers honour) while its master is
-// killed with SIGKILL SOAK_FO_KILLS times (default 20). Per kill:
+// WithDelayTimestamp sets and 5.3.3 brokers honour) and plain, timer and
+// transactional messages from the stock Java 5.x gRPC SDK
+// (failover_sdk_test.go) while its master is killed with SIGKILL
+// SOAK_FO_KILLS times (default 20). Per kill:
 //
 //   - kill -> first SEND_OK on the new master: from the kill, a probe asks
 //     the name server for the route every 20 ms and sends one message
@@ -39,6 +42,8 @@ import (
 //     replaced by new ones after the switch);
 //   - every send acknowledged so far is read back from the new master by
 //     its offset msgId (the brokers replicate the commitlog byte for byte);
+//     the SDK's sends only at the end, by the consumer (its receipts carry
+//     no offset msgId);
 //   - the killed broker is restarted and the next kill waits until the sync
 //     state set has all three brokers again and the producers get SEND_OK.
 //
@@ -55,7 +60,9 @@ import (
 // early (delay or timer before its due time), duplicates and kill -> first
 // send p50/max, and fails unless missing-on-new-master, lost and early are
 // 0 and the epochs agree. Variants (SOAK_FO_VARIANTS, "controller:brokers"
-// separated by spaces or commas; default "stock:java rmq:java"):
+// separated by spaces or commas; default "stock:java stock:rmq stock:mixed
+// rmq:rmq rmq:mixed": mixed and rmq-only groups under both controllers,
+// with the Java baseline in the same run):
 //
 //	controller  stock (rocketmq-controller 5.3.3, one peer) or rmq (three
 //	            rmq controller nodes; SOAK_FO_CONTROLLERS changes the count)
@@ -66,10 +73,20 @@ import (
 // include rmq, kill -> first send (p50 and max, kills without a controller
 // kill) must be at most half the baseline's measured in the same run.
 //
-// Other knobs: SOAK_FO_PAUSE_MS (20) is each of the four sender workers'
-// pause between sends; SOAK_FO_KEEP=<dir> keeps the stores and logs there;
+// The SDK reaches the group through the stock 5.3.3 proxy in cluster mode
+// (SOAK_FO_SDK_VIA=proxy, the default for every variant) or, with
+// SOAK_FO_SDK_VIA=direct and rmq brokers only, through the brokers' own
+// gRPC endpoints, all three handed to it as "host:port;host:port;...";
+// see sdkVia for why the proxy is the default.
+//
+// Other knobs: SOAK_FO_PAUSE_MS (20) is each of the four Go sender
+// workers' pause between sends and the SDK sender's; SOAK_FO_KEEP=<dir> keeps the stores and logs there;
 // SOAK_SEED repeats a run's random pauses; SOAK_DRAIN_SECONDS bounds the
 // drain (180).
+
+// sdkResumeAcks is how many SDK acknowledgements after a restart show the
+// SDK follows the switch (it sends one message per pause).
+const sdkResumeAcks = 10
 
 const (
 	foProbeEvery    = 20 * time.Millisecond
@@ -101,7 +118,7 @@ func (v foVariant) impls() []harness.Impl {
 func foVariants(t *testing.T) []foVariant {
 	spec := os.Getenv("SOAK_FO_VARIANTS")
 	if spec == "" {
-		spec = "stock:java rmq:java"
+		spec = "stock:java stock:rmq stock:mixed rmq:rmq rmq:mixed"
 	}
 	var out []foVariant
 	for _, f := range strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == ',' }) {
@@ -123,8 +140,11 @@ type foResult struct {
 	switches                 []time.Duration // kill -> first SEND_OK, kills without a controller kill
 	ctlSwitches              []time.Duration // the same with the leading controller node killed too
 	epochs                   string          // the epoch check's verdict
-	perKind                  [numKinds]int
+	perKind                  [numKinds]int   // the Go 4.x producers' acknowledged sends (and the probes)
 	failedSends              [numKinds]int
+	sdkVia                   string        // where the SDK connected
+	sdkPerKind, sdkFailed    [numKinds]int // the 5.x SDK's acknowledged and failed sends
+	goLost, sdkLost          [numKinds]int // lost, per producer and kind
 }
 
 // fill takes the ledger's counts.
@@ -133,11 +153,21 @@ func (r *foResult) fill(led *ledger, lost []string) {
 	defer led.mu.Unlock()
 	r.acked, r.lost, r.early, r.dups = len(led.acked), len(lost), len(led.early), 0
 	r.perKind = [numKinds]int{}
-	for _, k := range led.acked {
-		r.perKind[k]++
+	for id, k := range led.acked {
+		if !strings.HasPrefix(id, sdkIDPrefix) {
+			r.perKind[k]++
+		}
 	}
 	for _, n := range led.delivered {
 		r.dups += n - 1
+	}
+	r.goLost, r.sdkLost = [numKinds]int{}, [numKinds]int{}
+	for _, id := range lost {
+		if strings.HasPrefix(id, sdkIDPrefix) {
+			r.sdkLost[led.acked[id]]++
+		} else {
+			r.goLost[led.acked[id]]++
+		}
 	}
 	r.failedSends = led.sendErrs
 }
@@ -169,11 +199,15 @@ func TestSoakFailover(t *testing.T) {
 	if err != nil {
 		t.Skipf("the failover soak needs the stock 5.3.3 jars: %v", err)
 	}
+	sdkCP, err := buildSDKSender(t.TempDir())
+	if err != nil {
+		t.Fatalf("the failover soak's 5.x SDK sender: %v", err)
+	}
 	var results []*foResult
 	for _, v := range variants {
 		r := &foResult{variant: v}
 		results = append(results, r)
-		t.Run(strings.ReplaceAll(v.String(), ":", "-"), func(t *testing.T) { runFailover(t, v, kills, bin, lib, r) })
+		t.Run(strings.ReplaceAll(v.String(), ":", "-"), func(t *testing.T) { runFailover(t, v, kills, bin, lib, sdkCP, r) })
 	}
 
 	var base *foResult
@@ -198,8 +232,11 @@ func TestSoakFailover(t *testing.T) {
 			r.missingOnMaster, r.ctlKills, p50.Round(time.Millisecond), mx.Round(time.Millisecond), ratio, cmx.Round(time.Millisecond), r.epochs)
 	}
 	for _, r := range results {
-		fmt.Fprintf(&b, "  %s: acked plain %d, delay %d, timer %d, txn %d; failed sends %v (plain, delay, timer, txn)\n",
-			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.failedSends)
+		fmt.Fprintf(&b, "  %s: go acked plain %d, delay %d, timer %d, txn %d; lost %v; failed sends %v (plain, delay, timer, txn)\n",
+			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.goLost, r.failedSends)
+		fmt.Fprintf(&b, "  %s: sdk (via %s) acked plain %d, timer %d, txn %d; lost %d/%d/%d; failed sends %d/%d/%d (plain, timer, txn)\n",
+			r.variant, r.sdkVia, r.sdkPerKind[plain], r.sdkPerKind[timer], r.sdkPerKind[txn],
+			r.sdkLost[plain], r.sdkLost[timer], r.sdkLost[txn], r.sdkFailed[plain], r.sdkFailed[timer], r.sdkFailed[txn])
 	}
 	fmt.Print(b.String())
 	t.Log(b.String())
@@ -340,7 +377,35 @@ func (c *foControl) leaderNode() *harness.Node {
 	return nil
 }
 
-func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foResult) {
+// sdkVia is where the 5.x SDK connects in variant v: "proxy" (the stock
+// 5.3.3 proxy in cluster mode, in front of the group) or "direct" (the
+// rmq brokers' own gRPC endpoints, all of them in the client's endpoint
+// list; rmq brokers only, as a Java 5.3.3 broker runs no gRPC endpoint).
+//
+// The proxy is the default for every variant, rmq:rmq included, because
+// the SDK cannot follow a switch through the brokers' own endpoints here:
+// it asks for routes at one address of the list (gRPC pick_first: the
+// first that answers, so after a kill often the restarted old master, now
+// a slave), and sends only to the route's broker with id 0
+// (PublishingLoadBalancer). An rmq endpoint routes its own group to
+// itself, and a slave is not id 0; the stock local proxy would name the
+// group's master at the master's host and the asking endpoint's port
+// (ProxyTopicRouteData), which on one host with a port per broker is the
+// slave again. Mixed needs the proxy anyway: its Java brokers have no
+// endpoint for the SDK to reach when one is master.
+func sdkVia(t *testing.T, v foVariant) string {
+	via := os.Getenv("SOAK_FO_SDK_VIA")
+	switch {
+	case via == "":
+		return "proxy"
+	case via == "proxy", via == "direct" && v.brokers == "rmq":
+		return via
+	}
+	t.Fatalf("SOAK_FO_SDK_VIA=%q: want proxy, or direct with rmq brokers only (variant %s)", via, v)
+	return ""
+}
+
+func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, res *foResult) {
 	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1_000_000)))
 	randDur := seededDurations(seed)
 	nctl := 1
@@ -351,7 +416,16 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 	if nctl >= 3 {
 		ctlKillEvery = envInt(t, "SOAK_FO_CTL_KILL_EVERY", 4)
 	}
-	t.Logf("soak-failover %s: %d kills, %d controller node(s), seed %d", v, kills, nctl, seed)
+	via := sdkVia(t, v)
+	res.sdkVia = via
+	var proxyLib string
+	if via == "proxy" {
+		var err error
+		if proxyLib, err = harness.Proxy5Lib(); err != nil {
+			t.Fatalf("the stock 5.3.3 proxy for the SDK: %v", err)
+		}
+	}
+	t.Logf("soak-failover %s: %d kills, %d controller node(s), seed %d, SDK via %s", v, kills, nctl, seed, via)
 
 	levels := ""
 	for _, d := range delayLevels {
@@ -365,13 +439,18 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 		}
 		t.Logf("soak-failover: work directory %s", work)
 	}
+	conf := []string{
+		"messageDelayLevel=" + levels[:len(levels)-1],
+		"transactionCheckInterval=1000", "transactionTimeOut=1000", "transactionCheckMax=100",
+		"mappedFileSizeTimerLog=1048576",
+	}
+	if via == "direct" {
+		conf = append(conf, "enableTopicMessageTypeCheck=false") // rmq's gRPC endpoint, as the proxy's (sdkTopics)
+	}
 	g := harness.StartCtlGroup(t, harness.CtlGroupConfig{
 		RMQBin: bin, JavaLib: lib, WorkDir: work, Controller: v.controller, Controllers: nctl, Brokers: v.impls(),
-		Conf: []string{
-			"messageDelayLevel=" + levels[:len(levels)-1],
-			"transactionCheckInterval=1000", "transactionTimeOut=1000", "transactionCheckMax=100",
-			"mappedFileSizeTimerLog=1048576",
-		},
+		Proxy: via == "proxy", ProxyLib: proxyLib,
+		Conf: conf,
 	})
 	adm := admin.New(admin.Options{NamesrvAddr: g.Namesrv.Addr(), Timeout: 3 * time.Second})
 	defer adm.Close()
@@ -387,9 +466,14 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 	t.Logf("master %s (epoch %d), sync state set of %d", info.MasterAddress, info.MasterEpoch, len(info.InSyncReplicas))
 	// The topic on every broker: a slave that becomes master serves it at
 	// once (the slaves' copy of the master's topic config lags).
+	// The SDK's topics, one per kind, without a message.type attribute
+	// (failover_sdk_test.go says why).
+	sdkT := sdkTopics{normal: c.topic + "_n", delay: c.topic + "_d", txn: c.topic + "_t"}
 	for _, b := range g.Brokers {
-		if err := harness.CreateTopic(cl, b.Addr(), c.topic, 4); err != nil && b.Addr() == info.MasterAddress {
-			t.Fatal(err)
+		for _, topic := range append([]string{c.topic}, sdkT.all()...) {
+			if err := harness.CreateTopic(cl, b.Addr(), topic, 4); err != nil && b.Addr() == info.MasterAddress {
+				t.Fatal(err)
+			}
 		}
 	}
 
@@ -438,13 +522,40 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 		}
 		return nil
 	})
-	startConsumer(t, ns, "soakfo", stamp, c.topic, led)
+	startConsumer(t, ns, "soakfo", stamp, led, append([]string{c.topic}, sdkT.all()...)...)
+
+	// The SDK producer: through the proxy, or handed every rmq broker's
+	// endpoint so that it reaches another when the one it talks to dies.
+	var eps []string
+	if via == "proxy" {
+		eps = []string{g.Proxy.GRPCAddr()}
+	} else {
+		for _, b := range g.Brokers {
+			eps = append(eps, b.GRPCAddr())
+		}
+	}
+	sdkDir := filepath.Join(t.TempDir(), "sdk")
+	if work != "" {
+		sdkDir = filepath.Join(work, "sdk")
+	}
+	sdk := startSDKSender(t, sdkDir, sdkCP, strings.Join(eps, ";"), sdkT,
+		time.Duration(envInt(t, "SOAK_FO_PAUSE_MS", 20))*time.Millisecond, led)
+	sdkAcks := func() int {
+		a, _ := sdk.counts()
+		return a[plain] + a[timer] + a[txn]
+	}
 
 	waitLoad := func(what string) {
 		led.mu.Lock()
 		base := len(led.acked)
 		led.mu.Unlock()
+		sdkBase := sdkAcks()
+		// Both producers take load again: the Go ones, and the SDK
+		// (which through the proxy waits for the proxy's route refresh).
 		if err := harness.Poll(90*time.Second, func() error {
+			if n := sdkAcks() - sdkBase; n < sdkResumeAcks {
+				return fmt.Errorf("%d SDK sends acknowledged; last SDK lines %q", n, sdk.tail())
+			}
 			led.mu.Lock()
 			defer led.mu.Unlock()
 			if n := len(led.acked) - base; n < resumeAcks {
@@ -463,6 +574,7 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 		if res.epochs == "" {
 			res.epochs = "not checked (stopped)"
 			res.fill(led, led.missing())
+			res.sdkPerKind, res.sdkFailed = sdk.counts()
 		}
 	}()
 
@@ -519,6 +631,7 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 		// New producers see the new route at once.
 		stopSender()
 		startSender(k, sender.seq.Load())
+		sdk.restart()
 		// Everything acknowledged before the kill is on the new master.
 		if bad := check.verify(cl, newMaster, 30*time.Second); len(bad) > 0 {
 			res.missingOnMaster += len(bad)
@@ -553,11 +666,13 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 	}
 	stopSender()
 	stopSender = func() {}
+	sdk.quiet()
 	if bad := check.verify(cl, master, 60*time.Second); len(bad) > 0 {
 		res.missingOnMaster += len(bad)
 		t.Errorf("%d acknowledged sends not readable from the master at the end: %v", len(bad), head(bad, 10))
 	}
 	drain(t, led)
+	sdk.stop()
 
 	// No two masters in one epoch: the brokers' epoch files agree on
 	// where each epoch starts.
@@ -570,6 +685,10 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib string, res *foR
 
 	lost := led.missing()
 	res.fill(led, lost)
+	res.sdkPerKind, res.sdkFailed = sdk.counts()
+	if res.sdkPerKind == [numKinds]int{} {
+		t.Errorf("the 5.x SDK had no send acknowledged (via %s): %q", via, sdk.tail())
+	}
 	check.reportLost(t, lost)
 	led.mu.Lock()
 	defer led.mu.Unlock()

@@ -211,7 +211,7 @@ func TestSoakHA(t *testing.T) {
 		return nil
 	})
 
-	startConsumer(t, ns, "soakha", stamp, topic, led)
+	startConsumer(t, ns, "soakha", stamp, led, topic)
 
 	check := &slaveCheck{where: map[string]string{}}
 	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, led: led, randDur: randDur, onAck: check.add}
