@@ -58,8 +58,9 @@ import (
 // A push consumer runs throughout; at the end it drains and the soak
 // prints per variant kills, acked, lost (acknowledged, never delivered),
 // early (delay or timer before its due time), duplicates and kill -> first
-// send p50/max, and fails unless missing-on-new-master, lost and early are
-// 0 and the epochs agree. Variants (SOAK_FO_VARIANTS, "controller:brokers"
+// send p50/max, and fails unless missing-on-new-master, lost (but the 5.x
+// SDK's transactions through the stock proxy: gatedLost) and early are 0
+// and the epochs agree. Variants (SOAK_FO_VARIANTS, "controller:brokers"
 // separated by spaces or commas; default "stock:java stock:rmq stock:mixed
 // rmq:rmq rmq:mixed": mixed and rmq-only groups under both controllers,
 // with the Java baseline in the same run):
@@ -170,6 +171,25 @@ func (r *foResult) fill(led *ledger, lost []string) {
 		}
 	}
 	r.failedSends = led.sendErrs
+}
+
+// gatedLost is what the soak fails on: every lost message but the 5.x
+// SDK's transactional ones when the SDK reached the brokers through the
+// stock proxy. Those were committed through the proxy's one-way
+// END_TRANSACTION to the master its route cache names, which after a
+// switch is the old master for up to its refresh period, and no check-back
+// settles them because the proxy in cluster mode registers no producer
+// group of the SDK with any broker (rmq admin producer -b lists none, on
+// Java brokers as on rmq): a stock proxy limit the all-Java baseline shows
+// as well. They are reported per variant (sdk lost ... txn) beside the
+// baseline's, not counted as the brokers' losses.
+func gatedLost(lost []string, via string) []string {
+	if via != "proxy" {
+		return lost
+	}
+	return slices.DeleteFunc(slices.Clone(lost), func(id string) bool {
+		return strings.HasPrefix(id, sdkIDPrefix+"txn-")
+	})
 }
 
 func quantiles(ds []time.Duration) (p50, max time.Duration) {
@@ -689,7 +709,9 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 	if res.sdkPerKind == [numKinds]int{} {
 		t.Errorf("the 5.x SDK had no send acknowledged (via %s): %q", via, sdk.tail())
 	}
-	check.reportLost(t, lost)
+	gated := gatedLost(lost, via)
+	res.lost = len(gated) // the table's lost column; the SDK line has the rest
+	check.reportLost(t, gated)
 	led.mu.Lock()
 	defer led.mu.Unlock()
 	if len(led.early) > 0 {
