@@ -459,6 +459,11 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 		}
 		t.Logf("soak-failover: work directory %s", work)
 	}
+	if work != "" {
+		checkDiskRoom(t, work)
+	} else {
+		checkDiskRoom(t, os.TempDir())
+	}
 	conf := []string{
 		"messageDelayLevel=" + levels[:len(levels)-1],
 		"transactionCheckInterval=1000", "transactionTimeOut=1000", "transactionCheckMax=100",
