@@ -40,8 +40,8 @@ func checkBodies(t *testing.T, srv *Server, topic string, n int) {
 }
 
 // addrs are the addresses a restart must keep.
-func addrs(srv *Server) [4]string {
-	return [4]string{srv.NamesrvAddr(), srv.BrokerAddr(), srv.BrokerVIPAddr(), srv.GRPCAddr()}
+func addrs(srv *Server) [5]string {
+	return [5]string{srv.NamesrvAddr(), srv.BrokerAddr(), srv.BrokerVIPAddr(), srv.GRPCAddr(), srv.b.HAAddr()}
 }
 
 // requestOK sends GET_BROKER_CONFIG to addr.

@@ -211,6 +211,12 @@ func (s *server) startBroker() error {
 	s.b, s.gs = b, gs
 	s.bo.ListenPort = portOf(b.Addr())
 	s.bo.VIPListenPort = portOf(b.VIPAddr())
+	// The HA port too: with a listen port set, the broker would otherwise
+	// take listenPort+1 on the restart, a port nobody checked (another
+	// socket, even a client's, may hold it).
+	if p := portOf(b.HAAddr()); p > 0 {
+		s.bo.HaListenPortEnable, s.bo.HaListenPort = true, p
+	}
 	return nil
 }
 
