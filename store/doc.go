@@ -165,7 +165,11 @@
 // offsets with AppendReplicated, which keeps the bytes of a record not
 // complete yet in memory and writes and publishes whole records only, so
 // the dispatcher, the flushers and recovery treat replicated records as
-// their own and a crash never leaves a torn replicated record (replica.go).
+// their own. It copies them into the mapping one by one, each header last
+// (memmove stores a long range's ends after its middle), so a kill leaves
+// the records before the one being copied whole and that one whole or
+// without a header, which recovery clears as a torn tail: it never
+// recovers past a replicated record that was not written (replica.go).
 //
 // In controller mode (5.3.3) a slave is cut back to where it agrees with
 // a new master with TruncateTo, which announces the cut in the truncate
