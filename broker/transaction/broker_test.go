@@ -655,3 +655,33 @@ func TestTransactionEndRefusalsRateLimited(t *testing.T) {
 		t.Fatalf("counted %d, want %d", got, n)
 	}
 }
+
+// TestTransactionTakeoverChecksAChainOnce: a broker taking the check over
+// starts from a half-queue progress behind the records the old master
+// already checked and put back (its progress is copied with a lag). Each
+// undecided chain is checked once from its newest copy, not once per older
+// record in the window, which forked chains at every switch.
+func TestTransactionTakeoverChecksAChainOnce(t *testing.T) {
+	e := startTxBroker(t, func(o *broker.Options) {
+		o.TransactionTimeOut, o.TransactionCheckInterval = 1000, 10000
+	})
+	e.sendHalf("TxK", 0, "U-fork")
+	for i := 1; i <= 2; i++ {
+		e.pass()
+		e.waitChecks(e.prod, i)
+	}
+	// The progress copied from an old master: back at the first record.
+	svc := e.Transactions()
+	svc.SetActive(false)
+	e.Clients().Offsets.Commit(txSysGroup, "RMQ_SYS_TRANS_HALF_TOPIC", 0, 0)
+	svc.SetActive(true)
+	e.pass()
+	e.waitChecks(e.prod, 3)
+	e.pass()
+	checks := e.waitChecks(e.prod, 4)
+	for i, c := range checks[2:] {
+		if got := brokertest.Records(t, c.Body)[0].Properties["TRANSACTION_CHECK_TIMES"]; got != strconv.Itoa(3+i) {
+			t.Fatalf("check %d after the takeover carries TRANSACTION_CHECK_TIMES=%s, want %d: an older record of the chain was checked again", 3+i, got, 3+i)
+		}
+	}
+}
