@@ -97,6 +97,11 @@ func TestEvacuateCrashYieldsDuplicatesNeverLoss(t *testing.T) {
 			case tc.hit > 0 && progress != 0:
 				t.Fatalf("walk progress %d committed by a killed pass", progress)
 			}
+			// The restarted walk sees what is dispatched; the copies' units
+			// may still be on their way (a later pass would walk them).
+			if err := st.WaitDispatched(t.Context(), st.MaxPhyOffset()); err != nil {
+				t.Fatal(err)
+			}
 			copies := int(st.MaxOffsetInQueue(message.TopicTransHalf, 0)) - n
 
 			s = open(nil) // the restart
