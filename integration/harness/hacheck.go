@@ -38,6 +38,26 @@ func MaxOffset(cl *remoting.Client, addr, topic string, queue int) (int64, error
 	return strconv.ParseInt(resp.Ext()["offset"], 10, 64)
 }
 
+// ConsumerOffset asks the broker at addr for group's committed offset of a
+// queue (QUERY_CONSUMER_OFFSET); found is false when the broker has none
+// (QUERY_NOT_FOUND).
+func ConsumerOffset(cl *remoting.Client, addr, group, topic string, queue int) (off int64, found bool, err error) {
+	req := remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+		"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(queue)}, nil)
+	resp, err := cl.InvokeTimeout(addr, req, rawTimeout)
+	if err != nil {
+		return 0, false, err
+	}
+	switch resp.Code {
+	case remoting.Success:
+		off, err := strconv.ParseInt(resp.Ext()["offset"], 10, 64)
+		return off, err == nil, err
+	case remoting.QueryNotFound:
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("QUERY_CONSUMER_OFFSET %s %s/%d at %s: code %d %q", group, topic, queue, addr, resp.Code, resp.Remark)
+}
+
 // PullRaw pulls up to 32 messages of a queue from offset with a raw
 // PULL_MESSAGE (subscription "*", no long polling, no commit offset) and
 // returns the response: its body is the stored records as they are.

@@ -70,10 +70,26 @@ type ledger struct {
 	early     map[string]time.Duration
 	maxDue    time.Time
 	sendErrs  [numKinds]int
+	// lastHalf is the largest RMQ_SYS_TRANS_HALF_TOPIC queue offset of an
+	// acknowledged transaction's half message (-1: none), the point the
+	// broker's transaction check must pass before every such transaction
+	// is settled (the failover soak's drain).
+	lastHalf int64
 }
 
 func newLedger() *ledger {
-	return &ledger{acked: map[string]kind{}, due: map[string]time.Time{}, delivered: map[string]int{}, early: map[string]time.Duration{}}
+	return &ledger{acked: map[string]kind{}, due: map[string]time.Time{}, delivered: map[string]int{}, early: map[string]time.Duration{},
+		lastHalf: -1}
+}
+
+// ackHalf records an acknowledged transaction's half message offset: the
+// send response's queueOffset, which for a half is its offset in queue 0 of
+// RMQ_SYS_TRANS_HALF_TOPIC (the broker stores the half there before it
+// answers; the response's queue is the real topic's).
+func (l *ledger) ackHalf(off int64) {
+	l.mu.Lock()
+	l.lastHalf = max(l.lastHalf, off)
+	l.mu.Unlock()
 }
 
 func (l *ledger) ack(id string, k kind, due time.Time) {
@@ -127,10 +143,42 @@ func (l *ledger) missing() []string {
 }
 
 // txListener commits every transaction it executed and answers check-backs
-// from that record, as a producer whose local transactions all succeed.
+// from that record, as a producer whose local transactions all succeed. One
+// listener serves every producer generation of a soak, so an id whose local
+// transaction said COMMIT is answered COMMIT by whichever generation the
+// check reaches.
+//
+// A check can also arrive before the local transaction ran: the broker
+// checks a half older than transactionTimeOut (1 s in the soaks), and a
+// half's SEND_OK can take longer than that to reach the producer while a
+// master is slow or switching. Such an id is still being sent (pending) and
+// is answered UNKNOWN, which the broker ignores and checks again later;
+// ROLLBACK there would drop a half the producer is about to commit and
+// acknowledge (its one-way COMMIT then finds nothing). Only an id that is
+// neither done nor pending, a send that failed after the broker stored the
+// half, is rolled back.
 type txListener struct {
-	mu   sync.Mutex
-	done map[string]bool
+	mu      sync.Mutex
+	done    map[string]bool
+	pending map[string]int
+}
+
+func newTxListener() *txListener {
+	return &txListener{done: map[string]bool{}, pending: map[string]int{}}
+}
+
+// begin marks id as being sent; the returned function ends that.
+func (l *txListener) begin(id string) (end func()) {
+	l.mu.Lock()
+	l.pending[id]++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		if l.pending[id]--; l.pending[id] <= 0 {
+			delete(l.pending, id)
+		}
+		l.mu.Unlock()
+	}
 }
 
 func (l *txListener) ExecuteLocalTransaction(m *primitive.Message) primitive.LocalTransactionState {
@@ -141,10 +189,14 @@ func (l *txListener) ExecuteLocalTransaction(m *primitive.Message) primitive.Loc
 }
 
 func (l *txListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.LocalTransactionState {
+	id := m.GetProperty(idProp)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.done[m.GetProperty(idProp)] {
+	switch {
+	case l.done[id]:
 		return primitive.CommitMessageState
+	case l.pending[id] > 0:
+		return primitive.UnkonwnState
 	}
 	return primitive.RollbackMessageState
 }
@@ -198,7 +250,7 @@ func TestCrashLoopSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txl := &txListener{done: map[string]bool{}}
+	txl := newTxListener()
 	txProd, err := rocketmq.NewTransactionProducer(txl, producer.WithNsResolver(ns), producer.WithGroupName("soak_tx_"+stamp),
 		producer.WithInstanceName("soak_ti_"+stamp), producer.WithRetry(1), producer.WithSendMsgTimeout(3*time.Second))
 	if err != nil {
@@ -222,7 +274,7 @@ func TestCrashLoopSoak(t *testing.T) {
 
 	// Senders run through every cycle: sends while the broker is down fail
 	// and are not acknowledged.
-	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, led: led, randDur: randDur}
+	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, txl: txl, led: led, randDur: randDur}
 	stop := sender.run(4)
 	for c := 1; c <= cycles; c++ {
 		time.Sleep(randDur(300*time.Millisecond, 2500*time.Millisecond))
@@ -288,6 +340,7 @@ type mixedSender struct {
 	topic   string
 	prod    rocketmq.Producer
 	txProd  rocketmq.TransactionProducer
+	txl     *txListener // txProd's listener: told which ids are being sent
 	led     *ledger
 	randDur func(lo, hi time.Duration) time.Duration
 	seq     atomic.Int64
@@ -324,12 +377,15 @@ func (s *mixedSender) send(k kind) {
 	defer cancel()
 	var r *primitive.SendResult
 	if k == txn {
+		end := s.txl.begin(id)
 		tr, err := s.txProd.SendMessageInTransaction(sctx, m)
+		end()
 		if err != nil || tr.Status != primitive.SendOK || tr.State != primitive.CommitMessageState {
 			s.failed(k)
 			return
 		}
 		r = tr.SendResult
+		s.led.ackHalf(r.QueueOffset)
 	} else {
 		var err error
 		if r, err = s.prod.SendSync(sctx, m); err != nil || r.Status != primitive.SendOK {

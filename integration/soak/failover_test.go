@@ -83,7 +83,9 @@ import (
 // Other knobs: SOAK_FO_PAUSE_MS (20) is each of the four Go sender
 // workers' pause between sends and the SDK sender's; SOAK_FO_KEEP=<dir> keeps the stores and logs there;
 // SOAK_SEED repeats a run's random pauses; SOAK_DRAIN_SECONDS bounds the
-// drain (180).
+// drain (180) after SOAK_DRAIN_MAX_SECONDS (600) bounded its first step,
+// the wait for the transaction check to pass the last acknowledged Go half
+// message (waitHalfChecked).
 
 // sdkResumeAcks is how many SDK acknowledgements after a restart show the
 // SDK follows the switch (it sends one message per pause).
@@ -146,6 +148,32 @@ type foResult struct {
 	sdkVia                   string        // where the SDK connected
 	sdkPerKind, sdkFailed    [numKinds]int // the 5.x SDK's acknowledged and failed sends
 	goLost, sdkLost          [numKinds]int // lost, per producer and kind
+	halfCheck                halfCheck     // the drain's wait for the transaction check
+}
+
+// halfCheck is how the drain's wait for the transaction check went: the
+// largest half offset of an acknowledged Go transaction, the master's
+// CID_RMQ_SYS_TRANS offset on the half queue when the wait began and when
+// it ended, and how long it took.
+type halfCheck struct {
+	waited, passed bool
+	last, from, at int64
+	took           time.Duration
+	master         string
+}
+
+func (h halfCheck) String() string {
+	switch {
+	case !h.waited:
+		return "tx check not waited for (stopped)"
+	case h.last < 0:
+		return "no Go transaction acknowledged"
+	case h.passed:
+		return fmt.Sprintf("tx check past last half %d in %v (CID_RMQ_SYS_TRANS %d -> %d on %s)",
+			h.last, h.took.Round(time.Millisecond), h.from, h.at, h.master)
+	}
+	return fmt.Sprintf("tx check NOT past last half %d after %v (CID_RMQ_SYS_TRANS %d -> %d on %s)",
+		h.last, h.took.Round(time.Millisecond), h.from, h.at, h.master)
 }
 
 // fill takes the ledger's counts.
@@ -252,8 +280,8 @@ func TestSoakFailover(t *testing.T) {
 			r.missingOnMaster, r.ctlKills, p50.Round(time.Millisecond), mx.Round(time.Millisecond), ratio, cmx.Round(time.Millisecond), r.epochs)
 	}
 	for _, r := range results {
-		fmt.Fprintf(&b, "  %s: go acked plain %d, delay %d, timer %d, txn %d; lost %v; failed sends %v (plain, delay, timer, txn)\n",
-			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.goLost, r.failedSends)
+		fmt.Fprintf(&b, "  %s: go acked plain %d, delay %d, timer %d, txn %d; lost %v; failed sends %v (plain, delay, timer, txn); %v\n",
+			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.goLost, r.failedSends, r.halfCheck)
 		fmt.Fprintf(&b, "  %s: sdk (via %s) acked plain %d, timer %d, txn %d; lost %d/%d/%d; failed sends %d/%d/%d (plain, timer, txn)\n",
 			r.variant, r.sdkVia, r.sdkPerKind[plain], r.sdkPerKind[timer], r.sdkPerKind[txn],
 			r.sdkLost[plain], r.sdkLost[timer], r.sdkLost[txn], r.sdkFailed[plain], r.sdkFailed[timer], r.sdkFailed[txn])
@@ -504,12 +532,19 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 
 	ns := primitive.NewPassthroughResolver([]string{g.Namesrv.Addr()})
 	led := newLedger()
-	txl := &txListener{done: map[string]bool{}}
+	txl := newTxListener()
 	check := &slaveCheck{where: map[string]string{}}
 	// Producers are replaced after each switch (a Go 4.x producer keeps a
 	// dead master's route for up to 30 s); ids continue across them.
+	// stopSender stops the workers and the plain producer; stopTx shuts the
+	// transactional producer down, separately: it stays connected, not
+	// sending, until the next generation's is up, and the last one until
+	// after the drain, to answer the brokers' check-backs (a transaction
+	// whose one-way COMMIT went to a master killed right after storing the
+	// half is settled only by a check, and only while a producer of the
+	// group is connected to the master that checks).
 	var sender *mixedSender
-	var stopSender func()
+	var stopSender, stopTx func()
 	startSender := func(gen int, seq int64) {
 		inst := fmt.Sprintf("soakfo_pi_%s_%d", stamp, gen)
 		prod, err := rocketmq.NewProducer(producer.WithNsResolver(ns), producer.WithGroupName("soakfo_pg_"+stamp),
@@ -527,18 +562,18 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 				t.Fatal(err)
 			}
 		}
-		sender = &mixedSender{topic: c.topic, prod: prod, txProd: txProd, led: led, randDur: randDur, onAck: check.add,
+		sender = &mixedSender{topic: c.topic, prod: prod, txProd: txProd, txl: txl, led: led, randDur: randDur, onAck: check.add,
 			pause: time.Duration(envInt(t, "SOAK_FO_PAUSE_MS", 20)) * time.Millisecond}
 		sender.seq.Store(seq)
 		stopWorkers := sender.run(4)
 		stopSender = func() {
 			stopWorkers()
 			_ = prod.Shutdown()
-			_ = txProd.Shutdown()
 		}
+		stopTx = func() { _ = txProd.Shutdown() }
 	}
 	startSender(0, 0)
-	defer func() { stopSender() }()
+	defer func() { stopSender(); stopTx() }()
 	harness.WaitFor(t, 90*time.Second, func() error {
 		led.mu.Lock()
 		defer led.mu.Unlock()
@@ -653,9 +688,12 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 		} else {
 			res.switches = append(res.switches, took)
 		}
-		// New producers see the new route at once.
+		// New producers see the new route at once; the old transactional
+		// one goes only when the new one is up.
 		stopSender()
+		prevTx := stopTx
 		startSender(k, sender.seq.Load())
+		prevTx()
 		sdk.restart()
 		// Everything acknowledged before the kill is on the new master.
 		if bad := check.verify(cl, newMaster, 30*time.Second); len(bad) > 0 {
@@ -696,8 +734,11 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 		res.missingOnMaster += len(bad)
 		t.Errorf("%d acknowledged sends not readable from the master at the end: %v", len(bad), head(bad, 10))
 	}
+	c.waitHalfChecked(led, res)
 	drain(t, led)
 	sdk.stop()
+	stopTx()
+	stopTx = func() {}
 
 	// No two masters in one epoch: the brokers' epoch files agree on
 	// where each epoch starts.
@@ -721,6 +762,73 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 	defer led.mu.Unlock()
 	if len(led.early) > 0 {
 		t.Errorf("%d messages delivered early: %v", len(led.early), led.early)
+	}
+}
+
+// waitHalfChecked is the drain's first step: with the last Go
+// transactional producer still connected, it waits until the current
+// master's transaction check has walked past the half message of every
+// acknowledged Go transaction, that is until the check's progress (the
+// consumer offset of CID_RMQ_SYS_TRANS on RMQ_SYS_TRANS_HALF_TOPIC queue 0,
+// where stock and rmq keep it: TransactionalMessageBridge.fetchConsumeOffset
+// with TransactionalMessageUtil.buildConsumerGroup) is beyond the largest
+// acknowledged half offset. A half whose COMMIT was lost is then checked
+// and answered, or put back for another check; the usual drain follows,
+// producer still connected. Half offsets are replicated with the commitlog,
+// so one recorded on an old master holds on the current one. A fixed drain
+// time was not enough: a Java master's check can be minutes behind after a
+// switch. Bounded by SOAK_DRAIN_MAX_SECONDS (600).
+func (c *foControl) waitHalfChecked(led *ledger, res *foResult) {
+	t := c.t
+	led.mu.Lock()
+	h := halfCheck{waited: true, last: led.lastHalf, from: -1, at: -1}
+	led.mu.Unlock()
+	defer func() { res.halfCheck = h }()
+	if h.last < 0 {
+		return
+	}
+	bound := time.Duration(envInt(t, "SOAK_DRAIN_MAX_SECONDS", 600)) * time.Second
+	t0 := time.Now()
+	nextLog := t0.Add(10 * time.Second)
+	var lastErr error
+	for {
+		if r, err := c.replicas(); err != nil {
+			lastErr = err
+		} else if r.MasterAddress == "" {
+			lastErr = fmt.Errorf("the controller names no master")
+		} else {
+			h.master = r.MasterAddress
+			off, found, err := harness.ConsumerOffset(c.cl, h.master, message.GroupTransCheck, message.TopicTransHalf, 0)
+			switch {
+			case err != nil:
+				lastErr = err
+			case !found:
+				lastErr = fmt.Errorf("%s has no offset of %s", h.master, message.GroupTransCheck)
+			default:
+				lastErr, h.at = nil, off
+				if h.from < 0 {
+					h.from = off
+				}
+			}
+		}
+		h.took = time.Since(t0)
+		if h.at > h.last {
+			h.passed = true
+			t.Logf("drain: the transaction check passed the last acknowledged half %d in %v (CID_RMQ_SYS_TRANS %d -> %d on %s)",
+				h.last, h.took.Round(time.Millisecond), h.from, h.at, h.master)
+			return
+		}
+		if h.took > bound {
+			t.Errorf("drain: the transaction check did not pass the last acknowledged half %d within %v: CID_RMQ_SYS_TRANS %d -> %d on %s (last error: %v)",
+				h.last, bound, h.from, h.at, h.master, lastErr)
+			return
+		}
+		if time.Now().After(nextLog) {
+			t.Logf("drain: waiting %v for the transaction check: CID_RMQ_SYS_TRANS at %d on %s, last acknowledged half %d (error: %v)",
+				h.took.Round(time.Second), h.at, h.master, h.last, lastErr)
+			nextLog = nextLog.Add(10 * time.Second)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

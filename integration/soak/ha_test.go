@@ -185,7 +185,7 @@ func TestSoakHA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txl := &txListener{done: map[string]bool{}}
+	txl := newTxListener()
 	txProd, err := rocketmq.NewTransactionProducer(txl, producer.WithNsResolver(ns), producer.WithGroupName("soakha_tx_"+stamp),
 		producer.WithInstanceName("soakha_ti_"+stamp), producer.WithRetry(1), producer.WithSendMsgTimeout(5*time.Second))
 	if err != nil {
@@ -214,7 +214,7 @@ func TestSoakHA(t *testing.T) {
 	startConsumer(t, ns, "soakha", stamp, led, topic)
 
 	check := &slaveCheck{where: map[string]string{}}
-	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, led: led, randDur: randDur, onAck: check.add}
+	sender := &mixedSender{topic: topic, prod: prod, txProd: txProd, txl: txl, led: led, randDur: randDur, onAck: check.add}
 	stop := sender.run(4)
 
 	var report []string
