@@ -91,8 +91,9 @@ type sdkSender struct {
 	quietC chan struct{} // closed at the QUIET line
 }
 
-// buildSDKSender compiles SoakSender.java against the SDK jar into dir
-// and returns the class path to run it with.
+// buildSDKSender compiles the 5.x SDK programs of grpcsender
+// (SoakSender.java, TxCheckSender.java) against the SDK jar into dir and
+// returns the class path to run them with.
 func buildSDKSender(dir string) (string, error) {
 	lib, err := harness.Client5Lib()
 	if err != nil {
@@ -106,12 +107,13 @@ func buildSDKSender(dir string) (string, error) {
 	if err := os.MkdirAll(classes, 0o755); err != nil {
 		return "", err
 	}
-	src, err := filepath.Abs(filepath.Join("grpcsender", "SoakSender.java"))
-	if err != nil {
-		return "", err
+	srcs, err := filepath.Glob(filepath.Join("grpcsender", "*.java"))
+	if err != nil || len(srcs) == 0 {
+		return "", fmt.Errorf("no Java source in grpcsender: %v", err)
 	}
-	if out, err := exec.Command("javac", "-d", classes, "-cp", jars[0], src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("javac SoakSender.java: %v\n%s", err, out)
+	args := append([]string{"-d", classes, "-cp", jars[0]}, srcs...)
+	if out, err := exec.Command("javac", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac %v: %v\n%s", srcs, err, out)
 	}
 	return classes + string(os.PathListSeparator) + jars[0], nil
 }
