@@ -116,6 +116,17 @@ func runProxyTxCheck(t *testing.T, bin, lib, proxyLib, cp string, impl harness.I
 	if err := harness.CreateTopic(cl, info.MasterAddress, plain, 4); err != nil {
 		t.Fatal(err)
 	}
+	// The consumer's start and the SDK's producer ask for the topics'
+	// routes at once: wait until the name server has them.
+	for _, topic := range []string{typed, plain} {
+		c.topic = topic
+		harness.WaitFor(t, 60*time.Second, func() error {
+			if m, err := c.routeMaster(); err != nil || m != info.MasterAddress {
+				return fmt.Errorf("route of %s: master %q, %v", topic, m, err)
+			}
+			return nil
+		})
+	}
 
 	p := &txProbe{halves: map[string]time.Time{}, checked: map[string]bool{}, delivered: map[string]bool{}}
 	ns := primitive.NewPassthroughResolver([]string{g.Namesrv.Addr()})
@@ -144,9 +155,9 @@ func runProxyTxCheck(t *testing.T, bin, lib, proxyLib, cp string, impl harness.I
 	start := time.Now()
 	stop := p.start(t, filepath.Join(t.TempDir(), "sdk"), cp, g.Proxy.GRPCAddr(), typed+","+plain)
 	defer stop()
-	harness.WaitFor(t, 60*time.Second, func() error {
+	harness.WaitFor(t, 90*time.Second, func() error {
 		if n := p.count(typed, plain); n < 2*proxyTxPerTopic {
-			return fmt.Errorf("%d of %d halves sent (lines: %v)", n, 2*proxyTxPerTopic, p.tail())
+			return fmt.Errorf("%d of %d halves sent (lines: %v; stderr: %s)", n, 2*proxyTxPerTopic, p.tail(), p.stderrTail())
 		}
 		return nil
 	})
@@ -179,6 +190,16 @@ type txProbe struct {
 	checked   map[string]bool
 	delivered map[string]bool
 	lines     []string // the last lines other than HALF and CHECK
+	errPath   string   // the sender's stderr
+}
+
+// stderrTail is the end of the sender's stderr.
+func (p *txProbe) stderrTail() string {
+	b, _ := os.ReadFile(p.errPath)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
 }
 
 func (p *txProbe) deliver(id string) {
@@ -273,7 +294,8 @@ func (p *txProbe) start(t *testing.T, dir, cp, endpoint, topics string) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errLog, err := os.Create(filepath.Join(dir, "stderr.log"))
+	p.errPath = filepath.Join(dir, "stderr.log")
+	errLog, err := os.Create(p.errPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,8 +49,17 @@ public final class TxCheckSender {
             emit("CHECK " + view.getProperties().getOrDefault("soakid", "") + " COMMIT");
             return TransactionResolution.COMMIT;
         };
-        Producer p = provider.newProducerBuilder().setClientConfiguration(cc).setTopics(topics)
-            .setTransactionChecker(checker).build();
+        Producer p = null;
+        while (p == null) {
+            try {
+                p = provider.newProducerBuilder().setClientConfiguration(cc).setTopics(topics)
+                    .setTransactionChecker(checker).build();
+            } catch (Exception e) {
+                // The endpoint may not have the topics' routes yet (a broker that boots slowly).
+                emit("NOTE producer start: " + String.valueOf(e).replace('\n', ' '));
+                Thread.sleep(500);
+            }
+        }
         emit("READY");
         for (int n = 0; n < count * topics.length; n++) {
             String topic = topics[n % topics.length];
