@@ -197,11 +197,21 @@ func ViewByID(cl *remoting.Client, addr, msgID string) ([]byte, error) {
 // CreateTopic creates (or updates) topic on the broker at addr with queues
 // read and write queues (UPDATE_AND_CREATE_TOPIC, perm 6).
 func CreateTopic(cl *remoting.Client, addr, topic string, queues int) error {
+	return CreateTopicAttrs(cl, addr, topic, queues, "")
+}
+
+// CreateTopicAttrs is CreateTopic with the 5.x topic attributes attrs
+// ("+message.type=TRANSACTION"; none when "").
+func CreateTopicAttrs(cl *remoting.Client, addr, topic string, queues int, attrs string) error {
 	n := strconv.Itoa(queues)
-	req := remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
+	fields := map[string]string{
 		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": n, "writeQueueNums": n,
 		"perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
-	}, nil)
+	}
+	if attrs != "" {
+		fields["attributes"] = attrs
+	}
+	req := remoting.NewRequest(remoting.UpdateAndCreateTopic, fields, nil)
 	resp, err := cl.InvokeTimeout(addr, req, rawTimeout)
 	if err != nil {
 		return err

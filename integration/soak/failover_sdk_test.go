@@ -24,40 +24,68 @@ import (
 // printing a line per acknowledged or failed send. 5.x has no delay
 // levels; the Go 4.x producers keep sending those.
 //
-// The topics have no message.type attribute, and the endpoint's check of
-// a message's kind against its topic's type is off
-// (enableTopicMessageTypeCheck=false in the proxy's rmq-proxy.json; in
-// rmq's broker.conf with SOAK_FO_SDK_VIA=direct). The 5.x documentation
-// has a user create typed topics ("+message.type=DELAY"), but a 5.3.3
-// cluster with controller-mode Java slaves cannot keep them: a Java
-// slave's SlaveSynchronize.syncTopicConfig first deletes every topic of
-// its table, then re-adds the master's through
+// The topics have no message.type attribute (but the transaction topic
+// with rmq brokers only, below), and the endpoint's check of a message's
+// kind against its topic's type is off (enableTopicMessageTypeCheck=false
+// in the proxy's rmq-proxy.json; in rmq's broker.conf with
+// SOAK_FO_SDK_VIA=direct). The 5.x documentation has a user create typed
+// topics ("+message.type=DELAY"), but a 5.3.3 cluster with controller-mode
+// Java slaves cannot keep them: a Java slave's SlaveSynchronize.
+// syncTopicConfig first deletes every topic of its table (SlaveSynchronize.
+// java:91-99), then re-adds the master's through
 // updateSingleTopicConfigWithoutPersist, whose AttributeUtil.
 // alterCurrentAttributes(create=true) throws "only add attribute is
 // supported while creating topic. key: message.type" at the first typed
-// topic (the master's table stores the key without its "+"). The sync
-// aborts with most of the slave's topics gone, and the slave that takes
-// over serves none of the soak's topics (seen in stock:java: "topic[...]
-// not exist" from the new master). A user of 5.3.3 in controller mode
-// turns the check off, as this soak does; the SDK then checks the kinds
-// itself only until the endpoint's settings reach it (a few of its first
-// timer and transactional sends may fail: failed sends, not losses).
+// topic (AttributeUtil.java:49-54; the master's table stores the key
+// without its "+"). The sync aborts with most of the slave's topics gone,
+// and the slave that takes over serves none of the soak's topics (seen in
+// stock:java: "topic[...] not exist" from the new master). A user of 5.3.3
+// in controller mode turns the check off, as this soak does; the SDK then
+// checks the kinds itself only until the endpoint's settings reach it (a
+// few of its first timer and transactional sends may fail: failed sends,
+// not losses). rmq slaves copy the master's table whole, attributes
+// included (broker/role.go replaceFromMaster).
 //
-// Through the stock proxy, a transaction whose half message the SDK sent in
-// the first seconds after a switch can be lost, on Java 5.3.3 brokers as on
-// rmq ones (runs of 2 kills: stock:java 34; rmq:rmq 2 and 12; rmq:mixed 6
-// and 11). The proxy sends END_TRANSACTION oneway to the master its
-// brokerName route names, which stays the old one until that route is reloaded
-// (ClusterTopicRouteService.getBrokerAddr, 20 s), so the commit is refused
-// there and only a check-back can settle the half. None reaches the SDK: no
-// broker, Java 5.3.3 or rmq, has the SDK's producer group (its topic, the
-// half's PGROUP) registered ("rmq admin producer -b" lists the proxy's
-// CLIENT_INNER_PRODUCER and the Go groups only; the proxy's
-// ClusterTransactionService should register it with a oneway HEART_BEAT
-// every 20 s), the brokers log "no producer of the group is connected"
-// (rmq) and the SDK prints no CHECK line, until transactionCheckMax
-// discards the halves. They count as lost, as the soak's rule wants; the
-// per-kind lines show them, and stock:java is the reference for the count.
+// A transaction whose commit is lost in a switch is settled only by a
+// check-back: the stock proxy sends END_TRANSACTION oneway to the master
+// its brokerName route names, which stays the old one until that route is
+// reloaded (ClusterTopicRouteService.getBrokerAddr, 20 s), so the commit
+// is refused there. Through the stock proxy (cluster mode), a check-back
+// reaches the SDK only when its topic is typed TRANSACTION (all citations
+// rocketmq-all-5.3.3, proxy module):
+//
+//   - the half's producer group (PGROUP) is its topic
+//     (grpc/v2/producer/SendMessageActivity.java:100,269), and a broker
+//     sends CHECK_TRANSACTION_STATE on a channel of that group
+//     (broker AbstractTransactionalMessageCheckListener.java:51-64,
+//     ProducerManager.java:279 getAvailableChannel);
+//   - the proxy puts the group on the brokers with a oneway HEART_BEAT
+//     (client id rmq-proxy-producer-client) every
+//     transactionHeartbeatPeriodSecond, 20 s, only for the groups in
+//     ClusterTransactionService.groupClusterData
+//     (ClusterTransactionService.java:125-181), which only
+//     addTransactionSubscription fills (:78-90);
+//   - the gRPC path calls addTransactionSubscription only when the
+//     publishing topic's message.type, read from a broker, is TRANSACTION
+//     (grpc/v2/client/ClientActivity.java:288-301); a topic without the
+//     attribute reads NORMAL (common TopicConfig.java:202-211). (The
+//     remoting path, remoting/activity/SendMessageActivity.java:79-83,
+//     goes by the message's own property; the gRPC one has no such call.)
+//   - the proxy relays a check-back to the SDK's telemetry stream through
+//     its own producer table, where the SDK is registered under the topic
+//     (ProxyClientRemotingProcessor.java:56-76), so that part works.
+//
+// So with an untyped topic no broker, Java 5.3.3 or rmq, has the SDK's
+// group ("rmq admin producer -b" lists the proxy's CLIENT_INNER_PRODUCER
+// and the Go groups only), rmq logs "no producer of the group is
+// connected", the SDK prints no CHECK line, and the halves are re-stored
+// every check until transactionCheckMax discards them. TestProxyTxCheck
+// (proxytx_test.go, make proxy-txcheck) shows both sides, on one rmq and
+// one Java broker: a typed topic's halves are checked back and delivered,
+// an untyped one's never are. Hence the soak types the transaction topic
+// with rmq brokers only (foVariant.txTyped); with Java brokers those
+// transactions are lost as the soak's rule wants, and gatedLost reports
+// them beside the baseline's without failing the run.
 //
 // The SDK's SendReceipt has the message's unique key, not the offset
 // msgId the soak reads back from each new master (nor a commitlog
@@ -91,8 +119,9 @@ type sdkSender struct {
 	quietC chan struct{} // closed at the QUIET line
 }
 
-// buildSDKSender compiles SoakSender.java against the SDK jar into dir
-// and returns the class path to run it with.
+// buildSDKSender compiles the 5.x SDK programs of grpcsender
+// (SoakSender.java, TxCheckSender.java) against the SDK jar into dir and
+// returns the class path to run them with.
 func buildSDKSender(dir string) (string, error) {
 	lib, err := harness.Client5Lib()
 	if err != nil {
@@ -106,12 +135,13 @@ func buildSDKSender(dir string) (string, error) {
 	if err := os.MkdirAll(classes, 0o755); err != nil {
 		return "", err
 	}
-	src, err := filepath.Abs(filepath.Join("grpcsender", "SoakSender.java"))
-	if err != nil {
-		return "", err
+	srcs, err := filepath.Glob(filepath.Join("grpcsender", "*.java"))
+	if err != nil || len(srcs) == 0 {
+		return "", fmt.Errorf("no Java source in grpcsender: %v", err)
 	}
-	if out, err := exec.Command("javac", "-d", classes, "-cp", jars[0], src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("javac SoakSender.java: %v\n%s", err, out)
+	args := append([]string{"-d", classes, "-cp", jars[0]}, srcs...)
+	if out, err := exec.Command("javac", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac %v: %v\n%s", srcs, err, out)
 	}
 	return classes + string(os.PathListSeparator) + jars[0], nil
 }

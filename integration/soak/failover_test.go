@@ -59,11 +59,12 @@ import (
 // prints per variant kills, acked, lost (acknowledged, never delivered),
 // early (delay or timer before its due time), duplicates and kill -> first
 // send p50/max, and fails unless missing-on-new-master, lost (but the 5.x
-// SDK's transactions through the stock proxy: gatedLost) and early are 0
-// and the epochs agree. Variants (SOAK_FO_VARIANTS, "controller:brokers"
-// separated by spaces or commas; default "stock:java stock:rmq stock:mixed
-// rmq:rmq rmq:mixed": mixed and rmq-only groups under both controllers,
-// with the Java baseline in the same run):
+// SDK's transactions through the stock proxy with Java brokers:
+// gatedLost) and early are 0 and the epochs agree. Variants
+// (SOAK_FO_VARIANTS, "controller:brokers" separated by spaces or commas;
+// default "stock:java stock:rmq stock:mixed rmq:rmq rmq:mixed": mixed and
+// rmq-only groups under both controllers, with the Java baseline in the
+// same run):
 //
 //	controller  stock (rocketmq-controller 5.3.3, one peer) or rmq (three
 //	            rmq controller nodes; SOAK_FO_CONTROLLERS changes the count)
@@ -108,6 +109,14 @@ func (v foVariant) baseline() bool {
 }
 func (v foVariant) hasRMQBroker() bool { return v.brokers == "rmq" || v.brokers == "mixed" }
 
+// txTyped says whether the SDK's transaction topic is created with
+// +message.type=TRANSACTION, which the stock proxy needs to have its
+// transactions checked back (failover_sdk_test.go): with rmq brokers only.
+// A Java 5.3.3 slave cannot keep a typed topic (its topic sync aborts,
+// failover_sdk_test.go), and with a Java broker in the group it is a slave
+// at some point of the run.
+func (v foVariant) txTyped() bool { return v.brokers == "rmq" }
+
 func (v foVariant) impls() []harness.Impl {
 	switch v.brokers {
 	case "rmq":
@@ -146,6 +155,7 @@ type foResult struct {
 	perKind                  [numKinds]int   // the Go 4.x producers' acknowledged sends (and the probes)
 	failedSends              [numKinds]int
 	sdkVia                   string        // where the SDK connected
+	sdkTxTyped               bool          // the SDK's transaction topic has message.type TRANSACTION
 	sdkPerKind, sdkFailed    [numKinds]int // the 5.x SDK's acknowledged and failed sends
 	goLost, sdkLost          [numKinds]int // lost, per producer and kind
 	halfCheck                halfCheck     // the drain's wait for the transaction check
@@ -203,16 +213,18 @@ func (r *foResult) fill(led *ledger, lost []string) {
 
 // gatedLost is what the soak fails on: every lost message but the 5.x
 // SDK's transactional ones when the SDK reached the brokers through the
-// stock proxy. Those were committed through the proxy's one-way
-// END_TRANSACTION to the master its route cache names, which after a
-// switch is the old master for up to its refresh period, and no check-back
-// settles them because the proxy in cluster mode registers no producer
-// group of the SDK with any broker (rmq admin producer -b lists none, on
-// Java brokers as on rmq): a stock proxy limit the all-Java baseline shows
-// as well. They are reported per variant (sdk lost ... txn) beside the
-// baseline's, not counted as the brokers' losses.
-func gatedLost(lost []string, via string) []string {
-	if via != "proxy" {
+// stock proxy and its transaction topic has no message.type (typed false:
+// the variants with Java brokers, foVariant.txTyped). Those were committed
+// through the proxy's one-way END_TRANSACTION to the master its route
+// cache names, which after a switch is the old master for up to its
+// refresh period, and no check-back settles them because the proxy
+// registers the SDK's producer group with the brokers only for a topic
+// typed TRANSACTION (failover_sdk_test.go): a stock limit the all-Java
+// baseline shows as well. They are reported per variant (sdk lost ...
+// txn) beside the baseline's, not counted as the brokers' losses. With a
+// typed topic the check-back settles them, and a loss is a loss.
+func gatedLost(lost []string, via string, typed bool) []string {
+	if via != "proxy" || typed {
 		return lost
 	}
 	return slices.DeleteFunc(slices.Clone(lost), func(id string) bool {
@@ -282,8 +294,12 @@ func TestSoakFailover(t *testing.T) {
 	for _, r := range results {
 		fmt.Fprintf(&b, "  %s: go acked plain %d, delay %d, timer %d, txn %d; lost %v; failed sends %v (plain, delay, timer, txn); %v\n",
 			r.variant, r.perKind[plain], r.perKind[delay], r.perKind[timer], r.perKind[txn], r.goLost, r.failedSends, r.halfCheck)
-		fmt.Fprintf(&b, "  %s: sdk (via %s) acked plain %d, timer %d, txn %d; lost %d/%d/%d; failed sends %d/%d/%d (plain, timer, txn)\n",
-			r.variant, r.sdkVia, r.sdkPerKind[plain], r.sdkPerKind[timer], r.sdkPerKind[txn],
+		txType := "untyped"
+		if r.sdkTxTyped {
+			txType = "TRANSACTION"
+		}
+		fmt.Fprintf(&b, "  %s: sdk (via %s, txn topic %s) acked plain %d, timer %d, txn %d; lost %d/%d/%d; failed sends %d/%d/%d (plain, timer, txn)\n",
+			r.variant, r.sdkVia, txType, r.sdkPerKind[plain], r.sdkPerKind[timer], r.sdkPerKind[txn],
 			r.sdkLost[plain], r.sdkLost[timer], r.sdkLost[txn], r.sdkFailed[plain], r.sdkFailed[timer], r.sdkFailed[txn])
 	}
 	fmt.Print(b.String())
@@ -520,11 +536,17 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 	// The topic on every broker: a slave that becomes master serves it at
 	// once (the slaves' copy of the master's topic config lags).
 	// The SDK's topics, one per kind, without a message.type attribute
-	// (failover_sdk_test.go says why).
+	// but the transaction topic's with rmq brokers only (failover_sdk_test.go
+	// says why).
 	sdkT := sdkTopics{normal: c.topic + "_n", delay: c.topic + "_d", txn: c.topic + "_t"}
+	res.sdkTxTyped = v.txTyped()
 	for _, b := range g.Brokers {
 		for _, topic := range append([]string{c.topic}, sdkT.all()...) {
-			if err := harness.CreateTopic(cl, b.Addr(), topic, 4); err != nil && b.Addr() == info.MasterAddress {
+			attrs := ""
+			if topic == sdkT.txn && res.sdkTxTyped {
+				attrs = "+message.type=TRANSACTION"
+			}
+			if err := harness.CreateTopicAttrs(cl, b.Addr(), topic, 4, attrs); err != nil && b.Addr() == info.MasterAddress {
 				t.Fatal(err)
 			}
 		}
@@ -755,7 +777,7 @@ func runFailover(t *testing.T, v foVariant, kills int, bin, lib, sdkCP string, r
 	if res.sdkPerKind == [numKinds]int{} {
 		t.Errorf("the 5.x SDK had no send acknowledged (via %s): %q", via, sdk.tail())
 	}
-	gated := gatedLost(lost, via)
+	gated := gatedLost(lost, via, res.sdkTxTyped)
 	res.lost = len(gated) // the table's lost column; the SDK line has the rest
 	check.reportLost(t, gated)
 	led.mu.Lock()
