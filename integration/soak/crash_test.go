@@ -223,13 +223,7 @@ func TestCrashLoopSoak(t *testing.T) {
 	t.Logf("soak: %d kill -9 cycles, seed %d", cycles, seed)
 	rlog.SetLogLevel("fatal")
 
-	bin := os.Getenv("RMQ_BIN")
-	if bin == "" {
-		var err error
-		if bin, err = harness.BuildRMQ(t.TempDir()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := rmqBin(t)
 	levels := ""
 	for _, d := range delayLevels {
 		levels += fmt.Sprintf("%ds ", int(d/time.Second))
@@ -489,6 +483,19 @@ func startConsumer(t *testing.T, ns primitive.NsResolver, prefix, stamp string, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cons.Shutdown() })
+}
+
+// rmqBin is the rmq binary a soak runs: RMQ_BIN (make builds bin/rmq), or
+// one built for the test.
+func rmqBin(t *testing.T) string {
+	if bin := os.Getenv("RMQ_BIN"); bin != "" {
+		return bin
+	}
+	bin, err := harness.BuildRMQ(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // drain waits until every acknowledged message was delivered and every due

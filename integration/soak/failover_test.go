@@ -248,13 +248,7 @@ func TestSoakFailover(t *testing.T) {
 	variants := foVariants(t)
 	kills := envInt(t, "SOAK_FO_KILLS", 20)
 	rlog.SetLogLevel("fatal")
-	bin := os.Getenv("RMQ_BIN")
-	if bin == "" {
-		var err error
-		if bin, err = harness.BuildRMQ(t.TempDir()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := rmqBin(t)
 	lib, err := harness.Java5Lib()
 	if err != nil {
 		t.Skipf("the failover soak needs the stock 5.3.3 jars: %v", err)

@@ -143,12 +143,7 @@ func TestSoakHA(t *testing.T) {
 	}
 	t.Logf("soak-ha: SYNC_MASTER rmq + %s slave, %d kills of each, seed %d", slaveImpl, kills, seed)
 
-	bin := os.Getenv("RMQ_BIN")
-	if bin == "" {
-		if bin, err = harness.BuildRMQ(t.TempDir()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := rmqBin(t)
 	levels := ""
 	for _, d := range delayLevels {
 		levels += fmt.Sprintf("%ds ", int(d/time.Second))

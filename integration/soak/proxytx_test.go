@@ -53,13 +53,7 @@ func TestProxyTxCheck(t *testing.T) {
 		t.Skip("runs with make proxy-txcheck (SOAK_PROXYTX=1)")
 	}
 	rlog.SetLogLevel("fatal")
-	bin := os.Getenv("RMQ_BIN")
-	if bin == "" {
-		var err error
-		if bin, err = harness.BuildRMQ(t.TempDir()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := rmqBin(t)
 	lib, err := harness.Java5Lib()
 	if err != nil {
 		t.Skipf("needs the stock 5.3.3 jars: %v", err)
